@@ -1,0 +1,58 @@
+// The one place where the environment is read and validated. Each face contributes its variables;
+// a bad value stops start-up with a message naming the variable and what is wrong with it.
+import { availableParallelism } from 'node:os';
+import * as v from 'valibot';
+import { boolean, integer, list, oneOf, text } from './env-schema.js';
+import { isValidAddressPattern } from './http/client-address.js';
+import { ussdEnv } from './ussd/config.js';
+import { oracleEnv } from './oracle/config.js';
+import { gatewayEnv } from './gateway/config.js';
+
+const coreEnv = {
+  NODE_ENV: text('development'),
+  PORT: integer(3000, 0, 65535),
+  HOST: text('0.0.0.0'),
+  DATA_DIR: text('./data'),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),
+  ACTOR_IDLE_SECONDS: integer(60, 1),
+  BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
+  SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
+  RATE_LIMIT_MAX: integer(100, 1),
+  RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
+  RATE_LIMIT_ALLOWLIST: v.pipe(
+    list(),
+    v.check((entries) => entries.every(isValidAddressPattern), 'must be a comma-separated list of IP addresses or CIDRs'),
+  ),
+  TRUST_PROXY_ENABLED: boolean(false),
+  CORS_ORIGIN: text('*'),
+  OPERATOR_TOKEN: text(),
+};
+
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv });
+
+export type Config = v.InferOutput<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from environment variables (empty values count as unset). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.entries)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value;
+  }
+  const result = v.safeParse(envSchema, input);
+  if (result.success) return result.output;
+  throw new ConfigError(
+    result.issues.map((issue) => {
+      const name = issue.path?.[0]?.key ?? 'environment';
+      return `${String(name)}=${JSON.stringify(input[String(name)] ?? '')}: ${issue.message}`;
+    }),
+  );
+}

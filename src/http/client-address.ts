@@ -1,0 +1,70 @@
+// Client addresses: normalisation of what uWebSockets.js reports, loopback checks and allow-list (CIDR) matching.
+import { BlockList, isIP } from 'node:net';
+
+/** uWS reports IPv4 peers on a dual-stack socket as IPv4-mapped IPv6 (`0000:...:ffff:7f00:0001`). */
+export function normalizeAddress(raw: string): string {
+  const address = raw.trim().toLowerCase();
+  if (isIP(address) === 4) return address;
+  if (isIP(address) !== 6) return address;
+  const groups = expandIPv6(address);
+  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+  if (mapped) return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
+  return groups.map((g) => g.toString(16)).join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
+}
+
+function expandIPv6(address: string): number[] {
+  let [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':') : []);
+  let left = parse(head);
+  let right = parse(tail);
+  // An embedded IPv4 tail (`::ffff:1.2.3.4`) counts as two groups.
+  const last = (right.length ? right : left).at(-1);
+  if (last && last.includes('.')) {
+    const octets = last.split('.').map(Number);
+    const groups = [((octets[0] << 8) | octets[1]).toString(16), ((octets[2] << 8) | octets[3]).toString(16)];
+    if (right.length) right = [...right.slice(0, -1), ...groups];
+    else left = [...left.slice(0, -1), ...groups];
+  }
+  const fill = tail === undefined ? [] : new Array(8 - left.length - right.length).fill('0');
+  return [...left, ...fill, ...right].map((g) => parseInt(g, 16) || 0);
+}
+
+export function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.');
+}
+
+function splitPattern(pattern: string): { address: string; prefix?: number } {
+  const [address, prefix] = pattern.trim().split('/');
+  return { address: normalizeAddress(address), prefix: prefix === undefined ? undefined : Number(prefix) };
+}
+
+/** True when `pattern` is an IPv4/IPv6 address or CIDR. */
+export function isValidAddressPattern(pattern: string): boolean {
+  const { address, prefix } = splitPattern(pattern);
+  const family = isIP(address);
+  if (!family) return false;
+  if (prefix === undefined) return true;
+  return Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128);
+}
+
+/** A set of addresses and CIDRs, as given in RATE_LIMIT_ALLOWLIST. */
+export class AddressList {
+  readonly #list = new BlockList();
+  readonly size: number;
+
+  constructor(patterns: readonly string[]) {
+    for (const pattern of patterns) {
+      const { address, prefix } = splitPattern(pattern);
+      const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+      if (prefix === undefined) this.#list.addAddress(address, type);
+      else this.#list.addSubnet(address, prefix, type);
+    }
+    this.size = patterns.length;
+  }
+
+  has(address: string): boolean {
+    if (this.size === 0) return false;
+    const family = isIP(address);
+    return family !== 0 && this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  }
+}

@@ -1,0 +1,35 @@
+// One error type that knows its answer. The default body follows the NestJS shape existing clients parse:
+// { statusCode, message, error }.
+import { STATUS_CODES } from 'node:http';
+import { reply, type Reply } from './types.js';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(typeof body === 'object' && body && 'message' in body ? String((body as { message: unknown }).message) : String(body));
+    this.name = 'HttpError';
+  }
+
+  toReply(): Reply {
+    return reply.json(this.status, this.body, this.headers);
+  }
+
+  /** `{ statusCode, message, error }` with the standard reason phrase as `error`. */
+  static of(status: number, message: string | string[], extra?: Record<string, unknown>, headers?: Record<string, string>): HttpError {
+    return new HttpError(status, { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', ...extra }, headers);
+  }
+}
+
+export const httpErrors = {
+  badRequest: (message: string | string[]) => HttpError.of(400, message),
+  unauthorized: (message: string) => HttpError.of(401, message),
+  forbidden: (message: string) => HttpError.of(403, message),
+  notFound: (message: string) => HttpError.of(404, message),
+  payloadTooLarge: (limit: number) => HttpError.of(413, `Request body larger than ${limit} bytes`),
+  tooManyRequests: (retryAfterSeconds: number) =>
+    HttpError.of(429, 'Too many requests, please try again later.', undefined, { 'Retry-After': String(retryAfterSeconds) }),
+  internal: () => HttpError.of(500, 'Internal server error'),
+};

@@ -1,0 +1,321 @@
+// The front door on uWebSockets.js: the only module (with its siblings) that touches uWS.
+// Each route's pipeline is built once; a request runs: rate limit -> headers -> body -> handler -> reply.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import uWS from 'uWebSockets.js';
+import type { Logger } from '../log.js';
+import { AddressList, normalizeAddress } from './client-address.js';
+import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
+import { decodeBody } from './body.js';
+import { HttpError, httpErrors } from './errors.js';
+import { RateLimiter } from './rate-limit.js';
+import type { Route, Router } from './router.js';
+import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  bodyLimitBytes: number;
+  corsOrigin: string;
+  trustProxy: boolean;
+  rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  log: Logger;
+}
+
+/** uWS wants the whole status line. */
+const STATUS_LINES = new Map(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
+const statusLine = (status: number) => STATUS_LINES.get(status) ?? `${status} Unknown`;
+const textDecoder = new TextDecoder();
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
+export const uwsIsNative = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
+
+export class HttpServer {
+  readonly app: uWS.TemplatedApp = uWS.App();
+  #listenSocket: uWS.us_listen_socket | null = null;
+  #inFlight = 0;
+  #idleWaiters: (() => void)[] = [];
+  readonly #cors;
+  readonly #rateLimiter: RateLimiter;
+  readonly #accessLog: boolean;
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.#cors = createCors(options.corsOrigin);
+    this.#rateLimiter = new RateLimiter({
+      max: options.rateLimit.max,
+      windowMs: options.rateLimit.windowSeconds * 1000,
+      allowlist: new AddressList(options.rateLimit.allowlist),
+    });
+    this.#accessLog = options.log.isLevelEnabled('debug');
+  }
+
+  get port(): number {
+    return this.#listenSocket ? uWS.us_socket_local_port(this.#listenSocket) : 0;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Mounts every route of the router, the CORS preflight and the JSON 404. */
+  mount(router: Router): void {
+    for (const route of router.routes) {
+      const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'del';
+      this.app[method === ('delete' as string) ? 'del' : method](route.pattern, (res, req) => this.#serve(res, req, route));
+    }
+    this.app.options('/*', (res, req) => this.#serve(res, req, PREFLIGHT));
+    this.app.any('/*', (res, req) => this.#serve(res, req, NOT_FOUND));
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) return reject(new Error(`Cannot listen on ${this.options.host}:${this.options.port}`));
+        this.#listenSocket = socket;
+        resolve(this.port);
+      });
+    });
+  }
+
+  /** Stops accepting connections; resolves when in-flight requests are done or the timeout passes. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
+    this.#listenSocket = null;
+    if (this.#inFlight === 0) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Closes every remaining connection. */
+  close(): void {
+    (this.app as unknown as { close?: () => void }).close?.();
+  }
+
+  #serve(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route): void {
+    const started = this.#accessLog ? performance.now() : 0;
+    const controller = new AbortController();
+    let finished = false;
+    this.#inFlight++;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      if (--this.#inFlight === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    };
+    res.onAborted(() => {
+      controller.abort(new Error('client disconnected'));
+      finish();
+    });
+
+    // Everything read from `req` must be read now: uWS invalidates it when this callback returns.
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const path = req.getUrl();
+    const rawQuery = req.getQuery() ?? '';
+    const headers: Record<string, string> = {};
+    req.forEach((name, value) => {
+      headers[name] = value;
+    });
+    const params: Record<string, string> = {};
+    for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
+    const ip = this.#clientAddress(res, headers);
+    const requestId = headers['x-request-id'] || randomUUID();
+    const cors = this.#cors(headers.origin);
+
+    const send = (reply: Reply) => {
+      if (controller.signal.aborted || finished) return;
+      res.cork(() => {
+        res.writeStatus(statusLine(reply.status));
+        res.writeHeader('Content-Type', reply.contentType);
+        res.writeHeader('X-Request-Id', requestId);
+        for (const [name, value] of cors) res.writeHeader(name, value);
+        if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
+        res.end(reply.body);
+      });
+      finish();
+      if (this.#accessLog) {
+        this.options.log.debug(
+          { reqId: requestId, method, path, status: reply.status, ip, ms: +(performance.now() - started).toFixed(2) },
+          'request',
+        );
+      }
+    };
+
+    const retryAfter = this.#rateLimiter.hit(ip);
+    if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
+
+    const run = (raw: Buffer | undefined) => {
+      const decoded = raw ? decodeBody(raw, headers['content-type'] ?? '') : { body: undefined };
+      let query: URLSearchParams | undefined;
+      const request: HttpRequest = {
+        method, path, rawQuery, headers, params, ip, requestId,
+        body: decoded.body,
+        bodyError: decoded.bodyError,
+        rawBody: raw,
+        signal: controller.signal,
+        get query() {
+          return (query ??= new URLSearchParams(rawQuery));
+        },
+      };
+      const response: HttpResponse = {
+        stream: (status, streamHeaders) => this.#openStream(res, controller.signal, status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish),
+      };
+      let result;
+      try {
+        result = route.handler(request, response);
+      } catch (error) {
+        return send(this.#errorReply(error, requestId));
+      }
+      if (result instanceof Promise) {
+        result.then(
+          (value) => value && send(value),
+          (error) => send(this.#errorReply(error, requestId)),
+        );
+      } else if (result) {
+        send(result);
+      }
+    };
+
+    if (!WITH_BODY.has(method)) return run(undefined);
+    const limit = this.options.bodyLimitBytes;
+    const declared = Number(headers['content-length'] ?? 0);
+    if (declared > limit) {
+      return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, controller.signal);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (finished) return;
+      size += chunk.byteLength;
+      if (size > limit) return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, controller.signal);
+      // uWS reuses the chunk's memory after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+      if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    });
+  }
+
+  #clientAddress(res: uWS.HttpResponse, headers: Record<string, string>): string {
+    if (this.options.trustProxy) {
+      const forwarded = headers['x-forwarded-for'];
+      if (forwarded) return normalizeAddress(forwarded.split(',', 1)[0]);
+    }
+    return normalizeAddress(textDecoder.decode(res.getRemoteAddressAsText()));
+  }
+
+  #errorReply(error: unknown, requestId: string): Reply {
+    if (error instanceof HttpError) return error.toReply();
+    this.options.log.error({ err: error, reqId: requestId }, 'unhandled error in route');
+    return httpErrors.internal().toReply();
+  }
+
+  #openStream(
+    res: uWS.HttpResponse,
+    signal: AbortSignal,
+    status: number,
+    headers: Record<string, string>,
+    cors: [string, string][],
+    finish: () => void,
+  ): StreamWriter {
+    const drainListeners: (() => void)[] = [];
+    const closeListeners: (() => void)[] = [];
+    let closed = signal.aborted;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      finish();
+      for (const listener of closeListeners.splice(0)) listener();
+    };
+    signal.addEventListener('abort', close, { once: true });
+    if (!closed) {
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        for (const name in headers) res.writeHeader(name, headers[name]);
+        for (const [name, value] of cors) res.writeHeader(name, value);
+      });
+    }
+    res.onWritable(() => {
+      for (const listener of drainListeners.splice(0)) listener();
+      return true;
+    });
+    return {
+      get closed() {
+        return closed;
+      },
+      write(chunk) {
+        if (closed) return false;
+        let ok = true;
+        res.cork(() => {
+          ok = res.write(chunk);
+        });
+        return ok;
+      },
+      onDrain(listener) {
+        drainListeners.push(listener);
+      },
+      onClose(listener) {
+        if (closed) listener();
+        else closeListeners.push(listener);
+      },
+      end() {
+        if (closed) return;
+        res.cork(() => res.end());
+        close();
+      },
+    };
+  }
+}
+
+function sendAndClose(
+  res: uWS.HttpResponse,
+  reply: Reply,
+  requestId: string,
+  cors: [string, string][],
+  finish: () => void,
+  signal: AbortSignal,
+): void {
+  if (signal.aborted) return;
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    res.writeHeader('Content-Type', reply.contentType);
+    res.writeHeader('X-Request-Id', requestId);
+    for (const [name, value] of cors) res.writeHeader(name, value);
+    // Close the connection: the rest of the oversized body is not read.
+    res.end(reply.body, true);
+  });
+  finish();
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+const PREFLIGHT: Route = {
+  method: 'GET',
+  pattern: '/*',
+  paramNames: [],
+  handler: () => ({
+    status: 204,
+    contentType: 'text/plain',
+    body: '',
+    headers: {
+      'Access-Control-Allow-Methods': ALLOWED_METHODS,
+      'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+      'Access-Control-Max-Age': '86400',
+    },
+  }),
+};
+
+const NOT_FOUND: Route = {
+  method: 'GET',
+  pattern: '/*',
+  paramNames: [],
+  handler: (req) => HttpError.of(404, `Cannot ${req.method} ${req.path}`).toReply(),
+};

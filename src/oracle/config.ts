@@ -1,0 +1,2 @@
+/** Environment variables of the oracle face (filled in by the oracle runtime). */
+export const oracleEnv = {};

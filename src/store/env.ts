@@ -1,0 +1,45 @@
+// The LMDB environment: one per process, opened by every thread (lmdb-js shares it between threads).
+// Each record family gets its own named database; names are listed here so they stay unique.
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export const DATABASES = [
+  'ussd-sessions',
+  'ussd-customers',
+  'health',
+  'oracle-sessions',
+  'oracle-transcripts',
+  'oracle-delegations',
+  'oracle-preferences',
+  'oracle-credits',
+  'oracle-identity',
+  'gateway-local-node',
+] as const;
+export type DatabaseName = (typeof DATABASES)[number];
+
+export interface Store {
+  readonly root: RootDatabase;
+  db<V = unknown>(name: DatabaseName): Database<V, string>;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string): Store {
+  mkdirSync(dataDir, { recursive: true });
+  // Commits are synced to disk (lmdb's default): an answer is only sent after its write is durable.
+  const root = open({ path: dataDir, maxDbs: 32, mapSize: 2 ** 32 });
+  const cache = new Map<string, Database<any, string>>();
+  return {
+    root,
+    db<V>(name: DatabaseName) {
+      let db = cache.get(name);
+      if (!db) {
+        db = root.openDB<V, string>({ name });
+        cache.set(name, db);
+      }
+      return db as Database<V, string>;
+    },
+    async close() {
+      await root.close();
+    },
+  };
+}
