@@ -1,0 +1,32 @@
+// A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
+// may start and stop resources, and may add fields to the health record. src/server.ts composes them.
+import type { Config } from './config.js';
+import type { Router } from './http/router.js';
+import type { Logger } from './log.js';
+import type { ActorRuntime } from './runtime/actor-runtime.js';
+import type { CpuPool } from './runtime/cpu-pool.js';
+import type { Store } from './store/env.js';
+
+export interface FaceContext {
+  readonly config: Config;
+  readonly store: Store;
+  readonly log: Logger;
+  /** Session actors on worker threads (main-thread side). */
+  readonly runtime: ActorRuntime;
+  /** piscina pool for CPU work (UCAN verification, key derivation). */
+  readonly cpuPool: CpuPool;
+}
+
+export interface Face {
+  readonly name: string;
+  /** Called once before routes are registered (open channels, start embedded services, load descriptors). */
+  start?(): Promise<void>;
+  /** Registers the face's routes. */
+  routes(router: Router): void;
+  /** OpenAPI paths and component schemas for routes not described through the Router's docs. */
+  openApi?(): { paths: Record<string, unknown>; schemas?: Record<string, unknown> };
+  /** Called on shutdown after the HTTP server stopped accepting and drained. */
+  stop?(): Promise<void>;
+}
+
+export type FaceFactory = (context: FaceContext) => Face | Promise<Face>;
