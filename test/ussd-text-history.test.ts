@@ -1,0 +1,40 @@
+import t from 'tap';
+import { newInput } from '../dist/src/ussd/text-history.js';
+
+t.test('first input after the welcome menu is the whole text', async (t) => {
+  t.same(newInput('', '1'), { kind: 'input', input: '1' });
+  t.same(newInput('', '*'), { kind: 'input', input: '*' });
+  t.same(newInput('', '00'), { kind: 'input', input: '00' });
+});
+
+t.test('the new input is what follows the consumed history', async (t) => {
+  t.same(newInput('1', '1*2'), { kind: 'input', input: '2' });
+  t.same(newInput('2*2', '2*2*Amina Otieno'), { kind: 'input', input: 'Amina Otieno' });
+  t.same(newInput('2*2*Amina', '2*2*Amina*00'), { kind: 'input', input: '00' });
+});
+
+t.test('a * typed after earlier inputs is an input of its own, not a separator', async (t) => {
+  t.same(newInput('1', '1**'), { kind: 'input', input: '*' });
+  t.same(newInput('1*2', '1*2*a*b'), { kind: 'input', input: 'a*b' });
+});
+
+t.test('an earlier * in the history does not turn later inputs into Exit', async (t) => {
+  t.same(newInput('2*1*C1A2B3C4D**', '2*1*C1A2B3C4D***1'), { kind: 'input', input: '1' });
+});
+
+t.test('an empty input after a separator is an empty input', async (t) => {
+  t.same(newInput('1', '1*'), { kind: 'input', input: '' });
+});
+
+t.test('the same text again is a gateway retry', async (t) => {
+  t.same(newInput('', ''), { kind: 'retry' });
+  t.same(newInput('1', '1'), { kind: 'retry' });
+  t.same(newInput('1*2*12345', '1*2*12345'), { kind: 'retry' });
+});
+
+t.test('a text that does not extend the history is the latest input alone', async (t) => {
+  t.same(newInput('1', '2'), { kind: 'input', input: '2' });
+  t.same(newInput('1*2', '12345'), { kind: 'input', input: '12345' });
+  // "12" starts with "1" but not with "1*": it is a new input, not a continuation
+  t.same(newInput('1', '12'), { kind: 'input', input: '12' });
+});
