@@ -34,10 +34,14 @@ export function boolean(defaultValue: boolean) {
   );
 }
 
-/** A string variable; empty strings count as unset. */
+const trimmed = v.pipe(v.string(), v.trim());
+
+/** A string variable with a default (empty values count as unset). */
+export function text(defaultValue: string): v.OptionalSchema<typeof trimmed, string>;
+/** An optional string variable (empty values count as unset). */
+export function text(): v.OptionalSchema<typeof trimmed, undefined>;
 export function text(defaultValue?: string) {
-  const schema = v.pipe(v.string(), v.trim());
-  return defaultValue === undefined ? v.optional(schema) : v.optional(schema, defaultValue);
+  return v.optional(trimmed, defaultValue);
 }
 
 /** One of a fixed set of values. */

@@ -1,0 +1,86 @@
+// Child processes for benchmarks: the real server (compiled) and baselines, with CPU time read from /proc.
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The repository root (this file runs from dist/bench/lib/). */
+export const ROOT = new URL('../../../', import.meta.url).pathname;
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+
+export interface BenchProcess {
+  readonly pid: number;
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** User + system CPU seconds of the whole process (all its threads) so far. */
+  cpuSeconds(): number;
+  /** Resident memory in bytes. */
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+export function cpuSecondsOf(pid: number): number {
+  // Fields after the command name (which may hold spaces): utime is field 14, stime field 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+export function rssBytesOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Starts `node <script>` and waits until it prints `LISTENING <port>` or logs `"msg":"listening"` with a port. */
+export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<BenchProcess> {
+  const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`${script} did not start in time`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const match = /LISTENING (\d+)/.exec(buffer) ?? /"port":(\d+)[^\n]*"msg":"listening"/.exec(buffer);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+  });
+  return {
+    pid: child.pid!,
+    port,
+    child,
+    cpuSeconds: () => cpuSecondsOf(child.pid!),
+    rssBytes: () => rssBytesOf(child.pid!),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Starts the real server on a free port with a throw-away DATA_DIR; loopback is exempt from the rate limit. */
+export async function startServerProcess(env: Record<string, string> = {}): Promise<BenchProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sar-bench-'));
+  const server = await startNode('dist/src/main.js', {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1',
+    ...env,
+  });
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,5 @@
+// The actor kinds every actor host can run, one per face that keeps sessions.
+import type { ActorKind } from './runtime/actor-host.js';
+import { ussdActorKind } from './ussd/actor.js';
+
+export const actorKinds: readonly ActorKind[] = [ussdActorKind];

@@ -1,0 +1,36 @@
+// Entry point: configuration -> server; SIGTERM/SIGINT drain within a bounded time.
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { startServer } from './server.js';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(78); // EX_CONFIG
+  }
+  throw error;
+}
+
+const log = createLogger(config.LOG_LEVEL);
+try {
+  const server = await startServer(config, log);
+  const stop = (signal: string) => {
+    // A second signal, or a drain that hangs, must not keep the process alive.
+    setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+    server.shutdown(signal).then(
+      () => process.exit(0),
+      (err) => {
+        log.fatal({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+} catch (error) {
+  log.fatal({ err: error }, error instanceof Error ? error.message : 'start-up failed');
+  process.exit(1);
+}

@@ -1,0 +1,87 @@
+// Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door.
+import type { Config } from './config.js';
+import type { Face, FaceContext, FaceFactory } from './face.js';
+import { registerHealthRoutes } from './health.js';
+import { Router } from './http/router.js';
+import { HttpServer, uwsIsNative } from './http/server.js';
+import { createLogger, type Logger } from './log.js';
+import { ActorRuntime } from './runtime/actor-runtime.js';
+import { CpuPool } from './runtime/cpu-pool.js';
+import { openStore, type Store } from './store/env.js';
+import { createUssdFace } from './ussd/index.js';
+import { resolvePinKey } from './ussd/pin-key.js';
+
+/** The faces of the server, in the order their routes are registered. */
+const FACES: readonly FaceFactory[] = [createUssdFace];
+
+export interface RunningServer {
+  readonly port: number;
+  readonly config: Config;
+  readonly store: Store;
+  readonly runtime: ActorRuntime;
+  readonly cpuPool: CpuPool;
+  readonly http: HttpServer;
+  readonly router: Router;
+  readonly faces: readonly Face[];
+  readonly log: Logger;
+  /** Stops accepting, finishes what is in flight (bounded by SHUTDOWN_TIMEOUT_MS), closes LMDB. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+export async function startServer(baseConfig: Config, log: Logger = createLogger(baseConfig.LOG_LEVEL)): Promise<RunningServer> {
+  log.info({ uws: uwsIsNative ? 'native' : 'javascript-fallback' }, uwsIsNative
+    ? 'uWebSockets.js native build loaded'
+    : 'uWebSockets.js native build NOT loaded: running on the slow JavaScript fallback');
+
+  const store = openStore(baseConfig.DATA_DIR);
+  const cpuPool = new CpuPool();
+  // Secrets the actor hosts need are resolved once here, so every worker uses the same key.
+  const pinKey = await resolvePinKey(baseConfig, log, (secret, salt) =>
+    cpuPool.run<Uint8Array>('deriveKey', { secret, salt }).then((key) => Buffer.from(key)),
+  );
+  const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: pinKey.toString('hex') };
+
+  const runtime = new ActorRuntime({ threads: config.ACTOR_THREADS, config, log });
+  await runtime.start();
+  log.info({ hosts: runtime.hostCount }, 'actor hosts started');
+
+  const context: FaceContext = { config, store, log, runtime, cpuPool };
+  const faces: Face[] = [];
+  for (const factory of FACES) faces.push(await factory(context));
+  for (const face of faces) await face.start?.();
+
+  const router = new Router();
+  registerHealthRoutes(router, config, store);
+  for (const face of faces) face.routes(router);
+
+  const http = new HttpServer({
+    host: config.HOST,
+    port: config.PORT,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    corsOrigin: config.CORS_ORIGIN,
+    trustProxy: config.TRUST_PROXY_ENABLED,
+    rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
+    log,
+  });
+  http.mount(router);
+  const port = await http.listen();
+  log.info({ port, host: config.HOST, dataDir: config.DATA_DIR }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason = 'shutdown') =>
+    (stopping ??= (async () => {
+      log.info({ reason, inFlight: http.inFlight }, 'draining');
+      const drained = await http.drain(config.SHUTDOWN_TIMEOUT_MS);
+      if (!drained) log.warn({ inFlight: http.inFlight }, 'drain timed out; closing remaining requests');
+      for (const face of [...faces].reverse()) {
+        await face.stop?.().catch((err: unknown) => log.error({ err, face: face.name }, 'face stop failed'));
+      }
+      http.close();
+      await runtime.stop();
+      await cpuPool.close();
+      await store.close();
+      log.info('stopped');
+    })());
+
+  return { port, config, store, runtime, cpuPool, http, router, faces, log, shutdown };
+}

@@ -1,0 +1,76 @@
+// The USSD session actor: one per session id, on the actor host its id hashes to. It owns the session
+// record; every change is committed to LMDB before the screen is answered.
+import type { Actor, ActorKind, HostContext } from '../runtime/actor-host.js';
+import { CustomerStore } from '../store/customers.js';
+import { INVALID_INPUT, SESSION_EXPIRED } from './answers.js';
+import { answer, ENDED_STATE, type MenuDeps } from './menu/index.js';
+import { PinCipher } from './pin-cipher.js';
+import type { UssdActorMessage } from './schema.js';
+import type { UssdSession } from './session.js';
+import type { SessionDb } from './session-records.js';
+
+/** An ended session is kept this long so a gateway retry of the last request gets the same END screen. */
+const ENDED_RETENTION_MS = 60_000;
+
+interface UssdServices {
+  sessions: SessionDb;
+  deps: MenuDeps;
+}
+
+/** Services shared by the USSD actors of one host, built on first use. */
+function servicesOf(host: HostContext, cache: WeakMap<HostContext, UssdServices>): UssdServices {
+  let services = cache.get(host);
+  if (!services) {
+    const { config, store } = host;
+    // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
+    const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
+    services = {
+      sessions: store.db('ussd-sessions'),
+      deps: {
+        customers: new CustomerStore(store.db('ussd-customers'), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
+        pinCipher,
+        now: Date.now,
+        sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
+      },
+    };
+    cache.set(host, services);
+  }
+  return services;
+}
+
+class UssdActor implements Actor {
+  /** The session as last committed; undefined until loaded, null when there is none. */
+  #session: UssdSession | null | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly services: UssdServices,
+  ) {}
+
+  async receive(message: unknown): Promise<string> {
+    const dial = message as UssdActorMessage;
+    const { sessions, deps } = this.services;
+    const now = deps.now();
+    if (this.#session === undefined) this.#session = sessions.get(this.sessionId) ?? null;
+    const live = this.#session && this.#session.expiresAt > now ? this.#session : undefined;
+
+    // A session id belongs to one phone: another number cannot continue (or read) it.
+    if (live && live.phoneNumber !== dial.phoneNumber) return INVALID_INPUT;
+    // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
+    if (!live && dial.text !== '') return SESSION_EXPIRED;
+
+    const step = await answer(live, dial, deps);
+    if (step.retry) return step.screen;
+    const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
+    await sessions.put(this.sessionId, next);
+    this.#session = next;
+    return step.screen;
+  }
+}
+
+const services = new WeakMap<HostContext, UssdServices>();
+
+export const ussdActorKind: ActorKind = {
+  name: 'ussd',
+  create: (sessionId, host) => new UssdActor(sessionId, servicesOf(host, services)),
+};

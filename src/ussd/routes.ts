@@ -1,0 +1,77 @@
+// POST /api/ussd and the operator routes.
+import * as v from 'valibot';
+import type { Logger } from '../log.js';
+import type { Router } from '../http/router.js';
+import type { OperatorGuard } from '../http/operator-guard.js';
+import { reply } from '../http/types.js';
+import type { ActorRuntime } from '../runtime/actor-runtime.js';
+import { INVALID_INPUT, SERVICE_UNAVAILABLE } from './answers.js';
+import { UssdRequestSchema, type UssdActorMessage } from './schema.js';
+import { activeSessionIds, isLive, type SessionDb } from './session-records.js';
+
+export const USSD_ACTOR = 'ussd';
+
+interface UssdRouteDeps {
+  runtime: ActorRuntime;
+  sessions: SessionDb;
+  operatorOnly: OperatorGuard;
+  log: Logger;
+}
+
+export function registerUssdRoutes(router: Router, { runtime, sessions, operatorOnly, log }: UssdRouteDeps): void {
+  router.post(
+    '/api/ussd',
+    async function ussdInput(req) {
+      const parsed = req.bodyError ? undefined : v.safeParse(UssdRequestSchema, req.body);
+      if (!parsed?.success) {
+        log.debug({ reqId: req.requestId, problems: parsed?.issues.map((i) => i.message) ?? [req.bodyError] }, 'invalid USSD request');
+        return reply.text(200, INVALID_INPUT);
+      }
+      const { sessionId, phoneNumber, serviceCode, text } = parsed.output;
+      const message: UssdActorMessage = { sessionId, phoneNumber, serviceCode, text };
+      try {
+        return reply.text(200, await runtime.send<string>(USSD_ACTOR, sessionId, message));
+      } catch (err) {
+        log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+        return reply.text(200, SERVICE_UNAVAILABLE);
+      }
+    },
+    { summary: 'One user input of a USSD session; answers a CON or END screen as text/plain', tags: ['ussd'] },
+  );
+
+  router.get(
+    '/api/ussd/debug/:sessionId',
+    function sessionDebug(req) {
+      operatorOnly(req);
+      const { sessionId } = req.params;
+      const session = sessions.get(sessionId);
+      const activeSessions = activeSessionIds(sessions);
+      if (!isLive(session)) {
+        return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });
+      }
+      return reply.json(200, {
+        sessionId,
+        debugInfo: {
+          state: session.state,
+          context: session.context,
+          status: 'active',
+          createdAt: new Date(session.createdAt).toISOString(),
+          updatedAt: new Date(session.updatedAt).toISOString(),
+          expiresAt: new Date(session.expiresAt).toISOString(),
+        },
+        activeSessions,
+      });
+    },
+    { summary: 'Operator: one live USSD session (never contains a PIN)', tags: ['ussd', 'operator'] },
+  );
+
+  router.get(
+    '/api/ussd/sessions',
+    function activeSessions(req) {
+      operatorOnly(req);
+      const ids = activeSessionIds(sessions);
+      return reply.json(200, { activeSessions: ids, count: ids.length });
+    },
+    { summary: 'Operator: identifiers of all live USSD sessions', tags: ['ussd', 'operator'] },
+  );
+}

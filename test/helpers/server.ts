@@ -1,0 +1,45 @@
+// Starts the real (compiled) server in-process on an ephemeral port with a fresh DATA_DIR.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../dist/src/config.js';
+import { createLogger } from '../../dist/src/log.js';
+import { startServer, type RunningServer } from '../../dist/src/server.js';
+
+export interface TestServer extends RunningServer {
+  url: string;
+  dataDir: string;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** Keep DATA_DIR after shutdown (for restart tests). */
+  keepData?: boolean;
+}
+
+/** `t` is a tap Test: the server is shut down (and its data removed) in teardown. */
+export async function startTestServer(t: { teardown(fn: () => unknown): void }, options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sar-test-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    ACTOR_THREADS: '1',
+    RATE_LIMIT_MAX: '100000',
+    ...options.env,
+  });
+  const server = await startServer(config, createLogger('silent'));
+  let stopped = false;
+  const shutdown = async (reason?: string) => {
+    if (stopped) return;
+    stopped = true;
+    await server.shutdown(reason);
+  };
+  t.teardown(async () => {
+    await shutdown();
+    if (!options.keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { ...server, shutdown, url: `http://127.0.0.1:${server.port}`, dataDir };
+}

@@ -1,0 +1,27 @@
+// Worker entry of an actor host: opens LMDB, hosts the actors of its shard, answers over comlink.
+import { parentPort, workerData } from 'node:worker_threads';
+import { actorKinds } from '../src/actor-kinds.js';
+import { createLogger } from '../src/log.js';
+import { ActorHost } from '../src/runtime/actor-host.js';
+import { Comlink, nodeEndpoint } from '../src/runtime/comlink.js';
+import type { HostInit } from '../src/runtime/messages.js';
+import { openStore } from '../src/store/env.js';
+
+const { hostIndex, config, eventPort } = workerData as HostInit;
+const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
+const store = openStore(config.DATA_DIR);
+
+const host = new ActorHost(
+  actorKinds,
+  {
+    hostIndex,
+    config,
+    store,
+    log,
+    publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
+  },
+  config.ACTOR_IDLE_SECONDS * 1000,
+);
+
+Comlink.expose(host, nodeEndpoint(parentPort));
+log.debug('actor host ready');
