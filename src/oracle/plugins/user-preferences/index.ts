@@ -1,0 +1,23 @@
+// The user-preferences plugin: a per (user, oracle) record, the `set_user_preferences` tool, the
+// GET /user-preferences route, and a before-agent hook so the first turn of a new session sees them.
+import type { OraclePlugin, PluginDeps } from '../types.js';
+import { registerUserPreferencesRoute } from './route.js';
+import { openPreferencesStore } from './store.js';
+import { setUserPreferencesTool } from './tool.js';
+
+export function userPreferencesPlugin(deps: Pick<PluginDeps, 'store'>): OraclePlugin {
+  const preferences = openPreferencesStore(deps.store);
+  const tool = setUserPreferencesTool(preferences);
+  return {
+    name: 'user-preferences',
+    routes(router, routeDeps) {
+      registerUserPreferencesRoute(router, routeDeps, preferences);
+    },
+    tools() {
+      return [tool];
+    },
+    async beforeAgent(context) {
+      context.preferences = preferences.get(context.userDid, context.oracleDid);
+    },
+  };
+}
