@@ -1,5 +1,7 @@
 import t from 'tap';
-import { newInput } from '../dist/src/ussd/text-history.js';
+import { randomBytes } from 'node:crypto';
+import { newInput, newInputAfter, rememberHistory } from '../dist/src/ussd/text-history.js';
+import { PinCipher } from '../dist/src/ussd/pin-cipher.js';
 
 t.test('first input after the welcome menu is the whole text', async (t) => {
   t.same(newInput('', '1'), { kind: 'input', input: '1' });
@@ -37,4 +39,26 @@ t.test('a text that does not extend the history is the latest input alone', asyn
   t.same(newInput('1*2', '12345'), { kind: 'input', input: '12345' });
   // "12" starts with "1" but not with "1*": it is a new input, not a continuation
   t.same(newInput('1', '12'), { kind: 'input', input: '12' });
+});
+
+t.test('a history kept as length and keyed digest parses the same way', async (t) => {
+  const cipher = new PinCipher(randomBytes(32));
+  const digest = (s: string) => cipher.digest(s);
+  const cases: [string, string][] = [
+    ['', ''], ['', '1'], ['1', '1'], ['1', '1*2'], ['1', '1**'], ['1', '12'], ['1', '2'], ['1*2', '1*2*a*b'],
+    ['2*2*Amina*00*48213', '2*2*Amina*00*48213*48213'], ['2*2*Amina*00*48213', '2*2*Amina*00*48214*48213'],
+  ];
+  for (const [consumed, text] of cases) {
+    const history = rememberHistory(consumed, digest);
+    t.same(newInputAfter(history, text, digest), newInput(consumed, text), `${JSON.stringify(consumed)} then ${JSON.stringify(text)}`);
+  }
+});
+
+t.test('the stored history reveals no input', async (t) => {
+  const cipher = new PinCipher(randomBytes(32));
+  const history = rememberHistory('2*2*Amina*00*48213*48213', (s) => cipher.digest(s));
+  t.equal(history.length, 24);
+  t.notMatch(JSON.stringify(history), /48213|Amina/);
+  const otherKey = new PinCipher(randomBytes(32));
+  t.not(otherKey.digest('2*2*Amina*00*48213*48213'), history.digest, 'the digest depends on the key');
 });

@@ -1,7 +1,7 @@
 // PINs at rest: AES-256-GCM with a random 12-byte nonce per encryption, so the same PIN never gives the same
 // ciphertext. Stored as one string: "v1." + base64url(nonce | ciphertext | tag). An optional context
 // (the customer ID, the session ID) is bound as additional data, so a ciphertext copied elsewhere never matches.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const VERSION = 'v1.';
 const NONCE_BYTES = 12;
@@ -9,10 +9,21 @@ const TAG_BYTES = 16;
 
 export class PinCipher {
   readonly #key: Buffer;
+  readonly #digestKey: Buffer;
 
   constructor(key: Uint8Array) {
     if (key.length !== 32) throw new Error(`the PIN key must be 32 bytes, got ${key.length}`);
     this.#key = Buffer.from(key);
+    // A separate subkey, so digests and ciphertexts never share key material.
+    this.#digestKey = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), 'ussd-text-history-digest', 32));
+  }
+
+  /**
+   * Keyed digest (HMAC-SHA256) of text that may contain PINs, such as a USSD input history: it can be
+   * compared later without the text being stored, and cannot be brute-forced without the key.
+   */
+  digest(text: string): string {
+    return createHmac('sha256', this.#digestKey).update(text, 'utf8').digest('base64url');
   }
 
   /** Encrypts `pin`; every call returns a different string. */

@@ -1,7 +1,18 @@
 // Telecom gateways send the whole input history joined by `*` on every request ("", "1", "1*2", "1*2*12345").
 // The new input is what follows the part of the history the session has already consumed.
+//
+// The history holds PINs in plain text, so a session does not store it: it keeps the consumed history's length
+// and a keyed digest (ConsumedHistory), which is enough to recognise it as the prefix of the next `text`.
 
 export type NewInput = { kind: 'retry' } | { kind: 'input'; input: string };
+
+/** The consumed history as stored: its length and a keyed digest of it (PinCipher.digest). */
+export interface ConsumedHistory {
+  length: number;
+  digest: string;
+}
+
+type Digest = (text: string) => string;
 
 /**
  * Returns the input the user just typed, given the history the session already consumed and the `text` of
@@ -18,9 +29,24 @@ export type NewInput = { kind: 'retry' } | { kind: 'input'; input: string };
  * @example newInput('1', '1*2') // { kind: 'input', input: '2' }
  */
 export function newInput(consumed: string, text: string): NewInput {
-  if (text === consumed) return { kind: 'retry' };
-  if (consumed === '') return { kind: 'input', input: text };
-  const prefix = `${consumed}*`;
-  if (text.startsWith(prefix)) return { kind: 'input', input: text.slice(prefix.length) };
+  return split(consumed.length, (prefix) => prefix === consumed, text);
+}
+
+/** newInput for a history kept as length and digest; `digest` must be the one that made `history`. */
+export function newInputAfter(history: ConsumedHistory, text: string, digest: Digest): NewInput {
+  return split(history.length, (prefix) => digest(prefix) === history.digest, text);
+}
+
+/** What a session stores of `text` once it has applied it. */
+export function rememberHistory(text: string, digest: Digest): ConsumedHistory {
+  return { length: text.length, digest: digest(text) };
+}
+
+function split(length: number, isConsumed: (prefix: string) => boolean, text: string): NewInput {
+  if (text.length === length && isConsumed(text)) return { kind: 'retry' };
+  if (length === 0) return { kind: 'input', input: text };
+  if (text.length > length && text[length] === '*' && isConsumed(text.slice(0, length))) {
+    return { kind: 'input', input: text.slice(length + 1) };
+  }
   return { kind: 'input', input: text };
 }

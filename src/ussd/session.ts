@@ -1,0 +1,57 @@
+// The persisted record of one USSD session (LMDB database `ussd-sessions`, written by the session actor).
+import type { ConsumedHistory } from './text-history.js';
+
+/** What an operator may see (the debug route shows `context` as is): never a PIN, never a draft. */
+export interface UssdContext {
+  sessionId: string;
+  phoneNumber: string;
+  /** The last screen text, without its `CON `/`END ` prefix. */
+  message: string;
+  isAuthenticated: boolean;
+  /** Set while a customer is logged in. */
+  customerId?: string;
+}
+
+/** Private draft of a multi-step form. PINs in it are encrypted with the PIN cipher, bound to the session ID. */
+export interface PendingDraft {
+  fullName?: string;
+  email?: string;
+  /** New account PIN waiting for its confirmation (encrypted). */
+  pin?: string;
+  /** The customer ID just created, shown until the user moves on. */
+  createdId?: string;
+  /** The customer ID typed on the login screen. */
+  loginId?: string;
+  /** The current PIN, already checked, kept to refuse a "new" PIN equal to it (encrypted). */
+  oldPin?: string;
+  /** New PIN waiting for its confirmation (encrypted). */
+  newPin?: string;
+}
+
+export interface UssdSession {
+  sessionId: string;
+  phoneNumber: string;
+  serviceCode: string;
+  /** Menu state name, for example `preMenu`; `ended` once an END was sent. */
+  state: string;
+  context: UssdContext;
+  pending?: PendingDraft;
+  /**
+   * The gateway `text` already consumed, as length and keyed digest: the raw history holds PINs, so it is
+   * never stored (see text-history.ts).
+   */
+  history: ConsumedHistory;
+  /** The last full answer, `CON ...` or `END ...`, sent again on a gateway retry. */
+  screen: string;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+}
+
+/** The fields of a gateway request the menu needs. */
+export interface UssdDial {
+  sessionId: string;
+  phoneNumber: string;
+  serviceCode: string;
+  text: string;
+}
