@@ -1,8 +1,31 @@
 // Environment variables of the oracle face.
 import * as v from 'valibot';
+import { ed25519 } from '@ucanto/principal';
 import { boolean, integer, text } from '../env-schema.js';
 
+function isEd25519PrivateKey(value: string): boolean {
+  try {
+    ed25519.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const oracleEnv = {
+  /** The oracle's Ed25519 key in ucanto's formatted form (`ed25519.format(signer)`); generated into DATA_DIR when unset. */
+  ORACLE_PRIVATE_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.check(isEd25519PrivateKey, 'must be an Ed25519 private key as ed25519.format(signer) writes it (base64pad, starts with "M")'),
+    ),
+  ),
+  /** The audience UCANs must name (e.g. a did:ixo); defaults to the key's did:key. */
+  ORACLE_DID: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^did:[a-z0-9]+:\S+$/, 'must be a DID (did:<method>:<id>)'))),
+  ORACLE_NAME: text('oracle'),
+  /** Longest lifetime an authentication invocation may have. */
+  UCAN_AUTH_MAX_TTL_SECONDS: integer(900, 1, 31 * 24 * 3600),
   /** OpenAI-compatible chat-completions server (e.g. http://127.0.0.1:11434/v1); unset = the built-in agent. */
   LLM_BASE_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('must be a URL such as https://api.openai.com/v1'))),
   LLM_API_KEY: text(),
