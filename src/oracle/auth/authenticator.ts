@@ -1,0 +1,240 @@
+// UCAN authentication of the oracle face: the invocation first (`Authorization: Bearer` with
+// `X-Auth-Type: ucan`), `x-ucan-delegation` alone as the fallback. Verified artifacts are cached by the
+// sha256 of their text until they expire; concurrent requests with the same uncached artifact share one
+// verification, whose signature checks run wherever the injected SignatureVerifier sends them.
+import { createHash } from 'node:crypto';
+import type { Delegation, DID, Verifier } from '@ucanto/interface';
+import { decodeArtifact } from './artifact.js';
+import { ExpiringLru } from './cache.js';
+import { verifyDelegation } from './delegation.js';
+import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
+import { AuthFailure, VerifierUnavailable } from './failure.js';
+import { verifyInvocation } from './invocation.js';
+import { authErrors } from './messages.js';
+import { SignatureSession } from './signatures.js';
+import type { SignatureVerifier } from './verifier.js';
+
+export interface AuthIdentity {
+  /** The authenticated DID: the issuer of the invocation, or of the delegation addressed to this oracle. */
+  did: string;
+  via: 'invocation' | 'delegation';
+  /** Seconds since the epoch: the earliest expiration along the chain; absent when nothing in it expires. */
+  expiration?: number;
+  /** The user's delegation (from `x-ucan-delegation`) when it was sent, is valid and was issued by `did`. */
+  delegation?: Delegation;
+  /** That delegation as sent (base64 CAR), e.g. to store it or to pass it on. */
+  delegationRaw?: string;
+}
+
+/** The two artifacts as the HTTP headers or the WebSocket handshake (`auth: { invocation, ucanDelegation }`) carry them. */
+export interface UcanArtifacts {
+  invocation?: string;
+  delegation?: string;
+}
+
+export type StoredDelegationCheck =
+  | { ok: true; issuer: string; audience: string; expiration?: number }
+  | { ok: false; reason: string };
+
+export interface AuthenticatorOptions {
+  /** The audience every artifact must name. */
+  oracleDid: string;
+  /** did:key of the oracle's own key, for artifacts the oracle issued under a non-did:key oracleDid. */
+  oracleKeyDid?: string;
+  /** Longest invocation lifetime (UCAN_AUTH_MAX_TTL_SECONDS). */
+  maxTtlSeconds: number;
+  /** Where Ed25519 checks run: poolVerifier(cpuPool) in the server, inProcessVerifier() in tools. */
+  verifier: SignatureVerifier;
+  /** Resolvers by DID method; `ixo` defaults to a slot that refuses with a clear reason. */
+  resolvers?: DidResolvers;
+  /** Verified artifacts kept (default 10 000). */
+  cacheSize?: number;
+}
+
+interface Verified {
+  did: string;
+  expiration: number;
+  artifact: Delegation;
+}
+
+type Kind = 'invocation' | 'delegation';
+
+/** A cached artifact is verified again after this long even if it lives longer (did:ixo keys can rotate). */
+export const MAX_CACHE_SECONDS = 15 * 60;
+
+export class UcanAuthenticator {
+  readonly #options: AuthenticatorOptions;
+  readonly #resolvers: DidResolvers;
+  readonly #cache: ExpiringLru<Verified>;
+  readonly #inFlight = new Map<string, Promise<Verified>>();
+  #hits = 0;
+  #misses = 0;
+
+  constructor(options: AuthenticatorOptions) {
+    this.#options = options;
+    this.#resolvers = { ixo: ixoResolverUnavailable, ...options.resolvers };
+    this.#cache = new ExpiringLru(options.cacheSize ?? 10_000);
+  }
+
+  get oracleDid(): string {
+    return this.#options.oracleDid;
+  }
+
+  /** Authenticates a request from its lower-case headers; throws the 401 HttpError of the wire format. */
+  authenticate(headers: Readonly<Record<string, string | undefined>>): Promise<AuthIdentity> {
+    return this.authenticateArtifacts(artifactsFromHeaders(headers));
+  }
+
+  /** Same rules for artifacts that did not come as HTTP headers (the WebSocket handshake). */
+  async authenticateArtifacts({ invocation, delegation }: UcanArtifacts): Promise<AuthIdentity> {
+    if (invocation) {
+      const verified = await this.#verifiedOr401('invocation', invocation);
+      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration) };
+      if (delegation) {
+        // Beside an invocation the delegation is only material for downstream calls: kept when valid and the
+        // same user's, otherwise left out without failing the request.
+        const user = await this.#verified('delegation', delegation).catch((error: unknown) => {
+          if (error instanceof AuthFailure) return undefined;
+          throw error;
+        });
+        if (user?.did === verified.did) Object.assign(identity, { delegation: user.artifact, delegationRaw: delegation });
+      }
+      return identity;
+    }
+    if (delegation) {
+      const verified = await this.#verifiedOr401('delegation', delegation);
+      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), delegation: verified.artifact, delegationRaw: delegation };
+    }
+    throw authErrors.missing();
+  }
+
+  /** For POST /delegation: valid, issued by `userDid`, addressed to this oracle, not expired. */
+  async verifyDelegationForStorage(raw: string, userDid: string): Promise<StoredDelegationCheck> {
+    try {
+      return storageAnswer(await this.#verified('delegation', raw), this.oracleDid, userDid);
+    } catch (error) {
+      if (error instanceof AuthFailure) return { ok: false, reason: error.reason };
+      throw error;
+    }
+  }
+
+  /** Plugs in a resolver for a DID method (the chain's iid module for `ixo`). */
+  setDidResolver(method: string, resolver: DidResolver): void {
+    this.#resolvers[method] = resolver;
+  }
+
+  /** Forgets every verified artifact (benchmarks compare warm and cold caches). */
+  clearCache(): void {
+    this.#cache.clear();
+  }
+
+  get stats(): { cached: number; hits: number; misses: number } {
+    return { cached: this.#cache.size, hits: this.#hits, misses: this.#misses };
+  }
+
+  async #verifiedOr401(kind: Kind, raw: string): Promise<Verified> {
+    try {
+      return await this.#verified(kind, raw);
+    } catch (error) {
+      if (error instanceof AuthFailure) throw authErrors.invalid(error.reason);
+      throw error;
+    }
+  }
+
+  #verified(kind: Kind, raw: string): Promise<Verified> {
+    const key = `${kind}:${createHash('sha256').update(raw).digest('base64')}`;
+    const cached = this.#cache.get(key);
+    if (cached) {
+      this.#hits++;
+      return Promise.resolve(cached);
+    }
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      this.#misses++;
+      pending = verifyArtifact(kind, raw, this.#options, this.#resolvers)
+        .then((verified) => {
+          const untilMs = Math.min(verified.expiration * 1000, Date.now() + MAX_CACHE_SECONDS * 1000);
+          this.#cache.set(key, verified, untilMs);
+          return verified;
+        })
+        .finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
+    }
+    return pending;
+  }
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): UcanAuthenticator {
+  return new UcanAuthenticator(options);
+}
+
+/**
+ * Checks a delegation for storage without an authenticator (no cache): valid along its chain, issued by
+ * `options.userDid`, addressed to `oracleDid`, not expired.
+ */
+export async function verifyDelegationForStorage(
+  raw: string,
+  oracleDid: string,
+  options: { userDid: string; verifier: SignatureVerifier; resolvers?: DidResolvers },
+): Promise<StoredDelegationCheck> {
+  try {
+    const resolvers = { ixo: ixoResolverUnavailable, ...options.resolvers };
+    const verified = await verifyArtifact('delegation', raw, { oracleDid, maxTtlSeconds: 0, verifier: options.verifier }, resolvers);
+    return storageAnswer(verified, oracleDid, options.userDid);
+  } catch (error) {
+    if (error instanceof AuthFailure) return { ok: false, reason: error.reason };
+    throw error;
+  }
+}
+
+function storageAnswer(verified: Verified, oracleDid: string, userDid: string): StoredDelegationCheck {
+  if (verified.did !== userDid) return { ok: false, reason: `delegation is issued by ${verified.did}, not by the authenticated user ${userDid}` };
+  return { ok: true, issuer: verified.did, audience: oracleDid, ...finite(verified.expiration) };
+}
+
+async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOptions, resolvers: DidResolvers): Promise<Verified> {
+  const artifact = await decodeArtifact(raw);
+  const session = new SignatureSession(options.verifier, resolvers);
+  try {
+    const verified =
+      kind === 'invocation'
+        ? await verifyInvocation(artifact, {
+            oracleDid: options.oracleDid,
+            authority: authorityOf(options, session),
+            maxTtlSeconds: options.maxTtlSeconds,
+            session,
+          })
+        : await verifyDelegation(artifact, options.oracleDid, session);
+    return { ...verified, artifact };
+  } catch (error) {
+    if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
+    // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.
+    throw new AuthFailure(`malformed UCAN: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** ucanto's `authority`: the oracle's own key under the oracle DID, or a principal that never verifies. */
+function authorityOf(options: AuthenticatorOptions, session: SignatureSession): Verifier {
+  const keyDid = options.oracleKeyDid ?? (didMethod(options.oracleDid) === 'key' ? options.oracleDid : undefined);
+  if (keyDid) return session.principal.parse(keyDid as DID).withDID(options.oracleDid as DID);
+  return {
+    did: () => options.oracleDid,
+    toDIDKey: () => options.oracleDid,
+    withDID: () => authorityOf(options, session),
+    verify: () => false,
+  } as unknown as Verifier;
+}
+
+function artifactsFromHeaders(headers: Readonly<Record<string, string | undefined>>): UcanArtifacts {
+  const artifacts: UcanArtifacts = {};
+  // The bearer is a UCAN only when the client says so; other bearer tokens are not ours to read.
+  if (headers['x-auth-type']?.trim().toLowerCase() === 'ucan') {
+    const match = /^\s*bearer\s+(.+?)\s*$/i.exec(headers.authorization ?? '');
+    if (match) artifacts.invocation = match[1];
+  }
+  const delegation = headers['x-ucan-delegation']?.trim();
+  if (delegation) artifacts.delegation = delegation;
+  return artifacts;
+}
+
+const finite = (expiration: number) => (Number.isFinite(expiration) ? { expiration } : {});

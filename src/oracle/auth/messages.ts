@@ -1,0 +1,12 @@
+// The two 401 answers of the wire format (reference: oracle-wire-format.md, Authentication).
+import { HttpError } from '../../http/errors.js';
+
+export const MISSING_UCAN_MESSAGE =
+  'Missing UCAN authentication: provide Authorization: Bearer <invocation> with X-Auth-Type: ucan, or an x-ucan-delegation header';
+export const INVALID_UCAN_MESSAGE = 'Invalid UCAN invocation';
+
+export const authErrors = {
+  missing: () => HttpError.of(401, MISSING_UCAN_MESSAGE),
+  /** The message stays exactly the reference text; `reason` tells the client what was wrong. */
+  invalid: (reason: string) => HttpError.of(401, INVALID_UCAN_MESSAGE, { reason }),
+};
