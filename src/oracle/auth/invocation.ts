@@ -46,7 +46,8 @@ export async function verifyInvocation(invocation: Delegation, check: Invocation
     if (!(await check.session.signatureValid(proof))) fail(`proof ${proof.cid} has an invalid signature from ${proof.issuer.did()}`);
   }
 
-  const result = await access(invocation as never, {  // ucanto types the invocation after the capability it is checked against
+  // `as never`: ucanto types the invocation after the capability it is checked against, which is what we check here.
+  const result = await access(invocation as never, {
     capability: OracleAccess,
     authority: check.authority,
     principal: check.session.principal,
