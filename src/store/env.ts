@@ -26,7 +26,8 @@ export interface Store {
 export function openStore(dataDir: string): Store {
   mkdirSync(dataDir, { recursive: true });
   // Commits are synced to disk (lmdb's default): an answer is only sent after its write is durable.
-  const root = open({ path: dataDir, maxDbs: 32, mapSize: 2 ** 32 });
+  // noSubdir: false, or lmdb takes a path whose last part has a dot for a file.
+  const root = open({ path: dataDir, noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 });
   const cache = new Map<string, Database<any, string>>();
   return {
     root,
