@@ -1,0 +1,24 @@
+// Identical requests in flight at the same time share one upstream call and one answer.
+
+export class InFlight<T> {
+  readonly #pending = new Map<string, Promise<T>>();
+
+  /** The pending result for `key`, or a new one from `task`. */
+  run(key: string, task: () => Promise<T>): Promise<T> {
+    const pending = this.#pending.get(key);
+    if (pending) return pending;
+    const started = (async () => {
+      try {
+        return await task();
+      } finally {
+        this.#pending.delete(key);
+      }
+    })();
+    this.#pending.set(key, started);
+    return started;
+  }
+
+  get size(): number {
+    return this.#pending.size;
+  }
+}

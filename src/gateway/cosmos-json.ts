@@ -1,0 +1,253 @@
+// Decoded protobufjs message -> JSON exactly as Cosmos REST renders it (grpc-gateway v1 with gogoproto
+// jsonpb, OrigName + EmitDefaults): declared names in declaration order, defaults emitted, 64-bit integers
+// as strings, enums by name, RFC 3339 timestamps, "1.500s" durations, base64 bytes (empty -> null), Any
+// with "@type", only the set member of a oneof, unset messages -> null. protobufjs's toObject and its
+// protojson extension implement the proto3 JSON mapping instead (camelCase names, defaults omitted).
+import { isRealOneof } from './fields.js';
+import { protobuf } from './proto-root.js';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Message = Record<string, any>;
+type ValueOf = (value: any) => Json;
+type Write = (message: Message, out: Record<string, Json>) => void;
+
+const has = (message: Message, name: string) => Object.prototype.hasOwnProperty.call(message, name) && message[name] != null;
+
+export class CosmosJson {
+  readonly #plans = new WeakMap<protobuf.Type, (message: Message) => Json>();
+
+  /** `root` resolves the types named by `Any` values. */
+  constructor(readonly root: protobuf.Root) {}
+
+  /** The JSON value of a message (null when unset). */
+  message(type: protobuf.Type, message: Message | null | undefined): Json {
+    if (message == null) return null;
+    return this.#planOf(type)(message);
+  }
+
+  /** The JSON text of a message. */
+  stringify(type: protobuf.Type, message: Message): string {
+    return JSON.stringify(this.message(type, message));
+  }
+
+  #planOf(type: protobuf.Type): (message: Message) => Json {
+    let plan = this.#plans.get(type);
+    if (!plan) {
+      plan = this.#wellKnown(type) ?? this.#objectPlan(type);
+      this.#plans.set(type, plan);
+    }
+    return plan;
+  }
+
+  #objectPlan(type: protobuf.Type): (message: Message) => Json {
+    let writers: Write[] | undefined;
+    return (message) => {
+      // Built on first use: recursive types would otherwise recurse while planning.
+      writers ??= this.#writers(type);
+      const out: Record<string, Json> = {};
+      for (const write of writers) write(message, out);
+      return out;
+    };
+  }
+
+  #writers(type: protobuf.Type): Write[] {
+    const writers: Write[] = [];
+    const oneofsDone = new Set<protobuf.OneOf>();
+    for (const field of type.fieldsArray) {
+      field.resolve();
+      const name = field.name;
+      const oneof = field.partOf;
+      if (isRealOneof(oneof)) {
+        // The set member is written where the oneof is declared; unset oneofs are left out.
+        if (oneofsDone.has(oneof)) continue;
+        oneofsDone.add(oneof);
+        const members = oneof.fieldsArray.map((member) => [member.name, this.#valueOf(member.resolve(), true)] as const);
+        writers.push((message, out) => {
+          for (const [member, valueOf] of members) {
+            if (has(message, member)) {
+              out[member] = valueOf(message[member]);
+              return;
+            }
+          }
+        });
+      } else if (field.map) {
+        const valueOf = this.#valueOf(field, false);
+        const keyOf = mapKey(field as unknown as protobuf.MapField);
+        writers.push((message, out) => {
+          const map = message[name] ?? {};
+          const object: Record<string, Json> = {};
+          for (const key of Object.keys(map)) object[keyOf(key)] = valueOf(map[key]);
+          out[name] = object;
+        });
+      } else if (field.repeated) {
+        const valueOf = this.#valueOf(field, false);
+        writers.push((message, out) => {
+          const list: unknown[] = message[name] ?? [];
+          const array: Json[] = new Array(list.length);
+          for (let i = 0; i < list.length; i++) array[i] = valueOf(list[i]);
+          out[name] = array;
+        });
+      } else if (oneof) {
+        const valueOf = this.#valueOf(field, true);
+        writers.push((message, out) => {
+          out[name] = has(message, name) ? valueOf(message[name]) : null;
+        });
+      } else {
+        const valueOf = this.#valueOf(field, true);
+        writers.push((message, out) => {
+          out[name] = valueOf(message[name]);
+        });
+      }
+    }
+    return writers;
+  }
+
+  /** One value of a field. `singular`: empty bytes render as null (gogoproto nil slices). */
+  #valueOf(field: protobuf.Field, singular: boolean): ValueOf {
+    const resolved = field.resolvedType;
+    if (resolved instanceof protobuf.Type) return (value) => this.message(resolved, value);
+    if (resolved instanceof protobuf.Enum) {
+      return (value) => resolved.valuesById[value] ?? value;
+    }
+    return scalarWriter(field.type, singular);
+  }
+
+  #wellKnown(type: protobuf.Type): ((message: Message) => Json) | undefined {
+    switch (type.fullName) {
+      case '.google.protobuf.Timestamp':
+        return timestamp;
+      case '.google.protobuf.Duration':
+        return duration;
+      case '.google.protobuf.Any':
+        return (message) => this.#any(message);
+      case '.google.protobuf.Empty':
+        return () => ({});
+      case '.google.protobuf.FieldMask':
+        return (message) => ((message.paths ?? []) as string[]).map(protobuf.util.camelCase).join(',');
+      case '.google.protobuf.Struct':
+        return (message) => {
+          const object: Record<string, Json> = {};
+          const fields = message.fields ?? {};
+          for (const key of Object.keys(fields)) object[key] = this.message(type.fields.fields.resolve().resolvedType as protobuf.Type, fields[key]);
+          return object;
+        };
+      case '.google.protobuf.ListValue':
+        return (message) => ((message.values ?? []) as Message[]).map((value) => this.message(type.fields.values.resolve().resolvedType as protobuf.Type, value));
+      case '.google.protobuf.Value':
+        return (message) => this.#value(type, message);
+    }
+    if (type.fullName.startsWith('.google.protobuf.') && type.name.endsWith('Value') && type.fields.value) {
+      const valueOf = scalarWriter(type.fields.value.type, false);
+      return (message) => valueOf(message.value);
+    }
+    return undefined;
+  }
+
+  /** google.protobuf.Value; protobufjs's bundled struct.proto names its fields in camelCase, descriptors in snake_case. */
+  #value(type: protobuf.Type, message: Message): Json {
+    const member = (name: string) => type.fields[name] ?? type.fields[protobuf.util.camelCase(name)];
+    for (const name of ['number_value', 'string_value', 'bool_value', 'struct_value', 'list_value']) {
+      const field = member(name);
+      if (field && has(message, field.name)) {
+        const resolved = field.resolve().resolvedType;
+        const value = message[field.name];
+        return resolved instanceof protobuf.Type ? this.message(resolved, value) : name === 'number_value' ? number(value) : value;
+      }
+    }
+    return null;
+  }
+
+  /** `{ "@type": url, ...fields }`; a well-known inner type goes under "value"; an unknown type keeps its bytes. */
+  #any(message: Message): Json {
+    const url: string = message.type_url ?? '';
+    const bytes: Uint8Array | undefined = message.value;
+    const inner = url ? this.root.lookup(url.slice(url.lastIndexOf('/') + 1)) : null;
+    if (inner instanceof protobuf.Type) {
+      let decoded: Message | undefined;
+      try {
+        decoded = inner.decode(bytes ?? new Uint8Array(0));
+      } catch {
+        decoded = undefined;
+      }
+      if (decoded) {
+        const json = this.message(inner, decoded);
+        if (this.#wellKnown(inner)) return { '@type': url, value: json };
+        return { '@type': url, ...(json as Record<string, Json>) };
+      }
+    }
+    return { '@type': url, value: base64(bytes, true) };
+  }
+}
+
+function scalarWriter(type: string, singular: boolean): ValueOf {
+  switch (type) {
+    case 'int64': case 'uint64': case 'sint64': case 'fixed64': case 'sfixed64':
+      return (value) => (value == null ? '0' : typeof value === 'number' ? String(value) : value.toString());
+    case 'float':
+      return float32;
+    case 'double':
+      return number;
+    case 'bytes':
+      return (value) => base64(value, singular);
+    default:
+      return (value) => value;
+  }
+}
+
+function mapKey(field: protobuf.MapField): (key: string) => string {
+  if (field.keyType.endsWith('64')) {
+    const unsigned = field.keyType === 'uint64' || field.keyType === 'fixed64';
+    // protobufjs keys 64-bit maps by an 8-character hash of the Long.
+    return (key) => (key.length === 8 ? protobuf.util.LongBits.fromHash(key).toLong(unsigned).toString() : key);
+  }
+  return (key) => key;
+}
+
+function base64(value: Uint8Array | null | undefined, emptyIsNull: boolean): string | null {
+  if (!value || value.length === 0) return emptyIsNull ? null : '';
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+}
+
+function number(value: number): Json {
+  if (Number.isFinite(value)) return value;
+  return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
+}
+
+/** A float field holds a float32; print the shortest decimal that reads back as the same float32 (as Go does). */
+function float32(value: number): Json {
+  if (!Number.isFinite(value) || value === 0) return number(value);
+  for (let precision = 1; precision < 10; precision++) {
+    const candidate = Number(value.toPrecision(precision));
+    if (Math.fround(candidate) === value) return candidate;
+  }
+  return value;
+}
+
+function toNumber(value: unknown): number {
+  if (value == null) return 0;
+  if (typeof value === 'number') return value;
+  return Number((value as { toString(): string }).toString());
+}
+
+/** Nanoseconds as 0, 3, 6 or 9 fraction digits, as Go's jsonpb writes them. */
+function fraction(nanos: number): string {
+  if (nanos === 0) return '';
+  const digits = String(nanos).padStart(9, '0');
+  if (digits.endsWith('000000')) return `.${digits.slice(0, 3)}`;
+  if (digits.endsWith('000')) return `.${digits.slice(0, 6)}`;
+  return `.${digits}`;
+}
+
+function timestamp(message: Message): Json {
+  const seconds = toNumber(message.seconds);
+  const iso = new Date(seconds * 1000).toISOString();
+  return `${iso.slice(0, iso.indexOf('.'))}${fraction(message.nanos ?? 0)}Z`;
+}
+
+function duration(message: Message): Json {
+  const seconds = BigInt(message.seconds == null ? 0 : message.seconds.toString());
+  const nanos: number = message.nanos ?? 0;
+  const negative = seconds < 0n || nanos < 0;
+  const abs = seconds < 0n ? -seconds : seconds;
+  return `${negative ? '-' : ''}${abs}${fraction(Math.abs(nanos))}s`;
+}

@@ -1,0 +1,50 @@
+// One HTTP GET -> route match -> request message -> upstream gRPC -> Cosmos JSON, with the block height
+// passed through, and identical requests in flight sharing one upstream call.
+import { reply, type Handler, type Reply } from '../http/types.js';
+import { InFlight } from './coalesce.js';
+import type { CosmosJson } from './cosmos-json.js';
+import { fromGrpcError, gatewayErrors } from './errors.js';
+import type { Gate } from './gate.js';
+import type { RouteTable } from './route-table.js';
+import type { Upstream, UpstreamError } from './upstream.js';
+
+const HEIGHT = /^\d{1,20}$/;
+const JSON_TYPE = 'application/json';
+
+export interface GatewayHandlerOptions {
+  readonly table: RouteTable;
+  readonly upstream: Upstream;
+  readonly json: CosmosJson;
+  /** GATEWAY_PREFIX, '' or like '/api/protocol'. */
+  readonly prefix: string;
+  readonly gate?: Gate;
+}
+
+export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
+  const inFlight = new InFlight<Reply>();
+  return function gatewayRequest(req) {
+    options.gate?.(req.headers);
+    const height = req.headers['x-cosmos-block-height'] || undefined;
+    if (height !== undefined && !HEIGHT.test(height)) {
+      throw gatewayErrors.invalidArgument('x-cosmos-block-height must be a block height (a non-negative integer)');
+    }
+    const key = `${req.path}?${req.rawQuery}\n${height ?? ''}`;
+    return inFlight.run(key, () => answer(options, req.path.slice(options.prefix.length), req.rawQuery, height));
+  };
+}
+
+async function answer(options: GatewayHandlerOptions, path: string, rawQuery: string, height: string | undefined): Promise<Reply> {
+  const match = options.table.match(path);
+  if (!match) throw gatewayErrors.routeNotFound();
+  const { method, mapper } = match.route;
+  const request = mapper.build(match.bound, rawQuery);
+  let answered;
+  try {
+    answered = await options.upstream.call(method.grpcPath, method.requestType.encode(request).finish(), height);
+  } catch (error) {
+    const failure = error as UpstreamError;
+    throw fromGrpcError(failure, failure.height ? { 'X-Cosmos-Block-Height': failure.height } : undefined);
+  }
+  const body = options.json.stringify(method.responseType, method.responseType.decode(answered.bytes));
+  return reply.raw(200, JSON_TYPE, body, answered.height ? { 'X-Cosmos-Block-Height': answered.height } : undefined);
+}

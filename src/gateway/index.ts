@@ -1,0 +1,81 @@
+// The protocol query gateway face: HTTP GET -> gRPC query of a Cosmos chain node -> Cosmos REST JSON.
+// Routes come from the google.api.http annotations of the bundled ixo .proto files, or of the node's own
+// descriptors (GATEWAY_DESCRIPTORS=reflection). Without GATEWAY_GRPC_TARGET an embedded query node over
+// sample data is the upstream.
+import type { Face, FaceContext, FaceFactory } from '../face.js';
+import type { Router } from '../http/router.js';
+import { CosmosJson } from './cosmos-json.js';
+import { bundledSchema, type GatewaySchema } from './descriptors.js';
+import { createKeyGate } from './gate.js';
+import { createGatewayHandler } from './handler.js';
+import { LocalQueryNode } from './local-node/server.js';
+import { gatewayOpenApi } from './openapi.js';
+import { reflectedSchema } from './reflection-client.js';
+import { RouteTable } from './route-table.js';
+import { Upstream } from './upstream.js';
+
+class GatewayFace implements Face {
+  readonly name = 'gateway';
+  #node?: LocalQueryNode;
+  #upstream?: Upstream;
+  #table?: RouteTable;
+  #json?: CosmosJson;
+
+  constructor(private readonly context: FaceContext) {}
+
+  async start(): Promise<void> {
+    const { config, store, log } = this.context;
+    let target = config.GATEWAY_GRPC_TARGET;
+    if (!target) {
+      this.#node = await LocalQueryNode.start({ db: store.db<Uint8Array>('gateway-local-node') });
+      target = this.#node.target;
+      log.info({ target, height: this.#node.height, records: this.#node.records }, 'gateway: embedded local query node started (GATEWAY_GRPC_TARGET is not set)');
+    }
+    this.#upstream = new Upstream(target, config.GATEWAY_TIMEOUT_MS);
+    let schema: GatewaySchema;
+    try {
+      schema = config.GATEWAY_DESCRIPTORS === 'reflection' ? await reflectedSchema(this.#upstream) : bundledSchema();
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    this.#table = RouteTable.build(schema, { legacy: config.GATEWAY_LEGACY_ROUTES, log });
+    this.#json = new CosmosJson(schema.root);
+    log.info(
+      { target, descriptors: config.GATEWAY_DESCRIPTORS, routes: this.#table.routes.length, prefix: config.GATEWAY_PREFIX || '/' },
+      'gateway: routes generated',
+    );
+  }
+
+  routes(router: Router): void {
+    if (!this.#table || !this.#upstream || !this.#json) throw new Error('gateway: start() must finish before routes()');
+    const prefix = this.context.config.GATEWAY_PREFIX;
+    const handler = createGatewayHandler({
+      table: this.#table,
+      upstream: this.#upstream,
+      json: this.#json,
+      prefix,
+      gate: createKeyGate(this.context.config.GATEWAY_API_KEYS),
+    });
+    // One wildcard per first path segment; the route table matches the templates itself (first declared wins).
+    const docs = { hidden: true, summary: 'Protocol query gateway (operations listed from the descriptors)' };
+    for (const segment of this.#table.firstSegments) {
+      const base = segment ? `${prefix}/${segment}` : prefix;
+      if (base) router.get(base, handler, docs);
+      router.get(`${base}/*`, handler, docs);
+    }
+  }
+
+  openApi() {
+    return gatewayOpenApi(this.#table?.routes ?? [], this.context.config.GATEWAY_PREFIX);
+  }
+
+  async stop(): Promise<void> {
+    this.#upstream?.close();
+    this.#upstream = undefined;
+    await this.#node?.stop();
+    this.#node = undefined;
+  }
+}
+
+export const createGatewayFace: FaceFactory = (context) => new GatewayFace(context);

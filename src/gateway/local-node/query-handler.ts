@@ -1,0 +1,39 @@
+// What a query of the embedded node is: request message in, response object out, or a NodeError.
+import { status } from '@grpc/grpc-js';
+import { PaginationError } from './pagination.js';
+import type { ChainState } from './state.js';
+
+export type Message = Record<string, any>;
+export type QueryHandler = (request: Message, state: ChainState) => Message;
+
+/** A gRPC status the node answers with. */
+export class NodeError extends Error {
+  constructor(
+    readonly code: status,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NodeError';
+  }
+}
+
+export const nodeErrors = {
+  notFound: (what: string, id: string) => new NodeError(status.NOT_FOUND, `${what} ${id} not found`),
+  emptyField: (field: string) => new NodeError(status.INVALID_ARGUMENT, `${field} cannot be empty`),
+  invalidArgument: (message: string) => new NodeError(status.INVALID_ARGUMENT, message),
+};
+
+/** Throws INVALID_ARGUMENT when a required request field is empty. */
+export function required(request: Message, ...fields: string[]): void {
+  for (const field of fields) if (!request[field]) throw nodeErrors.emptyField(field);
+}
+
+/** A list page; a bad page request is INVALID_ARGUMENT, as on the chain. */
+export function pageOf<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof PaginationError) throw nodeErrors.invalidArgument(error.message);
+    throw error;
+  }
+}

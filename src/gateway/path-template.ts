@@ -1,0 +1,131 @@
+// google.api.http path templates: `/ixo/entity/{id}`, `/v1/{name=shelves/*/books/*}`, `/files/{path=**}`,
+// `/v1/{name}:cancel`. A template is parsed once into segments; a request path is matched segment by
+// segment. Without a verb in the template, a last path segment containing `:` (did:ixo:entity:abc) is
+// a plain value.
+
+export type Segment = { kind: 'literal'; value: string } | { kind: 'one' } | { kind: 'rest' };
+
+export interface Variable {
+  /** Field path in the request message, e.g. ['name'] or ['pagination', 'key']. */
+  readonly fieldPath: readonly string[];
+  readonly start: number;
+  /** Exclusive end; for a `**` variable, the end of the path. */
+  readonly end: number;
+}
+
+export interface PathTemplate {
+  readonly source: string;
+  readonly segments: readonly Segment[];
+  readonly variables: readonly Variable[];
+  readonly verb?: string;
+}
+
+export class TemplateError extends Error {
+  constructor(template: string, reason: string) {
+    super(`invalid path template ${JSON.stringify(template)}: ${reason}`);
+    this.name = 'TemplateError';
+  }
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+export function parseTemplate(source: string): PathTemplate {
+  if (!source.startsWith('/')) throw new TemplateError(source, 'must start with /');
+  const { body, verb } = splitVerb(source);
+  const segments: Segment[] = [];
+  const variables: Variable[] = [];
+  for (const part of splitOutsideBraces(body.slice(1), source)) {
+    if (part.startsWith('{')) {
+      if (!part.endsWith('}')) throw new TemplateError(source, `unclosed variable ${part}`);
+      const [path, pattern = '*'] = part.slice(1, -1).split('=', 2);
+      if (!IDENT.test(path)) throw new TemplateError(source, `bad field path ${JSON.stringify(path)}`);
+      const start = segments.length;
+      for (const inner of pattern.split('/')) segments.push(plainSegment(inner, source));
+      variables.push({ fieldPath: path.split('.'), start, end: segments.length });
+    } else {
+      segments.push(plainSegment(part, source));
+    }
+  }
+  const restAt = segments.findIndex((segment) => segment.kind === 'rest');
+  if (restAt !== -1 && restAt !== segments.length - 1) throw new TemplateError(source, '** must be the last segment');
+  return { source, segments, variables, verb };
+}
+
+/** Binds a request path (without query) to the template: field path -> decoded value, or undefined. */
+export function matchTemplate(template: PathTemplate, path: string): Map<string, string> | undefined {
+  let body = path;
+  if (template.verb !== undefined) {
+    const suffix = `:${template.verb}`;
+    if (!body.endsWith(suffix)) return undefined;
+    body = body.slice(0, -suffix.length);
+  }
+  if (!body.startsWith('/')) return undefined;
+  const parts = body.slice(1).split('/');
+  const { segments } = template;
+  const last = segments[segments.length - 1];
+  if (last?.kind === 'rest' ? parts.length < segments.length - 1 : parts.length !== segments.length) return undefined;
+  const decoded: string[] = new Array(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const value = decodeSegment(parts[i]);
+    if (value === undefined) return undefined;
+    decoded[i] = value;
+    const segment = segments[Math.min(i, segments.length - 1)];
+    if (segment.kind === 'literal' && (i >= segments.length || segment.value !== value)) return undefined;
+    if (segment.kind === 'one' && value === '') return undefined;
+  }
+  const bound = new Map<string, string>();
+  for (const variable of template.variables) {
+    const end = segments[variable.end - 1]?.kind === 'rest' ? decoded.length : variable.end;
+    bound.set(variable.fieldPath.join('.'), decoded.slice(variable.start, end).join('/'));
+  }
+  return bound;
+}
+
+/** The template in OpenAPI path form: `/files/{path=**}` -> `/files/{path}`. */
+export function openApiPath(template: PathTemplate): string {
+  return template.source.replace(/\{([^}=]+)(=[^}]*)?\}/g, '{$1}');
+}
+
+function splitVerb(source: string): { body: string; verb?: string } {
+  const lastSlash = source.lastIndexOf('/');
+  const lastBrace = source.lastIndexOf('}');
+  const colon = source.indexOf(':', Math.max(lastSlash, lastBrace));
+  if (colon === -1) return { body: source };
+  return { body: source.slice(0, colon), verb: source.slice(colon + 1) };
+}
+
+function splitOutsideBraces(body: string, source: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of body) {
+    if (char === '{') depth++;
+    if (char === '}') depth--;
+    if (depth < 0 || depth > 1) throw new TemplateError(source, 'unbalanced braces');
+    if (char === '/' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  if (depth !== 0) throw new TemplateError(source, 'unbalanced braces');
+  parts.push(current);
+  return parts;
+}
+
+function plainSegment(part: string, source: string): Segment {
+  if (part === '*') return { kind: 'one' };
+  if (part === '**') return { kind: 'rest' };
+  if (part === '' || /[{}*]/.test(part)) throw new TemplateError(source, `bad segment ${JSON.stringify(part)}`);
+  return { kind: 'literal', value: part };
+}
+
+function decodeSegment(raw: string): string | undefined {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
