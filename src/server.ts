@@ -8,11 +8,12 @@ import { createLogger, type Logger } from './log.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
+import { createOracleFace } from './oracle/index.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
 
 /** The faces of the server, in the order their routes are registered. */
-const FACES: readonly FaceFactory[] = [createUssdFace];
+const FACES: readonly FaceFactory[] = [createUssdFace, createOracleFace];
 
 export interface RunningServer {
   readonly port: number;

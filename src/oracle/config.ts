@@ -1,7 +1,7 @@
 // Environment variables of the oracle face.
 import * as v from 'valibot';
 import { ed25519 } from '@ucanto/principal';
-import { boolean, integer, text } from '../env-schema.js';
+import { boolean, integer, list, text } from '../env-schema.js';
 
 function isEd25519PrivateKey(value: string): boolean {
   try {
@@ -32,6 +32,10 @@ export const oracleEnv = {
   LLM_MODEL: text('gpt-4o-mini'),
   /** Bound on model calls per message (each tool round trip is one more). */
   AGENT_MAX_STEPS: integer(8, 1, 50),
+  /** Comma-separated route patterns or paths that need no UCAN (e.g. `/webhooks/*`), beside the plugins' own. */
+  AUTH_EXCLUDED_ROUTES: list(),
+  /** Seconds between `: heartbeat` comments on an SSE stream. */
+  SSE_HEARTBEAT_SECONDS: integer(15, 1, 3600),
   CREDITS_ENABLED: boolean(false),
   CREDITS_INITIAL: integer(10, 0),
   CREDITS_PER_MESSAGE: integer(1, 0),

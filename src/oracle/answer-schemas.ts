@@ -1,0 +1,76 @@
+// Schemas of the oracle's answers, for the OpenAPI document (routes pass them as `responses`).
+// The shapes follow oracle-wire-format.md so existing clients read them unchanged.
+import * as v from 'valibot';
+
+const iso = (description: string) => v.pipe(v.string(), v.isoTimestamp(), v.description(description));
+
+export const ErrorBodySchema = v.object({
+  statusCode: v.pipe(v.number(), v.integer()),
+  message: v.union([v.string(), v.array(v.string())]),
+  error: v.string(),
+  reason: v.optional(v.pipe(v.string(), v.description('Why a UCAN or a delegation was refused'))),
+});
+
+export const PaymentRequiredSchema = v.object({
+  statusCode: v.literal(402),
+  message: v.string(),
+  error: v.string(),
+  claims: v.pipe(v.array(v.string()), v.description('The claim recorded for this refused message')),
+  outstandingClaims: v.pipe(v.array(v.string()), v.description('Every unsettled claim of the user, oldest first')),
+});
+
+export const SessionSchema = v.object({
+  sessionId: v.string(),
+  oracleName: v.string(),
+  title: v.pipe(v.string(), v.description('"Untitled" until the first message names it')),
+  createdAt: iso('Creation time'),
+  lastUpdatedAt: iso('Time of the last message'),
+  oracleDid: v.string(),
+});
+
+export const SessionListSchema = v.object({
+  sessions: v.pipe(v.array(SessionSchema), v.description('Newest lastUpdatedAt first')),
+  total: v.pipe(v.number(), v.integer(), v.description("All of the user's sessions")),
+});
+
+export const SessionDeletedSchema = v.object({ message: v.literal('Session deleted successfully') });
+
+export const ToolCallItemSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  args: v.record(v.string(), v.unknown()),
+  output: v.optional(v.string()),
+  status: v.optional(v.picklist(['done', 'error'])),
+});
+
+export const MessageItemSchema = v.object({
+  id: v.string(),
+  type: v.picklist(['ai', 'human']),
+  content: v.string(),
+  toolCalls: v.optional(v.array(ToolCallItemSchema)),
+  reasoning: v.optional(v.string()),
+  isComplete: v.literal(true),
+  isReasoning: v.literal(false),
+});
+
+export const MessageListSchema = v.object({ messages: v.array(MessageItemSchema) });
+
+export const MessageReplySchema = v.object({
+  message: v.object({ type: v.literal('ai'), content: v.string(), id: v.string() }),
+  sessionId: v.string(),
+  messages: v.optional(v.pipe(v.array(MessageItemSchema), v.description('With returnAllMessages: the whole transcript'))),
+  aborted: v.optional(v.pipe(v.literal(true), v.description('The generation was stopped (abort route, newer message)'))),
+});
+
+export const SseStreamSchema = v.pipe(
+  v.string(),
+  v.description(
+    'text/event-stream: `reasoning` ack, then `message` / `reasoning` / `tool_call` / `action_call` frames, then ' +
+      '`reasoning` (isComplete) or `error`, and `done` always last; `: heartbeat` comments every 15 s.',
+  ),
+);
+
+export const AbortAnswerSchema = v.object({ success: v.boolean() });
+export const DelegationStoredSchema = v.object({ ok: v.literal(true), expiration: v.optional(v.number()) });
+export const DelegationStatusSchema = v.object({ authorized: v.boolean(), expiration: v.optional(v.number()) });
+export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });

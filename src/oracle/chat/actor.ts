@@ -1,0 +1,150 @@
+// The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
+// and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
+// the reply completes. Signals (outside the mailbox) abort the generation in flight.
+import type { MessagePort } from 'node:worker_threads';
+import type { Actor, ActorKind } from '../../runtime/actor-host.js';
+import { HttpError } from '../../http/errors.js';
+import { encodeSseFrame } from '../agent/sse-frames.js';
+import { SESSION_NOT_FOUND } from '../errors.js';
+import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
+import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
+import { FrameSender } from './frame-sender.js';
+import {
+  CHAT_ACTOR,
+  type AbortSignalMessage,
+  type ChatActorMessage,
+  type CreateReply,
+  type CreateSessionMessage,
+  type DeleteReply,
+  type DeleteSessionMessage,
+  type Refusal,
+  type TurnMessage,
+  type TurnReply,
+} from './protocol.js';
+import { chatServicesOf, type ChatServices } from './services.js';
+import { runTurn, type Generation } from './turn.js';
+
+const refusal = (error: HttpError): Refusal => ({ ok: false, status: error.status, body: error.body });
+const notFound = (): Refusal => refusal(HttpError.of(404, SESSION_NOT_FOUND));
+
+class ChatActor implements Actor {
+  /** undefined until loaded; null when the session does not exist. */
+  #session: SessionRecord | null | undefined;
+  #entries: TranscriptEntry[] | undefined;
+  #current: Generation | undefined;
+  /** The newest turn a message announced (signal `supersededBy`); older queued turns do not run. */
+  #latestTurn: string | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly services: ChatServices,
+  ) {}
+
+  async receive(message: unknown): Promise<CreateReply | DeleteReply | TurnReply> {
+    const request = message as ChatActorMessage;
+    switch (request.type) {
+      case 'create':
+        return this.#create(request);
+      case 'delete':
+        return this.#delete(request);
+      case 'turn':
+        return this.#turn(request);
+    }
+  }
+
+  async stream(message: unknown, port: MessagePort): Promise<void> {
+    const turn = message as TurnMessage;
+    const sender = new FrameSender(port, () => this.#abort(turn.turnId));
+    try {
+      const reply = await this.#turn(turn, sender);
+      if (!reply.ok) sender.refuse(reply.status, reply.body);
+    } catch (error) {
+      this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
+      if (!sender.opened) sender.refuse(500, HttpError.of(500, 'Internal server error').body);
+      else {
+        const text = 'The answer could not be completed; please send your message again';
+        await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
+        await sender.send(encodeSseFrame({ event: 'done', data: {} }), true);
+      }
+    } finally {
+      sender.end();
+    }
+  }
+
+  signal(message: unknown): boolean {
+    const request = message as AbortSignalMessage;
+    if (request.type !== 'abort' || this.#session?.userDid !== request.userDid) return false;
+    if (request.supersededBy) this.#latestTurn = request.supersededBy;
+    const current = this.#current;
+    if (!current || (request.turnId && request.turnId !== current.turnId)) return false;
+    current.controller.abort();
+    return true;
+  }
+
+  isIdle(): boolean {
+    return this.#current === undefined;
+  }
+
+  #load(): SessionRecord | null {
+    if (this.#session === undefined) this.#session = getSession(this.services.sessions, this.sessionId) ?? null;
+    return this.#session;
+  }
+
+  #abort(turnId: string): void {
+    if (this.#current?.turnId === turnId) this.#current.controller.abort();
+  }
+
+  async #create(request: CreateSessionMessage): Promise<CreateReply> {
+    if (this.#load()) return refusal(HttpError.of(409, 'Session already exists'));
+    const now = preciseNow();
+    const record: SessionRecord = {
+      sessionId: this.sessionId,
+      userDid: request.userDid,
+      oracleDid: request.oracleDid,
+      oracleName: request.oracleName,
+      title: UNTITLED,
+      createdAt: now,
+      lastUpdatedAt: now,
+    };
+    await this.services.root.transaction(() => writeSession(this.services.sessions, record));
+    this.#session = record;
+    this.#entries = [];
+    return { ok: true, session: viewOf(record) };
+  }
+
+  async #delete(request: DeleteSessionMessage): Promise<DeleteReply> {
+    const session = this.#load();
+    if (!session || session.userDid !== request.userDid) return notFound();
+    const { root, sessions, transcripts } = this.services;
+    await root.transaction(() => {
+      deleteSession(sessions, session);
+      deleteTranscript(transcripts, this.sessionId);
+    });
+    this.#session = null;
+    this.#entries = [];
+    return { ok: true };
+  }
+
+  async #turn(request: TurnMessage, out?: FrameSender): Promise<TurnReply> {
+    const session = this.#load();
+    if (!session || session.userDid !== request.userDid) return notFound();
+    const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
+    // A newer message arrived while this one waited, or its client left: it ends before it starts.
+    const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
+    if (stale) generation.controller.abort();
+    this.#current = generation;
+    try {
+      this.#entries ??= readTranscript(this.services.transcripts, this.sessionId);
+      const done = await runTurn({ services: this.services, session, entries: this.#entries, request, generation, out });
+      if (done.session) this.#session = done.session;
+      return done.reply;
+    } finally {
+      if (this.#current === generation) this.#current = undefined;
+    }
+  }
+}
+
+export const chatActorKind: ActorKind = {
+  name: CHAT_ACTOR,
+  create: (sessionId, host) => new ChatActor(sessionId, chatServicesOf(host)),
+};

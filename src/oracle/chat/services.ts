@@ -1,0 +1,47 @@
+// What the chat actors of one actor host share: databases, plugins, the model provider and the bridge to
+// the client's tools. Built once per host, on first use.
+import type { RootDatabase } from 'lmdb';
+import type { Logger } from '../../log.js';
+import type { HostContext } from '../../runtime/actor-host.js';
+import { createProvider } from '../agent/provider.js';
+import type { Provider } from '../agent/types.js';
+import { createPlugins, type OraclePlugin } from '../plugins/index.js';
+import { openSessionDb, type SessionDb } from '../sessions/records.js';
+import { openTranscriptDb, type TranscriptDb } from '../sessions/transcript.js';
+import { noEventChannel, type ClientToolBridge } from './client-tools.js';
+
+/** Turns of history sent to the model (older ones stay in the transcript). */
+export const HISTORY_TURNS = 50;
+
+export interface ChatServices {
+  readonly root: RootDatabase;
+  readonly sessions: SessionDb;
+  readonly transcripts: TranscriptDb;
+  readonly plugins: readonly OraclePlugin[];
+  readonly provider: Provider;
+  readonly maxSteps: number;
+  /** How browser tools and actions reach the client (the event channel, once connected). */
+  bridge: ClientToolBridge;
+  readonly log: Logger;
+}
+
+const byHost = new WeakMap<HostContext, ChatServices>();
+
+export function chatServicesOf(host: HostContext): ChatServices {
+  let services = byHost.get(host);
+  if (!services) {
+    const { config, store } = host;
+    services = {
+      root: store.root,
+      sessions: openSessionDb(store),
+      transcripts: openTranscriptDb(store),
+      plugins: createPlugins({ config, store }),
+      provider: createProvider(config),
+      maxSteps: config.AGENT_MAX_STEPS,
+      bridge: noEventChannel,
+      log: host.log.child({ face: 'oracle' }),
+    };
+    byHost.set(host, services);
+  }
+  return services;
+}

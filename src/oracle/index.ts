@@ -1,0 +1,55 @@
+// The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
+// routes. The sessions themselves are chat actors on the actor hosts (chat/actor.ts).
+import type { Face, FaceFactory } from '../face.js';
+import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
+import { openDelegationStore } from './delegations.js';
+import { loadOracleIdentity, type OracleIdentity } from './identity.js';
+import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
+import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
+import { registerDelegationRoutes } from './routes/delegation.js';
+import type { OracleRouteDeps } from './routes/deps.js';
+import { registerMessageRoutes } from './routes/messages.js';
+import { registerSessionRoutes } from './routes/sessions.js';
+import { openSessionDb } from './sessions/records.js';
+import { openTranscriptDb } from './sessions/transcript.js';
+
+export interface OracleFace extends Face {
+  readonly identity: OracleIdentity;
+  /** Shared with the event channel, which authenticates its handshakes the same way. */
+  readonly authenticator: UcanAuthenticator;
+  readonly auth: OracleRouteAuth;
+}
+
+export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
+  const identity = await loadOracleIdentity(config, log);
+  const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool });
+  const plugins = createPlugins({ config, store });
+  const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
+  const deps: OracleRouteDeps = {
+    runtime,
+    auth,
+    authenticator,
+    oracle: { oracleDid: identity.did, oracleName: identity.name },
+    sessions: openSessionDb(store),
+    transcripts: openTranscriptDb(store),
+    delegations: openDelegationStore(store, identity.did),
+    heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
+    log: log.child({ face: 'oracle' }),
+  };
+  return {
+    name: 'oracle',
+    identity,
+    authenticator,
+    auth,
+    routes(router) {
+      const guarded = new GuardedRouter(router, auth);
+      registerSessionRoutes(guarded, deps);
+      registerMessageRoutes(guarded, deps);
+      registerDelegationRoutes(guarded, deps);
+      registerPluginRoutes(plugins, guarded, {
+        authenticate: async (req) => (await auth.identity(req)).did,
+        oracleDid: identity.did,
+      });
+    },
+  };
+};

@@ -1,0 +1,75 @@
+// POST, GET, DELETE /delegation: the user's delegation to this oracle, validated before it is stored.
+import type { Router } from '../../http/router.js';
+import { reply } from '../../http/types.js';
+import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema, ErrorBodySchema } from '../answer-schemas.js';
+import { oracleErrors, validate } from '../errors.js';
+import { StoreDelegationSchema } from '../schemas.js';
+import { AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
+
+const tags = ['Delegation'];
+
+export function registerDelegationRoutes(router: Router, deps: OracleRouteDeps): void {
+  const { auth, authenticator, delegations, oracle } = deps;
+
+  router.post(
+    '/delegation',
+    async function storeDelegation(req) {
+      const { did } = await auth.identity(req);
+      const body = validate(StoreDelegationSchema, req.body, req.bodyError);
+      if (body.issuer !== undefined && body.issuer !== did) {
+        throw oracleErrors.delegationRefused(`issuer ${body.issuer} is not the authenticated user ${did}`);
+      }
+      if (body.audience !== undefined && body.audience !== oracle.oracleDid) {
+        throw oracleErrors.delegationRefused(`audience ${body.audience} is not this oracle (${oracle.oracleDid})`);
+      }
+      // Signatures, chain, audience = this oracle, not expired, issued by the caller.
+      const check = await authenticator.verifyDelegationForStorage(body.raw, did);
+      if (!check.ok) throw oracleErrors.delegationRefused(check.reason);
+      await delegations.put({
+        raw: body.raw,
+        issuer: check.issuer,
+        audience: check.audience,
+        ...(check.expiration === undefined ? {} : { expiration: check.expiration }),
+        storedAt: new Date().toISOString(),
+      });
+      return reply.json(200, check.expiration === undefined ? { ok: true } : { ok: true, expiration: check.expiration });
+    },
+    {
+      summary: 'Store your delegation to this oracle (replaces the previous one)',
+      tags,
+      body: StoreDelegationSchema,
+      responses: {
+        200: { description: 'Stored', schema: DelegationStoredSchema },
+        400: { description: 'Invalid body, or a delegation that is not yours, not to this oracle, expired or badly signed (`reason`)', schema: ErrorBodySchema },
+        401: AUTH_RESPONSES[401],
+      },
+    },
+  );
+
+  router.get(
+    '/delegation',
+    async function delegationStatus(req) {
+      const { did } = await auth.identity(req);
+      return reply.json(200, delegations.status(did));
+    },
+    {
+      summary: 'Whether a valid delegation is stored',
+      tags,
+      responses: { 200: { description: '`authorized` is false when none is stored or it expired', schema: DelegationStatusSchema }, 401: AUTH_RESPONSES[401] },
+    },
+  );
+
+  router.delete(
+    '/delegation',
+    async function revokeDelegation(req) {
+      const { did } = await auth.identity(req);
+      await delegations.remove(did);
+      return reply.json(200, { ok: true });
+    },
+    {
+      summary: 'Revoke (forget) your stored delegation',
+      tags,
+      responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
+    },
+  );
+}

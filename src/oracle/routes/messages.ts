@@ -1,0 +1,157 @@
+// POST /messages/abort, POST /messages/:sessionId (JSON or SSE), GET /messages/:sessionId.
+// The abort route is registered first; uWS also prefers a static segment over a parameter.
+import { randomUUID } from 'node:crypto';
+import type { Router } from '../../http/router.js';
+import { reply, type HttpRequest, type HttpResponse, type Reply } from '../../http/types.js';
+import { HostUnavailableError } from '../../runtime/actor-runtime.js';
+import type { AuthIdentity } from '../auth/index.js';
+import {
+  AbortAnswerSchema,
+  ErrorBodySchema,
+  MessageListSchema,
+  MessageReplySchema,
+  PaymentRequiredSchema,
+  SseStreamSchema,
+} from '../answer-schemas.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply } from '../chat/protocol.js';
+import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
+import { oracleErrors, validate } from '../errors.js';
+import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
+import { getSession, ownedSession } from '../sessions/records.js';
+import { itemOf, readTranscript } from '../sessions/transcript.js';
+import * as v from 'valibot';
+import { actorCall, AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
+
+const tags = ['Messages'];
+/** A JSON (non-streamed) answer may take this long: several model calls and tools. */
+const JSON_TURN_TIMEOUT_MS = 10 * 60_000;
+
+/** `timezone` of the body, else a valid `x-timezone` header. */
+function timezoneOf(body: SendMessageInput, req: HttpRequest): string | undefined {
+  if (body.timezone) return body.timezone;
+  const header = req.headers['x-timezone'];
+  return header && v.is(TimeZoneSchema, header) ? header : undefined;
+}
+
+export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): void {
+  const { runtime, auth, sessions, transcripts } = deps;
+
+  router.post(
+    '/messages/abort',
+    async function abortGeneration(req) {
+      const { did } = await auth.identity(req);
+      const { sessionId } = validate(AbortSchema, req.body, req.bodyError);
+      if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
+      const stop: AbortSignalMessage = { type: 'abort', userDid: did };
+      const found = await runtime.signal<boolean>(CHAT_ACTOR, sessionId, stop).catch((error: unknown) => {
+        // A host that is restarting runs no generation.
+        if (error instanceof HostUnavailableError) return false;
+        throw error;
+      });
+      return reply.json(200, { success: found === true });
+    },
+    {
+      summary: 'Abort the generation in flight of one of your sessions',
+      tags,
+      body: AbortSchema,
+      responses: { 200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema }, ...AUTH_RESPONSES },
+    },
+  );
+
+  router.post(
+    '/messages/:sessionId',
+    async function sendMessage(req, res) {
+      const user = await auth.identity(req);
+      const { sessionId } = validate(SessionIdParamsSchema, req.params);
+      const body = validate(SendMessageSchema, req.body, req.bodyError);
+      // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
+      if (!ownedSession(sessions, sessionId, user.did)) throw oracleErrors.sessionNotFound();
+      const turn: TurnMessage = {
+        type: 'turn',
+        ...deps.oracle,
+        userDid: user.did,
+        turnId: randomUUID(),
+        requestId: req.requestId,
+        message: body.message,
+        timezone: timezoneOf(body, req),
+        tools: body.tools,
+        agActions: body.agActions,
+        returnAllMessages: body.returnAllMessages === true && body.stream !== true,
+      };
+      // One generation per session: the newest message stops the one in flight and any queued before it.
+      const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
+      await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, supersede));
+      return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
+    },
+    {
+      summary: 'Send a message; the answer is JSON, or an SSE stream with `stream: true`',
+      tags,
+      params: SessionIdParamsSchema,
+      body: SendMessageSchema,
+      responses: {
+        200: { description: 'The answer (JSON), or with `stream: true` a text/event-stream', schema: v.union([MessageReplySchema, SseStreamSchema]) },
+        402: { description: 'Out of credits (credits plugin)', schema: PaymentRequiredSchema },
+        404: { description: 'No such session of this user', schema: ErrorBodySchema },
+        502: { description: 'The model failed (JSON answers; streams get an `error` frame)', schema: ErrorBodySchema },
+        503: { description: 'The session actor is restarting; retry', schema: ErrorBodySchema },
+        ...AUTH_RESPONSES,
+      },
+    },
+  );
+
+  router.get(
+    '/messages/:sessionId',
+    async function listMessages(req) {
+      const { did } = await auth.identity(req);
+      const { sessionId } = validate(SessionIdParamsSchema, req.params);
+      const session = getSession(sessions, sessionId);
+      if (!session) return reply.json(200, { messages: [] });
+      if (session.userDid !== did) throw oracleErrors.sessionNotFound();
+      return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
+    },
+    {
+      summary: 'The messages of a session, oldest first',
+      tags,
+      params: SessionIdParamsSchema,
+      responses: {
+        200: { description: 'The transcript (empty for an unknown session)', schema: MessageListSchema },
+        404: { description: "Someone else's session", schema: ErrorBodySchema },
+        ...AUTH_RESPONSES,
+      },
+    },
+  );
+}
+
+async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
+  const stream = deps.runtime.stream(CHAT_ACTOR, sessionId, turn);
+  const outcome = await relayStream(stream.port, {
+    open: () => res.stream(200, SSE_HEADERS),
+    signal: req.signal,
+    heartbeatMs: deps.heartbeatMs,
+    done: stream.done,
+  });
+  if (outcome.kind === 'refused') return reply.json(outcome.status, outcome.body);
+  if (outcome.kind === 'failed') {
+    if (outcome.error instanceof HostUnavailableError) throw oracleErrors.chatUnavailable();
+    throw outcome.error;
+  }
+}
+
+async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+  // A client that leaves stops its generation.
+  const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, turnId: turn.turnId };
+  const onGone = () => void deps.runtime.signal(CHAT_ACTOR, sessionId, stop).catch(() => undefined);
+  req.signal.addEventListener('abort', onGone, { once: true });
+  let answer: TurnReply;
+  try {
+    answer = await actorCall(() => deps.runtime.send<TurnReply>(CHAT_ACTOR, sessionId, turn, JSON_TURN_TIMEOUT_MS));
+  } finally {
+    req.signal.removeEventListener('abort', onGone);
+  }
+  if (!answer.ok) return reply.json(answer.status, answer.body);
+  if (answer.error !== undefined && !answer.aborted) throw oracleErrors.agentFailed(answer.error);
+  const body: Record<string, unknown> = { message: answer.message, sessionId };
+  if (answer.messages) body.messages = answer.messages;
+  if (answer.aborted) body.aborted = true;
+  return reply.json(200, body);
+}
