@@ -2,7 +2,7 @@
 // bundled .proto files or from FileDescriptorProtos (a node's reflection service). The inverse,
 // fileDescriptorsOf, lets the embedded node serve its own descriptors the way a chain node does.
 import { descriptor, getDescriptorTypes, loadProtoFiles, BUNDLED_FILES, protobuf } from './proto-root.js';
-import { getPatterns, ruleFromParsedOptions, type HttpRule } from './http-rule.js';
+import { getPatterns, normalizeRule, ruleFromParsedOptions, type HttpRule } from './http-rule.js';
 
 export interface QueryMethod {
   /** `/ixo.entity.v1beta1.Query/Entity` */
@@ -107,7 +107,7 @@ export function fileDescriptorsOf(root: protobuf.Root, ruleOf: RuleOf = ruleFrom
         const reflected = root.lookup(`.${file.package}.${service.name}`) as protobuf.Service | null;
         const rule = reflected && ruleOf(reflected.methods[method.name]);
         if (!rule) continue;
-        method.options = MethodOptions.fromObject({ ...(method.options ?? {}), '.google.api.http': rule }) as unknown as MethodOptionsShape;
+        method.options = MethodOptions.fromObject({ ...(method.options ?? {}), '.google.api.http': normalizeRule(rule) }) as unknown as MethodOptionsShape;
         deps.add(fileOfPackage.get('google.api')!);
       }
     }

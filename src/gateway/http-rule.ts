@@ -32,3 +32,10 @@ export function ruleFromParsedOptions(method: protobuf.Method): HttpRule | undef
   }
   return undefined;
 }
+
+/** The rule in HttpRule message form: additional_bindings always a list (.proto parsing gives one binding as an object). */
+export function normalizeRule(rule: HttpRule): HttpRule {
+  const more = rule.additional_bindings;
+  if (more === undefined) return rule;
+  return { ...rule, additional_bindings: (Array.isArray(more) ? more : [more]).map(normalizeRule) };
+}
