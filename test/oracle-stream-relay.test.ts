@@ -1,0 +1,142 @@
+// The chat stream's two ends over a real MessageChannel: the actor's FrameSender and the main thread's
+// relay, with a socket stand-in whose write() reports backpressure like uWS does.
+import t from 'tap';
+import { MessageChannel } from 'node:worker_threads';
+import { FrameSender } from '../dist/src/oracle/chat/frame-sender.js';
+import { STREAM_WINDOW } from '../dist/src/oracle/chat/protocol.js';
+import { HEARTBEAT, relayStream } from '../dist/src/oracle/chat/stream-relay.js';
+import type { StreamWriter } from '../dist/src/http/types.js';
+import { eventually } from './helpers/oracle.js';
+
+/** A socket that accepts every write but says "full" while `full` is set, then drains on demand. */
+class SocketStandIn implements StreamWriter {
+  chunks: string[] = [];
+  full = false;
+  closed = false;
+  ended = false;
+  #drain: (() => void)[] = [];
+  #close: (() => void)[] = [];
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.chunks.push(chunk);
+    return !this.full;
+  }
+  onDrain(listener: () => void): void {
+    this.#drain.push(listener);
+  }
+  onClose(listener: () => void): void {
+    this.#close.push(listener);
+  }
+  end(): void {
+    this.ended = true;
+    this.closed = true;
+  }
+  drain(): void {
+    this.full = false;
+    for (const listener of this.#drain.splice(0)) listener();
+  }
+  hangUp(): void {
+    this.closed = true;
+    for (const listener of this.#close.splice(0)) listener();
+  }
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+function pair(options: { heartbeatMs?: number; done?: Promise<void> } = {}) {
+  const channel = new MessageChannel();
+  const socket = new SocketStandIn();
+  const cancelled = { count: 0 };
+  const sender = new FrameSender(channel.port2, () => cancelled.count++);
+  const controller = new AbortController();
+  const outcome = relayStream(channel.port1, {
+    open: () => socket,
+    signal: controller.signal,
+    heartbeatMs: options.heartbeatMs ?? 60_000,
+    done: options.done ?? new Promise(() => undefined),
+  });
+  return { socket, sender, outcome, cancelled, controller };
+}
+
+t.test('a full socket stops the producer after one window; draining resumes it, in order', async (t) => {
+  const { socket, sender, outcome } = pair();
+  sender.open();
+  t.match(await outcome, { kind: 'streaming' });
+  socket.full = true;
+  let produced = 0;
+  const producer = (async () => {
+    for (let i = 0; i < 100; i++) {
+      await sender.send(`frame ${i}\n\n`);
+      produced++;
+    }
+    await sender.send('done\n\n', true);
+    sender.end();
+  })();
+  await eventually(() => socket.chunks.length === STREAM_WINDOW, 'one window of frames');
+  await settle();
+  t.equal(socket.chunks.length, STREAM_WINDOW, 'no more than the window while the socket is full');
+  t.equal(produced, STREAM_WINDOW, 'the producer waits');
+
+  socket.drain();
+  await producer;
+  await eventually(() => socket.ended, 'the stream to end');
+  t.equal(socket.chunks.length, 101);
+  t.same(socket.chunks.slice(0, 3), ['frame 0\n\n', 'frame 1\n\n', 'frame 2\n\n']);
+  t.equal(socket.chunks.at(-1), 'done\n\n', 'the final frame stays last: the relay adds no done of its own');
+});
+
+t.test('a client that hangs up cancels the producer, even one waiting for the window', async (t) => {
+  const { socket, sender, outcome, cancelled } = pair();
+  sender.open();
+  await outcome;
+  socket.full = true;
+  const producer = (async () => {
+    for (let i = 0; i < 100 && !sender.cancelled; i++) await sender.send(`frame ${i}\n\n`);
+  })();
+  await eventually(() => socket.chunks.length === STREAM_WINDOW, 'one window of frames');
+  socket.hangUp();
+  await producer;
+  t.equal(cancelled.count, 1);
+  t.ok(sender.cancelled);
+  sender.end();
+});
+
+t.test('a refusal is handed back as data before any stream opens', async (t) => {
+  const { socket, sender, outcome } = pair();
+  sender.refuse(402, { statusCode: 402, claims: ['c1'] });
+  sender.end();
+  t.same(await outcome, { kind: 'refused', status: 402, body: { statusCode: 402, claims: ['c1'] } });
+  t.same(socket.chunks, []);
+});
+
+t.test('an actor that dies mid-stream: the relay writes error then done and ends', async (t) => {
+  let fail!: (error: Error) => void;
+  const done = new Promise<void>((_, reject) => (fail = reject));
+  const { socket, sender, outcome } = pair({ done });
+  sender.open();
+  await outcome;
+  await sender.send('event: message\ndata: {"content":"a"}\n\n');
+  await eventually(() => socket.chunks.length === 1, 'the first frame');
+  fail(new Error('host exited'));
+  await eventually(() => socket.ended, 'the stream to end');
+  t.match(socket.chunks[1], /^event: error\ndata: \{"error":"The chat service stopped/);
+  t.equal(socket.chunks[2], 'event: done\ndata: {}\n\n');
+});
+
+t.test('a failure before the first word is reported as failed, with nothing written', async (t) => {
+  const { socket, outcome } = pair({ done: Promise.reject(new Error('host restarting')) });
+  const result = await outcome;
+  t.equal(result.kind, 'failed');
+  t.same(socket.chunks, []);
+});
+
+t.test('heartbeat comments while the actor is quiet', async (t) => {
+  const { socket, sender, outcome } = pair({ heartbeatMs: 10 });
+  sender.open();
+  await outcome;
+  await eventually(() => socket.chunks.includes(HEARTBEAT), 'a heartbeat');
+  t.equal(HEARTBEAT, ': heartbeat\n\n');
+  sender.end();
+  await eventually(() => socket.ended, 'the end');
+  t.equal(socket.chunks.at(-1), 'event: done\ndata: {}\n\n', 'done is added when the actor ended without it');
+});
