@@ -1,5 +1,7 @@
 // GET / and GET /health: one record each, carrying the fields of both specs (USSD and oracle).
+import * as v from 'valibot';
 import type { Config } from './config.js';
+import type { ApiDocs } from './docs/index.js';
 import type { Router } from './http/router.js';
 import { reply } from './http/types.js';
 import type { Store } from './store/env.js';
@@ -16,12 +18,28 @@ async function databaseIsReachable(store: Store): Promise<boolean> {
   }
 }
 
+const Environment = v.pipe(v.string(), v.examples(['production']));
+const Timestamp = v.pipe(v.string(), v.isoTimestamp(), v.examples(['2025-01-01T12:00:00.000Z']));
+const LandingSchema = v.object({ status: v.literal('ok'), message: v.string(), environment: Environment, timestamp: Timestamp });
+const HealthSchema = v.object({
+  status: v.picklist(['ok', 'error']),
+  environment: Environment,
+  timestamp: Timestamp,
+  uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
+  database: v.picklist(['connected', 'disconnected']),
+});
+
 export function registerHealthRoutes(router: Router, config: Config, store: Store): void {
   const environment = config.NODE_ENV;
   router.get(
     '/',
     () => reply.json(200, { status: 'ok', message: 'Session actor runtime is running', environment, timestamp: new Date().toISOString() }),
-    { summary: 'Landing and liveness record', tags: ['health'] },
+    {
+      summary: 'Landing and liveness record',
+      tags: ['health'],
+      public: true,
+      responses: { 200: { description: 'The service is running', schema: LandingSchema } },
+    } satisfies ApiDocs,
   );
   router.get(
     '/health',
@@ -35,6 +53,14 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
         database: connected ? 'connected' : 'disconnected',
       });
     },
-    { summary: 'Health with a real database read and write', tags: ['health'] },
+    {
+      summary: 'Health with a real database read and write',
+      tags: ['health'],
+      public: true,
+      responses: {
+        200: { description: 'LMDB answered a write and a read', schema: HealthSchema },
+        503: { description: 'LMDB did not answer: status "error", database "disconnected"', schema: HealthSchema },
+      },
+    } satisfies ApiDocs,
   );
 }

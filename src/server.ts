@@ -1,5 +1,6 @@
 // Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door.
 import type { Config } from './config.js';
+import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { Router } from './http/router.js';
@@ -54,6 +55,8 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const router = new Router();
   registerHealthRoutes(router, config, store);
   for (const face of faces) face.routes(router);
+  // Last, so the OpenAPI document sees every route.
+  registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
   const http = new HttpServer({
     host: config.HOST,

@@ -1,6 +1,7 @@
 // POST /api/ussd and the operator routes.
 import * as v from 'valibot';
 import type { Logger } from '../log.js';
+import { TOO_MANY_REQUESTS, type ApiDocs } from '../docs/index.js';
 import type { Router } from '../http/router.js';
 import type { OperatorGuard } from '../http/operator-guard.js';
 import { reply } from '../http/types.js';
@@ -10,6 +11,12 @@ import { UssdRequestSchema, type UssdActorMessage } from './schema.js';
 import { activeSessionIds, isLive, type SessionDb } from './session-records.js';
 
 export const USSD_ACTOR = 'ussd';
+
+const UssdAnswerSchema = v.pipe(
+  v.string(),
+  v.regex(/^(CON|END) /),
+  v.examples(['CON Welcome\n1. Know More\n2. Account', INVALID_INPUT]),
+);
 
 interface UssdRouteDeps {
   runtime: ActorRuntime;
@@ -36,7 +43,23 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
         return reply.text(200, SERVICE_UNAVAILABLE);
       }
     },
-    { summary: 'One user input of a USSD session; answers a CON or END screen as text/plain', tags: ['ussd'] },
+    {
+      summary: 'One user input of a USSD session; answers a CON or END screen as text/plain',
+      tags: ['ussd'],
+      public: true,
+      body: UssdRequestSchema,
+      bodyContentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+      responses: {
+        200: {
+          description:
+            '`CON <screen>`: the session continues and the user may answer; `END <screen>`: the session is over. ' +
+            'Invalid requests and failures are also 200 END answers: a gateway ends the session on any other status.',
+          contentType: 'text/plain',
+          schema: UssdAnswerSchema,
+        },
+        429: TOO_MANY_REQUESTS,
+      },
+    } satisfies ApiDocs,
   );
 
   router.get(
@@ -62,7 +85,7 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
         activeSessions,
       });
     },
-    { summary: 'Operator: one live USSD session (never contains a PIN)', tags: ['ussd', 'operator'] },
+    { summary: 'Operator: one live USSD session (never contains a PIN)', tags: ['ussd', 'operator'], operator: true } satisfies ApiDocs,
   );
 
   router.get(
@@ -72,6 +95,6 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
       const ids = activeSessionIds(sessions);
       return reply.json(200, { activeSessions: ids, count: ids.length });
     },
-    { summary: 'Operator: identifiers of all live USSD sessions', tags: ['ussd', 'operator'] },
+    { summary: 'Operator: identifiers of all live USSD sessions', tags: ['ussd', 'operator'], operator: true } satisfies ApiDocs,
   );
 }
