@@ -68,6 +68,20 @@ t.test('timestamps: RFC 3339 UTC with Z and 0, 3, 6 or 9 fraction digits', async
   t.equal(at(0), '1970-01-01T00:00:00Z');
 });
 
+t.test('timestamps across years 0001-9999 agree with Date#toISOString (leap years, century rules)', async (t) => {
+  const min = Date.UTC(1, 0, 1) / 1000;
+  const max = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
+  const samples = [min, max, Date.UTC(2000, 1, 29) / 1000, Date.UTC(1900, 2, 1) / 1000 - 1, Date.UTC(2100, 1, 28, 23, 59, 59) / 1000];
+  for (let i = 0; i < 500; i++) samples.push(Math.floor(min + ((max - min) * i) / 500) + i * 7919);
+  let mismatches = 0;
+  for (const seconds of samples) {
+    const expected = new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+    const actual = JSON.parse(render(Kitchen, { at: { seconds } })).at;
+    if (actual !== expected) mismatches++, t.equal(actual, expected, String(seconds));
+  }
+  t.equal(mismatches, 0, `${samples.length} instants`);
+});
+
 t.test('durations: seconds with 0, 3, 6 or 9 fraction digits and an s', async (t) => {
   const took = (seconds: number, nanos = 0) => JSON.parse(render(Kitchen, { took: { seconds, nanos } })).took;
   t.equal(took(1, 500_000_000), '1.500s');

@@ -51,32 +51,44 @@ export function parseTemplate(source: string): PathTemplate {
   return { source, segments, variables, verb };
 }
 
-/** Binds a request path (without query) to the template: field path -> decoded value, or undefined. */
-export function matchTemplate(template: PathTemplate, path: string): Map<string, string> | undefined {
-  let body = path;
-  if (template.verb !== undefined) {
-    const suffix = `:${template.verb}`;
-    if (!body.endsWith(suffix)) return undefined;
-    body = body.slice(0, -suffix.length);
-  }
-  if (!body.startsWith('/')) return undefined;
-  const parts = body.slice(1).split('/');
-  const { segments } = template;
-  const last = segments[segments.length - 1];
-  if (last?.kind === 'rest' ? parts.length < segments.length - 1 : parts.length !== segments.length) return undefined;
-  const decoded: string[] = new Array(parts.length);
+/** A request path (without query) as percent-decoded segments; undefined when it cannot be decoded. */
+export function splitPath(path: string): string[] | undefined {
+  if (!path.startsWith('/')) return undefined;
+  const parts = path.slice(1).split('/');
   for (let i = 0; i < parts.length; i++) {
     const value = decodeSegment(parts[i]);
     if (value === undefined) return undefined;
-    decoded[i] = value;
+    parts[i] = value;
+  }
+  return parts;
+}
+
+/** Binds a request path to the template: field path -> decoded value, or undefined. */
+export function matchTemplate(template: PathTemplate, path: string): Map<string, string> | undefined {
+  const parts = splitPath(path);
+  return parts && matchSegments(template, parts);
+}
+
+/** Binds decoded path segments (see splitPath) to the template. */
+export function matchSegments(template: PathTemplate, parts: readonly string[]): Map<string, string> | undefined {
+  if (template.verb !== undefined) {
+    const last = parts[parts.length - 1];
+    const suffix = `:${template.verb}`;
+    if (!last.endsWith(suffix)) return undefined;
+    parts = [...parts.slice(0, -1), last.slice(0, -suffix.length)];
+  }
+  const { segments } = template;
+  const last = segments[segments.length - 1];
+  if (last?.kind === 'rest' ? parts.length < segments.length - 1 : parts.length !== segments.length) return undefined;
+  for (let i = 0; i < parts.length; i++) {
     const segment = segments[Math.min(i, segments.length - 1)];
-    if (segment.kind === 'literal' && (i >= segments.length || segment.value !== value)) return undefined;
-    if (segment.kind === 'one' && value === '') return undefined;
+    if (segment.kind === 'literal' && segment.value !== parts[i]) return undefined;
+    if (segment.kind === 'one' && parts[i] === '') return undefined;
   }
   const bound = new Map<string, string>();
   for (const variable of template.variables) {
-    const end = segments[variable.end - 1]?.kind === 'rest' ? decoded.length : variable.end;
-    bound.set(variable.fieldPath.join('.'), decoded.slice(variable.start, end).join('/'));
+    const end = segments[variable.end - 1]?.kind === 'rest' ? parts.length : variable.end;
+    bound.set(variable.fieldPath.join('.'), parts.slice(variable.start, end).join('/'));
   }
   return bound;
 }

@@ -3,7 +3,7 @@
 import type { Logger } from '../log.js';
 import type { GatewaySchema, QueryMethod } from './descriptors.js';
 import { LEGACY_ALIASES } from './legacy-routes.js';
-import { matchTemplate, parseTemplate, type PathTemplate } from './path-template.js';
+import { matchSegments, parseTemplate, splitPath, type PathTemplate } from './path-template.js';
 import { RequestMapper } from './request-mapper.js';
 
 export interface GatewayRoute {
@@ -43,10 +43,10 @@ export class RouteTable {
   }
 
   match(path: string): RouteMatch | undefined {
-    const end = path.indexOf('/', 1);
-    const first = path.slice(1, end === -1 ? undefined : end);
-    for (const route of this.#byFirstSegment.get(first) ?? this.#startingWithVariable) {
-      const bound = matchTemplate(route.template, path);
+    const parts = splitPath(path);
+    if (!parts) return undefined;
+    for (const route of this.#byFirstSegment.get(parts[0]) ?? this.#startingWithVariable) {
+      const bound = matchSegments(route.template, parts);
       if (bound) return { route, bound };
     }
     return undefined;
