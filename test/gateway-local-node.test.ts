@@ -222,8 +222,11 @@ t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) =
     }
   });
 
-  t.test('the prefix is required', async (t) => {
+  t.test('the prefix is required; under it, unmatched paths get the Cosmos 404', async (t) => {
     t.equal((await get(server.url, '/ixo/token/params', key)).status, 404);
+    const other = await get(server.url, '/api/protocol/cosmos/bank/v1beta1/params', key);
+    t.equal(other.status, 404);
+    t.same(other.body, { code: 5, message: 'Not Found', details: [] });
   });
 
   t.test('legacy paths of older builds', async (t) => {

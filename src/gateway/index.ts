@@ -57,13 +57,16 @@ class GatewayFace implements Face {
       prefix,
       gate: createKeyGate(this.context.config.GATEWAY_API_KEYS),
     });
-    // One wildcard per first path segment; the route table matches the templates itself (first declared wins).
+    // One wildcard per first path segment; the route table matches the templates itself (first declared
+    // wins). Under a prefix, everything else gets the gateway's own 404 too.
     const docs = { hidden: true, summary: 'Protocol query gateway (operations listed from the descriptors)' };
+    const patterns = new Set<string>(prefix ? [`${prefix}/*`] : []);
     for (const segment of this.#table.firstSegments) {
       const base = segment ? `${prefix}/${segment}` : prefix;
-      if (base) router.get(base, handler, docs);
-      router.get(`${base}/*`, handler, docs);
+      if (base) patterns.add(base);
+      patterns.add(`${base}/*`);
     }
+    for (const pattern of patterns) router.get(pattern, handler, docs);
   }
 
   openApi() {
