@@ -9,12 +9,13 @@ import { createLogger, type Logger } from './log.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
+import { createGatewayFace } from './gateway/index.js';
 import { createOracleFace } from './oracle/index.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
 
 /** The faces of the server, in the order their routes are registered. */
-const FACES: readonly FaceFactory[] = [createUssdFace, createOracleFace];
+const FACES: readonly FaceFactory[] = [createUssdFace, createOracleFace, createGatewayFace];
 
 export interface RunningServer {
   readonly port: number;
