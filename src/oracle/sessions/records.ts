@@ -1,7 +1,9 @@
 // Chat session records in the LMDB database `oracle-sessions`, with a per-user index so that listing a
-// user's sessions newest first is a range read:
-//   s|<sessionId>                          -> SessionRecord
-//   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> sessionId
+// user's sessions newest first is one range read (the index entries hold a copy of the record) and the
+// total is one read:
+//   s|<sessionId>                                       -> SessionRecord
+//   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> SessionView (what the list answers)
+//   c|<userDid>                                         -> number of the user's sessions
 // The chat actor writes (one session, one writer); the main thread reads (ownership checks, listings).
 // `|` cannot occur in a DID, so keys are unambiguous.
 import type { Database } from 'lmdb';
@@ -28,15 +30,16 @@ export interface SessionView {
   oracleDid: string;
 }
 
-export type SessionDb = Database<SessionRecord | string, string>;
+export type SessionDb = Database<SessionRecord | SessionView | number, string>;
 
 export const UNTITLED = 'Untitled';
 const TITLE_MAX = 60;
 
-export const openSessionDb = (store: Store): SessionDb => store.db<SessionRecord | string>('oracle-sessions');
+export const openSessionDb = (store: Store): SessionDb => store.db<SessionRecord | SessionView | number>('oracle-sessions');
 
 const recordKey = (sessionId: string) => `s|${sessionId}`;
 const userPrefix = (userDid: string) => `u|${userDid}|`;
+const countKey = (userDid: string) => `c|${userDid}`;
 const indexKey = (record: SessionRecord) =>
   `${userPrefix(record.userDid)}${String(Math.round(record.lastUpdatedAt * 1000)).padStart(18, '0')}|${record.sessionId}`;
 
@@ -59,7 +62,7 @@ export function viewOf(record: SessionRecord): SessionView {
 
 export function getSession(db: SessionDb, sessionId: string): SessionRecord | undefined {
   const value = db.get(recordKey(sessionId));
-  return typeof value === 'object' ? value : undefined;
+  return typeof value === 'object' ? (value as SessionRecord) : undefined;
 }
 
 /** The session if it exists and belongs to `userDid`. */
@@ -71,14 +74,21 @@ export function ownedSession(db: SessionDb, sessionId: string, userDid: string):
 /** Writes a record and moves its index entry. Call inside a transaction (store.root.transaction). */
 export function writeSession(db: SessionDb, record: SessionRecord, previous?: SessionRecord): void {
   if (previous) db.remove(indexKey(previous));
+  else db.put(countKey(record.userDid), countOf(db, record.userDid) + 1);
   db.put(recordKey(record.sessionId), record);
-  db.put(indexKey(record), record.sessionId);
+  db.put(indexKey(record), viewOf(record));
 }
 
 /** Removes a record and its index entry. Call inside a transaction. */
 export function deleteSession(db: SessionDb, record: SessionRecord): void {
   db.remove(indexKey(record));
   db.remove(recordKey(record.sessionId));
+  db.put(countKey(record.userDid), Math.max(0, countOf(db, record.userDid) - 1));
+}
+
+function countOf(db: SessionDb, userDid: string): number {
+  const count = db.get(countKey(userDid));
+  return typeof count === 'number' ? count : 0;
 }
 
 /** A title from the first message: its first line, at most 60 characters, cut at a word. */
@@ -96,8 +106,7 @@ export function listSessions(db: SessionDb, userDid: string, offset: number, lim
   const end = `${prefix}\uffff`;
   const sessions: SessionView[] = [];
   for (const { value } of db.getRange({ start: end, end: prefix, reverse: true, offset, limit })) {
-    const record = typeof value === 'string' ? getSession(db, value) : undefined;
-    if (record) sessions.push(viewOf(record));
+    if (typeof value === 'object') sessions.push(value as SessionView);
   }
-  return { sessions, total: db.getKeysCount({ start: prefix, end }) };
+  return { sessions, total: countOf(db, userDid) };
 }
