@@ -46,7 +46,10 @@ async function startTestNode(t: Tap.Test) {
     callback(null, { ...call.request.toJSON(), height_seen: heightOf(call) });
   };
   const server = new grpc.Server();
-  server.addService(serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')), {
+  const query = serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query'));
+  // Field 1, length 255, then nothing: not a decodable message.
+  query.Garbage = { ...query.Garbage, responseSerialize: () => Buffer.from([0x0a, 0xff, 0x01]) };
+  server.addService(query, {
     Kitchen: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
       withHeight(call);
       callback(null, {
@@ -80,6 +83,7 @@ async function startTestNode(t: Tap.Test) {
       trailer.set(HEIGHT, '4242');
       callback(null, { key: 'trailer' }, trailer);
     },
+    Garbage: (_call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => callback(null, {}),
     // Missing is declared with a route but not implemented: the node answers UNIMPLEMENTED.
   });
   const reflection = new protobuf.Writer();
@@ -179,6 +183,14 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
     const res = await call('/test/missing');
     t.equal(res.status, 501);
     t.equal(res.body.code, 12);
+  });
+
+  t.test('an answer that does not decode as the declared type: 500 INTERNAL in the Cosmos shape', async (t) => {
+    const res = await call('/test/garbage');
+    t.equal(res.status, 500);
+    t.equal(res.body.code, 13);
+    t.match(res.body.message, /cannot decode the node's test\.kitchen\.v1\.CountResponse/);
+    t.same(res.body.details, []);
   });
 
   t.test('past GATEWAY_TIMEOUT_MS: 504 DEADLINE_EXCEEDED', async (t) => {

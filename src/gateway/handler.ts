@@ -1,9 +1,10 @@
 // One HTTP GET -> route match -> request message -> upstream gRPC -> Cosmos JSON, with the block height
 // passed through, and identical requests in flight sharing one upstream call.
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { reply, type Handler, type Reply } from '../http/types.js';
 import { InFlight } from './coalesce.js';
 import type { CosmosJson } from './cosmos-json.js';
-import { fromGrpcError, gatewayErrors } from './errors.js';
+import { cosmosError, fromGrpcError, gatewayErrors } from './errors.js';
 import type { Gate } from './gate.js';
 import type { RouteTable } from './route-table.js';
 import type { Upstream, UpstreamError } from './upstream.js';
@@ -45,6 +46,13 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, failure.height ? { 'X-Cosmos-Block-Height': failure.height } : undefined);
   }
-  const body = options.json.stringify(method.responseType, method.responseType.decode(answered.bytes));
-  return reply.raw(200, JSON_TYPE, body, answered.height ? { 'X-Cosmos-Block-Height': answered.height } : undefined);
+  const headers = answered.height ? { 'X-Cosmos-Block-Height': answered.height } : undefined;
+  let body: string;
+  try {
+    body = options.json.stringify(method.responseType, method.responseType.decode(answered.bytes));
+  } catch (error) {
+    // The node answered bytes that are not the declared response type (descriptors out of step with it).
+    throw cosmosError(GrpcStatus.INTERNAL, `cannot decode the node's ${method.responseType.fullName.slice(1)}: ${(error as Error).message}`, headers);
+  }
+  return reply.raw(200, JSON_TYPE, body, headers);
 }
