@@ -117,3 +117,16 @@ t.test('DELETE /sessions/:sessionId removes the session and its transcript', asy
   t.equal(tooLong.status, 400);
   t.same(tooLong.body.message, ['sessionId must be at most 128 characters']);
 });
+
+t.test('GET /docs-json documents the oracle routes from the schemas that validate them', async (t) => {
+  const server = await startOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
+  const doc = await (await fetch(`${server.url}/docs-json`)).json();
+  const send = doc.paths['/messages/{sessionId}'].post;
+  t.equal(send.requestBody.content['application/json'].schema.properties.attachments.maxItems, 10);
+  t.same(send.requestBody.content['application/json'].schema.required, ['message']);
+  t.ok(send.security, 'protected routes name the UCAN security schemes');
+  t.match(doc.paths['/sessions'].get.parameters, [{ name: 'limit', in: 'query' }, { name: 'offset', in: 'query' }]);
+  t.ok(doc.paths['/messages/abort'].post);
+  t.ok(doc.paths['/delegation'].delete);
+  t.same(doc.paths['/user-preferences'].get.security, [], 'a route named in AUTH_EXCLUDED_ROUTES is documented as public');
+});

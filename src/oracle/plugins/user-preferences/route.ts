@@ -2,7 +2,8 @@
 import type { Router } from '../../../http/router.js';
 import { reply } from '../../../http/types.js';
 import type { PluginRouteDeps } from '../types.js';
-import { userPreferencesJsonSchema } from './schema.js';
+import * as v from 'valibot';
+import { UserPreferencesRecordSchema } from './schema.js';
 import type { PreferencesStore } from './store.js';
 
 export function registerUserPreferencesRoute(router: Router, deps: PluginRouteDeps, preferences: PreferencesStore): void {
@@ -16,10 +17,7 @@ export function registerUserPreferencesRoute(router: Router, deps: PluginRouteDe
       summary: "The authenticated user's preferences for this oracle (null when none are saved)",
       tags: ['User preferences'],
       responses: {
-        200: {
-          description: 'The saved preferences, or null',
-          content: { 'application/json': { schema: { oneOf: [userPreferencesJsonSchema, { type: 'null' }] } } },
-        },
+        200: { description: 'The saved preferences, or null', schema: v.nullable(UserPreferencesRecordSchema) },
       },
     },
   );

@@ -89,17 +89,13 @@ function withoutDialect(schema: object): Record<string, unknown> {
 /** JSON schema of the `set_user_preferences` arguments, generated from the validating schema. */
 export const preferencesUpdateJsonSchema = withoutDialect(toJsonSchema(preferencesUpdateSchema, { errorMode: 'ignore' }));
 
-/** JSON schema of the stored record (for the OpenAPI answer of GET /user-preferences). */
-export const userPreferencesJsonSchema: Record<string, unknown> = {
-  type: 'object',
-  properties: {
-    agentName: { type: 'string', maxLength: 80 },
-    userName: { type: 'string', maxLength: 80 },
-    language: { type: 'string', maxLength: 20 },
-    tone: { type: 'string', maxLength: TONE_MAX },
-    formality: { type: 'string', enum: [...FORMALITIES] },
-    customInstructions: { type: 'string', maxLength: 2000 },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['updatedAt'],
-};
+/** The stored record, as GET /user-preferences answers it (for the OpenAPI document). */
+export const UserPreferencesRecordSchema = v.object({
+  agentName: v.optional(v.pipe(v.string(), v.maxLength(80))),
+  userName: v.optional(v.pipe(v.string(), v.maxLength(80))),
+  language: v.optional(v.pipe(v.string(), v.maxLength(20))),
+  tone: v.optional(v.pipe(v.string(), v.maxLength(TONE_MAX))),
+  formality: v.optional(v.picklist(FORMALITIES)),
+  customInstructions: v.optional(v.pipe(v.string(), v.maxLength(2000))),
+  updatedAt: v.pipe(v.string(), v.isoTimestamp()),
+});
