@@ -94,9 +94,10 @@ export async function benchGateway(): Promise<GatewayBenchRow[]> {
 
   const node = await startNode('dist/bench/gateway-node.js', { BENCH_ENTITIES: entities });
   const target = `127.0.0.1:${node.port}`;
-  const server = await startServerProcess({ GATEWAY_GRPC_TARGET: target, LOG_LEVEL: 'warn', ACTOR_THREADS: '1' });
   const rows: GatewayBenchRow[] = [];
+  let server: BenchProcess | undefined;
   try {
+    server = await startServerProcess({ GATEWAY_GRPC_TARGET: target, LOG_LEVEL: 'warn', ACTOR_THREADS: '1' });
     for (const { name, path, grpcPath, responseType } of CASES) {
       const type = root.lookupType(responseType);
       const warm = await fetch(`http://127.0.0.1:${server.port}${path}`);
@@ -114,7 +115,7 @@ export async function benchGateway(): Promise<GatewayBenchRow[]> {
     const shared = await viaGateway('gateway, large: entity list, identical requests (shared in flight)', server, node, { duration: seconds, connections, path: '/ixo/entity' });
     rows.push(shared);
   } finally {
-    await server.stop();
+    await server?.stop();
     await node.stop();
   }
   printRows(`Protocol gateway: ${connections} connections / concurrent calls, ${seconds} s per run, ${entities} entities in the list, server pid CPU from /proc`, rows);
