@@ -6,15 +6,26 @@ import type { Router } from './http/router.js';
 import { reply } from './http/types.js';
 import type { Store } from './store/env.js';
 
+/** A probe that takes longer than this (a stuck disk, a closed environment) counts as a failure. */
+const PROBE_TIMEOUT_MS = 2_000;
+
 /** A real LMDB write and read: `database` is never a constant. */
 async function databaseIsReachable(store: Store): Promise<boolean> {
-  try {
+  if (store.closed) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(resolve, PROBE_TIMEOUT_MS, false);
+  });
+  const probe = (async () => {
     const db = store.db<number>('health');
-    const probe = Date.now();
-    await db.put('probe', probe);
-    return db.get('probe') === probe;
-  } catch {
-    return false;
+    const value = Date.now();
+    await db.put('probe', value);
+    return db.get('probe') === value;
+  })().catch(() => false);
+  try {
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

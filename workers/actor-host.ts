@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
 import { createLogger } from '../src/log.js';
 import { ActorHost } from '../src/runtime/actor-host.js';
-import { Comlink, nodeEndpoint } from '../src/runtime/comlink.js';
+import { Comlink, batchingEndpoint } from '../src/runtime/comlink.js';
 import type { HostInit } from '../src/runtime/messages.js';
 import { openStore } from '../src/store/env.js';
 
@@ -23,5 +23,5 @@ const host = new ActorHost(
   config.ACTOR_IDLE_SECONDS * 1000,
 );
 
-Comlink.expose(host, nodeEndpoint(parentPort));
+Comlink.expose(host, batchingEndpoint(parentPort!));
 log.debug('actor host ready');

@@ -33,10 +33,16 @@ export function rssBytesOf(pid: number): number {
 
 /** Starts `node <script>` and waits until it prints `LISTENING <port>` or logs `"msg":"listening"` with a port. */
 export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<BenchProcess> {
-  const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+  // BENCH_NODE_ARGS passes flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = script.startsWith('dist/src/') ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, script), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // A benchmark that fails must not leave servers running.
+  const killChild = () => child.kill('SIGKILL');
+  process.once('exit', killChild);
+  child.once('exit', () => process.off('exit', killChild));
   const port = await new Promise<number>((resolve, reject) => {
     let buffer = '';
     const timer = setTimeout(() => reject(new Error(`${script} did not start in time`)), 30_000);
@@ -72,9 +78,10 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'info',
     RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1',
     ...env,
+    // The start-up line that carries the port is logged at info; request logs are at debug.
+    LOG_LEVEL: 'info',
   });
   return {
     ...server,

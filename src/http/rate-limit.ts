@@ -10,6 +10,8 @@ export interface RateLimitOptions {
 export class RateLimiter {
   #windowStart = Date.now();
   #counts = new Map<string, number>();
+  /** BlockList.check allocates on every call; the answer per address never changes. */
+  #exempt = new Map<string, boolean>();
 
   constructor(private readonly options: RateLimitOptions) {}
 
@@ -21,7 +23,13 @@ export class RateLimiter {
       this.#windowStart = now - ((now - this.#windowStart) % windowMs);
       this.#counts = new Map();
     }
-    if (allowlist.has(address)) return 0;
+    let exempt = this.#exempt.get(address);
+    if (exempt === undefined) {
+      if (this.#exempt.size > 10_000) this.#exempt.clear();
+      exempt = allowlist.has(address);
+      this.#exempt.set(address, exempt);
+    }
+    if (exempt) return 0;
     const count = (this.#counts.get(address) ?? 0) + 1;
     this.#counts.set(address, count);
     if (count <= max) return 0;

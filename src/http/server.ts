@@ -39,6 +39,8 @@ export class HttpServer {
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
   readonly #accessLog: boolean;
+  /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
+  readonly #addressCache = new Map<string, string>();
 
   constructor(private readonly options: HttpServerOptions) {
     this.#cors = createCors(options.corsOrigin);
@@ -99,7 +101,9 @@ export class HttpServer {
 
   #serve(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route): void {
     const started = this.#accessLog ? performance.now() : 0;
-    const controller = new AbortController();
+    // The AbortController is created only when a handler asks for the signal: most requests never do.
+    let controller: AbortController | undefined;
+    let aborted = false;
     let finished = false;
     this.#inFlight++;
     const finish = () => {
@@ -107,8 +111,16 @@ export class HttpServer {
       finished = true;
       if (--this.#inFlight === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
     };
+    const signal = () => {
+      if (!controller) {
+        controller = new AbortController();
+        if (aborted) controller.abort(new Error('client disconnected'));
+      }
+      return controller.signal;
+    };
     res.onAborted(() => {
-      controller.abort(new Error('client disconnected'));
+      aborted = true;
+      controller?.abort(new Error('client disconnected'));
       finish();
     });
 
@@ -127,7 +139,7 @@ export class HttpServer {
     const cors = this.#cors(headers.origin);
 
     const send = (reply: Reply) => {
-      if (controller.signal.aborted || finished) return;
+      if (aborted || finished) return;
       res.cork(() => {
         res.writeStatus(statusLine(reply.status));
         res.writeHeader('Content-Type', reply.contentType);
@@ -156,13 +168,15 @@ export class HttpServer {
         body: decoded.body,
         bodyError: decoded.bodyError,
         rawBody: raw,
-        signal: controller.signal,
+        get signal() {
+          return signal();
+        },
         get query() {
           return (query ??= new URLSearchParams(rawQuery));
         },
       };
       const response: HttpResponse = {
-        stream: (status, streamHeaders) => this.#openStream(res, controller.signal, status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish),
+        stream: (status, streamHeaders) => this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish),
       };
       let result;
       try {
@@ -184,14 +198,14 @@ export class HttpServer {
     const limit = this.options.bodyLimitBytes;
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > limit) {
-      return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, controller.signal);
+      return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, aborted);
     }
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
       if (finished) return;
       size += chunk.byteLength;
-      if (size > limit) return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, controller.signal);
+      if (size > limit) return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, aborted);
       // uWS reuses the chunk's memory after this callback: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
       if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
@@ -203,7 +217,14 @@ export class HttpServer {
       const forwarded = headers['x-forwarded-for'];
       if (forwarded) return normalizeAddress(forwarded.split(',', 1)[0]);
     }
-    return normalizeAddress(textDecoder.decode(res.getRemoteAddressAsText()));
+    const raw = textDecoder.decode(res.getRemoteAddressAsText());
+    let address = this.#addressCache.get(raw);
+    if (address === undefined) {
+      if (this.#addressCache.size > 10_000) this.#addressCache.clear();
+      address = normalizeAddress(raw);
+      this.#addressCache.set(raw, address);
+    }
+    return address;
   }
 
   #errorReply(error: unknown, requestId: string): Reply {
@@ -275,9 +296,9 @@ function sendAndClose(
   requestId: string,
   cors: [string, string][],
   finish: () => void,
-  signal: AbortSignal,
+  aborted: boolean,
 ): void {
-  if (signal.aborted) return;
+  if (aborted) return;
   res.cork(() => {
     res.writeStatus(statusLine(reply.status));
     res.writeHeader('Content-Type', reply.contentType);

@@ -4,7 +4,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { Comlink, nodeEndpoint, type Remote } from './comlink.js';
+import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import { shardOf } from './shard.js';
 
@@ -21,6 +21,8 @@ const MAX_RESTART_DELAY_MS = 5_000;
 class HostHandle {
   #worker?: Worker;
   #api?: Remote<HostApi>;
+  /** comlink builds a new proxy (and registers it for finalisation) on every property access: keep them. */
+  #remote?: Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats'>;
   #pending = new Set<(error: Error) => void>();
   #stopping = false;
   #restartDelay = 50;
@@ -41,7 +43,9 @@ class HostHandle {
     const init: HostInit = { hostIndex: this.index, config: this.config, eventPort: events.port2 };
     const worker = new Worker(HOST_ENTRY, { workerData: init, transferList: [events.port2] });
     this.#worker = worker;
-    this.#api = Comlink.wrap<HostApi>(nodeEndpoint(worker));
+    const api = Comlink.wrap<HostApi>(batchingEndpoint(worker));
+    this.#api = api;
+    this.#remote = { send: api.send, stream: api.stream, signal: api.signal, stats: api.stats };
     this.#startedAt = Date.now();
     worker.on('error', (error) => this.log.error({ err: error, host: this.index }, 'actor host failed'));
     worker.on('exit', (code) => {
@@ -49,6 +53,7 @@ class HostHandle {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#api = undefined;
+      this.#remote = undefined;
       this.#failPending(new HostUnavailableError(this.index, `exited with code ${code}`));
       if (this.#stopping) return;
       // Back off when a host dies right after starting, so a broken build cannot spin the CPU.
@@ -62,8 +67,8 @@ class HostHandle {
     });
   }
 
-  call<T>(use: (api: Remote<HostApi>) => Promise<T>, timeoutMs: number): Promise<T> {
-    const api = this.#api;
+  call<T>(use: (api: Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats'>) => Promise<T>, timeoutMs: number): Promise<T> {
+    const api = this.#remote;
     if (!api) return Promise.reject(new HostUnavailableError(this.index, 'restarting'));
     return new Promise<T>((resolve, reject) => {
       const fail = (error: Error) => {

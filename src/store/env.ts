@@ -20,6 +20,8 @@ export type DatabaseName = (typeof DATABASES)[number];
 export interface Store {
   readonly root: RootDatabase;
   db<V = unknown>(name: DatabaseName): Database<V, string>;
+  /** True once close() was called: writes would fail (lmdb throws them from a later tick). */
+  readonly closed: boolean;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export function openStore(dataDir: string): Store {
   // noSubdir: false, or lmdb takes a path whose last part has a dot for a file.
   const root = open({ path: dataDir, noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 });
   const cache = new Map<string, Database<any, string>>();
+  let closing: Promise<void> | undefined;
   return {
     root,
     db<V>(name: DatabaseName) {
@@ -39,8 +42,11 @@ export function openStore(dataDir: string): Store {
       }
       return db as Database<V, string>;
     },
-    async close() {
-      await root.close();
+    get closed() {
+      return closing !== undefined;
+    },
+    close() {
+      return (closing ??= root.close());
     },
   };
 }
