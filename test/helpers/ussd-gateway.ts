@@ -1,0 +1,51 @@
+// A telecom gateway as our tests need it: one POST per input, `text` = the inputs so far joined by `*`.
+export interface UssdAnswer {
+  status: number;
+  contentType: string | null;
+  body: string;
+}
+
+export async function postUssd(url: string, fields: Record<string, unknown>, form = false): Promise<UssdAnswer> {
+  const res = await fetch(`${url}/api/ussd`, {
+    method: 'POST',
+    headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' },
+    body: form ? new URLSearchParams(fields as Record<string, string>).toString() : JSON.stringify(fields),
+  });
+  return { status: res.status, contentType: res.headers.get('content-type'), body: await res.text() };
+}
+
+export class GatewaySession {
+  readonly inputs: string[] = [];
+  readonly screens: string[] = [];
+
+  constructor(
+    readonly url: string,
+    readonly sessionId: string,
+    readonly phoneNumber = '+254700000001',
+    readonly serviceCode = '*384*123#',
+    readonly form = false,
+  ) {}
+
+  get text(): string {
+    return this.inputs.join('*');
+  }
+
+  /** Dials (no input) or sends one more input; returns the screen. */
+  async send(input?: string): Promise<string> {
+    if (input !== undefined) this.inputs.push(input);
+    const answer = await this.resend();
+    this.screens.push(answer);
+    return answer;
+  }
+
+  /** Sends the same `text` again, as a gateway retry does. */
+  async resend(): Promise<string> {
+    const { status, body } = await postUssd(
+      this.url,
+      { sessionId: this.sessionId, serviceCode: this.serviceCode, phoneNumber: this.phoneNumber, text: this.text },
+      this.form,
+    );
+    if (status !== 200) throw new Error(`USSD answered HTTP ${status}: ${body}`);
+    return body;
+  }
+}
