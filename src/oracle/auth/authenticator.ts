@@ -225,7 +225,8 @@ function authorityOf(options: AuthenticatorOptions, session: SignatureSession): 
   } as unknown as Verifier;
 }
 
-function artifactsFromHeaders(headers: Readonly<Record<string, string | undefined>>): UcanArtifacts {
+/** The artifacts of HTTP headers: the bearer only with `X-Auth-Type: ucan`, `x-ucan-delegation` as sent. */
+export function artifactsFromHeaders(headers: Readonly<Record<string, string | undefined>>): UcanArtifacts {
   const artifacts: UcanArtifacts = {};
   // The bearer is a UCAN only when the client says so; other bearer tokens are not ours to read.
   if (headers['x-auth-type']?.trim().toLowerCase() === 'ucan') {
