@@ -11,6 +11,7 @@ import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
 import { createGatewayFace } from './gateway/index.js';
 import { createOracleFace } from './oracle/index.js';
+import { linkChainIdentities } from './oracle/chain-identities.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
 
@@ -52,6 +53,8 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const faces: Face[] = [];
   for (const factory of FACES) faces.push(await factory(context));
   for (const face of faces) await face.start?.();
+  // did:ixo issuers resolve through the gateway's chain node, whose address is known only once it started.
+  linkChainIdentities(faces);
 
   const router = new Router();
   registerHealthRoutes(router, config, store);

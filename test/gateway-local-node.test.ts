@@ -156,8 +156,8 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
 
   t.test('iid: documents list and one document', async (t) => {
     const list = (await call('/ixo/did/dids')).body;
-    t.equal(list.iidDocuments.length, 5);
-    t.equal(list.pagination.total, '5');
+    t.equal(list.iidDocuments.length, 6);
+    t.equal(list.pagination.total, '6');
     const doc = (await call(`/ixo/did/dids/${USER_DID}`)).body.iidDocument;
     t.equal(doc.verificationMethod[0].publicKeyBase58, 'tJxyxpAFw7RRudSxrbkmNXJZoQyQQe3SWhDQZbQWK7ew');
     t.equal(doc.metadata, null);

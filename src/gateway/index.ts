@@ -47,6 +47,11 @@ class GatewayFace implements Face {
     );
   }
 
+  /** The chain node's gRPC client once started (the oracle resolves did:ixo identities through it). */
+  get upstream(): Upstream | undefined {
+    return this.#upstream;
+  }
+
   routes(router: Router): void {
     if (!this.#table || !this.#upstream || !this.#json) throw new Error('gateway: start() must finish before routes()');
     const prefix = this.context.config.GATEWAY_PREFIX;

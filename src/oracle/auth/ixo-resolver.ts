@@ -1,0 +1,117 @@
+// did:ixo identities: the Ed25519 keys of a DID come from its IidDocument in the chain's iid module
+// (`ixo.iid.v1beta1.Query/IidDocument` over gRPC). Every verification method whose type names Ed25519 and
+// whose `publicKeyMultibase` is base58btc (`z...`) is a key the DID may sign with; all of them are tried.
+// Answers are cached (a key rotation shows after at most `cacheSeconds`), and concurrent lookups of one DID
+// share one call.
+import { base58btc } from '@ucanto/core';
+import { loadProtoFiles, type protobuf } from '../../gateway/proto-root.js';
+import { ExpiringLru } from './cache.js';
+import type { DidResolver } from './did.js';
+import { AuthFailure } from './failure.js';
+
+/** A unary gRPC call to the chain node: full method path, request bytes -> response bytes (the gateway's Upstream). */
+export interface ChainQuery {
+  call(path: string, request: Uint8Array): Promise<{ bytes: Uint8Array }>;
+}
+
+export const IID_DOCUMENT_METHOD = '/ixo.iid.v1beta1.Query/IidDocument';
+const GRPC_NOT_FOUND = 5;
+const ED25519_PUB_PREFIX = [0xed, 0x01];
+
+interface VerificationMethod {
+  id?: string;
+  type?: string;
+  publicKeyMultibase?: string;
+}
+
+export interface IidDocumentKeys {
+  id?: string;
+  verificationMethod?: VerificationMethod[];
+  metadata?: { deactivated?: boolean } | null;
+}
+
+/**
+ * The raw Ed25519 keys of a document. A `z...` value is either a multikey (0xed01 prefix, as in did:key)
+ * or the bare 32-byte key; anything else is skipped.
+ */
+export function ed25519KeysOf(document: IidDocumentKeys): Uint8Array[] {
+  const keys: Uint8Array[] = [];
+  for (const method of document.verificationMethod ?? []) {
+    const text = method.publicKeyMultibase;
+    if (!method.type?.includes('Ed25519') || !text?.startsWith('z')) continue;
+    let bytes: Uint8Array;
+    try {
+      bytes = base58btc.decode(text);
+    } catch {
+      continue;
+    }
+    if (bytes.length === 34 && bytes[0] === ED25519_PUB_PREFIX[0] && bytes[1] === ED25519_PUB_PREFIX[1]) keys.push(bytes.slice(2));
+    else if (bytes.length === 32) keys.push(bytes);
+  }
+  return keys;
+}
+
+let iidTypes: { request: protobuf.Type; response: protobuf.Type } | undefined;
+
+function types() {
+  if (!iidTypes) {
+    const root = loadProtoFiles(['ixo/iid/v1beta1/query.proto']);
+    iidTypes = {
+      request: root.lookupType('ixo.iid.v1beta1.QueryIidDocumentRequest'),
+      response: root.lookupType('ixo.iid.v1beta1.QueryIidDocumentResponse'),
+    };
+  }
+  return iidTypes;
+}
+
+export interface IxoResolverOptions {
+  /** How long resolved keys are trusted (default 300 s). */
+  cacheSeconds?: number;
+  cacheSize?: number;
+}
+
+export interface IxoDidResolver extends DidResolver {
+  /** Chain lookups made (cache misses). */
+  readonly lookups: number;
+}
+
+export function createIxoDidResolver(chain: ChainQuery, options: IxoResolverOptions = {}): IxoDidResolver {
+  const cacheMs = (options.cacheSeconds ?? 300) * 1000;
+  const cache = new ExpiringLru<Uint8Array[]>(options.cacheSize ?? 10_000);
+  const inFlight = new Map<string, Promise<Uint8Array[]>>();
+  let lookups = 0;
+
+  async function lookup(did: string): Promise<Uint8Array[]> {
+    lookups++;
+    const { request, response } = types();
+    let bytes: Uint8Array;
+    try {
+      ({ bytes } = await chain.call(IID_DOCUMENT_METHOD, request.encode(request.create({ id: did })).finish()));
+    } catch (error) {
+      if ((error as { code?: number }).code === GRPC_NOT_FOUND) throw new AuthFailure(`${did} has no iid document on the chain`);
+      throw new Error(`the chain's iid module did not answer (${(error as Error).message})`);
+    }
+    const { iidDocument } = response.toObject(response.decode(bytes), { defaults: false }) as { iidDocument?: IidDocumentKeys };
+    if (!iidDocument) throw new AuthFailure(`${did} has no iid document on the chain`);
+    if (iidDocument.metadata?.deactivated) throw new AuthFailure(`${did} is deactivated on the chain`);
+    const keys = ed25519KeysOf(iidDocument);
+    cache.set(did, keys, Date.now() + cacheMs);
+    return keys;
+  }
+
+  return {
+    get lookups() {
+      return lookups;
+    },
+    resolve(did) {
+      const cached = cache.get(did);
+      if (cached) return Promise.resolve(cached);
+      let pending = inFlight.get(did);
+      if (!pending) {
+        pending = lookup(did).finally(() => inFlight.delete(did));
+        inFlight.set(did, pending);
+      }
+      return pending;
+    },
+  };
+}
