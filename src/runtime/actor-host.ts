@@ -61,12 +61,12 @@ export class ActorHost implements HostApi {
     this.#sweeper.unref();
   }
 
-  send(kind: string, actorId: string, message: unknown): Promise<unknown> {
+  async send(kind: string, actorId: string, message: unknown): Promise<unknown> {
     const cell = this.#cell(kind, actorId);
     return cell.mailbox.post(() => cell.actor.receive(message));
   }
 
-  stream(kind: string, actorId: string, message: unknown, port: MessagePort): Promise<void> {
+  async stream(kind: string, actorId: string, message: unknown, port: MessagePort): Promise<void> {
     const cell = this.#cell(kind, actorId);
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
