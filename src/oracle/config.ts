@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { ed25519 } from '@ucanto/principal';
 import { boolean, integer, list, text } from '../env-schema.js';
+import { mcpEnv } from './mcp/config.js';
 
 function isEd25519PrivateKey(value: string): boolean {
   try {
@@ -39,4 +40,5 @@ export const oracleEnv = {
   CREDITS_ENABLED: boolean(false),
   CREDITS_INITIAL: integer(10, 0),
   CREDITS_PER_MESSAGE: integer(1, 0),
+  ...mcpEnv,
 };

@@ -34,6 +34,8 @@ export interface TurnMessage extends OracleRef {
   timezone?: string;
   tools?: v.InferOutput<typeof BrowserToolSchema>[];
   agActions?: v.InferOutput<typeof AgActionSchema>[];
+  /** The client's own invocations for protected MCP tools, by offered tool name (`<server>__<tool>`). */
+  mcpInvocations?: Record<string, string>;
   returnAllMessages?: boolean;
 }
 

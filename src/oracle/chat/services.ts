@@ -8,6 +8,8 @@ import type { Provider } from '../agent/types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openSessionDb, type SessionDb } from '../sessions/records.js';
 import { openTranscriptDb, type TranscriptDb } from '../sessions/transcript.js';
+import { createMcpToolbox, type McpToolbox } from '../mcp/toolbox.js';
+import { ucanMinterFor, type UcanMinter } from '../ucan-minting.js';
 import { noEventChannel, type ClientToolBridge } from './client-tools.js';
 
 /** Turns of history sent to the model (older ones stay in the transcript). */
@@ -22,6 +24,10 @@ export interface ChatServices {
   readonly maxSteps: number;
   /** How browser tools and actions reach the client (the event channel, once connected). */
   bridge: ClientToolBridge;
+  /** Invocations for the user to other UCAN-protected services, from the stored delegation. */
+  readonly minter: UcanMinter;
+  /** The configured MCP servers' tools (clients on this host, tool lists cached). */
+  readonly mcp: McpToolbox;
   readonly log: Logger;
 }
 
@@ -31,6 +37,8 @@ export function chatServicesOf(host: HostContext): ChatServices {
   let services = byHost.get(host);
   if (!services) {
     const { config, store } = host;
+    const log = host.log.child({ face: 'oracle' });
+    const minter = ucanMinterFor({ config, store });
     services = {
       root: store.root,
       sessions: openSessionDb(store),
@@ -39,7 +47,9 @@ export function chatServicesOf(host: HostContext): ChatServices {
       provider: createProvider(config),
       maxSteps: config.AGENT_MAX_STEPS,
       bridge: noEventChannel,
-      log: host.log.child({ face: 'oracle' }),
+      minter,
+      mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
+      log,
     };
     byHost.set(host, services);
   }

@@ -63,7 +63,8 @@ export async function runTurn({ services, session, entries, request, generation,
       oracleName: request.oracleName,
       history: historyOf(entries, HISTORY_TURNS),
       userMessage: request.message,
-      clientTools: clientToolsOf(request, services.bridge),
+      // MCP tools before the client's: a declared tool cannot take the name of a configured one.
+      clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
     });
   } catch (error) {
     // comlink would lose the HttpError's fields across threads: the refusal travels as plain data.

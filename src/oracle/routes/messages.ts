@@ -76,6 +76,7 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
         timezone: timezoneOf(body, req),
         tools: body.tools,
         agActions: body.agActions,
+        mcpInvocations: body.mcpInvocations,
         returnAllMessages: body.returnAllMessages === true && body.stream !== true,
       };
       // One generation per session: the newest message stops the one in flight and any queued before it.
