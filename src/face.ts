@@ -2,6 +2,7 @@
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
 import type { Config } from './config.js';
 import type { Router } from './http/router.js';
+import type { SocketFrontDoor } from './http/websocket.js';
 import type { Logger } from './log.js';
 import type { ActorRuntime } from './runtime/actor-runtime.js';
 import type { CpuPool } from './runtime/cpu-pool.js';
@@ -23,6 +24,8 @@ export interface Face {
   start?(): Promise<void>;
   /** Registers the face's routes. */
   routes(router: Router): void;
+  /** Called once before the front door listens, for faces that accept WebSockets (routes on the same app). */
+  sockets?(front: SocketFrontDoor): void;
   /** OpenAPI paths and component schemas for routes not described through the Router's docs. */
   openApi?(): { paths: Record<string, unknown>; schemas?: Record<string, unknown> };
   /** Called on shutdown after the HTTP server stopped accepting and drained. */

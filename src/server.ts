@@ -71,6 +71,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,
   });
+  for (const face of faces) face.sockets?.(http);
   http.mount(router);
   const port = await http.listen();
   log.info({ port, host: config.HOST, dataDir: config.DATA_DIR }, 'listening');

@@ -10,7 +10,10 @@ import { decodeBody } from './body.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import type { Route, Router } from './router.js';
+import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
 import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
+import { mountWebSocket, type Admission, type SocketFrontDoor, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import type { Server as SocketIoServer } from 'socket.io';
 
 export interface HttpServerOptions {
   host: string;
@@ -31,7 +34,7 @@ const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
 export const uwsIsNative = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
 
-export class HttpServer {
+export class HttpServer implements SocketFrontDoor {
   readonly app: uWS.TemplatedApp = uWS.App();
   #listenSocket: uWS.us_listen_socket | null = null;
   #inFlight = 0;
@@ -58,6 +61,27 @@ export class HttpServer {
 
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** The rate limit and client address of HTTP requests, for WebSocket handshakes. */
+  readonly #admission: Admission = {
+    clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
+    retryAfter: (ip) => this.#rateLimiter.hit(ip),
+  };
+
+  /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */
+  websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
+    mountWebSocket(this.app, pattern, route, limits, this.#admission);
+  }
+
+  /** Socket.IO attached to this app (see socket-io.ts), with the CORS of the HTTP routes. */
+  socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
+    return attachSocketIo(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#admission);
+  }
+
+  /** Sends a text frame to every WebSocket subscribed to `topic` (uWS pub/sub). */
+  publish(topic: string, text: string): void {
+    this.app.publish(topic, text, false);
   }
 
   /** Mounts every route of the router, the CORS preflight and the JSON 404. */
@@ -134,7 +158,7 @@ export class HttpServer {
     });
     const params: Record<string, string> = {};
     for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
-    const ip = this.#clientAddress(res, headers);
+    const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
     const requestId = headers['x-request-id'] || randomUUID();
     const cors = this.#cors(headers.origin);
 
@@ -212,12 +236,11 @@ export class HttpServer {
     });
   }
 
-  #clientAddress(res: uWS.HttpResponse, headers: Record<string, string>): string {
+  #clientAddress(raw: string, headers: Readonly<Record<string, string>>): string {
     if (this.options.trustProxy) {
       const forwarded = headers['x-forwarded-for'];
       if (forwarded) return normalizeAddress(forwarded.split(',', 1)[0]);
     }
-    const raw = textDecoder.decode(res.getRemoteAddressAsText());
     let address = this.#addressCache.get(raw);
     if (address === undefined) {
       if (this.#addressCache.size > 10_000) this.#addressCache.clear();

@@ -37,6 +37,12 @@ export const oracleEnv = {
   AUTH_EXCLUDED_ROUTES: list(),
   /** Seconds between `: heartbeat` comments on an SSE stream. */
   SSE_HEARTBEAT_SECONDS: integer(15, 1, 3600),
+  /** How long a browser tool or agent-UI action waits for the client's result over the event channel. */
+  BROWSER_TOOL_TIMEOUT_MS: integer(15_000, 100, 10 * 60_000),
+  /** A WebSocket that sends nothing (not even the pong to the server's ping) for this long is closed; uWS needs 8..960. */
+  WS_IDLE_TIMEOUT_SECONDS: integer(60, 8, 960),
+  /** Largest frame a client may send on the event channel (a bigger one closes the socket); Socket.IO's maxHttpBufferSize too. */
+  WS_MAX_PAYLOAD_BYTES: integer(1_000_000, 1024, 64 * 1024 * 1024),
   CREDITS_ENABLED: boolean(false),
   CREDITS_INITIAL: integer(10, 0),
   CREDITS_PER_MESSAGE: integer(1, 0),

@@ -2,6 +2,7 @@
 // routes. The sessions themselves are chat actors on the actor hosts (chat/actor.ts).
 import type { Face, FaceFactory } from '../face.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
+import { startEventChannel, type RunningEventChannel } from './events/index.js';
 import { openDelegationStore } from './delegations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
 import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
@@ -18,6 +19,8 @@ export interface OracleFace extends Face {
   /** Shared with the event channel, which authenticates its handshakes the same way. */
   readonly authenticator: UcanAuthenticator;
   readonly auth: OracleRouteAuth;
+  /** The WebSocket event channel, once the front door is attached (`sockets`). */
+  readonly events: RunningEventChannel | undefined;
 }
 
 export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
@@ -36,11 +39,21 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     log: log.child({ face: 'oracle' }),
   };
+  let events: RunningEventChannel | undefined;
   return {
     name: 'oracle',
     identity,
     authenticator,
     auth,
+    get events() {
+      return events;
+    },
+    sockets(front) {
+      events = startEventChannel(front, { config, runtime, authenticator, sessions: deps.sessions, log: deps.log });
+    },
+    async stop() {
+      await events?.stop();
+    },
     routes(router) {
       const guarded = new GuardedRouter(router, auth);
       registerSessionRoutes(guarded, deps);

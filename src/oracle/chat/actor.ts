@@ -8,6 +8,7 @@ import { encodeSseFrame } from '../agent/sse-frames.js';
 import { SESSION_NOT_FOUND } from '../errors.js';
 import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
+import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
   CHAT_ACTOR,
@@ -72,7 +73,9 @@ class ChatActor implements Actor {
   }
 
   signal(message: unknown): boolean {
-    const request = message as AbortSignalMessage;
+    const request = message as AbortSignalMessage | ChannelSignal;
+    // A client's answer to a browser tool or action this session's turn waits for.
+    if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
     if (request.type !== 'abort' || this.#session?.userDid !== request.userDid) return false;
     if (request.supersededBy) this.#latestTurn = request.supersededBy;
     const current = this.#current;

@@ -10,7 +10,7 @@ import { openSessionDb, type SessionDb } from '../sessions/records.js';
 import { openTranscriptDb, type TranscriptDb } from '../sessions/transcript.js';
 import { createMcpToolbox, type McpToolbox } from '../mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from '../ucan-minting.js';
-import { noEventChannel, type ClientToolBridge } from './client-tools.js';
+import { ChannelToolBridge } from '../events/bridge.js';
 
 /** Turns of history sent to the model (older ones stay in the transcript). */
 export const HISTORY_TURNS = 50;
@@ -22,8 +22,10 @@ export interface ChatServices {
   readonly plugins: readonly OraclePlugin[];
   readonly provider: Provider;
   readonly maxSteps: number;
-  /** How browser tools and actions reach the client (the event channel, once connected). */
-  bridge: ClientToolBridge;
+  /** How browser tools and actions reach the client and wait for its answer: the event channel. */
+  readonly bridge: ChannelToolBridge;
+  /** Sends an event to every socket of a session (the event channel, on the main thread). */
+  readonly publish: HostContext['publish'];
   /** Invocations for the user to other UCAN-protected services, from the stored delegation. */
   readonly minter: UcanMinter;
   /** The configured MCP servers' tools (clients on this host, tool lists cached). */
@@ -46,7 +48,8 @@ export function chatServicesOf(host: HostContext): ChatServices {
       plugins: createPlugins({ config, store }),
       provider: createProvider(config),
       maxSteps: config.AGENT_MAX_STEPS,
-      bridge: noEventChannel,
+      bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
+      publish: host.publish,
       minter,
       mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
       log,

@@ -9,6 +9,7 @@ import { prepareTurn } from '../agent/turn.js';
 import type { AgentResult, TurnContext } from '../agent/types.js';
 import { preciseNow, titleFrom, UNTITLED, writeSession, type SessionRecord } from '../sessions/records.js';
 import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type TranscriptEntry } from '../sessions/transcript.js';
+import { TurnEvents } from '../events/turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from './protocol.js';
@@ -73,6 +74,9 @@ export async function runTurn({ services, session, entries, request, generation,
   }
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
+  // The same turn, told to the session's sockets (event channel).
+  const events = new TurnEvents(services.publish, session.sessionId, request.requestId, request.agActions);
+  events.route('agent');
   if (out) {
     out.open();
     await out.send(encodeSseFrame(frames.start()));
@@ -83,10 +87,15 @@ export async function runTurn({ services, session, entries, request, generation,
     tools: prepared.tools,
     context,
     maxSteps: services.maxSteps,
-    onEvent: out && ((event) => out.send(encodeSseFrame(frames.frame(event)))),
+    onEvent: (event) => {
+      const frame = frames.frame(event);
+      events.agentEvent(event, frame);
+      return out?.send(encodeSseFrame(frame));
+    },
   });
 
   const { next, ai } = await commit(services, session, entries, request, result);
+  events.stored();
   await streamClosing(out, frames, result);
 
   const reply: TurnReply = { ok: true, message: { type: 'ai', content: result.text, id: ai?.id ?? '' } };

@@ -1,0 +1,194 @@
+// WebSocket routes on the front door's uWS app, behind a face-facing interface: a face says how to accept a
+// handshake and what to do with frames; this module does the uWS part (asynchronous upgrade, corking,
+// backpressure, idle timeout, frame size). uWS discipline: everything read from `req` is read before the
+// first await, `res.onAborted` is registered before it, and the upgrade is written inside `res.cork`.
+import { STATUS_CODES } from 'node:http';
+import type { Server as SocketIoServer } from 'socket.io';
+import uWS from 'uWebSockets.js';
+import { HttpError, httpErrors } from './errors.js';
+import type { SocketIoOptions } from './socket-io.js';
+
+/** What a face that accepts WebSockets gets of the front door (HttpServer implements it). */
+export interface SocketFrontDoor {
+  websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void;
+  /** Socket.IO on the same app; CORS as for HTTP. */
+  socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer;
+  /** Sends a text frame to every WebSocket subscribed to `topic`. */
+  publish(topic: string, text: string): void;
+}
+
+/** What a face sees of a WebSocket handshake. */
+export interface SocketHandshake {
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly ip: string;
+}
+
+/** What `send` did: written, buffered behind backpressure (it will drain), or dropped (over the limit). */
+export type SendStatus = 'sent' | 'buffered' | 'dropped';
+
+/** One open WebSocket, valid from `open` to `close`. */
+export interface SocketConnection<T> {
+  readonly data: T;
+  readonly closed: boolean;
+  /** Bytes waiting in the socket's backpressure buffer. */
+  readonly bufferedAmount: number;
+  send(text: string): SendStatus;
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+  /** Closes with a close frame (code and a short reason). */
+  end(code: number, reason: string): void;
+}
+
+export interface WebSocketRoute<T> {
+  /**
+   * Decides a handshake: resolves with the socket's data, or rejects with an HttpError whose answer refuses it
+   * (any other error answers 500). Runs before the connection is accepted.
+   */
+  accept(handshake: SocketHandshake): Promise<T>;
+  open(socket: SocketConnection<T>): void;
+  /** One frame: its text, or undefined for a binary frame. */
+  message(socket: SocketConnection<T>, text: string | undefined): void;
+  /** The backpressure buffer drained below the limit. */
+  drain?(socket: SocketConnection<T>): void;
+  close(socket: SocketConnection<T>, code: number): void;
+  /** A handshake failed with an error that was not an HttpError. */
+  failed?(error: unknown): void;
+}
+
+export interface WebSocketLimits {
+  /** Seconds without any frame from the client (pongs count) before the socket is closed; uWS pings before that. */
+  idleTimeoutSeconds: number;
+  /** Largest frame accepted; a bigger one closes the socket (code 1009). */
+  maxPayloadBytes: number;
+  /** Bytes buffered for a slow reader before a send is dropped and the socket closed. */
+  maxBackpressureBytes: number;
+}
+
+/** The front-door checks a handshake shares with HTTP requests. */
+export interface Admission {
+  /** The client's address from uWS's peer text and the headers (X-Forwarded-For when trusted). */
+  clientAddress(remoteText: string, headers: Readonly<Record<string, string>>): string;
+  /** 0 when allowed, else the seconds until the rate-limit window resets. */
+  retryAfter(ip: string): number;
+}
+
+const textDecoder = new TextDecoder();
+const SEND_STATUS: SendStatus[] = ['buffered', 'sent', 'dropped'];
+
+class Connection<T> implements SocketConnection<T> {
+  #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
+  #closed = false;
+
+  constructor(readonly data: T) {}
+
+  attach(ws: uWS.WebSocket<{ connection: Connection<T> }>): void {
+    this.#ws = ws;
+  }
+
+  markClosed(): void {
+    this.#closed = true;
+    this.#ws = undefined;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get bufferedAmount(): number {
+    return this.#ws?.getBufferedAmount() ?? 0;
+  }
+
+  send(text: string): SendStatus {
+    if (!this.#ws) return 'dropped';
+    return SEND_STATUS[this.#ws.send(text, false)] ?? 'dropped';
+  }
+
+  subscribe(topic: string): void {
+    this.#ws?.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    this.#ws?.unsubscribe(topic);
+  }
+
+  end(code: number, reason: string): void {
+    this.#ws?.end(code, reason);
+  }
+}
+
+/** Registers `route` as a WebSocket route at `pattern` on `app`. */
+export function mountWebSocket<T>(
+  app: uWS.TemplatedApp,
+  pattern: string,
+  route: WebSocketRoute<T>,
+  limits: WebSocketLimits,
+  admission: Admission,
+): void {
+  app.ws<{ connection: Connection<T> }>(pattern, {
+    idleTimeout: limits.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+    maxPayloadLength: limits.maxPayloadBytes,
+    maxBackpressure: limits.maxBackpressureBytes,
+    // A reader so slow that a publish is dropped is closed: a chat client must not silently miss a tool call.
+    closeOnBackpressureLimit: 1,
+    upgrade(res, req, context) {
+      const headers: Record<string, string> = {};
+      req.forEach((name, value) => {
+        headers[name] = value;
+      });
+      const path = req.getUrl();
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const refuse = (error: HttpError) => {
+        if (aborted) return;
+        const answer = error.toReply();
+        res.cork(() => {
+          res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? 'Refused'}`);
+          res.writeHeader('Content-Type', answer.contentType);
+          for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
+          res.end(answer.body, true);
+        });
+      };
+      const wait = admission.retryAfter(ip);
+      if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
+      route.accept({ path, query, headers, ip }).then(
+        (data) => {
+          if (aborted) return;
+          res.cork(() => res.upgrade({ connection: new Connection(data) }, key, protocol, extensions, context));
+        },
+        (error: unknown) => {
+          if (error instanceof HttpError) return refuse(error);
+          route.failed?.(error);
+          refuse(httpErrors.internal());
+        },
+      );
+    },
+    open(ws) {
+      const connection = ws.getUserData().connection;
+      connection.attach(ws);
+      route.open(connection);
+    },
+    message(ws, message, isBinary) {
+      // The ArrayBuffer is only valid during this call: decode it now.
+      route.message(ws.getUserData().connection, isBinary ? undefined : textDecoder.decode(message));
+    },
+    drain(ws) {
+      route.drain?.(ws.getUserData().connection);
+    },
+    close(ws, code) {
+      const connection = ws.getUserData().connection;
+      connection.markClosed();
+      route.close(connection, code);
+    },
+  });
+}

@@ -1,0 +1,184 @@
+// The event channel on the main thread, whatever the transport: who is connected to which session, the
+// client events (answered here or signalled to the session's chat actor), and the fan-out of the events
+// actors publish (runtime.onEvent) to every socket of the session, through each transport's own pub/sub.
+import type { Logger } from '../../log.js';
+import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { ActorEvent } from '../../runtime/messages.js';
+import { CHAT_ACTOR } from '../chat/protocol.js';
+import { SESSION_NOT_FOUND } from '../errors.js';
+import { ownedSession, type SessionDb } from '../sessions/records.js';
+import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
+import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
+import type { ChannelIdentity } from './handshake.js';
+import type { ClientResultSignal, ClientUnreachableSignal } from './protocol.js';
+
+export type TransportName = 'websocket' | 'socket.io';
+
+/** Sessions one socket may follow besides its own. */
+export const MAX_SUBSCRIPTIONS = 32;
+
+/** One connected socket; each transport implements the four operations. */
+export abstract class ChannelClient {
+  /** Sessions whose events this socket receives: its handshake session and those it subscribed to. */
+  readonly subscriptions = new Set<string>();
+
+  constructor(
+    readonly transport: TransportName,
+    readonly identity: ChannelIdentity,
+  ) {}
+
+  abstract send(event: string, data: unknown): void;
+  /** Subscribes the socket to a session's events in the transport's pub/sub. */
+  abstract join(sessionId: string): void;
+  abstract close(code: number, reason: string): void;
+  /** True while the socket does not read what it is sent: plain requests (ping, status, ...) wait unanswered. */
+  get congested(): boolean {
+    return false;
+  }
+}
+
+/** Sends one event to every socket of a session on one transport. */
+export type FanOut = (sessionId: string, event: string, data: unknown) => void;
+
+export interface EventChannelDeps {
+  readonly runtime: ActorRuntime;
+  readonly sessions: SessionDb;
+  readonly log: Logger;
+}
+
+export class EventChannel {
+  /** sessionId -> transport -> sockets subscribed to it. */
+  readonly #members = new Map<string, Map<TransportName, Set<ChannelClient>>>();
+  readonly #clients = new Set<ChannelClient>();
+  readonly #fanOuts = new Map<TransportName, FanOut>();
+
+  constructor(private readonly deps: EventChannelDeps) {}
+
+  addTransport(name: TransportName, fanOut: FanOut): void {
+    this.#fanOuts.set(name, fanOut);
+  }
+
+  get stats(): { activeSessions: number; totalConnections: number } {
+    return { activeSessions: this.#members.size, totalConnections: this.#clients.size };
+  }
+
+  /** A socket passed its handshake: it follows its session and hears `connected`. */
+  open(client: ChannelClient): void {
+    this.#clients.add(client);
+    this.#join(client, client.identity.sessionId);
+    client.send('connected', payloads.connected(client.identity.sessionId));
+  }
+
+  close(client: ChannelClient): void {
+    if (!this.#clients.delete(client)) return;
+    for (const sessionId of client.subscriptions) {
+      const byTransport = this.#members.get(sessionId);
+      const sockets = byTransport?.get(client.transport);
+      sockets?.delete(client);
+      if (sockets?.size === 0) byTransport!.delete(client.transport);
+      if (byTransport?.size === 0) this.#members.delete(sessionId);
+    }
+  }
+
+  /** One client event; problems are answered with an `error` event, never thrown. */
+  receive(client: ChannelClient, event: string, data: unknown): void {
+    try {
+      this.#dispatch(client, event, data);
+    } catch (error) {
+      if (!(error instanceof FrameError)) throw error;
+      client.send('error', payloads.error(error.message, error.event));
+    }
+  }
+
+  /** An event an actor published: to every socket of the session, on every transport that has one. */
+  publish({ topic, event, data }: ActorEvent): void {
+    const byTransport = this.#members.get(topic);
+    if (!byTransport) {
+      // Nobody would answer: the call fails now instead of at its timeout.
+      if (CLIENT_CALL_EVENTS.has(event)) this.#unreachable(topic, data);
+      return;
+    }
+    for (const transport of byTransport.keys()) this.#fanOuts.get(transport)?.(topic, event, data);
+  }
+
+  /** Closes every socket (shutdown). */
+  closeAll(code: number, reason: string): void {
+    for (const client of [...this.#clients]) client.close(code, reason);
+  }
+
+  #dispatch(client: ChannelClient, event: string, data: unknown): void {
+    const { sessionId } = client.identity;
+    switch (event) {
+      case 'ping':
+        if (!client.congested) client.send('pong', payloads.pong(sessionId));
+        return;
+      case 'status':
+        if (!client.congested) client.send('status', payloads.status(sessionId, this.stats));
+        return;
+      case 'list-events':
+        if (!client.congested) client.send('available-events', payloads.availableEvents(sessionId));
+        return;
+      case 'subscribe':
+        return this.#subscribe(client, parseData(SubscribeSchema, data, event)?.sessionId ?? sessionId);
+      case 'tool_result':
+        return this.#result(client, 'browser', event, parseData(ToolResultSchema, data, event));
+      case 'action_call_result':
+        return this.#result(client, 'action', event, parseData(ActionResultSchema, data, event));
+      default:
+        throw new FrameError(`Unknown event ${JSON.stringify(event)}; send list-events for the catalogue`, event);
+    }
+  }
+
+  #subscribe(client: ChannelClient, sessionId: string): void {
+    if (!client.subscriptions.has(sessionId)) {
+      // Only the user's own sessions; the same answer for someone else's as for an unknown one.
+      if (!ownedSession(this.deps.sessions, sessionId, client.identity.userDid)) throw new FrameError(SESSION_NOT_FOUND, 'subscribe');
+      if (client.subscriptions.size > MAX_SUBSCRIPTIONS) throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
+      this.#join(client, sessionId);
+    }
+    client.send('subscribed', payloads.subscribed(sessionId, [...client.subscriptions]));
+  }
+
+  #join(client: ChannelClient, sessionId: string): void {
+    client.subscriptions.add(sessionId);
+    let byTransport = this.#members.get(sessionId);
+    if (!byTransport) this.#members.set(sessionId, (byTransport = new Map()));
+    let sockets = byTransport.get(client.transport);
+    if (!sockets) byTransport.set(client.transport, (sockets = new Set()));
+    sockets.add(client);
+    client.join(sessionId);
+  }
+
+  /** A client's answer goes to the session's actor, which accepts it once, from this user, for a waiting call. */
+  #result(
+    client: ChannelClient,
+    kind: ClientResultSignal['kind'],
+    event: string,
+    input: { toolCallId: string; result?: unknown; error?: string | null; sessionId?: string },
+  ): void {
+    const sessionId = input.sessionId ?? client.identity.sessionId;
+    if (!client.subscriptions.has(sessionId)) throw new FrameError(`This socket does not follow session ${sessionId}`, event);
+    const signal: ClientResultSignal = { type: 'client_result', kind, toolCallId: input.toolCallId, userDid: client.identity.userDid, result: input.result };
+    if (input.error) signal.error = input.error;
+    this.deps.runtime.signal<boolean>(CHAT_ACTOR, sessionId, signal).then(
+      (accepted) => {
+        if (accepted === true) return;
+        const what = kind === 'browser' ? 'browser tool call' : 'action call';
+        client.send('error', payloads.error(`No ${what} ${input.toolCallId} of this session is waiting for a result (answered already, timed out, or unknown)`, event));
+      },
+      (error: unknown) => {
+        if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
+        client.send('error', payloads.error('The chat service is restarting; the result was not delivered', event));
+      },
+    );
+  }
+
+  #unreachable(sessionId: string, data: unknown): void {
+    const toolCallId = (data as { toolCallId?: unknown } | null)?.toolCallId;
+    if (typeof toolCallId !== 'string') return;
+    const signal: ClientUnreachableSignal = { type: 'client_unreachable', toolCallId };
+    this.deps.runtime.signal(CHAT_ACTOR, sessionId, signal).catch((error: unknown) => {
+      if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
+    });
+  }
+}

@@ -1,0 +1,50 @@
+// The event channel's handshake, the same for both transports: a `sessionId` (query), UCAN artifacts as on
+// HTTP (headers, for non-browser clients) or as handshake values (query `invocation` / `ucanDelegation` on
+// the native socket, `auth: { invocation, ucanDelegation }` on Socket.IO), validated by the authenticator the
+// HTTP routes use. The identity is the validated issuer; the session must be the user's. Refusals are the
+// HTTP errors of the routes (400, 401, 404) so both transports can report them.
+import { HttpError } from '../../http/errors.js';
+import { artifactsFromHeaders, type UcanAuthenticator } from '../auth/authenticator.js';
+import { oracleErrors } from '../errors.js';
+import { ownedSession, type SessionDb } from '../sessions/records.js';
+
+export interface ChannelIdentity {
+  readonly sessionId: string;
+  readonly userDid: string;
+}
+
+export interface HandshakeInput {
+  sessionId?: unknown;
+  invocation?: unknown;
+  ucanDelegation?: unknown;
+  /** Lower-case header names. */
+  headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface HandshakeDeps {
+  readonly authenticator: UcanAuthenticator;
+  readonly sessions: SessionDb;
+}
+
+const SESSION_ID_MAX = 128;
+export const MISSING_SESSION_ID = 'The sessionId query parameter is required';
+
+/** A handshake value: base64 sent unencoded in a query has its `+` turned into spaces; base64 has no spaces. */
+function artifact(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().replace(/ /g, '+');
+  return text || undefined;
+}
+
+export async function authenticateHandshake(deps: HandshakeDeps, input: HandshakeInput): Promise<ChannelIdentity> {
+  const sessionId = typeof input.sessionId === 'string' ? input.sessionId.trim() : '';
+  if (!sessionId) throw HttpError.of(400, MISSING_SESSION_ID);
+  if (sessionId.length > SESSION_ID_MAX) throw HttpError.of(400, `sessionId must be at most ${SESSION_ID_MAX} characters`);
+  const headers = artifactsFromHeaders(input.headers);
+  const identity = await deps.authenticator.authenticateArtifacts({
+    invocation: headers.invocation ?? artifact(input.invocation),
+    delegation: headers.delegation ?? artifact(input.ucanDelegation),
+  });
+  if (!ownedSession(deps.sessions, sessionId, identity.did)) throw oracleErrors.sessionNotFound();
+  return { sessionId, userDid: identity.did };
+}

@@ -1,0 +1,63 @@
+// The oracle's event channel (spec: Events): a native WebSocket at /ws and Socket.IO at /socket.io/ on the
+// front door's uWS app, one EventChannel behind both, fed by the events the chat actors publish.
+import type { Config } from '../../config.js';
+import type { SocketFrontDoor } from '../../http/websocket.js';
+import type { Logger } from '../../log.js';
+import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { UcanAuthenticator } from '../auth/authenticator.js';
+import type { SessionDb } from '../sessions/records.js';
+import { EventChannel } from './channel.js';
+import { authenticateHandshake, type HandshakeInput } from './handshake.js';
+import { nativeFanOut, nativeRoute } from './native.js';
+import { attachSocketIoTransport } from './socket-io.js';
+
+export const NATIVE_PATH = '/ws';
+export const SOCKET_IO_PATH = '/socket.io';
+/** Close code sent to every socket when the server stops (RFC 6455: going away). */
+const GOING_AWAY = 1001;
+
+export interface EventChannelOptions {
+  config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES'>;
+  runtime: ActorRuntime;
+  authenticator: UcanAuthenticator;
+  sessions: SessionDb;
+  log: Logger;
+}
+
+export interface RunningEventChannel {
+  readonly channel: EventChannel;
+  stop(): Promise<void>;
+}
+
+export function startEventChannel(front: SocketFrontDoor, options: EventChannelOptions): RunningEventChannel {
+  const { config, runtime, log } = options;
+  const channel = new EventChannel({ runtime, sessions: options.sessions, log });
+  const accept = (input: HandshakeInput) => authenticateHandshake(options, input);
+  // A reader may fall behind by a few large frames before it counts as too slow (then uWS closes it).
+  const maxBackpressureBytes = Math.max(1024 * 1024, 2 * config.WS_MAX_PAYLOAD_BYTES);
+
+  front.websocket(NATIVE_PATH, nativeRoute({ channel, accept, highWaterBytes: maxBackpressureBytes / 2, log }), {
+    idleTimeoutSeconds: config.WS_IDLE_TIMEOUT_SECONDS,
+    maxPayloadBytes: config.WS_MAX_PAYLOAD_BYTES,
+    maxBackpressureBytes,
+  });
+  channel.addTransport('websocket', nativeFanOut((topic, text) => front.publish(topic, text)));
+
+  const io = front.socketIo({
+    path: SOCKET_IO_PATH,
+    maxPayloadBytes: config.WS_MAX_PAYLOAD_BYTES,
+    idleTimeoutSeconds: config.WS_IDLE_TIMEOUT_SECONDS,
+    maxBackpressureBytes,
+  });
+  attachSocketIoTransport(io, { channel, accept, log });
+
+  const unsubscribe = runtime.onEvent((event) => channel.publish(event));
+  return {
+    channel,
+    async stop() {
+      unsubscribe();
+      channel.closeAll(GOING_AWAY, 'server shutting down');
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+    },
+  };
+}
