@@ -70,7 +70,7 @@ export class McpConnection {
     return this.#tools;
   }
 
-  /** Calls a tool; its text is the result. Rejects with McpUnavailableError or McpCallError. */
+  /** Calls a tool (with this call's headers); rejects with McpUnavailableError or McpCallError. */
   async call(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     let client: Client;
     try {
