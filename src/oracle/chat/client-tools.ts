@@ -1,7 +1,7 @@
 // Tools the client declares in a message: browser tools (`tools`) run on the user's tab, agent-UI actions
 // (`agActions`) in the client's UI. Both are answered over the WebSocket event channel; the actor reaches
-// it through a ClientToolBridge. Until a channel is connected, calls fail with a clear error that the agent
-// and the SSE stream report.
+// it through a ClientToolBridge (events/bridge.ts). Without a socket on the session, calls fail with a clear
+// error (NoEventChannelError) that the agent and the SSE stream report.
 import type { Tool, ToolCallContext } from '../agent/types.js';
 import type { TurnMessage } from './protocol.js';
 
@@ -26,11 +26,6 @@ export class NoEventChannelError extends Error {
     this.name = 'NoEventChannelError';
   }
 }
-
-/** The bridge of a server without an event channel. */
-export const noEventChannel: ClientToolBridge = {
-  call: (request) => Promise.reject(new NoEventChannelError(request.kind, request.toolName)),
-};
 
 function clientTool(kind: ClientToolCall['kind'], declared: { name: string; description: string; schema: Record<string, unknown> }, bridge: ClientToolBridge): Tool {
   return {
