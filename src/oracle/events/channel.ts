@@ -80,13 +80,14 @@ export class EventChannel {
     }
   }
 
-  /** One client event; problems are answered with an `error` event, never thrown. */
+  /** One client event; problems are answered with an `error` event, never thrown (a throw would end the process). */
   receive(client: ChannelClient, event: string, data: unknown): void {
     try {
       this.#dispatch(client, event, data);
     } catch (error) {
-      if (!(error instanceof FrameError)) throw error;
-      client.send('error', payloads.error(error.message, error.event));
+      if (error instanceof FrameError) return client.send('error', payloads.error(error.message, error.event));
+      this.deps.log.error({ err: error, event, sessionId: client.identity.sessionId }, 'client event failed');
+      client.send('error', payloads.error('Internal server error', event));
     }
   }
 
