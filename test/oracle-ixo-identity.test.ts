@@ -1,6 +1,6 @@
 // did:ixo identities resolved through the chain's iid module: the keys of an IidDocument, the resolver over
 // the embedded local query node (gRPC on loopback), and users whose issuer is a did:ixo authenticating over
-// HTTP, through the authenticator the WebSocket handshake uses, and storing delegations.
+// HTTP, in WebSocket handshakes (native and Socket.IO), and storing delegations.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { LocalQueryNode } from '../dist/src/gateway/local-node/server.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';
 import { openStore } from '../dist/src/store/env.js';
 import { generateKey, mintDelegation, mintInvocation } from '../dist/src/tools/mint-ucan.js';
+import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
 import { call, startOracleServer } from './helpers/oracle.js';
 import { impostorSigner, ixoUserSigner, IXO_USER_DID } from './helpers/ixo-user.js';
 
@@ -99,15 +100,30 @@ t.test('over HTTP: a did:ixo user authenticates with either key of its document;
   t.equal(fallback.status, 200, 'a did:ixo delegation alone (the fallback credential) is accepted too');
 });
 
-t.test('the authenticator the WebSocket handshake uses resolves did:ixo too', async (t) => {
+t.test('WebSocket handshakes (native /ws and Socket.IO) accept a did:ixo user and refuse a key the chain does not list', async (t) => {
   const server = await startOracleServer(t);
-  const oracle = server.faces.find((face) => face.name === 'oracle') as unknown as {
-    authenticator: { authenticateArtifacts(a: { invocation?: string; delegation?: string }): Promise<{ did: string }> };
-  };
   const invocation = await mintInvocation({ issuer: ixoUserSigner(1), audience: server.oracleDid, ttlSeconds: 300 });
-  t.equal((await oracle.authenticator.authenticateArtifacts({ invocation })).did, IXO_USER_DID);
+  const sessionId = (await call(server, 'POST', '/sessions', { headers: { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' } })).body.sessionId;
+
+  const native = await NativeClient.connect(server.url, { sessionId, invocation });
+  const socketIo = await SocketIoClient.connect(server.url, { sessionId }, { invocation });
+  closeAll(t, native, socketIo);
+  // Both clients' connect() waited for the `connected` event.
+  const connected = (client: { inbox: { all: { event: string; data: any }[] } }) => client.inbox.all.find((e) => e.event === 'connected')?.data;
+  t.equal(connected(native).sessionId, sessionId, 'native /ws: connected to the did:ixo user\'s session');
+  t.equal(connected(socketIo).sessionId, sessionId, 'Socket.IO: connected to the did:ixo user\'s session');
+
   const forged = await mintInvocation({ issuer: await impostorSigner(), audience: server.oracleDid, ttlSeconds: 300 });
-  await t.rejects(oracle.authenticator.authenticateArtifacts({ invocation: forged }), { status: 401 });
+  const refused = await NativeClient.connect(server.url, { sessionId, invocation: forged }).then(
+    (client) => {
+      client.close();
+      return undefined;
+    },
+    (error: { status: number; body: { message: string } }) => error,
+  );
+  t.equal(refused?.status, 401, 'native /ws refuses the impostor before the upgrade');
+  t.equal(refused?.body.message, 'Invalid UCAN invocation');
+  await t.rejects(SocketIoClient.connect(server.url, { sessionId }, { invocation: forged }), {}, 'Socket.IO refuses it too');
 });
 
 t.test('delegation storage: a did:ixo user stores a delegation signed by a key of its document, not by another', async (t) => {
