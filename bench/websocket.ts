@@ -7,6 +7,8 @@
 // connect time, turns/s, events/s delivered (counted by the clients), server memory per connection (RSS
 // after connecting minus before, divided by the connections), server CPU per delivered event, and the
 // ratios to the baseline. Runs: baseline, the oracle's native /ws (uWS pub/sub), the oracle's Socket.IO.
+// The oracle's CPU per event includes the turns themselves (HTTP, UCAN, actor, agent, LMDB), the baseline's
+// only the emits; on a small machine the client processes compete with the server for the same cores.
 // BENCH_WS_CONNECTIONS (10000), BENCH_WS_PER_SESSION (100), BENCH_WS_CLIENT_PROCESSES (4),
 // BENCH_WS_TRIGGERS (concurrent turn loops, 8), BENCH_SECONDS (10).
 import { spawn, type ChildProcess } from 'node:child_process';
