@@ -3,11 +3,13 @@
 import { benchGateway } from './gateway.js';
 import { benchOracle } from './oracle.js';
 import { benchUssd } from './ussd.js';
+import { benchWebsocket } from './websocket.js';
 
 const benches: Record<string, () => Promise<unknown>> = {
   ussd: benchUssd,
   oracle: benchOracle,
   gateway: benchGateway,
+  websocket: benchWebsocket,
 };
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
