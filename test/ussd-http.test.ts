@@ -317,6 +317,10 @@ t.test('SIGTERM drains: the process answers what is in flight, closes LMDB and e
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '100000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // If the test fails or times out, the server must not outlive it.
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   let output = '';
   const port = await new Promise<number>((resolve) => {
     child.stdout.on('data', (chunk) => {
