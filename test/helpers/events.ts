@@ -44,16 +44,39 @@ class Inbox {
   }
 }
 
+/** What both clients share: the inbox, a round trip, closing. */
+abstract class ChannelTestClient {
+  readonly inbox = new Inbox();
+
+  constructor(readonly socket: { close(): void }) {}
+
+  abstract send(event: string, data?: unknown): void;
+
+  take(event: string, test?: (data: any) => boolean): Promise<any> {
+    return this.inbox.take(event, test);
+  }
+
+  /** A round trip: every event sent to this socket before it is in the inbox afterwards. */
+  async sync(): Promise<void> {
+    this.send('ping');
+    await this.take('pong');
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
 export interface Credentials {
   invocation?: string;
   ucanDelegation?: string;
 }
 
-export class NativeClient {
-  readonly inbox = new Inbox();
+export class NativeClient extends ChannelTestClient {
   readonly closed: Promise<{ code: number; reason: string }>;
 
-  private constructor(readonly socket: WebSocket) {
+  private constructor(override readonly socket: WebSocket) {
+    super(socket);
     socket.on('message', (raw, isBinary) => {
       if (!isBinary) this.inbox.push(JSON.parse(String(raw)));
     });
@@ -95,26 +118,11 @@ export class NativeClient {
   sendRaw(raw: string | Buffer): void {
     this.socket.send(raw);
   }
-
-  take(event: string, test?: (data: any) => boolean): Promise<any> {
-    return this.inbox.take(event, test);
-  }
-
-  /** A round trip: every event sent to this socket before it is in the inbox afterwards. */
-  async sync(): Promise<void> {
-    this.send('ping');
-    await this.take('pong');
-  }
-
-  close(): void {
-    this.socket.close();
-  }
 }
 
-export class SocketIoClient {
-  readonly inbox = new Inbox();
-
-  private constructor(readonly socket: Socket) {
+export class SocketIoClient extends ChannelTestClient {
+  private constructor(override readonly socket: Socket) {
+    super(socket);
     socket.onAny((event: string, data: unknown) => this.inbox.push({ event, data }));
   }
 
@@ -150,18 +158,6 @@ export class SocketIoClient {
     else this.socket.emit(event, data);
   }
 
-  take(event: string, test?: (data: any) => boolean): Promise<any> {
-    return this.inbox.take(event, test);
-  }
-
-  async sync(): Promise<void> {
-    this.send('ping');
-    await this.take('pong');
-  }
-
-  close(): void {
-    this.socket.close();
-  }
 }
 
 /** The invocation of a test user (from its headers). */
