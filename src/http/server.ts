@@ -162,7 +162,8 @@ export class HttpServer implements SocketFrontDoor {
     const requestId = headers['x-request-id'] || randomUUID();
     const cors = this.#cors(headers.origin);
 
-    const send = (reply: Reply) => {
+    /** `closeConnection` drops the connection after the answer (the rest of an oversized body is not read). */
+    const send = (reply: Reply, closeConnection = false) => {
       if (aborted || finished) return;
       res.cork(() => {
         res.writeStatus(statusLine(reply.status));
@@ -170,7 +171,7 @@ export class HttpServer implements SocketFrontDoor {
         res.writeHeader('X-Request-Id', requestId);
         for (const [name, value] of cors) res.writeHeader(name, value);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-        res.end(reply.body);
+        res.end(reply.body, closeConnection);
       });
       finish();
       if (this.#accessLog) {
@@ -221,17 +222,15 @@ export class HttpServer implements SocketFrontDoor {
     if (!WITH_BODY.has(method)) return run(undefined);
     const limit = this.options.bodyLimitBytes;
     const declared = Number(headers['content-length'] ?? 0);
-    if (declared > limit) {
-      return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, aborted);
-    }
+    if (declared > limit) return send(httpErrors.payloadTooLarge(limit).toReply(), true);
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
       if (finished) return;
       size += chunk.byteLength;
-      if (size > limit) return sendAndClose(res, httpErrors.payloadTooLarge(limit).toReply(), requestId, cors, finish, aborted);
-      // uWS reuses the chunk's memory after this callback: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+      if (size > limit) return send(httpErrors.payloadTooLarge(limit).toReply(), true);
+      // uWS reuses the chunk's memory after this callback: slice(0) copies it once.
+      chunks.push(Buffer.from(chunk.slice(0)));
       if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     });
   }
@@ -311,26 +310,6 @@ export class HttpServer implements SocketFrontDoor {
       },
     };
   }
-}
-
-function sendAndClose(
-  res: uWS.HttpResponse,
-  reply: Reply,
-  requestId: string,
-  cors: [string, string][],
-  finish: () => void,
-  aborted: boolean,
-): void {
-  if (aborted) return;
-  res.cork(() => {
-    res.writeStatus(statusLine(reply.status));
-    res.writeHeader('Content-Type', reply.contentType);
-    res.writeHeader('X-Request-Id', requestId);
-    for (const [name, value] of cors) res.writeHeader(name, value);
-    // Close the connection: the rest of the oversized body is not read.
-    res.end(reply.body, true);
-  });
-  finish();
 }
 
 function safeDecode(value: string): string {
