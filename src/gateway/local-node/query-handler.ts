@@ -1,6 +1,7 @@
 // What a query of the embedded node is: request message in, response object out, or a NodeError.
 import { status } from '@grpc/grpc-js';
 import { PaginationError } from './pagination.js';
+import type { RecordKind } from './records.js';
 import type { ChainState } from './state.js';
 
 export type Message = Record<string, any>;
@@ -36,4 +37,29 @@ export function pageOf<T>(read: () => T): T {
     if (error instanceof PaginationError) throw nodeErrors.invalidArgument(error.message);
     throw error;
   }
+}
+
+/** A stored record, or NOT_FOUND naming `what`. */
+export function found(state: ChainState, kind: RecordKind, key: string, what: string): Message {
+  const record = state.get(kind, key);
+  if (!record) throw nodeErrors.notFound(what, key);
+  return record;
+}
+
+/** A query of one record, keyed by the (required) request fields joined with `/`, answered as `{ [answer]: record }`. */
+export function recordBy(kind: RecordKind, answer: string, what: string, ...keyFields: string[]): QueryHandler {
+  return (request, state) => {
+    required(request, ...keyFields);
+    return { [answer]: found(state, kind, keyFields.map((field) => request[field]).join('/'), what) };
+  };
+}
+
+/** A list query: a page of a family, or of the records under the (required) request fields, as `{ [answer]: items, pagination }`. */
+export function pageBy(kind: RecordKind, answer: string, ...withinFields: string[]): QueryHandler {
+  return (request, state) => {
+    required(request, ...withinFields);
+    const within = withinFields.map((field) => `${request[field]}/`).join('');
+    const page = pageOf(() => state.page(kind, request.pagination, within));
+    return { [answer]: page.items, pagination: page.pagination };
+  };
 }

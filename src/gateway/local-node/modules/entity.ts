@@ -1,18 +1,9 @@
 // ixo.entity.v1beta1.Query over the sample data.
-import { nodeErrors, pageOf, required, type QueryHandler } from '../query-handler.js';
+import { found, pageBy, required, type QueryHandler } from '../query-handler.js';
 import type { ChainState } from '../state.js';
 
-function entityOf(state: ChainState, id: string) {
-  const entity = state.get('entity', id);
-  if (!entity) throw nodeErrors.notFound('entity', id);
-  return entity;
-}
-
-function iidDocumentOf(state: ChainState, id: string) {
-  const document = state.get('iidDocument', id);
-  if (!document) throw nodeErrors.notFound('iid document', id);
-  return document;
-}
+const entityOf = (state: ChainState, id: string) => found(state, 'entity', id, 'entity');
+const iidDocumentOf = (state: ChainState, id: string) => found(state, 'iidDocument', id, 'iid document');
 
 export const entityQueries: Record<string, QueryHandler> = {
   Params: (_request, state) => ({ params: state.get('entityParams') }),
@@ -33,8 +24,5 @@ export const entityQueries: Record<string, QueryHandler> = {
     required(request, 'id');
     return { entity_verified: entityOf(state, request.id).entity_verified };
   },
-  EntityList: (request, state) => {
-    const page = pageOf(() => state.page('entity', request.pagination));
-    return { entities: page.items, pagination: page.pagination };
-  },
+  EntityList: pageBy('entity', 'entities'),
 };
