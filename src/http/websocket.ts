@@ -26,18 +26,14 @@ export interface SocketHandshake {
   readonly ip: string;
 }
 
-/** What `send` did: written, buffered behind backpressure (it will drain), or dropped (over the limit). */
-export type SendStatus = 'sent' | 'buffered' | 'dropped';
-
 /** One open WebSocket, valid from `open` to `close`. */
 export interface SocketConnection<T> {
   readonly data: T;
-  readonly closed: boolean;
   /** Bytes waiting in the socket's backpressure buffer. */
   readonly bufferedAmount: number;
-  send(text: string): SendStatus;
+  /** Sends a text frame; a send past the backpressure limit closes the socket (closeOnBackpressureLimit). */
+  send(text: string): void;
   subscribe(topic: string): void;
-  unsubscribe(topic: string): void;
   /** Closes with a close frame (code and a short reason). */
   end(code: number, reason: string): void;
 }
@@ -51,8 +47,6 @@ export interface WebSocketRoute<T> {
   open(socket: SocketConnection<T>): void;
   /** One frame: its text, or undefined for a binary frame. */
   message(socket: SocketConnection<T>, text: string | undefined): void;
-  /** The backpressure buffer drained below the limit. */
-  drain?(socket: SocketConnection<T>): void;
   close(socket: SocketConnection<T>, code: number): void;
   /** A handshake failed with an error that was not an HttpError. */
   failed?(error: unknown): void;
@@ -76,11 +70,10 @@ export interface Admission {
 }
 
 const textDecoder = new TextDecoder();
-const SEND_STATUS: SendStatus[] = ['buffered', 'sent', 'dropped'];
 
 class Connection<T> implements SocketConnection<T> {
+  /** Unset once closed: uWS throws on any use of a closed socket. */
   #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
-  #closed = false;
 
   constructor(readonly data: T) {}
 
@@ -88,30 +81,20 @@ class Connection<T> implements SocketConnection<T> {
     this.#ws = ws;
   }
 
-  markClosed(): void {
-    this.#closed = true;
+  detach(): void {
     this.#ws = undefined;
-  }
-
-  get closed(): boolean {
-    return this.#closed;
   }
 
   get bufferedAmount(): number {
     return this.#ws?.getBufferedAmount() ?? 0;
   }
 
-  send(text: string): SendStatus {
-    if (!this.#ws) return 'dropped';
-    return SEND_STATUS[this.#ws.send(text, false)] ?? 'dropped';
+  send(text: string): void {
+    this.#ws?.send(text, false);
   }
 
   subscribe(topic: string): void {
     this.#ws?.subscribe(topic);
-  }
-
-  unsubscribe(topic: string): void {
-    this.#ws?.unsubscribe(topic);
   }
 
   end(code: number, reason: string): void {
@@ -182,12 +165,9 @@ export function mountWebSocket<T>(
       // The ArrayBuffer is only valid during this call: decode it now.
       route.message(ws.getUserData().connection, isBinary ? undefined : textDecoder.decode(message));
     },
-    drain(ws) {
-      route.drain?.(ws.getUserData().connection);
-    },
     close(ws, code) {
       const connection = ws.getUserData().connection;
-      connection.markClosed();
+      connection.detach();
       route.close(connection, code);
     },
   });
