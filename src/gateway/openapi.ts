@@ -36,7 +36,7 @@ export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string):
     // First declared pattern wins, in the document as in routing.
     if (paths[path]?.get) continue;
     const { method, requestType, responseType, service } = route.method;
-    const bound = new Set(route.template.variables.map((variable) => variable.fieldPath.join('.')));
+    const bound = new Set(route.template.variables.map((variable) => variable.name));
     paths[path] = {
       get: {
         operationId: `${service.fullName.slice(1).replaceAll('.', '_')}_${method.name}${route.legacy ? '_legacy' : ''}`,
@@ -45,7 +45,7 @@ export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string):
         ...(route.legacy ? { deprecated: true } : {}),
         parameters: [
           ...route.template.variables.map((variable) => ({
-            name: variable.fieldPath.join('.'),
+            name: variable.name,
             in: 'path',
             required: true,
             schema: fieldSchema(fieldAt(requestType, variable.fieldPath), schemas, false),

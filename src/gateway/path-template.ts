@@ -8,6 +8,8 @@ export type Segment = { kind: 'literal'; value: string } | { kind: 'one' } | { k
 export interface Variable {
   /** Field path in the request message, e.g. ['name'] or ['pagination', 'key']. */
   readonly fieldPath: readonly string[];
+  /** The field path dotted, e.g. 'pagination.key': the key of its bound value. */
+  readonly name: string;
   readonly start: number;
   /** Exclusive end; for a `**` variable, the end of the path. */
   readonly end: number;
@@ -41,7 +43,7 @@ export function parseTemplate(source: string): PathTemplate {
       if (!IDENT.test(path)) throw new TemplateError(source, `bad field path ${JSON.stringify(path)}`);
       const start = segments.length;
       for (const inner of pattern.split('/')) segments.push(plainSegment(inner, source));
-      variables.push({ fieldPath: path.split('.'), start, end: segments.length });
+      variables.push({ fieldPath: path.split('.'), name: path, start, end: segments.length });
     } else {
       segments.push(plainSegment(part, source));
     }
@@ -88,7 +90,7 @@ export function matchSegments(template: PathTemplate, parts: readonly string[]):
   const bound = new Map<string, string>();
   for (const variable of template.variables) {
     const end = segments[variable.end - 1]?.kind === 'rest' ? parts.length : variable.end;
-    bound.set(variable.fieldPath.join('.'), parts.slice(variable.start, end).join('/'));
+    bound.set(variable.name, parts.slice(variable.start, end).join('/'));
   }
   return bound;
 }

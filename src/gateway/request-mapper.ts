@@ -12,7 +12,7 @@ const CACHE_LIMIT = 512;
 export class RequestMapper {
   readonly #pathFields = new Map<string, protobuf.Field[]>();
   readonly #boundKeys = new Set<string>();
-  /** Query key -> field path (null: unknown key). Bounded, since keys come from clients. */
+  /** Query key -> field path (null: unknown key, or a field bound by the path). Bounded, since keys come from clients. */
   readonly #queryKeys = new Map<string, protobuf.Field[] | null>();
 
   /** Throws when a template variable names no singular value field of the request. */
@@ -44,7 +44,7 @@ export class RequestMapper {
         for (const [name, raw] of new URLSearchParams(rawQuery)) {
           key = name;
           const fields = this.#resolveQueryKey(name);
-          if (fields && !this.#boundKeys.has(fields.map((field) => field.name).join('.'))) assign(object, fields, raw);
+          if (fields) assign(object, fields, raw);
         }
       }
       return this.type.fromObject(object);
@@ -58,6 +58,7 @@ export class RequestMapper {
     let fields = this.#queryKeys.get(name);
     if (fields === undefined) {
       fields = resolveFieldPath(this.type, name.split('.')) ?? null;
+      if (fields && this.#boundKeys.has(fields.map((field) => field.name).join('.'))) fields = null;
       if (this.#queryKeys.size < CACHE_LIMIT) this.#queryKeys.set(name, fields);
     }
     return fields;
