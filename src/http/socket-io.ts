@@ -3,6 +3,7 @@
 // 404, whatever the order of registration. Handshakes pass the front door's rate limit; CORS follows CORS_ORIGIN.
 import { Server } from 'socket.io';
 import type uWS from 'uWebSockets.js';
+import { httpErrors } from './errors.js';
 import type { Admission } from './websocket.js';
 
 export interface SocketIoOptions {
@@ -37,7 +38,7 @@ export function attachSocketIo(app: uWS.TemplatedApp, options: SocketIoOptions, 
       const remote = (req as unknown as { connection?: { remoteAddress?: string } }).connection?.remoteAddress ?? '';
       const ip = admission.clientAddress(remote, headers);
       const wait = admission.retryAfter(ip);
-      callback(wait > 0 ? 'Too many requests, please try again later.' : null, wait === 0);
+      callback(wait > 0 ? httpErrors.tooManyRequests(wait).message : null, wait === 0);
     },
   });
   io.attachApp(app, {

@@ -3,7 +3,7 @@
 // the native socket, `auth: { invocation, ucanDelegation }` on Socket.IO), validated by the authenticator the
 // HTTP routes use. The identity is the validated issuer; the session must be the user's. Refusals are the
 // HTTP errors of the routes (400, 401, 404) so both transports can report them.
-import { HttpError } from '../../http/errors.js';
+import { httpErrors } from '../../http/errors.js';
 import { artifactsFromHeaders, type UcanAuthenticator } from '../auth/authenticator.js';
 import { oracleErrors } from '../errors.js';
 import { ownedSession, type SessionDb } from '../sessions/records.js';
@@ -38,8 +38,8 @@ function artifact(value: unknown): string | undefined {
 
 export async function authenticateHandshake(deps: HandshakeDeps, input: HandshakeInput): Promise<ChannelIdentity> {
   const sessionId = typeof input.sessionId === 'string' ? input.sessionId.trim() : '';
-  if (!sessionId) throw HttpError.of(400, MISSING_SESSION_ID);
-  if (sessionId.length > SESSION_ID_MAX) throw HttpError.of(400, `sessionId must be at most ${SESSION_ID_MAX} characters`);
+  if (!sessionId) throw httpErrors.badRequest(MISSING_SESSION_ID);
+  if (sessionId.length > SESSION_ID_MAX) throw httpErrors.badRequest(`sessionId must be at most ${SESSION_ID_MAX} characters`);
   const headers = artifactsFromHeaders(input.headers);
   const identity = await deps.authenticator.authenticateArtifacts({
     invocation: headers.invocation ?? artifact(input.invocation),

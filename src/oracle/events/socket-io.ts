@@ -3,7 +3,7 @@
 // and its connection is closed at once. A socket joins the room named by its session id; events go out as
 // Socket.IO events, each with its payload as the one argument.
 import type { Server, Socket } from 'socket.io';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, httpErrors } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { ChannelClient, type EventChannel } from './channel.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
@@ -48,7 +48,7 @@ export function attachSocketIoTransport(io: Server, { channel, accept, log }: So
       },
       (error: unknown) => {
         if (!(error instanceof HttpError)) log.error({ err: error }, 'Socket.IO handshake failed');
-        const refusal = error instanceof HttpError ? error : HttpError.of(500, 'Internal server error');
+        const refusal = error instanceof HttpError ? error : httpErrors.internal();
         next(Object.assign(new Error(refusal.message), { data: refusal.body }));
         // `next(error)` queues CONNECT_ERROR for this tick; the connection closes right after it went out.
         setImmediate(() => socket.conn.close());
