@@ -7,7 +7,7 @@ import { validate } from '../errors.js';
 const id = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('should not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 const errorText = v.nullish(v.pipe(v.string('must be a string'), v.maxLength(10_000, 'must be at most 10000 characters')));
 
-export const EnvelopeSchema = v.object(
+const EnvelopeSchema = v.object(
   {
     event: v.pipe(v.string('must be a string'), v.nonEmpty('should not be empty'), v.maxLength(64, 'must be at most 64 characters')),
     data: v.optional(v.unknown()),
@@ -23,8 +23,6 @@ export const ToolResultSchema = v.object(
 );
 
 export const ActionResultSchema = ToolResultSchema;
-
-export type ToolResultInput = v.InferOutput<typeof ToolResultSchema>;
 
 /** The problem of a frame, as the text of an `error` event. */
 export class FrameError extends Error {

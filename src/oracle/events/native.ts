@@ -9,10 +9,10 @@ import { FrameError, parseEnvelope } from './frames.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
 
 /** The uWS topic of a session's native sockets (Socket.IO's own topics start with its namespace, `/`). */
-export const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
+const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
 
 /** Encodes one event as the native socket's frame. */
-export const nativeFrame = (event: string, data: unknown) => JSON.stringify({ event, data });
+const nativeFrame = (event: string, data: unknown) => JSON.stringify({ event, data });
 
 class NativeClient extends ChannelClient {
   #socket?: SocketConnection<NativeClient>;
