@@ -33,6 +33,22 @@ export interface ActorKind {
   create(actorId: string, host: HostContext): Actor;
 }
 
+/**
+ * Services the actors of one kind share on a host (databases, clients, keys), built on first use.
+ * @example const servicesOf = perHost((host) => ({ sessions: host.store.db('ussd-sessions') }));
+ */
+export function perHost<T>(build: (host: HostContext) => T): (host: HostContext) => T {
+  const built = new WeakMap<HostContext, T>();
+  return (host) => {
+    let services = built.get(host);
+    if (services === undefined) {
+      services = build(host);
+      built.set(host, services);
+    }
+    return services;
+  };
+}
+
 interface Cell {
   readonly actor: Actor;
   readonly mailbox: Mailbox;

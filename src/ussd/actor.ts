@@ -1,6 +1,6 @@
 // The USSD session actor: one per session id, on the actor host its id hashes to. It owns the session
 // record; every change is committed to LMDB before the screen is answered.
-import type { Actor, ActorKind, HostContext } from '../runtime/actor-host.js';
+import { perHost, type Actor, type ActorKind } from '../runtime/actor-host.js';
 import { CustomerStore } from '../store/customers.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from './answers.js';
 import { answer, ENDED_STATE, type MenuDeps } from './menu/index.js';
@@ -17,26 +17,21 @@ interface UssdServices {
   deps: MenuDeps;
 }
 
-/** Services shared by the USSD actors of one host, built on first use. */
-function servicesOf(host: HostContext, cache: WeakMap<HostContext, UssdServices>): UssdServices {
-  let services = cache.get(host);
-  if (!services) {
-    const { config, store } = host;
-    // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
-    const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
-    services = {
-      sessions: store.db('ussd-sessions'),
-      deps: {
-        customers: new CustomerStore(store.db('ussd-customers'), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
-        pinCipher,
-        now: Date.now,
-        sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
-      },
-    };
-    cache.set(host, services);
-  }
-  return services;
-}
+/** Services shared by the USSD actors of one host. */
+const servicesOf = perHost((host): UssdServices => {
+  const { config, store } = host;
+  // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
+  const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
+  return {
+    sessions: store.db('ussd-sessions'),
+    deps: {
+      customers: new CustomerStore(store.db('ussd-customers'), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
+      pinCipher,
+      now: Date.now,
+      sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
+    },
+  };
+});
 
 class UssdActor implements Actor {
   /** The session as last committed; undefined until loaded, null when there is none. */
@@ -68,9 +63,7 @@ class UssdActor implements Actor {
   }
 }
 
-const services = new WeakMap<HostContext, UssdServices>();
-
 export const ussdActorKind: ActorKind = {
   name: 'ussd',
-  create: (sessionId, host) => new UssdActor(sessionId, servicesOf(host, services)),
+  create: (sessionId, host) => new UssdActor(sessionId, servicesOf(host)),
 };
