@@ -3,7 +3,7 @@
 // as strings, enums by name, RFC 3339 timestamps, "1.500s" durations, base64 bytes (empty -> null), Any
 // with "@type", only the set member of a oneof, unset messages -> null. protobufjs's toObject and its
 // protojson extension implement the proto3 JSON mapping instead (camelCase names, defaults omitted).
-import { isRealOneof } from './fields.js';
+import { isRealOneof, isWrapper } from './fields.js';
 import { protobuf } from './proto-root.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -136,7 +136,7 @@ export class CosmosJson {
       case '.google.protobuf.Value':
         return (message) => this.#value(type, message);
     }
-    if (type.fullName.startsWith('.google.protobuf.') && type.name.endsWith('Value') && type.fields.value) {
+    if (isWrapper(type)) {
       const valueOf = scalarWriter(type.fields.value.type, false);
       return (message) => valueOf(message.value);
     }

@@ -33,3 +33,8 @@ export function resolveFieldPath(type: protobuf.Type, path: readonly string[]): 
 export function isRealOneof(oneof: protobuf.OneOf | null | undefined): oneof is protobuf.OneOf {
   return !!oneof && !(oneof.fieldsArray.length === 1 && oneof.name === `_${oneof.fieldsArray[0].name}`);
 }
+
+/** google.protobuf.DoubleValue, StringValue, ...: one `value` field, rendered and parsed as the bare value. */
+export function isWrapper(type: protobuf.Type): boolean {
+  return type.fullName.startsWith('.google.protobuf.') && type.name.endsWith('Value') && type.fieldsArray.length === 1 && !!type.fields.value;
+}

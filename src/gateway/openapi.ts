@@ -1,7 +1,7 @@
 // OpenAPI 3.1 paths and component schemas of the gateway's routes, generated from the descriptors:
 // path and query parameters from the request type, the 200 body from the response type as Cosmos REST
 // renders it (declared names, every field present, 64-bit integers as strings, enums as names).
-import { isRealOneof } from './fields.js';
+import { isRealOneof, isWrapper, resolveFieldPath } from './fields.js';
 import { openApiPath } from './path-template.js';
 import { protobuf } from './proto-root.js';
 import type { GatewayRoute } from './route-table.js';
@@ -62,14 +62,9 @@ export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string):
   return { paths, schemas };
 }
 
+/** The leaf field of a path variable (the route's RequestMapper has already checked that it exists). */
 function fieldAt(type: protobuf.Type, path: readonly string[]): protobuf.Field {
-  let current = type;
-  let field = current.fields[path[0]];
-  for (const name of path.slice(1)) {
-    current = field.resolve().resolvedType as protobuf.Type;
-    field = current.fields[name];
-  }
-  return field.resolve();
+  return resolveFieldPath(type, path)!.at(-1)!;
 }
 
 /** Query parameters: scalar (and repeated scalar) fields by dotted path, nested messages flattened. */
@@ -147,8 +142,4 @@ function scalarSchema(type: string, inBody: boolean): Schema {
     default:
       return { type: 'string' };
   }
-}
-
-function isWrapper(type: protobuf.Type): boolean {
-  return type.fullName.startsWith('.google.protobuf.') && type.name.endsWith('Value') && type.fieldsArray.length === 1 && !!type.fields.value;
 }

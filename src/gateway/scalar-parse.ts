@@ -1,6 +1,7 @@
 // Text -> field value, for path variables and query parameters, the way grpc-gateway v1 parses them
 // (Go strconv with base 0 for integers, ParseBool for bools, standard then URL-safe base64 for bytes).
 import protojson from 'protobufjs/ext/protojson.js';
+import { isWrapper } from './fields.js';
 import { protobuf } from './proto-root.js';
 
 export class ParseError extends Error {}
@@ -103,12 +104,10 @@ function parseEnum(type: protobuf.Enum, raw: string): number {
   throw new ParseError(`${JSON.stringify(raw)} is not a value of enum ${type.fullName.slice(1)}`);
 }
 
-const WRAPPERS = new Set(['DoubleValue', 'FloatValue', 'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue']);
-
 /** Timestamp (RFC 3339), Duration ("1.5s"), FieldMask and the wrapper types can come from text too. */
 function parseWellKnown(type: protobuf.Type, raw: string): unknown {
   const name = type.fullName;
-  if (name.startsWith('.google.protobuf.') && WRAPPERS.has(type.name)) {
+  if (isWrapper(type)) {
     return { value: parseScalar(type.fields.value.type, raw) };
   }
   if (name === '.google.protobuf.Timestamp' || name === '.google.protobuf.Duration' || name === '.google.protobuf.FieldMask') {
