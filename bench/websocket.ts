@@ -14,6 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as pause } from 'node:timers/promises';
 import { formatKey, generateKey, mintInvocation } from '../src/tools/mint-ucan.js';
 import type { ClientTransport, ConnectOrder } from './lib/event-clients.js';
 import { benchSeconds } from './lib/load.js';
@@ -54,13 +55,14 @@ class ClientPool {
 
   #ask<T>(child: ChildProcess, message: unknown, answer: string): Promise<T> {
     return new Promise((resolve, reject) => {
+      // Both listeners go once answered: `count` is asked dozens of times per run.
       const onMessage = (reply: { type: string }) => {
         if (reply.type !== answer) return;
-        child.off('message', onMessage);
+        child.off('message', onMessage).off('exit', onExit);
         resolve(reply as T);
       };
-      child.on('message', onMessage);
-      child.once('exit', (code) => reject(new Error(`client process exited with ${code}`)));
+      const onExit = (code: number | null) => reject(new Error(`client process exited with ${code}`));
+      child.on('message', onMessage).once('exit', onExit);
       child.send(message as never);
     });
   }
@@ -102,8 +104,6 @@ function openFilesLimit(pid: number): number {
   const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
   return Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? Infinity);
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface RunOptions {
   transport: ClientTransport;
