@@ -1,12 +1,14 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
+import type { HttpRequest } from '../../http/types.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
-import type { UcanAuthenticator } from '../auth/index.js';
+import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { OracleRef } from '../chat/protocol.js';
 import type { DelegationStore } from '../delegations.js';
-import { oracleErrors } from '../errors.js';
+import { oracleErrors, validate } from '../errors.js';
 import type { OracleRouteAuth } from '../route-auth.js';
-import type { SessionDb } from '../sessions/records.js';
+import { SessionIdParamsSchema } from '../schemas.js';
+import { ownedSession, type SessionDb } from '../sessions/records.js';
 import type { TranscriptDb } from '../sessions/transcript.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
@@ -22,14 +24,30 @@ export interface OracleRouteDeps {
   readonly log: Logger;
 }
 
-/** A call to a chat actor; a host that is restarting answers 503 instead of 500. */
+/** What a failed chat-actor call answers: a host that is restarting is a 503 instead of a 500. */
+export function actorFailure(error: unknown): unknown {
+  return error instanceof HostUnavailableError ? oracleErrors.chatUnavailable() : error;
+}
+
+/** A call to a chat actor, its failure mapped by actorFailure. */
 export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof HostUnavailableError) throw oracleErrors.chatUnavailable();
-    throw error;
+    throw actorFailure(error);
   }
+}
+
+/** The preamble of the `/…/:sessionId` routes: the authenticated user and the validated path parameter. */
+export async function userAndSessionId(auth: OracleRouteAuth, req: HttpRequest): Promise<{ user: AuthIdentity; sessionId: string }> {
+  const user = await auth.identity(req);
+  const { sessionId } = validate(SessionIdParamsSchema, req.params);
+  return { user, sessionId };
+}
+
+/** Throws the 404 of the wire format unless the session exists and is the user's. */
+export function requireOwnedSession(sessions: SessionDb, sessionId: string, userDid: string): void {
+  if (!ownedSession(sessions, sessionId, userDid)) throw oracleErrors.sessionNotFound();
 }
 
 /** Answers every protected route may give besides its own. */

@@ -20,7 +20,7 @@ import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, 
 import { getSession, ownedSession } from '../sessions/records.js';
 import { itemOf, readTranscript } from '../sessions/transcript.js';
 import * as v from 'valibot';
-import { actorCall, AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
+import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, userAndSessionId, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Messages'];
 /** A JSON (non-streamed) answer may take this long: several model calls and tools. */
@@ -61,11 +61,10 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
   router.post(
     '/messages/:sessionId',
     async function sendMessage(req, res) {
-      const user = await auth.identity(req);
-      const { sessionId } = validate(SessionIdParamsSchema, req.params);
+      const { user, sessionId } = await userAndSessionId(auth, req);
       const body = validate(SendMessageSchema, req.body, req.bodyError);
       // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
-      if (!ownedSession(sessions, sessionId, user.did)) throw oracleErrors.sessionNotFound();
+      requireOwnedSession(sessions, sessionId, user.did);
       const turn: TurnMessage = {
         type: 'turn',
         ...deps.oracle,
@@ -103,11 +102,10 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
   router.get(
     '/messages/:sessionId',
     async function listMessages(req) {
-      const { did } = await auth.identity(req);
-      const { sessionId } = validate(SessionIdParamsSchema, req.params);
+      const { user, sessionId } = await userAndSessionId(auth, req);
       const session = getSession(sessions, sessionId);
       if (!session) return reply.json(200, { messages: [] });
-      if (session.userDid !== did) throw oracleErrors.sessionNotFound();
+      if (session.userDid !== user.did) throw oracleErrors.sessionNotFound();
       return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
     },
     {
@@ -132,10 +130,7 @@ async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMe
     done: stream.done,
   });
   if (outcome.kind === 'refused') return reply.json(outcome.status, outcome.body);
-  if (outcome.kind === 'failed') {
-    if (outcome.error instanceof HostUnavailableError) throw oracleErrors.chatUnavailable();
-    throw outcome.error;
-  }
+  if (outcome.kind === 'failed') throw actorFailure(outcome.error);
 }
 
 async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {

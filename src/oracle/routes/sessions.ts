@@ -4,10 +4,10 @@ import type { Router } from '../../http/router.js';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
 import { CHAT_ACTOR, type AbortSignalMessage, type CreateReply, type CreateSessionMessage, type DeleteReply } from '../chat/protocol.js';
-import { oracleErrors, validate } from '../errors.js';
+import { validate } from '../errors.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
-import { listSessions, ownedSession } from '../sessions/records.js';
-import { actorCall, AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
+import { listSessions } from '../sessions/records.js';
+import { actorCall, AUTH_RESPONSES, requireOwnedSession, userAndSessionId, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Sessions'];
 
@@ -47,13 +47,12 @@ export function registerSessionRoutes(router: Router, deps: OracleRouteDeps): vo
   router.delete(
     '/sessions/:sessionId',
     async function removeSession(req) {
-      const { did } = await auth.identity(req);
-      const { sessionId } = validate(SessionIdParamsSchema, req.params);
-      if (!ownedSession(sessions, sessionId, did)) throw oracleErrors.sessionNotFound();
+      const { user, sessionId } = await userAndSessionId(auth, req);
+      requireOwnedSession(sessions, sessionId, user.did);
       // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
-      const stop: AbortSignalMessage = { type: 'abort', userDid: did, supersededBy: randomUUID() };
+      const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
       await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, stop));
-      const deleted = await actorCall(() => runtime.send<DeleteReply>(CHAT_ACTOR, sessionId, { type: 'delete', userDid: did }));
+      const deleted = await actorCall(() => runtime.send<DeleteReply>(CHAT_ACTOR, sessionId, { type: 'delete', userDid: user.did }));
       if (!deleted.ok) return reply.json(deleted.status, deleted.body);
       return reply.json(200, { message: 'Session deleted successfully' });
     },
