@@ -7,7 +7,7 @@ import type autocannon from 'autocannon';
 import * as grpc from '@grpc/grpc-js';
 import { BUNDLED_FILES, loadProtoFiles } from '../src/gateway/proto-root.js';
 import { benchSeconds, measure, type LoadResult } from './lib/load.js';
-import { cpuSecondsOf, startNode, startServerProcess, type BenchProcess } from './lib/process.js';
+import { startNode, startServerProcess, type BenchProcess } from './lib/process.js';
 
 export interface GatewayBenchRow extends LoadResult {
   /** Upstream node CPU ms per request. */

@@ -17,8 +17,4 @@ export class InFlight<T> {
     this.#pending.set(key, started);
     return started;
   }
-
-  get size(): number {
-    return this.#pending.size;
-  }
 }
