@@ -8,9 +8,15 @@ export const EXPOSED_HEADERS = 'X-Request-Id, X-Cosmos-Block-Height';
 
 export type CorsHeaders = (origin: string | undefined) => [string, string][];
 
-export function createCors(setting: string): CorsHeaders {
+/** CORS_ORIGIN as a list of origins, or `*` for any origin. */
+export function corsOrigins(setting: string): string[] | '*' {
   const origins = setting.split(',').map((s) => s.trim()).filter(Boolean);
-  if (origins.length === 0 || origins.includes('*')) {
+  return origins.length === 0 || origins.includes('*') ? '*' : origins;
+}
+
+export function createCors(setting: string): CorsHeaders {
+  const origins = corsOrigins(setting);
+  if (origins === '*') {
     const fixed: [string, string][] = [
       ['Access-Control-Allow-Origin', '*'],
       ['Access-Control-Expose-Headers', EXPOSED_HEADERS],

@@ -1,7 +1,6 @@
 // The front door on uWebSockets.js: the only module (with its siblings) that touches uWS.
 // Each route's pipeline is built once; a request runs: rate limit -> headers -> body -> handler -> reply.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { AddressList, normalizeAddress } from './client-address.js';
@@ -9,6 +8,7 @@ import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody } from './body.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
+import { statusLine } from './status-line.js';
 import type { Route, Router } from './router.js';
 import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
 import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
@@ -25,9 +25,6 @@ export interface HttpServerOptions {
   log: Logger;
 }
 
-/** uWS wants the whole status line. */
-const STATUS_LINES = new Map(Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]));
-const statusLine = (status: number) => STATUS_LINES.get(status) ?? `${status} Unknown`;
 const textDecoder = new TextDecoder();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

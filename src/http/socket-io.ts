@@ -3,6 +3,7 @@
 // 404, whatever the order of registration. Handshakes pass the front door's rate limit; CORS follows CORS_ORIGIN.
 import { Server } from 'socket.io';
 import type uWS from 'uWebSockets.js';
+import { corsOrigins } from './cors.js';
 import { httpErrors } from './errors.js';
 import type { Admission } from './websocket.js';
 
@@ -17,9 +18,8 @@ export interface SocketIoOptions {
 }
 
 function corsOptions(setting: string) {
-  const origins = setting.split(',').map((s) => s.trim()).filter(Boolean);
-  if (origins.length === 0 || origins.includes('*')) return { origin: '*' };
-  return { origin: origins, credentials: true };
+  const origins = corsOrigins(setting);
+  return origins === '*' ? { origin: '*' } : { origin: origins, credentials: true };
 }
 
 export function attachSocketIo(app: uWS.TemplatedApp, options: SocketIoOptions, admission: Admission): Server {

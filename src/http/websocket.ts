@@ -2,10 +2,10 @@
 // handshake and what to do with frames; this module does the uWS part (asynchronous upgrade, corking,
 // backpressure, idle timeout, frame size). uWS discipline: everything read from `req` is read before the
 // first await, `res.onAborted` is registered before it, and the upgrade is written inside `res.cork`.
-import { STATUS_CODES } from 'node:http';
 import type { Server as SocketIoServer } from 'socket.io';
 import uWS from 'uWebSockets.js';
 import { HttpError, httpErrors } from './errors.js';
+import { statusLine } from './status-line.js';
 import type { SocketIoOptions } from './socket-io.js';
 
 /** What a face that accepts WebSockets gets of the front door (HttpServer implements it). */
@@ -136,7 +136,7 @@ export function mountWebSocket<T>(
         if (aborted) return;
         const answer = error.toReply();
         res.cork(() => {
-          res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? 'Refused'}`);
+          res.writeStatus(statusLine(answer.status));
           res.writeHeader('Content-Type', answer.contentType);
           for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
           res.end(answer.body, true);
