@@ -1,8 +1,10 @@
+
 // Protocol gateway throughput and latency: HTTP GET through the real server's gateway (child process)
 // next to direct @grpc/grpc-js calls to the same upstream node (another child process), in one run,
 // for a small answer (token params) and a large one (the entity list, BENCH_ENTITIES entities).
 // Gateway runs vary an ignored query parameter so every request reaches the node; one more run sends
 // identical requests, which share upstream calls while in flight.
+import { printMarkdownTable } from './lib/table.js';
 import type autocannon from 'autocannon';
 import * as grpc from '@grpc/grpc-js';
 import { BUNDLED_FILES, loadProtoFiles } from '../src/gateway/proto-root.js';
@@ -77,13 +79,11 @@ async function viaGateway(name: string, server: BenchProcess, node: BenchProcess
 }
 
 function printRows(title: string, rows: GatewayBenchRow[]): void {
-  console.log(`\n## ${title}`);
-  console.log('| run | requests | req/s | p50 ms | p99 ms | gateway CPU ms/req | node CPU ms/req | errors | non-2xx |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    const cpu = Number.isNaN(r.cpuMsPerRequest) ? '-' : r.cpuMsPerRequest.toFixed(4);
-    console.log(`| ${r.name} | ${r.requests} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${cpu} | ${r.nodeCpuMsPerRequest.toFixed(4)} | ${r.errors} | ${r.non2xx} |`);
-  }
+  const columns = ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'gateway CPU ms/req', 'node CPU ms/req', 'errors', 'non-2xx'];
+  printMarkdownTable(title, columns, rows.map((r) => [
+    r.name, r.requests, r.rps.toFixed(0), r.p50, r.p99, Number.isNaN(r.cpuMsPerRequest) ? '-' : r.cpuMsPerRequest.toFixed(4),
+    r.nodeCpuMsPerRequest.toFixed(4), r.errors, r.non2xx,
+  ]));
 }
 
 export async function benchGateway(): Promise<GatewayBenchRow[]> {

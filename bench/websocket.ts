@@ -1,3 +1,4 @@
+
 // The event channel under many concurrent sockets, next to Socket.IO on a plain node:http server (the
 // baseline) in the same run. Each run opens BENCH_WS_CONNECTIONS sockets from several client processes,
 // BENCH_WS_PER_SESSION sockets on each session, then triggers chat turns for BENCH_SECONDS: on the oracle a
@@ -11,6 +12,7 @@
 // only the emits; on a small machine the client processes compete with the server for the same cores.
 // BENCH_WS_CONNECTIONS (10000), BENCH_WS_PER_SESSION (100), BENCH_WS_CLIENT_PROCESSES (4),
 // BENCH_WS_TRIGGERS (concurrent turn loops, 8), BENCH_SECONDS (10).
+import { printMarkdownTable } from './lib/table.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -177,16 +179,13 @@ async function run(name: string, target: BenchProcess, options: RunOptions): Pro
 }
 
 function printWebsocketTable(title: string, baseline: WebsocketRunResult, rows: WebsocketRunResult[]): void {
-  console.log(`\n## ${title}`);
-  console.log('| run | sockets held | connect s | turns/s | events/s delivered | delivered | server RSS / socket | server CPU µs / event | events/s vs baseline | RSS/socket vs baseline |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of [baseline, ...rows]) {
-    console.log(
-      `| ${r.name} | ${r.held}/${r.connections} | ${r.connectSeconds.toFixed(1)} | ${r.turnsPerSecond.toFixed(0)} | ${r.eventsPerSecond.toFixed(0)} | ` +
-        `${(r.deliveredShare * 100).toFixed(1)}% | ${(r.rssPerConnectionBytes / 1024).toFixed(1)} KiB | ${r.serverCpuMicrosPerEvent.toFixed(2)} | ` +
-        `${(r.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}x | ${(r.rssPerConnectionBytes / baseline.rssPerConnectionBytes).toFixed(2)}x |`,
-    );
-  }
+  const columns = ['run', 'sockets held', 'connect s', 'turns/s', 'events/s delivered', 'delivered', 'server RSS / socket',
+    'server CPU µs / event', 'events/s vs baseline', 'RSS/socket vs baseline'];
+  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
+    r.name, `${r.held}/${r.connections}`, r.connectSeconds.toFixed(1), r.turnsPerSecond.toFixed(0), r.eventsPerSecond.toFixed(0),
+    `${(r.deliveredShare * 100).toFixed(1)}%`, `${(r.rssPerConnectionBytes / 1024).toFixed(1)} KiB`, r.serverCpuMicrosPerEvent.toFixed(2),
+    `${(r.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}x`, `${(r.rssPerConnectionBytes / baseline.rssPerConnectionBytes).toFixed(2)}x`,
+  ]));
 }
 
 async function post(url: string, headers: Record<string, string>, body: string): Promise<void> {

@@ -1,5 +1,6 @@
 // autocannon runs and the table every benchmark prints.
 import autocannon from 'autocannon';
+import { printMarkdownTable } from './table.js';
 import type { BenchProcess } from './process.js';
 
 export interface LoadResult {
@@ -35,15 +36,11 @@ export async function measure(name: string, target: BenchProcess, options: LoadO
 }
 
 export function printTable(title: string, baseline: LoadResult, rows: LoadResult[]): void {
-  console.log(`\n## ${title}`);
-  console.log('| run | requests | req/s | p50 ms | p99 ms | server CPU ms/req | errors | non-2xx | req/s vs baseline | CPU/req vs baseline |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of [baseline, ...rows]) {
-    console.log(
-      `| ${r.name} | ${r.requests} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.cpuMsPerRequest.toFixed(4)} | ${r.errors} | ${r.non2xx} | ` +
-        `${((r.rps / baseline.rps) * 100).toFixed(1)}% | ${(r.cpuMsPerRequest / baseline.cpuMsPerRequest).toFixed(2)}x |`,
-    );
-  }
+  const columns = ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms/req', 'errors', 'non-2xx', 'req/s vs baseline', 'CPU/req vs baseline'];
+  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
+    r.name, r.requests, r.rps.toFixed(0), r.p50, r.p99, r.cpuMsPerRequest.toFixed(4), r.errors, r.non2xx,
+    `${((r.rps / baseline.rps) * 100).toFixed(1)}%`, `${(r.cpuMsPerRequest / baseline.cpuMsPerRequest).toFixed(2)}x`,
+  ]));
 }
 
 /** Seconds per run: BENCH_SECONDS, default 10. */

@@ -1,6 +1,8 @@
+
 // Many concurrent SSE streams: `concurrency` callers, each sending POSTs in a loop for `seconds` and
 // reading each streamed answer to its end. Measures time to the first byte of the stream (the first frame)
 // and to `done`, streams per second and server CPU per stream.
+import { printMarkdownTable } from './table.js';
 import { Agent, request } from 'node:http';
 import type { BenchProcess } from './process.js';
 
@@ -97,14 +99,11 @@ export async function measureSse(name: string, target: BenchProcess, options: Ss
 }
 
 export function printSseTable(title: string, baseline: SseLoadResult, rows: SseLoadResult[]): void {
-  console.log(`\n## ${title}`);
-  console.log('| run | streams | streams/s | first frame p50 ms | p99 ms | done p50 ms | p99 ms | server CPU ms/stream | bytes/stream | errors | streams/s vs baseline | CPU/stream vs baseline |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of [baseline, ...rows]) {
-    console.log(
-      `| ${r.name} | ${r.streams} | ${r.streamsPerSecond.toFixed(0)} | ${r.firstFrameP50.toFixed(1)} | ${r.firstFrameP99.toFixed(1)} | ` +
-        `${r.doneP50.toFixed(1)} | ${r.doneP99.toFixed(1)} | ${r.cpuMsPerStream.toFixed(3)} | ${r.bytesPerStream} | ${r.errors} | ` +
-        `${((r.streamsPerSecond / baseline.streamsPerSecond) * 100).toFixed(1)}% | ${(r.cpuMsPerStream / baseline.cpuMsPerStream).toFixed(2)}x |`,
-    );
-  }
+  const columns = ['run', 'streams', 'streams/s', 'first frame p50 ms', 'p99 ms', 'done p50 ms', 'p99 ms', 'server CPU ms/stream',
+    'bytes/stream', 'errors', 'streams/s vs baseline', 'CPU/stream vs baseline'];
+  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
+    r.name, r.streams, r.streamsPerSecond.toFixed(0), r.firstFrameP50.toFixed(1), r.firstFrameP99.toFixed(1),
+    r.doneP50.toFixed(1), r.doneP99.toFixed(1), r.cpuMsPerStream.toFixed(3), r.bytesPerStream, r.errors,
+    `${((r.streamsPerSecond / baseline.streamsPerSecond) * 100).toFixed(1)}%`, `${(r.cpuMsPerStream / baseline.cpuMsPerStream).toFixed(2)}x`,
+  ]));
 }
