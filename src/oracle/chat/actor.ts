@@ -3,9 +3,9 @@
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
 import type { MessagePort } from 'node:worker_threads';
 import type { Actor, ActorKind } from '../../runtime/actor-host.js';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, httpErrors } from '../../http/errors.js';
 import { encodeSseFrame } from '../agent/sse-frames.js';
-import { SESSION_NOT_FOUND } from '../errors.js';
+import { oracleErrors } from '../errors.js';
 import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
 import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
@@ -18,6 +18,7 @@ import {
   type CreateSessionMessage,
   type DeleteReply,
   type DeleteSessionMessage,
+  refusalOf,
   type Refusal,
   type TurnMessage,
   type TurnReply,
@@ -25,8 +26,7 @@ import {
 import { chatServicesOf, type ChatServices } from './services.js';
 import { runTurn, type Generation } from './turn.js';
 
-const refusal = (error: HttpError): Refusal => ({ ok: false, status: error.status, body: error.body });
-const notFound = (): Refusal => refusal(HttpError.of(404, SESSION_NOT_FOUND));
+const notFound = (): Refusal => refusalOf(oracleErrors.sessionNotFound());
 
 class ChatActor implements Actor {
   /** undefined until loaded; null when the session does not exist. */
@@ -61,7 +61,7 @@ class ChatActor implements Actor {
       if (!reply.ok) sender.refuse(reply.status, reply.body);
     } catch (error) {
       this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
-      if (!sender.opened) sender.refuse(500, HttpError.of(500, 'Internal server error').body);
+      if (!sender.opened) sender.refuse(500, httpErrors.internal().body);
       else {
         const text = 'The answer could not be completed; please send your message again';
         await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
@@ -98,7 +98,7 @@ class ChatActor implements Actor {
   }
 
   async #create(request: CreateSessionMessage): Promise<CreateReply> {
-    if (this.#load()) return refusal(HttpError.of(409, 'Session already exists'));
+    if (this.#load()) return refusalOf(HttpError.of(409, 'Session already exists'));
     const now = preciseNow();
     const record: SessionRecord = {
       sessionId: this.sessionId,

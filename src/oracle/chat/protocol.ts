@@ -1,5 +1,6 @@
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
 // typed in one place: the actor's messages and replies, its signals, and the stream port's messages.
+import type { HttpError } from '../../http/errors.js';
 import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from '../sessions/records.js';
@@ -47,6 +48,9 @@ export interface Refusal {
   status: number;
   body: unknown;
 }
+
+/** An HttpError as a Refusal: comlink would lose its fields across threads, so it travels as plain data. */
+export const refusalOf = (error: HttpError): Refusal => ({ ok: false, status: error.status, body: error.body });
 
 export type CreateReply = { ok: true; session: SessionView } | Refusal;
 export type DeleteReply = { ok: true } | Refusal;

@@ -12,7 +12,7 @@ import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type T
 import { TurnEvents } from '../events/turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
-import type { TurnMessage, TurnReply } from './protocol.js';
+import { refusalOf, type TurnMessage, type TurnReply } from './protocol.js';
 import { HISTORY_TURNS, type ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
@@ -68,8 +68,7 @@ export async function runTurn({ services, session, entries, request, generation,
       clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
     });
   } catch (error) {
-    // comlink would lose the HttpError's fields across threads: the refusal travels as plain data.
-    if (error instanceof HttpError) return { reply: { ok: false, status: error.status, body: error.body } };
+    if (error instanceof HttpError) return { reply: refusalOf(error) };
     throw error;
   }
 
