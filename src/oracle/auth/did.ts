@@ -10,8 +10,8 @@ export interface DidResolver {
 /** Resolvers by DID method name (`ixo` for did:ixo). */
 export type DidResolvers = Record<string, DidResolver>;
 
-// Multicodec prefix of an Ed25519 public key (varint 0xed).
-const ED25519_PUB_PREFIX = [0xed, 0x01];
+/** Multicodec prefix of an Ed25519 public key (varint 0xed). */
+export const ED25519_PUB_PREFIX = [0xed, 0x01];
 
 /** The raw Ed25519 public key inside a did:key; throws AuthFailure for other key types or malformed DIDs. */
 export function didKeyPublicKey(did: string): Uint8Array {

@@ -6,7 +6,7 @@
 import { base58btc } from '@ucanto/core';
 import { loadProtoFiles, type protobuf } from '../../gateway/proto-root.js';
 import { ExpiringLru } from './cache.js';
-import type { DidResolver } from './did.js';
+import { ED25519_PUB_PREFIX, type DidResolver } from './did.js';
 import { AuthFailure } from './failure.js';
 
 /** A unary gRPC call to the chain node: full method path, request bytes -> response bytes (the gateway's Upstream). */
@@ -16,7 +16,6 @@ export interface ChainQuery {
 
 export const IID_DOCUMENT_METHOD = '/ixo.iid.v1beta1.Query/IidDocument';
 const GRPC_NOT_FOUND = 5;
-const ED25519_PUB_PREFIX = [0xed, 0x01];
 
 interface VerificationMethod {
   id?: string;
