@@ -10,6 +10,7 @@ import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
 import { AuthFailure, VerifierUnavailable } from './failure.js';
 import { verifyInvocation } from './invocation.js';
+import { InFlight } from '../../in-flight.js';
 import { authErrors } from './messages.js';
 import { SignatureSession } from './signatures.js';
 import type { SignatureVerifier } from './verifier.js';
@@ -66,7 +67,7 @@ export class UcanAuthenticator {
   readonly #options: AuthenticatorOptions;
   readonly #resolvers: DidResolvers;
   readonly #cache: ExpiringLru<Verified>;
-  readonly #inFlight = new Map<string, Promise<Verified>>();
+  readonly #inFlight = new InFlight<Verified>();
   #hits = 0;
   #misses = 0;
 
@@ -148,19 +149,13 @@ export class UcanAuthenticator {
       this.#hits++;
       return Promise.resolve(cached);
     }
-    let pending = this.#inFlight.get(key);
-    if (!pending) {
+    return this.#inFlight.run(key, async () => {
       this.#misses++;
-      pending = verifyArtifact(kind, raw, this.#options, this.#resolvers)
-        .then((verified) => {
-          const untilMs = Math.min(verified.expiration * 1000, Date.now() + MAX_CACHE_SECONDS * 1000);
-          this.#cache.set(key, verified, untilMs);
-          return verified;
-        })
-        .finally(() => this.#inFlight.delete(key));
-      this.#inFlight.set(key, pending);
-    }
-    return pending;
+      const verified = await verifyArtifact(kind, raw, this.#options, this.#resolvers);
+      const untilMs = Math.min(verified.expiration * 1000, Date.now() + MAX_CACHE_SECONDS * 1000);
+      this.#cache.set(key, verified, untilMs);
+      return verified;
+    });
   }
 }
 

@@ -5,6 +5,7 @@
 // share one call.
 import { base58btc } from '@ucanto/core';
 import { loadProtoFiles, type protobuf } from '../../gateway/proto-root.js';
+import { InFlight } from '../../in-flight.js';
 import { ExpiringLru } from './cache.js';
 import { ED25519_PUB_PREFIX, type DidResolver } from './did.js';
 import { AuthFailure } from './failure.js';
@@ -77,7 +78,7 @@ export interface IxoDidResolver extends DidResolver {
 export function createIxoDidResolver(chain: ChainQuery, options: IxoResolverOptions = {}): IxoDidResolver {
   const cacheMs = (options.cacheSeconds ?? 300) * 1000;
   const cache = new ExpiringLru<Uint8Array[]>(options.cacheSize ?? 10_000);
-  const inFlight = new Map<string, Promise<Uint8Array[]>>();
+  const inFlight = new InFlight<Uint8Array[]>();
   let lookups = 0;
 
   async function lookup(did: string): Promise<Uint8Array[]> {
@@ -105,12 +106,7 @@ export function createIxoDidResolver(chain: ChainQuery, options: IxoResolverOpti
     resolve(did) {
       const cached = cache.get(did);
       if (cached) return Promise.resolve(cached);
-      let pending = inFlight.get(did);
-      if (!pending) {
-        pending = lookup(did).finally(() => inFlight.delete(did));
-        inFlight.set(did, pending);
-      }
-      return pending;
+      return inFlight.run(did, () => lookup(did));
     },
   };
 }

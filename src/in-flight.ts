@@ -1,4 +1,4 @@
-// Identical requests in flight at the same time share one upstream call and one answer.
+// Identical work in flight at the same time (an upstream call, a UCAN verification, a DID lookup) runs once and every caller gets its result.
 
 export class InFlight<T> {
   readonly #pending = new Map<string, Promise<T>>();
