@@ -2,7 +2,7 @@
 // the client's tools. Built once per host, on first use.
 import type { RootDatabase } from 'lmdb';
 import type { Logger } from '../../log.js';
-import type { HostContext } from '../../runtime/actor-host.js';
+import { perHost, type HostContext } from '../../runtime/actor-host.js';
 import { createProvider } from '../agent/provider.js';
 import type { Provider } from '../agent/types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
@@ -33,28 +33,21 @@ export interface ChatServices {
   readonly log: Logger;
 }
 
-const byHost = new WeakMap<HostContext, ChatServices>();
-
-export function chatServicesOf(host: HostContext): ChatServices {
-  let services = byHost.get(host);
-  if (!services) {
-    const { config, store } = host;
-    const log = host.log.child({ face: 'oracle' });
-    const minter = ucanMinterFor({ config, store });
-    services = {
-      root: store.root,
-      sessions: openSessionDb(store),
-      transcripts: openTranscriptDb(store),
-      plugins: createPlugins({ config, store }),
-      provider: createProvider(config),
-      maxSteps: config.AGENT_MAX_STEPS,
-      bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
-      publish: host.publish,
-      minter,
-      mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
-      log,
-    };
-    byHost.set(host, services);
-  }
-  return services;
-}
+export const chatServicesOf = perHost((host): ChatServices => {
+  const { config, store } = host;
+  const log = host.log.child({ face: 'oracle' });
+  const minter = ucanMinterFor({ config, store });
+  return {
+    root: store.root,
+    sessions: openSessionDb(store),
+    transcripts: openTranscriptDb(store),
+    plugins: createPlugins({ config, store }),
+    provider: createProvider(config),
+    maxSteps: config.AGENT_MAX_STEPS,
+    bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
+    publish: host.publish,
+    minter,
+    mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
+    log,
+  };
+});
