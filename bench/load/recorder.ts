@@ -13,9 +13,9 @@ export interface LatencySummary {
 }
 
 export interface SeriesPoint {
-  /** Seconds since the start of the run (the end of this second). */
+  /** Seconds since the start of the run, at the end of the interval. */
   t: number;
-  /** Requests answered (ok or not) in this second. */
+  /** Requests answered (ok or not) per second in this interval (one second; the last one may be shorter). */
   rps: number;
   p50: number;
   p99: number;
@@ -115,12 +115,12 @@ export class Recorder {
     histogram.recordValue(Math.max(1, Math.round(ms * 1000)));
   }
 
-  /** Closes the current second (called once a second by the run). */
-  tick(): SeriesPoint {
+  /** Closes the current second (called once a second by the run; the last one may be `seconds` long). */
+  tick(seconds = 1): SeriesPoint {
     const summary = summarize(this.second);
     const point = {
-      t: this.series.length + 1,
-      rps: this.secondAnswered,
+      t: Math.round(((this.series.at(-1)?.t ?? 0) + seconds) * 1000) / 1000,
+      rps: Math.round(this.secondAnswered / seconds),
       p50: summary.p50,
       p99: summary.p99,
       errors: this.secondErrors,

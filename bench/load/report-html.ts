@@ -53,7 +53,7 @@ chart('latency', 'Latency percentiles over time (each second)', 's', [{ label: '
 
 // Distribution: x is -log10(1 - p), so 90%, 99%, 99.9% ... are evenly spaced.
 const dist = R.distribution.filter((d) => d.percentile < 100);
-const toPct = (x) => (100 * (1 - Math.pow(10, -x))).toFixed(x < 1 ? 0 : Math.ceil(x) - 2) + '%';
+const toPct = (x) => (100 * (1 - Math.pow(10, -x))).toFixed(Math.max(0, Math.ceil(x) - 2)) + '%';
 chart('distribution', 'Latency distribution (by percentile; max ' + R.latencyMs.max + ' ms)', 'percentile',
   [{ label: 'latency ms', color: COLORS.b, unit: 'ms' }],
   [dist.map((d) => -Math.log10(1 - d.percentile / 100)), dist.map((d) => d.ms)],

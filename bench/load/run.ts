@@ -49,8 +49,9 @@ export async function runOnce(options: LoadOptions, scenario: Scenario, recorder
   }
   const durationS = recorder.elapsedSeconds();
   // The last, partial second, so that the series adds up to the totals.
-  if (durationS > recorder.series.length + 0.05) {
-    const point = recorder.tick();
+  const rest = durationS - (recorder.series.at(-1)?.t ?? 0);
+  if (rest > 0.05) {
+    const point = recorder.tick(rest);
     if (options.progress) console.log(progressLine(point, plan.label));
   }
   const answered = recorder.ok + recorder.errors;
