@@ -36,6 +36,19 @@ export function runLoadCli(args: string[], onLine?: (line: string) => void): Pro
   });
 }
 
+/** Runs the load tool in this process (no start-up cost; its printing is captured, not shown). */
+export async function runLoadInProcess(args: string[]): Promise<{ code: number; stdout: string }> {
+  const { main } = await import('../dist/bench/load.js');
+  const print = console.log;
+  let stdout = '';
+  console.log = (...parts: unknown[]) => void (stdout += `${parts.join(' ')}\n`);
+  try {
+    return { code: await main(args), stdout };
+  } finally {
+    console.log = print;
+  }
+}
+
 /** A temporary directory removed in teardown. */
 export function tempDir(t: Teardown): string {
   const dir = mkdtempSync(join(tmpdir(), 'sar-load-test-'));
