@@ -44,24 +44,28 @@ export class HttpClient {
     const { headers = {}, body, onChunk } = options;
     const url = new URL(path, this.target);
     return new Promise((resolve, reject) => {
-      const req = this.transport.request(url, { method, agent: this.agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } });
-      const timer = setTimeout(() => req.destroy(new LoadError('timeout', `no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-      req.once('error', (error) => {
+      let settled = false;
+      const settle = (error: Error | undefined, answer?: HttpAnswer) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        reject(error);
-      });
+        if (error) reject(error);
+        else resolve(answer!);
+      };
+      const req = this.transport.request(url, { method, agent: this.agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } });
+      const timer = setTimeout(() => {
+        settle(new LoadError('timeout', `no complete answer within ${this.timeoutMs} ms`));
+        req.destroy();
+      }, this.timeoutMs);
+      req.on('error', (error) => settle(error));
       req.once('response', (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (onChunk ? onChunk(chunk) : (text += chunk)));
-        res.once('end', () => {
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, body: text });
-        });
-        res.once('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
-        });
+        res.once('end', () => settle(undefined, { status: res.statusCode ?? 0, body: text }));
+        res.on('error', (error) => settle(error));
+        // A connection cut (or timed out) mid-answer may close without 'end' or 'error'.
+        res.once('close', () => settle(new LoadError('connection closed mid-answer')));
       });
       req.end(body);
     });

@@ -218,11 +218,14 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
   if (!Number.isInteger(refine) || refine < 0) throw new Error('--refine must be a whole number >= 0');
   if (!/^\+\d{1,10}$/.test(values['phone-prefix'])) throw new Error('--phone-prefix must be + and up to 10 digits, e.g. +2547');
 
+  const durationMs = parseDuration(values.duration, '--duration');
+  if (!(durationMs > 0)) throw new Error('--duration must be more than 0');
+
   return {
     target,
     scenario,
     mix,
-    durationMs: parseDuration(values.duration, '--duration'),
+    durationMs,
     rate: values.rate === undefined ? (values['find-capacity'] ? 10 : undefined) : parseRate(values.rate, '--rate'),
     connections: parsePositiveInt(values.connections, '--connections'),
     maxInFlight: parsePositiveInt(values['max-in-flight'], '--max-in-flight'),

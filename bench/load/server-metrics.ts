@@ -90,7 +90,7 @@ export class MetricsScraper {
     const cpuSeconds = one('process_cpu_seconds_total');
     let cpuPercent: number | null = null;
     if (cpuSeconds !== null && this.previousCpu) {
-      cpuPercent = Math.max(0, ((cpuSeconds - this.previousCpu.seconds) / ((now - this.previousCpu.at) / 1000)) * 100);
+      cpuPercent = Math.round(Math.max(0, ((cpuSeconds - this.previousCpu.seconds) / ((now - this.previousCpu.at) / 1000)) * 1000)) / 10;
     }
     if (cpuSeconds !== null) this.previousCpu = { seconds: cpuSeconds, at: now };
     const mailboxes = samples.filter((s) => s.name === 'actor_mailbox_depth');

@@ -35,7 +35,8 @@ function openSocket(url: URL, timeoutMs: number, onFrame: (frame: Frame) => void
       }
       onFrame(frame);
     });
-    socket.once('error', fail);
+    // `on`, not `once`: a socket may report more than one error, and an unheard one would end the process.
+    socket.on('error', fail);
     socket.once('unexpected-response', (_req, res) => fail(new LoadError(`ws handshake http ${res.statusCode}`)));
   });
 }
