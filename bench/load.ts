@@ -33,32 +33,28 @@ interface Outcome {
 async function runLoad(options: LoadOptions, client: HttpClient, origin: number): Promise<Outcome> {
   let recorder = new Recorder();
   const scenario = await createScenario({ options, client, recorder: () => recorder });
-  try {
-    if (!options.findCapacity) {
-      const main = await runOnce(options, scenario, recorder, { rate: options.rate, durationMs: options.durationMs, label: '' }, origin);
-      recorder.destroy();
-      return { main };
-    }
-    const search = await searchCapacity(
-      { startRate: options.rate!, factor: options.stepFactor, maxRate: options.maxRate, refine: options.refine },
-      async (rate): Promise<CapacityStep> => {
-        recorder = new Recorder();
-        const summary = await runOnce(options, scenario, recorder, { rate, durationMs: options.stepDurationMs, label: `[${rate}/s]` }, origin);
-        const violations = sloViolations(options.slo, {
-          latencyAt: (p) => (recorder.latency.totalCount ? recorder.latency.getValueAtPercentile(p) / 1000 : 0),
-          errorRate: summary.errorRate,
-          completed: summary.requests.ok + summary.requests.errors,
-        });
-        recorder.destroy();
-        console.log(`rate ${rate}/s: ${violations.length ? `broke (${violations.join('; ')})` : 'held'}, p99 ${summary.latencyMs.p99.toFixed(1)} ms, errors ${summary.requests.errors}`);
-        return { ...summary, rate, held: violations.length === 0, violations };
-      },
-    );
-    const best = search.steps.filter((s) => s.held && s.rate === search.highestHeld)[0] ?? search.steps[0];
-    return { main: best, capacity: { highestRate: search.highestHeld, steps: search.steps } };
-  } finally {
-    await scenario.close?.();
+  if (!options.findCapacity) {
+    const main = await runOnce(options, scenario, recorder, { rate: options.rate, durationMs: options.durationMs, label: '' }, origin);
+    recorder.destroy();
+    return { main };
   }
+  const search = await searchCapacity(
+    { startRate: options.rate!, factor: options.stepFactor, maxRate: options.maxRate, refine: options.refine },
+    async (rate): Promise<CapacityStep> => {
+      recorder = new Recorder();
+      const summary = await runOnce(options, scenario, recorder, { rate, durationMs: options.stepDurationMs, label: `[${rate}/s]` }, origin);
+      const violations = sloViolations(options.slo, {
+        latencyAt: (p) => (recorder.latency.totalCount ? recorder.latency.getValueAtPercentile(p) / 1000 : 0),
+        errorRate: summary.errorRate,
+        completed: summary.requests.ok + summary.requests.errors,
+      });
+      recorder.destroy();
+      console.log(`rate ${rate}/s: ${violations.length ? `broke (${violations.join('; ')})` : 'held'}, p99 ${summary.latencyMs.p99.toFixed(1)} ms, errors ${summary.requests.errors}`);
+      return { ...summary, rate, held: violations.length === 0, violations };
+    },
+  );
+  const best = search.steps.find((s) => s.held && s.rate === search.highestHeld) ?? search.steps[0];
+  return { main: best, capacity: { highestRate: search.highestHeld, steps: search.steps } };
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<number> {

@@ -37,15 +37,17 @@ export function runLoadCli(args: string[], onLine?: (line: string) => void): Pro
 }
 
 /** Runs the load tool in this process (no start-up cost; its printing is captured, not shown). */
-export async function runLoadInProcess(args: string[]): Promise<{ code: number; stdout: string }> {
+export async function runLoadInProcess(args: string[]): Promise<CliRun> {
   const { main } = await import('../dist/bench/load.js');
-  const print = console.log;
+  const { log, error } = console;
   let stdout = '';
+  let stderr = '';
   console.log = (...parts: unknown[]) => void (stdout += `${parts.join(' ')}\n`);
+  console.error = (...parts: unknown[]) => void (stderr += `${parts.join(' ')}\n`);
   try {
-    return { code: await main(args), stdout };
+    return { code: await main(args), stdout, stderr };
   } finally {
-    console.log = print;
+    Object.assign(console, { log, error });
   }
 }
 

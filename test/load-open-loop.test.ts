@@ -38,10 +38,11 @@ t.test('open loop: a one-second stall shows in the p99', async (t) => {
 });
 
 t.test('closed loop: the same stall is hidden from the p99', async (t) => {
-  const server = await startDelayServer(t, 20);
+  // 5 ms per answer: hundreds of requests per connection around the stall, one per connection in it.
+  const server = await startDelayServer(t, 5);
   const out = join(tempDir(t), 'closed.json');
   const [run] = await Promise.all([
-    runLoadCli(['--target', server.url, '--scenario', 'gateway', '--paths', '/x', '--connections', '2', '--duration', '4s', '--no-metrics', '--json', out]),
+    runLoadCli(['--target', server.url, '--scenario', 'gateway', '--paths', '/x', '--connections', '2', '--duration', '3s', '--no-metrics', '--json', out]),
     pauseOnce(server, 1000),
   ]);
   t.equal(run.code, 0, run.stderr);
@@ -50,5 +51,5 @@ t.test('closed loop: the same stall is hidden from the p99', async (t) => {
   t.equal(report.driver, 'autocannon');
   t.ok(report.requests.ok > 200, `${report.requests.ok} requests`);
   t.ok(report.latencyMs.max >= PAUSE_MS * 0.9, `the stall is only in the max (${report.latencyMs.max} ms)`);
-  t.ok(report.latencyMs.p99 < PAUSE_MS / 4, `p99 ${report.latencyMs.p99} ms hides it`);
+  t.ok(report.latencyMs.p99 < PAUSE_MS / 2, `p99 ${report.latencyMs.p99} ms hides it`);
 });

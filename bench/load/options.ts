@@ -130,6 +130,12 @@ function readUssdSessions(file: string): UssdPath[] {
   });
 }
 
+function wholeNumber(text: string, what: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a whole number >= 0, got "${text}"`);
+  return n;
+}
+
 function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   if (colon <= 0) throw new Error(`--header must look like 'name: value', got "${text}"`);
@@ -214,8 +220,7 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
   for (const path of gatewayPaths) if (!path.startsWith('/')) throw new Error(`--paths: "${path}" must start with /`);
   const stepFactor = Number(values['step-factor']);
   if (!(stepFactor > 1)) throw new Error('--step-factor must be a number above 1');
-  const refine = Number(values.refine);
-  if (!Number.isInteger(refine) || refine < 0) throw new Error('--refine must be a whole number >= 0');
+  const refine = wholeNumber(values.refine, '--refine');
   if (!/^\+\d{1,10}$/.test(values['phone-prefix'])) throw new Error('--phone-prefix must be + and up to 10 digits, e.g. +2547');
 
   const durationMs = parseDuration(values.duration, '--duration');
@@ -257,7 +262,7 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
     turns: parsePositiveInt(values.turns, '--turns'),
     wsHoldMs: parseDuration(values['ws-hold'], '--ws-hold'),
     wsPingMs: parseDuration(values['ws-ping'], '--ws-ping'),
-    wsTurns: Number(values['ws-turns']) >= 0 ? Number(values['ws-turns']) : 1,
+    wsTurns: wholeNumber(values['ws-turns'], '--ws-turns'),
     gatewayPaths: gatewayPaths.length ? gatewayPaths : DEFAULT_GATEWAY_PATHS,
   };
 }

@@ -5,13 +5,20 @@ import { expectStatus, LoadError, timed, type HttpClient } from '../http.js';
 import type { Recorder } from '../recorder.js';
 import { sleep, thinkTime } from './pick.js';
 import type { Scenario, ScenarioContext } from './types.js';
-import { userPool } from './users.js';
+import { userPool, type LoadUser } from './users.js';
 
-export async function createChatSession(client: HttpClient, headers: Record<string, string>): Promise<string> {
+async function createChatSession(client: HttpClient, headers: Record<string, string>): Promise<string> {
   const answer = expectStatus(await client.request('POST', '/sessions', { headers }), 201);
   const sessionId = (JSON.parse(answer.body) as { sessionId?: unknown }).sessionId;
   if (typeof sessionId !== 'string') throw new LoadError('chat session without id');
   return sessionId;
+}
+
+/** A journey's first request: the user creates a chat session (latency from `scheduledAt`). */
+export async function startChatJourney(ctx: ScenarioContext, user: LoadUser, scheduledAt: number): Promise<{ headers: Record<string, string>; sessionId: string }> {
+  const headers = { ...ctx.options.headers, ...(await user.headers()) };
+  const sessionId = await timed(ctx.recorder(), scheduledAt, () => createChatSession(ctx.client, headers));
+  return { headers, sessionId };
 }
 
 /** One streamed message read to `done`; `since` is when it was sent. */
@@ -49,8 +56,7 @@ export async function chatScenario(ctx: ScenarioContext): Promise<Scenario> {
   return {
     name: 'chat',
     async iterate(scheduledAt) {
-      const headers = { ...options.headers, ...(await nextUser().headers()) };
-      const sessionId = await timed(ctx.recorder(), scheduledAt, () => createChatSession(client, headers));
+      const { headers, sessionId } = await startChatJourney(ctx, nextUser(), scheduledAt);
       for (let turn = 0; turn < options.turns; turn++) {
         if (turn > 0) await sleep(thinkTime(options.thinkMs));
         const since = performance.now();

@@ -25,7 +25,6 @@ export interface Scenario {
   iterate(scheduledAt: number): Promise<void>;
   /** For the closed loop: the request sequence of one autocannon connection, when the scenario is plain HTTP. */
   autocannonRequests?(): autocannon.Request[] | undefined;
-  close?(): Promise<void>;
 }
 
 /** Runs one journey, counting it under the scenario's name; never rejects. */

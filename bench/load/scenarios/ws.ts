@@ -3,7 +3,7 @@
 // messages whose events (router_update, reasoning, ...) it counts by name.
 import WebSocket from 'ws';
 import { expectStatus, LoadError, timed } from '../http.js';
-import { createChatSession } from './chat.js';
+import { startChatJourney } from './chat.js';
 import { sleep } from './pick.js';
 import type { Scenario, ScenarioContext } from './types.js';
 import { userPool } from './users.js';
@@ -48,14 +48,13 @@ export async function wsScenario(ctx: ScenarioContext): Promise<Scenario> {
     name: 'ws',
     async iterate(scheduledAt) {
       const user = nextUser();
-      const headers = { ...options.headers, ...(await user.headers()) };
-      const sessionId = await timed(ctx.recorder(), scheduledAt, () => createChatSession(client, headers));
+      const { headers, sessionId } = await startChatJourney(ctx, user, scheduledAt);
       const url = new URL('/ws', options.target);
       url.protocol = options.target.protocol === 'https:' ? 'wss:' : 'ws:';
       url.searchParams.set('sessionId', sessionId);
       url.searchParams.set('invocation', await user.invocation());
 
-      let pong: (() => void) | undefined;
+      let pong: ((error?: Error) => void) | undefined;
       const onFrame = (frame: Frame) => {
         ctx.recorder().count('ws events');
         ctx.recorder().count(`ws event ${frame.event ?? 'unnamed'}`);
@@ -65,7 +64,10 @@ export async function wsScenario(ctx: ScenarioContext): Promise<Scenario> {
       const socket = await timed(ctx.recorder(), since, () => openSocket(url, options.timeoutMs, onFrame));
       ctx.recorder().count('ws connections');
       let closed = false;
-      socket.once('close', () => (closed = true));
+      socket.once('close', () => {
+        closed = true;
+        pong?.(new LoadError('ws closed by the server'));
+      });
       try {
         const turns = Promise.all(Array.from({ length: options.wsTurns }, async () => {
           const sent = performance.now();
@@ -81,9 +83,10 @@ export async function wsScenario(ctx: ScenarioContext): Promise<Scenario> {
           await timed(ctx.recorder(), sent, () =>
             new Promise<void>((resolve, reject) => {
               const timer = setTimeout(() => reject(new LoadError('ws pong timeout')), options.timeoutMs);
-              pong = () => {
+              pong = (error) => {
                 clearTimeout(timer);
-                resolve();
+                if (error) reject(error);
+                else resolve();
               };
               socket.send(JSON.stringify({ event: 'ping' }));
             }),
