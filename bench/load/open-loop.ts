@@ -26,7 +26,7 @@ export interface OpenLoopOptions {
 export async function runOpenLoop(scenario: Scenario, recorder: Recorder, options: OpenLoopOptions): Promise<void> {
   const { rate, durationMs, maxInFlight } = options;
   const total = totalArrivals(rate, durationMs);
-  const running = new Set<Promise<void>>();
+  const running = new Set<Promise<unknown>>();
   const start = performance.now();
   let next = 0;
   await new Promise<void>((resolve) => {

@@ -1,9 +1,8 @@
 // The scenario a run uses: one of them, or a weighted mix whose every journey picks one.
-import type autocannon from 'autocannon';
 import { chatScenario } from './chat.js';
 import { gatewayScenario } from './gateway.js';
 import { weightedPicker } from './pick.js';
-import { SCENARIOS, type Scenario, type ScenarioContext, type ScenarioName } from './types.js';
+import { runIteration, SCENARIOS, type Scenario, type ScenarioContext, type ScenarioName } from './types.js';
 import { ussdScenario } from './ussd.js';
 import { wsScenario } from './ws.js';
 
@@ -22,15 +21,8 @@ export async function createScenario(ctx: ScenarioContext): Promise<Scenario> {
   return {
     name: 'mix',
     async iterate(scheduledAt) {
-      const { scenario: chosen } = pick();
-      try {
-        await chosen.iterate(scheduledAt);
-        ctx.recorder().count(`${chosen.name} journeys ok`);
-      } catch (error) {
-        ctx.recorder().count(`${chosen.name} journeys failed`);
-        throw error;
-      }
+      // Counted under the chosen scenario's name as well as under "mix".
+      if (!(await runIteration(pick().scenario, ctx.recorder(), scheduledAt))) throw new Error('journey failed');
     },
-    autocannonRequests: (): autocannon.Request[] | undefined => undefined,
   };
 }

@@ -27,12 +27,14 @@ export interface Scenario {
   autocannonRequests?(): autocannon.Request[] | undefined;
 }
 
-/** Runs one journey, counting it under the scenario's name; never rejects. */
-export async function runIteration(scenario: Scenario, recorder: Recorder, scheduledAt: number): Promise<void> {
+/** Runs one journey, counting it under the scenario's name; never rejects: resolves whether it succeeded. */
+export async function runIteration(scenario: Scenario, recorder: Recorder, scheduledAt: number): Promise<boolean> {
   try {
     await scenario.iterate(scheduledAt);
     recorder.count(`${scenario.name} journeys ok`);
+    return true;
   } catch {
     recorder.count(`${scenario.name} journeys failed`);
+    return false;
   }
 }
