@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 import { boolean, integer, list, oneOf, text } from './env-schema.js';
 import { isValidAddressPattern } from './http/client-address.js';
+import { isValidProxyPattern } from './http/proxy-trust.js';
 import { ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
@@ -24,7 +25,15 @@ const coreEnv = {
     list(),
     v.check((entries) => entries.every(isValidAddressPattern), 'must be a comma-separated list of IP addresses or CIDRs'),
   ),
+  /** true alone trusts one proxy hop (the socket peer's X-Forwarded-For entry). */
   TRUST_PROXY_ENABLED: boolean(false),
+  /** Number of proxy hops in front of the server (0 = unset); trusts proxies by itself. */
+  TRUST_PROXY_HOPS: integer(0, 0, 16),
+  /** Proxy addresses/CIDRs (or loopback, linklocal, uniquelocal) whose X-Forwarded-For is believed; trusts proxies by itself. */
+  TRUSTED_PROXIES: v.pipe(
+    list(),
+    v.check((entries) => entries.every(isValidProxyPattern), 'must be a comma-separated list of IP addresses, CIDRs, or loopback/linklocal/uniquelocal'),
+  ),
   CORS_ORIGIN: text('*'),
   OPERATOR_TOKEN: text(),
 };

@@ -6,6 +6,8 @@ import type { Logger } from '../log.js';
 import { AddressList, normalizeAddress } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody } from './body.js';
+import { readHeaders } from './headers.js';
+import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import { statusLine } from './status-line.js';
@@ -20,7 +22,8 @@ export interface HttpServerOptions {
   port: number;
   bodyLimitBytes: number;
   corsOrigin: string;
-  trustProxy: boolean;
+  /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
+  proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
   log: Logger;
 }
@@ -149,10 +152,7 @@ export class HttpServer implements SocketFrontDoor {
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const headers: Record<string, string> = {};
-    req.forEach((name, value) => {
-      headers[name] = value;
-    });
+    const headers = readHeaders(req);
     const params: Record<string, string> = {};
     for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
@@ -233,17 +233,15 @@ export class HttpServer implements SocketFrontDoor {
   }
 
   #clientAddress(raw: string, headers: Readonly<Record<string, string>>): string {
-    if (this.options.trustProxy) {
-      const forwarded = headers['x-forwarded-for'];
-      if (forwarded) return normalizeAddress(forwarded.split(',', 1)[0]);
-    }
-    let address = this.#addressCache.get(raw);
-    if (address === undefined) {
+    let peer = this.#addressCache.get(raw);
+    if (peer === undefined) {
       if (this.#addressCache.size > 10_000) this.#addressCache.clear();
-      address = normalizeAddress(raw);
-      this.#addressCache.set(raw, address);
+      peer = normalizeAddress(raw);
+      this.#addressCache.set(raw, peer);
     }
-    return address;
+    const forwarded = headers['x-forwarded-for'];
+    const trust = this.options.proxyTrust;
+    return trust && forwarded ? resolveForwarded(peer, forwarded, trust) : peer;
   }
 
   #errorReply(error: unknown, requestId: string): Reply {

@@ -5,6 +5,7 @@
 import type { Server as SocketIoServer } from 'socket.io';
 import uWS from 'uWebSockets.js';
 import { HttpError, httpErrors } from './errors.js';
+import { readHeaders } from './headers.js';
 import { statusLine } from './status-line.js';
 import type { SocketIoOptions } from './socket-io.js';
 
@@ -71,6 +72,25 @@ export interface Admission {
 
 const textDecoder = new TextDecoder();
 
+/** Answers a refused handshake with `error`'s answer and closes the connection. */
+export function answerAndClose(res: uWS.HttpResponse, error: HttpError): void {
+  const answer = error.toReply();
+  res.cork(() => {
+    res.writeStatus(statusLine(answer.status));
+    res.writeHeader('Content-Type', answer.contentType);
+    for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
+    res.end(answer.body, true);
+  });
+}
+
+/** The admission of a handshake whose answer is written at once: false after answering 429. */
+export function admitNow(res: uWS.HttpResponse, req: uWS.HttpRequest, admission: Admission): boolean {
+  const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), readHeaders(req));
+  const wait = admission.retryAfter(ip);
+  if (wait > 0) answerAndClose(res, httpErrors.tooManyRequests(wait));
+  return wait === 0;
+}
+
 class Connection<T> implements SocketConnection<T> {
   /** Unset once closed: uWS throws on any use of a closed socket. */
   #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
@@ -118,10 +138,7 @@ export function mountWebSocket<T>(
     // A reader so slow that a publish is dropped is closed: a chat client must not silently miss a tool call.
     closeOnBackpressureLimit: 1,
     upgrade(res, req, context) {
-      const headers: Record<string, string> = {};
-      req.forEach((name, value) => {
-        headers[name] = value;
-      });
+      const headers = readHeaders(req);
       const path = req.getUrl();
       const query = new URLSearchParams(req.getQuery() ?? '');
       const key = req.getHeader('sec-websocket-key');
@@ -133,14 +150,7 @@ export function mountWebSocket<T>(
         aborted = true;
       });
       const refuse = (error: HttpError) => {
-        if (aborted) return;
-        const answer = error.toReply();
-        res.cork(() => {
-          res.writeStatus(statusLine(answer.status));
-          res.writeHeader('Content-Type', answer.contentType);
-          for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
-          res.end(answer.body, true);
-        });
+        if (!aborted) answerAndClose(res, error);
       };
       const wait = admission.retryAfter(ip);
       if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
