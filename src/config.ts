@@ -19,6 +19,8 @@ const coreEnv = {
   ACTOR_IDLE_SECONDS: integer(60, 1),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
+  /** During a drain, the server waits until no request has arrived on an open connection for this long. */
+  SHUTDOWN_QUIET_MS: integer(1_000, 0, 60_000),
   RATE_LIMIT_MAX: integer(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
   RATE_LIMIT_ALLOWLIST: v.pipe(

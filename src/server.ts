@@ -72,6 +72,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
+    drainQuietMs: config.SHUTDOWN_QUIET_MS,
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,
   });

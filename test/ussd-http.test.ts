@@ -336,7 +336,8 @@ t.test('SIGTERM drains: the process answers what is in flight, closes LMDB and e
     for (let i = 0; ; i++) {
       try {
         const answer = await postUssd(url, { ...valid, sessionId: `drain-${c}-${i}` });
-        bodies.push(answer.body);
+        // During the drain, requests on open connections hear 503 and their connection closes (test/http-drain.test.ts).
+        if (answer.status !== 503) bodies.push(answer.body);
         if (++answered === 20 && !signalled) {
           signalled = true;
           child.kill('SIGTERM');
@@ -355,5 +356,5 @@ t.test('SIGTERM drains: the process answers what is in flight, closes LMDB and e
   t.match(output, /"msg":"stopped"/, 'LMDB closed and everything stopped');
   t.ok(answered >= 20, `${answered} requests answered`);
   t.same(bodies.filter((body) => !/^CON Welcome/.test(body)), [], 'every answer that was sent is whole');
-  t.equal(failures.length, 10, 'after the drain, new requests are refused (the port is closed)');
+  t.equal(failures.length, 10, 'after the drain, new connections are refused (the port is closed)');
 });

@@ -25,6 +25,8 @@ export interface HttpServerOptions {
   /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
   proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  /** While draining, the server stays up until no request has arrived for this long (see drain). */
+  drainQuietMs: number;
   log: Logger;
 }
 
@@ -39,6 +41,8 @@ export class HttpServer implements SocketFrontDoor {
   #listenSocket: uWS.us_listen_socket | null = null;
   #inFlight = 0;
   #idleWaiters: (() => void)[] = [];
+  #draining = false;
+  #lastRequestAt = 0;
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
   readonly #accessLog: boolean;
@@ -104,18 +108,32 @@ export class HttpServer implements SocketFrontDoor {
     });
   }
 
-  /** Stops accepting connections; resolves when in-flight requests are done or the timeout passes. */
+  /**
+   * Stops accepting connections and answers every request that still arrives on an open (keep-alive) connection
+   * with 503, Connection: close and Retry-After, so a client moves to another node instead of being reset.
+   * Resolves once nothing is in flight and no request has come for drainQuietMs, or false when the timeout passes.
+   */
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
     this.#listenSocket = null;
-    if (this.#inFlight === 0) return true;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.#idleWaiters.push(() => {
-        clearTimeout(timer);
-        resolve(true);
+    this.#draining = true;
+    this.#lastRequestAt = Date.now();
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const quietFor = Date.now() - this.#lastRequestAt;
+      if (this.#inFlight === 0 && quietFor >= this.options.drainQuietMs) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#inFlight > 0 ? left : Math.min(left, this.options.drainQuietMs - quietFor));
+        if (this.#inFlight > 0) {
+          this.#idleWaiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }
       });
-    });
+    }
   }
 
   /** Closes every remaining connection. */
@@ -168,7 +186,7 @@ export class HttpServer implements SocketFrontDoor {
         res.writeHeader('X-Request-Id', requestId);
         for (const [name, value] of cors) res.writeHeader(name, value);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-        res.end(reply.body, closeConnection);
+        res.end(reply.body, closeConnection || this.#draining);
       });
       finish();
       if (this.#accessLog) {
@@ -179,6 +197,10 @@ export class HttpServer implements SocketFrontDoor {
       }
     };
 
+    if (this.#draining) {
+      this.#lastRequestAt = Date.now();
+      return send(SHUTTING_DOWN.toReply(), true);
+    }
     const retryAfter = this.#rateLimiter.hit(ip);
     if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
 
@@ -314,6 +336,8 @@ function safeDecode(value: string): string {
     return value;
   }
 }
+
+const SHUTTING_DOWN = HttpError.of(503, 'The server is shutting down; retry the request (on a new connection)', undefined, { 'Retry-After': '1' });
 
 const PREFLIGHT: Route = {
   method: 'GET',

@@ -28,6 +28,8 @@ export async function startTestServer(t: { teardown(fn: () => unknown): void }, 
     LOG_LEVEL: 'silent',
     ACTOR_THREADS: '1',
     RATE_LIMIT_MAX: '100000',
+    // Nothing sends during a test's teardown: no need to wait for stragglers on keep-alive connections.
+    SHUTDOWN_QUIET_MS: '0',
     ...options.env,
   });
   const server = await startServer(config, createLogger('silent'));
