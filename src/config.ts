@@ -28,6 +28,10 @@ const coreEnv = {
     v.check((entries) => entries.every(isValidAddressPattern), 'must be a comma-separated list of IP addresses or CIDRs'),
   ),
   /** true alone trusts one proxy hop (the socket peer's X-Forwarded-For entry). */
+  /** A streamed answer (SSE) is closed when this many bytes were written since its socket last took data... */
+  SSE_MAX_BUFFER_BYTES: integer(256 * 1024, 16 * 1024, 64 * 1024 * 1024),
+  /** ...or when its socket has taken nothing for this long while data waits (a reader that never reads). */
+  SSE_STALL_TIMEOUT_SECONDS: integer(30, 1, 3600),
   TRUST_PROXY_ENABLED: boolean(false),
   /** Number of proxy hops in front of the server (0 = unset); trusts proxies by itself. */
   TRUST_PROXY_HOPS: integer(0, 0, 16),

@@ -73,6 +73,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
+    streamLimits: { maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000 },
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,
   });

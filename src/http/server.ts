@@ -14,7 +14,7 @@ import { statusLine } from './status-line.js';
 import type { Route, Router } from './router.js';
 import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
 import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
-import { mountWebSocket, type Admission, type SocketFrontDoor, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import { mountWebSocket, Topics, type Admission, type SocketFrontDoor, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
 import type { Server as SocketIoServer } from 'socket.io';
 
 export interface HttpServerOptions {
@@ -27,7 +27,16 @@ export interface HttpServerOptions {
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
   drainQuietMs: number;
+  /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
+  streamLimits: StreamLimits;
   log: Logger;
+}
+
+export interface StreamLimits {
+  /** Bytes written to a stream since the socket last took data (SSE_MAX_BUFFER_BYTES). */
+  maxBufferBytes: number;
+  /** How long a stream may stay unable to send (SSE_STALL_TIMEOUT_SECONDS). */
+  stallTimeoutMs: number;
 }
 
 const textDecoder = new TextDecoder();
@@ -48,6 +57,7 @@ export class HttpServer implements SocketFrontDoor {
   readonly #accessLog: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
   readonly #addressCache = new Map<string, string>();
+  readonly #topics = new Topics();
 
   constructor(private readonly options: HttpServerOptions) {
     this.#cors = createCors(options.corsOrigin);
@@ -75,7 +85,7 @@ export class HttpServer implements SocketFrontDoor {
 
   /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    mountWebSocket(this.app, pattern, route, limits, this.#admission);
+    mountWebSocket(this.app, pattern, route, limits, this.#admission, this.#topics, this.options.log);
   }
 
   /** Socket.IO attached to this app (see socket-io.ts), with the CORS of the HTTP routes. */
@@ -83,9 +93,9 @@ export class HttpServer implements SocketFrontDoor {
     return attachSocketIo(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#admission);
   }
 
-  /** Sends a text frame to every WebSocket subscribed to `topic` (uWS pub/sub). */
+  /** Sends a text frame to every WebSocket subscribed to `topic`. */
   publish(topic: string, text: string): void {
-    this.app.publish(topic, text, false);
+    this.#topics.publish(topic, text);
   }
 
   /** Mounts every route of the router, the CORS preflight and the JSON 404. */
@@ -220,7 +230,8 @@ export class HttpServer implements SocketFrontDoor {
         },
       };
       const response: HttpResponse = {
-        stream: (status, streamHeaders) => this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish),
+        stream: (status, streamHeaders) =>
+          this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId),
       };
       let result;
       try {
@@ -279,15 +290,26 @@ export class HttpServer implements SocketFrontDoor {
     headers: Record<string, string>,
     cors: [string, string][],
     finish: () => void,
+    requestId: string,
   ): StreamWriter {
     const drainListeners: (() => void)[] = [];
     const closeListeners: (() => void)[] = [];
+    const { maxBufferBytes, stallTimeoutMs } = this.options.streamLimits;
     let closed = signal.aborted;
+    // Bytes written since the socket stopped taking data, and the timer that gives up on a reader that never reads.
+    let backlog = 0;
+    let stall: NodeJS.Timeout | undefined;
     const close = () => {
       if (closed) return;
       closed = true;
+      clearTimeout(stall);
       finish();
       for (const listener of closeListeners.splice(0)) listener();
+    };
+    const abandon = (reason: string) => {
+      if (closed) return;
+      this.options.log.warn({ reqId: requestId, reason, backlogBytes: backlog }, 'stream closed: its reader stopped reading');
+      res.close(); // onAborted -> signal -> close()
     };
     signal.addEventListener('abort', close, { once: true });
     if (!closed) {
@@ -298,6 +320,9 @@ export class HttpServer implements SocketFrontDoor {
       });
     }
     res.onWritable(() => {
+      backlog = 0;
+      clearTimeout(stall);
+      stall = undefined;
       for (const listener of drainListeners.splice(0)) listener();
       return true;
     });
@@ -311,7 +336,11 @@ export class HttpServer implements SocketFrontDoor {
         res.cork(() => {
           ok = res.write(chunk);
         });
-        return ok;
+        if (ok && !stall) return true;
+        backlog += Buffer.byteLength(chunk);
+        stall ??= setTimeout(() => abandon(`nothing sent for ${stallTimeoutMs / 1000} s`), stallTimeoutMs);
+        if (backlog > maxBufferBytes) abandon(`over ${maxBufferBytes} bytes unsent`);
+        return false;
       },
       onDrain(listener) {
         drainListeners.push(listener);

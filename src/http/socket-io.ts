@@ -47,7 +47,7 @@ export function attachSocketIo(app: uWS.TemplatedApp, options: SocketIoOptions, 
 function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.TemplatedApp {
   const isHandshake = (req: uWS.HttpRequest) => !new URLSearchParams(req.getQuery() ?? '').has('sid');
   const admit = (res: uWS.HttpResponse, req: uWS.HttpRequest) => !isHandshake(req) || admitNow(res, req, admission);
-  const facade = {
+  const wrapped = {
     any(pattern: string, handler: (res: uWS.HttpResponse, req: uWS.HttpRequest) => void) {
       app.any(pattern, (res, req) => {
         if (admit(res, req)) handler(res, req);
@@ -65,5 +65,13 @@ function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.T
       return facade;
     },
   };
-  return facade as unknown as uWS.TemplatedApp;
+  // Everything else (Socket.IO's adapter publishes through the app) is the app itself.
+  const facade: uWS.TemplatedApp = new Proxy(app, {
+    get(target, name) {
+      if (name === 'any' || name === 'ws') return wrapped[name];
+      const value = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return facade;
 }
