@@ -1,11 +1,8 @@
 // SIGTERM under load on keep-alive connections: every request that arrives on an already-open connection
 // during the drain is answered (served, or 503 with Connection: close and Retry-After); none is reset.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
+import { startChildServer } from './helpers/child-server.js';
 
 const CONNECTIONS = 100;
 
@@ -28,24 +25,7 @@ function get(port: number, agent: Agent): Promise<Answer> {
 }
 
 t.test('SIGTERM with 100 keep-alive connections sending: zero requests cut', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sar-drain-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', ACTOR_THREADS: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  const port = await new Promise<number>((resolve) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /"port":(\d+)[^\n]*"msg":"listening"/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const { child, port, exited, output } = await startChildServer(t, { ACTOR_THREADS: '1' });
 
   // Every client owns one keep-alive connection; SIGTERM comes once every connection has been answered.
   let warm = 0;
@@ -84,6 +64,6 @@ t.test('SIGTERM with 100 keep-alive connections sending: zero requests cut', asy
   t.equal(refusals.length, CONNECTIONS, 'every connection heard the drain answer');
   t.same(new Set(refusals.map((a) => `${a.status} ${a.connection} ${a.retryAfter}`)), new Set(['503 close 1']));
   t.ok(served.length >= CONNECTIONS, `${served.length} requests served before the drain`);
-  t.match(output, /"msg":"draining"/);
-  t.match(output, /"msg":"stopped"/);
+  t.match(output(), /"msg":"draining"/);
+  t.match(output(), /"msg":"stopped"/);
 });
