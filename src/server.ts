@@ -5,6 +5,8 @@ import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { Router } from './http/router.js';
 import { HttpServer, uwsIsNative } from './http/server.js';
+import { OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
+import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
@@ -62,12 +64,16 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
+  const proxyTrust = compileProxyTrust(config);
+  if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
   const http = new HttpServer({
     host: config.HOST,
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     corsOrigin: config.CORS_ORIGIN,
-    trustProxy: config.TRUST_PROXY_ENABLED,
+    proxyTrust,
+    drainQuietMs: config.SHUTDOWN_QUIET_MS,
+    streamLimits: { maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000 },
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,
   });

@@ -9,7 +9,7 @@ import { FrameError, parseEnvelope } from './frames.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
 
 /** The uWS topic of a session's native sockets (Socket.IO's own topics start with its namespace, `/`). */
-const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
+export const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
 
 /** Encodes one event as the native socket's frame. */
 const nativeFrame = (event: string, data: unknown) => JSON.stringify({ event, data });
