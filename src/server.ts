@@ -10,7 +10,8 @@ import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
 import { createGatewayFace } from './gateway/index.js';
-import { createOracleFace } from './oracle/index.js';
+import { createOracleFace, type OracleFace } from './oracle/index.js';
+import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { linkChainIdentities } from './oracle/chain-identities.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
@@ -59,6 +60,10 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const router = new Router();
   registerHealthRoutes(router, config, store);
   for (const face of faces) face.routes(router);
+  if (playgroundEnabled(config)) {
+    const { identity } = faces.find((face): face is OracleFace => face.name === 'oracle')!;
+    registerPlaygroundRoutes(router, { oracle: identity, log });
+  }
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
