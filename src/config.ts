@@ -7,6 +7,7 @@ import { isValidAddressPattern } from './http/client-address.js';
 import { ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
+import { metricsEnv } from './metrics/config.js';
 import { playgroundEnv } from './playground/config.js';
 
 const coreEnv = {
@@ -30,7 +31,7 @@ const coreEnv = {
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...playgroundEnv });
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv });
 
 export type Config = v.InferOutput<typeof envSchema>;
 

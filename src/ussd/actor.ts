@@ -1,5 +1,6 @@
 // The USSD session actor: one per session id, on the actor host its id hashes to. It owns the session
 // record; every change is committed to LMDB before the screen is answered.
+import { ussdStep } from '../metrics/catalogue.js';
 import { perHost, type Actor, type ActorKind } from '../runtime/actor-host.js';
 import { CustomerStore } from '../store/customers.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from './answers.js';
@@ -50,15 +51,25 @@ class UssdActor implements Actor {
     const live = this.#session && this.#session.expiresAt > now ? this.#session : undefined;
 
     // A session id belongs to one phone: another number cannot continue (or read) it.
-    if (live && live.phoneNumber !== dial.phoneNumber) return INVALID_INPUT;
+    if (live && live.phoneNumber !== dial.phoneNumber) {
+      ussdStep.wrong_phone.inc();
+      return INVALID_INPUT;
+    }
     // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
-    if (!live && dial.text !== '') return SESSION_EXPIRED;
+    if (!live && dial.text !== '') {
+      ussdStep.expired.inc();
+      return SESSION_EXPIRED;
+    }
 
     const step = await answer(live, dial, deps);
-    if (step.retry) return step.screen;
+    if (step.retry) {
+      ussdStep.retry.inc();
+      return step.screen;
+    }
     const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
     await sessions.put(this.sessionId, next);
     this.#session = next;
+    (step.ended ? ussdStep.end : ussdStep.continue).inc();
     return step.screen;
   }
 }
