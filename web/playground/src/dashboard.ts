@@ -6,6 +6,7 @@ import { figuresBetween, parsePrometheusText, reduceScrape, type Scrape } from '
 
 const POLL_MS = 1000;
 const WINDOW = 120;
+const HEIGHT = 180;
 
 interface Chart {
   plot: uPlot;
@@ -21,14 +22,26 @@ function chart(container: HTMLElement, title: string, labels: string[], unit: st
     {
       title,
       width: Math.max(260, figure.clientWidth || 320),
-      height: 180,
+      height: HEIGHT,
       series: [{}, ...labels.map((label, i) => ({ label, stroke: colours[i % colours.length], width: 2, spanGaps: false }))],
       axes: [{}, { label: unit, size: 60 }],
-      scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      scales: {
+        // Always the last WINDOW seconds (a lone first point would otherwise span years), from zero upwards.
+        x: {
+          time: true,
+          range: (u) => {
+            const last = u.data[0].at(-1) ?? Date.now() / 1000;
+            return [last - WINDOW * (POLL_MS / 1000), last];
+          },
+        },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+      },
     },
     series as uPlot.AlignedData,
     figure,
   );
+  // The grid decides each figure's width (it changes as charts are added and with the window): follow it.
+  new ResizeObserver(() => plot.setSize({ width: Math.max(260, figure.clientWidth), height: HEIGHT })).observe(figure);
   return { plot, series };
 }
 
@@ -118,11 +131,10 @@ export function setupDashboard(): void {
     toggle.textContent = 'Resume';
   };
   toggle.addEventListener('click', () => (timer === undefined ? start() : stop()));
+  // A new token starts the figures over (the previous scrape may have been refused); Enter must not reload.
   token.addEventListener('change', () => {
     previous = undefined;
   });
-  addEventListener('resize', () => {
-    for (const { plot } of [rate, latency, activity, mailbox]) plot.setSize({ width: Math.max(260, plot.root.parentElement!.clientWidth), height: 180 });
-  });
+  byId<HTMLFormElement>('dashboard-form').addEventListener('submit', (event) => event.preventDefault());
   start();
 }
