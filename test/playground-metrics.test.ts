@@ -1,6 +1,6 @@
 // The dashboard's arithmetic (web/playground/src/metrics.ts) on real prom-client output: parsing the text,
 // request rates and latency percentiles from histogram buckets, and leaving the dashboard's own polls out.
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import t from 'tap';
 import { figuresBetween, parsePrometheusText, quantile, reduceScrape } from '../web/playground/src/metrics.ts';
 
@@ -18,7 +18,9 @@ function makeRegistry() {
     requests.inc({ route, method: 'GET', status: '200' });
     duration.observe({ route }, seconds);
   };
-  return { registry, observe };
+  const actors = new Gauge({ name: 'actors_active', help: 'actors', labelNames: ['kind'], registers: [registry] });
+  const sockets = new Gauge({ name: 'ws_connections_active', help: 'sockets', labelNames: ['transport'], registers: [registry] });
+  return { registry, observe, actors, sockets };
 }
 
 t.test('parses labels with escapes and the special values', async (t) => {
@@ -49,6 +51,15 @@ t.test('rate and percentiles between two scrapes of a real registry, without the
   // p95: rank 95, 5 into the 10 of (0.01, 0.1] -> 0.055
   t.ok(Math.abs(figures.p95! - 0.055) < 1e-12, `p95 ${figures.p95}`);
   t.ok(figures.p99! > figures.p95! && figures.p99! <= 0.1, `p99 ${figures.p99}`);
+});
+
+t.test('gauges are totals over their labels', async (t) => {
+  const { registry, actors, sockets } = makeRegistry();
+  actors.set({ kind: 'ussd' }, 3);
+  actors.set({ kind: 'oracle-chat' }, 2);
+  sockets.set({ transport: 'websocket' }, 4);
+  sockets.set({ transport: 'socket.io' }, 1);
+  t.match(reduceScrape(parsePrometheusText(await registry.metrics()), 0), { actors: 5, sockets: 5, ussdSessions: 0, mailboxDepth: 0 });
 });
 
 t.test('no request in between: no percentile; a counter reset starts over', async (t) => {

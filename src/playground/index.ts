@@ -5,18 +5,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assetName, type ApiDocs } from '../docs/index.js';
+import type { Asset } from '../docs/swagger-ui.js';
 import { HttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { reply, type HttpRequest } from '../http/types.js';
-import type { Asset } from '../docs/swagger-ui.js';
 import type { Logger } from '../log.js';
 
 export { playgroundEnabled, playgroundEnv } from './config.js';
 
-export const PLAYGROUND_PATH = '/playground';
+const PLAYGROUND_PATH = '/playground';
 const PREFIX = `${PLAYGROUND_PATH}/`;
 /** dist/src/playground/ -> dist/playground/ */
-export const BUNDLE_DIR = fileURLToPath(new URL('../../playground/', import.meta.url));
+const BUNDLE_DIR = fileURLToPath(new URL('../../playground/', import.meta.url));
 
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -25,12 +25,11 @@ const CONTENT_TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-// Everything the page loads comes from this server; connect-src 'self' covers fetch and the same-origin WebSocket.
+// Everything the page loads or connects to is this server ('self' covers the same-origin WebSocket too).
 const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+  'Content-Security-Policy': "default-src 'self'; frame-ancestors 'none'",
   'Cache-Control': 'no-cache',
 };
-
 
 export interface PlaygroundOptions {
   oracle: { did: string; name: string };

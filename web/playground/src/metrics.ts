@@ -43,35 +43,25 @@ export interface Scrape {
 /** The dashboard polls /metrics itself: its own requests are left out of the traffic it shows. */
 const OWN_ROUTE = '/metrics';
 
+type GaugeField = 'ussdSessions' | 'sseStreams' | 'sockets' | 'actors' | 'mailboxDepth';
+/** Gauges shown as totals over their labels (actors of every kind, mailboxes of every host, both transports). */
+const GAUGES: Record<string, GaugeField> = {
+  ussd_sessions_active: 'ussdSessions',
+  sse_streams_active: 'sseStreams',
+  ws_connections_active: 'sockets',
+  actors_active: 'actors',
+  actor_mailbox_depth: 'mailboxDepth',
+};
+
 export function reduceScrape(samples: Sample[], at: number): Scrape {
   const scrape: Scrape = { at, requests: 0, buckets: new Map(), ussdSessions: 0, sseStreams: 0, sockets: 0, actors: 0, mailboxDepth: 0 };
   for (const { name, labels, value } of samples) {
     if (labels.route === OWN_ROUTE) continue;
-    switch (name) {
-      case 'http_requests_total':
-        scrape.requests += value;
-        break;
-      case 'http_request_duration_seconds_bucket': {
-        const bound = labels.le === '+Inf' ? Infinity : Number(labels.le);
-        scrape.buckets.set(bound, (scrape.buckets.get(bound) ?? 0) + value);
-        break;
-      }
-      case 'ussd_sessions_active':
-        scrape.ussdSessions += value;
-        break;
-      case 'sse_streams_active':
-        scrape.sseStreams += value;
-        break;
-      case 'ws_connections_active':
-        scrape.sockets += value;
-        break;
-      case 'actors_active':
-        scrape.actors += value;
-        break;
-      case 'actor_mailbox_depth':
-        scrape.mailboxDepth += value;
-        break;
-    }
+    if (name === 'http_requests_total') scrape.requests += value;
+    else if (name === 'http_request_duration_seconds_bucket') {
+      const bound = labels.le === '+Inf' ? Infinity : Number(labels.le);
+      scrape.buckets.set(bound, (scrape.buckets.get(bound) ?? 0) + value);
+    } else if (Object.hasOwn(GAUGES, name)) scrape[GAUGES[name]] += value;
   }
   return scrape;
 }
