@@ -128,6 +128,7 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
 });
 
 t.test('dashboard: asks for the operator token, then shows non-zero figures while a small load runs', async (t) => {
+  await page.locator('#dashboard').scrollIntoViewIfNeeded();
   await page.waitForSelector('[data-testid="dashboard-status"][data-state="refused"]');
   t.match(await byTestId('dashboard-status').textContent(), /operator token/i, 'says what is missing');
   await byTestId('dashboard-token').fill(OPERATOR_TOKEN);

@@ -1,11 +1,13 @@
-// The live dashboard: polls GET /metrics (Prometheus text) every second, computes request rate and latency
-// percentiles from consecutive scrapes and plots the last two minutes with uPlot.
+// The live dashboard: polls GET /metrics (Prometheus text) every two seconds while it is on screen, computes
+// request rate and latency percentiles from consecutive scrapes and plots the last two minutes with uPlot.
+// Polls count against the rate limit like any request (RATE_LIMIT_MAX per window), hence not faster, and not
+// while nobody looks.
 import uPlot from 'uplot';
 import { byId, el, errorMessage } from './dom.js';
 import { figuresBetween, parsePrometheusText, reduceScrape, type Scrape } from './metrics.js';
 
-const POLL_MS = 1000;
-const WINDOW = 120;
+const POLL_MS = 2000;
+const WINDOW = 60;
 const HEIGHT = 180;
 
 interface Chart {
@@ -58,6 +60,7 @@ const format = (value: number | null, digits = 1) => (value === null ? '–' : v
 /** A clear sentence for each way /metrics can refuse. */
 function refusal(status: number): string {
   if (status === 404) return 'This server has no GET /metrics route (metrics are not part of this build), so there is nothing to plot.';
+  if (status === 429) return 'Rate limited (RATE_LIMIT_MAX requests per window from this address): the dashboard tries again shortly.';
   if (status === 401) return 'GET /metrics needs the operator token: enter OPERATOR_TOKEN above.';
   if (status === 403) return 'GET /metrics answers only loopback callers and holders of OPERATOR_TOKEN: enter the token above.';
   return `GET /metrics answered HTTP ${status}.`;
@@ -83,7 +86,19 @@ export function setupDashboard(): void {
   let previous: Scrape | undefined;
   let timer: number | undefined;
 
+  let onScreen = false;
+  new IntersectionObserver(([entry]) => {
+    onScreen = entry.isIntersecting;
+  }).observe(byId('dashboard'));
+
   const poll = async () => {
+    if (!onScreen || document.hidden) {
+      // A rate over the gap would smear it: start over when the dashboard is back in view.
+      previous = undefined;
+      status.textContent = 'Paused while the dashboard is out of view.';
+      status.dataset.state = 'paused';
+      return;
+    }
     try {
       const headers: Record<string, string> = token.value ? { authorization: `Bearer ${token.value}` } : {};
       const response = await fetch('/metrics', { headers, cache: 'no-store' });
