@@ -2,10 +2,13 @@
 // REPORT_INTERVAL_MS each host posts one compact report (its counter and histogram increments since the last
 // report, and a snapshot of its actors and mailboxes) on a port of its own; the main thread adds it in.
 import type { MessagePort } from 'node:worker_threads';
-import { actorMailboxDepth, actorsActive, storeCommitDuration, ussdSteps } from './catalogue.js';
+import { actorMailboxDepth, actorsActive, storeCommitDuration, ussdSessionsActive, ussdSteps } from './catalogue.js';
 import type { TakenHistogram } from './families.js';
 
 export const REPORT_INTERVAL_MS = 1_000;
+
+/** Unlabelled gauges a host computes (their collect, set by the host's code) and the main thread sums over the hosts. */
+const HOST_GAUGES = [ussdSessionsActive];
 
 /** What an actor host holds right now. */
 export interface HostLoad {
@@ -16,6 +19,8 @@ export interface HostLoad {
 }
 
 export interface HostReport extends HostLoad {
+  /** The values of HOST_GAUGES on this host. */
+  gauges: number[];
   ussdSteps: [string[], number][];
   storeCommits: TakenHistogram;
 }
@@ -23,23 +28,34 @@ export interface HostReport extends HostLoad {
 /** Worker side: posts a report every REPORT_INTERVAL_MS until the thread ends. */
 export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void {
   const timer = setInterval(() => {
-    const report: HostReport = { ...load(), ussdSteps: ussdSteps.take(), storeCommits: storeCommitDuration.take() };
+    const gauges = HOST_GAUGES.map((gauge) => gauge.get().values[0]?.value ?? 0);
+    const report: HostReport = { ...load(), gauges, ussdSteps: ussdSteps.take(), storeCommits: storeCommitDuration.take() };
     port.postMessage(report);
   }, REPORT_INTERVAL_MS);
   timer.unref();
 }
 
-/** Main side: the actors of each host as last reported; actors_active sums them at scrape. */
-const actorsByHost = new Map<number, Record<string, number>>();
+/** Main side: each host's last report; actors_active and HOST_GAUGES sum them at scrape. */
+const lastReports = new Map<number, HostReport>();
 
-actorsActive.collect = (family) => {
-  for (const series of family.series()) series.value = 0;
-  for (const actors of actorsByHost.values()) for (const kind in actors) family.with(kind).value += actors[kind];
-};
+/** Main side (the registry calls it): the gauges the hosts report read their sums at scrape. */
+export function sumHostReports(): void {
+  actorsActive.collect = (family) => {
+    for (const series of family.series()) series.value = 0;
+    for (const { actors } of lastReports.values()) for (const kind in actors) family.with(kind).value += actors[kind];
+  };
+  HOST_GAUGES.forEach((gauge, i) => {
+    gauge.collect = (family) => {
+      let sum = 0;
+      for (const { gauges } of lastReports.values()) sum += gauges[i] ?? 0;
+      family.with().value = sum;
+    };
+  });
+}
 
 /** Main side: adds one host's report to the registry. */
 export function applyHostReport(host: number, report: HostReport): void {
-  actorsByHost.set(host, report.actors);
+  lastReports.set(host, report);
   actorMailboxDepth.with(String(host)).value = report.mailboxDepth;
   ussdSteps.add(report.ussdSteps);
   storeCommitDuration.add(report.storeCommits);
@@ -47,6 +63,6 @@ export function applyHostReport(host: number, report: HostReport): void {
 
 /** Main side: a host that exited holds no actors and no messages any more. */
 export function forgetHost(host: number): void {
-  actorsByHost.delete(host);
+  lastReports.delete(host);
   actorMailboxDepth.with(String(host)).value = 0;
 }

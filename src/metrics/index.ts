@@ -2,6 +2,7 @@
 // reports, LMDB commit timing and the /metrics route.
 export * from './catalogue.js';
 export { observeRequest } from './http.js';
+export { observeUpstream } from './upstream.js';
 export { applyHostReport, forgetHost, reportHostMetrics, type HostLoad, type HostReport } from './host-report.js';
 export { metricsEnv } from './config.js';
 export { metricsRegistry } from './registry.js';

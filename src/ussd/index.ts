@@ -1,9 +1,8 @@
 // The USSD face: routes, operator routes and the expiry sweep; the sessions themselves are actors.
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
-import { ussdSessionsActive } from '../metrics/catalogue.js';
 import { registerUssdRoutes } from './routes.js';
-import { activeSessionIds, sweepExpired, type SessionDb } from './session-records.js';
+import { sweepExpired, type SessionDb } from './session-records.js';
 
 export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => {
   const sessions: SessionDb = store.db('ussd-sessions');
@@ -20,8 +19,6 @@ export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => 
         );
       }, every);
       sweeper.unref();
-      // Sessions expire without an event to count: the gauge reads LMDB when scraped.
-      ussdSessionsActive.collect = (gauge) => void (gauge.with().value = activeSessionIds(sessions).length);
     },
     routes(router) {
       registerUssdRoutes(router, { runtime, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN), log });
