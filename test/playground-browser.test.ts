@@ -125,6 +125,7 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   await page.locator('[data-testid="chat-sessions"] li button', { hasText: 'Delete' }).click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-sessions"] li').length === 0);
   t.ok(await byTestId('chat-input').isDisabled(), 'no session selected after deleting it');
+  t.equal(await byTestId('chat-socket-state').getAttribute('data-state'), 'closed', 'its event channel closed');
 });
 
 t.test('dashboard: asks for the operator token, then shows non-zero figures while a small load runs', async (t) => {

@@ -26,6 +26,7 @@ export class EventChannel {
     this.#socket = socket;
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener('message', (message) => {
+        if (this.#socket !== socket) return; // a socket being replaced
         let frame: ChannelEvent;
         try {
           frame = JSON.parse(String(message.data)) as ChannelEvent;
@@ -40,9 +41,12 @@ export class EventChannel {
         if (frame.event === 'browser_tool_call') this.#answer(frame.data);
       });
       socket.addEventListener('close', (event) => {
-        if (this.#socket === socket) this.#socket = undefined;
-        this.handlers.onState('closed', event.reason || `code ${event.code}`);
-        reject(new Error(`The event channel closed (${event.reason || `code ${event.code}`})`));
+        const reason = event.reason || `code ${event.code}`;
+        reject(new Error(`The event channel closed (${reason})`));
+        // Closed by the server or the network; a socket the page closed itself was reported by close().
+        if (this.#socket !== socket) return;
+        this.#socket = undefined;
+        this.handlers.onState('closed', reason);
       });
     });
   }
@@ -54,8 +58,10 @@ export class EventChannel {
   }
 
   close(): void {
-    this.#socket?.close(1000, 'playground: session changed');
+    if (!this.#socket) return;
+    this.#socket.close(1000, 'playground: session changed');
     this.#socket = undefined;
+    this.handlers.onState('closed');
   }
 
   #answer(call: Record<string, unknown>): void {
