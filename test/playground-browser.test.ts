@@ -34,6 +34,26 @@ async function answer(text: string, expected: RegExp): Promise<void> {
   );
 }
 
+/** Holds the page's `tool_result` frames (the page answers at once otherwise) until releaseToolResults(). */
+async function holdToolResults(): Promise<void> {
+  await page.evaluate(() => {
+    const send = WebSocket.prototype.send;
+    const held: (() => void)[] = [];
+    WebSocket.prototype.send = function (data) {
+      if (String(data).includes('"tool_result"')) held.push(() => send.call(this, data));
+      else send.call(this, data);
+    };
+    (window as unknown as { release(): void }).release = () => {
+      WebSocket.prototype.send = send;
+      for (const answer of held.splice(0)) answer();
+    };
+  });
+}
+
+async function releaseToolResults(): Promise<void> {
+  await page.evaluate(() => (window as unknown as { release(): void }).release());
+}
+
 t.test('USSD: dial, go back, create an account to its END, then dial again', async (t) => {
   await byTestId('ussd-code').fill('');
   // The keypad types the service code while no call is up.
@@ -88,24 +108,13 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
 
   // Hold the page's tool_result until the test has seen the running call in the transcript: the stream is
   // rendered frame by frame while the turn is still open (the server cannot finish before the answer).
-  await page.evaluate(() => {
-    const send = WebSocket.prototype.send;
-    const held: (() => void)[] = [];
-    WebSocket.prototype.send = function (data) {
-      if (String(data).includes('"tool_result"')) held.push(() => send.call(this, data));
-      else send.call(this, data);
-    };
-    (window as unknown as { release(): void }).release = () => {
-      WebSocket.prototype.send = send;
-      for (const answer of held.splice(0)) answer();
-    };
-  });
+  await holdToolResults();
   await byTestId('chat-input').fill('use getPageTitle {}');
   await byTestId('chat-input').press('Enter');
   await page.waitForSelector('[data-testid="chat-turn"][data-state="streaming"] [data-testid="chat-tool-call"][data-status="isRunning"]');
   await page.waitForFunction(() => /← browser_tool_call/.test(document.querySelector('[data-testid="chat-events"]')?.textContent ?? ''));
   t.pass('the running tool call is shown while the turn streams');
-  await page.evaluate(() => (window as unknown as { release(): void }).release());
+  await releaseToolResults();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-turn"][data-state="done"]').length === 2);
   const toolTurn = page.locator('[data-testid="chat-turn"]').last();
   const call = toolTurn.getByTestId('chat-tool-call');
@@ -126,6 +135,18 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-sessions"] li').length === 0);
   t.ok(await byTestId('chat-input').isDisabled(), 'no session selected after deleting it');
   t.equal(await byTestId('chat-socket-state').getAttribute('data-state'), 'closed', 'its event channel closed');
+
+  // Stop: a turn waiting for a held browser tool answer is aborted on the server and its stream ends.
+  await byTestId('chat-new-session').click();
+  await page.waitForSelector('[data-testid="chat-socket-state"][data-state="open"]');
+  await holdToolResults();
+  await byTestId('chat-input').fill('use getPageTitle {}');
+  await byTestId('chat-send').click();
+  await page.waitForSelector('[data-testid="chat-tool-call"][data-status="isRunning"]');
+  await byTestId('chat-abort').click();
+  await page.waitForSelector('[data-testid="chat-turn"]:not([data-state="streaming"])');
+  t.ok(await byTestId('chat-input').isEnabled(), 'the page takes a new message after Stop');
+  await releaseToolResults();
 });
 
 t.test('dashboard: asks for the operator token, then shows non-zero figures while a small load runs', async (t) => {
