@@ -8,6 +8,8 @@ import { isValidProxyPattern } from './http/proxy-trust.js';
 import { ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
+import { metricsEnv } from './metrics/config.js';
+import { playgroundEnv } from './playground/config.js';
 
 const coreEnv = {
   NODE_ENV: text('development'),
@@ -44,7 +46,7 @@ const coreEnv = {
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv });
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv });
 
 export type Config = v.InferOutput<typeof envSchema>;
 

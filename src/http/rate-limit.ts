@@ -1,6 +1,9 @@
 // Fixed-window request counter per client (an address; IPv6 by /64). Allow-listed addresses (telecom gateways)
 // are exempt.
+import { rateLimited } from '../metrics/catalogue.js';
 import { rateLimitKey, type AddressList } from './client-address.js';
+
+const refusals = rateLimited.with();
 
 export interface RateLimitOptions {
   max: number;
@@ -34,6 +37,7 @@ export class RateLimiter {
     const count = (this.#counts.get(key) ?? 0) + 1;
     this.#counts.set(key, count);
     if (count <= max) return 0;
+    refusals.inc();
     return Math.max(1, Math.ceil((this.#windowStart + windowMs - now) / 1000));
   }
 }

@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
+import { sseStreamsActive } from '../metrics/catalogue.js';
+import { observeRequest } from '../metrics/http.js';
 import { AddressList, normalizeAddress } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody } from './body.js';
@@ -30,6 +32,8 @@ export interface HttpServerOptions {
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
   streamLimits: StreamLimits;
   log: Logger;
+  /** Count and time every request for /metrics (METRICS_ENABLED). */
+  metrics?: boolean;
 }
 
 export interface StreamLimits {
@@ -40,6 +44,7 @@ export interface StreamLimits {
 }
 
 const textDecoder = new TextDecoder();
+const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
@@ -55,6 +60,7 @@ export class HttpServer implements SocketFrontDoor {
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
   readonly #accessLog: boolean;
+  readonly #metrics: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
   readonly #addressCache = new Map<string, string>();
   readonly #topics = new Topics();
@@ -67,6 +73,7 @@ export class HttpServer implements SocketFrontDoor {
       allowlist: new AddressList(options.rateLimit.allowlist),
     });
     this.#accessLog = options.log.isLevelEnabled('debug');
+    this.#metrics = options.metrics ?? false;
   }
 
   get port(): number {
@@ -152,7 +159,7 @@ export class HttpServer implements SocketFrontDoor {
   }
 
   #serve(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route): void {
-    const started = this.#accessLog ? performance.now() : 0;
+    const started = this.#accessLog || this.#metrics ? performance.now() : 0;
     // The AbortController is created only when a handler asks for the signal: most requests never do.
     let controller: AbortController | undefined;
     let aborted = false;
@@ -199,6 +206,7 @@ export class HttpServer implements SocketFrontDoor {
         res.end(reply.body, closeConnection || this.#draining);
       });
       finish();
+      if (this.#metrics) observeRequest(route, method, reply.status, (performance.now() - started) / 1000);
       if (this.#accessLog) {
         this.options.log.debug(
           { reqId: requestId, method, path, status: reply.status, ip, ms: +(performance.now() - started).toFixed(2) },
@@ -230,8 +238,10 @@ export class HttpServer implements SocketFrontDoor {
         },
       };
       const response: HttpResponse = {
-        stream: (status, streamHeaders) =>
-          this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId),
+        stream: (status, streamHeaders) => {
+          if (this.#metrics) observeRequest(route, method, status, (performance.now() - started) / 1000);
+          return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId);
+        },
       };
       let result;
       try {
@@ -299,10 +309,12 @@ export class HttpServer implements SocketFrontDoor {
     // Bytes written since the socket stopped taking data, and the timer that gives up on a reader that never reads.
     let backlog = 0;
     let stall: NodeJS.Timeout | undefined;
+    if (!closed) sseStreams.inc();
     const close = () => {
       if (closed) return;
       closed = true;
       clearTimeout(stall);
+      sseStreams.dec();
       finish();
       for (const listener of closeListeners.splice(0)) listener();
     };
