@@ -113,29 +113,44 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal((await call('/ixo/claims/collections')).body.collections.length, 2);
 
     const claims = (await call('/ixo/claims/claims')).body.claims;
-    t.same(claims.map((c: any) => c.evaluation?.status ?? null), ['APPROVED', 'REJECTED', null, 'FLAGGED']);
+    t.same(claims.map((c: any) => c.evaluation?.status ?? null), ['APPROVED', 'REJECTED', null, 'APPROVED']);
+    t.same(claims[3].evaluation_history.map((e: any) => e.status), ['FLAGGED'], 'a flagged evaluation moved to the history');
+    t.same(collection.adjudicators, [
+      { did: 'did:ixo:entity:2b7a9c41d0e64f3a9a51c2e7f8d30b64', reward_percentage: '20.000000000000000000' },
+      { did: 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21', reward_percentage: '12.500000000000000000' },
+    ]);
+    t.equal(collection.min_deposit_period, '604800s');
+    t.same(collection.payments.approval.cw20_payment, [{ address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '2500' }]);
+    t.equal(collection.payments.approval.contract_1155_payment, null);
     const claim = (await call('/ixo/claims/claim/bafkreiclaim0003cccc')).body.claim;
     t.equal(claim.submission_date, '2024-05-01T08:00:00.000001Z');
     t.equal(claim.use_intent, true);
+    t.same(claim.cw20_payment, [{ address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '18446744073709551615' }]);
+    t.same(claim.cw1155_intent_payment[0].tokens, [{ token_id: '0f1e2d3c4b5a69788796a5b4c3d2e1f0', amount: '2' }]);
     t.same(claim.payments_status, { submission: 'AUTHORIZED', evaluation: 'NO_PAYMENT', approval: 'NO_PAYMENT', rejection: 'NO_PAYMENT' });
 
     t.equal((await call('/ixo/claims/dispute/bafybeidisputeproof0001')).body.dispute.target_role, 'DISPUTE_TARGET_ROLE_EVALUATOR');
     t.equal((await call('/ixo/claims/disputes')).body.disputes.length, 2);
     const bySubject = await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/DISPUTE_TARGET_ROLE_SUBMITTER');
     t.equal(bySubject.body.dispute.data.proof, 'bafybeidisputeproof0002');
+    t.equal(bySubject.body.dispute.status, 'DISPUTE_STATUS_DISMISSED');
+    t.equal(bySubject.body.dispute.submitted_at, '2024-04-08T14:00:00.500Z');
+    t.same(bySubject.body.dispute.resolution.winner_amount, [{ denom: 'uixo', amount: '40000' }]);
+    t.equal(bySubject.body.dispute.resolution.resolved_at, '2024-04-20T16:00:00Z');
     t.same((await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/1')).body, bySubject.body, 'an enum path value by number');
     t.equal((await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/SOMEONE')).status, 400);
     t.equal((await call('/ixo/claims/disputes-for-subject/bafkreiclaim0002bbbb')).body.disputes.length, 2);
 
     const intent = fixture.records.intent[1];
     t.equal((await call(`/ixo/claims/intent/${intent.agent_address}/${intent.collection_id}/${intent.id}`)).body.intent.status, 'ACTIVE');
-    t.equal((await call('/ixo/claims/intents')).body.intents.length, 2);
+    const intents = (await call('/ixo/claims/intents')).body.intents;
+    t.same(intents.map((i: any) => [i.id, i.claim_id, i.status]), [['1', 'bafkreiclaim0003cccc', 'FULFILLED'], ['2', '', 'ACTIVE']]);
     const member = fixture.records.member[0];
-    t.equal((await call(`/ixo/claims/collection/1/member/${member.member_address}`)).body.member.period, '2592000s');
-    t.equal((await call('/ixo/claims/collection/1/members')).body.members.length, 1);
-    t.same((await call('/ixo/claims/collection/2/members')).body, { members: [], pagination: { next_key: null, total: '0' } });
+    t.equal((await call(`/ixo/claims/collection/1/member/${member.member_address}`)).body.member_budget.period, '2592000s');
+    t.equal((await call('/ixo/claims/collection/1/members')).body.member_budgets.length, 1);
+    t.same((await call('/ixo/claims/collection/2/members')).body, { member_budgets: [], pagination: { next_key: null, total: '0' } });
     const deposit = fixture.records.deposit[0];
-    t.same((await call(`/ixo/claims/collection/1/deposit/${deposit.agent_address}`)).body.balance.balance, [{ denom: 'uixo', amount: '500000' }]);
+    t.same((await call(`/ixo/claims/collection/1/deposit/${deposit.agent_address}`)).body.balance.amount, [{ denom: 'uixo', amount: '500000' }]);
     const deposits = (await call('/ixo/claims/collection/1/deposits')).body.balances;
     // Keyed by collection then agent address: ixo1agent2... sorts before ixo1agent7...
     t.same(deposits.map((d: any) => [d.agent_address.slice(0, 10), d.withdrawable_at]), [['ixo1agent2', null], ['ixo1agent7', '2024-07-01T00:00:00Z']]);
@@ -149,6 +164,7 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     const doc = (await call(`/ixo/token/minter/${MINTER}/${CARBON}`)).body.tokenDoc;
     t.equal(doc.supply, '25340');
     t.equal(doc.retired[0].amount, '120');
+    t.same(doc.transferred, [{ id: '0f1e2d3c4b5a69788796a5b4c3d2e1f0', reason: 'sold to offsetter', jurisdiction: 'MW', amount: '40', owner: 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6', authorization_id: 'auth-7' }]);
     const metadata = (await call('/ixo/token/metadata/0f1e2d3c4b5a69788796a5b4c3d2e1f0')).body;
     t.equal(metadata.properties.linkedResources[0].uri, 'ipfs://bafkreicarbonvc');
     t.equal((await call('/ixo/token/metadata/unknown')).status, 404);

@@ -51,23 +51,25 @@ export interface DescriptorTypes {
   readonly FileDescriptorSet: protobuf.Type;
   readonly FileDescriptorProto: protobuf.Type;
   readonly MethodOptions: protobuf.Type;
+  readonly FieldOptions: protobuf.Type;
   readonly HttpRule: protobuf.Type;
 }
 
 let descriptorTypes: DescriptorTypes | undefined;
 
 /**
- * descriptor.proto with the `google.api.http` extension declared on MethodOptions. protobufjs's own
- * descriptor types drop extensions, so descriptors from a node are decoded with these to keep the
- * HTTP annotations.
+ * descriptor.proto with the `google.api.http` extension declared on MethodOptions and the gogoproto ones
+ * on FieldOptions. protobufjs's own descriptor types drop extensions, so descriptors from a node are
+ * decoded with these to keep the HTTP annotations and the options that change the JSON.
  */
 export function getDescriptorTypes(): DescriptorTypes {
   if (!descriptorTypes) {
-    const root = loadProtoFiles(['google/api/annotations.proto']);
+    const root = loadProtoFiles(['google/api/annotations.proto', 'gogoproto/gogo.proto']);
     descriptorTypes = {
       FileDescriptorSet: root.lookupType('google.protobuf.FileDescriptorSet'),
       FileDescriptorProto: root.lookupType('google.protobuf.FileDescriptorProto'),
       MethodOptions: root.lookupType('google.protobuf.MethodOptions'),
+      FieldOptions: root.lookupType('google.protobuf.FieldOptions'),
       HttpRule: root.lookupType('google.api.HttpRule'),
     };
   }
