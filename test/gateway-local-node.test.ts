@@ -183,6 +183,9 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     const past = await call('/ixo/token/params', { 'x-cosmos-block-height': '1000' });
     t.equal(past.status, 200);
     t.equal(past.headers.get('x-cosmos-block-height'), '1000');
+    t.equal(past.headers.get('grpc-metadata-x-cosmos-block-height'), '1000', 'also as a v0.50 node REST names it');
+    const gatewayStyle = await call('/ixo/token/params', { 'grpc-metadata-x-cosmos-block-height': '1200' });
+    t.equal(gatewayStyle.headers.get('x-cosmos-block-height'), '1200', 'the grpc-gateway spelling is accepted on the way in');
     const future = await call('/ixo/token/params', { 'x-cosmos-block-height': '99999999' });
     t.equal(future.status, 400);
     t.same(future.body, { code: 3, message: 'cannot query with height in the future; please provide a valid height', details: [] });
