@@ -22,8 +22,12 @@ const has = (message: Message, name: string) => Object.prototype.hasOwnProperty.
 export class CosmosJson {
   readonly #plans = new WeakMap<protobuf.Type, (message: Message) => Json>();
 
-  /** `root` resolves the types named by `Any` values. */
-  constructor(readonly root: protobuf.Root) {}
+  readonly #roots: readonly protobuf.Root[];
+
+  /** The roots resolve the types named by `Any` values, the first that has one wins. */
+  constructor(root: protobuf.Root, ...more: protobuf.Root[]) {
+    this.#roots = [root, ...more];
+  }
 
   /** The JSON value of a message (null when unset). */
   message(type: protobuf.Type, message: Message | null | undefined): Json {
@@ -188,7 +192,9 @@ export class CosmosJson {
   #any(message: Message): Json {
     const url: string = message.type_url ?? '';
     const bytes: Uint8Array | undefined = message.value;
-    const inner = url ? this.root.lookup(url.slice(url.lastIndexOf('/') + 1)) : null;
+    const name = url.slice(url.lastIndexOf('/') + 1);
+    let inner: protobuf.ReflectionObject | null = null;
+    for (const root of url ? this.#roots : []) if ((inner = root.lookup(name))) break;
     if (inner instanceof protobuf.Type) {
       let decoded: Message | undefined;
       try {

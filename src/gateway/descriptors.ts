@@ -18,6 +18,8 @@ export interface QueryMethod {
 
 export interface GatewaySchema {
   readonly root: protobuf.Root;
+  /** Every root the methods' types live in, when more than `root` (a node's with bundled fallbacks). */
+  readonly roots?: readonly protobuf.Root[];
   /** Unary methods in declaration order (the order routes are tried in). */
   readonly methods: readonly QueryMethod[];
 }
@@ -56,6 +58,20 @@ export function schemaFromRoot(root: protobuf.Root, ruleOf: RuleOf = ruleFromPar
 /** The ixo query services from proto/. */
 export function bundledSchema(): GatewaySchema {
   return schemaFromRoot(loadProtoFiles(BUNDLED_FILES));
+}
+
+/**
+ * The primary schema's methods, then the fallback's methods of services the primary does not have (the
+ * names of those services are returned). Types stay in their own roots; both resolve `Any` values.
+ */
+export function withFallback(primary: GatewaySchema, fallback: GatewaySchema): { schema: GatewaySchema; fallbackServices: string[] } {
+  const described = new Set(primary.methods.map((method) => method.service.fullName));
+  const added = fallback.methods.filter((method) => !described.has(method.service.fullName));
+  const fallbackServices = [...new Set(added.map((method) => method.service.fullName.slice(1)))];
+  return {
+    schema: { root: primary.root, roots: [primary.root, ...(primary.roots ?? []), fallback.root], methods: [...primary.methods, ...added] },
+    fallbackServices,
+  };
 }
 
 /** A schema from serialized FileDescriptorProtos (cosmos.reflection.v1 FileDescriptors). */
