@@ -18,6 +18,12 @@ export const BUNDLED_FILES = [
   'ixo/claims/v1beta1/query.proto',
   'ixo/token/v1beta1/query.proto',
   'ixo/iid/v1beta1/query.proto',
+  'ixo/bonds/v1beta1/query.proto',
+  'ixo/epochs/v1beta1/query.proto',
+  'ixo/liquidstake/v1beta1/query.proto',
+  'ixo/mint/v1beta1/query.proto',
+  'ixo/names/v1beta1/query.proto',
+  'ixo/smartaccount/v1beta1/query.proto',
 ];
 
 export const REFLECTION_FILE = 'cosmos/reflection/v1/reflection.proto';

@@ -5,25 +5,28 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type { Database } from 'lmdb';
-import { fileDescriptorsOf } from '../descriptors.js';
+import { fileDescriptorsOf, servicesOf } from '../descriptors.js';
 import { serviceDefinitionOf } from '../grpc-service.js';
 import { BUNDLED_FILES, loadProtoFiles, protobuf, REFLECTION_FILE } from '../proto-root.js';
 import { claimsQueries } from './modules/claims.js';
 import { entityQueries } from './modules/entity.js';
 import { iidQueries } from './modules/iid.js';
 import { tokenQueries } from './modules/token.js';
-import { NodeError, type Message, type QueryHandler } from './query-handler.js';
+import { bondsQueries } from './modules/bonds.js';
+import { NodeError, nodeErrors, type Message, type QueryHandler } from './query-handler.js';
 import type { LocalNodeFixture } from './records.js';
 import { ChainState } from './state.js';
 
 export const DEFAULT_FIXTURE = fileURLToPath(new URL('../../../../fixtures/gateway-local-node.json', import.meta.url));
 const HEIGHT_KEY = 'x-cosmos-block-height';
+const REFLECTION_SERVICE = 'cosmos.reflection.v1.ReflectionService';
 
 const QUERIES: Record<string, Record<string, QueryHandler>> = {
   'ixo.entity.v1beta1.Query': entityQueries,
   'ixo.claims.v1beta1.Query': claimsQueries,
   'ixo.token.v1beta1.Query': tokenQueries,
   'ixo.iid.v1beta1.Query': iidQueries,
+  'ixo.bonds.v1beta1.Query': bondsQueries,
 };
 
 export interface LocalNodeOptions {
@@ -52,10 +55,16 @@ export class LocalQueryNode {
     const records = state.seed(fixture);
     const height = BigInt(fixture.height);
     const server = new grpc.Server();
-    for (const [name, handlers] of Object.entries(QUERIES)) {
+    for (const service of servicesOf(root)) {
+      const name = service.fullName.slice(1);
+      if (name === REFLECTION_SERVICE) continue;
+      const handlers = QUERIES[name] ?? {};
       const implementation: grpc.UntypedServiceImplementation = {};
-      for (const [method, handler] of Object.entries(handlers)) implementation[method] = unary(height, (request) => handler(request, state));
-      server.addService(serviceDefinitionOf(root.lookupService(name)), implementation);
+      for (const method of service.methodsArray) {
+        const handler = handlers[method.name] ?? withoutData(method);
+        implementation[method.name] = unary(height, (request) => handler(request, state));
+      }
+      server.addService(serviceDefinitionOf(service), implementation);
     }
     addReflection(server, root, height);
     const address = options.address ?? '127.0.0.1:0';
@@ -113,12 +122,26 @@ function unary(latest: bigint, answer: (request: Message) => Message): grpc.hand
   };
 }
 
+/**
+ * A query of a module the sample data has nothing for answers as a node with empty state does: NOT_FOUND
+ * when the request names a record (any field besides pagination), otherwise the empty answer (empty
+ * lists, default params).
+ */
+function withoutData(method: protobuf.Method): QueryHandler {
+  method.resolve();
+  const keys = method.resolvedRequestType!.fieldsArray.filter((field) => field.name !== 'pagination');
+  if (keys.length === 0) return () => ({});
+  return (request) => {
+    throw nodeErrors.notFound(method.name, keys.map((field) => String(request[field.name] ?? '')).join('/'));
+  };
+}
+
 /** cosmos.reflection.v1.ReflectionService/FileDescriptors: every file of the node, with its http options. */
 function addReflection(server: grpc.Server, root: protobuf.Root, latest: bigint): void {
   const writer = protobuf.Writer.create();
   for (const file of fileDescriptorsOf(root)) writer.uint32(10).bytes(file); // FileDescriptorsResponse.files = 1
   const response = Buffer.from(writer.finish());
-  const definition = serviceDefinitionOf(root.lookupService('cosmos.reflection.v1.ReflectionService'));
+  const definition = serviceDefinitionOf(root.lookupService(REFLECTION_SERVICE));
   const method = definition.FileDescriptors;
   server.addService(
     { FileDescriptors: { ...method, responseSerialize: (bytes: Buffer) => bytes } },
