@@ -62,9 +62,12 @@ t.test('the .proto files declare the query services the gateway bundles', async 
 t.test('every annotated rpc has its route, and the table has no other', async (t) => {
   const routed = annotated.filter((rpc) => rpc.template);
   t.equal(table.routes.length, routed.length);
+  // A path from the template: every variable gets a value no literal segment has.
+  const pathOf = (template: string) => template.replace(/\{[^}=]+=\*\*\}/g, 'x1/x2').replace(/\{[^}]+\}/g, 'x1');
   for (const rpc of routed) {
-    // A path from the template: every variable gets a value no literal segment has.
-    const path = rpc.template!.replace(/\{[^}=]+=\*\*\}/g, 'x1/x2').replace(/\{[^}]+\}/g, 'x1');
-    t.equal(table.match(path)?.route.method.grpcPath, rpc.grpcPath, `${rpc.template} -> ${rpc.grpcPath}`);
+    // Two templates of one shape (auth's bech32/{address_bytes} and bech32/{address_string}): the first
+    // declared wins, on a node as here.
+    const first = routed.find((other) => other.file === rpc.file && pathOf(other.template!) === pathOf(rpc.template!))!;
+    t.equal(table.match(pathOf(rpc.template!))?.route.method.grpcPath, first.grpcPath, `${rpc.template} -> ${first.grpcPath}`);
   }
 });

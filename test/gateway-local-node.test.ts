@@ -200,7 +200,30 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.same((await call('/ixo/names/v1beta1/namespaces')).body, { namespaces: [], pagination: null });
     t.equal((await call('/ixo/names/v1beta1/resolve/ixo/alice')).status, 404);
     t.same((await call('/ixo/liquidstake/v1beta1/module_params')).body, { module_params: { min_liquid_stake_amount: '0', module_paused: false } });
-    t.equal((await call('/ixo/smartaccount/authenticators/ixo1someone')).status, 404);
+    t.same((await call('/ixo/smartaccount/authenticators/ixo1someone')).body, { account_authenticators: [] });
+    t.equal((await call('/ixo/smartaccount/authenticator/ixo1someone/1')).status, 404);
+    t.same((await call('/cosmos/staking/v1beta1/validators')).body, { validators: [], pagination: null });
+    t.equal((await call('/cosmos/tx/v1beta1/txs/ABCDEF')).status, 404);
+    t.same((await call('/cosmos/base/tendermint/v1beta1/syncing')).body, { syncing: false });
+  });
+
+  t.test('bank: balances by address (paged by denom), one denom, supply summed over the accounts, params', async (t) => {
+    const AGENT = 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6';
+    const all = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}`)).body;
+    t.same(all.balances.map((c: any) => c.denom), ['ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', 'uixo', 'xusd']);
+    t.same(all.pagination, { next_key: null, total: '3' });
+    const first = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1`)).body;
+    t.same(first.balances, [{ denom: 'ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', amount: '2500000' }]);
+    const next = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1&pagination.key=${encodeURIComponent(first.pagination.next_key)}`)).body;
+    t.same(next.balances, [{ denom: 'uixo', amount: '1250000000' }]);
+    t.same((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom?denom=xusd`)).body, { balance: { denom: 'xusd', amount: '10' } });
+    t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody/by_denom?denom=uixo')).body, { balance: { denom: 'uixo', amount: '0' } });
+    t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody')).body, { balances: [], pagination: { next_key: null, total: '0' } });
+    t.equal((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom`)).status, 400);
+    t.same((await call('/cosmos/bank/v1beta1/supply/by_denom?denom=uixo')).body, { amount: { denom: 'uixo', amount: '123456789012345678902582567890' } });
+    t.equal((await call('/cosmos/bank/v1beta1/supply')).body.supply.length, 3);
+    t.same((await call('/cosmos/bank/v1beta1/params')).body, { params: { send_enabled: [], default_send_enabled: true } });
+    t.same((await call('/cosmos/bank/v1beta1/denoms_metadata')).body, { metadatas: [], pagination: null }, 'the list, not the one-denom route');
   });
 
   t.test('iid: documents list and one document', async (t) => {
@@ -276,7 +299,7 @@ t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) =
 
   t.test('the prefix is required; under it, unmatched paths get the Cosmos 404', async (t) => {
     t.equal((await get(server.url, '/ixo/token/params', key)).status, 404);
-    const other = await get(server.url, '/api/protocol/cosmos/bank/v1beta1/params', key);
+    const other = await get(server.url, '/api/protocol/cosmos/nope/v1beta1/params', key);
     t.equal(other.status, 404);
     t.same(other.body, { code: 5, message: 'Not Found', details: [] });
   });

@@ -24,6 +24,15 @@ export const BUNDLED_FILES = [
   'ixo/mint/v1beta1/query.proto',
   'ixo/names/v1beta1/query.proto',
   'ixo/smartaccount/v1beta1/query.proto',
+  'cosmos/bank/v1beta1/query.proto',
+  'cosmos/auth/v1beta1/query.proto',
+  'cosmos/staking/v1beta1/query.proto',
+  'cosmos/distribution/v1beta1/query.proto',
+  'cosmos/gov/v1/query.proto',
+  'cosmos/authz/v1beta1/query.proto',
+  'cosmos/feegrant/v1beta1/query.proto',
+  'cosmos/tx/v1beta1/service.proto',
+  'cosmos/base/tendermint/v1beta1/query.proto',
 ];
 
 export const REFLECTION_FILE = 'cosmos/reflection/v1/reflection.proto';

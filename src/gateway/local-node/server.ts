@@ -12,6 +12,7 @@ import { claimsQueries } from './modules/claims.js';
 import { entityQueries } from './modules/entity.js';
 import { iidQueries } from './modules/iid.js';
 import { tokenQueries } from './modules/token.js';
+import { bankQueries } from './modules/bank.js';
 import { bondsQueries } from './modules/bonds.js';
 import { NodeError, nodeErrors, type Message, type QueryHandler } from './query-handler.js';
 import type { LocalNodeFixture } from './records.js';
@@ -27,6 +28,7 @@ const QUERIES: Record<string, Record<string, QueryHandler>> = {
   'ixo.token.v1beta1.Query': tokenQueries,
   'ixo.iid.v1beta1.Query': iidQueries,
   'ixo.bonds.v1beta1.Query': bondsQueries,
+  'cosmos.bank.v1beta1.Query': bankQueries,
 };
 
 export interface LocalNodeOptions {
@@ -123,14 +125,15 @@ function unary(latest: bigint, answer: (request: Message) => Message): grpc.hand
 }
 
 /**
- * A query of a module the sample data has nothing for answers as a node with empty state does: NOT_FOUND
- * when the request names a record (any field besides pagination), otherwise the empty answer (empty
- * lists, default params).
+ * A query of a module the sample data has nothing for answers as a node with empty state does: a list
+ * is empty, params are the defaults, and a request naming one record (any field besides pagination) is
+ * NOT_FOUND.
  */
 function withoutData(method: protobuf.Method): QueryHandler {
   method.resolve();
   const keys = method.resolvedRequestType!.fieldsArray.filter((field) => field.name !== 'pagination');
-  if (keys.length === 0) return () => ({});
+  const list = method.resolvedResponseType!.fieldsArray.some((field) => field.repeated);
+  if (list || keys.length === 0) return () => ({});
   return (request) => {
     throw nodeErrors.notFound(method.name, keys.map((field) => String(request[field.name] ?? '')).join('/'));
   };
