@@ -14,6 +14,7 @@ import { bytes, coin, message, msg, num, time } from './fixtures/gateway/wire.js
 import { startTestServer } from './helpers/server.js';
 
 const CLAIMS = '/ixo.claims.v1beta1.Query/';
+const BANK = '/cosmos.bank.v1beta1.Query/';
 const TOKEN = '/ixo.token.v1beta1.Query/';
 
 interface Golden {
@@ -182,6 +183,63 @@ const GOLDEN: Golden[] = [
       '{"tokenDoc":{"minter":"m","contract_address":"c","class":"","name":"","description":"","image":"","type":"","cap":"0","supply":"25",' +
       '"paused":false,"stopped":true,"retired":[],"cancelled":[{"id":"x","reason":"","amount":"2","owner":""}],' +
       '"transferred":[{"id":"t","reason":"","jurisdiction":"","amount":"3","owner":"","authorization_id":"auth"}]}}',
+  },
+  {
+    path: '/cosmos/bank/v1beta1/balances/ixo1a?pagination.limit=1',
+    method: `${BANK}AllBalances`,
+    request: message(bytes(1, 'ixo1a'), msg(2, num(3, 1))),
+    answer: message(coin(1, 'uixo', '123456789012345678901234567890'), coin(1, 'xusd'), msg(2, bytes(1, Buffer.from([1, 2])), num(2, 2))),
+    json:
+      '{"balances":[{"denom":"uixo","amount":"123456789012345678901234567890"},{"denom":"xusd","amount":"0"}],' +
+      '"pagination":{"next_key":"AQI=","total":"2"}}',
+  },
+  {
+    path: '/cosmos/distribution/v1beta1/community_pool',
+    method: '/cosmos.distribution.v1beta1.Query/CommunityPool',
+    answer: message(coin(1, 'uixo', '1234500000000000000000'), coin(1, 'xusd', '-5'), coin(1, 'zero')),
+    json:
+      '{"pool":[{"denom":"uixo","amount":"1234.500000000000000000"},{"denom":"xusd","amount":"-0.000000000000000005"},' +
+      '{"denom":"zero","amount":"0.000000000000000000"}]}',
+  },
+  {
+    path: '/cosmos/auth/v1beta1/accounts/ixo1a',
+    method: '/cosmos.auth.v1beta1.Query/Account',
+    answer: message(
+      msg(
+        1,
+        bytes(1, '/cosmos.auth.v1beta1.BaseAccount'),
+        msg(2, bytes(1, 'ixo1a'), msg(2, bytes(1, '/cosmos.crypto.secp256k1.PubKey'), msg(2, bytes(1, Buffer.from([1, 2, 3])))), num(3, 7)),
+      ),
+    ),
+    json:
+      '{"account":{"@type":"/cosmos.auth.v1beta1.BaseAccount","address":"ixo1a",' +
+      '"pub_key":{"@type":"/cosmos.crypto.secp256k1.PubKey","key":"AQID"},"account_number":"7","sequence":"0"}}',
+  },
+  {
+    path: '/cosmos/staking/v1beta1/validators/ixovaloper1v',
+    method: '/cosmos.staking.v1beta1.Query/Validator',
+    request: message(bytes(1, 'ixovaloper1v')),
+    answer: message(
+      msg(
+        1,
+        bytes(1, 'ixovaloper1v'),
+        msg(2, bytes(1, '/cosmos.crypto.ed25519.PubKey'), msg(2, bytes(1, Buffer.from([9])))),
+        num(4, 3),
+        bytes(5, '1000'),
+        bytes(6, '1000000000000000000000'),
+        msg(7, bytes(1, 'val')),
+        num(13, 4),
+        num(13, 5),
+      ),
+    ),
+    // unbonding_time, commission and min_self_delegation are non-nullable: absent, they are Go zero values.
+    json:
+      '{"validator":{"operator_address":"ixovaloper1v","consensus_pubkey":{"@type":"/cosmos.crypto.ed25519.PubKey","key":"CQ=="},' +
+      '"jailed":false,"status":"BOND_STATUS_BONDED","tokens":"1000","delegator_shares":"1000.000000000000000000",' +
+      '"description":{"moniker":"val","identity":"","website":"","security_contact":"","details":""},"unbonding_height":"0",' +
+      '"unbonding_time":"0001-01-01T00:00:00Z","commission":{"commission_rates":{"rate":"0.000000000000000000",' +
+      '"max_rate":"0.000000000000000000","max_change_rate":"0.000000000000000000"},"update_time":"0001-01-01T00:00:00Z"},' +
+      '"min_self_delegation":"0","unbonding_on_hold_ref_count":"0","unbonding_ids":["4","5"]}}',
   },
 ];
 
