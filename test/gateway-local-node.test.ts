@@ -3,6 +3,8 @@
 // block height in and out, then reflection-loaded descriptors with a prefix, legacy routes and API keys.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
+import { bundledSchema } from '../dist/src/gateway/descriptors.js';
+import { openApiPath, parseTemplate } from '../dist/src/gateway/path-template.js';
 import { startTestServer } from './helpers/server.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/gateway-local-node.json', import.meta.url), 'utf8'));
@@ -268,6 +270,16 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.same(doc.components.schemas['ixo.entity.v1beta1.Entity'].properties.start_date, { anyOf: [{ type: 'string', format: 'date-time', examples: ['2024-01-31T12:00:00Z'] }, { type: 'null' }] });
     t.same(doc.components.schemas['ixo.entity.v1beta1.Params'].properties.createSequence, { type: 'string', format: 'uint64', pattern: '^\\d+$' });
     t.notOk(doc.paths['/ixo/*'], 'the wildcard mounts are not documented');
+    // Every route of the bundled schema, with a required path parameter per template variable.
+    const routes = bundledSchema().methods.flatMap((method) => method.patterns);
+    t.ok(routes.length > 100);
+    const missing = routes.filter((template) => {
+      const path = openApiPath(parseTemplate(template));
+      const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+      const parameters = doc.paths[path]?.get?.parameters ?? [];
+      return !names.every((name) => parameters.some((p: any) => p.name === name && p.in === 'path' && p.required));
+    });
+    t.same(missing, [], 'every gateway route is documented with its path parameters');
   });
 });
 
