@@ -18,7 +18,7 @@ export interface QueryMethod {
 
 export interface GatewaySchema {
   readonly root: protobuf.Root;
-  /** Every root the methods' types live in, when more than `root` (a node's with bundled fallbacks). */
+  /** Further roots some methods' types live in (bundled fallbacks beside a node's descriptors). */
   readonly roots?: readonly protobuf.Root[];
   /** Unary methods in declaration order (the order routes are tried in). */
   readonly methods: readonly QueryMethod[];
@@ -69,7 +69,7 @@ export function withFallback(primary: GatewaySchema, fallback: GatewaySchema): {
   const added = fallback.methods.filter((method) => !described.has(method.service.fullName));
   const fallbackServices = [...new Set(added.map((method) => method.service.fullName.slice(1)))];
   return {
-    schema: { root: primary.root, roots: [primary.root, ...(primary.roots ?? []), fallback.root], methods: [...primary.methods, ...added] },
+    schema: { root: primary.root, roots: [...(primary.roots ?? []), fallback.root], methods: [...primary.methods, ...added] },
     fallbackServices,
   };
 }
