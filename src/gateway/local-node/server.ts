@@ -141,13 +141,20 @@ function withoutData(method: protobuf.Method): QueryHandler {
 
 /** cosmos.reflection.v1.ReflectionService/FileDescriptors: every file of the node, with its http options. */
 function addReflection(server: grpc.Server, root: protobuf.Root, latest: bigint): void {
-  const writer = protobuf.Writer.create();
-  for (const file of fileDescriptorsOf(root)) writer.uint32(10).bytes(file); // FileDescriptorsResponse.files = 1
-  const response = Buffer.from(writer.finish());
+  // Built on the first call: start-up does not pay for it unless the gateway reads the descriptors.
+  let response: Buffer | undefined;
+  const files = () => {
+    if (!response) {
+      const writer = protobuf.Writer.create();
+      for (const file of fileDescriptorsOf(root)) writer.uint32(10).bytes(file); // FileDescriptorsResponse.files = 1
+      response = Buffer.from(writer.finish());
+    }
+    return response;
+  };
   const definition = serviceDefinitionOf(root.lookupService(REFLECTION_SERVICE));
   const method = definition.FileDescriptors;
   server.addService(
     { FileDescriptors: { ...method, responseSerialize: (bytes: Buffer) => bytes } },
-    { FileDescriptors: unary(latest, () => response as unknown as Message) },
+    { FileDescriptors: unary(latest, () => files() as unknown as Message) },
   );
 }
