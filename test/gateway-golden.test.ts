@@ -241,6 +241,25 @@ const GOLDEN: Golden[] = [
       '"max_rate":"0.000000000000000000","max_change_rate":"0.000000000000000000"},"update_time":"0001-01-01T00:00:00Z"},' +
       '"min_self_delegation":"0","unbonding_on_hold_ref_count":"0","unbonding_ids":["4","5"]}}',
   },
+  {
+    path: '/ixo/epochs/v1beta1/epochs',
+    method: '/ixo.epochs.v1beta1.Query/EpochInfos',
+    // start_time and current_epoch_start_time are non-nullable stdtime: absent, Go's zero time.
+    answer: message(msg(1, bytes(1, 'day'), time(3, 86400), num(4, 5), num(8, 1250000))),
+    json:
+      '{"epochs":[{"identifier":"day","start_time":"0001-01-01T00:00:00Z","duration":"86400s","current_epoch":"5",' +
+      '"current_epoch_start_time":"0001-01-01T00:00:00Z","epoch_counting_started":false,"current_epoch_start_height":"1250000"}]}',
+  },
+  {
+    path: '/ixo/mint/v1beta1/params',
+    method: '/ixo.mint.v1beta1.Query/Params',
+    answer: message(msg(1, bytes(1, 'uixo'), bytes(2, '250000000000000000000000'), bytes(3, 'day'), msg(7, bytes(1, 'ixo1r'), bytes(2, '500000000000000000')))),
+    json:
+      '{"params":{"mint_denom":"uixo","genesis_epoch_provisions":"250000.000000000000000000","epoch_identifier":"day",' +
+      '"reduction_period_in_epochs":"0","reduction_factor":"0.000000000000000000","distribution_proportions":{"staking":"0.000000000000000000",' +
+      '"impact_rewards":"0.000000000000000000","community_pool":"0.000000000000000000"},' +
+      '"weighted_impact_rewards_receivers":[{"address":"ixo1r","weight":"0.500000000000000000"}],"minting_rewards_distribution_start_epoch":"0"}}',
+  },
 ];
 
 const identity = (value: Buffer) => value;
