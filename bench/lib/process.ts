@@ -20,7 +20,8 @@ export interface BenchProcess {
 }
 
 export function cpuSecondsOf(pid: number): number {
-  // Fields after the command name (which may hold spaces): utime is field 14, stime field 15.
+  // /proc/<pid>/stat of a process (its main thread's id) sums utime and stime over all its threads, worker
+  // threads and finished ones included; /proc/<pid>/task/<tid>/stat would give each thread alone. Fields after the command name (which may hold spaces): utime is field 14, stime field 15.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
@@ -90,4 +91,14 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `use` on a started process and stops the process whatever happens. */
+export async function withProcess<T>(start: Promise<BenchProcess>, use: (target: BenchProcess) => Promise<T>): Promise<T> {
+  const target = await start;
+  try {
+    return await use(target);
+  } finally {
+    await target.stop();
+  }
 }

@@ -1,0 +1,43 @@
+// Authenticated requests on the oracle, each against a baseline hit by the same client code path:
+//  - warm: GET /sessions with one invocation reused (verified once, then from the auth cache), against a bare
+//    uWebSockets.js GET answering fixed JSON to the same path and headers;
+//  - cold: a fresh, pre-minted invocation per request (each one a full verification), against a bare uWS
+//    route verifying the same invocations with ucanto's own verifier. Both run the same invocations, once each.
+import type autocannon from 'autocannon';
+import { measure } from './lib/load.js';
+import type { BenchOptions } from './lib/options.js';
+import { createSessions, distinctInvocations, oracleKeys, startOracle, ucanHeaders, warmInvocation } from './lib/oracle.js';
+import { startNode, withProcess } from './lib/process.js';
+import { printRows, row, type Row } from './lib/report.js';
+
+const PATH = '/sessions?limit=20';
+
+/** Each request carries the next invocation of `invocations`; `amount` is their number, so none repeats. */
+function coldClient(invocations: string[]): autocannon.Request[] {
+  let next = 0;
+  return [{ method: 'GET', path: PATH, setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...ucanHeaders(invocations[next++ % invocations.length]) } }) }];
+}
+
+export async function benchAuth(options: BenchOptions): Promise<Row[]> {
+  const { seconds: duration, connections } = options;
+  const keys = await oracleKeys();
+  const warm = await warmInvocation(keys);
+  const cold = await distinctInvocations(keys, options.coldInvocations);
+  const warmClient = { duration, connections, path: PATH, headers: ucanHeaders(warm) };
+  const coldOptions = { amount: cold.length, connections };
+
+  const bareWarm = row('auth', 'bare uWS GET, same headers', await withProcess(startNode('dist/bench/baselines/bare-uws.js'), (bare) => measure(bare, warmClient)));
+  const ucanto = row('auth', `ucanto verifier, fresh invocation per request`, await withProcess(
+    startNode('dist/bench/baselines/ucanto-verify.js', { ORACLE_DID: keys.oracleDid }),
+    (bare) => measure(bare, { ...coldOptions, requests: coldClient(cold) }),
+  ));
+  const [warmRow, coldRow] = await withProcess(startOracle(keys), async (server) => {
+    await createSessions(server, warm, 20);
+    const warmMeasured = await measure(server, warmClient);
+    const coldMeasured = await measure(server, { ...coldOptions, requests: coldClient(cold) });
+    return [row('auth', 'GET /sessions, warm auth', warmMeasured, bareWarm), row('auth', 'GET /sessions, cold UCAN (fresh invocation)', coldMeasured, ucanto)];
+  });
+  const rows = [bareWarm, warmRow, ucanto, coldRow];
+  printRows(`Oracle auth: ${connections} connections; warm ${duration} s, cold ${cold.length} fresh invocations`, rows);
+  return rows;
+}
