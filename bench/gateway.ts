@@ -70,7 +70,7 @@ async function directLoad(target: string, grpcPath: string, decode: (bytes: Buff
 async function viaGateway(server: BenchProcess, node: BenchProcess, options: Parameters<typeof measure>[1]): Promise<Measured> {
   const nodeCpu = node.cpuSeconds();
   const measured = await measure(server, options);
-  return { ...measured, extra: { nodeCpuMsPerOp: ((node.cpuSeconds() - nodeCpu) * 1000) / (measured.count || 1) } };
+  return { ...measured, extra: { ...measured.extra, nodeCpuMsPerOp: ((node.cpuSeconds() - nodeCpu) * 1000) / (measured.count || 1) } };
 }
 
 export async function benchGateway(options: BenchOptions): Promise<Row[]> {

@@ -1,7 +1,7 @@
 // One autocannon run against a server process: throughput, latency and the server's own CPU and memory.
 import autocannon from 'autocannon';
 import type { BenchProcess } from './process.js';
-import type { Measured } from './report.js';
+import { monotonicUs, type Measured } from './report.js';
 
 export type LoadOptions = Omit<autocannon.Options, 'url'> & { path?: string };
 
@@ -15,8 +15,12 @@ export async function measure(target: BenchProcess, options: LoadOptions): Promi
   const url = `http://127.0.0.1:${target.port}${path}`;
   if (rest.duration && !rest.amount) await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
   const cpuBefore = target.cpuSeconds();
+  const mainBefore = target.mainThreadCpuSeconds();
+  const startUs = monotonicUs();
   const result = await autocannon({ url, ...rest });
+  const window = { startUs, endUs: monotonicUs() };
   const cpuSeconds = target.cpuSeconds() - cpuBefore;
+  const mainSeconds = target.mainThreadCpuSeconds() - mainBefore;
   const count = result.requests.total;
   return {
     unit: 'request',
@@ -27,6 +31,8 @@ export async function measure(target: BenchProcess, options: LoadOptions): Promi
     cpuMsPerOp: count ? (cpuSeconds * 1000) / count : NaN,
     rssBytes: target.rssBytes(),
     errors: result.errors + result.timeouts + result.non2xx,
+    window,
+    extra: { mainThreadCpuMsPerOp: count ? (mainSeconds * 1000) / count : NaN },
   };
 }
 

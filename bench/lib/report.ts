@@ -30,9 +30,14 @@ export interface Row {
   ratio: { throughput: number | null; p50: number | null; p99: number | null; cpu: number | null; rssPerOp: number | null } | null;
   /** Row-specific figures (e.g. memory per socket), all numbers so runs can be compared. */
   extra: Record<string, number>;
+  /** When the measured part ran, in CLOCK_MONOTONIC microseconds (the clock of --cpu-prof's timestamps). */
+  window?: { startUs: number; endUs: number };
 }
 
 export type Measured = Omit<Row, 'bench' | 'name' | 'baseline' | 'ratio' | 'extra'> & { extra?: Record<string, number> };
+
+/** Now on the monotonic clock, in microseconds. */
+export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const quotient = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : null);
 
@@ -64,7 +69,7 @@ export function printRows(title: string, rows: readonly Row[]): void {
     r.baseline ? r.name : `${r.name}${r.ratio === null && rows.some((o) => o.baseline === r.name) ? ' (baseline)' : ''}`,
     r.unit, r.count, fixed(r.throughput, 0), fixed(r.p50Ms, 2), fixed(r.p99Ms, 2), fixed(r.cpuMsPerOp, 4),
     fixed(r.rssBytes / 2 ** 20, 0), r.errors, times(r.ratio?.throughput), times(r.ratio?.p50), times(r.ratio?.cpu), times(r.ratio?.rssPerOp),
-    Object.entries(r.extra).map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toFixed(2)}`).join(' ') || '-',
+    Object.entries(r.extra).map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toPrecision(3)}`).join(' ') || '-',
   ]));
 }
 

@@ -4,7 +4,7 @@
 import { Agent, request } from 'node:http';
 import { percentile } from './load.js';
 import type { BenchProcess } from './process.js';
-import type { Measured } from './report.js';
+import { monotonicUs, type Measured } from './report.js';
 
 export interface SseLoadOptions {
   seconds: number;
@@ -44,7 +44,9 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
   let errors = 0;
   let bytes = 0;
   const cpuBefore = target.cpuSeconds();
+  const mainBefore = target.mainThreadCpuSeconds();
   const started = performance.now();
+  const startUs = monotonicUs();
   const end = started + options.seconds * 1000;
   await Promise.all(
     Array.from({ length: options.concurrency }, async (_, index) => {
@@ -62,7 +64,9 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const window = { startUs, endUs: monotonicUs() };
   const cpu = target.cpuSeconds() - cpuBefore;
+  const main = target.mainThreadCpuSeconds() - mainBefore;
   agent.destroy();
   firsts.sort((a, b) => a - b);
   dones.sort((a, b) => a - b);
@@ -75,6 +79,7 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
     cpuMsPerOp: dones.length ? (cpu * 1000) / dones.length : NaN,
     rssBytes: target.rssBytes(),
     errors,
-    extra: { firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes },
+    extra: { mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN, firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes },
+    window,
   };
 }
