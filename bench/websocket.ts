@@ -141,7 +141,7 @@ function asRow(result: WebsocketRunResult, baseline?: Row): Row {
   return row('fanout', result.name, {
     unit: 'event', count: result.events, throughput: result.eventsPerSecond, p50Ms: NaN, p99Ms: NaN,
     cpuMsPerOp: result.serverCpuMicrosPerEvent / 1000, rssBytes: result.rssBytes, errors: result.failed,
-    extra: { sockets: result.held, rssPerOpBytes: result.rssPerConnectionBytes, turnsPerSecond: result.turnsPerSecond, delivered: result.deliveredShare },
+    extra: { sockets: result.held, rssPerSocketBytes: result.rssPerConnectionBytes, turnsPerSecond: result.turnsPerSecond, delivered: result.deliveredShare },
   }, baseline);
 }
 

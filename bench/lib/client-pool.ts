@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { ConnectOrder } from './event-clients.js';
 import { ROOT } from './process.js';
 
-export /** Client processes, each holding a share of the sockets. */
-class ClientPool {
+/** Client processes, each holding a share of the sockets. */
+export class ClientPool {
   private constructor(private readonly children: ChildProcess[]) {}
 
   static start(count: number): ClientPool {

@@ -68,7 +68,7 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     only: only as BenchName[],
     seconds: positive('seconds', values.seconds, 3),
     connections: positive('connections', values.connections, 100),
-    coldInvocations: positive('cold-invocations', values["cold-invocations"], 1000),
+    coldInvocations: positive('cold-invocations', values['cold-invocations'], 1000),
     streams: positive('streams', values.streams, 50),
     wsSockets: positive('ws-sockets', values['ws-sockets'], 2000),
     ussdSessions: positive('ussd-sessions', values['ussd-sessions'], 3000),
