@@ -59,7 +59,8 @@ export function row(bench: string, name: string, measured: Measured, baseline?: 
   return result;
 }
 
-const fixed = (n: number | null | undefined, digits: number) => (n === null || n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits));
+/** `n` with `digits` decimals, or `-` when there is no figure. */
+export const fixed = (n: number | null | undefined, digits: number) => (n === null || n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits));
 const times = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `${n.toFixed(2)}x`);
 
 export function printRows(title: string, rows: readonly Row[]): void {
