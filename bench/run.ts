@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { benchAuth } from './auth.js';
 import { benchGateway } from './gateway.js';
 import { benchMemory } from './memory.js';
+import { benchMetrics } from './metrics.js';
 import { parseBenchOptions, USAGE, type BenchName, type BenchOptions } from './lib/options.js';
 import { runMeta, writeJson, type Row } from './lib/report.js';
 import { benchSse } from './sse.js';
@@ -18,6 +19,7 @@ const benches: Record<BenchName, (options: BenchOptions) => Promise<Row[]>> = {
   gateway: benchGateway,
   memory: benchMemory,
   fanout: benchWebsocket,
+  metrics: benchMetrics,
 };
 
 export async function main(argv: string[]): Promise<void> {

@@ -1,9 +1,9 @@
 // The flags of `npm run bench -- ...` (each with an environment fallback, so `BENCH_JSON=path npm run bench` works).
 import { parseArgs } from 'node:util';
 
-export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout'] as const;
+export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout', 'metrics'] as const;
 export type BenchName = (typeof BENCHES)[number];
-/** `fanout` (thousands of sockets against Socket.IO, tens of seconds) runs only when asked for. */
+/** `fanout` (thousands of sockets against Socket.IO) and `metrics` (rounds of paired runs) take a minute or more: only when asked for. */
 const DEFAULT_BENCHES: BenchName[] = ['ussd', 'auth', 'sse', 'gateway', 'memory'];
 
 export interface BenchOptions {
@@ -26,7 +26,7 @@ export interface BenchOptions {
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
-  --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout)
+  --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout, metrics)
   --seconds N            length of each load run (BENCH_SECONDS, default 3)
   --connections N        autocannon connections / concurrent gRPC calls (BENCH_CONNECTIONS, default 100)
   --cold-invocations N   fresh UCAN invocations for the cold-verification rows (default 1000)
