@@ -52,7 +52,7 @@ t.test('OpenAPI path form', async (t) => {
 
 t.test('route table from the bundled descriptors: every annotated method, first declared pattern wins', async (t) => {
   const table = RouteTable.build(bundledSchema(), { legacy: false });
-  t.equal(table.routes.length, 27, '6 entity + 15 claims + 4 token + 2 iid routes');
+  // The count of routes against the annotations: gateway-annotations.test.ts.
   const target = (path: string) => table.match(path)?.route.method.grpcPath;
   t.equal(target('/ixo/entity/params'), '/ixo.entity.v1beta1.Query/Params', 'Params is declared before Entity {id}');
   t.equal(target('/ixo/entity/did:ixo:entity:1'), '/ixo.entity.v1beta1.Query/Entity');
@@ -62,13 +62,12 @@ t.test('route table from the bundled descriptors: every annotated method, first 
   t.equal(target('/ixo/claims/dispute-by-subject/c1/1'), '/ixo.claims.v1beta1.Query/DisputeBySubject');
   t.equal(target('/ixo/token/minter/ixo1a/ixo1c'), '/ixo.token.v1beta1.Query/TokenDoc');
   t.equal(target('/ixo/token/ixo1a'), undefined, 'legacy paths are off by default');
-  t.equal(target('/cosmos/bank/v1beta1/balances/x'), undefined);
-  t.same(table.firstSegments, ['ixo']);
+  t.equal(target('/cosmos/nope/v1beta1/x'), undefined);
 });
 
 t.test('legacy aliases come after the current routes', async (t) => {
   const table = RouteTable.build(bundledSchema(), { legacy: true });
-  t.equal(table.routes.length, 35);
+  t.equal(table.routes.length - RouteTable.build(bundledSchema(), { legacy: false }).routes.length, 8, 'eight legacy aliases');
   const match = (path: string) => table.match(path);
   t.equal(match('/ixo/token/ixo1a')?.route.method.grpcPath, '/ixo.token.v1beta1.Query/TokenList');
   t.equal(match('/ixo/token/ixo1a')?.route.legacy, true);

@@ -12,8 +12,12 @@ export const gatewayEnv = {
   GATEWAY_GRPC_TARGET: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(GRPC_TARGET, 'must be host:port or a gRPC target URI')),
   ),
-  /** Where the route table comes from: the bundled .proto files or the node's FileDescriptors reflection. */
-  GATEWAY_DESCRIPTORS: oneOf(['bundled', 'reflection'], 'bundled'),
+  /**
+   * Where the route table comes from: `auto` (the node's FileDescriptors reflection, with the bundled .proto
+   * files for the services it does not describe; bundled only when it has no reflection or no
+   * GATEWAY_GRPC_TARGET is set), `bundled`, or `reflection` (the node's only, start-up fails without).
+   */
+  GATEWAY_DESCRIPTORS: oneOf(['auto', 'bundled', 'reflection'], 'auto'),
   /** Deadline of one upstream call; past it the answer is 504. */
   GATEWAY_TIMEOUT_MS: integer(10_000, 1, 600_000),
   /** Mounts the routes under this path prefix, e.g. /api/protocol (default: none). */

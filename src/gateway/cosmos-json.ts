@@ -1,9 +1,11 @@
 // Decoded protobufjs message -> JSON exactly as Cosmos REST renders it (grpc-gateway v1 with gogoproto
 // jsonpb, OrigName + EmitDefaults): declared names in declaration order, defaults emitted, 64-bit integers
 // as strings, enums by name, RFC 3339 timestamps, "1.500s" durations, base64 bytes (empty -> null), Any
-// with "@type", only the set member of a oneof, unset messages -> null. protobufjs's toObject and its
+// with "@type", only the set member of a oneof, unset messages -> null, and the gogoproto options that
+// change the JSON (gogo-options.ts: customtype decimals, nullable=false). protobufjs's toObject and its
 // protojson extension implement the proto3 JSON mapping instead (camelCase names, defaults omitted).
 import { isRealOneof, isWrapper } from './fields.js';
+import { customJson, gogoFieldOf } from './gogo-options.js';
 import { protobuf } from './proto-root.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -11,13 +13,21 @@ type Message = Record<string, any>;
 type ValueOf = (value: any) => Json;
 type Write = (message: Message, out: Record<string, Json>) => void;
 
+const EMPTY = new Uint8Array(0);
+/** time.Time{} through gogo jsonpb. */
+const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
+
 const has = (message: Message, name: string) => Object.prototype.hasOwnProperty.call(message, name) && message[name] != null;
 
 export class CosmosJson {
   readonly #plans = new WeakMap<protobuf.Type, (message: Message) => Json>();
 
-  /** `root` resolves the types named by `Any` values. */
-  constructor(readonly root: protobuf.Root) {}
+  readonly #roots: readonly protobuf.Root[];
+
+  /** The roots resolve the types named by `Any` values, the first that has one wins. */
+  constructor(root: protobuf.Root, ...more: protobuf.Root[]) {
+    this.#roots = [root, ...more];
+  }
 
   /** The JSON value of a message (null when unset). */
   message(type: protobuf.Type, message: Message | null | undefined): Json {
@@ -94,17 +104,38 @@ export class CosmosJson {
         });
       } else {
         const valueOf = this.#valueOf(field, true);
-        writers.push((message, out) => {
-          out[name] = valueOf(message[name]);
-        });
+        const absent = this.#absentValue(field);
+        writers.push(
+          absent === undefined
+            ? (message, out) => {
+                out[name] = valueOf(message[name]);
+              }
+            : (message, out) => {
+                out[name] = has(message, name) ? valueOf(message[name]) : absent();
+              },
+        );
       }
     }
     return writers;
   }
 
+  /**
+   * A `(gogoproto.nullable) = false` message field is a Go struct value, never nil: absent, it renders as
+   * the empty message (a stdtime timestamp as Go's zero time). Undefined: absent renders as usual.
+   */
+  #absentValue(field: protobuf.Field): (() => Json) | undefined {
+    const resolved = field.resolvedType;
+    const gogo = gogoFieldOf(field);
+    if (!(resolved instanceof protobuf.Type) || !gogo.nonNullable) return undefined;
+    if (gogo.stdtime && resolved.fullName === '.google.protobuf.Timestamp') return () => GO_ZERO_TIME;
+    return () => this.message(resolved, resolved.decode(EMPTY));
+  }
+
   /** One value of a field. `singular`: empty bytes render as null (gogoproto nil slices). */
   #valueOf(field: protobuf.Field, singular: boolean): ValueOf {
     const resolved = field.resolvedType;
+    const gogo = gogoFieldOf(field);
+    if (gogo.custom && !resolved) return customJson(gogo.custom, singular && !gogo.nonNullable);
     if (resolved instanceof protobuf.Type) return (value) => this.message(resolved, value);
     if (resolved instanceof protobuf.Enum) {
       return (value) => resolved.valuesById[value] ?? value;
@@ -161,7 +192,9 @@ export class CosmosJson {
   #any(message: Message): Json {
     const url: string = message.type_url ?? '';
     const bytes: Uint8Array | undefined = message.value;
-    const inner = url ? this.root.lookup(url.slice(url.lastIndexOf('/') + 1)) : null;
+    const name = url.slice(url.lastIndexOf('/') + 1);
+    let inner: protobuf.ReflectionObject | null = null;
+    for (const root of url ? this.#roots : []) if ((inner = root.lookup(name))) break;
     if (inner instanceof protobuf.Type) {
       let decoded: Message | undefined;
       try {

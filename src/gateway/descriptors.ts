@@ -2,6 +2,7 @@
 // bundled .proto files or from FileDescriptorProtos (a node's reflection service). The inverse,
 // fileDescriptorsOf, lets the embedded node serve its own descriptors the way a chain node does.
 import { descriptor, getDescriptorTypes, loadProtoFiles, BUNDLED_FILES, protobuf } from './proto-root.js';
+import { applyDescriptorOptions, toDescriptorOptions } from './gogo-options.js';
 import { getPatterns, normalizeRule, ruleFromParsedOptions, type HttpRule } from './http-rule.js';
 
 export interface QueryMethod {
@@ -17,6 +18,8 @@ export interface QueryMethod {
 
 export interface GatewaySchema {
   readonly root: protobuf.Root;
+  /** Further roots some methods' types live in (bundled fallbacks beside a node's descriptors). */
+  readonly roots?: readonly protobuf.Root[];
   /** Unary methods in declaration order (the order routes are tried in). */
   readonly methods: readonly QueryMethod[];
 }
@@ -57,14 +60,30 @@ export function bundledSchema(): GatewaySchema {
   return schemaFromRoot(loadProtoFiles(BUNDLED_FILES));
 }
 
+/**
+ * The primary schema's methods, then the fallback's methods of services the primary does not have (the
+ * names of those services are returned). Types stay in their own roots; both resolve `Any` values.
+ */
+export function withFallback(primary: GatewaySchema, fallback: GatewaySchema): { schema: GatewaySchema; fallbackServices: string[] } {
+  const described = new Set(primary.methods.map((method) => method.service.fullName));
+  const added = fallback.methods.filter((method) => !described.has(method.service.fullName));
+  const fallbackServices = [...new Set(added.map((method) => method.service.fullName.slice(1)))];
+  return {
+    schema: { root: primary.root, roots: [...(primary.roots ?? []), fallback.root], methods: [...primary.methods, ...added] },
+    fallbackServices,
+  };
+}
+
 /** A schema from serialized FileDescriptorProtos (cosmos.reflection.v1 FileDescriptors). */
 export function schemaFromFileDescriptors(files: readonly Uint8Array[]): GatewaySchema {
   const { FileDescriptorProto, HttpRule } = getDescriptorTypes();
   const rules = new Map<string, HttpRule>();
   const set = protobuf.Writer.create();
+  const decoded: FileDescriptor[] = [];
   for (const bytes of files) {
     set.uint32(10).bytes(bytes); // FileDescriptorSet.file = 1, length-delimited
     const file = FileDescriptorProto.decode(bytes) as unknown as FileDescriptor;
+    decoded.push(file);
     const prefix = file.package ? `.${file.package}` : '';
     for (const service of file.service ?? []) {
       for (const method of service.method ?? []) {
@@ -74,6 +93,7 @@ export function schemaFromFileDescriptors(files: readonly Uint8Array[]): Gateway
     }
   }
   const root = protobuf.Root.fromDescriptor(set.finish(), { keepCase: true });
+  for (const file of decoded) applyDescriptorOptions(root, file.package ?? '', file.message_type);
   return schemaFromRoot(root, (method) => rules.get(method.fullName));
 }
 
@@ -82,7 +102,7 @@ export function schemaFromFileDescriptors(files: readonly Uint8Array[]): Gateway
  * serialized. (protobufjs keeps no file boundaries, so files are per package.)
  */
 export function fileDescriptorsOf(root: protobuf.Root, ruleOf: RuleOf = ruleFromParsedOptions): Uint8Array[] {
-  const { FileDescriptorSet, FileDescriptorProto, MethodOptions } = getDescriptorTypes();
+  const { FileDescriptorSet, FileDescriptorProto, MethodOptions, FieldOptions } = getDescriptorTypes();
   const plain = descriptor.FileDescriptorSet.encode(root.toDescriptor('proto3')).finish();
   const files = (FileDescriptorSet.decode(plain) as unknown as { file: FileDescriptor[] }).file;
   const packages = files.map((file) => file.package ?? '').sort((a, b) => b.length - a.length);
@@ -92,12 +112,14 @@ export function fileDescriptorsOf(root: protobuf.Root, ruleOf: RuleOf = ruleFrom
     return pkg === undefined ? undefined : fileOfPackage.get(pkg);
   };
   for (const file of files) {
-    for (const message of file.message_type ?? []) qualifyTypeNames(root, `.${file.package}.${message.name}`, message);
+    const deps = new Set<string>();
+    let gogo = false;
+    for (const message of file.message_type ?? []) gogo = describeFields(root, `.${file.package}.${message.name}`, message, FieldOptions) || gogo;
+    if (gogo) deps.add(fileOfPackage.get('gogoproto')!);
     for (const extension of file.extension ?? []) {
       const field = root.lookup(`.${file.package}.${extension.name}`);
       if (field instanceof protobuf.Field && field.resolve().resolvedType) extension.type_name = field.resolvedType!.fullName;
     }
-    const deps = new Set<string>();
     for (const typeName of typeReferences(file)) {
       const dep = fileOf(typeName);
       if (dep && dep !== file.name) deps.add(dep);
@@ -121,7 +143,7 @@ interface MethodOptionsShape {
 }
 interface MessageDescriptor {
   name: string;
-  field?: { name: string; type_name?: string }[];
+  field?: { name: string; type_name?: string; options?: unknown }[];
   nested_type?: MessageDescriptor[];
 }
 interface FileDescriptor {
@@ -151,15 +173,27 @@ function* typeReferences(file: FileDescriptor): Generator<string> {
   }
 }
 
-/** protobufjs writes type names as they were written in the .proto; descriptors carry full names. */
-function qualifyTypeNames(root: protobuf.Root, fullName: string, message: MessageDescriptor): void {
+/**
+ * protobufjs writes type names as they were written in the .proto (descriptors carry full names) and
+ * leaves out custom field options: qualifies the names and adds the gogoproto options. True when a
+ * field of the message (or a nested one) has gogoproto options.
+ */
+function describeFields(root: protobuf.Root, fullName: string, message: MessageDescriptor, FieldOptions: protobuf.Type): boolean {
   const type = root.lookup(fullName);
-  if (!(type instanceof protobuf.Type)) return;
+  if (!(type instanceof protobuf.Type)) return false;
+  let gogo = false;
   // protobufjs also lists extension fields (named `.google.api.http`) among the extendee's own fields.
   if (message.field) message.field = message.field.filter((field) => !field.name.startsWith('.'));
   for (const field of message.field ?? []) {
-    const resolved = type.fields[field.name]?.resolve().resolvedType;
+    const reflected = type.fields[field.name];
+    const resolved = reflected?.resolve().resolvedType;
     if (field.type_name && resolved) field.type_name = resolved.fullName;
+    const options = reflected && toDescriptorOptions(reflected);
+    if (options) {
+      field.options = FieldOptions.fromObject({ ...((field.options as object | undefined) ?? {}), ...options });
+      gogo = true;
+    }
   }
-  for (const nested of message.nested_type ?? []) qualifyTypeNames(root, `${fullName}.${nested.name}`, nested);
+  for (const nested of message.nested_type ?? []) gogo = describeFields(root, `${fullName}.${nested.name}`, nested, FieldOptions) || gogo;
+  return gogo;
 }

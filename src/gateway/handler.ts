@@ -10,6 +10,9 @@ import type { RouteTable } from './route-table.js';
 import type { Upstream, UpstreamError } from './upstream.js';
 
 const HEIGHT = /^\d{1,20}$/;
+/** The height header as our clients send it, and as grpc-gateway (a v0.50 node's REST) spells it. */
+const HEIGHT_HEADER = 'x-cosmos-block-height';
+const GATEWAY_HEIGHT_HEADER = 'grpc-metadata-x-cosmos-block-height';
 const JSON_TYPE = 'application/json';
 
 export interface GatewayHandlerOptions {
@@ -25,7 +28,7 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
   const inFlight = new InFlight<Reply>();
   return function gatewayRequest(req) {
     options.gate?.(req.headers);
-    const height = req.headers['x-cosmos-block-height'] || undefined;
+    const height = req.headers[HEIGHT_HEADER] || req.headers[GATEWAY_HEIGHT_HEADER] || undefined;
     if (height !== undefined && !HEIGHT.test(height)) {
       throw gatewayErrors.invalidArgument('x-cosmos-block-height must be a block height (a non-negative integer)');
     }
@@ -44,9 +47,9 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
     answered = await options.upstream.call(method.grpcPath, method.requestType.encode(request).finish(), height);
   } catch (error) {
     const failure = error as UpstreamError;
-    throw fromGrpcError(failure, failure.height ? { 'X-Cosmos-Block-Height': failure.height } : undefined);
+    throw fromGrpcError(failure, heightHeaders(failure.height));
   }
-  const headers = answered.height ? { 'X-Cosmos-Block-Height': answered.height } : undefined;
+  const headers = heightHeaders(answered.height);
   let body: string;
   try {
     body = options.json.stringify(method.responseType, method.responseType.decode(answered.bytes));
@@ -55,4 +58,9 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
     throw cosmosError(GrpcStatus.INTERNAL, `cannot decode the node's ${method.responseType.fullName.slice(1)}: ${(error as Error).message}`, headers);
   }
   return reply.raw(200, JSON_TYPE, body, headers);
+}
+
+/** The node's answer height under both names clients read it by. */
+function heightHeaders(height: string | undefined): Record<string, string> | undefined {
+  return height ? { 'X-Cosmos-Block-Height': height, 'Grpc-Metadata-X-Cosmos-Block-Height': height } : undefined;
 }

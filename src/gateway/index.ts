@@ -1,11 +1,11 @@
 // The protocol query gateway face: HTTP GET -> gRPC query of a Cosmos chain node -> Cosmos REST JSON.
-// Routes come from the google.api.http annotations of the bundled ixo .proto files, or of the node's own
-// descriptors (GATEWAY_DESCRIPTORS=reflection). Without GATEWAY_GRPC_TARGET an embedded query node over
-// sample data is the upstream.
+// Routes come from the google.api.http annotations of the node's own descriptors (cosmos.reflection.v1)
+// and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
+// GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
 import type { Face, FaceContext, FaceFactory } from '../face.js';
 import type { Router } from '../http/router.js';
 import { CosmosJson } from './cosmos-json.js';
-import { bundledSchema, type GatewaySchema } from './descriptors.js';
+import { bundledSchema, withFallback, type GatewaySchema } from './descriptors.js';
 import { createKeyGate } from './gate.js';
 import { createGatewayHandler } from './handler.js';
 import { LocalQueryNode } from './local-node/server.js';
@@ -34,17 +34,39 @@ class GatewayFace implements Face {
     this.#upstream = new Upstream(target, config.GATEWAY_TIMEOUT_MS);
     let schema: GatewaySchema;
     try {
-      schema = config.GATEWAY_DESCRIPTORS === 'reflection' ? await reflectedSchema(this.#upstream) : bundledSchema();
+      schema = await this.#schema(this.#upstream);
     } catch (error) {
       await this.stop();
       throw error;
     }
     this.#table = RouteTable.build(schema, { legacy: config.GATEWAY_LEGACY_ROUTES, log });
-    this.#json = new CosmosJson(schema.root);
+    this.#json = new CosmosJson(schema.root, ...(schema.roots ?? []));
     log.info(
       { target, descriptors: config.GATEWAY_DESCRIPTORS, routes: this.#table.routes.length, prefix: config.GATEWAY_PREFIX || '/' },
       'gateway: routes generated',
     );
+  }
+
+  /** GATEWAY_DESCRIPTORS: auto prefers a real node's descriptors and fills in from the bundled files. */
+  async #schema(upstream: Upstream): Promise<GatewaySchema> {
+    const { config, log } = this.context;
+    const mode = config.GATEWAY_DESCRIPTORS;
+    if (mode === 'reflection') return reflectedSchema(upstream);
+    if (mode === 'bundled' || this.#node) return bundledSchema();
+    let reflected: GatewaySchema;
+    try {
+      reflected = await reflectedSchema(upstream);
+    } catch (error) {
+      log.warn({ target: upstream.target, error: (error as Error).message }, 'gateway: the node has no descriptors to read; all routes come from the bundled .proto files');
+      return bundledSchema();
+    }
+    const { schema, fallbackServices } = withFallback(reflected, bundledSchema());
+    const services = (methods: GatewaySchema['methods']) => [...new Set(methods.map((method) => method.service.fullName.slice(1)))];
+    log.info(
+      { fromNode: services(reflected.methods), fromBundled: fallbackServices },
+      'gateway: routes from the node\'s descriptors, and from the bundled .proto files for the services it does not describe',
+    );
+    return schema;
   }
 
   /** The chain node's gRPC client once started (the oracle resolves did:ixo identities through it). */

@@ -81,7 +81,9 @@ export function matchSegments(template: PathTemplate, parts: readonly string[]):
   }
   const { segments } = template;
   const last = segments[segments.length - 1];
-  if (last?.kind === 'rest' ? parts.length < segments.length - 1 : parts.length !== segments.length) return undefined;
+  // `**` takes one segment or more: `/denoms_metadata/{denom=**}` must leave `/denoms_metadata` (the list)
+  // to its own route, as on a node.
+  if (last?.kind === 'rest' ? parts.length < segments.length : parts.length !== segments.length) return undefined;
   for (let i = 0; i < parts.length; i++) {
     const segment = segments[Math.min(i, segments.length - 1)];
     if (segment.kind === 'literal' && segment.value !== parts[i]) return undefined;

@@ -18,6 +18,21 @@ export const BUNDLED_FILES = [
   'ixo/claims/v1beta1/query.proto',
   'ixo/token/v1beta1/query.proto',
   'ixo/iid/v1beta1/query.proto',
+  'ixo/bonds/v1beta1/query.proto',
+  'ixo/epochs/v1beta1/query.proto',
+  'ixo/liquidstake/v1beta1/query.proto',
+  'ixo/mint/v1beta1/query.proto',
+  'ixo/names/v1beta1/query.proto',
+  'ixo/smartaccount/v1beta1/query.proto',
+  'cosmos/bank/v1beta1/query.proto',
+  'cosmos/auth/v1beta1/query.proto',
+  'cosmos/staking/v1beta1/query.proto',
+  'cosmos/distribution/v1beta1/query.proto',
+  'cosmos/gov/v1/query.proto',
+  'cosmos/authz/v1beta1/query.proto',
+  'cosmos/feegrant/v1beta1/query.proto',
+  'cosmos/tx/v1beta1/service.proto',
+  'cosmos/base/tendermint/v1beta1/query.proto',
 ];
 
 export const REFLECTION_FILE = 'cosmos/reflection/v1/reflection.proto';
@@ -51,23 +66,25 @@ export interface DescriptorTypes {
   readonly FileDescriptorSet: protobuf.Type;
   readonly FileDescriptorProto: protobuf.Type;
   readonly MethodOptions: protobuf.Type;
+  readonly FieldOptions: protobuf.Type;
   readonly HttpRule: protobuf.Type;
 }
 
 let descriptorTypes: DescriptorTypes | undefined;
 
 /**
- * descriptor.proto with the `google.api.http` extension declared on MethodOptions. protobufjs's own
- * descriptor types drop extensions, so descriptors from a node are decoded with these to keep the
- * HTTP annotations.
+ * descriptor.proto with the `google.api.http` extension declared on MethodOptions and the gogoproto ones
+ * on FieldOptions. protobufjs's own descriptor types drop extensions, so descriptors from a node are
+ * decoded with these to keep the HTTP annotations and the options that change the JSON.
  */
 export function getDescriptorTypes(): DescriptorTypes {
   if (!descriptorTypes) {
-    const root = loadProtoFiles(['google/api/annotations.proto']);
+    const root = loadProtoFiles(['google/api/annotations.proto', 'gogoproto/gogo.proto']);
     descriptorTypes = {
       FileDescriptorSet: root.lookupType('google.protobuf.FileDescriptorSet'),
       FileDescriptorProto: root.lookupType('google.protobuf.FileDescriptorProto'),
       MethodOptions: root.lookupType('google.protobuf.MethodOptions'),
+      FieldOptions: root.lookupType('google.protobuf.FieldOptions'),
       HttpRule: root.lookupType('google.api.HttpRule'),
     };
   }

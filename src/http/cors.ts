@@ -1,10 +1,10 @@
 // CORS as the oracle spec (rule 6) fixes it: CORS_ORIGIN `*` by default; specific origins enable credentials.
 export const ALLOWED_HEADERS = [
   'Content-Type', 'Authorization', 'x-ucan-delegation', 'x-matrix-access-token', 'x-matrix-homeserver',
-  'x-did', 'x-request-id', 'x-auth-type', 'x-timezone', 'x-api-key', 'x-cosmos-block-height',
+  'x-did', 'x-request-id', 'x-auth-type', 'x-timezone', 'x-api-key', 'x-cosmos-block-height', 'grpc-metadata-x-cosmos-block-height',
 ].join(', ');
 export const ALLOWED_METHODS = 'GET, POST, PUT, DELETE, PATCH, OPTIONS';
-export const EXPOSED_HEADERS = 'X-Request-Id, X-Cosmos-Block-Height';
+export const EXPOSED_HEADERS = 'X-Request-Id, X-Cosmos-Block-Height, Grpc-Metadata-X-Cosmos-Block-Height';
 
 export type CorsHeaders = (origin: string | undefined) => [string, string][];
 

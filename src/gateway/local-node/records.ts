@@ -41,6 +41,12 @@ export const RECORDS = {
   tokenParams: one('ixo.token.v1beta1.Params', 'token/params'),
   token: { type: 'ixo.token.v1beta1.Token', prefix: 'token/tokens/', keyOf: (r) => `${r.minter}/${r.contract_address}` },
   tokenMetadata: { type: 'ixo.token.v1beta1.QueryTokenMetadataResponse', prefix: 'token/metadata/' },
+  bondsParams: one('ixo.bonds.v1beta1.Params', 'bonds/params'),
+  bond: { type: 'ixo.bonds.v1beta1.Bond', prefix: 'bonds/bonds/', keyOf: (r) => r.bond_did },
+  batch: { type: 'ixo.bonds.v1beta1.Batch', prefix: 'bonds/batches/', keyOf: (r) => r.bond_did },
+  bankParams: one('cosmos.bank.v1beta1.Params', 'bank/params'),
+  balance: { type: 'cosmos.bank.v1beta1.Balance', prefix: 'bank/balances/', keyOf: (r) => r.address },
+  lastBatch: { type: 'ixo.bonds.v1beta1.Batch', prefix: 'bonds/last-batches/', keyOf: (r) => r.bond_did },
 } satisfies Record<string, RecordFamily>;
 
 export type RecordKind = keyof typeof RECORDS;

@@ -5,25 +5,30 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type { Database } from 'lmdb';
-import { fileDescriptorsOf } from '../descriptors.js';
+import { fileDescriptorsOf, servicesOf } from '../descriptors.js';
 import { serviceDefinitionOf } from '../grpc-service.js';
 import { BUNDLED_FILES, loadProtoFiles, protobuf, REFLECTION_FILE } from '../proto-root.js';
 import { claimsQueries } from './modules/claims.js';
 import { entityQueries } from './modules/entity.js';
 import { iidQueries } from './modules/iid.js';
 import { tokenQueries } from './modules/token.js';
-import { NodeError, type Message, type QueryHandler } from './query-handler.js';
+import { bankQueries } from './modules/bank.js';
+import { bondsQueries } from './modules/bonds.js';
+import { NodeError, nodeErrors, type Message, type QueryHandler } from './query-handler.js';
 import type { LocalNodeFixture } from './records.js';
 import { ChainState } from './state.js';
 
 export const DEFAULT_FIXTURE = fileURLToPath(new URL('../../../../fixtures/gateway-local-node.json', import.meta.url));
 const HEIGHT_KEY = 'x-cosmos-block-height';
+const REFLECTION_SERVICE = 'cosmos.reflection.v1.ReflectionService';
 
 const QUERIES: Record<string, Record<string, QueryHandler>> = {
   'ixo.entity.v1beta1.Query': entityQueries,
   'ixo.claims.v1beta1.Query': claimsQueries,
   'ixo.token.v1beta1.Query': tokenQueries,
   'ixo.iid.v1beta1.Query': iidQueries,
+  'ixo.bonds.v1beta1.Query': bondsQueries,
+  'cosmos.bank.v1beta1.Query': bankQueries,
 };
 
 export interface LocalNodeOptions {
@@ -52,10 +57,16 @@ export class LocalQueryNode {
     const records = state.seed(fixture);
     const height = BigInt(fixture.height);
     const server = new grpc.Server();
-    for (const [name, handlers] of Object.entries(QUERIES)) {
+    for (const service of servicesOf(root)) {
+      const name = service.fullName.slice(1);
+      if (name === REFLECTION_SERVICE) continue;
+      const handlers = QUERIES[name] ?? {};
       const implementation: grpc.UntypedServiceImplementation = {};
-      for (const [method, handler] of Object.entries(handlers)) implementation[method] = unary(height, (request) => handler(request, state));
-      server.addService(serviceDefinitionOf(root.lookupService(name)), implementation);
+      for (const method of service.methodsArray) {
+        const handler = handlers[method.name] ?? withoutData(method);
+        implementation[method.name] = unary(height, (request) => handler(request, state));
+      }
+      server.addService(serviceDefinitionOf(service), implementation);
     }
     addReflection(server, root, height);
     const address = options.address ?? '127.0.0.1:0';
@@ -113,15 +124,37 @@ function unary(latest: bigint, answer: (request: Message) => Message): grpc.hand
   };
 }
 
+/**
+ * A query of a module the sample data has nothing for answers as a node with empty state does: a list
+ * is empty, params are the defaults, and a request naming one record (any field besides pagination) is
+ * NOT_FOUND.
+ */
+function withoutData(method: protobuf.Method): QueryHandler {
+  method.resolve();
+  const keys = method.resolvedRequestType!.fieldsArray.filter((field) => field.name !== 'pagination');
+  const list = method.resolvedResponseType!.fieldsArray.some((field) => field.repeated);
+  if (list || keys.length === 0) return () => ({});
+  return (request) => {
+    throw nodeErrors.notFound(method.name, keys.map((field) => String(request[field.name] ?? '')).join('/'));
+  };
+}
+
 /** cosmos.reflection.v1.ReflectionService/FileDescriptors: every file of the node, with its http options. */
 function addReflection(server: grpc.Server, root: protobuf.Root, latest: bigint): void {
-  const writer = protobuf.Writer.create();
-  for (const file of fileDescriptorsOf(root)) writer.uint32(10).bytes(file); // FileDescriptorsResponse.files = 1
-  const response = Buffer.from(writer.finish());
-  const definition = serviceDefinitionOf(root.lookupService('cosmos.reflection.v1.ReflectionService'));
+  // Built on the first call: start-up does not pay for it unless the gateway reads the descriptors.
+  let response: Buffer | undefined;
+  const files = () => {
+    if (!response) {
+      const writer = protobuf.Writer.create();
+      for (const file of fileDescriptorsOf(root)) writer.uint32(10).bytes(file); // FileDescriptorsResponse.files = 1
+      response = Buffer.from(writer.finish());
+    }
+    return response;
+  };
+  const definition = serviceDefinitionOf(root.lookupService(REFLECTION_SERVICE));
   const method = definition.FileDescriptors;
   server.addService(
     { FileDescriptors: { ...method, responseSerialize: (bytes: Buffer) => bytes } },
-    { FileDescriptors: unary(latest, () => response as unknown as Message) },
+    { FileDescriptors: unary(latest, () => files() as unknown as Message) },
   );
 }

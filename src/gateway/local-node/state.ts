@@ -3,6 +3,7 @@
 import type { Database } from 'lmdb';
 import protojson from 'protobufjs/ext/protojson.js';
 import type { protobuf } from '../proto-root.js';
+import { restToWireJson } from './fixture-json.js';
 import { paginate, type Page, type PageRequestLike } from './pagination.js';
 import { RECORDS, type LocalNodeFixture, type RecordKind } from './records.js';
 
@@ -29,7 +30,7 @@ export class ChainState {
       for (const [key, json] of entries) {
         let message;
         try {
-          message = protojson.fromJson(type, json);
+          message = protojson.fromJson(type, restToWireJson(type, json));
         } catch (error) {
           throw new Error(`fixture: ${kind} ${JSON.stringify(key)}: ${(error as Error).message}`);
         }

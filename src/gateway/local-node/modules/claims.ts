@@ -11,8 +11,8 @@ export const claimsQueries: Record<string, QueryHandler> = {
   DisputeList: pageBy('dispute', 'disputes'),
   Intent: recordBy('intent', 'intent', 'intent', 'agentAddress', 'collectionId', 'id'),
   IntentList: pageBy('intent', 'intents'),
-  CollectionMember: recordBy('member', 'member', 'member', 'collectionId', 'memberAddress'),
-  CollectionMemberList: pageBy('member', 'members', 'collectionId'),
+  CollectionMember: recordBy('member', 'member_budget', 'member', 'collectionId', 'memberAddress'),
+  CollectionMemberList: pageBy('member', 'member_budgets', 'collectionId'),
   DisputeBySubject: (request, state) => {
     required(request, 'subjectId', 'targetRole');
     const [dispute] = state.filter('dispute', (d) => d.subject_id === request.subjectId && d.target_role === request.targetRole);
