@@ -26,8 +26,9 @@ export async function measure(target: BenchProcess, options: LoadOptions): Promi
     unit: 'request',
     count,
     throughput: count / (result.duration || 1),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
+    // With nothing completed autocannon reports 0 ms: no figure is more honest.
+    p50Ms: count ? result.latency.p50 : NaN,
+    p99Ms: count ? result.latency.p99 : NaN,
     cpuMsPerOp: count ? (cpuSeconds * 1000) / count : NaN,
     rssBytes: target.rssBytes(),
     errors: result.errors + result.timeouts + result.non2xx,
