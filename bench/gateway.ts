@@ -1,20 +1,15 @@
-
-// Protocol gateway throughput and latency: HTTP GET through the real server's gateway (child process)
-// next to direct @grpc/grpc-js calls to the same upstream node (another child process), in one run,
-// for a small answer (token params) and a large one (the entity list, BENCH_ENTITIES entities).
-// Gateway runs vary an ignored query parameter so every request reaches the node; one more run sends
-// identical requests, which share upstream calls while in flight.
-import { printMarkdownTable } from './lib/table.js';
+// Protocol gateway: HTTP GET through the real server's gateway (child process) next to direct @grpc/grpc-js
+// calls to the same upstream node (another child process), for a small answer (token params) and a large one
+// (the entity list, BENCH_ENTITIES entities). The direct calls are the ceiling for latency; they cannot share
+// the HTTP client, so the ratios that count here are p50 and the gateway's own CPU per request. Gateway runs
+// vary an ignored query parameter so every request reaches the node.
 import type autocannon from 'autocannon';
 import * as grpc from '@grpc/grpc-js';
 import { BUNDLED_FILES, loadProtoFiles } from '../src/gateway/proto-root.js';
-import { benchSeconds, measure, type LoadResult } from './lib/load.js';
+import { measure, percentile } from './lib/load.js';
+import type { BenchOptions } from './lib/options.js';
 import { startNode, startServerProcess, type BenchProcess } from './lib/process.js';
-
-export interface GatewayBenchRow extends LoadResult {
-  /** Upstream node CPU ms per request. */
-  nodeCpuMsPerRequest: number;
-}
+import { printRows, row, type Measured, type Row } from './lib/report.js';
 
 interface Case {
   name: string;
@@ -24,8 +19,8 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'small: token params', path: '/ixo/token/params', grpcPath: '/ixo.token.v1beta1.Query/Params', responseType: 'ixo.token.v1beta1.QueryParamsResponse' },
-  { name: 'large: entity list', path: '/ixo/entity', grpcPath: '/ixo.entity.v1beta1.Query/EntityList', responseType: 'ixo.entity.v1beta1.QueryEntityListResponse' },
+  { name: 'small query (token params)', path: '/ixo/token/params', grpcPath: '/ixo.token.v1beta1.Query/Params', responseType: 'ixo.token.v1beta1.QueryParamsResponse' },
+  { name: 'large query (entity list)', path: '/ixo/entity', grpcPath: '/ixo.entity.v1beta1.Query/EntityList', responseType: 'ixo.entity.v1beta1.QueryEntityListResponse' },
 ];
 
 /** Requests that differ by an ignored query parameter, so none share an upstream call. */
@@ -35,7 +30,7 @@ function distinct(path: string): autocannon.Request[] {
 }
 
 /** `concurrency` callers in a loop over one channel, each decoding its answer, for `seconds`. */
-async function directLoad(name: string, target: string, grpcPath: string, decode: (bytes: Buffer) => unknown, seconds: number, concurrency: number, node: BenchProcess): Promise<GatewayBenchRow> {
+async function directLoad(target: string, grpcPath: string, decode: (bytes: Buffer) => unknown, seconds: number, concurrency: number, node: BenchProcess): Promise<Measured> {
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
   const empty = Buffer.alloc(0);
   const once = () =>
@@ -62,39 +57,30 @@ async function directLoad(name: string, target: string, grpcPath: string, decode
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const nodeCpuSeconds = node.cpuSeconds() - nodeCpu;
+  const nodeCpuMsPerOp = ((node.cpuSeconds() - nodeCpu) * 1000) / latencies.length;
   client.close();
   latencies.sort((a, b) => a - b);
-  const at = (q: number) => +latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(2);
   return {
-    name, requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, non2xx: 0,
-    cpuMsPerRequest: NaN, nodeCpuMsPerRequest: (nodeCpuSeconds * 1000) / latencies.length,
+    unit: 'request', count: latencies.length, throughput: latencies.length / elapsed, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99),
+    // No server between client and node: the gateway CPU this row stands against is zero by construction.
+    cpuMsPerOp: NaN, rssBytes: node.rssBytes(), errors, extra: { nodeCpuMsPerOp },
   };
 }
 
-async function viaGateway(name: string, server: BenchProcess, node: BenchProcess, options: Parameters<typeof measure>[2]): Promise<GatewayBenchRow> {
+async function viaGateway(server: BenchProcess, node: BenchProcess, options: Parameters<typeof measure>[1]): Promise<Measured> {
   const nodeCpu = node.cpuSeconds();
-  const result = await measure(name, server, options);
-  return { ...result, nodeCpuMsPerRequest: ((node.cpuSeconds() - nodeCpu) * 1000) / (result.requests || 1) };
+  const measured = await measure(server, options);
+  return { ...measured, extra: { ...measured.extra, nodeCpuMsPerOp: ((node.cpuSeconds() - nodeCpu) * 1000) / (measured.count || 1) } };
 }
 
-function printRows(title: string, rows: GatewayBenchRow[]): void {
-  const columns = ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'gateway CPU ms/req', 'node CPU ms/req', 'errors', 'non-2xx'];
-  printMarkdownTable(title, columns, rows.map((r) => [
-    r.name, r.requests, r.rps.toFixed(0), r.p50, r.p99, Number.isNaN(r.cpuMsPerRequest) ? '-' : r.cpuMsPerRequest.toFixed(4),
-    r.nodeCpuMsPerRequest.toFixed(4), r.errors, r.non2xx,
-  ]));
-}
-
-export async function benchGateway(): Promise<GatewayBenchRow[]> {
-  const seconds = benchSeconds();
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+export async function benchGateway(options: BenchOptions): Promise<Row[]> {
+  const { seconds, connections } = options;
   const entities = process.env.BENCH_ENTITIES ?? '100';
   const root = loadProtoFiles(BUNDLED_FILES);
 
   const node = await startNode('dist/bench/gateway-node.js', { BENCH_ENTITIES: entities });
   const target = `127.0.0.1:${node.port}`;
-  const rows: GatewayBenchRow[] = [];
+  const rows: Row[] = [];
   let server: BenchProcess | undefined;
   try {
     server = await startServerProcess({ GATEWAY_GRPC_TARGET: target, LOG_LEVEL: 'warn', ACTOR_THREADS: '1' });
@@ -103,23 +89,14 @@ export async function benchGateway(): Promise<GatewayBenchRow[]> {
       const warm = await fetch(`http://127.0.0.1:${server.port}${path}`);
       const size = (await warm.arrayBuffer()).byteLength;
       if (warm.status !== 200) throw new Error(`${path} answered ${warm.status}`);
-      const direct = await directLoad(`direct gRPC, ${name}`, target, grpcPath, (bytes) => type.decode(bytes), seconds, connections, node);
-      const gateway = await viaGateway(`gateway, ${name} (${size} B JSON)`, server, node, { duration: seconds, connections, requests: distinct(path) });
+      const direct = row('gateway', `direct grpc-js, ${name}`, await directLoad(target, grpcPath, (bytes) => type.decode(bytes), seconds, connections, node));
+      const gateway = row('gateway', `gateway, ${name}, ${size} B JSON`, await viaGateway(server, node, { duration: seconds, connections, requests: distinct(path) }), direct);
       rows.push(direct, gateway);
-      console.log(
-        `${name}: gateway/direct req/s ${((gateway.rps / direct.rps) * 100).toFixed(1)}%, ` +
-          `p50 ${(gateway.p50 / direct.p50).toFixed(2)}x, p99 ${(gateway.p99 / direct.p99).toFixed(2)}x, ` +
-          `gateway CPU ${gateway.cpuMsPerRequest.toFixed(3)} ms/req`,
-      );
     }
-    const shared = await viaGateway('gateway, large: entity list, identical requests (shared in flight)', server, node, { duration: seconds, connections, path: '/ixo/entity' });
-    rows.push(shared);
   } finally {
     await server?.stop();
     await node.stop();
   }
-  printRows(`Protocol gateway: ${connections} connections / concurrent calls, ${seconds} s per run, ${entities} entities in the list, server pid CPU from /proc`, rows);
+  printRows(`Protocol gateway: ${connections} connections / concurrent calls, ${seconds} s per run, ${entities} entities in the list (RSS of direct rows: the node's)`, rows);
   return rows;
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) await benchGateway();

@@ -3,11 +3,15 @@
 // alike, and each case reports the median of the paired ratios. /metrics of the "on" server is scraped every
 // SCRAPE_SECONDS (5: three times as often as Prometheus's usual 15 s). Cases: realistic USSD sessions (every
 // step committed to disk) and the landing route GET / (no work of its own: the per-request overhead weighs most).
+// `npm run bench -- --only metrics [--seconds N --connections N]`; BENCH_ROUNDS (4) sets the rounds.
+import { pathToFileURL } from 'node:url';
 import { observeRequest } from '../src/metrics/http.js';
 import { printMarkdownTable } from './lib/table.js';
-import { measure, type LoadOptions, type LoadResult } from './lib/load.js';
+import { measure, type LoadOptions } from './lib/load.js';
+import { parseBenchOptions, type BenchOptions } from './lib/options.js';
 import { startServerProcess, type BenchProcess } from './lib/process.js';
-import { ussdRequests } from './ussd.js';
+import { row, type Measured, type Row } from './lib/report.js';
+import { ussdSessions } from './ussd.js';
 
 const SCRAPE_SECONDS = 5;
 
@@ -23,12 +27,22 @@ const median = (values: number[]) => {
 };
 const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
 
-export async function benchMetrics(): Promise<void> {
-  const duration = Number(process.env.BENCH_SECONDS ?? 5);
+/** The median pair as report rows: metrics off as the baseline of metrics on. */
+function medianRows(name: string, pairs: { off: Measured; on: Measured }[]): Row[] {
+  const mid = (side: 'off' | 'on'): Measured => {
+    const runs = pairs.map((p) => p[side]);
+    return { ...runs[0], count: runs.reduce((n, r) => n + r.count, 0), throughput: median(runs.map((r) => r.throughput)), p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)), cpuMsPerOp: median(runs.map((r) => r.cpuMsPerOp)), errors: runs.reduce((n, r) => n + r.errors, 0), window: undefined };
+  };
+  const off = row('metrics', `${name}, metrics off`, mid('off'));
+  return [off, row('metrics', `${name}, metrics on`, mid('on'), off)];
+}
+
+export async function benchMetrics(bench: BenchOptions): Promise<Row[]> {
+  const { seconds: duration, connections } = bench;
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
   const cases: Case[] = [
-    { name: 'USSD sessions', options: () => ({ duration, connections, requests: ussdRequests() }) },
+    { name: 'USSD sessions', options: () => ({ duration, connections, requests: ussdSessions('metrics').requests }) },
     { name: 'GET / (bare route)', options: () => ({ duration, connections, path: '/' }) },
   ];
   const off = await startServerProcess({ METRICS_ENABLED: 'false' });
@@ -42,24 +56,26 @@ export async function benchMetrics(): Promise<void> {
   }, SCRAPE_SECONDS * 1000);
 
   const rows = [];
+  const reportRows: Row[] = [];
   try {
     for (const { name, options } of cases) {
-      const pairs: { off: LoadResult; on: LoadResult }[] = [];
+      const pairs: { off: Measured; on: Measured }[] = [];
       for (let round = 0; round < rounds; round++) {
         const order: [string, BenchProcess][] = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
-        const pair: Partial<Record<string, LoadResult>> = {};
-        for (const [label, server] of order) pair[label] = await measure(`${name}, metrics ${label}`, server, options());
-        pairs.push(pair as { off: LoadResult; on: LoadResult });
+        const pair: Partial<Record<string, Measured>> = {};
+        for (const [label, server] of order) pair[label] = await measure(server, options());
+        pairs.push(pair as { off: Measured; on: Measured });
       }
       rows.push([
         name,
-        pairs.map((p) => p.off.rps.toFixed(0)).join(' / '),
-        pairs.map((p) => p.on.rps.toFixed(0)).join(' / '),
-        percent(median(pairs.map((p) => p.on.rps / p.off.rps))),
-        median(pairs.map((p) => p.off.cpuMsPerRequest)).toFixed(4),
-        median(pairs.map((p) => p.on.cpuMsPerRequest)).toFixed(4),
-        percent(median(pairs.map((p) => p.on.cpuMsPerRequest / p.off.cpuMsPerRequest))),
+        pairs.map((p) => p.off.throughput.toFixed(0)).join(' / '),
+        pairs.map((p) => p.on.throughput.toFixed(0)).join(' / '),
+        percent(median(pairs.map((p) => p.on.throughput / p.off.throughput))),
+        median(pairs.map((p) => p.off.cpuMsPerOp)).toFixed(4),
+        median(pairs.map((p) => p.on.cpuMsPerOp)).toFixed(4),
+        percent(median(pairs.map((p) => p.on.cpuMsPerOp / p.off.cpuMsPerOp))),
       ]);
+      reportRows.push(...medianRows(name, pairs));
     }
   } finally {
     clearInterval(scraper);
@@ -72,6 +88,7 @@ export async function benchMetrics(): Promise<void> {
   );
   console.log(`/metrics: ${scrapeMs.length} scrapes, median ${median(scrapeMs).toFixed(1)} ms each (under load)`);
   console.log(`front-door hook (two clock reads, the route's series, a histogram observation): ${hookNanoseconds().toFixed(0)} ns per request`);
+  return reportRows;
 }
 
 /** What the front door adds to a request with metrics on, timed in this process (steadier than the load runs). */
@@ -86,4 +103,7 @@ function hookNanoseconds(): number {
   return ((performance.now() - started) * 1e6) / calls;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await benchMetrics();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const options = parseBenchOptions(process.argv.slice(2));
+  if (options !== 'help') await benchMetrics(options);
+}

@@ -1,50 +1,61 @@
-// USSD sessions under load: each autocannon connection dials a fresh session and walks 6 inputs,
-// next to a bare uWebSockets.js route answering a fixed CON text (the ceiling), in the same run.
+// USSD durable steps against the ceiling, driven by one client code path: each autocannon connection dials a
+// fresh session and walks 5 inputs, every request with its own JSON body built in setupRequest and every answer
+// checked in onResponse. The same requests go to a bare uWebSockets.js route answering a fixed CON (the
+// ceiling) and to the real server (validated, actor-routed, committed to LMDB and synced before the answer).
 import type autocannon from 'autocannon';
-import { benchSeconds, measure, printTable, type LoadResult } from './lib/load.js';
-import { startNode, startServerProcess } from './lib/process.js';
+import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd/answers.js';
+import { measure } from './lib/load.js';
+import type { BenchOptions } from './lib/options.js';
+import { startNode, startServerProcess, type BenchProcess } from './lib/process.js';
+import { printRows, row, type Row } from './lib/report.js';
 
 /** One session: dial, then 5 inputs through the information menu and back home. */
-const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
-let sessions = 0;
+export const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
+const FAILURES = new Set([INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED]);
 
-export function ussdRequests(): autocannon.Request[] {
-  return STEPS.map((text, step) => ({
+/** Requests of whole sessions, each with a session id of its own; counts sessions and wrong answers. */
+export function ussdSessions(prefix: string): { requests: autocannon.Request[]; sessions(): number; wrong(): number } {
+  let sessions = 0;
+  let wrong = 0;
+  const requests = STEPS.map((text, step) => ({
     method: 'POST' as const,
     path: '/api/ussd',
     headers: { 'content-type': 'application/json' },
     setupRequest(req: autocannon.Request, context: { sessionId?: string }) {
-      if (step === 0) context.sessionId = `bench-${process.pid}-${++sessions}`;
+      if (step === 0) context.sessionId = `${prefix}-${process.pid}-${++sessions}`;
       req.body = JSON.stringify({ sessionId: context.sessionId, serviceCode: '*123#', phoneNumber: '+254700000001', text });
       return req;
     },
+    onResponse(_status: number, body: string) {
+      if (!/^(CON|END) /.test(body) || FAILURES.has(body)) wrong++;
+    },
   }));
+  return { requests, sessions: () => sessions, wrong: () => wrong };
 }
 
-export async function benchUssd(): Promise<LoadResult[]> {
-  const duration = benchSeconds();
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+async function run(target: BenchProcess, options: BenchOptions, prefix: string) {
+  const client = ussdSessions(prefix);
+  const measured = await measure(target, { duration: options.seconds, connections: options.connections, requests: client.requests });
+  // Wrong answers of the warm-up count too: an error is an error.
+  return { ...measured, errors: measured.errors + client.wrong() };
+}
 
+export async function benchUssd(options: BenchOptions): Promise<Row[]> {
   const bare = await startNode('dist/bench/baselines/bare-uws.js');
-  const baseline = await measure('bare uWS fixed CON', bare, {
-    duration,
-    connections,
-    method: 'POST',
-    path: '/api/ussd',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ sessionId: 'x', serviceCode: '*123#', phoneNumber: '+254700000001', text: '' }),
-  });
-  await bare.stop();
-
+  let baseline: Row;
+  try {
+    baseline = row('ussd', 'bare uWS, fixed CON', await run(bare, options, 'bare'));
+  } finally {
+    await bare.stop();
+  }
   const server = await startServerProcess();
-  sessions = 0;
-  const ussd = await measure('USSD sessions (6 durable steps each)', server, { duration, connections, requests: ussdRequests() });
-  const rss = server.rssBytes();
-  await server.stop();
-
-  printTable(`USSD: ${connections} connections, ${duration} s each, ${sessions} sessions`, baseline, [ussd]);
-  console.log(`server RSS after the run: ${(rss / 2 ** 20).toFixed(0)} MiB`);
-  return [baseline, ussd];
+  let ussd: Row;
+  try {
+    ussd = row('ussd', 'USSD durable step', await run(server, options, 'ussd'), baseline);
+  } finally {
+    await server.stop();
+  }
+  const rows = [baseline, ussd];
+  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both`, rows);
+  return rows;
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) await benchUssd();

@@ -1,7 +1,7 @@
 
 // The event channel under many concurrent sockets, next to Socket.IO on a plain node:http server (the
 // baseline) in the same run. Each run opens BENCH_WS_CONNECTIONS sockets from several client processes,
-// BENCH_WS_PER_SESSION sockets on each session, then triggers chat turns for BENCH_SECONDS: on the oracle a
+// BENCH_WS_PER_SESSION sockets on each session, then triggers chat turns for --seconds: on the oracle a
 // real `POST /messages/:id` ("call me Bench": the built-in agent calls set_user_preferences, and the turn
 // publishes 7 events from its actor, each fanned out to every socket of the session); on the baseline
 // `POST /emit/:room`, which emits the same 7 events into the room. Printed per run: connections held,
@@ -10,17 +10,18 @@
 // ratios to the baseline. Runs: baseline, the oracle's native /ws (uWS pub/sub), the oracle's Socket.IO.
 // The oracle's CPU per event includes the turns themselves (HTTP, UCAN, actor, agent, LMDB), the baseline's
 // only the emits; on a small machine the client processes compete with the server for the same cores.
+// `npm run bench -- --only fanout` (not in the default set: tens of seconds). --seconds sets the turns' time;
 // BENCH_WS_CONNECTIONS (10000), BENCH_WS_PER_SESSION (100), BENCH_WS_CLIENT_PROCESSES (4),
-// BENCH_WS_TRIGGERS (concurrent turn loops, 8), BENCH_SECONDS (10).
+// BENCH_WS_TRIGGERS (concurrent turn loops, 8).
 import { printMarkdownTable } from './lib/table.js';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
 import { formatKey, generateKey, mintInvocation } from '../src/tools/mint-ucan.js';
-import type { ClientTransport, ConnectOrder } from './lib/event-clients.js';
-import { benchSeconds } from './lib/load.js';
-import { ROOT, startNode, startServerProcess, type BenchProcess } from './lib/process.js';
+import { ClientPool } from './lib/client-pool.js';
+import type { ClientTransport } from './lib/event-clients.js';
+import type { BenchOptions } from './lib/options.js';
+import { startNode, startServerProcess, type BenchProcess } from './lib/process.js';
+import { row, type Row } from './lib/report.js';
 
 export interface WebsocketRunResult {
   name: string;
@@ -29,78 +30,17 @@ export interface WebsocketRunResult {
   failed: number;
   connectSeconds: number;
   turnsPerSecond: number;
+  events: number;
   eventsPerSecond: number;
   /** Events clients received / events the turns should have delivered. */
   deliveredShare: number;
   rssPerConnectionBytes: number;
+  /** Server RSS at the end of the run. */
+  rssBytes: number;
   serverCpuMicrosPerEvent: number;
 }
 
 const EVENTS_PER_TURN = 7;
-
-/** Client processes, each holding a share of the sockets. */
-class ClientPool {
-  private constructor(private readonly children: ChildProcess[]) {}
-
-  static start(count: number): ClientPool {
-    const script = join(ROOT, 'dist/bench/lib/event-clients.js');
-    // Each process needs a descriptor per socket: raise the soft limit to the hard one first.
-    const children = Array.from({ length: count }, () =>
-      spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "${process.execPath}" "${script}"`], {
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      }),
-    );
-    const kill = () => children.forEach((child) => child.kill('SIGKILL'));
-    process.once('exit', kill);
-    return new ClientPool(children);
-  }
-
-  #ask<T>(child: ChildProcess, message: unknown, answer: string): Promise<T> {
-    return new Promise((resolve, reject) => {
-      // Both listeners go once answered: `count` is asked dozens of times per run.
-      const onMessage = (reply: { type: string }) => {
-        if (reply.type !== answer) return;
-        child.off('message', onMessage).off('exit', onExit);
-        resolve(reply as T);
-      };
-      const onExit = (code: number | null) => reject(new Error(`client process exited with ${code}`));
-      child.on('message', onMessage).once('exit', onExit);
-      child.send(message as never);
-    });
-  }
-
-  async connect(order: Omit<ConnectOrder, 'type' | 'sessions'>, sessions: string[]): Promise<{ open: number; failed: number; error?: string }> {
-    const shares = this.children.map((_, i) => sessions.filter((__, j) => j % this.children.length === i));
-    const replies = await Promise.all(
-      this.children.map((child, i) =>
-        this.#ask<{ open: number; failed: number; error?: string }>(child, { type: 'connect', ...order, sessions: shares[i] }, 'connected'),
-      ),
-    );
-    return {
-      open: replies.reduce((sum, r) => sum + r.open, 0),
-      failed: replies.reduce((sum, r) => sum + r.failed, 0),
-      error: replies.find((r) => r.error)?.error,
-    };
-  }
-
-  async count(): Promise<{ events: number; open: number }> {
-    const replies = await Promise.all(this.children.map((child) => this.#ask<{ events: number; open: number }>(child, { type: 'count' }, 'count')));
-    return { events: replies.reduce((sum, r) => sum + r.events, 0), open: replies.reduce((sum, r) => sum + r.open, 0) };
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(
-      this.children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.send({ type: 'close' });
-          }),
-      ),
-    );
-  }
-}
 
 function openFilesLimit(pid: number): number {
   const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
@@ -168,6 +108,8 @@ async function run(name: string, target: BenchProcess, options: RunOptions): Pro
       failed: connected.failed,
       connectSeconds,
       turnsPerSecond: turns / seconds,
+      events,
+      rssBytes: target.rssBytes(),
       eventsPerSecond: events / seconds,
       deliveredShare: turns ? events / (turns * EVENTS_PER_TURN * options.perSession) : 0,
       rssPerConnectionBytes: (rssAfter - rssBefore) / Math.max(1, connected.open),
@@ -194,8 +136,17 @@ async function post(url: string, headers: Record<string, string>, body: string):
   if (res.status !== 200) throw new Error(`POST ${url} answered ${res.status}`);
 }
 
-export async function benchWebsocket(): Promise<WebsocketRunResult[]> {
-  const seconds = benchSeconds();
+/** The fan-out runs as report rows: one operation is one delivered event. */
+function asRow(result: WebsocketRunResult, baseline?: Row): Row {
+  return row('fanout', result.name, {
+    unit: 'event', count: result.events, throughput: result.eventsPerSecond, p50Ms: NaN, p99Ms: NaN,
+    cpuMsPerOp: result.serverCpuMicrosPerEvent / 1000, rssBytes: result.rssBytes, errors: result.failed,
+    extra: { sockets: result.held, rssPerSocketBytes: result.rssPerConnectionBytes, turnsPerSecond: result.turnsPerSecond, delivered: result.deliveredShare },
+  }, baseline);
+}
+
+export async function benchWebsocket(options: BenchOptions): Promise<Row[]> {
+  const seconds = options.seconds;
   const connections = Number(process.env.BENCH_WS_CONNECTIONS ?? 10_000);
   const perSession = Math.min(connections, Number(process.env.BENCH_WS_PER_SESSION ?? 100));
   const processes = Number(process.env.BENCH_WS_CLIENT_PROCESSES ?? 4);
@@ -260,7 +211,6 @@ export async function benchWebsocket(): Promise<WebsocketRunResult[]> {
     baseline,
     rows,
   );
-  return [baseline, ...rows];
+  const baselineRow = asRow(baseline);
+  return [baselineRow, ...rows.map((r) => asRow(r, baselineRow))];
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) await benchWebsocket();

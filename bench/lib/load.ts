@@ -1,47 +1,42 @@
-// autocannon runs and the table every benchmark prints.
+// One autocannon run against a server process: throughput, latency and the server's own CPU and memory.
 import autocannon from 'autocannon';
-import { printMarkdownTable } from './table.js';
 import type { BenchProcess } from './process.js';
-
-export interface LoadResult {
-  name: string;
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** Server CPU milliseconds per request (all its threads), independent of the load generator's speed. */
-  cpuMsPerRequest: number;
-}
+import { monotonicUs, type Measured } from './report.js';
 
 export type LoadOptions = Omit<autocannon.Options, 'url'> & { path?: string };
 
-export async function measure(name: string, target: BenchProcess, options: LoadOptions): Promise<LoadResult> {
+/**
+ * Runs autocannon with `options` against `target`; CPU is the target's (all threads) over the run. A timed run
+ * is preceded by an unmeasured warm-up of the same client (a third of it, at most a second), so neither side of
+ * a comparison is measured while its JIT is cold; a run of a fixed `amount` (fresh invocations) has none.
+ */
+export async function measure(target: BenchProcess, options: LoadOptions): Promise<Measured> {
   const { path = '/', ...rest } = options;
+  const url = `http://127.0.0.1:${target.port}${path}`;
+  if (rest.duration && !rest.amount) await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
   const cpuBefore = target.cpuSeconds();
-  const result = await autocannon({ url: `http://127.0.0.1:${target.port}${path}`, ...rest });
+  const mainBefore = target.mainThreadCpuSeconds();
+  const startUs = monotonicUs();
+  const result = await autocannon({ url, ...rest });
+  const window = { startUs, endUs: monotonicUs() };
   const cpuSeconds = target.cpuSeconds() - cpuBefore;
-  const requests = result.requests.total;
+  const mainSeconds = target.mainThreadCpuSeconds() - mainBefore;
+  const count = result.requests.total;
   return {
-    name,
-    requests,
-    rps: requests / (result.duration || 1),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    cpuMsPerRequest: requests ? (cpuSeconds * 1000) / requests : NaN,
+    unit: 'request',
+    count,
+    throughput: count / (result.duration || 1),
+    // With nothing completed autocannon reports 0 ms: no figure is more honest.
+    p50Ms: count ? result.latency.p50 : NaN,
+    p99Ms: count ? result.latency.p99 : NaN,
+    cpuMsPerOp: count ? (cpuSeconds * 1000) / count : NaN,
+    rssBytes: target.rssBytes(),
+    errors: result.errors + result.timeouts + result.non2xx,
+    window,
+    extra: { mainThreadCpuMsPerOp: count ? (mainSeconds * 1000) / count : NaN },
   };
 }
 
-export function printTable(title: string, baseline: LoadResult, rows: LoadResult[]): void {
-  const columns = ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms/req', 'errors', 'non-2xx', 'req/s vs baseline', 'CPU/req vs baseline'];
-  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
-    r.name, r.requests, r.rps.toFixed(0), r.p50, r.p99, r.cpuMsPerRequest.toFixed(4), r.errors, r.non2xx,
-    `${((r.rps / baseline.rps) * 100).toFixed(1)}%`, `${(r.cpuMsPerRequest / baseline.cpuMsPerRequest).toFixed(2)}x`,
-  ]));
-}
-
-/** Seconds per run: BENCH_SECONDS, default 10. */
-export const benchSeconds = () => Number(process.env.BENCH_SECONDS ?? 10);
+/** Millisecond percentile of an ascending list. */
+export const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;

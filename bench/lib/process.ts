@@ -14,14 +14,21 @@ export interface BenchProcess {
   readonly child: ChildProcess;
   /** User + system CPU seconds of the whole process (all its threads) so far. */
   cpuSeconds(): number;
+  /** The same for its main thread alone. */
+  mainThreadCpuSeconds(): number;
   /** Resident memory in bytes. */
   rssBytes(): number;
   stop(): Promise<void>;
 }
 
-export function cpuSecondsOf(pid: number): number {
+/**
+ * User + system CPU seconds from /proc. /proc/<pid>/stat of a process sums utime and stime over all its threads
+ * (worker threads, libuv's pool, LMDB's, finished ones included); /proc/<pid>/task/<pid>/stat is the main
+ * thread alone, which bounds a single-threaded front door's throughput.
+ */
+export function cpuSecondsOf(pid: number, mainThreadOnly = false): number {
   // Fields after the command name (which may hold spaces): utime is field 14, stime field 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
@@ -61,6 +68,7 @@ export async function startNode(script: string, env: Record<string, string> = {}
     port,
     child,
     cpuSeconds: () => cpuSecondsOf(child.pid!),
+    mainThreadCpuSeconds: () => cpuSecondsOf(child.pid!, true),
     rssBytes: () => rssBytesOf(child.pid!),
     stop: () =>
       new Promise((resolve) => {
@@ -90,4 +98,14 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `use` on a started process and stops the process whatever happens. */
+export async function withProcess<T>(start: Promise<BenchProcess>, use: (target: BenchProcess) => Promise<T>): Promise<T> {
+  const target = await start;
+  try {
+    return await use(target);
+  } finally {
+    await target.stop();
+  }
 }

@@ -1,36 +1,20 @@
-
-// Many concurrent SSE streams: `concurrency` callers, each sending POSTs in a loop for `seconds` and
-// reading each streamed answer to its end. Measures time to the first byte of the stream (the first frame)
-// and to `done`, streams per second and server CPU per stream.
-import { printMarkdownTable } from './table.js';
+// Many concurrent SSE streams: `concurrency` callers, each sending POSTs in a loop for `seconds` and reading
+// each streamed answer to its end (`event: done`). Latency is to the end of the stream; the time to the
+// first frame is kept as an extra figure.
 import { Agent, request } from 'node:http';
+import { percentile } from './load.js';
 import type { BenchProcess } from './process.js';
-
-export interface SseLoadResult {
-  name: string;
-  streams: number;
-  streamsPerSecond: number;
-  firstFrameP50: number;
-  firstFrameP99: number;
-  doneP50: number;
-  doneP99: number;
-  errors: number;
-  cpuMsPerStream: number;
-  /** Bytes of one stream (the last one read). */
-  bytesPerStream: number;
-}
+import { monotonicUs, type Measured } from './report.js';
 
 export interface SseLoadOptions {
   seconds: number;
   concurrency: number;
-  /** Path and headers of caller `index`'s next request. */
+  /** Path, headers and body of caller `index`'s next request. */
   request(index: number): { path: string; headers: Record<string, string>; body: string };
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN);
-
 /** One streamed answer: ms to the first chunk and to the end; rejects unless it ends with `done`. */
-export function streamOnce(port: number, agent: Agent, path: string, headers: Record<string, string>, body: string): Promise<{ first: number; done: number; bytes: number }> {
+export function streamOnce(port: number, agent: Agent, path: string, headers: Record<string, string>, body: string): Promise<{ first: number; done: number; text: string }> {
   return new Promise((resolve, reject) => {
     const sent = performance.now();
     const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent }, (res) => {
@@ -39,15 +23,13 @@ export function streamOnce(port: number, agent: Agent, path: string, headers: Re
         return reject(new Error(`status ${res.statusCode}`));
       }
       let first = 0;
-      let bytes = 0;
-      let tail = '';
+      let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         if (!first) first = performance.now() - sent;
-        bytes += chunk.length;
-        tail = (tail + chunk).slice(-64);
+        text += chunk;
       });
-      res.on('end', () => (tail.includes('event: done') ? resolve({ first, done: performance.now() - sent, bytes }) : reject(new Error('stream ended without done'))));
+      res.on('end', () => (text.includes('event: done') ? resolve({ first, done: performance.now() - sent, text }) : reject(new Error('stream ended without done'))));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -55,14 +37,16 @@ export function streamOnce(port: number, agent: Agent, path: string, headers: Re
   });
 }
 
-export async function measureSse(name: string, target: BenchProcess, options: SseLoadOptions): Promise<SseLoadResult> {
+export async function measureSse(target: BenchProcess, options: SseLoadOptions): Promise<Measured> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   const firsts: number[] = [];
   const dones: number[] = [];
   let errors = 0;
-  let bytesPerStream = 0;
+  let bytes = 0;
   const cpuBefore = target.cpuSeconds();
+  const mainBefore = target.mainThreadCpuSeconds();
   const started = performance.now();
+  const startUs = monotonicUs();
   const end = started + options.seconds * 1000;
   await Promise.all(
     Array.from({ length: options.concurrency }, async (_, index) => {
@@ -72,7 +56,7 @@ export async function measureSse(name: string, target: BenchProcess, options: Ss
           const timing = await streamOnce(target.port, agent, path, headers, body);
           firsts.push(timing.first);
           dones.push(timing.done);
-          bytesPerStream = timing.bytes;
+          bytes = timing.text.length;
         } catch {
           errors++;
         }
@@ -80,30 +64,22 @@ export async function measureSse(name: string, target: BenchProcess, options: Ss
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const window = { startUs, endUs: monotonicUs() };
   const cpu = target.cpuSeconds() - cpuBefore;
+  const main = target.mainThreadCpuSeconds() - mainBefore;
   agent.destroy();
   firsts.sort((a, b) => a - b);
   dones.sort((a, b) => a - b);
   return {
-    name,
-    streams: dones.length,
-    streamsPerSecond: dones.length / elapsed,
-    firstFrameP50: percentile(firsts, 0.5),
-    firstFrameP99: percentile(firsts, 0.99),
-    doneP50: percentile(dones, 0.5),
-    doneP99: percentile(dones, 0.99),
+    unit: 'stream',
+    count: dones.length,
+    throughput: dones.length / elapsed,
+    p50Ms: percentile(dones, 0.5),
+    p99Ms: percentile(dones, 0.99),
+    cpuMsPerOp: dones.length ? (cpu * 1000) / dones.length : NaN,
+    rssBytes: target.rssBytes(),
     errors,
-    cpuMsPerStream: dones.length ? (cpu * 1000) / dones.length : NaN,
-    bytesPerStream,
+    extra: { mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN, firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes },
+    window,
   };
-}
-
-export function printSseTable(title: string, baseline: SseLoadResult, rows: SseLoadResult[]): void {
-  const columns = ['run', 'streams', 'streams/s', 'first frame p50 ms', 'p99 ms', 'done p50 ms', 'p99 ms', 'server CPU ms/stream',
-    'bytes/stream', 'errors', 'streams/s vs baseline', 'CPU/stream vs baseline'];
-  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
-    r.name, r.streams, r.streamsPerSecond.toFixed(0), r.firstFrameP50.toFixed(1), r.firstFrameP99.toFixed(1),
-    r.doneP50.toFixed(1), r.doneP99.toFixed(1), r.cpuMsPerStream.toFixed(3), r.bytesPerStream, r.errors,
-    `${((r.streamsPerSecond / baseline.streamsPerSecond) * 100).toFixed(1)}%`, `${(r.cpuMsPerStream / baseline.cpuMsPerStream).toFixed(2)}x`,
-  ]));
 }

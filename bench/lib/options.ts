@@ -1,0 +1,78 @@
+// The flags of `npm run bench -- ...` (each with an environment fallback, so `BENCH_JSON=path npm run bench` works).
+import { parseArgs } from 'node:util';
+
+export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout', 'metrics'] as const;
+export type BenchName = (typeof BENCHES)[number];
+/** `fanout` (thousands of sockets against Socket.IO) and `metrics` (rounds of paired runs) take a minute or more: only when asked for. */
+const DEFAULT_BENCHES: BenchName[] = ['ussd', 'auth', 'sse', 'gateway', 'memory'];
+
+export interface BenchOptions {
+  only: BenchName[];
+  /** Length of each load run. */
+  seconds: number;
+  /** autocannon connections (and concurrent gRPC callers). */
+  connections: number;
+  /** Fresh invocations minted for the cold UCAN rows (each verified once). */
+  coldInvocations: number;
+  /** Concurrent SSE streams. */
+  streams: number;
+  /** Idle WebSockets held for the memory row. */
+  wsSockets: number;
+  /** USSD sessions per round of the expiry memory row. */
+  ussdSessions: number;
+  /** Rounds of `ussdSessions` sessions, each left to expire before the next. */
+  ussdRounds: number;
+  json?: string;
+}
+
+export const USAGE = `usage: npm run bench -- [flags]
+  --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout, metrics)
+  --seconds N            length of each load run (BENCH_SECONDS, default 3)
+  --connections N        autocannon connections / concurrent gRPC calls (BENCH_CONNECTIONS, default 100)
+  --cold-invocations N   fresh UCAN invocations for the cold-verification rows (default 1000)
+  --streams N            concurrent SSE streams (default 50)
+  --ws-sockets N         idle WebSockets for the memory row (default 2000)
+  --ussd-sessions N      USSD sessions per round of the expiry memory row (default 3000)
+  --ussd-rounds N        rounds of those sessions, each left to expire (default 2)
+  --json PATH            write every row as JSON (BENCH_JSON)
+BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".`;
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!(n > 0) || (name !== 'seconds' && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${name === 'seconds' ? 'number' : 'whole number'}, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      only: { type: 'string', default: env.BENCH_ONLY },
+      seconds: { type: 'string', default: env.BENCH_SECONDS },
+      connections: { type: 'string', default: env.BENCH_CONNECTIONS },
+      'cold-invocations': { type: 'string' },
+      streams: { type: 'string' },
+      'ws-sockets': { type: 'string' },
+      'ussd-sessions': { type: 'string' },
+      'ussd-rounds': { type: 'string' },
+      json: { type: 'string', default: env.BENCH_JSON },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_BENCHES;
+  const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
+  if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
+  return {
+    only: only as BenchName[],
+    seconds: positive('seconds', values.seconds, 3),
+    connections: positive('connections', values.connections, 100),
+    coldInvocations: positive('cold-invocations', values['cold-invocations'], 1000),
+    streams: positive('streams', values.streams, 50),
+    wsSockets: positive('ws-sockets', values['ws-sockets'], 2000),
+    ussdSessions: positive('ussd-sessions', values['ussd-sessions'], 3000),
+    ussdRounds: positive('ussd-rounds', values['ussd-rounds'], 2),
+    json: values.json || undefined,
+  };
+}

@@ -1,0 +1,60 @@
+// Keeps `npm run bench` from rotting: one benchmark (USSD against its bare baseline) with a very short run,
+// through the compiled harness as a child process; the JSON it writes has every figure of a row, and the
+// comparison tool reads it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const RUN = fileURLToPath(new URL('../dist/bench/run.js', import.meta.url));
+const COMPARE = fileURLToPath(new URL('../dist/bench/compare.js', import.meta.url));
+
+function node(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+t.test('a short USSD row writes the figures and ratios as JSON', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const json = join(dir, 'bench.json');
+  const run = await node(RUN, ['--only', 'ussd', '--seconds', '0.5', '--connections', '4', '--json', json]);
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.stdout, /\| USSD durable step \| request \|/);
+
+  const report = JSON.parse(readFileSync(json, 'utf8'));
+  t.match(report, { tool: 'npm run bench', commit: String, node: String, cpus: Number, loadAverage: Array });
+  const [baseline, ussd] = report.rows;
+  t.equal(report.rows.length, 2);
+  t.match(baseline, { bench: 'ussd', name: 'bare uWS, fixed CON', ratio: null });
+  t.equal(ussd.baseline, baseline.name);
+  for (const r of report.rows) {
+    t.equal(r.unit, 'request');
+    t.equal(r.errors, 0, `${r.name}: no errors`);
+    for (const field of ['count', 'throughput', 'p99Ms', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.name}: ${field} > 0`);
+    t.type(r.p50Ms, 'number');
+  }
+  for (const field of ['throughput', 'cpu']) t.type(ussd.ratio[field], 'number', `ratio.${field}`);
+  // autocannon's latencies are whole milliseconds: a bare route at 4 connections may answer in "0 ms".
+  t.ok(ussd.ratio.p50 === null || ussd.ratio.p50 > 0, 'ratio.p50 is a ratio or null');
+  t.equal(ussd.ratio.cpu, ussd.cpuMsPerOp / baseline.cpuMsPerOp);
+
+  // The file is what compare.js reads: a run against itself changes nothing.
+  const compared = await node(COMPARE, [json, json]);
+  t.equal(compared.code, 0, compared.stderr);
+  t.match(compared.stdout, /\| ussd: USSD durable step \| \d+ → \d+ \(1\.00x\) \|/);
+});
+
+t.test('a bad flag stops the run with a message', async (t) => {
+  const run = await node(RUN, ['--only', 'nope']);
+  t.equal(run.code, 1);
+  t.match(run.stderr, /--only: unknown benchmark nope/);
+});
