@@ -145,6 +145,8 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   await page.waitForSelector('[data-testid="chat-tool-call"][data-status="isRunning"]');
   await byTestId('chat-abort').click();
   await page.waitForSelector('[data-testid="chat-turn"]:not([data-state="streaming"])');
+  // The page re-enables its input once it has also refreshed the session list (after the stream's end).
+  await page.waitForSelector('[data-testid="chat-input"]:not([disabled])');
   t.ok(await byTestId('chat-input').isEnabled(), 'the page takes a new message after Stop');
   await releaseToolResults();
 });
