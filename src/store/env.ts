@@ -10,6 +10,7 @@ export const DATABASES = [
   'oracle-sessions',
   'oracle-transcripts',
   'oracle-delegations',
+  'oracle-revocations',
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
