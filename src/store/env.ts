@@ -6,6 +6,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 export const DATABASES = [
   'ussd-sessions',
   'ussd-customers',
+  'ussd-account-creations',
   'health',
   'oracle-sessions',
   'oracle-transcripts',
