@@ -2,6 +2,8 @@
 // connection, before its fix.
 import net from 'node:net';
 import t from 'tap';
+import { generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
+import { startOracleServer } from './helpers/oracle.js';
 import { startTestServer } from './helpers/server.js';
 
 const ENTITY = 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21';
@@ -79,4 +81,21 @@ t.test('HEAD is answered with headers only, and the connection serves the next r
   t.match(head, /^HTTP\/1\.1 404 /, 'HEAD answered');
   t.match(head, /Content-Length: 0/i, 'without a body');
   t.match(rest, /^HTTP\/1\.1 200 /, 'the next request on the connection is answered, not read as a body');
+});
+
+t.test('an issuer DID whose method is named like an Object.prototype member is an unsupported method', async (t) => {
+  const server = await startOracleServer(t);
+  // DID methods are lower case: `constructor` is the one Object.prototype member that is a valid method name.
+  const issuer = (await generateKey()).withDID('did:constructor:abc');
+  const raw = await mintDelegation({ issuer, audience: server.oracleDid, ttlSeconds: 600 });
+  const res = await get(`${server.url}/sessions`, { headers: { 'x-ucan-delegation': raw } });
+  t.equal(res.status, 401);
+  t.match(res.body.reason, /did:constructor method is not supported/, 'not a resolver found on the prototype');
+});
+
+t.test('headers and path parameters named like Object.prototype members are plain data', async (t) => {
+  const server = await startTestServer(t);
+  const res = await fetch(`${server.url}/api/ussd/debug/constructor`, { headers: { constructor: 'x', hasOwnProperty: 'y', __proto__: 'z' } as Record<string, string> });
+  t.equal(res.status, 404);
+  t.equal((await res.json()).sessionId, 'constructor');
 });

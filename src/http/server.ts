@@ -188,7 +188,7 @@ export class HttpServer implements SocketFrontDoor {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const headers = readHeaders(req);
-    const params: Record<string, string> = {};
+    const params: Record<string, string> = Object.create(null); // keyed by route names, valued by the client
     for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
     const requestId = headers['x-request-id'] || randomUUID();
