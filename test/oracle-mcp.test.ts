@@ -146,7 +146,8 @@ t.test('a revoked delegation: the call fails, the agent asks the user to re-auth
   const bob = await newUser(oracleDid);
   const bobSession = await createSession(server, bob);
   t.match(await ask(bob, bobSession, 'use secure__echo {"text":"x"}'), /Re-authorisation needed/);
-  await storeDelegation(ada, 3600);
+  // Another lifetime: signed in the same second with the same fields it would be the revoked delegation (same CID).
+  await storeDelegation(ada, 7200);
   t.equal(await ask(ada, id, 'use secure__whoami {}'), `secure__whoami returned: user ${ada.did} via ${oracleDid}`);
 });
 

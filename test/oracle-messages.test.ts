@@ -20,7 +20,13 @@ t.test('a JSON message: the answer, then the transcript', async (t) => {
   t.same(listed.body.messages.map((m: { type: string }) => m.type), ['human', 'ai']);
   t.match(listed.body.messages[0], { type: 'human', content: 'hello there', isComplete: true, isReasoning: false });
   t.match(listed.body.messages[1], { id: res.body.message.id, content: res.body.message.content, toolCalls: [], isComplete: true, isReasoning: false });
-  t.same((await call(server, 'GET', '/messages/no-such-session', { user: ada })).body, { messages: [] }, 'unknown session: empty list');
+  // Unknown ids and other users' ids answer alike, so ids cannot be probed.
+  const unknown = await call(server, 'GET', '/messages/no-such-session', { user: ada });
+  const bob = await newUser(server.oracleDid);
+  const foreign = await call(server, 'GET', `/messages/${id}`, { user: bob });
+  t.equal(unknown.status, 404, 'unknown session: 404');
+  t.same(unknown.body, { statusCode: 404, message: 'Session not found', error: 'Not Found' });
+  t.same({ status: foreign.status, body: foreign.body }, { status: unknown.status, body: unknown.body }, "another user's session: the same answer");
 });
 
 t.test('returnAllMessages returns the whole transcript beside the answer', async (t) => {

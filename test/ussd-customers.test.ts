@@ -32,6 +32,15 @@ t.test('customer IDs are read as typed on a phone', async (t) => {
   for (const bad of ['', 'C', 'C1A2B3C', 'C1A2B3C4DE', 'D1A2B3C4D', 'C1A2B3C4G', '1*2']) t.equal(parseCustomerId(bad), undefined, bad);
 });
 
+t.test('create with the same creation key answers the account made first (a retried step), another key makes another', async (t) => {
+  const { store, customers } = setup(t);
+  const first = await customers.create(amina, T0, 'session-1|12|digest');
+  t.same(await customers.create({ ...amina, fullName: 'Someone Else' }, T0 + 1, 'session-1|12|digest'), first, 'the same account');
+  const other = await customers.create(amina, T0, 'session-1|20|digest');
+  t.not(other.customerId, first.customerId, 'a later step of the session is another creation');
+  t.equal(store.db('ussd-customers').getKeysCount(), 2);
+});
+
 t.test('create stores an account with a unique ID and never exposes the PIN', async (t) => {
   const { store, customers } = setup(t);
   const created = await customers.create(amina, T0);

@@ -5,8 +5,8 @@ const jsonIndexes = new WeakMap<protobuf.Type, Map<string, protobuf.Field>>();
 
 /** A field by its proto name or its JSON (lowerCamel) name. */
 export function fieldByName(type: protobuf.Type, name: string): protobuf.Field | undefined {
-  const byProtoName = type.fields[name];
-  if (byProtoName) return byProtoName;
+  // `fields` is a plain object: a query key like `constructor` must not find its prototype's members.
+  if (Object.hasOwn(type.fields, name)) return type.fields[name];
   let index = jsonIndexes.get(type);
   if (!index) {
     index = new Map(type.fieldsArray.map((field) => [field.jsonName ?? field.name, field]));

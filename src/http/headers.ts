@@ -6,7 +6,8 @@ import type uWS from 'uWebSockets.js';
  * client's cannot be outvoted by it; other repeated headers keep the last value.
  */
 export function readHeaders(req: uWS.HttpRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // Keyed by the client's header names: no prototype, so a header named `constructor` or `__proto__` is data.
+  const headers: Record<string, string> = Object.create(null);
   req.forEach((name, value) => {
     headers[name] = name === 'x-forwarded-for' && headers[name] ? `${headers[name]}, ${value}` : value;
   });

@@ -188,7 +188,7 @@ export class HttpServer implements SocketFrontDoor {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const headers = readHeaders(req);
-    const params: Record<string, string> = {};
+    const params: Record<string, string> = Object.create(null); // keyed by route names, valued by the client
     for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
     const requestId = headers['x-request-id'] || randomUUID();
@@ -203,7 +203,9 @@ export class HttpServer implements SocketFrontDoor {
         res.writeHeader('X-Request-Id', requestId);
         for (const [name, value] of cors) res.writeHeader(name, value);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-        res.end(reply.body, closeConnection || this.#draining);
+        // A HEAD answer has no body (a client reads one as the start of the next answer). Not endWithoutBody:
+        // this uWS build then reports a bogus Content-Length and drops the connection's next request.
+        res.end(method === 'HEAD' ? '' : reply.body, closeConnection || this.#draining);
       });
       finish();
       if (this.#metrics) observeRequest(route, method, reply.status, (performance.now() - started) / 1000);

@@ -4,6 +4,7 @@ import type { Face, FaceFactory } from '../face.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
 import { openDelegationStore } from './delegations.js';
+import { openRevocationList } from './revocations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
 import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
 import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
@@ -25,7 +26,8 @@ export interface OracleFace extends Face {
 
 export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool });
+  const revocations = openRevocationList(store);
+  const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPlugins({ config, store });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
@@ -36,6 +38,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
     sessions: openSessionDb(store),
     transcripts: openTranscriptDb(store),
     delegations: openDelegationStore(store, identity.did),
+    revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     log: log.child({ face: 'oracle' }),
   };

@@ -4,6 +4,7 @@
 // which LMDB serialises across threads and processes.
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
+import { crashPoint } from '../crash-point.js';
 import type { PinCipher } from '../ussd/pin-cipher.js';
 import type { Store } from './env.js';
 
@@ -58,19 +59,22 @@ export function parseCustomerId(input: string): string | undefined {
 
 export class CustomerStore {
   readonly #db: Database<CustomerRecord, string>;
+  /** Creation key -> customer ID (`ussd-account-creations`), written in the account's own transaction. */
+  readonly #creations: Database<string, string>;
   readonly #cipher: PinCipher;
   readonly #lockMs: number;
   readonly #maxAttempts: number;
 
-  constructor(db: Database<CustomerRecord, string>, cipher: PinCipher, policy: CustomerPolicy) {
+  constructor(db: Database<CustomerRecord, string>, creations: Database<string, string>, cipher: PinCipher, policy: CustomerPolicy) {
     this.#db = db;
+    this.#creations = creations;
     this.#cipher = cipher;
     this.#lockMs = policy.pinLockMinutes * 60_000;
     this.#maxAttempts = policy.maxPinAttempts ?? 3;
   }
 
   static open(store: Store, cipher: PinCipher, policy: CustomerPolicy): CustomerStore {
-    return new CustomerStore(store.db<CustomerRecord>('ussd-customers'), cipher, policy);
+    return new CustomerStore(store.db<CustomerRecord>('ussd-customers'), store.db<string>('ussd-account-creations'), cipher, policy);
   }
 
   get(customerId: string): Customer | undefined {
@@ -79,9 +83,17 @@ export class CustomerStore {
     return record && publicView(record);
   }
 
-  /** Creates an account with a fresh unique customer ID; resolves once it is committed. */
-  async create(input: NewCustomer, now: number): Promise<Customer> {
+  /**
+   * Creates an account with a fresh unique customer ID; resolves once it is committed. `creationKey` names
+   * the request that creates it (a USSD session and the step it was at): created again with the same key, the
+   * account of the first call is answered, so a retry after a crash between this commit and the session's
+   * never makes a second account for the same person.
+   */
+  async create(input: NewCustomer, now: number, creationKey?: string): Promise<Customer> {
     const record = await this.#db.transaction(() => {
+      const earlier = creationKey === undefined ? undefined : this.#creations.get(creationKey);
+      const existing = earlier === undefined ? undefined : this.#db.get(earlier);
+      if (existing) return existing;
       const customerId = this.#unusedId();
       const created: CustomerRecord = {
         customerId,
@@ -93,8 +105,10 @@ export class CustomerStore {
         createdAt: now,
       };
       this.#db.putSync(customerId, created);
+      if (creationKey !== undefined) this.#creations.putSync(creationKey, customerId);
       return created;
     });
+    crashPoint('ussd-account-committed'); // the account is durable, the session step that made it not yet
     return publicView(record);
   }
 

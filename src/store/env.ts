@@ -6,10 +6,12 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 export const DATABASES = [
   'ussd-sessions',
   'ussd-customers',
+  'ussd-account-creations',
   'health',
   'oracle-sessions',
   'oracle-transcripts',
   'oracle-delegations',
+  'oracle-revocations',
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',

@@ -37,7 +37,7 @@ const servicesOf = perHost((host): UssdServices => {
     sessions,
     live,
     deps: {
-      customers: new CustomerStore(store.db('ussd-customers'), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
+      customers: CustomerStore.open(store, pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
       pinCipher,
       now: Date.now,
       sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,

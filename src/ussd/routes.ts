@@ -7,6 +7,7 @@ import type { Router } from '../http/router.js';
 import type { OperatorGuard } from '../http/operator-guard.js';
 import { reply } from '../http/types.js';
 import type { ActorRuntime } from '../runtime/actor-runtime.js';
+import { fitsKey } from '../store/keys.js';
 import { INVALID_INPUT, SERVICE_UNAVAILABLE } from './answers.js';
 import { UssdRequestSchema, type UssdActorMessage } from './schema.js';
 import { activeSessionIds, isLive, type SessionDb } from './session-records.js';
@@ -70,7 +71,7 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
     function sessionDebug(req) {
       operatorOnly(req);
       const { sessionId } = req.params;
-      const session = sessions.get(sessionId);
+      const session = fitsKey(sessionId) ? sessions.get(sessionId) : undefined; // longer ids are never stored
       const activeSessions = activeSessionIds(sessions);
       if (!isLive(session)) {
         return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });

@@ -3,8 +3,9 @@
 import type { Database } from 'lmdb';
 import protojson from 'protobufjs/ext/protojson.js';
 import type { protobuf } from '../proto-root.js';
+import { fitsKey } from '../../store/keys.js';
 import { restToWireJson } from './fixture-json.js';
-import { paginate, type Page, type PageRequestLike } from './pagination.js';
+import { paginate, PaginationError, type Page, type PageRequestLike } from './pagination.js';
 import { RECORDS, type LocalNodeFixture, type RecordKind } from './records.js';
 
 type Message = Record<string, any>;
@@ -47,6 +48,8 @@ export class ChainState {
 
   get(kind: RecordKind, key = ''): Message | undefined {
     const family = RECORDS[kind];
+    // No stored key is longer than LMDB's limit, so an oversized one is simply not there.
+    if (!fitsKey(family.prefix + key)) return undefined;
     const bytes = this.db.get(family.prefix + key);
     return bytes ? this.root.lookupType(family.type).decode(bytes) : undefined;
   }
@@ -73,6 +76,8 @@ export class ChainState {
   }
 
   *#scan(prefix: string, start: string | undefined, reverse: boolean): Generator<{ key: string; value: Uint8Array }> {
+    if (!fitsKey(prefix + END)) return; // no stored key starts with an oversized prefix
+    if (start !== undefined && !fitsKey(prefix + start + END)) throw new PaginationError('pagination key is too long');
     const range = reverse
       ? this.db.getRange({ start: start === undefined ? prefix + END : prefix + start, end: prefix, reverse: true })
       : this.db.getRange({ start: prefix + (start ?? ''), end: prefix + END });

@@ -4,7 +4,7 @@
 // verification, whose signature checks run wherever the injected SignatureVerifier sends them.
 import { createHash } from 'node:crypto';
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
-import { decodeArtifact } from './artifact.js';
+import { chainOf, decodeArtifact } from './artifact.js';
 import { ExpiringLru } from './cache.js';
 import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
@@ -51,12 +51,16 @@ export interface AuthenticatorOptions {
   resolvers?: DidResolvers;
   /** Verified artifacts kept (default 10 000). */
   cacheSize?: number;
+  /** Revoked delegations: an artifact with one of them in its chain is refused (checked past the cache). */
+  revocations?: { isRevoked(cid: string): boolean };
 }
 
 interface Verified {
   did: string;
   expiration: number;
   artifact: Delegation;
+  /** CIDs of the artifact and the proofs it embeds. */
+  chain: string[];
 }
 
 type Kind = 'invocation' | 'delegation';
@@ -146,7 +150,16 @@ export class UcanAuthenticator {
     }
   }
 
-  #verified(kind: Kind, raw: string): Promise<Verified> {
+  /** Verified, and nothing along its chain revoked. */
+  async #verified(kind: Kind, raw: string): Promise<Verified> {
+    const verified = await this.#verifiedCached(kind, raw);
+    const revocations = this.#options.revocations;
+    const revoked = revocations && verified.chain.find((cid) => revocations.isRevoked(cid));
+    if (revoked) throw new AuthFailure(`delegation ${revoked} was revoked`);
+    return verified;
+  }
+
+  #verifiedCached(kind: Kind, raw: string): Promise<Verified> {
     const key = `${kind}:${createHash('sha256').update(raw).digest('base64')}`;
     const cached = this.#cache.get(key);
     if (cached) {
@@ -206,7 +219,7 @@ async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOpt
             session,
           })
         : await verifyDelegation(artifact, options.oracleDid, session);
-    return { ...verified, artifact };
+    return { ...verified, artifact, chain: chainOf(artifact).map((link) => link.cid.toString()) };
   } catch (error) {
     if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
     // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.

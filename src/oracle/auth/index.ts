@@ -1,7 +1,7 @@
 // UCAN authentication of the oracle face. Routes and the WebSocket channel use `UcanAuthenticator`;
 // build it once at start-up with `createOracleAuthenticator`.
 import type { OracleIdentity } from '../identity.js';
-import { UcanAuthenticator } from './authenticator.js';
+import { UcanAuthenticator, type AuthenticatorOptions } from './authenticator.js';
 import type { DidResolvers } from './did.js';
 import { inProcessVerifier, poolVerifier, type TaskRunner } from './verifier.js';
 
@@ -15,6 +15,7 @@ export {
   type StoredDelegationCheck,
   type UcanArtifacts,
 } from './authenticator.js';
+export { decodeArtifact } from './artifact.js';
 export { didKeyOf, didKeyPublicKey, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
 export { verifyEd25519 } from './ed25519.js';
 export { AuthFailure } from './failure.js';
@@ -25,7 +26,7 @@ export { inProcessVerifier, poolVerifier, VERIFY_TASK, type SignatureCheck, type
 /** The oracle's authenticator: audience = the identity's DID, Ed25519 checks in `cpuPool` when given. */
 export function createOracleAuthenticator(
   identity: OracleIdentity,
-  options: { maxTtlSeconds: number; cpuPool?: TaskRunner; resolvers?: DidResolvers; cacheSize?: number },
+  options: { maxTtlSeconds: number; cpuPool?: TaskRunner; resolvers?: DidResolvers; cacheSize?: number; revocations?: AuthenticatorOptions['revocations'] },
 ): UcanAuthenticator {
   return new UcanAuthenticator({
     oracleDid: identity.did,
@@ -34,5 +35,6 @@ export function createOracleAuthenticator(
     verifier: options.cpuPool ? poolVerifier(options.cpuPool) : inProcessVerifier(),
     resolvers: options.resolvers,
     cacheSize: options.cacheSize,
+    revocations: options.revocations,
   });
 }

@@ -50,7 +50,8 @@ export class SignatureSession {
   async #resolve(did: string): Promise<Uint8Array[]> {
     const method = didMethod(did);
     if (method === 'key') return [didKeyPublicKey(did)];
-    const resolver = method ? this.#resolvers[method] : undefined;
+    // The method comes from the artifact: `did:constructor:…` must not find Object.prototype's members.
+    const resolver = method && Object.hasOwn(this.#resolvers, method) ? this.#resolvers[method] : undefined;
     if (!resolver) fail(`cannot verify ${did}: the did:${method ?? '?'} method is not supported`);
     const keys = await resolver.resolve(did).catch((error: unknown) => {
       if (error instanceof AuthFailure) throw error;

@@ -3,13 +3,14 @@ import type { Router } from '../../http/router.js';
 import { reply } from '../../http/types.js';
 import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema, ErrorBodySchema } from '../answer-schemas.js';
 import { oracleErrors, validate } from '../errors.js';
+import { decodeArtifact } from '../auth/index.js';
 import { StoreDelegationSchema } from '../schemas.js';
 import { AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Delegation'];
 
 export function registerDelegationRoutes(router: Router, deps: OracleRouteDeps): void {
-  const { auth, authenticator, delegations, oracle } = deps;
+  const { auth, authenticator, delegations, revocations, oracle } = deps;
 
   router.post(
     '/delegation',
@@ -62,14 +63,20 @@ export function registerDelegationRoutes(router: Router, deps: OracleRouteDeps):
   router.delete(
     '/delegation',
     async function revokeDelegation(req) {
-      const { did } = await auth.identity(req);
+      const { did, delegation } = await auth.identity(req);
+      // Revoked by CID, not only forgotten: sent again (x-ucan-delegation, or as an invocation's proof) it is refused.
+      const stored = delegations.get(did);
+      if (stored) await revocations.revoke((await decodeArtifact(stored.raw)).cid.toString(), stored.expiration);
+      if (delegation) await revocations.revoke(delegation.cid.toString(), finiteOrUndefined(delegation.expiration));
       await delegations.remove(did);
       return reply.json(200, { ok: true });
     },
     {
-      summary: 'Revoke (forget) your stored delegation',
+      summary: 'Revoke your stored delegation (and the one sent with this request): refused from now on, on every transport',
       tags,
       responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
     },
   );
 }
+
+const finiteOrUndefined = (seconds: number) => (Number.isFinite(seconds) ? seconds : undefined);

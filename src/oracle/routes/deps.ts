@@ -5,6 +5,7 @@ import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-run
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { OracleRef } from '../chat/protocol.js';
 import type { DelegationStore } from '../delegations.js';
+import type { RevocationList } from '../revocations.js';
 import { oracleErrors, validate } from '../errors.js';
 import type { OracleRouteAuth } from '../route-auth.js';
 import { SessionIdParamsSchema } from '../schemas.js';
@@ -20,6 +21,7 @@ export interface OracleRouteDeps {
   readonly sessions: SessionDb;
   readonly transcripts: TranscriptDb;
   readonly delegations: DelegationStore;
+  readonly revocations: RevocationList;
   readonly heartbeatMs: number;
   readonly log: Logger;
 }

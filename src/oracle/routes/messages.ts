@@ -17,7 +17,7 @@ import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply }
 import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
 import { oracleErrors, validate } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
-import { getSession, ownedSession } from '../sessions/records.js';
+import { ownedSession } from '../sessions/records.js';
 import { itemOf, readTranscript } from '../sessions/transcript.js';
 import * as v from 'valibot';
 import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, userAndSessionId, type OracleRouteDeps } from './deps.js';
@@ -103,9 +103,8 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
     '/messages/:sessionId',
     async function listMessages(req) {
       const { user, sessionId } = await userAndSessionId(auth, req);
-      const session = getSession(sessions, sessionId);
-      if (!session) return reply.json(200, { messages: [] });
-      if (session.userDid !== user.did) throw oracleErrors.sessionNotFound();
+      // Unknown and someone else's answer alike, so ids cannot be probed.
+      requireOwnedSession(sessions, sessionId, user.did);
       return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
     },
     {
@@ -113,8 +112,8 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
       tags,
       params: SessionIdParamsSchema,
       responses: {
-        200: { description: 'The transcript (empty for an unknown session)', schema: MessageListSchema },
-        404: { description: "Someone else's session", schema: ErrorBodySchema },
+        200: { description: 'The transcript', schema: MessageListSchema },
+        404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
     },

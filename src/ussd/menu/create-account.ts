@@ -46,9 +46,13 @@ export const createAccountStates: Partial<Record<StateName, StateDef>> = {
       const draft = session.pending ?? {};
       if (!draft.fullName || !draft.pin) return { to: 'createName' };
       if (!pinCipher.matches(draft.pin, input, session.sessionId)) return { to: 'createPin', notice: TEXT.pinMismatch };
+      // Keyed by the session and the history it had consumed: the same step retried (the session's commit
+      // lost in a crash after the account's) finds the account it made instead of making another.
+      const creationKey = `${session.sessionId}|${session.history.length}|${session.history.digest}`;
       const customer = await customers.create(
         { fullName: draft.fullName, email: draft.email, phoneNumber: session.phoneNumber, pin: input },
         now(),
+        creationKey,
       );
       return { to: 'createDone', pending: { createdId: customer.customerId } };
     },
