@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, one after the other, each against its baseline measured in the same run.
 // BENCH_SECONDS (default 10) sets the length of each load run; BENCH_ONLY=ussd,gateway,... picks some.
 import { benchGateway } from './gateway.js';
+import { benchMetrics } from './metrics.js';
 import { benchOracle } from './oracle.js';
 import { benchUssd } from './ussd.js';
 import { benchWebsocket } from './websocket.js';
@@ -10,6 +11,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   oracle: benchOracle,
   gateway: benchGateway,
   websocket: benchWebsocket,
+  metrics: benchMetrics,
 };
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

@@ -8,7 +8,7 @@ import { startNode, startServerProcess } from './lib/process.js';
 const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
 let sessions = 0;
 
-function ussdRequests(): autocannon.Request[] {
+export function ussdRequests(): autocannon.Request[] {
   return STEPS.map((text, step) => ({
     method: 'POST' as const,
     path: '/api/ussd',

@@ -7,6 +7,7 @@ import { isValidAddressPattern } from './http/client-address.js';
 import { ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
+import { metricsEnv } from './metrics/config.js';
 
 const coreEnv = {
   NODE_ENV: text('development'),
@@ -29,7 +30,7 @@ const coreEnv = {
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv });
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv });
 
 export type Config = v.InferOutput<typeof envSchema>;
 

@@ -6,6 +6,8 @@ import { registerHealthRoutes } from './health.js';
 import { Router } from './http/router.js';
 import { HttpServer, uwsIsNative } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
+import { registerMetricsRoute, timeStoreCommits } from './metrics/index.js';
+import { createOperatorGuard } from './http/operator-guard.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
@@ -38,6 +40,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     : 'uWebSockets.js native build NOT loaded: running on the slow JavaScript fallback');
 
   const store = openStore(baseConfig.DATA_DIR);
+  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store.root);
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key.
   const pinKey = await resolvePinKey(baseConfig, log, (secret, salt) =>
@@ -59,6 +62,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const router = new Router();
   registerHealthRoutes(router, config, store);
   for (const face of faces) face.routes(router);
+  if (config.METRICS_ENABLED) registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN) });
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
@@ -68,6 +72,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     corsOrigin: config.CORS_ORIGIN,
     trustProxy: config.TRUST_PROXY_ENABLED,
+    metrics: config.METRICS_ENABLED,
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,
   });

@@ -2,12 +2,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
 import { createLogger } from '../src/log.js';
+import { reportHostMetrics } from '../src/metrics/host-report.js';
+import { timeStoreCommits } from '../src/metrics/store.js';
 import { ActorHost } from '../src/runtime/actor-host.js';
 import { Comlink, batchingEndpoint } from '../src/runtime/comlink.js';
 import type { HostInit } from '../src/runtime/messages.js';
 import { openStore } from '../src/store/env.js';
 
-const { hostIndex, config, eventPort } = workerData as HostInit;
+const { hostIndex, config, eventPort, metricsPort } = workerData as HostInit;
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 const store = openStore(config.DATA_DIR);
 
@@ -24,4 +26,8 @@ const host = new ActorHost(
 );
 
 Comlink.expose(host, batchingEndpoint(parentPort!));
+if (metricsPort) {
+  timeStoreCommits(store.root);
+  reportHostMetrics(metricsPort, () => host.load());
+}
 log.debug('actor host ready');

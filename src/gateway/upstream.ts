@@ -1,6 +1,7 @@
 // The chain node's gRPC, over one reused channel: raw request bytes in, raw response bytes out, with the
 // block height passed both ways as `x-cosmos-block-height` metadata.
 import * as grpc from '@grpc/grpc-js';
+import { observeUpstream } from '../metrics/upstream.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const identity = (bytes: Buffer) => bytes;
@@ -32,6 +33,7 @@ export class Upstream {
     const metadata = new grpc.Metadata();
     if (height !== undefined) metadata.set(HEIGHT_KEY, height);
     const options = { deadline: Date.now() + this.timeoutMs };
+    const started = performance.now();
     return new Promise((resolve, reject) => {
       let answerHeight: string | undefined;
       let outcome: { error: grpc.ServiceError | null; bytes?: Buffer } | undefined;
@@ -44,6 +46,7 @@ export class Upstream {
       // grpc-js emits 'status' (with the trailers) right after the callback: settle here to see both.
       call.on('status', (status: grpc.StatusObject) => {
         answerHeight ??= heightIn(status.metadata);
+        observeUpstream(path, grpc.status[status.code] ?? String(status.code), (performance.now() - started) / 1000);
         if (outcome && !outcome.error && outcome.bytes) resolve({ bytes: outcome.bytes, height: answerHeight });
         else reject(Object.assign(outcome?.error ?? new Error(status.details), { code: status.code, details: status.details, height: answerHeight }));
       });

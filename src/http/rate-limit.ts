@@ -1,5 +1,8 @@
 // Fixed-window request counter per client address. Allow-listed addresses (telecom gateways) are exempt.
+import { rateLimited } from '../metrics/catalogue.js';
 import type { AddressList } from './client-address.js';
+
+const refusals = rateLimited.with();
 
 export interface RateLimitOptions {
   max: number;
@@ -33,6 +36,7 @@ export class RateLimiter {
     const count = (this.#counts.get(address) ?? 0) + 1;
     this.#counts.set(address, count);
     if (count <= max) return 0;
+    refusals.inc();
     return Math.max(1, Math.ceil((this.#windowStart + windowMs - now) / 1000));
   }
 }

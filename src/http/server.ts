@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
+import { sseStreamsActive } from '../metrics/catalogue.js';
+import { observeRequest } from '../metrics/http.js';
 import { AddressList, normalizeAddress } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody } from './body.js';
@@ -23,9 +25,12 @@ export interface HttpServerOptions {
   trustProxy: boolean;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
   log: Logger;
+  /** Count and time every request for /metrics (METRICS_ENABLED). */
+  metrics?: boolean;
 }
 
 const textDecoder = new TextDecoder();
+const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
@@ -39,6 +44,7 @@ export class HttpServer implements SocketFrontDoor {
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
   readonly #accessLog: boolean;
+  readonly #metrics: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
   readonly #addressCache = new Map<string, string>();
 
@@ -50,6 +56,7 @@ export class HttpServer implements SocketFrontDoor {
       allowlist: new AddressList(options.rateLimit.allowlist),
     });
     this.#accessLog = options.log.isLevelEnabled('debug');
+    this.#metrics = options.metrics ?? false;
   }
 
   get port(): number {
@@ -121,7 +128,7 @@ export class HttpServer implements SocketFrontDoor {
   }
 
   #serve(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route): void {
-    const started = this.#accessLog ? performance.now() : 0;
+    const started = this.#accessLog || this.#metrics ? performance.now() : 0;
     // The AbortController is created only when a handler asks for the signal: most requests never do.
     let controller: AbortController | undefined;
     let aborted = false;
@@ -171,6 +178,7 @@ export class HttpServer implements SocketFrontDoor {
         res.end(reply.body, closeConnection);
       });
       finish();
+      if (this.#metrics) observeRequest(route, method, reply.status, (performance.now() - started) / 1000);
       if (this.#accessLog) {
         this.options.log.debug(
           { reqId: requestId, method, path, status: reply.status, ip, ms: +(performance.now() - started).toFixed(2) },
@@ -198,7 +206,10 @@ export class HttpServer implements SocketFrontDoor {
         },
       };
       const response: HttpResponse = {
-        stream: (status, streamHeaders) => this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish),
+        stream: (status, streamHeaders) => {
+          if (this.#metrics) observeRequest(route, method, status, (performance.now() - started) / 1000);
+          return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish);
+        },
       };
       let result;
       try {
@@ -263,9 +274,11 @@ export class HttpServer implements SocketFrontDoor {
     const drainListeners: (() => void)[] = [];
     const closeListeners: (() => void)[] = [];
     let closed = signal.aborted;
+    if (!closed) sseStreams.inc();
     const close = () => {
       if (closed) return;
       closed = true;
+      sseStreams.dec();
       finish();
       for (const listener of closeListeners.splice(0)) listener();
     };

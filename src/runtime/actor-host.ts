@@ -50,6 +50,7 @@ export function perHost<T>(build: (host: HostContext) => T): (host: HostContext)
 }
 
 interface Cell {
+  readonly kind: string;
   readonly actor: Actor;
   readonly mailbox: Mailbox;
   lastUsed: number;
@@ -98,6 +99,18 @@ export class ActorHost implements HostApi {
     return { actors: this.#cells.size, hostIndex: this.context.hostIndex };
   }
 
+  /** Actors in memory by kind and messages in their mailboxes, for metrics (one pass, once a second). */
+  load(): { actors: Record<string, number>; mailboxDepth: number } {
+    const actors: Record<string, number> = {};
+    let mailboxDepth = 0;
+    for (const kind of this.#kinds.keys()) actors[kind] = 0;
+    for (const cell of this.#cells.values()) {
+      actors[cell.kind]++;
+      mailboxDepth += cell.mailbox.pending;
+    }
+    return { actors, mailboxDepth };
+  }
+
   /** Drops actors that have been idle longer than idleMs. */
   evictIdle(now = Date.now()): number {
     let evicted = 0;
@@ -121,7 +134,7 @@ export class ActorHost implements HostApi {
     if (!cell) {
       const kind = this.#kinds.get(kindName);
       if (!kind) throw new UnknownActorKindError(kindName);
-      cell = { actor: kind.create(actorId, this.context), mailbox: new Mailbox(), lastUsed: 0 };
+      cell = { kind: kindName, actor: kind.create(actorId, this.context), mailbox: new Mailbox(), lastUsed: 0 };
       this.#cells.set(key, cell);
     }
     cell.lastUsed = Date.now();

@@ -4,6 +4,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { actorHostRestarts, applyHostReport, forgetHost, type HostReport } from '../metrics/index.js';
 import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import { shardOf } from './shard.js';
@@ -41,7 +42,15 @@ class HostHandle {
     events.port1.on('message', this.onEvent);
     events.port1.unref();
     const init: HostInit = { hostIndex: this.index, config: this.config, eventPort: events.port2 };
-    const worker = new Worker(HOST_ENTRY, { workerData: init, transferList: [events.port2] });
+    const transferList = [events.port2];
+    const metrics = this.config.METRICS_ENABLED ? new MessageChannel() : undefined;
+    if (metrics) {
+      metrics.port1.on('message', (report: HostReport) => applyHostReport(this.index, report));
+      metrics.port1.unref();
+      init.metricsPort = metrics.port2;
+      transferList.push(metrics.port2);
+    }
+    const worker = new Worker(HOST_ENTRY, { workerData: init, transferList });
     this.#worker = worker;
     const api = Comlink.wrap<HostApi>(batchingEndpoint(worker));
     this.#api = api;
@@ -50,6 +59,8 @@ class HostHandle {
     worker.on('error', (error) => this.log.error({ err: error, host: this.index }, 'actor host failed'));
     worker.on('exit', (code) => {
       events.port1.close();
+      metrics?.port1.close();
+      forgetHost(this.index);
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#api = undefined;
@@ -62,6 +73,7 @@ class HostHandle {
       setTimeout(() => {
         if (this.#stopping) return;
         this.restarts++;
+        actorHostRestarts.with(String(this.index)).inc();
         this.start();
       }, this.#restartDelay).unref();
     });

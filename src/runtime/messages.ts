@@ -8,6 +8,8 @@ export interface HostInit {
   config: Config;
   /** Port on which the host publishes actor events (fan-out to sockets on the main thread). */
   eventPort: MessagePort;
+  /** Port on which the host posts its metrics reports (src/metrics/host-report.ts); absent with METRICS_ENABLED=false. */
+  metricsPort?: MessagePort;
 }
 
 /** An event an actor publishes to every socket subscribed to `topic` (for example a chat session). */

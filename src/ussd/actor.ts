@@ -1,6 +1,8 @@
 // The USSD session actor: one per session id, on the actor host its id hashes to. It owns the session
 // record; every change is committed to LMDB before the screen is answered.
+import { ussdSessionsActive, ussdStep } from '../metrics/catalogue.js';
 import { perHost, type Actor, type ActorKind } from '../runtime/actor-host.js';
+import { shardOf } from '../runtime/shard.js';
 import { CustomerStore } from '../store/customers.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from './answers.js';
 import { answer, ENDED_STATE, type MenuDeps } from './menu/index.js';
@@ -8,6 +10,7 @@ import { PinCipher } from './pin-cipher.js';
 import type { UssdActorMessage } from './schema.js';
 import type { UssdSession } from './session.js';
 import type { SessionDb } from './session-records.js';
+import { LiveSessions } from './live-sessions.js';
 
 /** An ended session is kept this long so a gateway retry of the last request gets the same END screen. */
 const ENDED_RETENTION_MS = 60_000;
@@ -15,6 +18,7 @@ const ENDED_RETENTION_MS = 60_000;
 interface UssdServices {
   sessions: SessionDb;
   deps: MenuDeps;
+  live: LiveSessions;
 }
 
 /** Services shared by the USSD actors of one host. */
@@ -22,8 +26,12 @@ const servicesOf = perHost((host): UssdServices => {
   const { config, store } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
+  const sessions: SessionDb = store.db('ussd-sessions');
+  const live = new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex);
+  ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
   return {
-    sessions: store.db('ussd-sessions'),
+    sessions,
+    live,
     deps: {
       customers: new CustomerStore(store.db('ussd-customers'), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
       pinCipher,
@@ -50,15 +58,26 @@ class UssdActor implements Actor {
     const live = this.#session && this.#session.expiresAt > now ? this.#session : undefined;
 
     // A session id belongs to one phone: another number cannot continue (or read) it.
-    if (live && live.phoneNumber !== dial.phoneNumber) return INVALID_INPUT;
+    if (live && live.phoneNumber !== dial.phoneNumber) {
+      ussdStep.wrong_phone.inc();
+      return INVALID_INPUT;
+    }
     // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
-    if (!live && dial.text !== '') return SESSION_EXPIRED;
+    if (!live && dial.text !== '') {
+      ussdStep.expired.inc();
+      return SESSION_EXPIRED;
+    }
 
     const step = await answer(live, dial, deps);
-    if (step.retry) return step.screen;
+    if (step.retry) {
+      ussdStep.retry.inc();
+      return step.screen;
+    }
     const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
     await sessions.put(this.sessionId, next);
     this.#session = next;
+    this.services.live.committed(this.sessionId, next);
+    (step.ended ? ussdStep.end : ussdStep.continue).inc();
     return step.screen;
   }
 }

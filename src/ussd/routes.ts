@@ -1,6 +1,7 @@
 // POST /api/ussd and the operator routes.
 import * as v from 'valibot';
 import type { Logger } from '../log.js';
+import { ussdStep } from '../metrics/catalogue.js';
 import { TOO_MANY_REQUESTS, type ApiDocs } from '../docs/index.js';
 import type { Router } from '../http/router.js';
 import type { OperatorGuard } from '../http/operator-guard.js';
@@ -32,6 +33,7 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
       const parsed = req.bodyError ? undefined : v.safeParse(UssdRequestSchema, req.body);
       if (!parsed?.success) {
         log.debug({ reqId: req.requestId, problems: parsed?.issues.map((i) => i.message) ?? [req.bodyError] }, 'invalid USSD request');
+        ussdStep.invalid_request.inc();
         return reply.text(200, INVALID_INPUT);
       }
       const { sessionId, phoneNumber, serviceCode, text } = parsed.output;
@@ -40,6 +42,7 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
         return reply.text(200, await runtime.send<string>(USSD_ACTOR, sessionId, message));
       } catch (err) {
         log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+        ussdStep.unavailable.inc();
         return reply.text(200, SERVICE_UNAVAILABLE);
       }
     },

@@ -11,6 +11,7 @@ import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers 
 import { AuthFailure, VerifierUnavailable } from './failure.js';
 import { verifyInvocation } from './invocation.js';
 import { InFlight } from '../../in-flight.js';
+import { ucanVerifications } from '../../metrics/catalogue.js';
 import { authErrors } from './messages.js';
 import { SignatureSession } from './signatures.js';
 import type { SignatureVerifier } from './verifier.js';
@@ -62,6 +63,9 @@ type Kind = 'invocation' | 'delegation';
 
 /** A cached artifact is verified again after this long even if it lives longer (did:ixo keys can rotate). */
 export const MAX_CACHE_SECONDS = 15 * 60;
+
+const cacheHits = ucanVerifications.with('hit');
+const cacheMisses = ucanVerifications.with('miss');
 
 export class UcanAuthenticator {
   readonly #options: AuthenticatorOptions;
@@ -147,10 +151,12 @@ export class UcanAuthenticator {
     const cached = this.#cache.get(key);
     if (cached) {
       this.#hits++;
+      cacheHits.inc();
       return Promise.resolve(cached);
     }
     return this.#inFlight.run(key, async () => {
       this.#misses++;
+      cacheMisses.inc();
       const verified = await verifyArtifact(kind, raw, this.#options, this.#resolvers);
       const untilMs = Math.min(verified.expiration * 1000, Date.now() + MAX_CACHE_SECONDS * 1000);
       this.#cache.set(key, verified, untilMs);

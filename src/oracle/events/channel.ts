@@ -2,6 +2,7 @@
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
 // actors publish (runtime.onEvent) to every socket of the session, through each transport's own pub/sub.
 import type { Logger } from '../../log.js';
+import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { ActorEvent } from '../../runtime/messages.js';
 import { CHAT_ACTOR } from '../chat/protocol.js';
@@ -13,6 +14,8 @@ import type { ChannelIdentity } from './handshake.js';
 import type { ClientResultSignal, ClientUnreachableSignal } from './protocol.js';
 
 export type TransportName = 'websocket' | 'socket.io';
+
+const eventsSent = { websocket: wsEventsSent.with('websocket'), 'socket.io': wsEventsSent.with('socket.io') };
 
 /** Sessions one socket may follow besides its own. */
 export const MAX_SUBSCRIPTIONS = 32;
@@ -65,12 +68,14 @@ export class EventChannel {
   /** A socket passed its handshake: it follows its session and hears `connected`. */
   open(client: ChannelClient): void {
     this.#clients.add(client);
+    wsConnectionsActive.with(client.transport).inc();
     this.#join(client, client.identity.sessionId);
     client.send('connected', payloads.connected(client.identity.sessionId));
   }
 
   close(client: ChannelClient): void {
     if (!this.#clients.delete(client)) return;
+    wsConnectionsActive.with(client.transport).dec();
     for (const sessionId of client.subscriptions) {
       const byTransport = this.#members.get(sessionId);
       const sockets = byTransport?.get(client.transport);
@@ -99,7 +104,10 @@ export class EventChannel {
       if (CLIENT_CALL_EVENTS.has(event)) this.#unreachable(topic, data);
       return;
     }
-    for (const transport of byTransport.keys()) this.#fanOuts.get(transport)?.(topic, event, data);
+    for (const [transport, sockets] of byTransport) {
+      this.#fanOuts.get(transport)?.(topic, event, data);
+      eventsSent[transport].inc(sockets.size);
+    }
   }
 
   /** Closes every socket (shutdown). */

@@ -2,6 +2,7 @@
 // `ucanDelegation`) and the headers, JSON text frames `{ "event", "data" }` both ways, uWS pub/sub topics
 // for the fan-out (one topic per session).
 import type { Logger } from '../../log.js';
+import { wsEventsSent } from '../../metrics/catalogue.js';
 import type { SocketConnection, WebSocketRoute } from '../../http/websocket.js';
 import { payloads } from './catalogue.js';
 import { ChannelClient, type EventChannel, type FanOut } from './channel.js';
@@ -10,6 +11,8 @@ import type { ChannelIdentity, HandshakeInput } from './handshake.js';
 
 /** The uWS topic of a session's native sockets (Socket.IO's own topics start with its namespace, `/`). */
 const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
+
+const sent = wsEventsSent.with('websocket');
 
 /** Encodes one event as the native socket's frame. */
 const nativeFrame = (event: string, data: unknown) => JSON.stringify({ event, data });
@@ -30,6 +33,7 @@ class NativeClient extends ChannelClient {
 
   send(event: string, data: unknown): void {
     this.#socket?.send(nativeFrame(event, data));
+    sent.inc();
   }
 
   join(sessionId: string): void {

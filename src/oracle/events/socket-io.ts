@@ -5,8 +5,11 @@
 import type { Server, Socket } from 'socket.io';
 import { HttpError, httpErrors } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
+import { wsEventsSent } from '../../metrics/catalogue.js';
 import { ChannelClient, type EventChannel } from './channel.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
+
+const sent = wsEventsSent.with('socket.io');
 
 class SocketIoClient extends ChannelClient {
   constructor(
@@ -18,6 +21,7 @@ class SocketIoClient extends ChannelClient {
 
   send(event: string, data: unknown): void {
     this.socket.emit(event, data);
+    sent.inc();
   }
 
   join(sessionId: string): void {

@@ -1,0 +1,77 @@
+// Every metric the server exports, in one place (README "What to scrape" lists them with their meaning).
+// Families are per thread: on an actor host they collect what host-report.ts hands to the main thread.
+import { CounterFamily, GaugeFamily, HistogramFamily, type Series } from './families.js';
+
+/** Seconds: from half a millisecond (a cached route) to ten seconds (a slow upstream). */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds: a synced LMDB commit takes from a fraction of a millisecond (page cache) to tens (a busy disk). */
+const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export const httpRequests = new CounterFamily(
+  'http_requests_total',
+  'HTTP requests answered, by declared route pattern (never the raw path), method and status',
+  ['route', 'method', 'status'],
+);
+export const httpRequestDuration = new HistogramFamily(
+  'http_request_duration_seconds',
+  'Time from a request reaching the front door to its answer being written, by declared route pattern and method',
+  ['route', 'method'],
+  LATENCY_BUCKETS,
+);
+
+export const ussdSessionsActive = new GaugeFamily('ussd_sessions_active', 'USSD sessions neither expired nor ended (read from LMDB at scrape)');
+/** What a USSD step ended with; the series exist from the start so that rates work from the first step. */
+export const USSD_OUTCOMES = ['continue', 'end', 'retry', 'expired', 'wrong_phone', 'invalid_request', 'unavailable'] as const;
+export type UssdOutcome = (typeof USSD_OUTCOMES)[number];
+export const ussdSteps = new CounterFamily('ussd_steps_total', 'USSD requests by outcome: continue (CON), end (END), retry (a gateway repeat), expired, wrong_phone, invalid_request, unavailable', ['outcome']);
+/** The series of each outcome: `ussdStep.end.inc()`. */
+export const ussdStep = Object.fromEntries(USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)])) as Record<UssdOutcome, Series>;
+
+export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', ['kind']);
+export const actorMailboxDepth = new GaugeFamily('actor_mailbox_depth', 'Messages waiting in or being handled by the mailboxes of an actor host', ['host']);
+export const actorHostRestarts = new CounterFamily('actor_host_restarts_total', 'Actor hosts restarted after their worker thread died', ['host']);
+export const storeCommitDuration = new HistogramFamily(
+  'store_commit_duration_seconds',
+  'LMDB write batches: time from the end of the event-loop turn that wrote them to their synced commit, all threads',
+  [],
+  COMMIT_BUCKETS,
+);
+
+export const sseStreamsActive = new GaugeFamily('sse_streams_active', 'Open streamed HTTP answers (Server-Sent Events)');
+export const wsConnectionsActive = new GaugeFamily('ws_connections_active', 'Open event-channel sockets, by transport (websocket, socket.io)', ['transport']);
+export const wsEventsSent = new CounterFamily('ws_events_sent_total', 'Events sent to event-channel sockets (a fan-out counts once per socket reached), by transport', ['transport']);
+export const ucanVerifications = new CounterFamily('ucan_verifications_total', 'UCAN artifacts checked: cache hit, or miss (a full verification)', ['cache']);
+export const gatewayUpstreamDuration = new HistogramFamily(
+  'gateway_upstream_duration_seconds',
+  'Gateway calls to the chain node, by gRPC service, method and status code',
+  ['service', 'method', 'code'],
+  LATENCY_BUCKETS,
+);
+export const rateLimited = new CounterFamily('rate_limited_total', 'Requests and socket handshakes refused by the rate limit (429)');
+
+// Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
+for (const family of [rateLimited]) family.with();
+for (const family of [ussdSessionsActive, sseStreamsActive]) family.with();
+storeCommitDuration.with();
+for (const cache of ['hit', 'miss']) ucanVerifications.with(cache);
+for (const transport of ['websocket', 'socket.io']) {
+  wsConnectionsActive.with(transport);
+  wsEventsSent.with(transport);
+}
+
+export const ALL_FAMILIES = [
+  httpRequests,
+  httpRequestDuration,
+  ussdSessionsActive,
+  ussdSteps,
+  actorsActive,
+  actorMailboxDepth,
+  actorHostRestarts,
+  storeCommitDuration,
+  sseStreamsActive,
+  wsConnectionsActive,
+  wsEventsSent,
+  ucanVerifications,
+  gatewayUpstreamDuration,
+  rateLimited,
+];

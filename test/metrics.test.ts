@@ -1,0 +1,105 @@
+// GET /metrics: a valid Prometheus exposition (promtool and a parser agree), counters that move by exactly the
+// requests sent, metrics the actor hosts report from their threads, the guard, and the switches.
+import t from 'tap';
+import { eventually } from './helpers/oracle.js';
+import { promtoolCheck, scrape, type Scrape } from './helpers/metrics.js';
+import { startTestServer } from './helpers/server.js';
+import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
+
+const REMOTE = { 'x-forwarded-for': '203.0.113.7' };
+
+/** Scrapes until the actor hosts' report shows `ready` (they report once a second). */
+const settled = (url: string, ready: (s: Scrape) => boolean) =>
+  eventually(async () => {
+    const s = await scrape(url);
+    return ready(s) ? s : undefined;
+  }, 'an actor host report', 200);
+
+t.test('the exposition parses, and its counters move by exactly the requests sent', async (t) => {
+  // Loopback is exempt from the rate limit; a "remote" client (X-Forwarded-For from the trusted loopback proxy)
+  // gets 3 requests per window.
+  const server = await startTestServer(t, {
+    env: { TRUST_PROXY_ENABLED: 'true', RATE_LIMIT_MAX: '3', RATE_LIMIT_ALLOWLIST: '127.0.0.1,::1' },
+  });
+  const before = await scrape(server.url);
+
+  const check = promtoolCheck(before.text);
+  // prom-client's default metrics name three gauges nodejs_active_*_total, which promtool's linter flags (exit 3);
+  // anything else (our metrics, or a parse error: exit 1) fails.
+  t.ok(check.status === 0 || check.status === 3, `promtool accepts the exposition (exit ${check.status})`);
+  t.same(check.problems.filter((line) => !/^nodejs_active_\w+_total non-counter metrics should not have "_total" suffix$/.test(line)), []);
+  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'actor_mailbox_depth']) {
+    t.ok(before.types.has(name), `${name} is exported`);
+  }
+
+  // A USSD session: a dial and 3 inputs (CON each), the last input again (a gateway retry), one malformed request.
+  const session = new GatewaySession(server.url, 'metrics-1');
+  for (const input of [undefined, '1', '1', '0']) t.match(await session.send(input), /^CON /);
+  t.match(await session.resend(), /^CON /);
+  t.match((await postUssd(server.url, { sessionId: 'x' })).body, /^END Invalid input/);
+
+  const GATEWAY_GETS = 4;
+  for (let i = 0; i < GATEWAY_GETS; i++) t.equal((await fetch(`${server.url}/ixo/entity/params`)).status, 200);
+
+  // The remote client: 3 requests allowed, then 2 refused.
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await fetch(`${server.url}/`, { headers: REMOTE })).status);
+  t.same(statuses, [200, 200, 200, 429, 429]);
+
+  const after = await settled(server.url, (s) => s.value('ussd_steps_total') - before.value('ussd_steps_total') >= 6);
+  const delta = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
+  const countDelta = (name: string, labels: Record<string, string> = {}) => after.count(name, labels) - before.count(name, labels);
+
+  t.equal(delta('http_requests_total', { route: '/api/ussd', method: 'POST', status: '200' }), 6);
+  t.equal(countDelta('http_request_duration_seconds', { route: '/api/ussd', method: 'POST' }), 6);
+  t.equal(delta('ussd_steps_total', { outcome: 'continue' }), 4);
+  t.equal(delta('ussd_steps_total', { outcome: 'retry' }), 1);
+  t.equal(delta('ussd_steps_total', { outcome: 'invalid_request' }), 1);
+  t.equal(delta('ussd_steps_total'), 6, 'no other outcome moved');
+  t.equal(after.value('ussd_sessions_active'), 1);
+
+  t.equal(delta('http_requests_total', { route: '/ixo/*', method: 'GET', status: '200' }), GATEWAY_GETS, 'gateway GETs by their declared pattern');
+  t.equal(countDelta('gateway_upstream_duration_seconds', { service: 'ixo.entity.v1beta1.Query', method: 'Params', code: 'OK' }), GATEWAY_GETS);
+
+  t.equal(delta('rate_limited_total'), 2);
+  t.equal(delta('http_requests_total', { route: '/', status: '429' }), 2);
+  t.equal(delta('http_requests_total', { route: '/', status: '200' }), 3);
+
+  // Reported by the actor host from its thread.
+  t.equal(after.value('actors_active', { kind: 'ussd' }), 1, 'one USSD actor in memory');
+  t.equal(countDelta('store_commit_duration_seconds') > 0, true, 'the session commits were timed on the host');
+  t.equal(after.value('actor_mailbox_depth', { host: '0' }), 0, 'nothing waits in the mailboxes');
+
+  // /metrics never sees raw paths: an unknown path counts under the catch-all pattern.
+  await fetch(`${server.url}/no/such/path-${Date.now()}`);
+  const last = await scrape(server.url);
+  t.notOk(last.text.includes('/no/such/path'), 'no raw path in the labels');
+  t.equal(last.value('http_requests_total', { route: '/*', status: '404' }) - after.value('http_requests_total', { route: '/*', status: '404' }), 1);
+});
+
+t.test('guard: loopback only without OPERATOR_TOKEN, the bearer token with it, anyone with METRICS_PUBLIC', async (t) => {
+  const local = await startTestServer(t, { env: { TRUST_PROXY_ENABLED: 'true' } });
+  t.equal((await fetch(`${local.url}/metrics`, { headers: REMOTE })).status, 403, 'remote caller without a token');
+  t.equal((await fetch(`${local.url}/metrics`)).status, 200, 'loopback caller');
+
+  const withToken = await startTestServer(t, { env: { OPERATOR_TOKEN: 'op-secret' } });
+  t.equal((await fetch(`${withToken.url}/metrics`)).status, 401, 'no token');
+  t.equal((await fetch(`${withToken.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status, 401, 'wrong token');
+  const ok = await fetch(`${withToken.url}/metrics`, { headers: { authorization: 'Bearer op-secret' } });
+  t.equal(ok.status, 200);
+  t.match(ok.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  await ok.text();
+
+  const open = await startTestServer(t, { env: { TRUST_PROXY_ENABLED: 'true', METRICS_PUBLIC: 'true' } });
+  t.equal((await fetch(`${open.url}/metrics`, { headers: REMOTE })).status, 200, 'public: a remote caller is served');
+  const doc = await (await fetch(`${open.url}/docs-json`)).json();
+  t.same(doc.paths['/metrics'].get.security, [], 'documented as public');
+
+  const doc2 = await (await fetch(`${local.url}/docs-json`)).json();
+  t.same(doc2.paths['/metrics'].get.security, [{ operatorToken: [] }], 'documented as an operator route');
+});
+
+t.test('METRICS_ENABLED=false: no /metrics route', async (t) => {
+  const server = await startTestServer(t, { env: { METRICS_ENABLED: 'false' } });
+  t.equal((await fetch(`${server.url}/metrics`)).status, 404);
+});
