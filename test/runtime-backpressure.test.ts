@@ -3,6 +3,7 @@
 // Slow actors are real ones: a chat turn waits on the local model stand-in, which holds its answer until released.
 import t from 'tap';
 import type { ServerResponse } from 'node:http';
+import { loadConfig } from '../dist/src/config.js';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
 import { CHAT_ACTOR, type TurnMessage } from '../dist/src/oracle/chat/protocol.js';
@@ -52,6 +53,12 @@ async function transcript(server: OracleServer, user: User, sessionId: string): 
   const res = await call(server, 'GET', `/messages/${sessionId}`, { user });
   return res.body.messages.map((m: { type: string; content: string }) => `${m.type}: ${m.content}`);
 }
+
+t.test('the limits are validated like every variable', async (t) => {
+  t.match(loadConfig({}), { ACTOR_MAILBOX_LIMIT: 100, ACTOR_HOST_QUEUE_LIMIT: 10_000 });
+  t.throws(() => loadConfig({ ACTOR_MAILBOX_LIMIT: '0' }), /ACTOR_MAILBOX_LIMIT="0": must be at least 1/);
+  t.throws(() => loadConfig({ ACTOR_HOST_QUEUE_LIMIT: 'lots' }), /ACTOR_HOST_QUEUE_LIMIT="lots": must be a whole number/);
+});
 
 t.test('units: a bounded mailbox refuses at once; a task whose signal fires leaves unrun', async (t) => {
   const mailbox = new Mailbox(2);
