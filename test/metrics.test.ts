@@ -75,6 +75,15 @@ t.test('the exposition parses, and its counters move by exactly the requests sen
   const last = await scrape(server.url);
   t.notOk(last.text.includes('/no/such/path'), 'no raw path in the labels');
   t.equal(last.value('http_requests_total', { route: '/*', status: '404' }) - after.value('http_requests_total', { route: '/*', status: '404' }), 1);
+
+  // A host that dies: counted once restarted; its actors are gone and its successor reports from scratch.
+  await server.runtime.terminateHost(0);
+  await eventually(() => server.runtime.isHostAlive(0), 'the host to restart');
+  // Its first USSD message (a gateway retry) seeds its live sessions from LMDB.
+  t.match(await session.resend(), /^CON /);
+  const restarted = await settled(server.url, (s) => s.value('ussd_sessions_active') === 1 && s.value('ussd_steps_total', { outcome: 'retry' }) > after.value('ussd_steps_total', { outcome: 'retry' }));
+  t.equal(restarted.value('actor_host_restarts_total', { host: '0' }) - before.value('actor_host_restarts_total', { host: '0' }), 1);
+  t.equal(restarted.value('actors_active', { kind: 'ussd' }), 1, 'the new host holds the one actor it was sent');
 });
 
 t.test('guard: loopback only without OPERATOR_TOKEN, the bearer token with it, anyone with METRICS_PUBLIC', async (t) => {

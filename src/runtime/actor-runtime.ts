@@ -4,7 +4,8 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { actorHostRestarts, applyHostReport, forgetHost, type HostReport } from '../metrics/index.js';
+import { actorHostRestarts } from '../metrics/catalogue.js';
+import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-report.js';
 import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
 import { ActorBusyError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
