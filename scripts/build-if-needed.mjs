@@ -4,7 +4,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const marker = join(root, 'dist/src/main.js');
+// The playground bundle is built last, so its page marks a complete build.
+const marker = join(root, 'dist/playground/index.html');
 
 function newestMtime(dir) {
   let newest = 0;
@@ -16,9 +17,9 @@ function newestMtime(dir) {
   return newest;
 }
 
-const sources = ['src', 'workers', 'bench', 'tsconfig.json'].map((p) => join(root, p)).filter(existsSync);
+const sources = ['src', 'workers', 'bench', 'web', 'tsconfig.json', 'scripts/build-playground.mjs'].map((p) => join(root, p)).filter(existsSync);
 const newestSource = Math.max(...sources.map((p) => (statSync(p).isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)));
 if (!existsSync(marker) || statSync(marker).mtimeMs < newestSource) {
   console.log('building dist/ ...');
-  execSync('npx tsc -p tsconfig.json', { cwd: root, stdio: 'inherit' });
+  execSync('npm run build', { cwd: root, stdio: 'inherit' });
 }

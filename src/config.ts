@@ -4,10 +4,12 @@ import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 import { boolean, integer, list, oneOf, text } from './env-schema.js';
 import { isValidAddressPattern } from './http/client-address.js';
+import { isValidProxyPattern } from './http/proxy-trust.js';
 import { ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
 import { metricsEnv } from './metrics/config.js';
+import { playgroundEnv } from './playground/config.js';
 
 const coreEnv = {
   NODE_ENV: text('development'),
@@ -21,18 +23,32 @@ const coreEnv = {
   ACTOR_HOST_QUEUE_LIMIT: integer(10_000, 1),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
+  /** During a drain, the server waits until no request has arrived on an open connection for this long. */
+  SHUTDOWN_QUIET_MS: integer(1_000, 0, 60_000),
   RATE_LIMIT_MAX: integer(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
   RATE_LIMIT_ALLOWLIST: v.pipe(
     list(),
     v.check((entries) => entries.every(isValidAddressPattern), 'must be a comma-separated list of IP addresses or CIDRs'),
   ),
+  /** true alone trusts one proxy hop (the socket peer's X-Forwarded-For entry). */
+  /** A streamed answer (SSE) is closed when this many bytes were written since its socket last took data... */
+  SSE_MAX_BUFFER_BYTES: integer(256 * 1024, 16 * 1024, 64 * 1024 * 1024),
+  /** ...or when its socket has taken nothing for this long while data waits (a reader that never reads). */
+  SSE_STALL_TIMEOUT_SECONDS: integer(30, 1, 3600),
   TRUST_PROXY_ENABLED: boolean(false),
+  /** Number of proxy hops in front of the server (0 = unset); trusts proxies by itself. */
+  TRUST_PROXY_HOPS: integer(0, 0, 16),
+  /** Proxy addresses/CIDRs (or loopback, linklocal, uniquelocal) whose X-Forwarded-For is believed; trusts proxies by itself. */
+  TRUSTED_PROXIES: v.pipe(
+    list(),
+    v.check((entries) => entries.every(isValidProxyPattern), 'must be a comma-separated list of IP addresses, CIDRs, or loopback/linklocal/uniquelocal'),
+  ),
   CORS_ORIGIN: text('*'),
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv });
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv });
 
 export type Config = v.InferOutput<typeof envSchema>;
 

@@ -4,12 +4,17 @@ import type { Config } from './config.js';
 import type { ApiDocs } from './docs/index.js';
 import type { Router } from './http/router.js';
 import { reply } from './http/types.js';
+import { InFlight } from './in-flight.js';
 import type { Store } from './store/env.js';
 
 /** A probe that takes longer than this (a stuck disk, a closed environment) counts as a failure. */
 const PROBE_TIMEOUT_MS = 2_000;
 
-/** A real LMDB write and read: `database` is never a constant. */
+/**
+ * A real LMDB write and read: `database` is never a constant. Probes at the same moment (a load balancer and an
+ * orchestrator) share one: each writing the same key would read back another's value and report a healthy
+ * database down.
+ */
 async function databaseIsReachable(store: Store): Promise<boolean> {
   if (store.closed) return false;
   let timer: NodeJS.Timeout | undefined;
@@ -42,6 +47,7 @@ const HealthSchema = v.object({
 
 export function registerHealthRoutes(router: Router, config: Config, store: Store): void {
   const environment = config.NODE_ENV;
+  const probes = new InFlight<boolean>();
   router.get(
     '/',
     () => reply.json(200, { status: 'ok', message: 'Session actor runtime is running', environment, timestamp: new Date().toISOString() }),
@@ -55,7 +61,7 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
   router.get(
     '/health',
     async () => {
-      const connected = await databaseIsReachable(store);
+      const connected = await probes.run('database', () => databaseIsReachable(store));
       return reply.json(connected ? 200 : 503, {
         status: connected ? 'ok' : 'error',
         environment,

@@ -5,15 +5,17 @@ import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { Router } from './http/router.js';
 import { HttpServer, uwsIsNative } from './http/server.js';
+import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
+import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
 import { registerMetricsRoute } from './metrics/route.js';
 import { timeStoreCommits } from './metrics/store.js';
-import { createOperatorGuard } from './http/operator-guard.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
 import { createGatewayFace } from './gateway/index.js';
-import { createOracleFace } from './oracle/index.js';
+import { createOracleFace, type OracleFace } from './oracle/index.js';
+import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { linkChainIdentities } from './oracle/chain-identities.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
@@ -60,10 +62,19 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   // did:ixo issuers resolve through the gateway's chain node, whose address is known only once it started.
   linkChainIdentities(faces);
 
+  const proxyTrust = compileProxyTrust(config);
+  if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
   const router = new Router();
   registerHealthRoutes(router, config, store);
   for (const face of faces) face.routes(router);
-  if (config.METRICS_ENABLED) registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN) });
+  if (config.METRICS_ENABLED) {
+    const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
+    registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly });
+  }
+  if (playgroundEnabled(config)) {
+    const { identity } = faces.find((face): face is OracleFace => face.name === 'oracle')!;
+    registerPlaygroundRoutes(router, { oracle: identity, log });
+  }
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
@@ -72,7 +83,9 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     corsOrigin: config.CORS_ORIGIN,
-    trustProxy: config.TRUST_PROXY_ENABLED,
+    proxyTrust,
+    drainQuietMs: config.SHUTDOWN_QUIET_MS,
+    streamLimits: { maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000 },
     metrics: config.METRICS_ENABLED,
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
     log,

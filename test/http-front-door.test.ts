@@ -27,6 +27,10 @@ t.test('GET / and GET /health carry the spec fields; /health really touches LMDB
   t.type(health.uptime, 'number');
   t.ok(Date.parse(health.timestamp));
 
+  // Probes at the same moment (a load balancer and an orchestrator) do not make each other fail.
+  const together = await Promise.all(Array.from({ length: 20 }, () => fetch(`${server.url}/health`).then(async (r) => [r.status, (await r.json()).database])));
+  t.same(together, Array.from({ length: 20 }, () => [200, 'connected']), 'concurrent probes all answer 200 connected');
+
   // Closing LMDB under the running server makes the probe fail: 503 and "disconnected".
   await server.store.close();
   const down = await fetch(`${server.url}/health`);
@@ -83,9 +87,24 @@ t.test('rate limit: 429 with Retry-After; allow-list exempt; X-Forwarded-For onl
   for (let i = 0; i < 5; i++) t.equal((await fetch(`${allow.url}/`)).status, 200, 'allow-listed loopback is exempt');
 
   const proxied = await startTestServer(t, { env: { RATE_LIMIT_MAX: '2', TRUST_PROXY_ENABLED: 'true' } });
-  const from = (ip: string) => fetch(`${proxied.url}/`, { headers: { 'x-forwarded-for': `${ip}, 10.0.0.1` } });
+  // The proxy (this test, on loopback) appends its client's address after whatever the client sent.
+  const from = (ip: string) => fetch(`${proxied.url}/`, { headers: { 'x-forwarded-for': `10.0.0.1, ${ip}` } });
   t.same([(await from('198.51.100.1')).status, (await from('198.51.100.1')).status, (await from('198.51.100.1')).status], [200, 200, 429]);
   t.equal((await from('198.51.100.2')).status, 200, 'another client behind the proxy has its own budget');
+
+  // Socket.IO handshakes share the limit and answer it the same way (not Engine.IO's 403 {"code":4}).
+  const socketIo = (transport: string) =>
+    fetch(`${proxied.url}/socket.io/?EIO=4&transport=${transport}`, { headers: { 'x-forwarded-for': '198.51.100.3' } });
+  const opened = await socketIo('polling');
+  t.equal(opened.status, 200, 'a polling handshake within the budget opens');
+  t.match(await opened.text(), /^0\{"sid":/);
+  await socketIo('polling');
+  for (const transport of ['polling', 'websocket']) {
+    const refused = await socketIo(transport);
+    t.equal(refused.status, 429, `${transport} handshake over the limit`);
+    t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After');
+    t.same(await refused.json(), { statusCode: 429, message: 'Too many requests, please try again later.', error: 'Too Many Requests' });
+  }
 });
 
 t.test('configuration errors name the variable and the problem', async (t) => {

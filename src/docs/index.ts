@@ -38,7 +38,7 @@ export function registerDocsRoutes(router: Router, { faces, info }: DocsOptions)
   router.get(
     '/docs/*',
     function docsAsset(req: HttpRequest) {
-      const name = assetName(req.path);
+      const name = assetName(req.path, DOCS_PREFIX);
       const asset = name === '' ? page : name === undefined ? undefined : assets.get(name);
       if (!asset) throw HttpError.of(404, `Cannot GET ${req.path}`);
       return reply.raw(200, asset.contentType, asset.body, { 'Cache-Control': ASSET_CACHE });
@@ -58,10 +58,10 @@ export function registerDocsRoutes(router: Router, { faces, info }: DocsOptions)
   );
 }
 
-/** The file name under /docs/; undefined when it cannot be a plain name of the folder. */
-function assetName(path: string): string | undefined {
+/** The file name under `prefix` (e.g. /docs/); undefined when it cannot be a plain name of the folder. */
+export function assetName(path: string, prefix: string): string | undefined {
   try {
-    const name = decodeURIComponent(path.slice(DOCS_PREFIX.length));
+    const name = decodeURIComponent(path.slice(prefix.length));
     return name.includes('/') || name.includes('\\') ? undefined : name;
   } catch {
     return undefined;

@@ -29,6 +29,12 @@ function expandIPv6(address: string): number[] {
   return [...left, ...fill, ...right].map((g) => parseInt(g, 16) || 0);
 }
 
+/** What the rate limit counts by: the address, or for IPv6 its /64 (one subscriber's usual allocation). */
+export function rateLimitKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  return `${expandIPv6(address).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
 export function isLoopback(address: string): boolean {
   return address === '::1' || address.startsWith('127.');
 }

@@ -1,5 +1,6 @@
-// Operator-only routes: with OPERATOR_TOKEN set they need `Authorization: Bearer <token>`;
-// without it only loopback callers are served.
+// Operator-only routes: with OPERATOR_TOKEN set they need `Authorization: Bearer <token>`; without it only
+// loopback callers are served, and only when no proxy is trusted. Behind a proxy every request's peer may be the
+// proxy (loopback on the same host) and forwarded addresses are client-written, so neither can prove an operator.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { isLoopback } from './client-address.js';
 import { HttpError } from './errors.js';
@@ -7,7 +8,15 @@ import type { HttpRequest } from './types.js';
 
 export type OperatorGuard = (req: HttpRequest) => void;
 
-export function createOperatorGuard(token: string | undefined): OperatorGuard {
+export const OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY =
+  'Operator routes are disabled: a trusted proxy is configured (TRUST_PROXY_ENABLED, TRUST_PROXY_HOPS or TRUSTED_PROXIES), so set OPERATOR_TOKEN to use them';
+
+export function createOperatorGuard(token: string | undefined, behindProxy: boolean): OperatorGuard {
+  if (!token && behindProxy) {
+    return function refused() {
+      throw HttpError.of(403, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
+    };
+  }
   if (!token) {
     return function loopbackOnly(req) {
       if (!isLoopback(req.ip)) {

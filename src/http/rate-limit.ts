@@ -1,6 +1,7 @@
-// Fixed-window request counter per client address. Allow-listed addresses (telecom gateways) are exempt.
+// Fixed-window request counter per client (an address; IPv6 by /64). Allow-listed addresses (telecom gateways)
+// are exempt.
 import { rateLimited } from '../metrics/catalogue.js';
-import type { AddressList } from './client-address.js';
+import { rateLimitKey, type AddressList } from './client-address.js';
 
 const refusals = rateLimited.with();
 
@@ -13,8 +14,8 @@ export interface RateLimitOptions {
 export class RateLimiter {
   #windowStart = Date.now();
   #counts = new Map<string, number>();
-  /** BlockList.check allocates on every call; the answer per address never changes. */
-  #exempt = new Map<string, boolean>();
+  /** BlockList.check allocates on every call; the answer per address never changes: null = exempt. */
+  #keys = new Map<string, string | null>();
 
   constructor(private readonly options: RateLimitOptions) {}
 
@@ -26,15 +27,15 @@ export class RateLimiter {
       this.#windowStart = now - ((now - this.#windowStart) % windowMs);
       this.#counts = new Map();
     }
-    let exempt = this.#exempt.get(address);
-    if (exempt === undefined) {
-      if (this.#exempt.size > 10_000) this.#exempt.clear();
-      exempt = allowlist.has(address);
-      this.#exempt.set(address, exempt);
+    let key = this.#keys.get(address);
+    if (key === undefined) {
+      if (this.#keys.size > 10_000) this.#keys.clear();
+      key = allowlist.has(address) ? null : rateLimitKey(address);
+      this.#keys.set(address, key);
     }
-    if (exempt) return 0;
-    const count = (this.#counts.get(address) ?? 0) + 1;
-    this.#counts.set(address, count);
+    if (key === null) return 0;
+    const count = (this.#counts.get(key) ?? 0) + 1;
+    this.#counts.set(key, count);
     if (count <= max) return 0;
     refusals.inc();
     return Math.max(1, Math.ceil((this.#windowStart + windowMs - now) / 1000));

@@ -8,13 +8,15 @@ import { observeRequest } from '../metrics/http.js';
 import { AddressList, normalizeAddress } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody } from './body.js';
+import { readHeaders } from './headers.js';
+import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import { statusLine } from './status-line.js';
 import type { Route, Router } from './router.js';
 import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
 import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
-import { mountWebSocket, type Admission, type SocketFrontDoor, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import { mountWebSocket, Topics, type Admission, type SocketFrontDoor, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
 import type { Server as SocketIoServer } from 'socket.io';
 
 export interface HttpServerOptions {
@@ -22,11 +24,23 @@ export interface HttpServerOptions {
   port: number;
   bodyLimitBytes: number;
   corsOrigin: string;
-  trustProxy: boolean;
+  /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
+  proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  /** While draining, the server stays up until no request has arrived for this long (see drain). */
+  drainQuietMs: number;
+  /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
+  streamLimits: StreamLimits;
   log: Logger;
   /** Count and time every request for /metrics (METRICS_ENABLED). */
   metrics?: boolean;
+}
+
+export interface StreamLimits {
+  /** Bytes written to a stream since the socket last took data (SSE_MAX_BUFFER_BYTES). */
+  maxBufferBytes: number;
+  /** How long a stream may stay unable to send (SSE_STALL_TIMEOUT_SECONDS). */
+  stallTimeoutMs: number;
 }
 
 const textDecoder = new TextDecoder();
@@ -41,12 +55,15 @@ export class HttpServer implements SocketFrontDoor {
   #listenSocket: uWS.us_listen_socket | null = null;
   #inFlight = 0;
   #idleWaiters: (() => void)[] = [];
+  #draining = false;
+  #lastRequestAt = 0;
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
   readonly #accessLog: boolean;
   readonly #metrics: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
   readonly #addressCache = new Map<string, string>();
+  readonly #topics = new Topics();
 
   constructor(private readonly options: HttpServerOptions) {
     this.#cors = createCors(options.corsOrigin);
@@ -75,7 +92,7 @@ export class HttpServer implements SocketFrontDoor {
 
   /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    mountWebSocket(this.app, pattern, route, limits, this.#admission);
+    mountWebSocket(this.app, pattern, route, limits, this.#admission, this.#topics, this.options.log);
   }
 
   /** Socket.IO attached to this app (see socket-io.ts), with the CORS of the HTTP routes. */
@@ -83,9 +100,9 @@ export class HttpServer implements SocketFrontDoor {
     return attachSocketIo(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#admission);
   }
 
-  /** Sends a text frame to every WebSocket subscribed to `topic` (uWS pub/sub). */
+  /** Sends a text frame to every WebSocket subscribed to `topic`. */
   publish(topic: string, text: string): void {
-    this.app.publish(topic, text, false);
+    this.#topics.publish(topic, text);
   }
 
   /** Mounts every route of the router, the CORS preflight and the JSON 404. */
@@ -108,18 +125,32 @@ export class HttpServer implements SocketFrontDoor {
     });
   }
 
-  /** Stops accepting connections; resolves when in-flight requests are done or the timeout passes. */
+  /**
+   * Stops accepting connections and answers every request that still arrives on an open (keep-alive) connection
+   * with 503, Connection: close and Retry-After, so a client moves to another node instead of being reset.
+   * Resolves once nothing is in flight and no request has come for drainQuietMs, or false when the timeout passes.
+   */
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
     this.#listenSocket = null;
-    if (this.#inFlight === 0) return true;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      this.#idleWaiters.push(() => {
-        clearTimeout(timer);
-        resolve(true);
+    this.#draining = true;
+    this.#lastRequestAt = Date.now();
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const quietFor = Date.now() - this.#lastRequestAt;
+      if (this.#inFlight === 0 && quietFor >= this.options.drainQuietMs) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#inFlight > 0 ? left : Math.min(left, this.options.drainQuietMs - quietFor));
+        if (this.#inFlight > 0) {
+          this.#idleWaiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        }
       });
-    });
+    }
   }
 
   /** Closes every remaining connection. */
@@ -156,10 +187,7 @@ export class HttpServer implements SocketFrontDoor {
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
-    const headers: Record<string, string> = {};
-    req.forEach((name, value) => {
-      headers[name] = value;
-    });
+    const headers = readHeaders(req);
     const params: Record<string, string> = {};
     for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
@@ -175,7 +203,7 @@ export class HttpServer implements SocketFrontDoor {
         res.writeHeader('X-Request-Id', requestId);
         for (const [name, value] of cors) res.writeHeader(name, value);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-        res.end(reply.body, closeConnection);
+        res.end(reply.body, closeConnection || this.#draining);
       });
       finish();
       if (this.#metrics) observeRequest(route, method, reply.status, (performance.now() - started) / 1000);
@@ -187,6 +215,10 @@ export class HttpServer implements SocketFrontDoor {
       }
     };
 
+    if (this.#draining) {
+      this.#lastRequestAt = Date.now();
+      return send(SHUTTING_DOWN.toReply(), true);
+    }
     const retryAfter = this.#rateLimiter.hit(ip);
     if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
 
@@ -208,7 +240,7 @@ export class HttpServer implements SocketFrontDoor {
       const response: HttpResponse = {
         stream: (status, streamHeaders) => {
           if (this.#metrics) observeRequest(route, method, status, (performance.now() - started) / 1000);
-          return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish);
+          return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId);
         },
       };
       let result;
@@ -244,17 +276,15 @@ export class HttpServer implements SocketFrontDoor {
   }
 
   #clientAddress(raw: string, headers: Readonly<Record<string, string>>): string {
-    if (this.options.trustProxy) {
-      const forwarded = headers['x-forwarded-for'];
-      if (forwarded) return normalizeAddress(forwarded.split(',', 1)[0]);
-    }
-    let address = this.#addressCache.get(raw);
-    if (address === undefined) {
+    let peer = this.#addressCache.get(raw);
+    if (peer === undefined) {
       if (this.#addressCache.size > 10_000) this.#addressCache.clear();
-      address = normalizeAddress(raw);
-      this.#addressCache.set(raw, address);
+      peer = normalizeAddress(raw);
+      this.#addressCache.set(raw, peer);
     }
-    return address;
+    const forwarded = headers['x-forwarded-for'];
+    const trust = this.options.proxyTrust;
+    return trust && forwarded ? resolveForwarded(peer, forwarded, trust) : peer;
   }
 
   #errorReply(error: unknown, requestId: string): Reply {
@@ -270,17 +300,28 @@ export class HttpServer implements SocketFrontDoor {
     headers: Record<string, string>,
     cors: [string, string][],
     finish: () => void,
+    requestId: string,
   ): StreamWriter {
     const drainListeners: (() => void)[] = [];
     const closeListeners: (() => void)[] = [];
+    const { maxBufferBytes, stallTimeoutMs } = this.options.streamLimits;
     let closed = signal.aborted;
+    // Bytes written since the socket stopped taking data, and the timer that gives up on a reader that never reads.
+    let backlog = 0;
+    let stall: NodeJS.Timeout | undefined;
     if (!closed) sseStreams.inc();
     const close = () => {
       if (closed) return;
       closed = true;
+      clearTimeout(stall);
       sseStreams.dec();
       finish();
       for (const listener of closeListeners.splice(0)) listener();
+    };
+    const abandon = (reason: string) => {
+      if (closed) return;
+      this.options.log.warn({ reqId: requestId, reason, backlogBytes: backlog }, 'stream closed: its reader stopped reading');
+      res.close(); // onAborted -> signal -> close()
     };
     signal.addEventListener('abort', close, { once: true });
     if (!closed) {
@@ -291,6 +332,9 @@ export class HttpServer implements SocketFrontDoor {
       });
     }
     res.onWritable(() => {
+      backlog = 0;
+      clearTimeout(stall);
+      stall = undefined;
       for (const listener of drainListeners.splice(0)) listener();
       return true;
     });
@@ -304,7 +348,11 @@ export class HttpServer implements SocketFrontDoor {
         res.cork(() => {
           ok = res.write(chunk);
         });
-        return ok;
+        if (ok && !stall) return true;
+        backlog += Buffer.byteLength(chunk);
+        stall ??= setTimeout(() => abandon(`nothing sent for ${stallTimeoutMs / 1000} s`), stallTimeoutMs);
+        if (backlog > maxBufferBytes) abandon(`over ${maxBufferBytes} bytes unsent`);
+        return false;
       },
       onDrain(listener) {
         drainListeners.push(listener);
@@ -329,6 +377,8 @@ function safeDecode(value: string): string {
     return value;
   }
 }
+
+const SHUTTING_DOWN = HttpError.of(503, 'The server is shutting down; retry the request (on a new connection)', undefined, { 'Retry-After': '1' });
 
 const PREFLIGHT: Route = {
   method: 'GET',

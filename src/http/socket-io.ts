@@ -4,8 +4,7 @@
 import { Server } from 'socket.io';
 import type uWS from 'uWebSockets.js';
 import { corsOrigins } from './cors.js';
-import { httpErrors } from './errors.js';
-import type { Admission } from './websocket.js';
+import { admitNow, type Admission } from './websocket.js';
 
 export interface SocketIoOptions {
   path: string;
@@ -31,20 +30,48 @@ export function attachSocketIo(app: uWS.TemplatedApp, options: SocketIoOptions, 
     pingInterval: heartbeatMs,
     pingTimeout: heartbeatMs,
     cors: corsOptions(options.corsOrigin),
-    // Called for handshakes only (requests of an open session carry its sid).
-    allowRequest(req, callback) {
-      const headers = req.headers as Record<string, string>;
-      // Engine.IO's uWS engine puts uWS's peer text on `req.connection`.
-      const remote = (req as unknown as { connection?: { remoteAddress?: string } }).connection?.remoteAddress ?? '';
-      const ip = admission.clientAddress(remote, headers);
-      const wait = admission.retryAfter(ip);
-      callback(wait > 0 ? httpErrors.tooManyRequests(wait).message : null, wait === 0);
-    },
   });
-  io.attachApp(app, {
+  io.attachApp(admittingHandshakes(app, admission), {
     // uWS's own idle timer is only a safety net behind the heartbeat, which keeps traffic flowing every heartbeatMs.
     idleTimeout: Math.min(960, options.idleTimeoutSeconds * 2),
     maxBackpressure: options.maxBackpressureBytes,
   } as Record<string, unknown>);
   return io;
+}
+
+/**
+ * The app as Engine.IO's uServer.attach sees it: its HTTP (`any`) and upgrade handlers run behind the front
+ * door's rate limit for handshakes (requests without a `sid`). Engine.IO's own refusal (allowRequest) would
+ * answer 403 `{"code":4}`; the contract's answer over the limit is 429 with Retry-After.
+ */
+function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.TemplatedApp {
+  const isHandshake = (req: uWS.HttpRequest) => !new URLSearchParams(req.getQuery() ?? '').has('sid');
+  const admit = (res: uWS.HttpResponse, req: uWS.HttpRequest) => !isHandshake(req) || admitNow(res, req, admission);
+  const wrapped = {
+    any(pattern: string, handler: (res: uWS.HttpResponse, req: uWS.HttpRequest) => void) {
+      app.any(pattern, (res, req) => {
+        if (admit(res, req)) handler(res, req);
+      });
+      return facade;
+    },
+    ws(pattern: string, behavior: uWS.WebSocketBehavior<unknown>) {
+      const upgrade = behavior.upgrade!;
+      app.ws(pattern, {
+        ...behavior,
+        upgrade: (res, req, context) => {
+          if (admit(res, req)) return upgrade(res, req, context);
+        },
+      });
+      return facade;
+    },
+  };
+  // Everything else (Socket.IO's adapter publishes through the app) is the app itself.
+  const facade: uWS.TemplatedApp = new Proxy(app, {
+    get(target, name) {
+      if (name === 'any' || name === 'ws') return wrapped[name];
+      const value = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return facade;
 }

@@ -10,7 +10,7 @@ export interface HttpRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** Route parameters, URI-decoded. */
   readonly params: Readonly<Record<string, string>>;
-  /** The client address (first X-Forwarded-For entry when TRUST_PROXY_ENABLED=true). */
+  /** The client address (resolved through trusted proxies' X-Forwarded-For, see proxy-trust.ts). */
   readonly ip: string;
   readonly requestId: string;
   /** Parsed JSON or form-urlencoded body; undefined when there is none. */

@@ -4,7 +4,9 @@
 // first await, `res.onAborted` is registered before it, and the upgrade is written inside `res.cork`.
 import type { Server as SocketIoServer } from 'socket.io';
 import uWS from 'uWebSockets.js';
+import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
+import { readHeaders } from './headers.js';
 import { statusLine } from './status-line.js';
 import type { SocketIoOptions } from './socket-io.js';
 
@@ -57,7 +59,7 @@ export interface WebSocketLimits {
   idleTimeoutSeconds: number;
   /** Largest frame accepted; a bigger one closes the socket (code 1009). */
   maxPayloadBytes: number;
-  /** Bytes buffered for a slow reader before a send is dropped and the socket closed. */
+  /** Bytes buffered for a slow reader before a send is dropped and the socket closed (WS_MAX_BACKPRESSURE_BYTES). */
   maxBackpressureBytes: number;
 }
 
@@ -71,11 +73,38 @@ export interface Admission {
 
 const textDecoder = new TextDecoder();
 
+/** Answers a refused handshake with `error`'s answer and closes the connection. */
+export function answerAndClose(res: uWS.HttpResponse, error: HttpError): void {
+  const answer = error.toReply();
+  res.cork(() => {
+    res.writeStatus(statusLine(answer.status));
+    res.writeHeader('Content-Type', answer.contentType);
+    for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
+    res.end(answer.body, true);
+  });
+}
+
+/** The admission of a handshake whose answer is written at once: false after answering 429. */
+export function admitNow(res: uWS.HttpResponse, req: uWS.HttpRequest, admission: Admission): boolean {
+  const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), readHeaders(req));
+  const wait = admission.retryAfter(ip);
+  if (wait > 0) answerAndClose(res, httpErrors.tooManyRequests(wait));
+  return wait === 0;
+}
+
+/** uWS's `send` result when the frame was dropped: the socket's buffer is over maxBackpressure. */
+const DROPPED = 2;
+
 class Connection<T> implements SocketConnection<T> {
   /** Unset once closed: uWS throws on any use of a closed socket. */
   #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
+  readonly topics = new Set<string>();
 
-  constructor(readonly data: T) {}
+  constructor(
+    readonly data: T,
+    private readonly topicRegistry: Topics,
+    private readonly overflowed: (bufferedBytes: number) => void,
+  ) {}
 
   attach(ws: uWS.WebSocket<{ connection: Connection<T> }>): void {
     this.#ws = ws;
@@ -83,6 +112,7 @@ class Connection<T> implements SocketConnection<T> {
 
   detach(): void {
     this.#ws = undefined;
+    this.topicRegistry.leaveAll(this);
   }
 
   get bufferedAmount(): number {
@@ -90,15 +120,49 @@ class Connection<T> implements SocketConnection<T> {
   }
 
   send(text: string): void {
-    this.#ws?.send(text, false);
+    const ws = this.#ws;
+    if (!ws || ws.send(text, false) !== DROPPED) return;
+    // A reader this far behind (or one that never reads) is closed at once: its buffer is freed now, and a chat
+    // client must not silently miss a tool call.
+    this.overflowed(ws.getBufferedAmount());
+    ws.close();
   }
 
   subscribe(topic: string): void {
-    this.#ws?.subscribe(topic);
+    if (this.#ws) this.topicRegistry.join(this, topic);
   }
 
   end(code: number, reason: string): void {
     this.#ws?.end(code, reason);
+  }
+}
+
+/**
+ * Topics of the WebSocket routes (one per chat session: a few sockets each). A publish goes through each
+ * socket's `send` rather than uWS's native publish, which closes a socket over its bound without telling anyone.
+ */
+export class Topics {
+  readonly #members = new Map<string, Set<Connection<unknown>>>();
+
+  join(connection: Connection<unknown>, topic: string): void {
+    let members = this.#members.get(topic);
+    if (!members) this.#members.set(topic, (members = new Set()));
+    members.add(connection);
+    connection.topics.add(topic);
+  }
+
+  leaveAll(connection: Connection<unknown>): void {
+    for (const topic of connection.topics) {
+      const members = this.#members.get(topic);
+      members?.delete(connection);
+      if (members?.size === 0) this.#members.delete(topic);
+    }
+    connection.topics.clear();
+  }
+
+  publish(topic: string, text: string): void {
+    const members = this.#members.get(topic);
+    if (members) for (const connection of [...members]) connection.send(text);
   }
 }
 
@@ -109,19 +173,20 @@ export function mountWebSocket<T>(
   route: WebSocketRoute<T>,
   limits: WebSocketLimits,
   admission: Admission,
+  topics: Topics,
+  log: Logger,
 ): void {
+  const overflowed = (bufferedBytes: number) =>
+    log.warn({ path: pattern, bufferedBytes, limitBytes: limits.maxBackpressureBytes }, 'WebSocket closed: its reader stopped reading (send buffer over the bound)');
   app.ws<{ connection: Connection<T> }>(pattern, {
     idleTimeout: limits.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     maxPayloadLength: limits.maxPayloadBytes,
     maxBackpressure: limits.maxBackpressureBytes,
-    // A reader so slow that a publish is dropped is closed: a chat client must not silently miss a tool call.
+    // A send past the bound is dropped (and the socket closed, see Connection.send).
     closeOnBackpressureLimit: 1,
     upgrade(res, req, context) {
-      const headers: Record<string, string> = {};
-      req.forEach((name, value) => {
-        headers[name] = value;
-      });
+      const headers = readHeaders(req);
       const path = req.getUrl();
       const query = new URLSearchParams(req.getQuery() ?? '');
       const key = req.getHeader('sec-websocket-key');
@@ -133,21 +198,14 @@ export function mountWebSocket<T>(
         aborted = true;
       });
       const refuse = (error: HttpError) => {
-        if (aborted) return;
-        const answer = error.toReply();
-        res.cork(() => {
-          res.writeStatus(statusLine(answer.status));
-          res.writeHeader('Content-Type', answer.contentType);
-          for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
-          res.end(answer.body, true);
-        });
+        if (!aborted) answerAndClose(res, error);
       };
       const wait = admission.retryAfter(ip);
       if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
       route.accept({ path, query, headers, ip }).then(
         (data) => {
           if (aborted) return;
-          res.cork(() => res.upgrade({ connection: new Connection(data) }, key, protocol, extensions, context));
+          res.cork(() => res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context));
         },
         (error: unknown) => {
           if (error instanceof HttpError) return refuse(error);

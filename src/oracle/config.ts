@@ -43,6 +43,11 @@ export const oracleEnv = {
   WS_IDLE_TIMEOUT_SECONDS: integer(60, 8, 960),
   /** Largest frame a client may send on the event channel (a bigger one closes the socket); Socket.IO's maxHttpBufferSize too. */
   WS_MAX_PAYLOAD_BYTES: integer(1_000_000, 1024, 64 * 1024 * 1024),
+  /**
+   * Bytes of unsent frames a WebSocket (/ws or Socket.IO) may hold for a slow reader; past it the socket is closed.
+   * At most this plus one frame is held per socket; half of it makes /ws skip answers to a client's pings.
+   */
+  WS_MAX_BACKPRESSURE_BYTES: integer(256 * 1024, 16 * 1024, 64 * 1024 * 1024),
   CREDITS_ENABLED: boolean(false),
   CREDITS_INITIAL: integer(10, 0),
   CREDITS_PER_MESSAGE: integer(1, 0),

@@ -18,7 +18,8 @@ const ENDED_RETENTION_MS = 60_000;
 interface UssdServices {
   sessions: SessionDb;
   deps: MenuDeps;
-  live: LiveSessions;
+  /** For ussd_sessions_active; absent with METRICS_ENABLED=false. */
+  live?: LiveSessions;
 }
 
 /** Services shared by the USSD actors of one host. */
@@ -27,8 +28,11 @@ const servicesOf = perHost((host): UssdServices => {
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
   const sessions: SessionDb = store.db('ussd-sessions');
-  const live = new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex);
-  ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
+  const live = config.METRICS_ENABLED
+    ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
+    : undefined;
+  // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
+  if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
   return {
     sessions,
     live,
@@ -78,7 +82,7 @@ class UssdActor implements Actor {
     cancelled?.throwIfAborted();
     await sessions.put(this.sessionId, next);
     this.#session = next;
-    this.services.live.committed(this.sessionId, next);
+    this.services.live?.committed(this.sessionId, next);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
     return step.screen;
   }

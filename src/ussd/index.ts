@@ -1,6 +1,7 @@
 // The USSD face: routes, operator routes and the expiry sweep; the sessions themselves are actors.
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
+import { trustsProxies } from '../http/proxy-trust.js';
 import { registerUssdRoutes } from './routes.js';
 import { sweepExpired, type SessionDb } from './session-records.js';
 
@@ -21,7 +22,7 @@ export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => 
       sweeper.unref();
     },
     routes(router) {
-      registerUssdRoutes(router, { runtime, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN), log });
+      registerUssdRoutes(router, { runtime, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
     },
     async stop() {
       clearInterval(sweeper);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../dist/src/config.js';
-import { createLogger } from '../../dist/src/log.js';
+import { createLogger, type Logger } from '../../dist/src/log.js';
 import { startServer, type RunningServer } from '../../dist/src/server.js';
 
 export interface TestServer extends RunningServer {
@@ -16,6 +16,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** Keep DATA_DIR after shutdown (for restart tests). */
   keepData?: boolean;
+  /** The server's logger (default: silent). */
+  log?: Logger;
 }
 
 /** `t` is a tap Test: the server is shut down (and its data removed) in teardown. */
@@ -28,9 +30,11 @@ export async function startTestServer(t: { teardown(fn: () => unknown): void }, 
     LOG_LEVEL: 'silent',
     ACTOR_THREADS: '1',
     RATE_LIMIT_MAX: '100000',
+    // Nothing sends during a test's teardown: no need to wait for stragglers on keep-alive connections.
+    SHUTDOWN_QUIET_MS: '0',
     ...options.env,
   });
-  const server = await startServer(config, createLogger('silent'));
+  const server = await startServer(config, options.log ?? createLogger('silent'));
   let stopped = false;
   const shutdown = async (reason?: string) => {
     if (stopped) return;

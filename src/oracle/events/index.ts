@@ -17,7 +17,7 @@ export const SOCKET_IO_PATH = '/socket.io';
 const GOING_AWAY = 1001;
 
 export interface EventChannelOptions {
-  config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES'>;
+  config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES' | 'WS_MAX_BACKPRESSURE_BYTES'>;
   runtime: ActorRuntime;
   authenticator: UcanAuthenticator;
   sessions: SessionDb;
@@ -33,8 +33,8 @@ export function startEventChannel(front: SocketFrontDoor, options: EventChannelO
   const { config, runtime, log } = options;
   const channel = new EventChannel({ runtime, sessions: options.sessions, log });
   const accept = (input: HandshakeInput) => authenticateHandshake(options, input);
-  // A reader may fall behind by a few large frames before it counts as too slow (then uWS closes it).
-  const maxBackpressureBytes = Math.max(1024 * 1024, 2 * config.WS_MAX_PAYLOAD_BYTES);
+  // A reader this far behind counts as too slow and is closed (a never-reading client holds no more than this).
+  const maxBackpressureBytes = config.WS_MAX_BACKPRESSURE_BYTES;
 
   front.websocket(NATIVE_PATH, nativeRoute({ channel, accept, highWaterBytes: maxBackpressureBytes / 2, log }), {
     idleTimeoutSeconds: config.WS_IDLE_TIMEOUT_SECONDS,

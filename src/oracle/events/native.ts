@@ -10,7 +10,7 @@ import { FrameError, parseEnvelope } from './frames.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
 
 /** The uWS topic of a session's native sockets (Socket.IO's own topics start with its namespace, `/`). */
-const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
+export const nativeTopic = (sessionId: string) => `session\u001f${sessionId}`;
 
 const sent = wsEventsSent.with('websocket');
 

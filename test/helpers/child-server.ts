@@ -1,0 +1,39 @@
+// The real server as its own process (dist/src/main.js) on an ephemeral port with a fresh DATA_DIR, for
+// signal tests. It is killed and its data removed in teardown.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface ChildServer {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** Its exit code. */
+  exited: Promise<number | null>;
+  /** Everything it logged so far (JSON lines). */
+  output(): string;
+}
+
+export async function startChildServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<ChildServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sar-child-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // If the test fails or times out, the server must not outlive it.
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let output = '';
+  const port = await new Promise<number>((resolve) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = /"port":(\d+)[^\n]*"msg":"listening"/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  return { child, port, url: `http://127.0.0.1:${port}`, exited, output: () => output };
+}
