@@ -19,6 +19,8 @@ const coreEnv = {
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),
   ACTOR_IDLE_SECONDS: integer(60, 1),
+  ACTOR_MAILBOX_LIMIT: integer(100, 1),
+  ACTOR_HOST_QUEUE_LIMIT: integer(10_000, 1),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
   /** During a drain, the server waits until no request has arrived on an open connection for this long. */

@@ -23,6 +23,8 @@ const host = new ActorHost(
     publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
   },
   config.ACTOR_IDLE_SECONDS * 1000,
+  // On a graceful stop the mailboxes drain first, then this thread's LMDB environment closes.
+  { mailboxLimit: config.ACTOR_MAILBOX_LIMIT, afterClose: () => store.close() },
 );
 
 Comlink.expose(host, batchingEndpoint(parentPort!));

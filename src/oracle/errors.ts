@@ -17,6 +17,9 @@ export const oracleErrors = {
   delegationRefused: (reason: string) => HttpError.of(400, `Invalid delegation: ${reason}`, { reason }),
   /** The session's actor host is restarting: the client may retry at once. */
   chatUnavailable: () => HttpError.of(503, 'The chat service is restarting; try again in a moment', undefined, { 'Retry-After': '1' }),
+  /** The session's mailbox or its actor host's queue is full (backpressure): refused before any work. */
+  chatBusy: (retryAfterSeconds: number) =>
+    HttpError.of(503, 'The chat service is busy; try again in a moment', undefined, { 'Retry-After': String(retryAfterSeconds) }),
   /** The agent failed on a non-streamed message (the stream reports it as an `error` frame instead). */
   agentFailed: (message: string) => HttpError.of(502, message),
 };

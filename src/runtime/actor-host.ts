@@ -1,10 +1,13 @@
-// The worker side of the actor runtime: hosts the session actors of one shard. Each actor has a mailbox;
-// idle actors are dropped from memory (their state lives in LMDB) and come back on the next message.
+// The worker side of the actor runtime: hosts the session actors of one shard. Each actor has a bounded
+// mailbox; idle actors are dropped from memory (their state lives in LMDB) and come back on the next message.
+// A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the
+// running actor sees its AbortSignal fire and must not commit (the caller was told the call failed).
 import type { MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/env.js';
-import { Mailbox } from './mailbox.js';
+import { HostClosingError, CallCancelledError } from './errors.js';
+import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi } from './messages.js';
 
 export interface HostContext {
@@ -17,10 +20,13 @@ export interface HostContext {
 }
 
 export interface Actor {
-  /** Handles one message; runs in the actor's mailbox, so never concurrently with another. */
-  receive(message: unknown): Promise<unknown>;
+  /**
+   * Handles one message; runs in the actor's mailbox, so never concurrently with another. `cancelled` fires
+   * when the caller gave up: check it (`cancelled?.throwIfAborted()`) right before committing.
+   */
+  receive(message: unknown, cancelled?: AbortSignal): Promise<unknown>;
   /** Handles one message whose answer is a stream of frames written to `port`; runs in the mailbox. */
-  stream?(message: unknown, port: MessagePort): Promise<void>;
+  stream?(message: unknown, port: MessagePort, cancelled?: AbortSignal): Promise<void>;
   /** Handles a signal outside the mailbox (e.g. abort while a stream is running). */
   signal?(message: unknown): unknown;
   /** False while the actor holds work that must not be dropped. */
@@ -63,36 +69,62 @@ export class UnknownActorKindError extends Error {
   }
 }
 
+export interface HostOptions {
+  /** Messages one actor may hold, queued or running (ACTOR_MAILBOX_LIMIT). */
+  mailboxLimit?: number;
+  /** Runs once the mailboxes are drained on close (the worker closes its LMDB environment here). */
+  afterClose?: () => Promise<void>;
+}
+
 export class ActorHost implements HostApi {
   readonly #kinds: Map<string, ActorKind>;
   readonly #cells = new Map<string, Cell>();
   readonly #sweeper: NodeJS.Timeout;
+  #closing: Promise<{ drained: boolean }> | undefined;
 
   constructor(
     kinds: readonly ActorKind[],
     private readonly context: HostContext,
     private readonly idleMs: number,
+    private readonly options: HostOptions = {},
   ) {
     this.#kinds = new Map(kinds.map((kind) => [kind.name, kind]));
     this.#sweeper = setInterval(() => this.evictIdle(), Math.max(250, idleMs / 2));
     this.#sweeper.unref();
   }
 
-  async send(kind: string, actorId: string, message: unknown): Promise<unknown> {
+  async send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
     const cell = this.#cell(kind, actorId);
-    return cell.mailbox.post(() => cell.actor.receive(message));
+    return this.#post(cell, deadline, (cancelled) => cell.actor.receive(message, cancelled));
   }
 
-  async stream(kind: string, actorId: string, message: unknown, port: MessagePort): Promise<void> {
+  async stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void> {
     const cell = this.#cell(kind, actorId);
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
-    return cell.mailbox.post(() => actor.stream!(message, port));
+    let started = false;
+    return this.#post(cell, deadline, (cancelled) => {
+      started = true;
+      return actor.stream!(message, port, cancelled);
+    }).catch((error: unknown) => {
+      // Refused or dropped before it ran: nobody else will close the stream's port.
+      if (!started) port.close();
+      throw error;
+    });
   }
 
+  /**
+   * Delivers a signal to an actor in memory. An actor that is not in memory is not woken: it holds no
+   * generation and no waiting tool call (actors with work in flight are never evicted), so there is nothing
+   * for the signal to reach. The answer is then `undefined`, which every caller reads as "not delivered".
+   */
   async signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
     const cell = this.#cells.get(`${kind}\0${actorId}`);
-    return cell?.actor.signal?.(message);
+    if (!cell?.actor.signal) {
+      this.context.log?.debug({ kind, actorId }, 'signal not delivered: actor not in memory');
+      return undefined;
+    }
+    return cell.actor.signal(message);
   }
 
   stats() {
@@ -124,17 +156,41 @@ export class ActorHost implements HostApi {
     return evicted;
   }
 
-  close(): void {
-    clearInterval(this.#sweeper);
+  /**
+   * Takes no new messages, waits (up to `timeoutMs`) for every mailbox to drain, disposes the actors, then
+   * runs afterClose. `drained` is false when work was still running at the timeout.
+   */
+  close(timeoutMs = 0): Promise<{ drained: boolean }> {
+    return (this.#closing ??= (async () => {
+      clearInterval(this.#sweeper);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
+      const allDrained = Promise.all([...this.#cells.values()].map((cell) => cell.mailbox.drained())).then(() => true);
+      const drained = await Promise.race([allDrained, timedOut]);
+      clearTimeout(timer);
+      for (const cell of this.#cells.values()) cell.actor.dispose?.();
+      this.#cells.clear();
+      await this.options.afterClose?.();
+      return { drained };
+    })());
+  }
+
+  #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {
+    if (deadline === undefined) return cell.mailbox.post(task);
+    // Same clock as the caller's (threads of one process): both sides see the deadline pass together.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new CallCancelledError('its deadline passed')), deadline - Date.now());
+    return cell.mailbox.post(task, controller.signal).finally(() => clearTimeout(timer));
   }
 
   #cell(kindName: string, actorId: string): Cell {
+    if (this.#closing) throw new HostClosingError();
     const key = `${kindName}\0${actorId}`;
     let cell = this.#cells.get(key);
     if (!cell) {
       const kind = this.#kinds.get(kindName);
       if (!kind) throw new UnknownActorKindError(kindName);
-      cell = { kind: kindName, actor: kind.create(actorId, this.context), mailbox: new Mailbox(), lastUsed: 0 };
+      cell = { kind: kindName, actor: kind.create(actorId, this.context), mailbox: new Mailbox(this.options.mailboxLimit), lastUsed: 0 };
       this.#cells.set(key, cell);
     }
     cell.lastUsed = Date.now();

@@ -7,25 +7,38 @@ import type { Logger } from '../log.js';
 import { actorHostRestarts } from '../metrics/catalogue.js';
 import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-report.js';
 import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
+import { ActorBusyError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import { shardOf } from './shard.js';
 
-export class HostUnavailableError extends Error {
-  constructor(hostIndex: number, reason: string) {
-    super(`Actor host ${hostIndex} unavailable: ${reason}`);
-    this.name = 'HostUnavailableError';
-  }
-}
+export { ActorBusyError, HostUnavailableError } from './errors.js';
 
 const HOST_ENTRY = new URL('../../workers/actor-host.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 5_000;
+/**
+ * How long after a call's deadline the main thread still waits for the host's own answer. The host cancels
+ * mailbox work at the deadline itself (same clock), so the caller hears "cancelled" or, when the actor had
+ * already committed, its real answer; never a failure for work that then commits. Only a host that says
+ * nothing at all for this long is given up on.
+ */
+const DEADLINE_GRACE_MS = 5_000;
+
+type HostRemote = Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats' | 'close'>;
+
+export interface HostClosed {
+  host: number;
+  /** False when work was still running at the shutdown timeout (it was cut by terminate). */
+  drained: boolean;
+}
 
 class HostHandle {
   #worker?: Worker;
   #api?: Remote<HostApi>;
   /** comlink builds a new proxy (and registers it for finalisation) on every property access: keep them. */
-  #remote?: Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats'>;
+  #remote?: HostRemote;
   #pending = new Set<(error: Error) => void>();
+  /** Mailbox calls sent and not yet answered (ACTOR_HOST_QUEUE_LIMIT bounds them). */
+  #queued = 0;
   #stopping = false;
   #restartDelay = 50;
   #startedAt = 0;
@@ -55,7 +68,7 @@ class HostHandle {
     this.#worker = worker;
     const api = Comlink.wrap<HostApi>(batchingEndpoint(worker));
     this.#api = api;
-    this.#remote = { send: api.send, stream: api.stream, signal: api.signal, stats: api.stats };
+    this.#remote = { send: api.send, stream: api.stream, signal: api.signal, stats: api.stats, close: api.close };
     this.#startedAt = Date.now();
     worker.on('error', (error) => this.log.error({ err: error, host: this.index }, 'actor host failed'));
     worker.on('exit', (code) => {
@@ -80,29 +93,34 @@ class HostHandle {
     });
   }
 
-  call<T>(use: (api: Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats'>) => Promise<T>, timeoutMs: number): Promise<T> {
+  /**
+   * One call to the host. `queued` calls (mailbox work) count against the host's queue limit, refused at once
+   * when it is full, and carry their deadline to the host, which cancels them there.
+   */
+  call<T>(use: (api: HostRemote, deadline: number) => Promise<T>, timeoutMs: number, queued = false): Promise<T> {
     const api = this.#remote;
     if (!api) return Promise.reject(new HostUnavailableError(this.index, 'restarting'));
+    if (this.#stopping) return Promise.reject(new HostUnavailableError(this.index, 'stopping'));
+    const limit = this.config.ACTOR_HOST_QUEUE_LIMIT;
+    if (queued && this.#queued >= limit) return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
+    if (queued) this.#queued++;
     return new Promise<T>((resolve, reject) => {
-      const fail = (error: Error) => {
+      /** True the first time only: a call settles once (answer, timeout or host exit). */
+      const done = () => {
+        if (!this.#pending.delete(fail)) return false;
         clearTimeout(timer);
-        reject(error);
+        if (queued) this.#queued--;
+        return true;
       };
-      const timer = setTimeout(() => {
-        this.#pending.delete(fail);
-        reject(new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const fail = (error: Error) => done() && reject(error);
+      const timer = setTimeout(
+        () => fail(new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`)),
+        timeoutMs + (queued ? DEADLINE_GRACE_MS : 0),
+      );
       this.#pending.add(fail);
-      use(api).then(
-        (value) => {
-          clearTimeout(timer);
-          this.#pending.delete(fail);
-          resolve(value);
-        },
-        (error) => {
-          this.#pending.delete(fail);
-          fail(error);
-        },
+      use(api, Date.now() + timeoutMs).then(
+        (value) => done() && resolve(value),
+        (error: unknown) => fail(this.#fromHost(error, timeoutMs)),
       );
     });
   }
@@ -116,12 +134,41 @@ class HostHandle {
     return this.#api !== undefined;
   }
 
-  async stop(): Promise<void> {
+  /** Lets the host finish its mailboxes (up to `timeoutMs`) and close its LMDB, then ends the thread. */
+  async stop(timeoutMs: number): Promise<HostClosed> {
     this.#stopping = true;
     const worker = this.#worker;
-    if (!worker) return;
+    const api = this.#remote;
+    if (!worker || !api) return { host: this.index, drained: true };
+    let drained = false;
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => (timer = setTimeout(reject, timeoutMs + DEADLINE_GRACE_MS, new Error('no answer to close'))));
+    try {
+      ({ drained } = await Promise.race([api.close(timeoutMs), silent]));
+    } catch (err) {
+      this.log.warn({ err, host: this.index }, 'actor host did not close; terminating it');
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!drained) this.log.warn({ host: this.index, inFlight: this.#pending.size }, 'actor host stopped with work in flight');
     this.#api?.[Comlink.releaseProxy]();
     await worker.terminate();
+    return { host: this.index, drained };
+  }
+
+  /** Errors arrive from the host as plain { name, message }: back to the classes faces map. */
+  #fromHost(error: unknown, timeoutMs: number): Error {
+    if (!(error instanceof Error)) return new Error(String(error));
+    switch (error.name) {
+      case 'ActorBusyError':
+        return new ActorBusyError(error.message);
+      case 'CallCancelledError':
+        return new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
+      case 'HostClosingError':
+        return new HostUnavailableError(this.index, 'stopping');
+      default:
+        return error;
+    }
   }
 
   #failPending(error: Error): void {
@@ -149,9 +196,12 @@ export class ActorRuntime {
   readonly #hosts: HostHandle[];
   readonly #listeners = new Set<(event: ActorEvent) => void>();
   readonly #timeoutMs: number;
+  readonly #shutdownTimeoutMs: number;
+  #stopped: Promise<HostClosed[]> | undefined;
 
   constructor(options: ActorRuntimeOptions) {
     this.#timeoutMs = options.callTimeoutMs ?? 15_000;
+    this.#shutdownTimeoutMs = options.config.SHUTDOWN_TIMEOUT_MS;
     const dispatch = (event: ActorEvent) => {
       for (const listener of this.#listeners) listener(event);
     };
@@ -175,11 +225,16 @@ export class ActorRuntime {
     return shardOf(actorId, this.#hosts.length);
   }
 
+  /**
+   * Sends `message` to the actor's mailbox. Refused at once with ActorBusyError when its mailbox or its host's
+   * queue is full; after `timeoutMs` the work is cancelled (dropped if queued, not committed if running).
+   */
   send<T = unknown>(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<T> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.call((api) => api.send(kind, actorId, message) as Promise<T>, timeoutMs);
+    return host.call((api, deadline) => api.send(kind, actorId, message, deadline) as Promise<T>, timeoutMs, true);
   }
 
+  /** Reaches an actor outside its mailbox; resolves `undefined` when the actor is not in memory (not delivered). */
   signal<T = unknown>(kind: string, actorId: string, message: unknown): Promise<T> {
     const host = this.#hosts[this.hostOf(actorId)];
     return host.call((api) => api.signal(kind, actorId, message) as Promise<T>, this.#timeoutMs);
@@ -190,8 +245,9 @@ export class ActorRuntime {
     const channel = new MessageChannel();
     const host = this.#hosts[this.hostOf(actorId)];
     const done = host.call(
-      (api) => api.stream(kind, actorId, message, Comlink.transfer(channel.port2, [channel.port2])),
+      (api, deadline) => api.stream(kind, actorId, message, Comlink.transfer(channel.port2, [channel.port2]), deadline),
       timeoutMs,
+      true,
     );
     return { port: channel.port1, done };
   }
@@ -219,7 +275,12 @@ export class ActorRuntime {
     return this.#hosts[index].terminate();
   }
 
-  async stop(): Promise<void> {
-    await Promise.all(this.#hosts.map((host) => host.stop()));
+  /**
+   * Graceful stop: each host takes no new calls, finishes what its mailboxes hold (their answers reach the
+   * callers), closes its LMDB environment, and only then is its thread terminated. Work still running after
+   * `timeoutMs` (SHUTDOWN_TIMEOUT_MS) is cut. Idempotent.
+   */
+  stop(timeoutMs = this.#shutdownTimeoutMs): Promise<HostClosed[]> {
+    return (this.#stopped ??= Promise.all(this.#hosts.map((host) => host.stop(timeoutMs))));
   }
 }

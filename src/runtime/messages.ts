@@ -21,11 +21,16 @@ export interface ActorEvent {
 
 /** The comlink API of an actor host. */
 export interface HostApi {
-  /** Delivers `message` to the actor's mailbox and resolves with its reply. */
-  send(kind: string, actorId: string, message: unknown): Promise<unknown>;
+  /**
+   * Delivers `message` to the actor's mailbox and resolves with its reply. `deadline` (epoch ms) is when the
+   * caller gives up: the message is then dropped if still queued, or its actor's AbortSignal fires.
+   */
+  send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown>;
   /** Like send, but the actor writes a stream of frames to `port` and closes it when done. */
-  stream(kind: string, actorId: string, message: unknown, port: MessagePort): Promise<void>;
-  /** Bypasses the mailbox: for signals that must reach a busy actor (abort). */
+  stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void>;
+  /** Bypasses the mailbox: for signals that must reach a busy actor (abort). `undefined`: no such actor in memory. */
   signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
   stats(): { actors: number; hostIndex: number };
+  /** Graceful stop: no new messages, drain the mailboxes (up to `timeoutMs`), close the host's LMDB. */
+  close(timeoutMs: number): Promise<{ drained: boolean }>;
 }

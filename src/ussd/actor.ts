@@ -54,7 +54,7 @@ class UssdActor implements Actor {
     private readonly services: UssdServices,
   ) {}
 
-  async receive(message: unknown): Promise<string> {
+  async receive(message: unknown, cancelled?: AbortSignal): Promise<string> {
     const dial = message as UssdActorMessage;
     const { sessions, deps } = this.services;
     const now = deps.now();
@@ -78,6 +78,8 @@ class UssdActor implements Actor {
       return step.screen;
     }
     const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
+    // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
+    cancelled?.throwIfAborted();
     await sessions.put(this.sessionId, next);
     this.#session = next;
     this.services.live?.committed(this.sessionId, next);

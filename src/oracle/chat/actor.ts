@@ -41,23 +41,23 @@ class ChatActor implements Actor {
     private readonly services: ChatServices,
   ) {}
 
-  async receive(message: unknown): Promise<CreateReply | DeleteReply | TurnReply> {
+  async receive(message: unknown, cancelled?: AbortSignal): Promise<CreateReply | DeleteReply | TurnReply> {
     const request = message as ChatActorMessage;
     switch (request.type) {
       case 'create':
-        return this.#create(request);
+        return this.#create(request, cancelled);
       case 'delete':
-        return this.#delete(request);
+        return this.#delete(request, cancelled);
       case 'turn':
-        return this.#turn(request);
+        return this.#turn(request, undefined, cancelled);
     }
   }
 
-  async stream(message: unknown, port: MessagePort): Promise<void> {
+  async stream(message: unknown, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
     const turn = message as TurnMessage;
     const sender = new FrameSender(port, () => this.#abort(turn.turnId));
     try {
-      const reply = await this.#turn(turn, sender);
+      const reply = await this.#turn(turn, sender, cancelled);
       if (!reply.ok) sender.refuse(reply.status, reply.body);
     } catch (error) {
       this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
@@ -97,7 +97,7 @@ class ChatActor implements Actor {
     if (this.#current?.turnId === turnId) this.#current.controller.abort();
   }
 
-  async #create(request: CreateSessionMessage): Promise<CreateReply> {
+  async #create(request: CreateSessionMessage, cancelled?: AbortSignal): Promise<CreateReply> {
     if (this.#load()) return refusalOf(HttpError.of(409, 'Session already exists'));
     const now = preciseNow();
     const record: SessionRecord = {
@@ -109,16 +109,18 @@ class ChatActor implements Actor {
       createdAt: now,
       lastUpdatedAt: now,
     };
+    cancelled?.throwIfAborted();
     await this.services.root.transaction(() => writeSession(this.services.sessions, record));
     this.#session = record;
     this.#entries = [];
     return { ok: true, session: viewOf(record) };
   }
 
-  async #delete(request: DeleteSessionMessage): Promise<DeleteReply> {
+  async #delete(request: DeleteSessionMessage, cancelled?: AbortSignal): Promise<DeleteReply> {
     const session = this.#load();
     if (!session || session.userDid !== request.userDid) return notFound();
     const { root, sessions, transcripts } = this.services;
+    cancelled?.throwIfAborted();
     await root.transaction(() => {
       deleteSession(sessions, session);
       deleteTranscript(transcripts, this.sessionId);
@@ -128,7 +130,7 @@ class ChatActor implements Actor {
     return { ok: true };
   }
 
-  async #turn(request: TurnMessage, out?: FrameSender): Promise<TurnReply> {
+  async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
     const session = this.#load();
     if (!session || session.userDid !== request.userDid) return notFound();
     const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
@@ -136,12 +138,16 @@ class ChatActor implements Actor {
     const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
     if (stale) generation.controller.abort();
     this.#current = generation;
+    // A caller that gave up stops the generation too; runTurn then commits nothing.
+    const stop = () => generation.controller.abort();
+    cancelled?.addEventListener('abort', stop, { once: true });
     try {
       this.#entries ??= readTranscript(this.services.transcripts, this.sessionId);
-      const done = await runTurn({ services: this.services, session, entries: this.#entries, request, generation, out });
+      const done = await runTurn({ services: this.services, session, entries: this.#entries, request, generation, out, cancelled });
       if (done.session) this.#session = done.session;
       return done.reply;
     } finally {
+      cancelled?.removeEventListener('abort', stop);
       if (this.#current === generation) this.#current = undefined;
     }
   }

@@ -30,6 +30,8 @@ export interface TurnInput {
   generation: Generation;
   /** The stream, when the client asked for one. */
   out?: FrameSender;
+  /** Fires when the caller gave up: the turn is then not committed (the caller was told it failed). */
+  cancelled?: AbortSignal;
 }
 
 export interface TurnDone {
@@ -40,7 +42,7 @@ export interface TurnDone {
 
 const NOT_RUN: AgentResult = { text: '', reasoning: '', toolCalls: [], messages: [], steps: 0, aborted: true };
 
-export async function runTurn({ services, session, entries, request, generation, out }: TurnInput): Promise<TurnDone> {
+export async function runTurn({ services, session, entries, request, generation, out, cancelled }: TurnInput): Promise<TurnDone> {
   const signal = generation.controller.signal;
   const context: TurnContext = {
     userDid: request.userDid,
@@ -93,6 +95,7 @@ export async function runTurn({ services, session, entries, request, generation,
     },
   });
 
+  cancelled?.throwIfAborted();
   const { next, ai } = await commit(services, session, entries, request, result);
   events.stored();
   await streamClosing(out, frames, result);

@@ -1,7 +1,7 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import type { HttpRequest } from '../../http/types.js';
-import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
+import { ActorBusyError, HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { OracleRef } from '../chat/protocol.js';
 import type { DelegationStore } from '../delegations.js';
@@ -26,8 +26,9 @@ export interface OracleRouteDeps {
   readonly log: Logger;
 }
 
-/** What a failed chat-actor call answers: a host that is restarting is a 503 instead of a 500. */
+/** What a failed chat-actor call answers: a host that is restarting, or a full mailbox or queue, is a 503 instead of a 500. */
 export function actorFailure(error: unknown): unknown {
+  if (error instanceof ActorBusyError) return oracleErrors.chatBusy(error.retryAfterSeconds);
   return error instanceof HostUnavailableError ? oracleErrors.chatUnavailable() : error;
 }
 

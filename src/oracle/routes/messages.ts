@@ -93,7 +93,7 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
         402: { description: 'Out of credits (credits plugin)', schema: PaymentRequiredSchema },
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
         502: { description: 'The model failed (JSON answers; streams get an `error` frame)', schema: ErrorBodySchema },
-        503: { description: 'The session actor is restarting; retry', schema: ErrorBodySchema },
+        503: { description: 'The session actor is restarting or busy (mailbox or host queue full); retry after `Retry-After`', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
     },

@@ -1,0 +1,35 @@
+// The runtime's errors, with stable names: they cross the thread boundary as { name, message } (comlink)
+// and the main thread turns them back into these classes (fromHost), so faces can map them to their answers.
+
+/** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */
+export class ActorBusyError extends Error {
+  override readonly name = 'ActorBusyError';
+  readonly retryAfterSeconds = 1;
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+/** The host cannot take the call: restarting after a crash, stopping, or it did not answer in time. */
+export class HostUnavailableError extends Error {
+  override readonly name = 'HostUnavailableError';
+  constructor(hostIndex: number, reason: string) {
+    super(`Actor host ${hostIndex} unavailable: ${reason}`);
+  }
+}
+
+/** The caller gave up (its deadline passed) before the actor committed: the work was dropped or rolled back. */
+export class CallCancelledError extends Error {
+  override readonly name = 'CallCancelledError';
+  constructor(reason = 'the caller gave up') {
+    super(`Call cancelled: ${reason}`);
+  }
+}
+
+/** The host is closing: it finishes what it holds and takes nothing new. */
+export class HostClosingError extends Error {
+  override readonly name = 'HostClosingError';
+  constructor() {
+    super('Actor host closing');
+  }
+}
