@@ -34,7 +34,9 @@ t.test('a revoked delegation is refused on HTTP, /ws and Socket.IO, with its inv
   const server = await startOracleServer(t, { keepData: true });
   const ada = await newUser(server.oracleDid);
   const sessionId = await createSession(server, ada);
-  const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 600 });
+  // Not 600 s: the user's own invocation (newUser) lasts 600 s, and made in the same second with the same fields it
+  // would be the very same UCAN (same CID), revoked with this one.
+  const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 700 });
   const raw = await encodeArtifact(delegation);
   const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, proofs: [delegation] });
 
