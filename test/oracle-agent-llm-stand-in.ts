@@ -73,3 +73,24 @@ export function failWith(status: number, body: unknown): Responder {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 }
+
+/** A model answer that sends `first`, then waits until released (or until the oracle hangs up). */
+export function heldAnswer(first: string) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let hungUp!: () => void;
+  const closed = new Promise<void>((resolve) => (hungUp = resolve));
+  const responder: Responder = async (res: ServerResponse) => {
+    res.on('close', () => hungUp());
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(`data: ${JSON.stringify(chunk({ content: first }))}\n\n`);
+    started();
+    await Promise.race([released, closed]);
+    if (res.destroyed) return;
+    res.write(`data: ${JSON.stringify(chunk({ content: 'and the rest.' }, 'stop'))}\n\ndata: [DONE]\n\n`);
+    res.end();
+  };
+  return { responder, release, running, closed };
+}

@@ -1,27 +1,8 @@
 // Stopping generations: abort route, client disconnect, a newer message, a crashed actor host; heartbeats.
 // The model is the local chat-completions stand-in, holding its answer open so a stream is surely mid-way.
 import t from 'tap';
-import type { ServerResponse } from 'node:http';
-import { chunk, sse, startLlmStandIn, type Responder } from './oracle-agent-llm-stand-in.js';
+import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { call, createSession, eventually, newUser, openStream, sseEvents, startOracleServer, type SseItem, type User } from './helpers/oracle.js';
-
-/** A model answer that sends `first`, then waits until released (or until the oracle hangs up). */
-function heldAnswer(first: string) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let hungUp!: () => void;
-  const closed = new Promise<void>((resolve) => (hungUp = resolve));
-  const responder: Responder = async (res: ServerResponse) => {
-    res.on('close', () => hungUp());
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write(`data: ${JSON.stringify(chunk({ content: first }))}\n\n`);
-    await Promise.race([released, closed]);
-    if (res.destroyed) return;
-    res.write(`data: ${JSON.stringify(chunk({ content: 'and the rest.' }, 'stop'))}\n\ndata: [DONE]\n\n`);
-    res.end();
-  };
-  return { responder, release, closed };
-}
 
 async function setup(t: Tap.Test, env: Record<string, string> = {}) {
   const llm = await startLlmStandIn();

@@ -2,37 +2,15 @@
 // whose caller gave up does not commit, signals never wake an actor, and a stop drains hosts before closing.
 // Slow actors are real ones: a chat turn waits on the local model stand-in, which holds its answer until released.
 import t from 'tap';
-import type { ServerResponse } from 'node:http';
 import { loadConfig } from '../dist/src/config.js';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
 import { CHAT_ACTOR, type TurnMessage } from '../dist/src/oracle/chat/protocol.js';
-import { chunk, sse, startLlmStandIn, type LlmStandIn, type Responder } from './oracle-agent-llm-stand-in.js';
+import { chunk, heldAnswer, sse, startLlmStandIn, type LlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { call, createSession, newUser, startOracleServer, type OracleServer, type User } from './helpers/oracle.js';
 import { postUssd } from './helpers/ussd-gateway.js';
 
 const UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
-
-/** A model answer that starts, then waits until released (or until the oracle hangs up). */
-function heldAnswer(first: string) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let started!: () => void;
-  const running = new Promise<void>((resolve) => (started = resolve));
-  let hungUp!: () => void;
-  const closed = new Promise<void>((resolve) => (hungUp = resolve));
-  const responder: Responder = async (res: ServerResponse) => {
-    res.on('close', () => hungUp());
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write(`data: ${JSON.stringify(chunk({ content: first }))}\n\n`);
-    started();
-    await Promise.race([released, closed]);
-    if (res.destroyed) return;
-    res.write(`data: ${JSON.stringify(chunk({ content: 'and the rest.' }, 'stop'))}\n\ndata: [DONE]\n\n`);
-    res.end();
-  };
-  return { responder, release, running, closed };
-}
 
 /** A model answer given at once. */
 const answer = (text: string) => sse([chunk({ content: text }), chunk({ content: 'and the rest.' }, 'stop')]);
