@@ -39,9 +39,11 @@ const COIN = /^(\d+(?:\.\d+)?|\.\d+)\s*([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$/;
 
 /** sdk.ParseCoinNormalized: a (decimal) coin expression, its amount truncated to an integer. */
 export function parseCoin(text: string): { denom: string; amount: bigint } {
-  const match = COIN.exec(text.trim());
-  const fraction = match?.[1].split('.')[1] ?? '';
-  if (!match || fraction.length > 18) throw new NodeError(status.INVALID_ARGUMENT, `invalid decimal coin expression: ${text}`);
+  const trimmed = text.trim();
+  const match = COIN.exec(trimmed);
+  if (!match) throw new NodeError(status.INVALID_ARGUMENT, `invalid decimal coin expression: ${trimmed}`);
+  if ((match[1].split('.')[1] ?? '').length > 18)
+    throw new NodeError(status.INVALID_ARGUMENT, `failed to parse decimal coin amount: ${match[1]}: too many decimal places`);
   return { denom: match[2], amount: BigInt(match[1].split('.')[0] || '0') };
 }
 
