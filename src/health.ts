@@ -1,7 +1,7 @@
 // GET / and GET /health: one record each, carrying the fields of both specs (USSD and oracle).
 import * as v from 'valibot';
 import type { Config } from './config.js';
-import type { ApiDocs } from './docs/index.js';
+import { declarer, mountRoutes, plainContext } from './http/route.js';
 import type { Router } from './http/router.js';
 import { reply } from './http/types.js';
 import { InFlight } from './in-flight.js';
@@ -45,39 +45,41 @@ const HealthSchema = v.object({
   database: v.picklist(['connected', 'disconnected']),
 });
 
+const route = declarer<void>();
+
 export function registerHealthRoutes(router: Router, config: Config, store: Store): void {
   const environment = config.NODE_ENV;
   const probes = new InFlight<boolean>();
-  router.get(
-    '/',
-    () => reply.json(200, { status: 'ok', message: 'Session actor runtime is running', environment, timestamp: new Date().toISOString() }),
-    {
+  mountRoutes(router, plainContext<void>(), [
+    route({
+      method: 'GET',
+      path: '/',
+      auth: 'public',
       summary: 'Landing and liveness record',
       tags: ['health'],
-      public: true,
       responses: { 200: { description: 'The service is running', schema: LandingSchema } },
-    } satisfies ApiDocs,
-  );
-  router.get(
-    '/health',
-    async () => {
-      const connected = await probes.run('database', () => databaseIsReachable(store));
-      return reply.json(connected ? 200 : 503, {
-        status: connected ? 'ok' : 'error',
-        environment,
-        timestamp: new Date().toISOString(),
-        uptime: process.uptime(),
-        database: connected ? 'connected' : 'disconnected',
-      });
-    },
-    {
+      handler: () => reply.json(200, { status: 'ok', message: 'Session actor runtime is running', environment, timestamp: new Date().toISOString() }),
+    }),
+    route({
+      method: 'GET',
+      path: '/health',
+      auth: 'public',
       summary: 'Health with a real database read and write',
       tags: ['health'],
-      public: true,
       responses: {
         200: { description: 'LMDB answered a write and a read', schema: HealthSchema },
         503: { description: 'LMDB did not answer: status "error", database "disconnected"', schema: HealthSchema },
       },
-    } satisfies ApiDocs,
-  );
+      async handler() {
+        const connected = await probes.run('database', () => databaseIsReachable(store));
+        return reply.json(connected ? 200 : 503, {
+          status: connected ? 'ok' : 'error',
+          environment,
+          timestamp: new Date().toISOString(),
+          uptime: process.uptime(),
+          database: connected ? 'connected' : 'disconnected',
+        });
+      },
+    }),
+  ]);
 }

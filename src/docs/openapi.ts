@@ -6,7 +6,8 @@ import { SchemaConverter, type JsonObject } from './json-schema.js';
 import { operationIdOf, toOpenApiPath } from './paths.js';
 import { readApiDocs, type ApiDocs, type ResponseDoc } from './route-docs.js';
 import { HttpErrorBodySchema } from './schemas.js';
-import { OPERATOR_SECURITY, SECURITY_SCHEMES, UCAN_SECURITY } from './security.js';
+import { SECURITY_OF, SECURITY_SCHEMES } from './security.js';
+import type { RouteAuth } from '../http/route.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -78,12 +79,9 @@ function describeOperation(route: Route, docs: ApiDocs, operationId: string, con
 
   const responses: JsonObject = {};
   for (const [status, answer] of Object.entries(docs.responses ?? {})) responses[status] = describeResponse(answer, converter);
-  if (docs.public) {
-    operation.security = [];
-  } else if (docs.operator) {
-    operation.security = OPERATOR_SECURITY;
-  } else {
-    operation.security = UCAN_SECURITY;
+  const auth = authOf(docs);
+  operation.security = SECURITY_OF[auth];
+  if (auth === 'ucan') {
     responses['401'] ??= describeResponse(
       { description: 'Missing or invalid UCAN (invocation or delegation).', schema: HttpErrorBodySchema },
       converter,
@@ -91,6 +89,11 @@ function describeOperation(route: Route, docs: ApiDocs, operationId: string, con
   }
   if (Object.keys(responses).length) operation.responses = responses;
   return operation;
+}
+
+/** A declared route says who may call it; an undeclared one is UCAN-protected unless flagged public or operator. */
+export function authOf(docs: ApiDocs): RouteAuth {
+  return docs.auth ?? (docs.public ? 'public' : docs.operator ? 'operator' : 'ucan');
 }
 
 function pathParameters(route: Route, docs: ApiDocs, converter: SchemaConverter): JsonObject[] {

@@ -2,6 +2,7 @@
 // that validate the requests; the generator only reads them. The shape is checked once, when the document is built.
 import * as v from 'valibot';
 import type { Route, RouteDocs } from '../http/router.js';
+import type { RouteAuth } from '../http/route.js';
 
 export interface ResponseDoc {
   description: string;
@@ -26,6 +27,8 @@ export interface ApiDocs extends RouteDocs {
   params?: v.GenericSchema;
   /** Status code (or `default`, `4XX`) -> answer. */
   responses?: Record<string, ResponseDoc>;
+  /** Who may call it (set by declared routes, see http/route.ts); else the `public` / `operator` flags. */
+  auth?: RouteAuth;
   /** No UCAN needed. Routes are UCAN-protected unless they say so. */
   public?: boolean;
   /** Operator route: OPERATOR_TOKEN bearer (or loopback), not UCAN. */
@@ -54,6 +57,7 @@ const ApiDocsSchema = v.looseObject({
   query: v.optional(ValibotSchema),
   params: v.optional(ValibotSchema),
   responses: v.optional(v.record(v.pipe(v.string(), v.regex(/^([1-5](\d\d|XX)|default)$/, 'response keys are status codes')), ResponseDocSchema)),
+  auth: v.optional(v.picklist(['public', 'ucan', 'operator', 'api-key'])),
   public: v.optional(v.boolean()),
   operator: v.optional(v.boolean()),
   hidden: v.optional(v.boolean()),

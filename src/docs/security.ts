@@ -1,4 +1,5 @@
 // How protected routes authenticate, as OpenAPI security schemes (see the oracle wire-format reference).
+import type { RouteAuth } from '../http/route.js';
 export const SECURITY_SCHEMES = {
   bearerAuth: {
     type: 'http',
@@ -23,6 +24,12 @@ export const SECURITY_SCHEMES = {
       'Fallback: the user-to-oracle UCAN delegation alone (audience = this oracle, not expired along the chain). ' +
       'Also carries the capabilities plugins use for downstream invocations.',
   },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'One of GATEWAY_API_KEYS (only when the gateway is gated).',
+  },
   operatorToken: {
     type: 'http',
     scheme: 'bearer',
@@ -33,3 +40,11 @@ export const SECURITY_SCHEMES = {
 /** Invocation (bearer + X-Auth-Type together) or, failing that, the delegation header. */
 export const UCAN_SECURITY = [{ bearerAuth: [], ucanAuthType: [] }, { ucanDelegation: [] }];
 export const OPERATOR_SECURITY = [{ operatorToken: [] }];
+
+/** The security requirement of each kind of route auth (http/route.ts). */
+export const SECURITY_OF = {
+  public: [],
+  ucan: UCAN_SECURITY,
+  operator: OPERATOR_SECURITY,
+  'api-key': [{ apiKey: [] }],
+} as const satisfies Record<RouteAuth, readonly object[]>;

@@ -97,7 +97,10 @@ class GatewayFace implements Face {
   }
 
   openApi() {
-    return gatewayOpenApi(this.#table?.routes ?? [], this.context.config.GATEWAY_PREFIX);
+    // Its routes are generated from the chain's descriptors at start-up, not declared in code (see http/route.ts):
+    // one hidden catch-all serves them, and the gate applies to all of them alike.
+    const auth = this.context.config.GATEWAY_API_KEYS.length > 0 ? 'api-key' : 'public';
+    return gatewayOpenApi(this.#table?.routes ?? [], this.context.config.GATEWAY_PREFIX, auth);
   }
 
   async stop(): Promise<void> {

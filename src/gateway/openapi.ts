@@ -1,6 +1,7 @@
 // OpenAPI 3.1 paths and component schemas of the gateway's routes, generated from the descriptors:
 // path and query parameters from the request type, the 200 body from the response type as Cosmos REST
 // renders it (declared names, every field present, 64-bit integers as strings, enums as names).
+import { SECURITY_OF } from '../docs/security.js';
 import { isRealOneof, isWrapper, resolveFieldPath } from './fields.js';
 import { openApiPath } from './path-template.js';
 import { protobuf } from './proto-root.js';
@@ -22,7 +23,7 @@ const WELL_KNOWN: Readonly<Record<string, Schema>> = {
   '.google.protobuf.ListValue': { type: 'array', items: {} },
 };
 
-export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string): { paths: Record<string, unknown>; schemas: Record<string, unknown> } {
+export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string, auth: 'public' | 'api-key'): { paths: Record<string, unknown>; schemas: Record<string, unknown> } {
   const schemas: Record<string, Schema> = {
     [ERROR_SCHEMA]: {
       type: 'object',
@@ -43,6 +44,7 @@ export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string):
         summary: method.comment ?? `${method.name} (${route.method.grpcPath})`,
         tags: [service.fullName.slice(1, service.fullName.lastIndexOf('.'))],
         ...(route.legacy ? { deprecated: true } : {}),
+        security: SECURITY_OF[auth],
         parameters: [
           ...route.template.variables.map((variable) => ({
             name: variable.name,

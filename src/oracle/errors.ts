@@ -2,6 +2,7 @@
 // `{ statusCode, message, error }` that the client SDK parses (oracle-wire-format.md, General).
 import * as v from 'valibot';
 import { HttpError } from '../http/errors.js';
+import type { InputProblem } from '../http/route.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
 
@@ -31,6 +32,11 @@ function issueText(issue: v.BaseIssue<unknown>): string {
   // valibot reports a missing key as an issue of the object (expected '"key"'), with the object's message.
   if (issue.type === 'object' && issue.input === undefined && issue.expected?.startsWith('"')) return `${path} is required`;
   return `${path} ${issue.message}`;
+}
+
+/** The 400 of the wire format for input a declared route refused (see http/route.ts). */
+export function refuseInput(problem: InputProblem): never {
+  throw problem.bodyError === undefined ? oracleErrors.validation(problem.issues) : oracleErrors.malformedBody(problem.bodyError);
 }
 
 /** Validates `input` with `schema` or throws the 400 of the wire format. */

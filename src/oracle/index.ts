@@ -1,6 +1,7 @@
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (chat/actor.ts).
 import type { Face, FaceFactory } from '../face.js';
+import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
 import { openDelegationStore } from './delegations.js';
@@ -8,10 +9,12 @@ import { openRevocationList } from './revocations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
 import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
 import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
-import { registerDelegationRoutes } from './routes/delegation.js';
+import { mountRoutes } from '../http/route.js';
+import { refuseInput } from './errors.js';
+import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
-import { registerMessageRoutes } from './routes/messages.js';
-import { registerSessionRoutes } from './routes/sessions.js';
+import { messageRoutes } from './routes/messages.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { openSessionDb } from './sessions/records.js';
 import { openTranscriptDb } from './sessions/transcript.js';
 
@@ -32,7 +35,6 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
     runtime,
-    auth,
     authenticator,
     oracle: { oracleDid: identity.did, oracleName: identity.name },
     sessions: openSessionDb(store),
@@ -58,10 +60,10 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
       await events?.stop();
     },
     routes(router) {
+      const context = { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput };
+      mountRoutes(router, context, [...sessionRoutes(deps), ...messageRoutes(deps), ...delegationRoutes(deps)]);
+      // Plugins register through the older path: a GuardedRouter, their handlers asking `auth.identity(req)`.
       const guarded = new GuardedRouter(router, auth);
-      registerSessionRoutes(guarded, deps);
-      registerMessageRoutes(guarded, deps);
-      registerDelegationRoutes(guarded, deps);
       registerPluginRoutes(plugins, guarded, {
         authenticate: async (req) => (await auth.identity(req)).did,
         oracleDid: identity.did,

@@ -1,5 +1,6 @@
-// UCAN authentication of the oracle's HTTP routes, decided once per route at registration: the oracle face
-// and its plugins register through a GuardedRouter, which authenticates every request of a protected route
+// UCAN authentication of the oracle plugins' HTTP routes (the face's own routes are declared, see
+// http/route.ts, and get the identity as an argument), decided once per route at registration: plugins register
+// through a GuardedRouter, which authenticates every request of a protected route
 // before its handler runs (401 on failure). Public: routes named by plugins (`getAuthExcludedRoutes()`) or by
 // AUTH_EXCLUDED_ROUTES. Entries are uWS-style patterns or paths: `/webhooks/*`, `/hooks/:id`, `/docs/(.*)`.
 import { Router, type Method, type RouteDocs } from '../http/router.js';

@@ -4,11 +4,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assetName, type ApiDocs } from '../docs/index.js';
+import { assetName } from '../docs/index.js';
 import type { Asset } from '../docs/swagger-ui.js';
 import { HttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
-import { reply, type HttpRequest } from '../http/types.js';
+import { declarer, mountRoutes, plainContext } from '../http/route.js';
+import { reply } from '../http/types.js';
 import type { Logger } from '../log.js';
 
 export { playgroundEnabled, playgroundEnv } from './config.js';
@@ -55,32 +56,43 @@ export function registerPlaygroundRoutes(router: Router, { oracle, log, bundleDi
   const config = Buffer.from(JSON.stringify({ oracleDid: oracle.did, oracleName: oracle.name }));
   assets.set('config.json', { contentType: 'application/json; charset=utf-8', body: config });
 
-  const docs = (summary: string, responses: ApiDocs['responses']): ApiDocs => ({ summary, tags: ['playground'], public: true, responses });
   const notBuilt = () => HttpError.of(503, 'The playground is not built: run npm run build');
+  const route = declarer<void>();
+  const tags = ['playground'];
 
-  router.get(
-    PLAYGROUND_PATH,
-    function playgroundPage() {
-      if (!page) throw notBuilt();
-      return reply.raw(200, page.contentType, page.body, PAGE_HEADERS);
-    },
-    docs('Browser playground: USSD phone, oracle chat client and live dashboard', {
-      200: { description: 'The page', contentType: 'text/html' },
-      503: { description: 'The page was not built' },
+  mountRoutes(router, plainContext<void>(), [
+    route({
+      method: 'GET',
+      path: PLAYGROUND_PATH,
+      auth: 'public',
+      summary: 'Browser playground: USSD phone, oracle chat client and live dashboard',
+      tags,
+      responses: {
+        200: { description: 'The page', contentType: 'text/html' },
+        503: { description: 'The page was not built' },
+      },
+      handler() {
+        if (!page) throw notBuilt();
+        return reply.raw(200, page.contentType, page.body, PAGE_HEADERS);
+      },
     }),
-  );
-  router.get(
-    `${PREFIX}*`,
-    function playgroundAsset(req: HttpRequest) {
-      const name = assetName(req.path, PREFIX);
-      if (name === '' && !page) throw notBuilt();
-      const asset = name === '' ? page : name === undefined ? undefined : assets.get(name);
-      if (!asset) throw HttpError.of(404, `Cannot GET ${req.path}`);
-      return reply.raw(200, asset.contentType, asset.body, name === '' ? PAGE_HEADERS : { 'Cache-Control': 'no-cache' });
-    },
-    docs('Files of the playground page; config.json names the oracle DID its UCANs are addressed to', {
-      200: { description: 'The file, with its content type' },
-      404: { description: 'No such file of the page' },
+    route({
+      method: 'GET',
+      path: `${PREFIX}*`,
+      auth: 'public',
+      summary: 'Files of the playground page; config.json names the oracle DID its UCANs are addressed to',
+      tags,
+      responses: {
+        200: { description: 'The file, with its content type' },
+        404: { description: 'No such file of the page' },
+      },
+      handler({ req }) {
+        const name = assetName(req.path, PREFIX);
+        if (name === '' && !page) throw notBuilt();
+        const asset = name === '' ? page : name === undefined ? undefined : assets.get(name);
+        if (!asset) throw HttpError.of(404, `Cannot GET ${req.path}`);
+        return reply.raw(200, asset.contentType, asset.body, name === '' ? PAGE_HEADERS : { 'Cache-Control': 'no-cache' });
+      },
     }),
-  );
+  ]);
 }

@@ -2,7 +2,8 @@
 import * as v from 'valibot';
 import type { Logger } from '../log.js';
 import { ussdStep } from '../metrics/catalogue.js';
-import { TOO_MANY_REQUESTS, type ApiDocs } from '../docs/index.js';
+import { TOO_MANY_REQUESTS } from '../docs/index.js';
+import { declarer, mountRoutes, type RouteContext } from '../http/route.js';
 import type { Router } from '../http/router.js';
 import type { OperatorGuard } from '../http/operator-guard.js';
 import { reply } from '../http/types.js';
@@ -27,30 +28,31 @@ interface UssdRouteDeps {
   log: Logger;
 }
 
-export function registerUssdRoutes(router: Router, { runtime, sessions, operatorOnly, log }: UssdRouteDeps): void {
-  router.post(
-    '/api/ussd',
-    async function ussdInput(req) {
-      const parsed = req.bodyError ? undefined : v.safeParse(UssdRequestSchema, req.body);
-      if (!parsed?.success) {
-        log.debug({ reqId: req.requestId, problems: parsed?.issues.map((i) => i.message) ?? [req.bodyError] }, 'invalid USSD request');
-        ussdStep.invalid_request.inc();
-        return reply.text(200, INVALID_INPUT);
-      }
-      const { sessionId, phoneNumber, serviceCode, text } = parsed.output;
-      const message: UssdActorMessage = { sessionId, phoneNumber, serviceCode, text };
-      try {
-        return reply.text(200, await runtime.send<string>(USSD_ACTOR, sessionId, message));
-      } catch (err) {
-        log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
-        ussdStep.unavailable.inc();
-        return reply.text(200, SERVICE_UNAVAILABLE);
-      }
+/** Operator routes identify no one: the guard only lets the operator through. */
+const route = declarer<void>();
+
+export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
+  const { operatorOnly, log } = deps;
+  const context: RouteContext<void> = {
+    guards: { operator: operatorOnly },
+    // A gateway ends the session on any status but 200: bad input is an END screen too.
+    invalid(problem, req) {
+      log.debug({ reqId: req.requestId, problems: problem.issues?.map((i) => i.message) ?? [problem.bodyError] }, 'invalid USSD request');
+      ussdStep.invalid_request.inc();
+      return reply.text(200, INVALID_INPUT);
     },
-    {
+  };
+  mountRoutes(router, context, ussdRoutes(deps));
+}
+
+function ussdRoutes({ runtime, sessions, log }: UssdRouteDeps) {
+  return [
+    route({
+      method: 'POST',
+      path: '/api/ussd',
+      auth: 'public',
       summary: 'One user input of a USSD session; answers a CON or END screen as text/plain',
       tags: ['ussd'],
-      public: true,
       body: UssdRequestSchema,
       bodyContentTypes: ['application/json', 'application/x-www-form-urlencoded'],
       responses: {
@@ -63,42 +65,56 @@ export function registerUssdRoutes(router: Router, { runtime, sessions, operator
         },
         429: TOO_MANY_REQUESTS,
       },
-    } satisfies ApiDocs,
-  );
+      async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
+        const message: UssdActorMessage = { sessionId, phoneNumber, serviceCode, text };
+        try {
+          return reply.text(200, await runtime.send<string>(USSD_ACTOR, sessionId, message));
+        } catch (err) {
+          log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          ussdStep.unavailable.inc();
+          return reply.text(200, SERVICE_UNAVAILABLE);
+        }
+      },
+    }),
 
-  router.get(
-    '/api/ussd/debug/:sessionId',
-    function sessionDebug(req) {
-      operatorOnly(req);
-      const { sessionId } = req.params;
-      const session = fitsKey(sessionId) ? sessions.get(sessionId) : undefined; // longer ids are never stored
-      const activeSessions = activeSessionIds(sessions);
-      if (!isLive(session)) {
-        return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });
-      }
-      return reply.json(200, {
-        sessionId,
-        debugInfo: {
-          state: session.state,
-          context: session.context,
-          status: 'active',
-          createdAt: new Date(session.createdAt).toISOString(),
-          updatedAt: new Date(session.updatedAt).toISOString(),
-          expiresAt: new Date(session.expiresAt).toISOString(),
-        },
-        activeSessions,
-      });
-    },
-    { summary: 'Operator: one live USSD session (never contains a PIN)', tags: ['ussd', 'operator'], operator: true } satisfies ApiDocs,
-  );
+    route({
+      method: 'GET',
+      path: '/api/ussd/debug/:sessionId',
+      auth: 'operator',
+      summary: 'Operator: one live USSD session (never contains a PIN)',
+      tags: ['ussd', 'operator'],
+      handler({ req }) {
+        const { sessionId } = req.params;
+        const session = fitsKey(sessionId) ? sessions.get(sessionId) : undefined; // longer ids are never stored
+        const activeSessions = activeSessionIds(sessions);
+        if (!isLive(session)) {
+          return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });
+        }
+        return reply.json(200, {
+          sessionId,
+          debugInfo: {
+            state: session.state,
+            context: session.context,
+            status: 'active',
+            createdAt: new Date(session.createdAt).toISOString(),
+            updatedAt: new Date(session.updatedAt).toISOString(),
+            expiresAt: new Date(session.expiresAt).toISOString(),
+          },
+          activeSessions,
+        });
+      },
+    }),
 
-  router.get(
-    '/api/ussd/sessions',
-    function activeSessions(req) {
-      operatorOnly(req);
-      const ids = activeSessionIds(sessions);
-      return reply.json(200, { activeSessions: ids, count: ids.length });
-    },
-    { summary: 'Operator: identifiers of all live USSD sessions', tags: ['ussd', 'operator'], operator: true } satisfies ApiDocs,
-  );
+    route({
+      method: 'GET',
+      path: '/api/ussd/sessions',
+      auth: 'operator',
+      summary: 'Operator: identifiers of all live USSD sessions',
+      tags: ['ussd', 'operator'],
+      handler() {
+        const ids = activeSessionIds(sessions);
+        return reply.json(200, { activeSessions: ids, count: ids.length });
+      },
+    }),
+  ];
 }

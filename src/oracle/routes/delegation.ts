@@ -1,41 +1,20 @@
 // POST, GET, DELETE /delegation: the user's delegation to this oracle, validated before it is stored.
-import type { Router } from '../../http/router.js';
 import { reply } from '../../http/types.js';
 import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema, ErrorBodySchema } from '../answer-schemas.js';
-import { oracleErrors, validate } from '../errors.js';
+import { oracleErrors } from '../errors.js';
 import { decodeArtifact } from '../auth/index.js';
 import { StoreDelegationSchema } from '../schemas.js';
-import { AUTH_RESPONSES, type OracleRouteDeps } from './deps.js';
+import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Delegation'];
 
-export function registerDelegationRoutes(router: Router, deps: OracleRouteDeps): void {
-  const { auth, authenticator, delegations, revocations, oracle } = deps;
-
-  router.post(
-    '/delegation',
-    async function storeDelegation(req) {
-      const { did } = await auth.identity(req);
-      const body = validate(StoreDelegationSchema, req.body, req.bodyError);
-      if (body.issuer !== undefined && body.issuer !== did) {
-        throw oracleErrors.delegationRefused(`issuer ${body.issuer} is not the authenticated user ${did}`);
-      }
-      if (body.audience !== undefined && body.audience !== oracle.oracleDid) {
-        throw oracleErrors.delegationRefused(`audience ${body.audience} is not this oracle (${oracle.oracleDid})`);
-      }
-      // Signatures, chain, audience = this oracle, not expired, issued by the caller.
-      const check = await authenticator.verifyDelegationForStorage(body.raw, did);
-      if (!check.ok) throw oracleErrors.delegationRefused(check.reason);
-      await delegations.put({
-        raw: body.raw,
-        issuer: check.issuer,
-        audience: check.audience,
-        ...(check.expiration === undefined ? {} : { expiration: check.expiration }),
-        storedAt: new Date().toISOString(),
-      });
-      return reply.json(200, check.expiration === undefined ? { ok: true } : { ok: true, expiration: check.expiration });
-    },
-    {
+export function delegationRoutes(deps: OracleRouteDeps) {
+  const { authenticator, delegations, revocations, oracle } = deps;
+  return [
+    route({
+      method: 'POST',
+      path: '/delegation',
+      auth: 'ucan',
       summary: 'Store your delegation to this oracle (replaces the previous one)',
       tags,
       body: StoreDelegationSchema,
@@ -44,39 +23,56 @@ export function registerDelegationRoutes(router: Router, deps: OracleRouteDeps):
         400: { description: 'Invalid body, or a delegation that is not yours, not to this oracle, expired or badly signed (`reason`)', schema: ErrorBodySchema },
         401: AUTH_RESPONSES[401],
       },
-    },
-  );
+      async handler({ identity: { did }, body }) {
+        if (body.issuer !== undefined && body.issuer !== did) {
+          throw oracleErrors.delegationRefused(`issuer ${body.issuer} is not the authenticated user ${did}`);
+        }
+        if (body.audience !== undefined && body.audience !== oracle.oracleDid) {
+          throw oracleErrors.delegationRefused(`audience ${body.audience} is not this oracle (${oracle.oracleDid})`);
+        }
+        // Signatures, chain, audience = this oracle, not expired, issued by the caller.
+        const check = await authenticator.verifyDelegationForStorage(body.raw, did);
+        if (!check.ok) throw oracleErrors.delegationRefused(check.reason);
+        await delegations.put({
+          raw: body.raw,
+          issuer: check.issuer,
+          audience: check.audience,
+          ...(check.expiration === undefined ? {} : { expiration: check.expiration }),
+          storedAt: new Date().toISOString(),
+        });
+        return reply.json(200, check.expiration === undefined ? { ok: true } : { ok: true, expiration: check.expiration });
+      },
+    }),
 
-  router.get(
-    '/delegation',
-    async function delegationStatus(req) {
-      const { did } = await auth.identity(req);
-      return reply.json(200, delegations.status(did));
-    },
-    {
+    route({
+      method: 'GET',
+      path: '/delegation',
+      auth: 'ucan',
       summary: 'Whether a valid delegation is stored',
       tags,
       responses: { 200: { description: '`authorized` is false when none is stored or it expired', schema: DelegationStatusSchema }, 401: AUTH_RESPONSES[401] },
-    },
-  );
+      handler({ identity: { did } }) {
+        return reply.json(200, delegations.status(did));
+      },
+    }),
 
-  router.delete(
-    '/delegation',
-    async function revokeDelegation(req) {
-      const { did, delegation } = await auth.identity(req);
-      // Revoked by CID, not only forgotten: sent again (x-ucan-delegation, or as an invocation's proof) it is refused.
-      const stored = delegations.get(did);
-      if (stored) await revocations.revoke((await decodeArtifact(stored.raw)).cid.toString(), stored.expiration);
-      if (delegation) await revocations.revoke(delegation.cid.toString(), finiteOrUndefined(delegation.expiration));
-      await delegations.remove(did);
-      return reply.json(200, { ok: true });
-    },
-    {
+    route({
+      method: 'DELETE',
+      path: '/delegation',
+      auth: 'ucan',
       summary: 'Revoke your stored delegation (and the one sent with this request): refused from now on, on every transport',
       tags,
       responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
-    },
-  );
+      async handler({ identity: { did, delegation } }) {
+        // Revoked by CID, not only forgotten: sent again (x-ucan-delegation, or as an invocation's proof) it is refused.
+        const stored = delegations.get(did);
+        if (stored) await revocations.revoke((await decodeArtifact(stored.raw)).cid.toString(), stored.expiration);
+        if (delegation) await revocations.revoke(delegation.cid.toString(), finiteOrUndefined(delegation.expiration));
+        await delegations.remove(did);
+        return reply.json(200, { ok: true });
+      },
+    }),
+  ];
 }
 
 const finiteOrUndefined = (seconds: number) => (Number.isFinite(seconds) ? seconds : undefined);

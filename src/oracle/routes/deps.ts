@@ -1,21 +1,18 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
-import type { HttpRequest } from '../../http/types.js';
+import { declarer } from '../../http/route.js';
 import { ActorBusyError, HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { OracleRef } from '../chat/protocol.js';
 import type { DelegationStore } from '../delegations.js';
 import type { RevocationList } from '../revocations.js';
-import { oracleErrors, validate } from '../errors.js';
-import type { OracleRouteAuth } from '../route-auth.js';
-import { SessionIdParamsSchema } from '../schemas.js';
+import { oracleErrors } from '../errors.js';
 import { ownedSession, type SessionDb } from '../sessions/records.js';
 import type { TranscriptDb } from '../sessions/transcript.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
   readonly runtime: ActorRuntime;
-  readonly auth: OracleRouteAuth;
   readonly authenticator: UcanAuthenticator;
   readonly oracle: OracleRef;
   readonly sessions: SessionDb;
@@ -41,12 +38,8 @@ export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The preamble of the `/…/:sessionId` routes: the authenticated user and the validated path parameter. */
-export async function userAndSessionId(auth: OracleRouteAuth, req: HttpRequest): Promise<{ user: AuthIdentity; sessionId: string }> {
-  const user = await auth.identity(req);
-  const { sessionId } = validate(SessionIdParamsSchema, req.params);
-  return { user, sessionId };
-}
+/** Declares an oracle route: its handler gets the authenticated user as `identity`. */
+export const route = declarer<AuthIdentity>();
 
 /** Throws the 404 of the wire format unless the session exists and is the user's. */
 export function requireOwnedSession(sessions: SessionDb, sessionId: string, userDid: string): void {

@@ -1,7 +1,6 @@
 // POST /messages/abort, POST /messages/:sessionId (JSON or SSE), GET /messages/:sessionId.
-// The abort route is registered first; uWS also prefers a static segment over a parameter.
+// The abort route is declared first; uWS also prefers a static segment over a parameter.
 import { randomUUID } from 'node:crypto';
-import type { Router } from '../../http/router.js';
 import { reply, type HttpRequest, type HttpResponse, type Reply } from '../../http/types.js';
 import { HostUnavailableError } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity } from '../auth/index.js';
@@ -15,12 +14,12 @@ import {
 } from '../answer-schemas.js';
 import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply } from '../chat/protocol.js';
 import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
-import { oracleErrors, validate } from '../errors.js';
+import { oracleErrors } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
 import { ownedSession } from '../sessions/records.js';
 import { itemOf, readTranscript } from '../sessions/transcript.js';
 import * as v from 'valibot';
-import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, userAndSessionId, type OracleRouteDeps } from './deps.js';
+import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Messages'];
 /** A JSON (non-streamed) answer may take this long: several model calls and tools. */
@@ -33,57 +32,33 @@ function timezoneOf(body: SendMessageInput, req: HttpRequest): string | undefine
   return header && v.is(TimeZoneSchema, header) ? header : undefined;
 }
 
-export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): void {
-  const { runtime, auth, sessions, transcripts } = deps;
-
-  router.post(
-    '/messages/abort',
-    async function abortGeneration(req) {
-      const { did } = await auth.identity(req);
-      const { sessionId } = validate(AbortSchema, req.body, req.bodyError);
-      if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
-      const stop: AbortSignalMessage = { type: 'abort', userDid: did };
-      const found = await runtime.signal<boolean>(CHAT_ACTOR, sessionId, stop).catch((error: unknown) => {
-        // A host that is restarting runs no generation.
-        if (error instanceof HostUnavailableError) return false;
-        throw error;
-      });
-      return reply.json(200, { success: found === true });
-    },
-    {
+export function messageRoutes(deps: OracleRouteDeps) {
+  const { runtime, sessions, transcripts } = deps;
+  return [
+    route({
+      method: 'POST',
+      path: '/messages/abort',
+      auth: 'ucan',
       summary: 'Abort the generation in flight of one of your sessions',
       tags,
       body: AbortSchema,
       responses: { 200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema }, ...AUTH_RESPONSES },
-    },
-  );
+      async handler({ identity: { did }, body: { sessionId } }) {
+        if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
+        const stop: AbortSignalMessage = { type: 'abort', userDid: did };
+        const found = await runtime.signal<boolean>(CHAT_ACTOR, sessionId, stop).catch((error: unknown) => {
+          // A host that is restarting runs no generation.
+          if (error instanceof HostUnavailableError) return false;
+          throw error;
+        });
+        return reply.json(200, { success: found === true });
+      },
+    }),
 
-  router.post(
-    '/messages/:sessionId',
-    async function sendMessage(req, res) {
-      const { user, sessionId } = await userAndSessionId(auth, req);
-      const body = validate(SendMessageSchema, req.body, req.bodyError);
-      // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
-      requireOwnedSession(sessions, sessionId, user.did);
-      const turn: TurnMessage = {
-        type: 'turn',
-        ...deps.oracle,
-        userDid: user.did,
-        turnId: randomUUID(),
-        requestId: req.requestId,
-        message: body.message,
-        timezone: timezoneOf(body, req),
-        tools: body.tools,
-        agActions: body.agActions,
-        mcpInvocations: body.mcpInvocations,
-        returnAllMessages: body.returnAllMessages === true && body.stream !== true,
-      };
-      // One generation per session: the newest message stops the one in flight and any queued before it.
-      const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
-      await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, supersede));
-      return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
-    },
-    {
+    route({
+      method: 'POST',
+      path: '/messages/:sessionId',
+      auth: 'ucan',
       summary: 'Send a message; the answer is JSON, or an SSE stream with `stream: true`',
       tags,
       params: SessionIdParamsSchema,
@@ -96,18 +71,33 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
         503: { description: 'The session actor is restarting or busy (mailbox or host queue full); retry after `Retry-After`', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-    },
-  );
+      async handler({ identity: user, params: { sessionId }, body, req, res }) {
+        // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
+        requireOwnedSession(sessions, sessionId, user.did);
+        const turn: TurnMessage = {
+          type: 'turn',
+          ...deps.oracle,
+          userDid: user.did,
+          turnId: randomUUID(),
+          requestId: req.requestId,
+          message: body.message,
+          timezone: timezoneOf(body, req),
+          tools: body.tools,
+          agActions: body.agActions,
+          mcpInvocations: body.mcpInvocations,
+          returnAllMessages: body.returnAllMessages === true && body.stream !== true,
+        };
+        // One generation per session: the newest message stops the one in flight and any queued before it.
+        const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
+        await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, supersede));
+        return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
+      },
+    }),
 
-  router.get(
-    '/messages/:sessionId',
-    async function listMessages(req) {
-      const { user, sessionId } = await userAndSessionId(auth, req);
-      // Unknown and someone else's answer alike, so ids cannot be probed.
-      requireOwnedSession(sessions, sessionId, user.did);
-      return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
-    },
-    {
+    route({
+      method: 'GET',
+      path: '/messages/:sessionId',
+      auth: 'ucan',
       summary: 'The messages of a session, oldest first',
       tags,
       params: SessionIdParamsSchema,
@@ -116,8 +106,13 @@ export function registerMessageRoutes(router: Router, deps: OracleRouteDeps): vo
         404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-    },
-  );
+      handler({ identity: user, params: { sessionId } }) {
+        // Unknown and someone else's answer alike, so ids cannot be probed.
+        requireOwnedSession(sessions, sessionId, user.did);
+        return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
+      },
+    }),
+  ];
 }
 
 async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {

@@ -1,62 +1,48 @@
 // POST /sessions, GET /sessions, DELETE /sessions/:sessionId.
 import { randomUUID } from 'node:crypto';
-import type { Router } from '../../http/router.js';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
 import { CHAT_ACTOR, type AbortSignalMessage, type CreateReply, type CreateSessionMessage, type DeleteReply } from '../chat/protocol.js';
-import { validate } from '../errors.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { listSessions } from '../sessions/records.js';
-import { actorCall, AUTH_RESPONSES, requireOwnedSession, userAndSessionId, type OracleRouteDeps } from './deps.js';
+import { actorCall, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Sessions'];
 
-export function registerSessionRoutes(router: Router, deps: OracleRouteDeps): void {
-  const { runtime, auth, oracle, sessions } = deps;
-
-  router.post(
-    '/sessions',
-    async function createSession(req) {
-      const { did } = await auth.identity(req);
-      const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
-      const created = await actorCall(() => runtime.send<CreateReply>(CHAT_ACTOR, randomUUID(), message));
-      return created.ok ? reply.json(201, created.session) : reply.json(created.status, created.body);
-    },
-    {
+export function sessionRoutes(deps: OracleRouteDeps) {
+  const { runtime, oracle, sessions } = deps;
+  return [
+    route({
+      method: 'POST',
+      path: '/sessions',
+      auth: 'ucan',
       summary: 'Create a chat session',
       tags,
       responses: { 201: { description: 'The new session', schema: SessionSchema }, 401: AUTH_RESPONSES[401] },
-    },
-  );
+      async handler({ identity: { did } }) {
+        const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
+        const created = await actorCall(() => runtime.send<CreateReply>(CHAT_ACTOR, randomUUID(), message));
+        return created.ok ? reply.json(201, created.session) : reply.json(created.status, created.body);
+      },
+    }),
 
-  router.get(
-    '/sessions',
-    async function listUserSessions(req) {
-      const { did } = await auth.identity(req);
-      const { limit, offset } = validate(SessionListQuerySchema, Object.fromEntries(req.query));
-      return reply.json(200, listSessions(sessions, did, offset, limit));
-    },
-    {
+    route({
+      method: 'GET',
+      path: '/sessions',
+      auth: 'ucan',
       summary: "List the authenticated user's sessions, newest first",
       tags,
       query: SessionListQuerySchema,
       responses: { 200: { description: 'One page and the total', schema: SessionListSchema }, ...AUTH_RESPONSES },
-    },
-  );
+      handler({ identity: { did }, query: { limit, offset } }) {
+        return reply.json(200, listSessions(sessions, did, offset, limit));
+      },
+    }),
 
-  router.delete(
-    '/sessions/:sessionId',
-    async function removeSession(req) {
-      const { user, sessionId } = await userAndSessionId(auth, req);
-      requireOwnedSession(sessions, sessionId, user.did);
-      // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
-      const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
-      await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, stop));
-      const deleted = await actorCall(() => runtime.send<DeleteReply>(CHAT_ACTOR, sessionId, { type: 'delete', userDid: user.did }));
-      if (!deleted.ok) return reply.json(deleted.status, deleted.body);
-      return reply.json(200, { message: 'Session deleted successfully' });
-    },
-    {
+    route({
+      method: 'DELETE',
+      path: '/sessions/:sessionId',
+      auth: 'ucan',
       summary: 'Delete a session and its transcript',
       tags,
       params: SessionIdParamsSchema,
@@ -65,6 +51,15 @@ export function registerSessionRoutes(router: Router, deps: OracleRouteDeps): vo
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-    },
-  );
+      async handler({ identity: user, params: { sessionId } }) {
+        requireOwnedSession(sessions, sessionId, user.did);
+        // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
+        const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
+        await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, stop));
+        const deleted = await actorCall(() => runtime.send<DeleteReply>(CHAT_ACTOR, sessionId, { type: 'delete', userDid: user.did }));
+        if (!deleted.ok) return reply.json(deleted.status, deleted.body);
+        return reply.json(200, { message: 'Session deleted successfully' });
+      },
+    }),
+  ];
 }
