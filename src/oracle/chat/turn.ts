@@ -11,8 +11,7 @@ import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type T
 import { TurnEvents } from '../events/turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
-import { PaymentRequiredError } from '../plugins/credits/ledger.js';
-import { chatRefusal, type TurnMessage, type TurnReply } from './protocol.js';
+import type { TurnMessage, TurnReply } from './protocol.js';
 import { HISTORY_TURNS, type ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
@@ -58,24 +57,16 @@ export async function runTurn({ services, session, entries, request, generation,
     return { reply: { message: { type: 'ai', content: '', id: '' }, aborted: true } };
   }
 
-  let prepared;
-  try {
-    prepared = await prepareTurn({
-      plugins: services.plugins,
-      context,
-      oracleName: request.oracleName,
-      history: historyOf(entries, HISTORY_TURNS),
-      userMessage: request.message,
-      // MCP tools before the client's: a declared tool cannot take the name of a configured one.
-      clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
-    });
-  } catch (error) {
-    // The credits plugin's refusal (the only one a hook gives), as the actor's domain error.
-    if (error instanceof PaymentRequiredError) {
-      throw chatRefusal('credits_exhausted', error.message, { claims: error.claims, outstandingClaims: error.outstandingClaims });
-    }
-    throw error;
-  }
+  // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
+  const prepared = await prepareTurn({
+    plugins: services.plugins,
+    context,
+    oracleName: request.oracleName,
+    history: historyOf(entries, HISTORY_TURNS),
+    userMessage: request.message,
+    // MCP tools before the client's: a declared tool cannot take the name of a configured one.
+    clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
+  });
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
   // The same turn, told to the session's sockets (event channel).
