@@ -128,8 +128,8 @@ async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMe
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
   });
-  if (outcome.kind === 'refused') throw actorFailure(outcome.error);
-  if (outcome.kind === 'failed') throw actorFailure(outcome.error);
+  // Refused before it opened (a DomainError), or its host died before a word: the face's mapping answers.
+  if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
 }
 
 async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
