@@ -9,6 +9,8 @@ import * as v from 'valibot';
 import { oracleEnv } from '../dist/src/oracle/config.js';
 import { createPlugins } from '../dist/src/oracle/plugins/index.js';
 import { openCreditLedger, PaymentRequiredError, MAX_OUTSTANDING } from '../dist/src/oracle/plugins/credits/ledger.js';
+import { chatFailure } from '../dist/src/oracle/errors.js';
+import { HttpError } from '../dist/src/http/errors.js';
 import { prepareTurn } from '../dist/src/oracle/agent/turn.js';
 import type { TurnContext } from '../dist/src/oracle/agent/types.js';
 
@@ -36,7 +38,7 @@ async function refusal(promise: Promise<unknown>): Promise<PaymentRequiredError>
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(error instanceof PaymentRequiredError)) throw new Error(`expected a 402, got ${String(error)}`);
+  if (!(error instanceof PaymentRequiredError)) throw new Error(`expected credits_exhausted, got ${String(error)}`);
   return error;
 }
 
@@ -59,10 +61,12 @@ t.test('charges until the balance runs out, then 402 with the refused claim and 
   for (const left of [2, 1, 0]) t.equal((await ledger.charge('did:key:zA')).balance, left);
 
   const first = await refusal(ledger.charge('did:key:zA'));
-  t.equal(first.status, 402);
+  t.equal(first.code, 'credits_exhausted');
   t.match(first.claims, [/^claim-[0-9a-f-]{36}$/]);
   t.same(first.outstandingClaims, first.claims);
-  const reply = first.toReply();
+  const answer = chatFailure(first);
+  if (!(answer instanceof HttpError)) throw new Error('credits_exhausted maps to an HttpError');
+  const reply = answer.toReply();
   t.equal(reply.status, 402);
   t.same(JSON.parse(String(reply.body)), {
     statusCode: 402,
@@ -108,7 +112,7 @@ t.test('with CREDITS_ENABLED the turn is refused before the agent is built', asy
   const ok = await prepareTurn({ ...input, context: turn('did:key:zA') });
   t.equal(ok.messages.at(-1)?.content, 'hi');
   const refused = await refusal(prepareTurn({ ...input, context: turn('did:key:zA') }));
-  t.equal(refused.status, 402);
+  t.equal(refused.code, 'credits_exhausted');
   t.equal(store.db<{ balance: number }>('oracle-credits').get('did:key:zA')?.balance, 0, 'stored in oracle-credits');
 
   const free = createPlugins({ config: { CREDITS_ENABLED: false, CREDITS_INITIAL: 0, CREDITS_PER_MESSAGE: 1 }, store });

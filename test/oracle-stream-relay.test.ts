@@ -3,6 +3,7 @@
 import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
 import { FrameSender } from '../dist/src/oracle/chat/frame-sender.js';
+import { DomainError } from '../dist/src/runtime/errors.js';
 import { STREAM_WINDOW } from '../dist/src/oracle/chat/protocol.js';
 import { HEARTBEAT, relayStream } from '../dist/src/oracle/chat/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
@@ -103,9 +104,13 @@ t.test('a client that hangs up cancels the producer, even one waiting for the wi
 
 t.test('a refusal is handed back as data before any stream opens', async (t) => {
   const { socket, sender, outcome } = pair();
-  sender.refuse(402, { statusCode: 402, claims: ['c1'] });
+  sender.refuse(new DomainError('credits_exhausted', 'Insufficient credits', { claims: ['c1'] }));
   sender.end();
-  t.same(await outcome, { kind: 'refused', status: 402, body: { statusCode: 402, claims: ['c1'] } });
+  const refused = await outcome;
+  t.equal(refused.kind, 'refused');
+  if (refused.kind !== 'refused') return;
+  t.type(refused.error, DomainError, 'rebuilt as a DomainError on the main thread');
+  t.match(refused.error, { code: 'credits_exhausted', message: 'Insufficient credits', details: { claims: ['c1'] } });
   t.same(socket.chunks, []);
 });
 

@@ -123,8 +123,9 @@ t.test('through HTTP: one server with ACTOR_MAILBOX_LIMIT=2', async (t) => {
     const held = heldAnswer('Partial ');
     llm.script(held.responder);
     const modelCalls = llm.requests.length;
-    const running = server.runtime.send(CHAT_ACTOR, sessionId, turn(server, ada, 'running'), 3_000);
-    const queued = server.runtime.send(CHAT_ACTOR, sessionId, turn(server, ada, 'queued'), 300);
+    const actor = server.runtime.ref(CHAT_ACTOR, sessionId);
+    const running = actor.send(turn(server, ada, 'running'), 3_000);
+    const queued = actor.send(turn(server, ada, 'queued'), 300);
     await t.rejects(queued, { name: 'HostUnavailableError', message: /no answer within 300 ms/ }, 'the queued call fails at its deadline');
     await held.running;
     await t.rejects(running, { name: 'HostUnavailableError', message: /no answer within 3000 ms/ }, 'the caller is told it failed');

@@ -3,6 +3,8 @@
 import * as v from 'valibot';
 import { HttpError } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
+import { ActorBusyError, DomainError, HostUnavailableError } from '../runtime/errors.js';
+import type { ChatErrorCode } from './chat/protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
 
@@ -24,6 +26,26 @@ export const oracleErrors = {
   /** The agent failed on a non-streamed message (the stream reports it as an `error` frame instead). */
   agentFailed: (message: string) => HttpError.of(502, message),
 };
+
+/**
+ * The oracle face's one mapping from a failed chat-actor call to its HTTP answer: the actor's refusals by
+ * code, a full mailbox or host queue and a restarting host as 503s; anything else is left to the router (500).
+ */
+export function chatFailure(error: unknown): unknown {
+  if (error instanceof DomainError) {
+    const code = error.code as ChatErrorCode;
+    switch (code) {
+      case 'session_not_found':
+        return oracleErrors.sessionNotFound();
+      case 'session_exists':
+        return HttpError.of(409, error.message);
+      case 'credits_exhausted':
+        return HttpError.of(402, error.message, error.details);
+    }
+  }
+  if (error instanceof ActorBusyError) return oracleErrors.chatBusy(error.retryAfterSeconds);
+  return error instanceof HostUnavailableError ? oracleErrors.chatUnavailable() : error;
+}
 
 /** Schema messages follow the field's path ("attachments.0.filename should not be empty"); root ones stand alone. */
 function issueText(issue: v.BaseIssue<unknown>): string {

@@ -9,6 +9,7 @@ import type { Store } from '../store/env.js';
 import { HostClosingError, CallCancelledError } from './errors.js';
 import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi } from './messages.js';
+import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
 
 export interface HostContext {
   readonly hostIndex: number;
@@ -19,24 +20,17 @@ export interface HostContext {
   publish(topic: string, event: string, data: unknown): void;
 }
 
-export interface Actor {
-  /**
-   * Handles one message; runs in the actor's mailbox, so never concurrently with another. `cancelled` fires
-   * when the caller gave up: check it (`cancelled?.throwIfAborted()`) right before committing.
-   */
-  receive(message: unknown, cancelled?: AbortSignal): Promise<unknown>;
-  /** Handles one message whose answer is a stream of frames written to `port`; runs in the mailbox. */
-  stream?(message: unknown, port: MessagePort, cancelled?: AbortSignal): Promise<void>;
-  /** Handles a signal outside the mailbox (e.g. abort while a stream is running). */
-  signal?(message: unknown): unknown;
-  /** False while the actor holds work that must not be dropped. */
-  isIdle?(): boolean;
-  dispose?(): void;
+export { type Actor } from './protocol.js';
+
+/** How a host creates the actors of one kind; `name` is its protocol's kind (declared once, in the protocol). */
+export interface ActorKind<S extends ProtocolShape = ProtocolShape> {
+  readonly name: string;
+  create(actorId: string, host: HostContext): Actor<S>;
 }
 
-export interface ActorKind {
-  readonly name: string;
-  create(actorId: string, host: HostContext): Actor;
+/** The ActorKind of `protocol`: the name comes from the declaration. */
+export function actorKind<S extends ProtocolShape>(protocol: ActorProtocol<S>, create: (actorId: string, host: HostContext) => Actor<S>): ActorKind<S> {
+  return { name: protocol.kind, create };
 }
 
 /**

@@ -9,9 +9,10 @@ import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-re
 import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
 import { ActorBusyError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
+import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
 import { shardOf } from './shard.js';
 
-export { ActorBusyError, HostUnavailableError } from './errors.js';
+export { ActorBusyError, DomainError, HostUnavailableError } from './errors.js';
 
 const HOST_ENTRY = new URL('../../workers/actor-host.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 5_000;
@@ -192,6 +193,29 @@ export interface ActorStream {
   readonly done: Promise<void>;
 }
 
+/** One actor, typed by its kind's protocol: the reply type follows from the message's `type`. */
+export class ActorRef<S extends ProtocolShape> {
+  constructor(
+    private readonly runtime: ActorRuntime,
+    readonly kind: string,
+    readonly id: string,
+  ) {}
+
+  // The casts below are the thread boundary: the actor of this kind implements Actor<S> (the same declaration).
+  send<M extends TypedMessage<S['calls']>>(message: M, timeoutMs?: number): Promise<ReplyOf<S['calls'], M>> {
+    return this.runtime.send(this.kind, this.id, message, timeoutMs) as Promise<ReplyOf<S['calls'], M>>;
+  }
+
+  /** `undefined`: the actor is not in memory, so the signal was not delivered. */
+  signal<M extends TypedMessage<S['signals']>>(message: M): Promise<ReplyOf<S['signals'], M> | undefined> {
+    return this.runtime.signal(this.kind, this.id, message) as Promise<ReplyOf<S['signals'], M> | undefined>;
+  }
+
+  stream(message: S['stream'], timeoutMs?: number): ActorStream {
+    return this.runtime.stream(this.kind, this.id, message, timeoutMs);
+  }
+}
+
 export class ActorRuntime {
   readonly #hosts: HostHandle[];
   readonly #listeners = new Set<(event: ActorEvent) => void>();
@@ -225,19 +249,25 @@ export class ActorRuntime {
     return shardOf(actorId, this.#hosts.length);
   }
 
-  /**
-   * Sends `message` to the actor's mailbox. Refused at once with ActorBusyError when its mailbox or its host's
-   * queue is full; after `timeoutMs` the work is cancelled (dropped if queued, not committed if running).
-   */
-  send<T = unknown>(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<T> {
-    const host = this.#hosts[this.hostOf(actorId)];
-    return host.call((api, deadline) => api.send(kind, actorId, message, deadline) as Promise<T>, timeoutMs, true);
+  /** The actor `actorId` of the kind `protocol` declares: what it is sent and what it answers are typed. */
+  ref<S extends ProtocolShape>(protocol: ActorProtocol<S>, actorId: string): ActorRef<S> {
+    return new ActorRef(this, protocol.kind, actorId);
   }
 
-  /** Reaches an actor outside its mailbox; resolves `undefined` when the actor is not in memory (not delivered). */
-  signal<T = unknown>(kind: string, actorId: string, message: unknown): Promise<T> {
+  /**
+   * Sends `message` to the actor's mailbox (untyped: use ref()). Refused at once with ActorBusyError when its
+   * mailbox or its host's queue is full; after `timeoutMs` the work is cancelled (dropped if queued, not
+   * committed if running). A refusal of the actor rejects with its DomainError.
+   */
+  send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.call((api) => api.signal(kind, actorId, message) as Promise<T>, this.#timeoutMs);
+    return host.call((api, deadline) => api.send(kind, actorId, message, deadline), timeoutMs, true);
+  }
+
+  /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */
+  signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
+    const host = this.#hosts[this.hostOf(actorId)];
+    return host.call((api) => api.signal(kind, actorId, message), this.#timeoutMs);
   }
 
   /** Opens a stream from an actor: it writes frames to the returned port. */

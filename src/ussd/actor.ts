@@ -1,13 +1,13 @@
 // The USSD session actor: one per session id, on the actor host its id hashes to. It owns the session
 // record; every change is committed to LMDB before the screen is answered.
 import { ussdSessionsActive, ussdStep } from '../metrics/catalogue.js';
-import { perHost, type Actor, type ActorKind } from '../runtime/actor-host.js';
+import { actorKind, perHost, type Actor } from '../runtime/actor-host.js';
 import { shardOf } from '../runtime/shard.js';
 import { CustomerStore } from '../store/customers.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from './answers.js';
 import { answer, ENDED_STATE, type MenuDeps } from './menu/index.js';
 import { PinCipher } from './pin-cipher.js';
-import type { UssdActorMessage } from './schema.js';
+import { USSD_ACTOR, type DialMessage, type UssdShape } from './protocol.js';
 import type { UssdSession } from './session.js';
 import type { SessionDb } from './session-records.js';
 import { LiveSessions } from './live-sessions.js';
@@ -45,7 +45,7 @@ const servicesOf = perHost((host): UssdServices => {
   };
 });
 
-class UssdActor implements Actor {
+class UssdActor implements Actor<UssdShape> {
   /** The session as last committed; undefined until loaded, null when there is none. */
   #session: UssdSession | null | undefined;
 
@@ -54,8 +54,7 @@ class UssdActor implements Actor {
     private readonly services: UssdServices,
   ) {}
 
-  async receive(message: unknown, cancelled?: AbortSignal): Promise<string> {
-    const dial = message as UssdActorMessage;
+  async receive(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
     const { sessions, deps } = this.services;
     const now = deps.now();
     if (this.#session === undefined) this.#session = sessions.get(this.sessionId) ?? null;
@@ -88,7 +87,4 @@ class UssdActor implements Actor {
   }
 }
 
-export const ussdActorKind: ActorKind = {
-  name: 'ussd',
-  create: (sessionId, host) => new UssdActor(sessionId, servicesOf(host)),
-};
+export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, servicesOf(host)));

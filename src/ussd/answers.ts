@@ -1,4 +1,15 @@
 // The fixed answers of the spec. Both are HTTP 200 text/plain: a gateway ends the user's session on any non-2xx.
+import { ussdStep } from '../metrics/catalogue.js';
+
 export const INVALID_INPUT = 'END Invalid input. Please try again.';
 export const SERVICE_UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
 export const SESSION_EXPIRED = 'END Your session has expired. Please dial again.';
+
+/**
+ * The USSD face's one mapping from a failed actor call to its answer. Every failure (busy mailbox or host
+ * queue, a host restarting or stopping, a crash) is the same END text: a gateway can only end the session.
+ */
+export function answerOf(_error: unknown): string {
+  ussdStep.unavailable.inc();
+  return SERVICE_UNAVAILABLE;
+}

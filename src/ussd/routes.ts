@@ -9,11 +9,11 @@ import type { OperatorGuard } from '../http/operator-guard.js';
 import { reply } from '../http/types.js';
 import type { ActorRuntime } from '../runtime/actor-runtime.js';
 import { fitsKey } from '../store/keys.js';
-import { INVALID_INPUT, SERVICE_UNAVAILABLE } from './answers.js';
-import { UssdRequestSchema, type UssdActorMessage } from './schema.js';
+import { answerOf, INVALID_INPUT } from './answers.js';
+import { USSD_ACTOR, type DialMessage } from './protocol.js';
+import { UssdRequestSchema } from './schema.js';
 import { activeSessionIds, isLive, type SessionDb } from './session-records.js';
 
-export const USSD_ACTOR = 'ussd';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -66,13 +66,12 @@ function ussdRoutes({ runtime, sessions, log }: UssdRouteDeps) {
         429: TOO_MANY_REQUESTS,
       },
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
-        const message: UssdActorMessage = { sessionId, phoneNumber, serviceCode, text };
+        const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await runtime.send<string>(USSD_ACTOR, sessionId, message));
+          return reply.text(200, await runtime.ref(USSD_ACTOR, sessionId).send(message));
         } catch (err) {
           log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
-          ussdStep.unavailable.inc();
-          return reply.text(200, SERVICE_UNAVAILABLE);
+          return reply.text(200, answerOf(err));
         }
       },
     }),

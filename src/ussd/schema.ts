@@ -14,10 +14,3 @@ export const UssdRequestSchema = v.object({
 
 export type UssdRequest = v.InferOutput<typeof UssdRequestSchema>;
 
-/** The message an actor host's USSD actor receives. */
-export interface UssdActorMessage {
-  sessionId: string;
-  phoneNumber: string;
-  serviceCode: string;
-  text: string;
-}

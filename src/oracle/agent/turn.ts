@@ -23,7 +23,7 @@ export interface PreparedTurn {
   systemPrompt: string;
 }
 
-/** Throws what a before-agent hook throws (PaymentRequiredError 402): call it before the stream opens. */
+/** Throws what a before-agent hook throws (PaymentRequiredError, `credits_exhausted`): call it before the stream opens. */
 export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn> {
   await runBeforeAgent(input.plugins, input.context);
   const systemPrompt = buildSystemPrompt({

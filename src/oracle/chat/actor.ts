@@ -2,33 +2,33 @@
 // and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
 import type { MessagePort } from 'node:worker_threads';
-import type { Actor, ActorKind } from '../../runtime/actor-host.js';
-import { HttpError, httpErrors } from '../../http/errors.js';
+import { actorKind, type Actor } from '../../runtime/actor-host.js';
+import { DomainError } from '../../runtime/errors.js';
 import { encodeSseFrame } from '../agent/sse-frames.js';
-import { oracleErrors } from '../errors.js';
+import { SESSION_NOT_FOUND } from '../errors.js';
 import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
 import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
   CHAT_ACTOR,
+  chatRefusal,
   type AbortSignalMessage,
   type ChatActorMessage,
+  type ChatShape,
   type CreateReply,
   type CreateSessionMessage,
   type DeleteReply,
   type DeleteSessionMessage,
-  refusalOf,
-  type Refusal,
   type TurnMessage,
   type TurnReply,
 } from './protocol.js';
 import { chatServicesOf, type ChatServices } from './services.js';
 import { runTurn, type Generation } from './turn.js';
 
-const notFound = (): Refusal => refusalOf(oracleErrors.sessionNotFound());
+const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
 
-class ChatActor implements Actor {
+class ChatActor implements Actor<ChatShape> {
   /** undefined until loaded; null when the session does not exist. */
   #session: SessionRecord | null | undefined;
   #entries: TranscriptEntry[] | undefined;
@@ -41,8 +41,7 @@ class ChatActor implements Actor {
     private readonly services: ChatServices,
   ) {}
 
-  async receive(message: unknown, cancelled?: AbortSignal): Promise<CreateReply | DeleteReply | TurnReply> {
-    const request = message as ChatActorMessage;
+  async receive(request: ChatActorMessage, cancelled?: AbortSignal): Promise<CreateReply | DeleteReply | TurnReply> {
     switch (request.type) {
       case 'create':
         return this.#create(request, cancelled);
@@ -53,27 +52,24 @@ class ChatActor implements Actor {
     }
   }
 
-  async stream(message: unknown, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
-    const turn = message as TurnMessage;
+  async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
     const sender = new FrameSender(port, () => this.#abort(turn.turnId));
     try {
-      const reply = await this.#turn(turn, sender, cancelled);
-      if (!reply.ok) sender.refuse(reply.status, reply.body);
+      await this.#turn(turn, sender, cancelled);
     } catch (error) {
+      // A refusal before the stream opened is handed back as data; the main thread answers it.
+      if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
       this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
-      if (!sender.opened) sender.refuse(500, httpErrors.internal().body);
-      else {
-        const text = 'The answer could not be completed; please send your message again';
-        await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
-        await sender.send(encodeSseFrame({ event: 'done', data: {} }), true);
-      }
+      if (!sender.opened) throw error;
+      const text = 'The answer could not be completed; please send your message again';
+      await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
+      await sender.send(encodeSseFrame({ event: 'done', data: {} }), true);
     } finally {
       sender.end();
     }
   }
 
-  signal(message: unknown): boolean {
-    const request = message as AbortSignalMessage | ChannelSignal;
+  signal(request: AbortSignalMessage | ChannelSignal): boolean {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
     if (request.type !== 'abort' || this.#session?.userDid !== request.userDid) return false;
@@ -98,7 +94,7 @@ class ChatActor implements Actor {
   }
 
   async #create(request: CreateSessionMessage, cancelled?: AbortSignal): Promise<CreateReply> {
-    if (this.#load()) return refusalOf(HttpError.of(409, 'Session already exists'));
+    if (this.#load()) throw chatRefusal('session_exists', 'Session already exists');
     const now = preciseNow();
     const record: SessionRecord = {
       sessionId: this.sessionId,
@@ -113,12 +109,12 @@ class ChatActor implements Actor {
     await this.services.root.transaction(() => writeSession(this.services.sessions, record));
     this.#session = record;
     this.#entries = [];
-    return { ok: true, session: viewOf(record) };
+    return { session: viewOf(record) };
   }
 
   async #delete(request: DeleteSessionMessage, cancelled?: AbortSignal): Promise<DeleteReply> {
     const session = this.#load();
-    if (!session || session.userDid !== request.userDid) return notFound();
+    if (!session || session.userDid !== request.userDid) throw notFound();
     const { root, sessions, transcripts } = this.services;
     cancelled?.throwIfAborted();
     await root.transaction(() => {
@@ -127,12 +123,12 @@ class ChatActor implements Actor {
     });
     this.#session = null;
     this.#entries = [];
-    return { ok: true };
+    return { deleted: true };
   }
 
   async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
     const session = this.#load();
-    if (!session || session.userDid !== request.userDid) return notFound();
+    if (!session || session.userDid !== request.userDid) throw notFound();
     const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
     // A newer message arrived while this one waited, or its client left: it ends before it starts.
     const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
@@ -153,7 +149,4 @@ class ChatActor implements Actor {
   }
 }
 
-export const chatActorKind: ActorKind = {
-  name: CHAT_ACTOR,
-  create: (sessionId, host) => new ChatActor(sessionId, chatServicesOf(host)),
-};
+export const chatActorKind = actorKind(CHAT_ACTOR, (sessionId, host) => new ChatActor(sessionId, chatServicesOf(host)));

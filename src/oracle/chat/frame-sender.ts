@@ -2,6 +2,7 @@
 // unacknowledged. When the socket on the main thread is full, acknowledgements stop and `send` waits, so a
 // slow client slows its own generation instead of filling memory. `cancel` (client gone) ends the waiting.
 import type { MessagePort } from 'node:worker_threads';
+import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from './protocol.js';
 
 export class FrameSender {
@@ -32,8 +33,9 @@ export class FrameSender {
     return this.#cancelled;
   }
 
-  refuse(status: number, body: unknown): void {
-    this.#post({ type: 'refused', status, body });
+  /** The turn was refused before the stream opened: the main thread answers it (its face's mapping). */
+  refuse(error: DomainError): void {
+    this.#post({ type: 'refused', code: error.code, message: error.message, details: error.details });
   }
 
   /** Whether the HTTP stream was opened (after that, failures are frames). */

@@ -1,12 +1,14 @@
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
-// typed in one place: the actor's messages and replies, its signals, and the stream port's messages.
-import type { HttpError } from '../../http/errors.js';
+// typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
+// thrown as DomainError and mapped to answers by ../errors.ts), and the stream port's messages.
+import { DomainError } from '../../runtime/errors.js';
+import { declareProtocol, type Call, type ShapeOf } from '../../runtime/protocol.js';
+import type { ChannelSignal } from '../events/protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from '../sessions/records.js';
 import type { MessageItem } from '../sessions/transcript.js';
 
-export const CHAT_ACTOR = 'oracle-chat';
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
 export interface OracleRef {
@@ -42,27 +44,27 @@ export interface TurnMessage extends OracleRef {
 
 export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage;
 
-/** A turn or change refused before any work: the answer's status and body (plain data, it crosses threads). */
-export interface Refusal {
-  ok: false;
-  status: number;
-  body: unknown;
+/**
+ * Why a chat actor refuses a message before any work (the `code` of its DomainError):
+ * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
+ * `credits_exhausted` (details: claims, outstandingClaims).
+ */
+export type ChatErrorCode = 'session_not_found' | 'session_exists' | 'credits_exhausted';
+
+export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(code, message, details);
+
+export interface CreateReply {
+  session: SessionView;
 }
-
-/** An HttpError as a Refusal: comlink would lose its fields across threads, so it travels as plain data. */
-export const refusalOf = (error: HttpError): Refusal => ({ ok: false, status: error.status, body: error.body });
-
-export type CreateReply = { ok: true; session: SessionView } | Refusal;
-export type DeleteReply = { ok: true } | Refusal;
-export type TurnReply =
-  | {
-      ok: true;
-      message: { type: 'ai'; content: string; id: string };
-      aborted?: boolean;
-      error?: string;
-      messages?: MessageItem[];
-    }
-  | Refusal;
+export interface DeleteReply {
+  deleted: true;
+}
+export interface TurnReply {
+  message: { type: 'ai'; content: string; id: string };
+  aborted?: boolean;
+  error?: string;
+  messages?: MessageItem[];
+}
 
 /**
  * Signals bypass the mailbox, so they reach an actor busy with a generation. `abort` stops the generation
@@ -76,6 +78,15 @@ export interface AbortSignalMessage {
   supersededBy?: string;
 }
 
+/** The chat actor's protocol (runtime/protocol.ts); every signal answers whether it reached what it was for. */
+export const CHAT_ACTOR = declareProtocol<{
+  calls: Call<CreateSessionMessage, CreateReply> | Call<DeleteSessionMessage, DeleteReply> | Call<TurnMessage, TurnReply>;
+  signals: Call<AbortSignalMessage, boolean> | Call<ChannelSignal, boolean>;
+  stream: TurnMessage;
+}>('oracle-chat');
+
+export type ChatShape = ShapeOf<typeof CHAT_ACTOR>;
+
 /** Frames in flight (sent, not yet acknowledged) before the actor waits: the stream's backpressure window. */
 export const STREAM_WINDOW = 32;
 /** The main thread acknowledges after this many frames reached the socket. */
@@ -83,7 +94,8 @@ export const STREAM_ACK_EVERY = 8;
 
 /** Actor -> main over the stream port. */
 export type StreamMessage =
-  | { type: 'refused'; status: number; body: unknown }
+  /** Refused before it opened: a DomainError as plain data (code, message, details). */
+  | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
   | { type: 'open' }
   /** One SSE frame, written in one write; `final` on `done`. */
   | { type: 'frame'; text: string; final?: boolean }

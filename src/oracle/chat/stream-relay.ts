@@ -4,6 +4,7 @@
 // `done` is the last frame even when the actor host dies mid-stream.
 import type { MessagePort } from 'node:worker_threads';
 import type { StreamWriter } from '../../http/types.js';
+import { DomainError } from '../../runtime/errors.js';
 import { encodeSseFrame } from '../agent/sse-frames.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from './protocol.js';
 
@@ -18,7 +19,8 @@ export const HEARTBEAT = ': heartbeat\n\n';
 const DONE = encodeSseFrame({ event: 'done', data: {} });
 
 export type RelayOutcome =
-  | { kind: 'refused'; status: number; body: unknown }
+  /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
+  | { kind: 'refused'; error: DomainError }
   | { kind: 'streaming'; finished: Promise<void> }
   /** The actor failed before it said anything (its host died): nothing was written. */
   | { kind: 'failed'; error: unknown };
@@ -88,7 +90,7 @@ export function relayStream(port: MessagePort, options: RelayOptions): Promise<R
     port.on('message', (message: StreamMessage) => {
       switch (message.type) {
         case 'refused':
-          outcome({ kind: 'refused', status: message.status, body: message.body });
+          outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
           return finish();
         case 'open':
           writer = options.open();

@@ -2,7 +2,6 @@
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
 // session record committed in one LMDB transaction before the closing frames are sent.
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '../../http/errors.js';
 import { runAgent } from '../agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../agent/sse-frames.js';
 import { prepareTurn } from '../agent/turn.js';
@@ -12,7 +11,7 @@ import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type T
 import { TurnEvents } from '../events/turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
-import { refusalOf, type TurnMessage, type TurnReply } from './protocol.js';
+import type { TurnMessage, TurnReply } from './protocol.js';
 import { HISTORY_TURNS, type ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
@@ -55,24 +54,19 @@ export async function runTurn({ services, session, entries, request, generation,
   // A turn that is stale before it starts answers at once and is not recorded (nothing was generated).
   if (signal.aborted) {
     await streamClosing(out, new SseFrameBuilder(session.sessionId, request.requestId), NOT_RUN);
-    return { reply: { ok: true, message: { type: 'ai', content: '', id: '' }, aborted: true } };
+    return { reply: { message: { type: 'ai', content: '', id: '' }, aborted: true } };
   }
 
-  let prepared;
-  try {
-    prepared = await prepareTurn({
-      plugins: services.plugins,
-      context,
-      oracleName: request.oracleName,
-      history: historyOf(entries, HISTORY_TURNS),
-      userMessage: request.message,
-      // MCP tools before the client's: a declared tool cannot take the name of a configured one.
-      clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
-    });
-  } catch (error) {
-    if (error instanceof HttpError) return { reply: refusalOf(error) };
-    throw error;
-  }
+  // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
+  const prepared = await prepareTurn({
+    plugins: services.plugins,
+    context,
+    oracleName: request.oracleName,
+    history: historyOf(entries, HISTORY_TURNS),
+    userMessage: request.message,
+    // MCP tools before the client's: a declared tool cannot take the name of a configured one.
+    clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
+  });
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
   // The same turn, told to the session's sockets (event channel).
@@ -100,7 +94,7 @@ export async function runTurn({ services, session, entries, request, generation,
   events.stored();
   await streamClosing(out, frames, result);
 
-  const reply: TurnReply = { ok: true, message: { type: 'ai', content: result.text, id: ai?.id ?? '' } };
+  const reply: TurnReply = { message: { type: 'ai', content: result.text, id: ai?.id ?? '' } };
   if (result.aborted) reply.aborted = true;
   if (result.error !== undefined) reply.error = result.error;
   if (request.returnAllMessages) reply.messages = entries.map(itemOf);

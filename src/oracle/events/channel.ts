@@ -169,7 +169,7 @@ export class EventChannel {
     if (!client.subscriptions.has(sessionId)) throw new FrameError(`This socket does not follow session ${sessionId}`, event);
     const signal: ClientResultSignal = { type: 'client_result', kind, toolCallId: input.toolCallId, userDid: client.identity.userDid, result: input.result };
     if (input.error) signal.error = input.error;
-    this.deps.runtime.signal<boolean>(CHAT_ACTOR, sessionId, signal).then(
+    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).then(
       (accepted) => {
         if (accepted === true) return;
         const what = kind === 'browser' ? 'browser tool call' : 'action call';
@@ -186,7 +186,7 @@ export class EventChannel {
     const toolCallId = (data as { toolCallId?: unknown } | null)?.toolCallId;
     if (typeof toolCallId !== 'string') return;
     const signal: ClientUnreachableSignal = { type: 'client_unreachable', toolCallId };
-    this.deps.runtime.signal(CHAT_ACTOR, sessionId, signal).catch((error: unknown) => {
+    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
       if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
     });
   }

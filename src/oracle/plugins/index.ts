@@ -25,7 +25,7 @@ export function pluginAuthExcludedRoutes(plugins: readonly OraclePlugin[]): stri
   return plugins.flatMap((plugin) => plugin.getAuthExcludedRoutes?.() ?? []);
 }
 
-/** Runs every before-agent hook in order; the first HttpError (402) stops the turn. */
+/** Runs every before-agent hook in order; the first DomainError (credits_exhausted) stops the turn. */
 export async function runBeforeAgent(plugins: readonly OraclePlugin[], context: TurnContext): Promise<void> {
   for (const plugin of plugins) await plugin.beforeAgent?.(context);
 }

@@ -38,7 +38,8 @@ export interface OraclePlugin {
   getAuthExcludedRoutes?(): string[];
   /**
    * Runs before the agent of a turn is built: loads what the prompt needs (it may set fields of `context`)
-   * or refuses the turn by throwing an HttpError (credits: 402). The actor runs it before a stream opens.
+   * or refuses the turn by throwing a DomainError (credits: `credits_exhausted`, answered 402 by the face).
+   * The actor runs it before a stream opens.
    */
   beforeAgent?(context: TurnContext): Promise<void>;
 }

@@ -1,12 +1,12 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
-import { ActorBusyError, HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { OracleRef } from '../chat/protocol.js';
 import type { DelegationStore } from '../delegations.js';
 import type { RevocationList } from '../revocations.js';
-import { oracleErrors } from '../errors.js';
+import { chatFailure, oracleErrors } from '../errors.js';
 import { ownedSession, type SessionDb } from '../sessions/records.js';
 import type { TranscriptDb } from '../sessions/transcript.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
@@ -23,18 +23,14 @@ export interface OracleRouteDeps {
   readonly log: Logger;
 }
 
-/** What a failed chat-actor call answers: a host that is restarting, or a full mailbox or queue, is a 503 instead of a 500. */
-export function actorFailure(error: unknown): unknown {
-  if (error instanceof ActorBusyError) return oracleErrors.chatBusy(error.retryAfterSeconds);
-  return error instanceof HostUnavailableError ? oracleErrors.chatUnavailable() : error;
-}
+export { chatFailure as actorFailure } from '../errors.js';
 
-/** A call to a chat actor, its failure mapped by actorFailure. */
+/** A call to a chat actor, its failure mapped by chatFailure (../errors.ts). */
 export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    throw actorFailure(error);
+    throw chatFailure(error);
   }
 }
 

@@ -46,7 +46,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
       async handler({ identity: { did }, body: { sessionId } }) {
         if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
-        const found = await runtime.signal<boolean>(CHAT_ACTOR, sessionId, stop).catch((error: unknown) => {
+        const found = await runtime.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
           // A host that is restarting runs no generation.
           if (error instanceof HostUnavailableError) return false;
           throw error;
@@ -89,7 +89,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
         const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
-        await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, supersede));
+        await actorCall(() => runtime.ref(CHAT_ACTOR, sessionId).signal(supersede));
         return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
       },
     }),
@@ -116,29 +116,29 @@ export function messageRoutes(deps: OracleRouteDeps) {
 }
 
 async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
-  const stream = deps.runtime.stream(CHAT_ACTOR, sessionId, turn);
+  const stream = deps.runtime.ref(CHAT_ACTOR, sessionId).stream(turn);
   const outcome = await relayStream(stream.port, {
     open: () => res.stream(200, SSE_HEADERS),
     signal: req.signal,
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
   });
-  if (outcome.kind === 'refused') return reply.json(outcome.status, outcome.body);
-  if (outcome.kind === 'failed') throw actorFailure(outcome.error);
+  // Refused before it opened (a DomainError), or its host died before a word: the face's mapping answers.
+  if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
 }
 
 async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
   // A client that leaves stops its generation.
   const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, turnId: turn.turnId };
-  const onGone = () => void deps.runtime.signal(CHAT_ACTOR, sessionId, stop).catch(() => undefined);
+  const actor = deps.runtime.ref(CHAT_ACTOR, sessionId);
+  const onGone = () => void actor.signal(stop).catch(() => undefined);
   req.signal.addEventListener('abort', onGone, { once: true });
   let answer: TurnReply;
   try {
-    answer = await actorCall(() => deps.runtime.send<TurnReply>(CHAT_ACTOR, sessionId, turn, JSON_TURN_TIMEOUT_MS));
+    answer = await actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
   } finally {
     req.signal.removeEventListener('abort', onGone);
   }
-  if (!answer.ok) return reply.json(answer.status, answer.body);
   if (answer.error !== undefined && !answer.aborted) throw oracleErrors.agentFailed(answer.error);
   const body: Record<string, unknown> = { message: answer.message, sessionId };
   if (answer.messages) body.messages = answer.messages;

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type CreateReply, type CreateSessionMessage, type DeleteReply } from '../chat/protocol.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat/protocol.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { listSessions } from '../sessions/records.js';
 import { actorCall, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
@@ -21,8 +21,8 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       responses: { 201: { description: 'The new session', schema: SessionSchema }, 401: AUTH_RESPONSES[401] },
       async handler({ identity: { did } }) {
         const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
-        const created = await actorCall(() => runtime.send<CreateReply>(CHAT_ACTOR, randomUUID(), message));
-        return created.ok ? reply.json(201, created.session) : reply.json(created.status, created.body);
+        const created = await actorCall(() => runtime.ref(CHAT_ACTOR, randomUUID()).send(message));
+        return reply.json(201, created.session);
       },
     }),
 
@@ -55,9 +55,9 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         requireOwnedSession(sessions, sessionId, user.did);
         // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
         const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
-        await actorCall(() => runtime.signal(CHAT_ACTOR, sessionId, stop));
-        const deleted = await actorCall(() => runtime.send<DeleteReply>(CHAT_ACTOR, sessionId, { type: 'delete', userDid: user.did }));
-        if (!deleted.ok) return reply.json(deleted.status, deleted.body);
+        const actor = runtime.ref(CHAT_ACTOR, sessionId);
+        await actorCall(() => actor.signal(stop));
+        await actorCall(() => actor.send({ type: 'delete', userDid: user.did }));
         return reply.json(200, { message: 'Session deleted successfully' });
       },
     }),

@@ -5,7 +5,7 @@
 // and every claim of the user still unsettled (this one included, oldest first, at most MAX_OUTSTANDING)
 // in `outstandingClaims`. A top-up adds credits and settles all outstanding claims.
 import { randomUUID } from 'node:crypto';
-import { HttpError } from '../../../http/errors.js';
+import { DomainError } from '../../../runtime/errors.js';
 import type { Store } from '../../../store/env.js';
 
 /** Bounds the record of a user who keeps sending while out of credits. */
@@ -22,21 +22,21 @@ export interface CreditsOptions {
   perMessage: number;
 }
 
-export class PaymentRequiredError extends HttpError {
+/** The chat actor's `credits_exhausted` refusal (the oracle face answers it 402, oracle/errors.ts). */
+export class PaymentRequiredError extends DomainError<'credits_exhausted'> {
   constructor(
     readonly claims: string[],
     readonly outstandingClaims: string[],
     message: string,
   ) {
-    super(402, { statusCode: 402, message, error: 'Payment Required', claims, outstandingClaims });
-    this.name = 'PaymentRequiredError';
+    super('credits_exhausted', message, { claims, outstandingClaims });
   }
 }
 
 export interface CreditLedger {
   /** The user's account (a new user starts with the initial balance). */
   account(userDid: string): CreditAccount;
-  /** Takes the price of one message, or throws PaymentRequiredError (402) after recording a claim. */
+  /** Takes the price of one message, or throws PaymentRequiredError (`credits_exhausted`) after recording a claim. */
   charge(userDid: string): Promise<CreditAccount>;
   /** Adds credits and settles the outstanding claims. */
   topUp(userDid: string, amount: number): Promise<CreditAccount>;

@@ -1,0 +1,34 @@
+// A DomainError thrown in an actor host reaches the main thread as a DomainError with its code and details
+// (runtime/comlink.ts), over a real MessageChannel as between threads; other errors keep comlink's form.
+import t from 'tap';
+import { MessageChannel } from 'node:worker_threads';
+import { Comlink, batchingEndpoint } from '../dist/src/runtime/comlink.js';
+import { DomainError } from '../dist/src/runtime/errors.js';
+
+t.test('a thrown DomainError crosses with its code and details', async (t) => {
+  const { port1, port2 } = new MessageChannel();
+  t.teardown(() => {
+    port1.close();
+    port2.close();
+  });
+  Comlink.expose(
+    {
+      refuse: () => {
+        throw new DomainError('session_not_found', 'Session not found', { sessionId: 's1' });
+      },
+      crash: () => {
+        throw new TypeError('boom');
+      },
+    },
+    batchingEndpoint(port2),
+  );
+  const remote = Comlink.wrap<{ refuse(): void; crash(): void }>(batchingEndpoint(port1));
+  const refused = await remote.refuse().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  t.type(refused, DomainError);
+  t.match(refused, { name: 'DomainError', code: 'session_not_found', message: 'Session not found', details: { sessionId: 's1' } });
+  await t.rejects(remote.crash(), { name: 'TypeError', message: 'boom' }, 'other errors keep their name and message');
+  t.notOk((await remote.crash().catch((e: unknown) => e)) instanceof DomainError);
+});
