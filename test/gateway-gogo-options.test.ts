@@ -32,7 +32,7 @@ t.test('parseDec(formatDec(x)) is x for any scaled integer', async () => {
   );
 });
 
-t.test('options in a FileDescriptorProto built by hand (as protoc writes them) reach the JSON', async (t) => {
+t.test('options in a FileDescriptorProto built by hand (as the protobuf compiler writes them) reach the JSON', async (t) => {
   const TYPE_STRING = 9;
   const TYPE_MESSAGE = 11;
   const OPTIONAL = 1;

@@ -1,4 +1,4 @@
-// System tools some tests need (chromium, nats-server, promtool) come from Debian. On a fresh machine they are
+// System tools some tests need (chromium, promtool) come from Debian. On a fresh machine they are
 // installed here, once, when the tests run as root; otherwise the test fails with a message saying what to install.
 // A test never skips itself because a tool is missing.
 import { execFileSync } from 'node:child_process';
