@@ -29,7 +29,7 @@ export function ensureSystemTool(binary: string, debianPackage: string): string 
   const apt = ['-o', 'DPkg::Lock::Timeout=600', '-o', 'Acquire::Retries=3'];
   try {
     execFileSync('apt-get', [...apt, 'update'], { stdio: 'ignore', timeout: 600_000 });
-    execFileSync('apt-get', [...apt, 'install', '-y', '--no-install-recommends', debianPackage], {
+    execFileSync('apt-get', [...apt, 'install', '-y', debianPackage], {
       stdio: 'ignore',
       timeout: 900_000,
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
