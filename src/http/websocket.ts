@@ -162,7 +162,9 @@ export class Topics {
 
   publish(topic: string, text: string): void {
     const members = this.#members.get(topic);
-    if (members) for (const connection of [...members]) connection.send(text);
+    // No copy per event: a send that closes its socket removes it from `members` mid-loop, which a Set's
+    // iterator tolerates (the rest are still visited once).
+    if (members) for (const connection of members) connection.send(text);
   }
 }
 
