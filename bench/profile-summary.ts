@@ -25,6 +25,7 @@ interface Profile {
 /** Areas by the frame's script or name; the first match names a frame. */
 const AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ['comlink', (f) => f.url.includes('comlink')],
+  ['runtime RPC (src/runtime/rpc, batching endpoint)', (f) => /\/src\/runtime\/(rpc|batching-endpoint)\./.test(f.url)],
   ['postMessage / MessagePort', (f) => /postMessage|MessagePort|messageport/.test(f.functionName) || f.url.includes('worker_threads') || f.url.includes('internal/worker')],
   ['LMDB (lmdb-js and its commit)', (f) => f.url.includes('/lmdb/')],
   // uWS's work is native: it shows here only when called through its JS wrapper, mostly inside src/http.

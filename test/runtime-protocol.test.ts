@@ -1,8 +1,9 @@
 // A DomainError thrown in an actor host reaches the main thread as a DomainError with its code and details
-// (runtime/comlink.ts), over a real MessageChannel as between threads; other errors keep comlink's form.
+// (runtime/rpc.ts), over a real MessageChannel as between threads; other errors keep their name and message.
 import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
-import { Comlink, batchingEndpoint } from '../dist/src/runtime/comlink.js';
+import { batchingEndpoint } from '../dist/src/runtime/batching-endpoint.js';
+import { RpcClient, serve, type CallPolicy } from '../dist/src/runtime/rpc.js';
 import { DomainError } from '../dist/src/runtime/errors.js';
 
 t.test('a thrown DomainError crosses with its code and details', async (t) => {
@@ -11,7 +12,7 @@ t.test('a thrown DomainError crosses with its code and details', async (t) => {
     port1.close();
     port2.close();
   });
-  Comlink.expose(
+  serve(
     {
       refuse: () => {
         throw new DomainError('session_not_found', 'Session not found', { sessionId: 's1' });
@@ -22,7 +23,9 @@ t.test('a thrown DomainError crosses with its code and details', async (t) => {
     },
     batchingEndpoint(port2),
   );
-  const remote = Comlink.wrap<{ refuse(): void; crash(): void }>(batchingEndpoint(port1));
+  const client = new RpcClient<{ refuse(): void; crash(): void }>(batchingEndpoint(port1));
+  const policy: CallPolicy = { graceMs: 0, timedOut: () => new Error('timed out'), fromRemote: (error) => error };
+  const remote = { refuse: () => client.call('refuse', [], 5_000, policy), crash: () => client.call('crash', [], 5_000, policy) };
   const refused = await remote.refuse().then(
     () => undefined,
     (error: unknown) => error,

@@ -1,18 +1,21 @@
-// The main-thread side of the actor runtime: one worker thread per actor host, sessions sharded by id.
-// Calls go through comlink; a host that dies fails its in-flight calls and is restarted, and its
-// actors resume from LMDB on their next message.
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+// Main thread. The single-node ActorRouter: one worker thread per actor host, sessions sharded by id. Calls
+// go through a lean typed RPC (rpc.ts) over a batching MessagePort; a host that dies fails its in-flight
+// calls and is restarted, and its actors resume from LMDB on their next message.
+import { MessageChannel, Worker, type TransferListItem } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { actorHostRestarts } from '../metrics/catalogue.js';
 import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-report.js';
-import { Comlink, batchingEndpoint, type Remote } from './comlink.js';
+import { batchingEndpoint } from './batching-endpoint.js';
 import { ActorBusyError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
-import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
+import type { ActorProtocol, ProtocolShape } from './protocol.js';
+import { ActorRef, type ActorRouter, type ActorStream } from './router.js';
+import { RpcClient, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
 
 export { ActorBusyError, DomainError, HostUnavailableError } from './errors.js';
+export { ActorRef, type ActorRouter, type ActorStream } from './router.js';
 
 const HOST_ENTRY = new URL('../../workers/actor-host.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 5_000;
@@ -24,8 +27,6 @@ const MAX_RESTART_DELAY_MS = 5_000;
  */
 const DEADLINE_GRACE_MS = 5_000;
 
-type HostRemote = Pick<Remote<HostApi>, 'send' | 'stream' | 'signal' | 'stats' | 'close'>;
-
 export interface HostClosed {
   host: number;
   /** False when work was still running at the shutdown timeout (it was cut by terminate). */
@@ -34,30 +35,37 @@ export interface HostClosed {
 
 class HostHandle {
   #worker?: Worker;
-  #api?: Remote<HostApi>;
-  /** comlink builds a new proxy (and registers it for finalisation) on every property access: keep them. */
-  #remote?: HostRemote;
-  #pending = new Set<(error: Error) => void>();
+  #rpc?: RpcClient<HostApi>;
   /** Mailbox calls sent and not yet answered (ACTOR_HOST_QUEUE_LIMIT bounds them). */
   #queued = 0;
   #stopping = false;
   #restartDelay = 50;
   #startedAt = 0;
   restarts = 0;
+  /** Direct calls (signal, stats, close): the host answers them at once, so the timeout alone bounds them. */
+  readonly #direct: CallPolicy;
+  /** Mailbox calls: counted against the queue limit; the host cancels them at their deadline, so wait a grace longer. */
+  readonly #mailbox: CallPolicy;
 
   constructor(
     readonly index: number,
     private readonly config: Config,
     private readonly log: Logger,
     private readonly onEvent: (event: ActorEvent) => void,
-  ) {}
+  ) {
+    const timedOut = (timeoutMs: number) => new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
+    const fromRemote = (error: Error, timeoutMs: number) => this.#fromHost(error, timeoutMs);
+    this.#direct = { graceMs: 0, timedOut, fromRemote };
+    this.#mailbox = { graceMs: DEADLINE_GRACE_MS, timedOut, fromRemote, settled: () => void this.#queued-- };
+  }
 
   start(): void {
     const events = new MessageChannel();
     events.port1.on('message', this.onEvent);
     events.port1.unref();
-    const init: HostInit = { hostIndex: this.index, config: this.config, eventPort: events.port2 };
-    const transferList = [events.port2];
+    const rpc = new MessageChannel();
+    const init: HostInit = { hostIndex: this.index, config: this.config, rpcPort: rpc.port2, eventPort: events.port2 };
+    const transferList = [rpc.port2, events.port2];
     const metrics = this.config.METRICS_ENABLED ? new MessageChannel() : undefined;
     if (metrics) {
       metrics.port1.on('message', (report: HostReport) => applyHostReport(this.index, report));
@@ -67,20 +75,21 @@ class HostHandle {
     }
     const worker = new Worker(HOST_ENTRY, { workerData: init, transferList });
     this.#worker = worker;
-    const api = Comlink.wrap<HostApi>(batchingEndpoint(worker));
-    this.#api = api;
-    this.#remote = { send: api.send, stream: api.stream, signal: api.signal, stats: api.stats, close: api.close };
+    const client = new RpcClient<HostApi>(batchingEndpoint(rpc.port1));
+    // The worker keeps the process alive while it runs; its call port need not.
+    rpc.port1.unref();
+    this.#rpc = client;
     this.#startedAt = Date.now();
     worker.on('error', (error) => this.log.error({ err: error, host: this.index }, 'actor host failed'));
     worker.on('exit', (code) => {
+      rpc.port1.close();
       events.port1.close();
       metrics?.port1.close();
       forgetHost(this.index);
+      client.failAll(new HostUnavailableError(this.index, `exited with code ${code}`));
       if (this.#worker !== worker) return;
       this.#worker = undefined;
-      this.#api = undefined;
-      this.#remote = undefined;
-      this.#failPending(new HostUnavailableError(this.index, `exited with code ${code}`));
+      this.#rpc = undefined;
       if (this.#stopping) return;
       // Back off when a host dies right after starting, so a broken build cannot spin the CPU.
       this.#restartDelay = Date.now() - this.#startedAt > 30_000 ? 50 : Math.min(this.#restartDelay * 2, MAX_RESTART_DELAY_MS);
@@ -94,36 +103,29 @@ class HostHandle {
     });
   }
 
+  /** A call the host answers at once (signal, stats). */
+  call<M extends MethodOf<HostApi>>(method: M, args: ArgsOf<HostApi, M>, timeoutMs: number): Promise<ResultOf<HostApi, M>> {
+    const rpc = this.#available();
+    return rpc instanceof Error ? Promise.reject(rpc) : rpc.call(method, args, timeoutMs, this.#direct);
+  }
+
   /**
-   * One call to the host. `queued` calls (mailbox work) count against the host's queue limit, refused at once
-   * when it is full, and carry their deadline to the host, which cancels them there.
+   * Mailbox work (send, stream): refused at once when the host's queue is full; `deadline(timeoutMs)` travels
+   * as the last argument, and the host cancels the work there.
    */
-  call<T>(use: (api: HostRemote, deadline: number) => Promise<T>, timeoutMs: number, queued = false): Promise<T> {
-    const api = this.#remote;
-    if (!api) return Promise.reject(new HostUnavailableError(this.index, 'restarting'));
-    if (this.#stopping) return Promise.reject(new HostUnavailableError(this.index, 'stopping'));
+  post<M extends 'send' | 'stream'>(method: M, args: ArgsOf<HostApi, M>, timeoutMs: number, transfer?: readonly TransferListItem[]): Promise<ResultOf<HostApi, M>> {
+    const rpc = this.#available();
+    if (rpc instanceof Error) return Promise.reject(rpc);
     const limit = this.config.ACTOR_HOST_QUEUE_LIMIT;
-    if (queued && this.#queued >= limit) return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
-    if (queued) this.#queued++;
-    return new Promise<T>((resolve, reject) => {
-      /** True the first time only: a call settles once (answer, timeout or host exit). */
-      const done = () => {
-        if (!this.#pending.delete(fail)) return false;
-        clearTimeout(timer);
-        if (queued) this.#queued--;
-        return true;
-      };
-      const fail = (error: Error) => done() && reject(error);
-      const timer = setTimeout(
-        () => fail(new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`)),
-        timeoutMs + (queued ? DEADLINE_GRACE_MS : 0),
-      );
-      this.#pending.add(fail);
-      use(api, Date.now() + timeoutMs).then(
-        (value) => done() && resolve(value),
-        (error: unknown) => fail(this.#fromHost(error, timeoutMs)),
-      );
-    });
+    if (this.#queued >= limit) return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
+    this.#queued++;
+    return rpc.call(method, args, timeoutMs, this.#mailbox, transfer);
+  }
+
+  #available(): RpcClient<HostApi> | Error {
+    if (!this.#rpc) return new HostUnavailableError(this.index, 'restarting');
+    if (this.#stopping) return new HostUnavailableError(this.index, 'stopping');
+    return this.#rpc;
   }
 
   /** Kills the worker as a crash would (used by tests and by operators' chaos checks). */
@@ -132,34 +134,28 @@ class HostHandle {
   }
 
   get alive(): boolean {
-    return this.#api !== undefined;
+    return this.#rpc !== undefined;
   }
 
   /** Lets the host finish its mailboxes (up to `timeoutMs`) and close its LMDB, then ends the thread. */
   async stop(timeoutMs: number): Promise<HostClosed> {
-    this.#stopping = true;
     const worker = this.#worker;
-    const api = this.#remote;
-    if (!worker || !api) return { host: this.index, drained: true };
+    const rpc = this.#rpc;
+    this.#stopping = true;
+    if (!worker || !rpc) return { host: this.index, drained: true };
     let drained = false;
-    let timer: NodeJS.Timeout | undefined;
-    const silent = new Promise<never>((_, reject) => (timer = setTimeout(reject, timeoutMs + DEADLINE_GRACE_MS, new Error('no answer to close'))));
     try {
-      ({ drained } = await Promise.race([api.close(timeoutMs), silent]));
+      ({ drained } = await rpc.call('close', [timeoutMs], timeoutMs + DEADLINE_GRACE_MS, this.#direct));
     } catch (err) {
       this.log.warn({ err, host: this.index }, 'actor host did not close; terminating it');
-    } finally {
-      clearTimeout(timer);
     }
-    if (!drained) this.log.warn({ host: this.index, inFlight: this.#pending.size }, 'actor host stopped with work in flight');
-    this.#api?.[Comlink.releaseProxy]();
+    if (!drained) this.log.warn({ host: this.index, inFlight: rpc.pending }, 'actor host stopped with work in flight');
     await worker.terminate();
     return { host: this.index, drained };
   }
 
-  /** Errors arrive from the host as plain { name, message }: back to the classes faces map. */
-  #fromHost(error: unknown, timeoutMs: number): Error {
-    if (!(error instanceof Error)) return new Error(String(error));
+  /** Errors arrive from the host by name: back to the classes faces map. */
+  #fromHost(error: Error, timeoutMs: number): Error {
     switch (error.name) {
       case 'ActorBusyError':
         return new ActorBusyError(error.message);
@@ -171,11 +167,6 @@ class HostHandle {
         return error;
     }
   }
-
-  #failPending(error: Error): void {
-    for (const fail of this.#pending) fail(error);
-    this.#pending.clear();
-  }
 }
 
 export interface ActorRuntimeOptions {
@@ -186,37 +177,7 @@ export interface ActorRuntimeOptions {
   callTimeoutMs?: number;
 }
 
-export interface ActorStream {
-  /** Frames the actor writes; closed by the actor when the stream ends. */
-  readonly port: MessagePort;
-  /** Settles when the actor's stream handler returns. */
-  readonly done: Promise<void>;
-}
-
-/** One actor, typed by its kind's protocol: the reply type follows from the message's `type`. */
-export class ActorRef<S extends ProtocolShape> {
-  constructor(
-    private readonly runtime: ActorRuntime,
-    readonly kind: string,
-    readonly id: string,
-  ) {}
-
-  // The casts below are the thread boundary: the actor of this kind implements Actor<S> (the same declaration).
-  send<M extends TypedMessage<S['calls']>>(message: M, timeoutMs?: number): Promise<ReplyOf<S['calls'], M>> {
-    return this.runtime.send(this.kind, this.id, message, timeoutMs) as Promise<ReplyOf<S['calls'], M>>;
-  }
-
-  /** `undefined`: the actor is not in memory, so the signal was not delivered. */
-  signal<M extends TypedMessage<S['signals']>>(message: M): Promise<ReplyOf<S['signals'], M> | undefined> {
-    return this.runtime.signal(this.kind, this.id, message) as Promise<ReplyOf<S['signals'], M> | undefined>;
-  }
-
-  stream(message: S['stream'], timeoutMs?: number): ActorStream {
-    return this.runtime.stream(this.kind, this.id, message, timeoutMs);
-  }
-}
-
-export class ActorRuntime {
+export class ActorRuntime implements ActorRouter {
   readonly #hosts: HostHandle[];
   readonly #listeners = new Set<(event: ActorEvent) => void>();
   readonly #timeoutMs: number;
@@ -242,7 +203,7 @@ export class ActorRuntime {
   /** Starts the hosts and waits until each one answers. */
   async start(): Promise<void> {
     for (const host of this.#hosts) host.start();
-    await Promise.all(this.#hosts.map((host) => host.call((api) => api.stats(), 30_000)));
+    await Promise.all(this.#hosts.map((host) => host.call('stats', [], 30_000)));
   }
 
   hostOf(actorId: string): number {
@@ -261,25 +222,21 @@ export class ActorRuntime {
    */
   send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.call((api, deadline) => api.send(kind, actorId, message, deadline), timeoutMs, true);
+    return host.post('send', [kind, actorId, message, Date.now() + timeoutMs], timeoutMs);
   }
 
   /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */
   signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.call((api) => api.signal(kind, actorId, message), this.#timeoutMs);
+    return host.call('signal', [kind, actorId, message], this.#timeoutMs);
   }
 
-  /** Opens a stream from an actor: it writes frames to the returned port. */
+  /** Opens a stream from an actor: it writes frames to the returned channel (a MessagePort whose other end it holds). */
   stream(kind: string, actorId: string, message: unknown, timeoutMs = 24 * 3600_000): ActorStream {
-    const channel = new MessageChannel();
+    const { port1, port2 } = new MessageChannel();
     const host = this.#hosts[this.hostOf(actorId)];
-    const done = host.call(
-      (api, deadline) => api.stream(kind, actorId, message, Comlink.transfer(channel.port2, [channel.port2]), deadline),
-      timeoutMs,
-      true,
-    );
-    return { port: channel.port1, done };
+    const done = host.post('stream', [kind, actorId, message, port2, Date.now() + timeoutMs], timeoutMs, [port2]);
+    return { channel: port1, done };
   }
 
   /** Receives every event that actors publish. */
@@ -289,7 +246,7 @@ export class ActorRuntime {
   }
 
   async stats() {
-    return Promise.all(this.#hosts.map((host) => host.call((api) => api.stats(), this.#timeoutMs)));
+    return Promise.all(this.#hosts.map((host) => host.call('stats', [], this.#timeoutMs)));
   }
 
   restartCount(index: number): number {

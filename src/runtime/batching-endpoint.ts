@@ -1,23 +1,25 @@
-// A comlink Endpoint over a Node MessagePort (or Worker / parentPort) that sends all messages posted in one
-// event-loop turn as ONE postMessage. Under load this turns hundreds of cross-thread posts (each a
-// serialisation and a wake-up of the other thread) into a few; comlink itself is unchanged.
-import type { Endpoint } from 'comlink';
+// Both threads. A message endpoint over a Node MessagePort (or Worker / parentPort) that sends all messages
+// posted in one event-loop turn as ONE postMessage. Under load this turns hundreds of cross-thread posts (each a
+// serialisation and a wake-up of the other thread) into a few.
+import type { TransferListItem } from 'node:worker_threads';
 
 interface NodePort {
-  postMessage(message: unknown, transfer?: readonly unknown[]): void;
+  postMessage(message: unknown, transfer?: readonly TransferListItem[]): void;
   on(event: 'message', listener: (message: unknown) => void): unknown;
-  start?: () => void;
 }
 
-/** comlink's listener type (DOM's EventListenerOrEventListenerObject); it only reads `event.data`. */
-type Listener = Parameters<Endpoint['addEventListener']>[1];
+/** What the RPC (rpc.ts) sends and receives through: one message at a time in, batches on the wire. */
+export interface Endpoint {
+  postMessage(message: unknown, transfer?: readonly TransferListItem[]): void;
+  onMessage(listener: (message: unknown) => void): void;
+}
 
 export function batchingEndpoint(port: NodePort): Endpoint {
   let queue: unknown[] = [];
-  let transfers: unknown[] = [];
+  let transfers: TransferListItem[] = [];
   let scheduled = false;
   let lastFlush = 0;
-  const listeners = new Set<Listener>();
+  const listeners: ((message: unknown) => void)[] = [];
 
   const flush = () => {
     scheduled = false;
@@ -25,23 +27,16 @@ export function batchingEndpoint(port: NodePort): Endpoint {
     const batch = queue;
     const batchTransfers = transfers;
     queue = [];
-    transfers = [];
+    transfers = batchTransfers.length ? [] : batchTransfers;
     port.postMessage(batch, batchTransfers);
   };
 
   port.on('message', (batch) => {
-    for (const data of batch as unknown[]) {
-      // Only `data` is read (comlink's message handler), so a bare object stands for the MessageEvent.
-      const event = { data } as MessageEvent;
-      for (const listener of listeners) {
-        if (typeof listener === 'function') listener(event);
-        else listener.handleEvent(event);
-      }
-    }
+    for (const message of batch as unknown[]) for (const listener of listeners) listener(message);
   });
 
   return {
-    postMessage(message: unknown, transfer?: unknown[]) {
+    postMessage(message, transfer) {
       queue.push(message);
       if (transfer?.length) transfers.push(...transfer);
       if (!scheduled) {
@@ -53,8 +48,6 @@ export function batchingEndpoint(port: NodePort): Endpoint {
         else setImmediate(flush);
       }
     },
-    addEventListener: (_type: string, listener: Listener) => void listeners.add(listener),
-    removeEventListener: (_type: string, listener: Listener) => void listeners.delete(listener),
-    start: port.start?.bind(port),
+    onMessage: (listener) => void listeners.push(listener),
   };
 }

@@ -1,4 +1,4 @@
-// The runtime's errors, with stable names: they cross the thread boundary as { name, message } (comlink)
+// Both threads. The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
 // and the main thread turns them back into these classes (fromHost), so faces can map them to their answers.
 
 /** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */
@@ -37,7 +37,7 @@ export class HostClosingError extends Error {
 /**
  * A refusal of the domain, thrown by worker-side code (actors, plugins): a stable `code` and plain `details`,
  * no wire format. Each face maps it to its answer on the main thread (HTTP status and body, USSD END text,
- * SSE or WebSocket error). It crosses threads with its code and details (comlink.ts).
+ * SSE or WebSocket error). It crosses threads with its code and details (rpc.ts).
  */
 export class DomainError<C extends string = string> extends Error {
   override readonly name = 'DomainError';

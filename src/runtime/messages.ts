@@ -6,6 +6,8 @@ import type { Config } from '../config.js';
 export interface HostInit {
   hostIndex: number;
   config: Config;
+  /** Port on which the host answers the main thread's calls (rpc.ts over a batching endpoint). */
+  rpcPort: MessagePort;
   /** Port on which the host publishes actor events (fan-out to sockets on the main thread). */
   eventPort: MessagePort;
   /** Port on which the host posts its metrics reports (src/metrics/host-report.ts); absent with METRICS_ENABLED=false. */
@@ -19,7 +21,7 @@ export interface ActorEvent {
   data: unknown;
 }
 
-/** The comlink API of an actor host. */
+/** What the main thread calls on an actor host (rpc.ts). */
 export interface HostApi {
   /**
    * Delivers `message` to the actor's mailbox and resolves with its reply. `deadline` (epoch ms) is when the

@@ -2,7 +2,7 @@
 // the signals it takes outside the mailbox, and the message that opens a stream. Both sides use the same
 // declaration: the main thread sends through an ActorRef (runtime.ref), whose reply type follows from the
 // message's `type`; the actor implements Actor<Shape> and receives only the declared messages.
-import type { MessagePort } from 'node:worker_threads';
+import type { StreamChannel } from './stream-channel.js';
 
 /** One message and its reply. */
 export interface Call<M = unknown, R = unknown> {
@@ -46,8 +46,8 @@ export interface Actor<S extends ProtocolShape = ProtocolShape> {
    * thrown as DomainError (runtime/errors.ts); each face maps them to its wire answer.
    */
   receive(message: MessageOf<S['calls']>, cancelled?: AbortSignal): Promise<S['calls']['reply']>;
-  /** Handles one message whose answer is a stream of frames written to `port`; runs in the mailbox. */
-  stream?(message: S['stream'], port: MessagePort, cancelled?: AbortSignal): Promise<void>;
+  /** Handles one message whose answer is a stream of frames written to `channel`; runs in the mailbox. */
+  stream?(message: S['stream'], channel: StreamChannel, cancelled?: AbortSignal): Promise<void>;
   /** Handles a signal outside the mailbox (e.g. abort while a stream is running). */
   signal?(message: MessageOf<S['signals']>): S['signals']['reply'];
   /** False while the actor holds work that must not be dropped. */

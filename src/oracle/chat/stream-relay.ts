@@ -2,9 +2,9 @@
 // open -> an SSE stream), then writes each frame to the socket in one write, acknowledges frames while the
 // socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and guarantees that
 // `done` is the last frame even when the actor host dies mid-stream.
-import type { MessagePort } from 'node:worker_threads';
 import type { StreamWriter } from '../../http/types.js';
 import { DomainError } from '../../runtime/errors.js';
+import type { StreamChannel } from '../../runtime/stream-channel.js';
 import { encodeSseFrame } from '../agent/sse-frames.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from './protocol.js';
 
@@ -37,7 +37,7 @@ export interface RelayOptions {
   failureMessage?: string;
 }
 
-export function relayStream(port: MessagePort, options: RelayOptions): Promise<RelayOutcome> {
+export function relayStream(port: StreamChannel, options: RelayOptions): Promise<RelayOutcome> {
   return new Promise<RelayOutcome>((resolveOutcome) => {
     let writer: StreamWriter | undefined;
     let settled = false;

@@ -117,7 +117,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
 
 async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
   const stream = deps.runtime.ref(CHAT_ACTOR, sessionId).stream(turn);
-  const outcome = await relayStream(stream.port, {
+  const outcome = await relayStream(stream.channel, {
     open: () => res.stream(200, SSE_HEADERS),
     signal: req.signal,
     heartbeatMs: deps.heartbeatMs,

@@ -1,0 +1,55 @@
+// Main thread. The seam between the faces and wherever actors run: given a kind and an id, deliver a message
+// and get its reply, reach the actor outside its mailbox, or open a stream from it. The single-node runtime
+// (actor-runtime.ts: actor hosts on worker threads, lean RPC over MessagePorts) is one implementation; a
+// cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).
+// Faces use ActorRef (runtime.ref(PROTOCOL, id)), typed by the kind's protocol.
+import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
+import type { StreamChannel } from './stream-channel.js';
+
+export interface ActorStream {
+  /** Messages the actor writes, and the control messages back (acknowledgements, cancel); the actor closes it when done. */
+  readonly channel: StreamChannel;
+  /** Settles when the actor's stream handler returns; rejects when the call failed (refused, host gone). */
+  readonly done: Promise<void>;
+}
+
+export interface ActorRouter {
+  /**
+   * Sends `message` to the actor's mailbox and resolves with its reply. Refused at once with ActorBusyError
+   * when the actor or its host is full; after `timeoutMs` the work is cancelled (dropped if queued, not
+   * committed if running). A refusal of the actor rejects with its DomainError.
+   */
+  send(kind: string, actorId: string, message: unknown, timeoutMs?: number): Promise<unknown>;
+  /** Reaches an actor outside its mailbox; resolves `undefined` when it is not in memory. */
+  signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
+  /** Opens a stream from the actor, running in its mailbox like a send. */
+  stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream;
+}
+
+/** One actor, typed by its kind's protocol: the reply type follows from the message's `type`. */
+export class ActorRef<S extends ProtocolShape> {
+  constructor(
+    private readonly router: ActorRouter,
+    readonly kind: string,
+    readonly id: string,
+  ) {}
+
+  // The casts below are the thread boundary: the actor of this kind implements Actor<S> (the same declaration).
+  send<M extends TypedMessage<S['calls']>>(message: M, timeoutMs?: number): Promise<ReplyOf<S['calls'], M>> {
+    return this.router.send(this.kind, this.id, message, timeoutMs) as Promise<ReplyOf<S['calls'], M>>;
+  }
+
+  /** `undefined`: the actor is not in memory, so the signal was not delivered. */
+  signal<M extends TypedMessage<S['signals']>>(message: M): Promise<ReplyOf<S['signals'], M> | undefined> {
+    return this.router.signal(this.kind, this.id, message) as Promise<ReplyOf<S['signals'], M> | undefined>;
+  }
+
+  stream(message: S['stream'], timeoutMs?: number): ActorStream {
+    return this.router.stream(this.kind, this.id, message, timeoutMs);
+  }
+}
+
+/** The actor `actorId` of the kind `protocol` declares, reached through `router`. */
+export function refOf<S extends ProtocolShape>(router: ActorRouter, protocol: ActorProtocol<S>, actorId: string): ActorRef<S> {
+  return new ActorRef(router, protocol.kind, actorId);
+}
