@@ -1,6 +1,6 @@
 // Child processes for benchmarks: the real server (compiled) and baselines, with CPU time read from /proc.
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +16,8 @@ export interface BenchProcess {
   cpuSeconds(): number;
   /** The same for its main thread alone. */
   mainThreadCpuSeconds(): number;
+  /** CPU seconds of each of its live threads, by thread id. */
+  threadCpuSeconds(): Map<number, number>;
   /** Resident memory in bytes. */
   rssBytes(): number;
   stop(): Promise<void>;
@@ -27,10 +29,27 @@ export interface BenchProcess {
  * thread alone, which bounds a single-threaded front door's throughput.
  */
 export function cpuSecondsOf(pid: number, mainThreadOnly = false): number {
+  return cpuSecondsIn(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`);
+}
+
+function cpuSecondsIn(statFile: string): number {
   // Fields after the command name (which may hold spaces): utime is field 14, stime field 15.
-  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  const stat = readFileSync(statFile, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** CPU seconds per live thread of `pid` (a thread that ends between the listing and the read is left out). */
+export function threadCpuSecondsOf(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(Number(tid), cpuSecondsIn(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return threads;
 }
 
 export function rssBytesOf(pid: number): number {
@@ -69,6 +88,7 @@ export async function startNode(script: string, env: Record<string, string> = {}
     child,
     cpuSeconds: () => cpuSecondsOf(child.pid!),
     mainThreadCpuSeconds: () => cpuSecondsOf(child.pid!, true),
+    threadCpuSeconds: () => threadCpuSecondsOf(child.pid!),
     rssBytes: () => rssBytesOf(child.pid!),
     stop: () =>
       new Promise((resolve) => {

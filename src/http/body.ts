@@ -6,7 +6,8 @@ export interface DecodedBody {
 
 export function decodeBody(raw: Buffer, contentType: string): DecodedBody {
   if (raw.length === 0) return { body: undefined };
-  const type = contentType.split(';', 1)[0].trim().toLowerCase();
+  // The common case, exactly `application/json`, without splitting and lower-casing the header.
+  const type = contentType === 'application/json' ? contentType : contentType.split(';', 1)[0].trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') {
     return { body: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))) };
   }

@@ -46,6 +46,8 @@ export interface StreamLimits {
 const textDecoder = new TextDecoder();
 const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The params of a route without any: one frozen object shared by its requests. */
+const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null));
 
 /** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
 export const uwsIsNative = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
@@ -188,8 +190,11 @@ export class HttpServer implements SocketFrontDoor {
     const path = req.getUrl();
     const rawQuery = req.getQuery() ?? '';
     const headers = readHeaders(req);
-    const params: Record<string, string> = Object.create(null); // keyed by route names, valued by the client
-    for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
+    let params = NO_PARAMS;
+    if (route.paramNames.length > 0) {
+      params = Object.create(null); // keyed by route names, valued by the client
+      for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
+    }
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
     const requestId = headers['x-request-id'] || randomUUID();
     const cors = this.#cors(headers.origin);

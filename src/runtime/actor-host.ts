@@ -6,7 +6,8 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/env.js';
-import { HostClosingError, CallCancelledError } from './errors.js';
+import { DeadlineSignals } from './deadline-signals.js';
+import { HostClosingError } from './errors.js';
 import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi } from './messages.js';
 import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
@@ -74,6 +75,7 @@ export class ActorHost implements HostApi {
   readonly #kinds: Map<string, ActorKind>;
   readonly #cells = new Map<string, Cell>();
   readonly #sweeper: NodeJS.Timeout;
+  readonly #deadlines = new DeadlineSignals();
   #closing: Promise<{ drained: boolean }> | undefined;
 
   constructor(
@@ -164,17 +166,15 @@ export class ActorHost implements HostApi {
       clearTimeout(timer);
       for (const cell of this.#cells.values()) cell.actor.dispose?.();
       this.#cells.clear();
+      this.#deadlines.clear();
       await this.options.afterClose?.();
       return { drained };
     })());
   }
 
   #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {
-    if (deadline === undefined) return cell.mailbox.post(task);
     // Same clock as the caller's (threads of one process): both sides see the deadline pass together.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new CallCancelledError('its deadline passed')), deadline - Date.now());
-    return cell.mailbox.post(task, controller.signal).finally(() => clearTimeout(timer));
+    return cell.mailbox.post(task, deadline === undefined ? undefined : this.#deadlines.at(deadline));
   }
 
   #cell(kindName: string, actorId: string): Cell {

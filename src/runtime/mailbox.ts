@@ -27,6 +27,7 @@ export class Mailbox {
     if (signal?.aborted) return Promise.reject(cancelledBy(signal));
     if (this.pending >= this.limit) return Promise.reject(new ActorBusyError(`Actor mailbox full (${this.limit} messages)`));
     return new Promise<T>((resolve, reject) => {
+      let listening = false;
       const onAbort = () => {
         const index = this.#queue.indexOf(entry);
         if (index < 0) return;
@@ -36,15 +37,19 @@ export class Mailbox {
       };
       const entry: Entry = {
         start: () => {
-          signal?.removeEventListener('abort', onAbort);
+          if (listening) signal!.removeEventListener('abort', onAbort);
           const result = Promise.resolve().then(() => task(signal));
           result.then(resolve, reject);
           return result.catch(() => undefined);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(entry);
       this.#next();
+      // Only a task that waits behind another listens for its signal (adding and removing a listener is not free).
+      if (signal && this.#queue.at(-1) === entry) {
+        listening = true;
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
     });
   }
 
