@@ -48,11 +48,10 @@ const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** The params of a route without any: one frozen object shared by its requests. */
 const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null));
+const NO_BODY: DecodedBody = { body: undefined };
 
 /** Whether the native uWS build loaded (the JavaScript fallback lacks the native helpers). */
 export const uwsIsNative = typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
-
-const NO_BODY: DecodedBody = { body: undefined };
 
 /** A request as handlers see it; a class, so its lazy getters are shared, not new functions per request. */
 class IncomingRequest implements HttpRequest {

@@ -110,8 +110,8 @@ class HostHandle {
   }
 
   /**
-   * Mailbox work (send, stream): refused at once when the host's queue is full; `deadline(timeoutMs)` travels
-   * as the last argument, and the host cancels the work there.
+   * Mailbox work (send, stream): refused at once when the host's queue is full. Its deadline (now + timeoutMs)
+   * travels as the last argument and the host cancels the work there; this side waits a grace longer.
    */
   post<M extends 'send' | 'stream'>(method: M, args: ArgsOf<HostApi, M>, timeoutMs: number, transfer?: readonly TransferListItem[]): Promise<ResultOf<HostApi, M>> {
     const rpc = this.#available();

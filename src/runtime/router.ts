@@ -3,7 +3,7 @@
 // (actor-runtime.ts: actor hosts on worker threads, lean RPC over MessagePorts) is one implementation; a
 // cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).
 // Faces use ActorRef (runtime.ref(PROTOCOL, id)), typed by the kind's protocol.
-import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
+import type { ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
 import type { StreamChannel } from './stream-channel.js';
 
 export interface ActorStream {
@@ -47,9 +47,4 @@ export class ActorRef<S extends ProtocolShape> {
   stream(message: S['stream'], timeoutMs?: number): ActorStream {
     return this.router.stream(this.kind, this.id, message, timeoutMs);
   }
-}
-
-/** The actor `actorId` of the kind `protocol` declares, reached through `router`. */
-export function refOf<S extends ProtocolShape>(router: ActorRouter, protocol: ActorProtocol<S>, actorId: string): ActorRef<S> {
-  return new ActorRef(router, protocol.kind, actorId);
 }
