@@ -17,7 +17,7 @@ const SWEEP_BATCH = 1000;
 const TIME_DIGITS = 15;
 
 /** Sorts by expiry time: epoch ms zero-padded, so string order is time order. */
-export function expiryKey(expiresAt: number, sessionId: string): string {
+function expiryKey(expiresAt: number, sessionId: string): string {
   return `${String(expiresAt).padStart(TIME_DIGITS, '0')}:${sessionId}`;
 }
 
