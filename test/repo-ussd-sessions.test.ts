@@ -1,23 +1,12 @@
 // The UssdSessionRepository contract against LMDB, and the LMDB expiry index: the sweep removes exactly the
 // expired sessions and reads only the expired range of the index, never the session database as a whole.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openStore, type Store } from '../dist/src/store/env.js';
+import type { Store } from '../dist/src/store/env.js';
 import { LmdbUssdSessionRepository } from '../dist/src/ussd/sessions/lmdb-repository.js';
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
+import { tempStore } from './helpers/store.js';
 
-function freshStore(t: Tap.Test): Store {
-  // mkdtemp, not t.testdir(): lmdb treats a path whose last segment has a dot as a file.
-  const dir = mkdtempSync(join(tmpdir(), 'repo-ussd-sessions-'));
-  const store = openStore(dir);
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return store;
-}
+const freshStore = (t: Tap.Test) => tempStore(t, 'repo-ussd-sessions-');
 
 ussdSessionRepositoryContract(t, async (t) => new LmdbUssdSessionRepository(freshStore(t)));
 

@@ -2,6 +2,7 @@
 // run against LMDB by test/repo-customers.test.ts; a replicated implementation runs the same suite.
 import { isRevisionConflict } from '../../dist/src/store/revision.js';
 import type { CustomerRecord, CustomerRepository } from '../../dist/src/ussd/customers/repository.js';
+import { rejectsWithConflict } from './revision.js';
 
 /** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
 export type CustomerRepositoryFactory = (t: Tap.Test) => Promise<CustomerRepository>;
@@ -10,14 +11,6 @@ const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 
 function account(customerId: string, fields: Partial<CustomerRecord> = {}): CustomerRecord {
   return { customerId, fullName: 'Amina Otieno', phoneNumber: '+254712345678', pin: 'v1.sealed', failedPinAttempts: 0, createdAt: T0, ...fields };
-}
-
-async function rejectsWithConflict(t: Tap.Test, promise: Promise<unknown>, message: string) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  t.ok(isRevisionConflict(error), message);
 }
 
 export function customerRepositoryContract(t: Tap.Test, open: CustomerRepositoryFactory): void {

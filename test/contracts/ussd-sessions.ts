@@ -1,8 +1,8 @@
 // The behaviour every UssdSessionRepository must have (begin, revision-checked updates, the live set, expiry),
 // run against LMDB by test/repo-ussd-sessions.test.ts; a replicated implementation runs the same suite.
-import { isRevisionConflict } from '../../dist/src/store/revision.js';
 import type { UssdSession } from '../../dist/src/ussd/session.js';
 import type { UssdSessionRepository } from '../../dist/src/ussd/sessions/repository.js';
+import { rejectsWithConflict } from './revision.js';
 
 /** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
 export type UssdSessionRepositoryFactory = (t: Tap.Test) => Promise<UssdSessionRepository>;
@@ -23,14 +23,6 @@ export function session(sessionId: string, expiresAt: number, fields: Partial<Us
     expiresAt,
     ...fields,
   };
-}
-
-async function rejectsWithConflict(t: Tap.Test, promise: Promise<unknown>, message: string) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  t.ok(isRevisionConflict(error), message);
 }
 
 export function ussdSessionRepositoryContract(t: Tap.Test, open: UssdSessionRepositoryFactory): void {
