@@ -1,6 +1,6 @@
-// Actor hosts. Runs the menu: one input in, the next session and its screen out. Navigation keys are handled here the
-// same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered, `0`
-// goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
+// Actor hosts. Runs the menu: one input in, the next session and its screen out. Navigation keys are handled
+// here the same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered,
+// `0` goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
 import { ENDED_STATE, type PendingDraft, type UssdContext, type UssdDial, type UssdSession } from '../../session.js';
 import { newInputAfter, rememberHistory } from '../text-history.js';
 import { compose, NAV, TEXT } from './screens.js';
