@@ -4,7 +4,7 @@
 // verification, whose signature checks run wherever the injected SignatureVerifier sends them.
 import { createHash } from 'node:crypto';
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
-import { chainOf, decodeArtifact } from './artifact.js';
+import { decodeArtifact } from './artifact.js';
 import { ExpiringLru } from './cache.js';
 import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
@@ -219,7 +219,7 @@ async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOpt
             session,
           })
         : await verifyDelegation(artifact, options.oracleDid, session);
-    return { ...verified, artifact, chain: chainOf(artifact).map((link) => link.cid.toString()) };
+    return { did: verified.did, expiration: verified.expiration, artifact, chain: verified.chain.map((link) => link.cid.toString()) };
   } catch (error) {
     if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
     // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.
