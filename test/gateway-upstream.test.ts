@@ -14,6 +14,7 @@ import { createLogger } from '../dist/src/log.js';
 import { openStore } from '../dist/src/store/env.js';
 import { fileDescriptorsOf } from '../dist/src/gateway/descriptors.js';
 import { serviceDefinitionOf } from '../dist/src/gateway/grpc-service.js';
+import { parseTarget } from '../dist/src/gateway/grpc-h2.js';
 import { createGatewayFace } from '../dist/src/gateway/index.js';
 import { loadProtoFiles, PROTO_DIR, protobuf } from '../dist/src/gateway/proto-root.js';
 import { startTestServer } from './helpers/server.js';
@@ -251,6 +252,20 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
 
 t.test('configuration errors name the variable', async (t) => {
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'no port' }), /GATEWAY_GRPC_TARGET/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,10.0.0.2:9090' }), /GATEWAY_GRPC_TARGET=.*: must be one address/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'xds:///node' }), /GATEWAY_GRPC_TARGET/);
+  for (const [target, address] of [
+    ['node:9090', { host: 'node', port: 9090 }],
+    ['dns:///node:9090', { host: 'node', port: 9090 }],
+    ['dns://10.0.0.53/node:9090', { host: 'node', port: 9090 }],
+    ['[::1]:9090', { host: '::1', port: 9090 }],
+    ['ipv4:10.0.0.1:9090', { host: '10.0.0.1', port: 9090 }],
+    ['unix:/run/node.sock', { socketPath: '/run/node.sock' }],
+    ['unix:///run/node.sock', { socketPath: '/run/node.sock' }],
+  ] as const) {
+    t.same(parseTarget(target), address, target);
+    t.equal(loadConfig({ GATEWAY_GRPC_TARGET: target }).GATEWAY_GRPC_TARGET, target);
+  }
   t.throws(() => loadConfig({ GATEWAY_DESCRIPTORS: 'grpcurl' }), /GATEWAY_DESCRIPTORS/);
   t.throws(() => loadConfig({ GATEWAY_TIMEOUT_MS: '0' }), /GATEWAY_TIMEOUT_MS/);
   t.throws(() => loadConfig({ GATEWAY_PREFIX: '/a b' }), /GATEWAY_PREFIX/);
