@@ -101,10 +101,12 @@ export class H2Channel {
     const current = this.#session;
     if (current && !current.closed && !current.destroyed) return current;
     const target = this.#target;
+    // No cap on the session's buffered bytes (as grpc-js): many large answers at once must not be refused with ENHANCE_YOUR_CALM.
+    const options: http2.ClientSessionOptions = { maxSessionMemory: Number.MAX_SAFE_INTEGER };
     const session =
       'socketPath' in target
-        ? http2.connect('http://localhost', { createConnection: () => netConnect(target.socketPath) })
-        : http2.connect(`http://${this.#authority}`);
+        ? http2.connect('http://localhost', { ...options, createConnection: () => netConnect(target.socketPath) })
+        : http2.connect(`http://${this.#authority}`, options);
     const forget = () => {
       if (this.#session === session) this.#session = undefined;
     };
