@@ -244,8 +244,10 @@ export function artifactsFromHeaders(headers: Readonly<Record<string, string | u
   const artifacts: UcanArtifacts = {};
   // The bearer is a UCAN only when the client says so; other bearer tokens are not ours to read.
   if (headers['x-auth-type']?.trim().toLowerCase() === 'ucan') {
-    const match = /^\s*bearer\s+(.+?)\s*$/i.exec(headers.authorization ?? '');
-    if (match) artifacts.invocation = match[1];
+    // Trim, then strip the scheme: a lazy `(.+?)\s*$` capture retried `$` at every character of a ~1 KB token.
+    const value = headers.authorization?.trim() ?? '';
+    const scheme = /^bearer\s+/i.exec(value);
+    if (scheme) artifacts.invocation = value.slice(scheme[0].length);
   }
   const delegation = headers['x-ucan-delegation']?.trim();
   if (delegation) artifacts.delegation = delegation;
