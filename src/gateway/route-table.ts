@@ -29,12 +29,11 @@ export class RouteTable {
 
   constructor(readonly routes: readonly GatewayRoute[]) {
     for (const [index, route] of routes.entries()) {
-      const { segments, verb } = route.template;
-      if (verb !== undefined || !segments.every((segment) => segment.kind === 'literal')) continue;
-      const path = route.template.source;
-      const parts = splitPath(path);
-      if (this.#exact.has(path) || !parts || routes.slice(0, index).some((earlier) => matchSegments(earlier.template, parts))) continue;
-      this.#exact.set(path, { route, bound: NOTHING_BOUND });
+      const { segments, verb, source } = route.template;
+      // A `%` in a literal would be compared decoded by the segment matcher: such templates keep that path.
+      if (verb !== undefined || source.includes('%') || !segments.every((segment) => segment.kind === 'literal')) continue;
+      const parts = splitPath(source)!;
+      if (!routes.slice(0, index).some((earlier) => matchSegments(earlier.template, parts))) this.#exact.set(source, { route, bound: NOTHING_BOUND });
     }
     for (const route of routes) {
       const first = route.template.segments[0];
