@@ -76,3 +76,16 @@ t.test('legacy aliases come after the current routes', async (t) => {
   t.equal(match('/ixo/collection/7')?.route.method.grpcPath, '/ixo.claims.v1beta1.Query/Collection');
   t.same(Object.fromEntries(match('/ixo/token/ixo1a/ixo1c')!.bound), { minter: 'ixo1a', contract_address: 'ixo1c' });
 });
+
+t.test('a literal template shadowed by an earlier variable template stays shadowed (exact paths are looked up first)', async (t) => {
+  const schema = bundledSchema();
+  const params = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Params')!;
+  const entity = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Entity')!;
+  const table = RouteTable.build({ ...schema, methods: [{ ...entity, patterns: ['/ixo/entity/{id}'] }, { ...params, patterns: ['/ixo/entity/params', '/ixo/params'] }] }, { legacy: false });
+  t.equal(table.match('/ixo/entity/params')?.route.method.grpcPath, entity.grpcPath, 'declared first wins');
+  t.same(Object.fromEntries(table.match('/ixo/entity/params')!.bound), { id: 'params' });
+  t.equal(table.match('/ixo/params')?.route.method.grpcPath, params.grpcPath);
+  t.equal(table.match('/ixo/params')?.bound.size, 0);
+  t.equal(table.match('/ixo/params/'), undefined);
+  t.equal(table.match('/ixo/%70arams')?.route.method.grpcPath, params.grpcPath, 'a percent-encoded path still matches by segments');
+});

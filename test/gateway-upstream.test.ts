@@ -14,7 +14,9 @@ import { createLogger } from '../dist/src/log.js';
 import { openStore } from '../dist/src/store/env.js';
 import { fileDescriptorsOf } from '../dist/src/gateway/descriptors.js';
 import { serviceDefinitionOf } from '../dist/src/gateway/grpc-service.js';
+import { parseTarget } from '../dist/src/gateway/grpc-h2.js';
 import { createGatewayFace } from '../dist/src/gateway/index.js';
+import { Upstream } from '../dist/src/gateway/upstream.js';
 import { loadProtoFiles, PROTO_DIR, protobuf } from '../dist/src/gateway/proto-root.js';
 import { startTestServer } from './helpers/server.js';
 
@@ -229,6 +231,33 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
   });
 });
 
+t.test('a node on a unix socket (GATEWAY_GRPC_TARGET=unix:path): calls, statuses and heights as over TCP', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sar-gateway-sock-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const server = new grpc.Server();
+  server.addService(serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')), {
+    Count: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+      const metadata = new grpc.Metadata();
+      metadata.set(HEIGHT, String(call.metadata.get(HEIGHT)[0] ?? '9'));
+      call.sendMetadata(metadata);
+      callback(null, { key: call.request.key, calls: 1 });
+    },
+    Status: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => callback({ code: call.request.code, details: 'ünïcode details' }),
+  });
+  const target = `unix:${join(dir, 'node.sock')}`;
+  await new Promise<void>((resolve, reject) => server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error) => (error ? reject(error) : resolve())));
+  t.teardown(() => server.forceShutdown());
+  const upstream = new Upstream(target, 2000);
+  t.teardown(() => upstream.close());
+  const CountRequest = root.lookupType('test.kitchen.v1.CountRequest');
+  const answer = await upstream.call('/test.kitchen.v1.Query/Count', CountRequest.encode({ key: 'sock' }).finish(), '42');
+  t.same(CountResponse.toObject(CountResponse.decode(answer.bytes)), { key: 'sock', calls: 1 });
+  t.equal(answer.height, '42');
+  const StatusRequest = root.lookupType('test.kitchen.v1.StatusRequest');
+  await t.rejects(upstream.call('/test.kitchen.v1.Query/Status', StatusRequest.encode({ code: 5 }).finish()), { code: 5, details: 'ünïcode details' });
+  await t.rejects(upstream.call('/test.kitchen.v1.Query/Nope', new Uint8Array(0)), { code: 12 });
+});
+
 t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start without descriptors', async (t) => {
   const port = await closedPort();
   const server = await startTestServer(t, { env: { GATEWAY_GRPC_TARGET: `127.0.0.1:${port}` } });
@@ -251,6 +280,20 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
 
 t.test('configuration errors name the variable', async (t) => {
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'no port' }), /GATEWAY_GRPC_TARGET/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,10.0.0.2:9090' }), /GATEWAY_GRPC_TARGET=.*: must be one address/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'xds:///node' }), /GATEWAY_GRPC_TARGET/);
+  for (const [target, address] of [
+    ['node:9090', { host: 'node', port: 9090 }],
+    ['dns:///node:9090', { host: 'node', port: 9090 }],
+    ['dns://10.0.0.53/node:9090', { host: 'node', port: 9090 }],
+    ['[::1]:9090', { host: '::1', port: 9090 }],
+    ['ipv4:10.0.0.1:9090', { host: '10.0.0.1', port: 9090 }],
+    ['unix:/run/node.sock', { socketPath: '/run/node.sock' }],
+    ['unix:///run/node.sock', { socketPath: '/run/node.sock' }],
+  ] as const) {
+    t.same(parseTarget(target), address, target);
+    t.equal(loadConfig({ GATEWAY_GRPC_TARGET: target }).GATEWAY_GRPC_TARGET, target);
+  }
   t.throws(() => loadConfig({ GATEWAY_DESCRIPTORS: 'grpcurl' }), /GATEWAY_DESCRIPTORS/);
   t.throws(() => loadConfig({ GATEWAY_TIMEOUT_MS: '0' }), /GATEWAY_TIMEOUT_MS/);
   t.throws(() => loadConfig({ GATEWAY_PREFIX: '/a b' }), /GATEWAY_PREFIX/);

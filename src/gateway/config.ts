@@ -1,6 +1,7 @@
 // Environment variables of the protocol query gateway (validated with the others in src/config.ts).
 import * as v from 'valibot';
 import { boolean, integer, list, oneOf } from '../env-schema.js';
+import { parseTarget } from './grpc-h2.js';
 
 /** host:port, or a gRPC target URI such as dns:///node:9090 or unix:/run/node.sock. */
 const GRPC_TARGET = /^(?:[a-z][a-z0-9+.-]*:.+|[^\s/:]+:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5})$/;
@@ -10,7 +11,12 @@ const PREFIX = /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/;
 export const gatewayEnv = {
   /** The chain node's gRPC address; unset: an embedded local query node over sample data is started. */
   GATEWAY_GRPC_TARGET: v.optional(
-    v.pipe(v.string(), v.trim(), v.regex(GRPC_TARGET, 'must be host:port or a gRPC target URI')),
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(GRPC_TARGET, 'must be host:port or a gRPC target URI'),
+      v.check((target) => parseTarget(target) !== undefined, 'must be one address: host:port, dns:///host:port, ipv4:, ipv6: or unix:path'),
+    ),
   ),
   /**
    * Where the route table comes from: `auto` (the node's FileDescriptors reflection, with the bundled .proto

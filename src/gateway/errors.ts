@@ -1,6 +1,6 @@
 // Every answer of the gateway that is not 200 has the Cosmos REST error body { code, message, details }
 // (grpc-gateway v1), with the HTTP status of the gRPC code from the reference's table.
-import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { HttpError } from '../http/errors.js';
 
 const HTTP_STATUS: Readonly<Record<number, number>> = {
@@ -53,7 +53,7 @@ export const gatewayErrors = {
 };
 
 /** Maps an upstream call failure to its HTTP answer; the node's message is passed through. */
-export function fromGrpcError(error: ServiceError, headers?: Record<string, string>): HttpError {
+export function fromGrpcError(error: { code?: number; details?: string; message: string }, headers?: Record<string, string>): HttpError {
   const code = typeof error.code === 'number' ? error.code : GrpcStatus.UNKNOWN;
   return cosmosError(code, error.details || error.message, headers);
 }

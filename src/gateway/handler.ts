@@ -41,10 +41,10 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
   const { method, mapper } = match.route;
-  const request = mapper.build(match.bound, rawQuery);
+  const request = mapper.encode(match.bound, rawQuery);
   let answered;
   try {
-    answered = await options.upstream.call(method.grpcPath, method.requestType.encode(request).finish(), height);
+    answered = await options.upstream.call(method.grpcPath, request, height);
   } catch (error) {
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, heightHeaders(failure.height));

@@ -29,11 +29,22 @@ export class RequestMapper {
       this.#pathFields.set(path.join('.'), fields);
       this.#boundKeys.add(fields.map((field) => field.name).join('.'));
     }
+    this.#emptyRequest = type.encode(type.create()).finish();
   }
 
-  /** The request as a message object; a value that does not parse is a 400 (INVALID_ARGUMENT). */
-  build(bound: ReadonlyMap<string, string>, rawQuery: string): protobuf.Message {
+  /** The request's wire bytes when nothing sets a field (no path variables, no known query key): encoded once. */
+  readonly #emptyRequest: Uint8Array;
+
+  /** The request as protobuf wire bytes; a value that does not parse is a 400 (INVALID_ARGUMENT). */
+  encode(bound: ReadonlyMap<string, string>, rawQuery: string): Uint8Array {
+    const message = this.build(bound, rawQuery);
+    return message ? this.type.encode(message).finish() : this.#emptyRequest;
+  }
+
+  /** The request as a message object, or undefined when nothing sets a field (an empty request). */
+  build(bound: ReadonlyMap<string, string>, rawQuery: string): protobuf.Message | undefined {
     const object: Target = {};
+    let assigned = bound.size > 0;
     let key = '';
     try {
       for (const [path, raw] of bound) {
@@ -44,10 +55,13 @@ export class RequestMapper {
         for (const [name, raw] of new URLSearchParams(rawQuery)) {
           key = name;
           const fields = this.#resolveQueryKey(name);
-          if (fields) assign(object, fields, raw);
+          if (fields) {
+            assign(object, fields, raw);
+            assigned = true;
+          }
         }
       }
-      return this.type.fromObject(object);
+      return assigned ? this.type.fromObject(object) : undefined;
     } catch (error) {
       if (error instanceof ParseError) throw gatewayErrors.invalidArgument(`parsing field "${key}": ${error.message}`);
       throw error;

@@ -15,15 +15,26 @@ export interface GatewayRoute {
 
 export interface RouteMatch {
   readonly route: GatewayRoute;
-  readonly bound: Map<string, string>;
+  readonly bound: ReadonlyMap<string, string>;
 }
+
+const NOTHING_BOUND: ReadonlyMap<string, string> = new Map();
 
 export class RouteTable {
   /** Routes per first path segment (each list in declaration order, templates starting with a variable included). */
   readonly #byFirstSegment = new Map<string, GatewayRoute[]>();
   readonly #startingWithVariable: GatewayRoute[] = [];
+  /** Request path -> match, for templates of literals only that no earlier template shadows: one lookup per request. */
+  readonly #exact = new Map<string, RouteMatch>();
 
   constructor(readonly routes: readonly GatewayRoute[]) {
+    for (const [index, route] of routes.entries()) {
+      const { segments, verb, source } = route.template;
+      // A `%` in a literal would be compared decoded by the segment matcher: such templates keep that path.
+      if (verb !== undefined || source.includes('%') || !segments.every((segment) => segment.kind === 'literal')) continue;
+      const parts = splitPath(source)!;
+      if (!routes.slice(0, index).some((earlier) => matchSegments(earlier.template, parts))) this.#exact.set(source, { route, bound: NOTHING_BOUND });
+    }
     for (const route of routes) {
       const first = route.template.segments[0];
       if (first?.kind !== 'literal') {
@@ -43,6 +54,8 @@ export class RouteTable {
   }
 
   match(path: string): RouteMatch | undefined {
+    const exact = this.#exact.get(path);
+    if (exact) return exact;
     const parts = splitPath(path);
     if (!parts) return undefined;
     for (const route of this.#byFirstSegment.get(parts[0]) ?? this.#startingWithVariable) {

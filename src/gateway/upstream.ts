@@ -1,10 +1,14 @@
-// The chain node's gRPC, over one reused channel: raw request bytes in, raw response bytes out, with the
-// block height passed both ways as `x-cosmos-block-height` metadata.
-import * as grpc from '@grpc/grpc-js';
+// Main thread. The chain node's gRPC, over one reused HTTP/2 connection: raw request bytes in, raw response
+// bytes out, with the block height passed both ways as `x-cosmos-block-height` metadata.
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { observeUpstream } from '../metrics/upstream.js';
+import { H2Channel, parseTarget, type H2Outcome } from './grpc-h2.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
-const identity = (bytes: Buffer) => bytes;
+const NO_METADATA: Record<string, string> = {};
+const STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(GrpcStatus).filter(([, code]) => typeof code === 'number').map(([name, code]) => [code, name]),
+);
 
 export interface UpstreamAnswer {
   readonly bytes: Buffer;
@@ -12,53 +16,40 @@ export interface UpstreamAnswer {
   readonly height?: string;
 }
 
-/** A failed call: the gRPC status, with the height when the node sent one. */
-export type UpstreamError = grpc.ServiceError & { height?: string };
+/** A failed call: the gRPC status code and message, with the height when the node sent one. */
+export type UpstreamError = Error & { code: number; details: string; height?: string };
 
 export class Upstream {
-  readonly #client: grpc.Client;
+  readonly #channel: H2Channel;
 
+  /** Throws when `target` is not an address this client dials (see parseTarget). */
   constructor(
     readonly target: string,
     private readonly timeoutMs: number,
   ) {
-    this.#client = new grpc.Client(target, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': 64 * 1024 * 1024,
-      'grpc.keepalive_time_ms': 60_000,
-    });
+    const address = parseTarget(target);
+    if (!address) throw new Error(`gateway: cannot dial gRPC target ${JSON.stringify(target)} (host:port, dns:, ipv4:, ipv6: or unix: with one address)`);
+    this.#channel = new H2Channel(address, { maxReceiveBytes: 64 * 1024 * 1024, keepaliveMs: 60_000 });
   }
 
   /** One unary call with the gateway's deadline; rejects with an UpstreamError. */
-  call(path: string, request: Uint8Array, height?: string): Promise<UpstreamAnswer> {
-    const metadata = new grpc.Metadata();
-    if (height !== undefined) metadata.set(HEIGHT_KEY, height);
-    const options = { deadline: Date.now() + this.timeoutMs };
+  async call(path: string, request: Uint8Array, height?: string): Promise<UpstreamAnswer> {
     const started = performance.now();
-    return new Promise((resolve, reject) => {
-      let answerHeight: string | undefined;
-      let outcome: { error: grpc.ServiceError | null; bytes?: Buffer } | undefined;
-      const call = this.#client.makeUnaryRequest(path, identity, identity, Buffer.from(request.buffer, request.byteOffset, request.byteLength), metadata, options, (error, bytes) => {
-        outcome = { error, bytes };
-      });
-      call.on('metadata', (received: grpc.Metadata) => {
-        answerHeight ??= heightIn(received);
-      });
-      // grpc-js emits 'status' (with the trailers) right after the callback: settle here to see both.
-      call.on('status', (status: grpc.StatusObject) => {
-        answerHeight ??= heightIn(status.metadata);
-        observeUpstream(path, grpc.status[status.code] ?? String(status.code), (performance.now() - started) / 1000);
-        if (outcome && !outcome.error && outcome.bytes) resolve({ bytes: outcome.bytes, height: answerHeight });
-        else reject(Object.assign(outcome?.error ?? new Error(status.details), { code: status.code, details: status.details, height: answerHeight }));
-      });
-    });
+    const outcome = await this.#channel.call(path, request, height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height }, this.timeoutMs);
+    const name = STATUS_NAMES[outcome.code] ?? String(outcome.code);
+    observeUpstream(path, name, (performance.now() - started) / 1000);
+    const answerHeight = heightIn(outcome);
+    if (outcome.code === GrpcStatus.OK && outcome.bytes) return { bytes: outcome.bytes, height: answerHeight };
+    throw Object.assign(new Error(`${outcome.code} ${name}: ${outcome.details}`), { code: outcome.code, details: outcome.details, height: answerHeight });
   }
 
   close(): void {
-    this.#client.close();
+    this.#channel.close();
   }
 }
 
-function heightIn(metadata: grpc.Metadata | undefined): string | undefined {
-  const value = metadata?.get(HEIGHT_KEY)[0];
-  return value === undefined ? undefined : String(value);
+/** The height in the response headers, else in the trailers. */
+function heightIn(outcome: H2Outcome): string | undefined {
+  const value = outcome.headers?.[HEIGHT_KEY] ?? outcome.trailers?.[HEIGHT_KEY];
+  return value === undefined ? undefined : String(Array.isArray(value) ? value[0] : value);
 }

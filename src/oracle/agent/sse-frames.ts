@@ -17,6 +17,18 @@ export interface TurnOutcome {
 
 const THINKING = 'Thinking...';
 
+let lastMs = -1;
+let lastIso = '';
+/** The current time in ISO 8601, formatted once per millisecond: a turn stamps dozens of frames in the same one. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
 /** `event: <name>\ndata: <one-line JSON>\n\n` (plus `id:` when given): one string, written in one write. */
 export function encodeSseFrame(frame: SseFrame, id?: number): string {
   const idLine = id === undefined ? '' : `id: ${id}\n`;
@@ -29,7 +41,7 @@ export class SseFrameBuilder {
   constructor(
     readonly sessionId: string,
     readonly requestId: string,
-    private readonly now: () => string = () => new Date().toISOString(),
+    private readonly now: () => string = isoNow,
   ) {}
 
   #reasoning(text: string, isComplete: boolean): SseFrame {

@@ -4,7 +4,7 @@
 // verification, whose signature checks run wherever the injected SignatureVerifier sends them.
 import { createHash } from 'node:crypto';
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
-import { chainOf, decodeArtifact } from './artifact.js';
+import { decodeArtifact } from './artifact.js';
 import { ExpiringLru } from './cache.js';
 import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
@@ -219,7 +219,7 @@ async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOpt
             session,
           })
         : await verifyDelegation(artifact, options.oracleDid, session);
-    return { ...verified, artifact, chain: chainOf(artifact).map((link) => link.cid.toString()) };
+    return { did: verified.did, expiration: verified.expiration, artifact, chain: verified.chain.map((link) => link.cid.toString()) };
   } catch (error) {
     if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
     // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.
@@ -244,8 +244,10 @@ export function artifactsFromHeaders(headers: Readonly<Record<string, string | u
   const artifacts: UcanArtifacts = {};
   // The bearer is a UCAN only when the client says so; other bearer tokens are not ours to read.
   if (headers['x-auth-type']?.trim().toLowerCase() === 'ucan') {
-    const match = /^\s*bearer\s+(.+?)\s*$/i.exec(headers.authorization ?? '');
-    if (match) artifacts.invocation = match[1];
+    // Trim, then strip the scheme: a lazy `(.+?)\s*$` capture retried `$` at every character of a ~1 KB token.
+    const value = headers.authorization?.trim() ?? '';
+    const scheme = /^bearer\s+/i.exec(value);
+    if (scheme) artifacts.invocation = value.slice(scheme[0].length);
   }
   const delegation = headers['x-ucan-delegation']?.trim();
   if (delegation) artifacts.delegation = delegation;

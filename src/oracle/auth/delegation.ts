@@ -12,7 +12,7 @@ export async function verifyDelegation(
   delegation: Delegation,
   oracleDid: string,
   session: SignatureSession,
-): Promise<{ did: string; expiration: number }> {
+): Promise<{ did: string; expiration: number; chain: Delegation[] }> {
   const audience = delegation.audience.did();
   if (audience !== oracleDid) fail(`delegation is addressed to ${audience}, not to this oracle (${oracleDid})`);
   const chain = chainOf(delegation);
@@ -25,9 +25,8 @@ export async function verifyDelegation(
       }
     }
   }
-  await session.prefetch(chain);
-  for (const link of chain) {
-    if (!(await session.signatureValid(link))) fail(`${link === delegation ? 'delegation' : 'proof'} ${link.cid} has an invalid signature from ${link.issuer.did()}`);
-  }
-  return { did: delegation.issuer.did(), expiration: chainExpiration(chain) };
+  const valid = await session.signaturesValid(chain);
+  const forged = chain.find((_, i) => !valid[i]);
+  if (forged) fail(`${forged === delegation ? 'delegation' : 'proof'} ${forged.cid} has an invalid signature from ${forged.issuer.did()}`);
+  return { did: delegation.issuer.did(), expiration: chainExpiration(chain), chain };
 }

@@ -13,8 +13,22 @@ export type DidResolvers = Record<string, DidResolver>;
 /** Multicodec prefix of an Ed25519 public key (varint 0xed). */
 export const ED25519_PUB_PREFIX = [0xed, 0x01];
 
+const KEY_CACHE_LIMIT = 1024;
+/** Recent did:key -> key: a user signs many invocations, and base58 decoding is a visible share of a verification. */
+const keyOfDid = new Map<string, Uint8Array>();
+
 /** The raw Ed25519 public key inside a did:key; throws AuthFailure for other key types or malformed DIDs. */
 export function didKeyPublicKey(did: string): Uint8Array {
+  let key = keyOfDid.get(did);
+  if (!key) {
+    key = parseDidKey(did);
+    if (keyOfDid.size >= KEY_CACHE_LIMIT) keyOfDid.delete(keyOfDid.keys().next().value as string);
+    keyOfDid.set(did, key);
+  }
+  return key;
+}
+
+function parseDidKey(did: string): Uint8Array {
   let bytes: Uint8Array;
   try {
     bytes = DID.parse(did as `did:key:${string}`);

@@ -30,7 +30,7 @@ export interface InvocationCheck {
 }
 
 /** Verifies an invocation; answers the issuer's DID and the earliest expiration along its chain. */
-export async function verifyInvocation(invocation: Delegation, check: InvocationCheck): Promise<{ did: string; expiration: number }> {
+export async function verifyInvocation(invocation: Delegation, check: InvocationCheck): Promise<{ did: string; expiration: number; chain: Delegation[] }> {
   // Cheap checks first: a stale or misaddressed token costs no signature check.
   const audience = invocation.audience.did();
   if (audience !== check.oracleDid) fail(`invocation is addressed to ${audience}, not to this oracle (${check.oracleDid})`);
@@ -41,11 +41,14 @@ export async function verifyInvocation(invocation: Delegation, check: Invocation
   checkTimeBounds(invocation, 'invocation');
   for (const proof of chain.slice(1)) checkTimeBounds(proof, 'proof');
 
-  await check.session.prefetch(chain);
-  for (const proof of chain.slice(1)) {
-    if (!(await check.session.signatureValid(proof))) fail(`proof ${proof.cid} has an invalid signature from ${proof.issuer.did()}`);
-  }
+  const proofs = chain.slice(1);
+  // The issuer's keys first: an issuer whose DID cannot be resolved is refused with the resolver's reason.
+  await check.session.keysOf(invocation.issuer.did());
+  const valid = await check.session.signaturesValid(proofs);
+  const forged = proofs.find((_, i) => !valid[i]);
+  if (forged) fail(`proof ${forged.cid} has an invalid signature from ${forged.issuer.did()}`);
 
+  // The invocation's own signature is checked by ucanto's validator, through the session's principal parser.
   // `as never`: ucanto types the invocation after the capability it is checked against, which is what we check here.
   const result = await access(invocation as never, {
     capability: OracleAccess,
@@ -56,7 +59,7 @@ export async function verifyInvocation(invocation: Delegation, check: Invocation
     validateAuthorization: () => ({ ok: {} }),
   });
   if (result.error) fail(describeRefusal(result.error));
-  return { did: invocation.issuer.did(), expiration: chainExpiration(chain) };
+  return { did: invocation.issuer.did(), expiration: chainExpiration(chain), chain };
 }
 
 /** One line out of ucanto's Unauthorized error tree. */

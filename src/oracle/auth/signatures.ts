@@ -1,15 +1,13 @@
-// Signature checks of one artifact. All signatures of a chain are collected first and sent to the
-// SignatureVerifier as one batch (one trip to the CPU pool); ucanto's validator then asks for the same
-// checks through the principal parser below and reads the answers from the memo.
+// Signature checks of one artifact. ucanto's validator checks the invocation's own signature through the
+// principal parser below; the proofs are checked here, all at once, so a pooled SignatureVerifier sends
+// them in one trip. Each signed payload is formatted once: formatting it (dag-ucan's JSON form of the
+// UCAN) costs more than the Ed25519 check itself.
 import { Signature, UCAN } from '@ucanto/core';
 import type { DID, Delegation, DIDKey, PrincipalParser, Verifier } from '@ucanto/interface';
 import { DIDResolutionError } from '@ucanto/validator';
 import { didKeyOf, didKeyPublicKey, didMethod, type DidResolvers } from './did.js';
 import { AuthFailure, fail, VerifierUnavailable } from './failure.js';
 import type { SignatureCheck, SignatureVerifier } from './verifier.js';
-
-const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-const memoKey = (check: SignatureCheck) => `${b64(check.publicKey)}|${b64(check.signature)}|${b64(check.data)}`;
 
 /** The bytes an issuer signed and its signature, exactly as ucanto computes them when it verifies. */
 function signedPayload(delegation: Delegation): { data: Uint8Array; signature: { code: number; raw: Uint8Array } } {
@@ -30,7 +28,6 @@ export class SignatureSession {
   readonly #verifier: SignatureVerifier;
   readonly #resolvers: DidResolvers;
   readonly #keys = new Map<string, Promise<Uint8Array[]>>();
-  readonly #memo = new Map<string, boolean>();
 
   constructor(verifier: SignatureVerifier, resolvers: DidResolvers) {
     this.#verifier = verifier;
@@ -61,38 +58,18 @@ export class SignatureSession {
     return keys;
   }
 
-  /** Verifies every signature of `chain` in one batch and remembers the answers. */
-  async prefetch(chain: readonly Delegation[]): Promise<void> {
-    const checks: SignatureCheck[] = [];
-    for (const delegation of chain) {
-      const { data, signature } = signedPayload(delegation);
-      if (signature.code !== Signature.EdDSA) continue; // not Ed25519: verify() answers false without crypto
-      for (const publicKey of await this.keysOf(delegation.issuer.did())) {
-        const check = { publicKey, data, signature: signature.raw };
-        if (!this.#memo.has(memoKey(check))) checks.push(check);
-      }
-    }
-    if (checks.length === 0) return;
-    const results = await this.#verify(checks);
-    checks.forEach((check, i) => this.#memo.set(memoKey(check), results[i] === true));
+  /** True when the issuer of each delegation signed it (with any of its keys); checked concurrently. */
+  signaturesValid(delegations: readonly Delegation[]): Promise<boolean[]> {
+    return Promise.all(delegations.map((delegation) => this.signatureValid(delegation)));
   }
 
   /** True when the issuer of `delegation` signed it (with any of its keys). */
   async signatureValid(delegation: Delegation): Promise<boolean> {
     const { data, signature } = signedPayload(delegation);
     if (signature.code !== Signature.EdDSA) return false;
-    for (const publicKey of await this.keysOf(delegation.issuer.did())) {
-      if (await this.#check({ publicKey, data, signature: signature.raw })) return true;
-    }
-    return false;
-  }
-
-  async #check(check: SignatureCheck): Promise<boolean> {
-    const known = this.#memo.get(memoKey(check));
-    if (known !== undefined) return known;
-    const [valid] = await this.#verify([check]);
-    this.#memo.set(memoKey(check), valid === true);
-    return valid === true;
+    const keys = await this.keysOf(delegation.issuer.did());
+    const results = await this.#verify(keys.map((publicKey) => ({ publicKey, data, signature: signature.raw })));
+    return results.includes(true);
   }
 
   async #verify(checks: SignatureCheck[]): Promise<boolean[]> {
@@ -124,7 +101,7 @@ export class SignatureSession {
       toDIDKey: () => keyDid,
       withDID: (other: DID) => this.#verifierFor(keyDid, publicKey, other),
       verify: (data: Uint8Array, signature: { code: number; raw: Uint8Array }) =>
-        signature.code === Signature.EdDSA && this.#check({ publicKey, data, signature: signature.raw }),
+        signature.code === Signature.EdDSA && this.#verify([{ publicKey, data, signature: signature.raw }]).then(([valid]) => valid === true),
     } as unknown as Verifier;
   }
 }
