@@ -8,7 +8,8 @@ import type { Capability, Delegation, DID, Signer } from '@ucanto/interface';
 import type { Store } from '../store/env.js';
 import { decodeArtifact } from './auth/artifact.js';
 import { encodeArtifact } from './auth/mint.js';
-import { openDelegationStore, type DelegationStore } from './delegations.js';
+import type { DelegationRepository } from './delegations.js';
+import { openLmdbDelegations } from './lmdb-delegations.js';
 import { loadOracleIdentity, type OracleIdentityEnv } from './identity.js';
 
 /** Default lifetime of a minted invocation; it never outlives the user's delegation. */
@@ -54,7 +55,7 @@ export interface MinterDeps {
   /** The oracle's signer and DID (loaded lazily: chat services are built before anyone needs a key). */
   identity: () => Promise<{ did: string; signer: Signer }>;
   /** The stored delegations of this oracle. */
-  delegations: (oracleDid: string) => DelegationStore;
+  delegations: (oracleDid: string) => DelegationRepository;
   now?: () => number;
 }
 
@@ -65,7 +66,7 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
 
   /** The user's delegation and the earliest expiration along its chain (seconds; Infinity when none). */
   async function usableDelegation(userDid: string, oracleDid: string): Promise<{ delegation: Delegation; expiration: number }> {
-    const stored = deps.delegations(oracleDid).get(userDid);
+    const stored = await deps.delegations(oracleDid).get(userDid);
     if (!stored) throw new ReauthorisationRequired(userDid, 'none', oracleDid);
     if (stored.expiration !== undefined && stored.expiration <= now()) throw new ReauthorisationRequired(userDid, 'expired', oracleDid);
     const expiration = stored.expiration ?? Infinity;
@@ -104,7 +105,7 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
 /** The minter of a thread: the identity from the configuration, the delegations from `store` (what plugins use). */
 export function ucanMinterFor({ config, store }: { config: OracleIdentityEnv; store: Store }): UcanMinter {
   let identity: ReturnType<typeof loadOracleIdentity> | undefined;
-  const stores = new Map<string, DelegationStore>();
+  const stores = new Map<string, DelegationRepository>();
   return createUcanMinter({
     identity: () =>
       (identity ??= loadOracleIdentity(config).catch((error: unknown) => {
@@ -113,7 +114,7 @@ export function ucanMinterFor({ config, store }: { config: OracleIdentityEnv; st
       })),
     delegations: (oracleDid) => {
       let delegations = stores.get(oracleDid);
-      if (!delegations) stores.set(oracleDid, (delegations = openDelegationStore(store, oracleDid)));
+      if (!delegations) stores.set(oracleDid, (delegations = openLmdbDelegations(store, oracleDid)));
       return delegations;
     },
   });

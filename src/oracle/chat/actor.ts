@@ -6,8 +6,10 @@ import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
 import { encodeSseFrame } from '../agent/sse-frames.js';
 import { SESSION_NOT_FOUND } from '../errors.js';
-import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
-import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
+import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
+import type { MessagesPage } from '../sessions/transcript.js';
+import { SessionState } from '../actor/session-state.js';
+import { RevisionConflictError } from '../revisions.js';
 import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
@@ -20,18 +22,19 @@ import {
   type CreateSessionMessage,
   type DeleteReply,
   type DeleteSessionMessage,
+  isSessionRead,
+  type SessionReadMessage,
   type TurnMessage,
   type TurnReply,
 } from './protocol.js';
-import { chatServicesOf, type ChatServices } from './services.js';
+import { chatServicesOf, HISTORY_TURNS, type ChatServices } from './services.js';
 import { runTurn, type Generation } from './turn.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
 
 class ChatActor implements Actor<ChatShape> {
   /** undefined until loaded; null when the session does not exist. */
-  #session: SessionRecord | null | undefined;
-  #entries: TranscriptEntry[] | undefined;
+  #session: SessionState | null | undefined;
   #current: Generation | undefined;
   /** The newest turn a message announced (signal `supersededBy`); older queued turns do not run. */
   #latestTurn: string | undefined;
@@ -41,7 +44,7 @@ class ChatActor implements Actor<ChatShape> {
     private readonly services: ChatServices,
   ) {}
 
-  async receive(request: ChatActorMessage, cancelled?: AbortSignal): Promise<CreateReply | DeleteReply | TurnReply> {
+  async receive(request: ChatActorMessage, cancelled?: AbortSignal): Promise<ChatShape['calls']['reply']> {
     switch (request.type) {
       case 'create':
         return this.#create(request, cancelled);
@@ -49,6 +52,10 @@ class ChatActor implements Actor<ChatShape> {
         return this.#delete(request, cancelled);
       case 'turn':
         return this.#turn(request, undefined, cancelled);
+      case 'owns':
+      case 'messages':
+        await this.#load();
+        return this.#read(request);
     }
   }
 
@@ -69,10 +76,12 @@ class ChatActor implements Actor<ChatShape> {
     }
   }
 
-  signal(request: AbortSignalMessage | ChannelSignal): boolean {
+  signal(request: AbortSignalMessage | ChannelSignal | SessionReadMessage): ChatShape['signals']['reply'] {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
-    if (request.type !== 'abort' || this.#session?.userDid !== request.userDid) return false;
+    // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
+    if (isSessionRead(request)) return this.#session === undefined ? Promise.resolve(undefined) : this.#read(request);
+    if (request.type !== 'abort' || this.#session?.record.userDid !== request.userDid) return false;
     if (request.supersededBy) this.#latestTurn = request.supersededBy;
     const current = this.#current;
     if (!current || (request.turnId && request.turnId !== current.turnId)) return false;
@@ -84,9 +93,16 @@ class ChatActor implements Actor<ChatShape> {
     return this.#current === undefined;
   }
 
-  #load(): SessionRecord | null {
-    if (this.#session === undefined) this.#session = getSession(this.services.sessions, this.sessionId) ?? null;
+  /** Runs in the mailbox only, so two loads never race. */
+  async #load(): Promise<SessionState | null> {
+    if (this.#session === undefined) this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS);
     return this.#session;
+  }
+
+  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> {
+    const owned = this.#session?.record.userDid === request.userDid ? this.#session : undefined;
+    if (request.type === 'owns') return Promise.resolve(owned !== undefined);
+    return owned ? owned.messages(request.from) : Promise.reject<MessagesPage>(notFound());
   }
 
   #abort(turnId: string): void {
@@ -94,7 +110,7 @@ class ChatActor implements Actor<ChatShape> {
   }
 
   async #create(request: CreateSessionMessage, cancelled?: AbortSignal): Promise<CreateReply> {
-    if (this.#load()) throw chatRefusal('session_exists', 'Session already exists');
+    if (await this.#load()) throw chatRefusal('session_exists', 'Session already exists');
     const now = preciseNow();
     const record: SessionRecord = {
       sessionId: this.sessionId,
@@ -106,29 +122,22 @@ class ChatActor implements Actor<ChatShape> {
       lastUpdatedAt: now,
     };
     cancelled?.throwIfAborted();
-    await this.services.root.transaction(() => writeSession(this.services.sessions, record));
-    this.#session = record;
-    this.#entries = [];
+    this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
     return { session: viewOf(record) };
   }
 
   async #delete(request: DeleteSessionMessage, cancelled?: AbortSignal): Promise<DeleteReply> {
-    const session = this.#load();
-    if (!session || session.userDid !== request.userDid) throw notFound();
-    const { root, sessions, transcripts } = this.services;
+    const session = await this.#load();
+    if (!session || session.record.userDid !== request.userDid) throw notFound();
     cancelled?.throwIfAborted();
-    await root.transaction(() => {
-      deleteSession(sessions, session);
-      deleteTranscript(transcripts, this.sessionId);
-    });
+    await session.delete();
     this.#session = null;
-    this.#entries = [];
     return { deleted: true };
   }
 
   async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
-    const session = this.#load();
-    if (!session || session.userDid !== request.userDid) throw notFound();
+    const session = await this.#load();
+    if (!session || session.record.userDid !== request.userDid) throw notFound();
     const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
     // A newer message arrived while this one waited, or its client left: it ends before it starts.
     const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
@@ -138,10 +147,12 @@ class ChatActor implements Actor<ChatShape> {
     const stop = () => generation.controller.abort();
     cancelled?.addEventListener('abort', stop, { once: true });
     try {
-      this.#entries ??= readTranscript(this.services.transcripts, this.sessionId);
-      const done = await runTurn({ services: this.services, session, entries: this.#entries, request, generation, out, cancelled });
-      if (done.session) this.#session = done.session;
+      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled });
       return done.reply;
+    } catch (error) {
+      // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.
+      if (error instanceof RevisionConflictError) this.#session = undefined;
+      throw error;
     } finally {
       cancelled?.removeEventListener('abort', stop);
       if (this.#current === generation) this.#current = undefined;

@@ -7,7 +7,7 @@ import type { ChannelSignal } from '../events/protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from '../sessions/records.js';
-import type { MessageItem } from '../sessions/transcript.js';
+import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
 
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
@@ -42,7 +42,30 @@ export interface TurnMessage extends OracleRef {
   returnAllMessages?: boolean;
 }
 
-export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage;
+/**
+ * Reads of the session's own state, answered by its actor (routes/session-reads.ts sends them): `owns`,
+ * whether the session exists and is the user's; `messages`, one page of its transcript (refused
+ * `session_not_found` unless it is the user's). Each is declared both as a signal, which an actor in memory
+ * answers at once, even while a turn runs (`undefined` when it is not in memory or has not loaded its record),
+ * and as a call, which wakes the actor and loads it.
+ */
+export interface OwnsSessionMessage {
+  type: 'owns';
+  userDid: string;
+}
+
+export interface MessagesPageMessage {
+  type: 'messages';
+  userDid: string;
+  /** The entry number to start at (0: the oldest). */
+  from: number;
+}
+
+export type SessionReadMessage = OwnsSessionMessage | MessagesPageMessage;
+
+export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage => message.type === 'owns' || message.type === 'messages';
+
+export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
 
 /**
  * Why a chat actor refuses a message before any work (the `code` of its DomainError):
@@ -80,8 +103,17 @@ export interface AbortSignalMessage {
 
 /** The chat actor's protocol (runtime/protocol.ts); every signal answers whether it reached what it was for. */
 export const CHAT_ACTOR = declareProtocol<{
-  calls: Call<CreateSessionMessage, CreateReply> | Call<DeleteSessionMessage, DeleteReply> | Call<TurnMessage, TurnReply>;
-  signals: Call<AbortSignalMessage, boolean> | Call<ChannelSignal, boolean>;
+  calls:
+    | Call<CreateSessionMessage, CreateReply>
+    | Call<DeleteSessionMessage, DeleteReply>
+    | Call<TurnMessage, TurnReply>
+    | Call<OwnsSessionMessage, boolean>
+    | Call<MessagesPageMessage, MessagesPage>;
+  signals:
+    | Call<AbortSignalMessage, boolean>
+    | Call<ChannelSignal, boolean>
+    | Call<OwnsSessionMessage, Promise<boolean | undefined>>
+    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>;
   stream: TurnMessage;
 }>('oracle-chat');
 

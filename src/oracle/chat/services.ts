@@ -1,13 +1,13 @@
-// What the chat actors of one actor host share: databases, plugins, the model provider and the bridge to
+// What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
 // the client's tools. Built once per host, on first use.
-import type { RootDatabase } from 'lmdb';
 import type { Logger } from '../../log.js';
 import { perHost, type HostContext } from '../../runtime/actor-host.js';
 import { createProvider } from '../agent/provider.js';
 import type { Provider } from '../agent/types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
-import { openSessionDb, type SessionDb } from '../sessions/records.js';
-import { openTranscriptDb, type TranscriptDb } from '../sessions/transcript.js';
+import { openLmdbSessionRepository } from '../sessions/lmdb-repository.js';
+import { openLmdbTranscriptRepository } from '../sessions/lmdb-transcript-repository.js';
+import type { SessionStores } from '../actor/session-state.js';
 import { createMcpToolbox, type McpToolbox } from '../mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from '../ucan-minting.js';
 import { ChannelToolBridge } from '../events/bridge.js';
@@ -15,10 +15,7 @@ import { ChannelToolBridge } from '../events/bridge.js';
 /** Turns of history sent to the model (older ones stay in the transcript). */
 export const HISTORY_TURNS = 50;
 
-export interface ChatServices {
-  readonly root: RootDatabase;
-  readonly sessions: SessionDb;
-  readonly transcripts: TranscriptDb;
+export interface ChatServices extends SessionStores {
   readonly plugins: readonly OraclePlugin[];
   readonly provider: Provider;
   readonly maxSteps: number;
@@ -38,9 +35,8 @@ export const chatServicesOf = perHost((host): ChatServices => {
   const log = host.log.child({ face: 'oracle' });
   const minter = ucanMinterFor({ config, store });
   return {
-    root: store.root,
-    sessions: openSessionDb(store),
-    transcripts: openTranscriptDb(store),
+    sessions: openLmdbSessionRepository(store),
+    transcripts: openLmdbTranscriptRepository(store),
     plugins: createPlugins({ config, store }),
     provider: createProvider(config),
     maxSteps: config.AGENT_MAX_STEPS,

@@ -1,18 +1,19 @@
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
-// session record committed in one LMDB transaction before the closing frames are sent.
+// session record committed (actor/session-state.ts) before the closing frames are sent.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from '../agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../agent/sse-frames.js';
 import { prepareTurn } from '../agent/turn.js';
 import type { AgentResult, TurnContext } from '../agent/types.js';
-import { preciseNow, titleFrom, UNTITLED, writeSession, type SessionRecord } from '../sessions/records.js';
-import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type TranscriptEntry } from '../sessions/transcript.js';
+import { preciseNow, titleFrom, UNTITLED, type SessionRecord } from '../sessions/records.js';
+import type { AiEntry, HumanEntry, TranscriptEntry } from '../sessions/transcript.js';
+import type { SessionState } from '../actor/session-state.js';
 import { TurnEvents } from '../events/turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from './protocol.js';
-import { HISTORY_TURNS, type ChatServices } from './services.js';
+import type { ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
 export interface Generation {
@@ -22,9 +23,8 @@ export interface Generation {
 
 export interface TurnInput {
   services: ChatServices;
-  session: SessionRecord;
-  /** The transcript so far; the turn's entries are appended once committed. */
-  entries: TranscriptEntry[];
+  /** The session's stored state: its record, recent history, and where the turn is committed. */
+  session: SessionState;
   request: TurnMessage;
   generation: Generation;
   /** The stream, when the client asked for one. */
@@ -35,13 +35,12 @@ export interface TurnInput {
 
 export interface TurnDone {
   reply: TurnReply;
-  /** The session record after the turn, when it changed. */
-  session?: SessionRecord;
 }
 
 const NOT_RUN: AgentResult = { text: '', reasoning: '', toolCalls: [], messages: [], steps: 0, aborted: true };
 
-export async function runTurn({ services, session, entries, request, generation, out, cancelled }: TurnInput): Promise<TurnDone> {
+export async function runTurn({ services, session: state, request, generation, out, cancelled }: TurnInput): Promise<TurnDone> {
+  const session = state.record;
   const signal = generation.controller.signal;
   const context: TurnContext = {
     userDid: request.userDid,
@@ -62,7 +61,7 @@ export async function runTurn({ services, session, entries, request, generation,
     plugins: services.plugins,
     context,
     oracleName: request.oracleName,
-    history: historyOf(entries, HISTORY_TURNS),
+    history: await state.history(),
     userMessage: request.message,
     // MCP tools before the client's: a declared tool cannot take the name of a configured one.
     clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
@@ -90,15 +89,15 @@ export async function runTurn({ services, session, entries, request, generation,
   });
 
   cancelled?.throwIfAborted();
-  const { next, ai } = await commit(services, session, entries, request, result);
+  const ai = await commit(state, request, result);
   events.stored();
   await streamClosing(out, frames, result);
 
   const reply: TurnReply = { message: { type: 'ai', content: result.text, id: ai?.id ?? '' } };
   if (result.aborted) reply.aborted = true;
   if (result.error !== undefined) reply.error = result.error;
-  if (request.returnAllMessages) reply.messages = entries.map(itemOf);
-  return { reply, session: next };
+  if (request.returnAllMessages) reply.messages = await state.allMessages();
+  return { reply };
 }
 
 async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuilder, result: AgentResult): Promise<void> {
@@ -116,7 +115,8 @@ async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuild
  * Stores the user's message and the answer (an answer with nothing in it, after an abort or a failure
  * before any output, is left out) and moves the session to the top of the user's list.
  */
-async function commit(services: ChatServices, session: SessionRecord, entries: TranscriptEntry[], request: TurnMessage, result: AgentResult) {
+async function commit(state: SessionState, request: TurnMessage, result: AgentResult): Promise<AiEntry | undefined> {
+  const session = state.record;
   const now = preciseNow();
   const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
   let ai: AiEntry | undefined;
@@ -132,10 +132,6 @@ async function commit(services: ChatServices, session: SessionRecord, entries: T
     lastUpdatedAt: Math.max(now, session.lastUpdatedAt + 0.001),
     title: session.title === UNTITLED ? titleFrom(request.message) : session.title,
   };
-  await services.root.transaction(() => {
-    writeSession(services.sessions, next, session);
-    appendEntries(services.transcripts, session.sessionId, entries.length, added);
-  });
-  entries.push(...added);
-  return { next, ai };
+  await state.commit(next, added);
+  return ai;
 }

@@ -16,10 +16,8 @@ import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply }
 import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
 import { oracleErrors } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
-import { ownedSession } from '../sessions/records.js';
-import { itemOf, readTranscript } from '../sessions/transcript.js';
 import * as v from 'valibot';
-import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
+import { actorCall, actorFailure, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Messages'];
 /** A JSON (non-streamed) answer may take this long: several model calls and tools. */
@@ -33,7 +31,7 @@ function timezoneOf(body: SendMessageInput, req: HttpRequest): string | undefine
 }
 
 export function messageRoutes(deps: OracleRouteDeps) {
-  const { runtime, sessions, transcripts } = deps;
+  const { runtime, reads } = deps;
   return [
     route({
       method: 'POST',
@@ -44,7 +42,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
       body: AbortSchema,
       responses: { 200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema }, ...AUTH_RESPONSES },
       async handler({ identity: { did }, body: { sessionId } }) {
-        if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
+        // The actor stops only its own user's generation; unknown, foreign or idle sessions answer false alike.
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
         const found = await runtime.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
           // A host that is restarting runs no generation.
@@ -72,8 +70,8 @@ export function messageRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {
-        // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
-        requireOwnedSession(sessions, sessionId, user.did);
+        // Ownership is the actor's check, made before anything starts: an unknown or foreign session is refused
+        // before a stream opens, so it is a JSON 404 even when a stream was asked for (no extra round trip).
         const turn: TurnMessage = {
           type: 'turn',
           ...deps.oracle,
@@ -106,10 +104,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
         404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-      handler({ identity: user, params: { sessionId } }) {
-        // Unknown and someone else's answer alike, so ids cannot be probed.
-        requireOwnedSession(sessions, sessionId, user.did);
-        return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
+      async handler({ identity: user, params: { sessionId } }) {
+        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed.
+        return reply.json(200, { messages: await actorCall(() => reads.messages(sessionId, user.did)) });
       },
     }),
   ];
