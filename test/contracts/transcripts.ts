@@ -28,6 +28,10 @@ export function transcriptRepositoryContract(t: Test, open: TranscriptRepository
     await t.rejects(transcripts.append('s', 1, [human('stale'), human('m2?')]), CONFLICT);
     t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1'], 'nothing of it written');
     t.equal(await transcripts.length('s'), 2);
+    // The first number free, a later one taken: still nothing written.
+    await transcripts.append('s', 3, [human('m3')]);
+    await t.rejects(transcripts.append('s', 2, [human('m2'), human('m3 again')]), CONFLICT);
+    t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1', 'm3']);
   });
 
   t.test('pages oldest first: each names where the next starts, the last names none', async (t) => {

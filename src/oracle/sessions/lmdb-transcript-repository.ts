@@ -26,12 +26,12 @@ export function openLmdbTranscriptRepository(store: Store): TranscriptRepository
 
   return {
     append: (sessionId, from, entries) =>
+      // Every number checked before anything is written: a callback that throws mid-way in lmdb-js's batch
+      // keeps the writes it made.
       db.transaction(() => {
-        entries.forEach((entry, i) => {
-          const key = keyOf(sessionId, from + i);
-          if (db.doesExist(key)) throw new RevisionConflictError(`Transcript of ${sessionId}`);
-          db.put(key, entry);
-        });
+        const keys = entries.map((_, i) => keyOf(sessionId, from + i));
+        if (keys.some((key) => db.doesExist(key))) throw new RevisionConflictError(`Transcript of ${sessionId}`);
+        keys.forEach((key, i) => db.put(key, entries[i]));
       }),
 
     async read(sessionId, { from, limit }) {
