@@ -7,7 +7,8 @@ import { openLmdbSessionRepository } from '../dist/src/oracle/sessions/lmdb-repo
 import { openLmdbTranscriptRepository } from '../dist/src/oracle/sessions/lmdb-transcript-repository.js';
 import type { TranscriptEntry } from '../dist/src/oracle/sessions/transcript.js';
 import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcript-repository.js';
-import { tempStore } from './helpers/temp-store.js';
+import { tempStore } from './helpers/store.js';
+import { rejectsWithConflict } from './contracts/revision.js';
 
 const record = { sessionId: 's', userDid: 'did:key:zA', oracleDid: 'did:key:zO', oracleName: 'O', title: 'Untitled', createdAt: 1, lastUpdatedAt: 1 };
 const turn = (i: number): TranscriptEntry[] => [
@@ -27,7 +28,7 @@ function counting(transcripts: TranscriptRepository) {
 }
 
 t.test('a long transcript: the history is the last turns, read without the rest', async (t) => {
-  const store = tempStore(t, 'session-state');
+  const store = tempStore(t, 'session-state-');
   const sessions = openLmdbSessionRepository(store);
   const { repository: transcripts, counter } = counting(openLmdbTranscriptRepository(store));
   await sessions.create(record);
@@ -53,16 +54,16 @@ t.test('a long transcript: the history is the last turns, read without the rest'
 });
 
 t.test('a stale holder cannot write over a newer one', async (t) => {
-  const store = tempStore(t, 'session-state');
+  const store = tempStore(t, 'session-state-');
   const stores = { sessions: openLmdbSessionRepository(store), transcripts: openLmdbTranscriptRepository(store) };
   await SessionState.create(stores, record, 50);
   const [current, stale] = [(await SessionState.load(stores, 's', 50))!, (await SessionState.load(stores, 's', 50))!];
   await stale.history();
   await current.commit({ ...record, title: 'Newer' }, turn(0));
-  await t.rejects(stale.commit({ ...record, title: 'Stale' }, turn(1)), { code: 'revision_conflict' });
+  await rejectsWithConflict(t, stale.commit({ ...record, title: 'Stale' }, turn(1)), 'a stale commit');
   t.match(await stores.sessions.get('s'), { value: { title: 'Newer' } });
   t.same((await stores.transcripts.read('s', { from: 0, limit: 10 })).entries.map((e) => e.content), ['question 0', 'answer 0']);
-  await t.rejects(stale.delete(), { code: 'revision_conflict' });
+  await rejectsWithConflict(t, stale.delete(), 'a stale delete');
   await current.delete();
   t.equal(await stores.sessions.get('s'), undefined);
   t.equal(await stores.transcripts.length('s'), 0);

@@ -2,6 +2,6 @@
 import t from 'tap';
 import { openLmdbCredits } from '../dist/src/oracle/plugins/credits/lmdb-repository.js';
 import { creditRepositoryContract } from './contracts/credits.js';
-import { tempStore } from './helpers/temp-store.js';
+import { tempStore } from './helpers/store.js';
 
-creditRepositoryContract(t, async (t) => openLmdbCredits(tempStore(t, 'repo-credits')));
+creditRepositoryContract(t, async (t) => openLmdbCredits(tempStore(t, 'repo-credits-')));

@@ -2,9 +2,9 @@
 import t from 'tap';
 import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
 import { delegationRepositoryContract } from './contracts/delegations.js';
-import { tempStore } from './helpers/temp-store.js';
+import { tempStore } from './helpers/store.js';
 
 delegationRepositoryContract(t, async (t) => {
-  const store = tempStore(t, 'repo-delegations');
+  const store = tempStore(t, 'repo-delegations-');
   return (oracleDid) => openLmdbDelegations(store, oracleDid);
 });

@@ -2,6 +2,6 @@
 import t from 'tap';
 import { openLmdbRevocations } from '../dist/src/oracle/lmdb-revocations.js';
 import { revocationRepositoryContract } from './contracts/revocations.js';
-import { tempStore } from './helpers/temp-store.js';
+import { tempStore } from './helpers/store.js';
 
-revocationRepositoryContract(t, async (t) => openLmdbRevocations(tempStore(t, 'repo-revocations')));
+revocationRepositoryContract(t, async (t) => openLmdbRevocations(tempStore(t, 'repo-revocations-')));

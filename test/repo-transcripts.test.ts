@@ -2,6 +2,6 @@
 import t from 'tap';
 import { openLmdbTranscriptRepository } from '../dist/src/oracle/sessions/lmdb-transcript-repository.js';
 import { transcriptRepositoryContract } from './contracts/transcripts.js';
-import { tempStore } from './helpers/temp-store.js';
+import { tempStore } from './helpers/store.js';
 
-transcriptRepositoryContract(t, async (t) => openLmdbTranscriptRepository(tempStore(t, 'repo-transcripts')));
+transcriptRepositoryContract(t, async (t) => openLmdbTranscriptRepository(tempStore(t, 'repo-transcripts-')));

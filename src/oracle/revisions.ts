@@ -1,28 +1,16 @@
-// Shared by both threads: what every oracle repository's writes have in common, so one written for a
-// replicated key-value store (JetStream KV) can stand in for the LMDB one. A record is read with its revision;
-// a new key is created only if absent, and an update names the revision it read and fails when it moved.
-import { DomainError } from '../runtime/errors.js';
-
-export interface Revisioned<T> {
-  readonly value: T;
-  /** Grows on every write of the key; what an update must name. */
-  readonly revision: number;
-}
-
-/** A create-only write found the key taken, or an update's expected revision was not the stored one. */
-export class RevisionConflictError extends DomainError<'revision_conflict'> {
-  constructor(what: string) {
-    super('revision_conflict', `${what} changed meanwhile`);
-  }
-}
+// Shared by both threads: the shape of the oracle's plain record families (preferences, credits), written as
+// a replicated key-value store (JetStream KV) would take them: a record is read with its revision, a new key
+// is created only if absent, and an update names the revision it read and fails when it moved
+// (RevisionConflictError, store/revision.ts).
+import { isRevisionConflict, type Revision, type Versioned } from '../store/revision.js';
 
 /** A record family with create-only and revision-checked writes, keyed by `K` (each implementation encodes it). */
 export interface RevisionedRecords<K, V> {
-  get(key: K): Promise<Revisioned<V> | undefined>;
+  get(key: K): Promise<Versioned<V> | undefined>;
   /** Writes a new record; RevisionConflictError when the key exists. Resolves with its revision. */
-  create(key: K, value: V): Promise<number>;
+  create(key: K, value: V): Promise<Revision>;
   /** Replaces the record read at `revision`; RevisionConflictError when it was written since. */
-  update(key: K, value: V, revision: number): Promise<number>;
+  update(key: K, value: V, revision: Revision): Promise<Revision>;
 }
 
 /** Enough retries for every writer of one key to win once under any realistic contention. */
@@ -42,7 +30,7 @@ export async function changeRecord<K, V, R>(records: RevisionedRecords<K, V>, ke
       else await records.create(key, value);
       return result;
     } catch (error) {
-      if (!(error instanceof RevisionConflictError) || attempt >= MAX_ATTEMPTS) throw error;
+      if (!isRevisionConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
     }
   }
 }

@@ -1,10 +1,10 @@
 // What every RevisionedRecords does (the preferences and credits families share the shape): create-only keys
 // and updates that name the revision they read, as a KV bucket's compare-and-set.
 import type { Test } from 'tap';
-import { changeRecord, RevisionConflictError, type RevisionedRecords } from '../../dist/src/oracle/revisions.js';
+import { changeRecord, type RevisionedRecords } from '../../dist/src/oracle/revisions.js';
+import { isRevisionConflict } from '../../dist/src/store/revision.js';
+import { rejectsWithConflict } from './revision.js';
 
-/** A refusal is matched by its code, the stable part of a DomainError. */
-const CONFLICT = { code: 'revision_conflict' };
 
 export function revisionedRecordsContract<K, V>(t: Test, open: (t: Test) => Promise<RevisionedRecords<K, V>>, keys: [K, K], values: [V, V, V]): void {
   const [key, otherKey] = keys;
@@ -15,12 +15,12 @@ export function revisionedRecordsContract<K, V>(t: Test, open: (t: Test) => Prom
     t.equal(await records.get(key), undefined);
     const r1 = await records.create(key, first);
     t.same(await records.get(key), { value: first, revision: r1 });
-    await t.rejects(records.create(key, second), CONFLICT, 'the key is taken');
+    await rejectsWithConflict(t, records.create(key, second), 'the key is taken');
     const r2 = await records.update(key, second, r1);
     t.ok(r2 > r1, 'revisions grow');
-    await t.rejects(records.update(key, third, r1), { code: 'revision_conflict' });
+    await rejectsWithConflict(t, records.update(key, third, r1), 'a stale revision');
     t.same(await records.get(key), { value: second, revision: r2 });
-    await t.rejects(records.update(otherKey, third, r1), CONFLICT, 'no record to update');
+    await rejectsWithConflict(t, records.update(otherKey, third, r1), 'no record to update');
     t.equal(await records.get(otherKey), undefined, 'keys apart');
   });
 
@@ -29,7 +29,7 @@ export function revisionedRecordsContract<K, V>(t: Test, open: (t: Test) => Prom
     const r1 = await records.create(key, first);
     const outcomes = await Promise.allSettled([records.update(key, second, r1), records.update(key, third, r1), records.update(key, third, r1)]);
     t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
-    t.ok(outcomes.filter((o) => o.status === 'rejected').every((o) => (o as PromiseRejectedResult).reason instanceof RevisionConflictError));
+    t.ok(outcomes.filter((o) => o.status === 'rejected').every((o) => isRevisionConflict((o as PromiseRejectedResult).reason)));
   });
 
   t.test('changeRecord redoes a change that lost a race, on the value that won', async (t) => {

@@ -2,9 +2,8 @@
 import type { Test } from 'tap';
 import type { TranscriptEntry } from '../../dist/src/oracle/sessions/transcript.js';
 import type { TranscriptRepository } from '../../dist/src/oracle/sessions/transcript-repository.js';
+import { rejectsWithConflict } from './revision.js';
 
-/** A refusal is matched by its code, the stable part of a DomainError. */
-const CONFLICT = { code: 'revision_conflict' };
 
 export type TranscriptRepositoryFactory = (t: Test) => Promise<TranscriptRepository>;
 
@@ -25,12 +24,12 @@ export function transcriptRepositoryContract(t: Test, open: TranscriptRepository
   t.test('a number is written once: an append over a taken one is refused whole', async (t) => {
     const transcripts = await open(t);
     await transcripts.append('s', 0, [human('m0'), human('m1')]);
-    await t.rejects(transcripts.append('s', 1, [human('stale'), human('m2?')]), CONFLICT);
+    await rejectsWithConflict(t, transcripts.append('s', 1, [human('stale'), human('m2?')]), 'refused: revision conflict');
     t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1'], 'nothing of it written');
     t.equal(await transcripts.length('s'), 2);
     // The first number free, a later one taken: still nothing written.
     await transcripts.append('s', 3, [human('m3')]);
-    await t.rejects(transcripts.append('s', 2, [human('m2'), human('m3 again')]), CONFLICT);
+    await rejectsWithConflict(t, transcripts.append('s', 2, [human('m2'), human('m3 again')]), 'refused: revision conflict');
     t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1', 'm3']);
   });
 

@@ -3,7 +3,7 @@
 // needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
 // then moves the record (revision-checked), so a writer that lost the session to another cannot overwrite it.
 import type { ChatMessage } from '../agent/types.js';
-import type { Revisioned } from '../revisions.js';
+import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
 import type { SessionRepository } from '../sessions/repository.js';
 import { historyOf, itemOf, recentStart, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
@@ -24,7 +24,7 @@ export class SessionState {
   private constructor(
     private readonly stores: SessionStores,
     private readonly recentTurns: number,
-    private stored: Revisioned<SessionRecord>,
+    private stored: Versioned<SessionRecord>,
   ) {}
 
   /** The session's state, or null when it does not exist. */

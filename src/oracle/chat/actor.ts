@@ -9,7 +9,7 @@ import { SESSION_NOT_FOUND } from '../errors.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import type { MessagesPage } from '../sessions/transcript.js';
 import { SessionState } from '../actor/session-state.js';
-import { RevisionConflictError } from '../revisions.js';
+import { isRevisionConflict } from '../../store/revision.js';
 import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
@@ -151,7 +151,7 @@ class ChatActor implements Actor<ChatShape> {
       return done.reply;
     } catch (error) {
       // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.
-      if (error instanceof RevisionConflictError) this.#session = undefined;
+      if (isRevisionConflict(error)) this.#session = undefined;
       throw error;
     } finally {
       cancelled?.removeEventListener('abort', stop);

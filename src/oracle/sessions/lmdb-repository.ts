@@ -1,17 +1,15 @@
 // Both threads (the chat actor writes, the front door lists): chat session records in the LMDB database
 // `oracle-sessions`, with a per-user index so that listing a user's sessions newest first is one range read
 // (the index entries hold the view the list answers) and the total is one read:
-//   s|<sessionId>                                       -> SessionRecord & { _rev }
+//   s|<sessionId>                                       -> SessionRecord & { revision }
 //   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> SessionView
 //   c|<userDid>                                         -> number of the user's sessions
 // A record, its index entry and the count change in one transaction. `|` cannot occur in a DID, so keys are
 // unambiguous.
 import type { Store } from '../../store/env.js';
-import { RevisionConflictError, type Revisioned } from '../revisions.js';
+import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
 import type { SessionRepository } from './repository.js';
-
-type StoredRecord = SessionRecord & { _rev?: number };
 
 const recordKey = (sessionId: string) => `s|${sessionId}`;
 const userPrefix = (userDid: string) => `u|${userDid}|`;
@@ -20,26 +18,24 @@ const indexKey = (record: SessionRecord) =>
   `${userPrefix(record.userDid)}${String(Math.round(record.lastUpdatedAt * 1000)).padStart(18, '0')}|${record.sessionId}`;
 
 export function openLmdbSessionRepository(store: Store): SessionRepository {
-  const db = store.db<StoredRecord | SessionView | number>('oracle-sessions');
+  const db = store.db<Stored<SessionRecord> | SessionView | number>('oracle-sessions');
 
-  const read = (sessionId: string): Revisioned<SessionRecord> | undefined => {
+  const read = (sessionId: string): Versioned<SessionRecord> | undefined => {
     const stored = db.get(recordKey(sessionId));
-    if (typeof stored !== 'object' || !('userDid' in stored)) return undefined;
-    const { _rev = 0, ...record } = stored;
-    return { value: record, revision: _rev };
+    return typeof stored === 'object' && 'userDid' in stored ? versioned(stored) : undefined;
   };
   const countOf = (userDid: string): number => {
     const count = db.get(countKey(userDid));
     return typeof count === 'number' ? count : 0;
   };
   /** Inside a transaction: the current record, which must be at `expected` (undefined: absent). */
-  const expect = (sessionId: string, expected: number | undefined) => {
+  const expect = (sessionId: string, expected: Revision | undefined) => {
     const current = read(sessionId);
-    if (current?.revision !== expected) throw new RevisionConflictError(`Session ${sessionId}`);
+    if (current?.revision !== expected) throw new RevisionConflictError(recordKey(sessionId), expected);
     return current;
   };
-  const write = (record: SessionRecord, revision: number): Revisioned<SessionRecord> => {
-    db.put(recordKey(record.sessionId), { ...record, _rev: revision });
+  const write = (record: SessionRecord, revision: Revision): Versioned<SessionRecord> => {
+    db.put(recordKey(record.sessionId), { ...record, revision });
     db.put(indexKey(record), viewOf(record));
     return { value: record, revision };
   };

@@ -2,7 +2,7 @@
 // one entry per message, keyed so that a session's entries are one ordered range:
 //   <sessionId>|<number, 10 digits> -> TranscriptEntry
 import type { Store } from '../../store/env.js';
-import { RevisionConflictError } from '../revisions.js';
+import { RevisionConflictError } from '../../store/revision.js';
 import type { TranscriptEntry } from './transcript.js';
 import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
 
@@ -30,7 +30,8 @@ export function openLmdbTranscriptRepository(store: Store): TranscriptRepository
       // keeps the writes it made.
       db.transaction(() => {
         const keys = entries.map((_, i) => keyOf(sessionId, from + i));
-        if (keys.some((key) => db.doesExist(key))) throw new RevisionConflictError(`Transcript of ${sessionId}`);
+        const taken = keys.find((key) => db.doesExist(key));
+        if (taken !== undefined) throw new RevisionConflictError(taken, undefined);
         keys.forEach((key, i) => db.put(key, entries[i]));
       }),
 

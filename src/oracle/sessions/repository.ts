@@ -1,7 +1,7 @@
 // Shared by both threads: where chat session records live. The session's actor is their only writer (one
 // session, one writer; revisions keep a stale writer from overwriting newer state all the same); the front
 // door reads the per-user lists (GET /sessions), which span sessions of many actors.
-import type { Revisioned } from '../revisions.js';
+import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord, SessionView } from './records.js';
 
 export interface SessionPage {
@@ -12,11 +12,11 @@ export interface SessionPage {
 }
 
 export interface SessionRepository {
-  get(sessionId: string): Promise<Revisioned<SessionRecord> | undefined>;
+  get(sessionId: string): Promise<Versioned<SessionRecord> | undefined>;
   /** Create-only: RevisionConflictError when the id is taken. */
-  create(record: SessionRecord): Promise<Revisioned<SessionRecord>>;
+  create(record: SessionRecord): Promise<Versioned<SessionRecord>>;
   /** Revision-checked (RevisionConflictError when it moved); the record keeps its user. */
-  update(record: SessionRecord, revision: number): Promise<Revisioned<SessionRecord>>;
+  update(record: SessionRecord, revision: number): Promise<Versioned<SessionRecord>>;
   /** Revision-checked removal of the record (its transcript is TranscriptRepository's). */
   remove(sessionId: string, revision: number): Promise<void>;
   /** One page of a user's sessions and their total. */

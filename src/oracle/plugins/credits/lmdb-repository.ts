@@ -2,8 +2,9 @@
 // keyed by the user's DID.
 import type { Store } from '../../../store/env.js';
 import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';
+import type { Stored } from '../../../store/revision.js';
 import type { CreditAccount, CreditRepository } from './repository.js';
 
 export function openLmdbCredits(store: Store): CreditRepository {
-  return lmdbRevisionedRecords(store.db<CreditAccount>('oracle-credits'), (userDid: string) => userDid, 'Credit account');
+  return lmdbRevisionedRecords(store.db<Stored<CreditAccount>>('oracle-credits'), (userDid: string) => userDid);
 }

@@ -3,8 +3,9 @@
 import type { Store } from '../../../store/env.js';
 import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';
 import type { PreferencesRepository } from './repository.js';
+import type { Stored } from '../../../store/revision.js';
 import type { UserPreferences } from './schema.js';
 
 export function openLmdbPreferences(store: Store): PreferencesRepository {
-  return lmdbRevisionedRecords(store.db<UserPreferences>('oracle-preferences'), ({ userDid, oracleDid }) => `${userDid}|${oracleDid}`, 'Preferences');
+  return lmdbRevisionedRecords(store.db<Stored<UserPreferences>>('oracle-preferences'), ({ userDid, oracleDid }) => `${userDid}|${oracleDid}`);
 }

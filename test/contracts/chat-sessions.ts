@@ -3,9 +3,8 @@
 import type { Test } from 'tap';
 import type { SessionRecord } from '../../dist/src/oracle/sessions/records.js';
 import type { SessionRepository } from '../../dist/src/oracle/sessions/repository.js';
+import { rejectsWithConflict } from './revision.js';
 
-/** A refusal is matched by its code, the stable part of a DomainError. */
-const CONFLICT = { code: 'revision_conflict' };
 
 export type SessionRepositoryFactory = (t: Test) => Promise<SessionRepository>;
 
@@ -21,7 +20,7 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     t.equal(await sessions.get('s1'), undefined);
     const created = await sessions.create(record('s1', 'did:key:zA'));
     t.same(await sessions.get('s1'), created);
-    await t.rejects(sessions.create(record('s1', 'did:key:zB')), CONFLICT, 'create-only: the id is taken');
+    await rejectsWithConflict(t, sessions.create(record('s1', 'did:key:zB')), 'create-only: the id is taken');
     t.equal((await sessions.get('s1'))?.value.userDid, 'did:key:zA', 'the first record stands');
   });
 
@@ -32,11 +31,11 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     const second = await sessions.update(moved, first.revision);
     t.not(second.revision, first.revision);
     t.same(await sessions.get('s1'), second);
-    await t.rejects(sessions.update({ ...first.value, title: 'Stale' }, first.revision), { code: 'revision_conflict' });
-    await t.rejects(sessions.remove('s1', first.revision), CONFLICT);
+    await rejectsWithConflict(t, sessions.update({ ...first.value, title: 'Stale' }, first.revision), 'a stale revision');
+    await rejectsWithConflict(t, sessions.remove('s1', first.revision), 'refused: revision conflict');
     t.equal((await sessions.get('s1'))?.value.title, 'Hello');
     t.same((await sessions.listByUser('did:key:zA', { offset: 0, limit: 10 })).sessions.map((s) => s.title), ['Hello'], 'one index entry');
-    await t.rejects(sessions.update(record('nope', 'did:key:zA'), 1), CONFLICT, 'no such record');
+    await rejectsWithConflict(t, sessions.update(record('nope', 'did:key:zA'), 1), 'no such record');
   });
 
   t.test("a user's list: newest lastUpdatedAt first, paginated, with the total; other users apart", async (t) => {
