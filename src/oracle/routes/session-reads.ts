@@ -1,9 +1,10 @@
 // Main thread: reads of one chat session's own state (is it this user's? its transcript) go to the session's
-// actor, which owns the record and the transcript, never to the store directly: the actor is the one place
-// that knows the session's current state (in cluster mode it may live on another node), and a read cannot
-// see a state between two of its writes. A read is first a signal, which an actor in memory answers at once,
-// even while its mailbox runs a turn (a GET /messages must not wait for a generation to finish); an actor not
-// in memory runs nothing, so the read is then a call, which loads it without queueing behind anything.
+// actor, which owns the record and the transcript, never to the store directly: the actor is the one writer
+// and holds the session's current state (in cluster mode it may live on another node, and only it knows
+// whether it still owns the session). A read is first a signal, which an actor in memory answers at once,
+// even while its mailbox runs a turn (a GET /messages must not wait for a generation to finish); an actor
+// not in memory runs nothing, so the read is then a call, which loads it (one in memory that has not loaded
+// its record yet answers the call after the message it is loading for).
 import type { ActorRuntime } from '../../runtime/actor-runtime.js';
 import { CHAT_ACTOR, type MessagesPageMessage, type OwnsSessionMessage } from '../chat/protocol.js';
 import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
