@@ -4,7 +4,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
-import { encodeSseFrame } from '../agent/sse-frames.js';
 import { SESSION_NOT_FOUND } from '../errors.js';
 import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
@@ -24,6 +23,7 @@ import {
   type TurnReply,
 } from './protocol.js';
 import { chatServicesOf, type ChatServices } from './services.js';
+import { failedEnding } from './stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
@@ -61,9 +61,7 @@ class ChatActor implements Actor<ChatShape> {
       if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
       this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
       if (!sender.opened) throw error;
-      const text = 'The answer could not be completed; please send your message again';
-      await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
-      await sender.send(encodeSseFrame({ event: 'done', data: {} }), true);
+      sender.end(failedEnding(error));
     } finally {
       sender.end();
     }

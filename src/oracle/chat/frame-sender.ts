@@ -4,6 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from './protocol.js';
+import type { StreamEnding } from './stream-ending.js';
 
 export class FrameSender {
   #sent = 0;
@@ -49,21 +50,21 @@ export class FrameSender {
   }
 
   /** Posts one frame, first waiting while the window is full. */
-  async send(text: string, final = false): Promise<void> {
+  async send(text: string): Promise<void> {
     while (!this.#cancelled && this.#sent - this.#acked >= this.window) {
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;
     }
     if (this.#cancelled) return;
-    this.#post({ type: 'frame', text, final });
+    this.#post({ type: 'frame', text });
     this.#sent++;
   }
 
-  /** Last message; the port closes after it. */
-  end(): void {
+  /** Last message, saying how the stream ended (the relay writes the closing frames); the port closes after it. */
+  end(ending?: StreamEnding): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#post({ type: 'end' });
+    this.#post({ type: 'end', ending });
     this.port.close();
   }
 

@@ -8,6 +8,7 @@ import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from '../sessions/records.js';
 import type { MessageItem } from '../sessions/transcript.js';
+import type { StreamEnding } from './stream-ending.js';
 
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
@@ -97,9 +98,10 @@ export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
   | { type: 'open' }
-  /** One SSE frame, written in one write; `final` on `done`. */
-  | { type: 'frame'; text: string; final?: boolean }
-  | { type: 'end' };
+  /** One SSE frame, written in one write. */
+  | { type: 'frame'; text: string }
+  /** Last message: how the stream ended decides its closing frames (stream-ending.ts). */
+  | { type: 'end'; ending?: StreamEnding };
 
 /** Main -> actor over the stream port. */
 export type StreamControl =

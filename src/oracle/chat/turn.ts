@@ -1,6 +1,6 @@
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
-// session record committed in one LMDB transaction before the closing frames are sent.
+// session record committed in one LMDB transaction before the stream is told how the turn ended.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from '../agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../agent/sse-frames.js';
@@ -101,15 +101,15 @@ export async function runTurn({ services, session, entries, request, generation,
   return { reply, session: next };
 }
 
+/** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
 async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuilder, result: AgentResult): Promise<void> {
   if (!out) return;
   if (!out.opened) {
     out.open();
     await out.send(encodeSseFrame(frames.start()));
   }
-  for (const frame of frames.end({ aborted: result.aborted, error: result.error })) {
-    await out.send(encodeSseFrame(frame), frame.event === 'done');
-  }
+  const { sessionId, requestId } = frames;
+  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed });
 }
 
 /**
