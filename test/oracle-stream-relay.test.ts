@@ -132,7 +132,7 @@ t.test('the ending decides the closing frames, written once, done last', async (
     { ending: { type: 'turn', sessionId: 's1', requestId: 'r1' }, events: ['reasoning', 'done'] },
     { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down' }, events: ['error', 'done'] },
     { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down', errorSent: true }, events: ['done'] },
-    { ending: { type: 'failed', code: 'internal', message: 'boom' }, events: ['error', 'done'] },
+    { ending: { type: 'failed', failure: { code: 'internal', message: 'boom' } }, events: ['error', 'done'] },
   ] as const;
   for (const { ending, events } of cases) {
     const { socket, sender, outcome } = pair();

@@ -50,7 +50,8 @@ export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | Tur
  * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
  * `credits_exhausted` (details: claims, outstandingClaims).
  */
-export type ChatErrorCode = 'session_not_found' | 'session_exists' | 'credits_exhausted';
+export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
+export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
 
 export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(code, message, details);
 

@@ -104,7 +104,7 @@ export function relayStream(port: MessagePort, options: RelayOptions): Promise<R
     });
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
-      finish({ type: 'failed', code: 'host_unavailable', message: String(error) });
+      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } });
     });
   });
 }

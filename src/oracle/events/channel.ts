@@ -5,8 +5,8 @@ import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { ActorEvent } from '../../runtime/messages.js';
-import { CHAT_ACTOR } from '../chat/protocol.js';
-import { SESSION_NOT_FOUND } from '../errors.js';
+import { CHAT_ACTOR, chatRefusal } from '../chat/protocol.js';
+import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
 import { ownedSession, type SessionDb } from '../sessions/records.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
@@ -92,7 +92,7 @@ export class EventChannel {
     } catch (error) {
       if (error instanceof FrameError) return client.send('error', payloads.error(error.message, error.event));
       this.deps.log.error({ err: error, event, sessionId: client.identity.sessionId }, 'client event failed');
-      client.send('error', payloads.error('Internal server error', event));
+      client.send('error', payloads.error(wsErrorText(error), event));
     }
   }
 
@@ -141,7 +141,7 @@ export class EventChannel {
   #subscribe(client: ChannelClient, sessionId: string): void {
     if (!client.subscriptions.has(sessionId)) {
       // Only the user's own sessions; the same answer for someone else's as for an unknown one.
-      if (!ownedSession(this.deps.sessions, sessionId, client.identity.userDid)) throw new FrameError(SESSION_NOT_FOUND, 'subscribe');
+      if (!ownedSession(this.deps.sessions, sessionId, client.identity.userDid)) throw new FrameError(wsErrorText(chatRefusal('session_not_found', SESSION_NOT_FOUND)), 'subscribe');
       if (client.subscriptions.size > MAX_SUBSCRIPTIONS) throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
       this.#join(client, sessionId);
     }
@@ -177,7 +177,7 @@ export class EventChannel {
       },
       (error: unknown) => {
         if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
-        client.send('error', payloads.error('The chat service is restarting; the result was not delivered', event));
+        client.send('error', payloads.error(wsErrorText(error), event));
       },
     );
   }
