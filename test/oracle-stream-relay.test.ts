@@ -2,10 +2,10 @@
 // relay, with a socket stand-in whose write() reports backpressure like uWS does.
 import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
-import { FrameSender } from '../dist/src/oracle/chat/frame-sender.js';
+import { FrameSender } from '../dist/src/oracle/actor/frame-sender.js';
 import { DomainError } from '../dist/src/runtime/errors.js';
-import { STREAM_WINDOW } from '../dist/src/oracle/chat/protocol.js';
-import { HEARTBEAT, relayStream } from '../dist/src/oracle/chat/stream-relay.js';
+import { STREAM_WINDOW } from '../dist/src/oracle/chat-protocol.js';
+import { HEARTBEAT, relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
 import { eventually } from './helpers/oracle.js';
 

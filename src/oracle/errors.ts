@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { HttpError, httpErrors } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../runtime/errors.js';
-import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat/protocol.js';
+import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
 

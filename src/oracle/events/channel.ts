@@ -5,13 +5,13 @@ import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { ActorEvent } from '../../runtime/messages.js';
-import { CHAT_ACTOR, chatRefusal } from '../chat/protocol.js';
+import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
 import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
 import { ownedSession, type SessionDb } from '../sessions/records.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
 import type { ChannelIdentity } from './handshake.js';
-import type { ClientResultSignal, ClientUnreachableSignal } from './protocol.js';
+import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-protocol.js';
 
 export type TransportName = 'websocket' | 'socket.io';
 

@@ -3,7 +3,7 @@ import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
 import type { ActorRef, ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
-import type { ChatShape, OracleRef } from '../chat/protocol.js';
+import type { ChatShape, OracleRef } from '../chat-protocol.js';
 import type { DelegationStore } from '../delegations.js';
 import type { RevocationList } from '../revocations.js';
 import { chatFailure, oracleErrors } from '../errors.js';

@@ -12,8 +12,8 @@ import {
   PaymentRequiredSchema,
   SseStreamSchema,
 } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type ChatShape, type TurnMessage, type TurnReply } from '../chat/protocol.js';
-import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type ChatShape, type TurnMessage, type TurnReply } from '../chat-protocol.js';
+import { relayStream, SSE_HEADERS } from './stream-relay.js';
 import { oracleErrors } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
 import { ownedSession } from '../sessions/records.js';

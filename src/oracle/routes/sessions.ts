@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat/protocol.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { listSessions } from '../sessions/records.js';
 import { actorCall, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';

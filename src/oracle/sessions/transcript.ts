@@ -4,7 +4,7 @@
 // to the model on later turns is exactly what the model produced, tool calls and results included.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
-import type { ChatMessage, CompletedToolCall } from '../agent/types.js';
+import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
 
 export interface HumanEntry {
   id: string;

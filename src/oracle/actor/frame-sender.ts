@@ -1,10 +1,11 @@
+// Runs on: actor hosts (worker threads) only.
 // The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
 // unacknowledged. When the socket on the main thread is full, acknowledgements stop and `send` waits, so a
 // slow client slows its own generation instead of filling memory. `cancel` (client gone) ends the waiting.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
-import { STREAM_WINDOW, type StreamControl, type StreamMessage } from './protocol.js';
-import type { StreamEnding } from './stream-ending.js';
+import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import type { StreamEnding } from '../stream-ending.js';
 
 export class FrameSender {
   #sent = 0;

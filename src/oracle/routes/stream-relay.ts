@@ -1,3 +1,4 @@
+// Runs on: the main thread (front door).
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
 // open -> an SSE stream), then writes each frame to the socket in one write, acknowledges frames while the
 // socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
@@ -5,8 +6,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { StreamWriter } from '../../http/types.js';
 import { DomainError } from '../../runtime/errors.js';
-import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from './protocol.js';
-import { closingFrames, type StreamEnding } from './stream-ending.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { closingFrames, type StreamEnding } from '../stream-ending.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream',

@@ -1,13 +1,14 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
 // typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
-// thrown as DomainError and mapped to answers by ../errors.ts), and the stream port's messages.
-import { DomainError } from '../../runtime/errors.js';
-import { declareProtocol, type Call, type ShapeOf } from '../../runtime/protocol.js';
-import type { ChannelSignal } from '../events/protocol.js';
-import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
+// thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.
+import { DomainError } from '../runtime/errors.js';
+import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
+import type { ChannelSignal } from './channel-protocol.js';
+import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
-import type { SessionView } from '../sessions/records.js';
-import type { MessageItem } from '../sessions/transcript.js';
+import type { SessionView } from './sessions/records.js';
+import type { MessageItem } from './sessions/transcript.js';
 import type { StreamEnding } from './stream-ending.js';
 
 

@@ -1,17 +1,18 @@
+// Runs on: actor hosts (worker threads) only.
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
 // session record committed in one LMDB transaction before the stream is told how the turn ended.
 import { randomUUID } from 'node:crypto';
-import { runAgent } from '../agent/run.js';
-import { encodeSseFrame, SseFrameBuilder } from '../agent/sse-frames.js';
-import { prepareTurn } from '../agent/turn.js';
-import type { AgentResult, TurnContext } from '../agent/types.js';
+import { runAgent } from './agent/run.js';
+import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
+import { prepareTurn } from './agent/turn.js';
+import type { AgentResult, TurnContext } from '../agent-types.js';
 import { preciseNow, titleFrom, UNTITLED, writeSession, type SessionRecord } from '../sessions/records.js';
 import { appendEntries, historyOf, itemOf, type AiEntry, type HumanEntry, type TranscriptEntry } from '../sessions/transcript.js';
-import { TurnEvents } from '../events/turn-events.js';
+import { TurnEvents } from './turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
-import type { TurnMessage, TurnReply } from './protocol.js';
+import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import { HISTORY_TURNS, type ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */

@@ -1,9 +1,10 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // How a chat stream ends, and the frames that close it: the one place they are decided. The actor reports its
-// ending as data in the stream's last message (frame-sender.ts); the relay on the main thread writes the
-// closing frames (stream-relay.ts), also when the actor's host died and no ending came, so `done` is written
+// ending as data in the stream's last message (actor/frame-sender.ts); the relay on the main thread writes the
+// closing frames (routes/stream-relay.ts), also when the actor's host died and no ending came, so `done` is written
 // once and last on every stream.
-import { DONE_FRAME, encodeSseFrame, errorFrame, SseFrameBuilder, type SseFrame } from '../agent/sse-frames.js';
-import { chatAnswers, failureOf, type ChatFailure } from '../errors.js';
+import { DONE_FRAME, encodeSseFrame, errorFrame, SseFrameBuilder, type SseFrame } from './sse-frames.js';
+import { chatAnswers, failureOf, type ChatFailure } from './errors.js';
 
 export type StreamEnding =
   /** The turn ran, or was stale before it started: its outcome decides the last frames. */

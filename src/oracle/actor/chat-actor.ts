@@ -1,3 +1,4 @@
+// Runs on: actor hosts (worker threads) only.
 // The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
 // and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
@@ -7,7 +8,7 @@ import { DomainError } from '../../runtime/errors.js';
 import { SESSION_NOT_FOUND } from '../errors.js';
 import { getSession, preciseNow, viewOf, writeSession, deleteSession, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { deleteTranscript, readTranscript, type TranscriptEntry } from '../sessions/transcript.js';
-import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
+import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
   CHAT_ACTOR,
@@ -21,9 +22,9 @@ import {
   type DeleteSessionMessage,
   type TurnMessage,
   type TurnReply,
-} from './protocol.js';
+} from '../chat-protocol.js';
 import { chatServicesOf, type ChatServices } from './services.js';
-import { failedEnding } from './stream-ending.js';
+import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);

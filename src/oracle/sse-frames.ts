@@ -1,8 +1,9 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // Agent events -> SSE frames in the wire format existing clients parse (oracle-wire-format.md, "SSE stream"):
 // a `reasoning` ack first, then message / reasoning / tool_call / action_call frames, then either
 // `reasoning` (complete) + `done`, or `error` + `done`. `done {}` is always last, also after an abort.
-import { toolErrorContent } from './errors.js';
-import type { AgentEvent } from './types.js';
+import { toolErrorContent } from './agent-errors.js';
+import type { AgentEvent } from './agent-types.js';
 
 export interface SseFrame {
   event: 'reasoning' | 'message' | 'tool_call' | 'action_call' | 'error' | 'done';
