@@ -8,8 +8,8 @@ import t from 'tap';
 import { Delegation } from '@ucanto/core';
 import { ConfigError, loadConfig } from '../dist/src/config.js';
 import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
-import { mcpResource, offeredName, resultText } from '../dist/src/oracle/mcp/toolbox.js';
-import { createUcanMinter, ReauthorisationRequired, ucanMinterFor } from '../dist/src/oracle/ucan-minting.js';
+import { mcpResource, offeredName, resultText } from '../dist/src/oracle/actor/mcp/toolbox.js';
+import { createUcanMinter, ReauthorisationRequired, ucanMinterFor } from '../dist/src/oracle/actor/ucan-minting.js';
 import { openStore } from '../dist/src/store/env.js';
 import { formatKey, generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
 

@@ -13,7 +13,7 @@ import { createPlugins, pluginAuthExcludedRoutes, pluginTools, registerPluginRou
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
 import { openPreferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
-import type { TurnContext } from '../dist/src/oracle/agent/types.js';
+import type { TurnContext } from '../dist/src/oracle/agent-types.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };
 const ORACLE = 'did:key:zOracle';

@@ -1,5 +1,5 @@
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
-// routes. The sessions themselves are chat actors on the actor hosts (chat/actor.ts).
+// routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
 import type { Face, FaceFactory } from '../face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';

@@ -2,7 +2,7 @@
 // the transcript's length and its recent entries) and every write to it. Only the newest turns the model
 // needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
 // then moves the record (revision-checked), so a writer that lost the session to another cannot overwrite it.
-import type { ChatMessage } from '../agent/types.js';
+import type { ChatMessage } from '../agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
 import type { SessionRepository } from '../sessions/repository.js';

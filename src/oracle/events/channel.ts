@@ -5,13 +5,13 @@ import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { ActorEvent } from '../../runtime/messages.js';
-import { CHAT_ACTOR } from '../chat/protocol.js';
-import { SESSION_NOT_FOUND } from '../errors.js';
+import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
+import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
 import type { ChannelIdentity } from './handshake.js';
-import type { ClientResultSignal, ClientUnreachableSignal } from './protocol.js';
+import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-protocol.js';
 
 export type TransportName = 'websocket' | 'socket.io';
 
@@ -91,7 +91,7 @@ export class EventChannel {
     const failed = (error: unknown) => {
       if (error instanceof FrameError) return client.send('error', payloads.error(error.message, error.event));
       this.deps.log.error({ err: error, event, sessionId: client.identity.sessionId }, 'client event failed');
-      client.send('error', payloads.error('Internal server error', event));
+      client.send('error', payloads.error(wsErrorText(error), event));
     };
     try {
       this.#dispatch(client, event, data)?.catch(failed);
@@ -146,10 +146,10 @@ export class EventChannel {
   async #subscribe(client: ChannelClient, sessionId: string): Promise<void> {
     if (!client.subscriptions.has(sessionId)) {
       // Only the user's own sessions; the same answer for someone else's as for an unknown one.
-      const owned = await this.deps.sessions.owns(sessionId, client.identity.userDid).catch(() => {
-        throw new FrameError('The chat service is restarting or busy; subscribe again in a moment', 'subscribe');
+      const owned = await this.deps.sessions.owns(sessionId, client.identity.userDid).catch((error: unknown) => {
+        throw new FrameError(wsErrorText(error), 'subscribe');
       });
-      if (!owned) throw new FrameError(SESSION_NOT_FOUND, 'subscribe');
+      if (!owned) throw new FrameError(wsErrorText(chatRefusal('session_not_found', SESSION_NOT_FOUND)), 'subscribe');
       if (client.subscriptions.size > MAX_SUBSCRIPTIONS) throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
       // The socket may have closed while the actor answered.
       if (!this.#clients.has(client)) return;
@@ -187,7 +187,7 @@ export class EventChannel {
       },
       (error: unknown) => {
         if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
-        client.send('error', payloads.error('The chat service is restarting; the result was not delivered', event));
+        client.send('error', payloads.error(wsErrorText(error), event));
       },
     );
   }

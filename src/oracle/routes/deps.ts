@@ -1,9 +1,9 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { ActorRef, ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
-import type { OracleRef } from '../chat/protocol.js';
+import type { ChatShape, OracleRef } from '../chat-protocol.js';
 import type { DelegationRepository } from '../delegations.js';
 import type { RevocationRepository } from '../revocations.js';
 import { chatFailure } from '../errors.js';
@@ -33,6 +33,17 @@ export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw chatFailure(error);
   }
+}
+
+/**
+ * Stops the session's generation in flight and marks every turn queued before `turnId` stale, without waiting
+ * for the answer: the caller sends its own message to the same actor in the same event-loop turn, so the two
+ * cross to the host in one batch (runtime/batching-endpoint.ts) and arrive in order, the signal first. A new
+ * turn costs one round trip, not two. A host that cannot take the signal cannot take the message either; the
+ * message's failure is the answer.
+ */
+export function supersede(actor: ActorRef<ChatShape>, userDid: string, turnId: string): void {
+  actor.signal({ type: 'abort', userDid, supersededBy: turnId }).catch(() => undefined);
 }
 
 /** Declares an oracle route: its handler gets the authenticated user as `identity`. */

@@ -2,7 +2,7 @@
 // The abort route is declared first; uWS also prefers a static segment over a parameter.
 import { randomUUID } from 'node:crypto';
 import { reply, type HttpRequest, type HttpResponse, type Reply } from '../../http/types.js';
-import { HostUnavailableError } from '../../runtime/actor-runtime.js';
+import { HostUnavailableError, type ActorRef } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity } from '../auth/index.js';
 import {
   AbortAnswerSchema,
@@ -12,12 +12,12 @@ import {
   PaymentRequiredSchema,
   SseStreamSchema,
 } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply } from '../chat/protocol.js';
-import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type ChatShape, type TurnMessage, type TurnReply } from '../chat-protocol.js';
+import { relayStream, SSE_HEADERS } from './stream-relay.js';
 import { oracleErrors } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
 import * as v from 'valibot';
-import { actorCall, actorFailure, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
+import { actorCall, actorFailure, AUTH_RESPONSES, route, supersede, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Messages'];
 /** A JSON (non-streamed) answer may take this long: several model calls and tools. */
@@ -86,9 +86,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
           returnAllMessages: body.returnAllMessages === true && body.stream !== true,
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
-        const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
-        await actorCall(() => runtime.ref(CHAT_ACTOR, sessionId).signal(supersede));
-        return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
+        const actor = runtime.ref(CHAT_ACTOR, sessionId);
+        supersede(actor, user.did, turn.turnId);
+        return body.stream ? streamTurn(deps, actor, turn, req, res) : jsonTurn(actor, sessionId, turn, user, req);
       },
     }),
 
@@ -112,8 +112,11 @@ export function messageRoutes(deps: OracleRouteDeps) {
   ];
 }
 
-async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
-  const stream = deps.runtime.ref(CHAT_ACTOR, sessionId).stream(turn);
+type ChatRef = ActorRef<ChatShape>;
+
+// Both send their message at once, before any await: it must leave in the same event-loop turn as supersede's.
+async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
+  const stream = actor.stream(turn);
   const outcome = await relayStream(stream.port, {
     open: () => res.stream(200, SSE_HEADERS),
     signal: req.signal,
@@ -124,15 +127,15 @@ async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMe
   if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
 }
 
-async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+async function jsonTurn(actor: ChatRef, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+  const answering = actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
   // A client that leaves stops its generation.
   const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, turnId: turn.turnId };
-  const actor = deps.runtime.ref(CHAT_ACTOR, sessionId);
   const onGone = () => void actor.signal(stop).catch(() => undefined);
   req.signal.addEventListener('abort', onGone, { once: true });
   let answer: TurnReply;
   try {
-    answer = await actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
+    answer = await answering;
   } finally {
     req.signal.removeEventListener('abort', onGone);
   }

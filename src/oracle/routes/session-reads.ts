@@ -6,7 +6,7 @@
 // not in memory runs nothing, so the read is then a call, which loads it (one in memory that has not loaded
 // its record yet answers the call after the message it is loading for).
 import type { ActorRuntime } from '../../runtime/actor-runtime.js';
-import { CHAT_ACTOR, type MessagesPageMessage, type OwnsSessionMessage } from '../chat/protocol.js';
+import { CHAT_ACTOR, type MessagesPageMessage, type OwnsSessionMessage } from '../chat-protocol.js';
 import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
 
 export interface SessionReads {

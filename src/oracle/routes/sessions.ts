@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat/protocol.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
 import { oracleErrors } from '../errors.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { actorCall, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';

@@ -2,7 +2,7 @@
 // the history the model gets. Stored behind TranscriptRepository (transcript-repository.ts).
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.
-import type { ChatMessage, CompletedToolCall } from '../agent/types.js';
+import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
 
 export interface HumanEntry {
   id: string;

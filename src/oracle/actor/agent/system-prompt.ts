@@ -1,5 +1,6 @@
+// Runs on: actor hosts (worker threads) only.
 // The system prompt of a turn: who the oracle is, the time, and the user's saved preferences.
-import type { UserPreferences } from '../plugins/user-preferences/schema.js';
+import type { UserPreferences } from '../../plugins/user-preferences/schema.js';
 
 export interface SystemPromptInput {
   oracleName: string;

@@ -1,9 +1,11 @@
+// Runs on: actor hosts (worker threads) only.
 // The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
 // unacknowledged. When the socket on the main thread is full, acknowledgements stop and `send` waits, so a
 // slow client slows its own generation instead of filling memory. `cancel` (client gone) ends the waiting.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
-import { STREAM_WINDOW, type StreamControl, type StreamMessage } from './protocol.js';
+import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import type { StreamEnding } from '../stream-ending.js';
 
 export class FrameSender {
   #sent = 0;
@@ -49,21 +51,21 @@ export class FrameSender {
   }
 
   /** Posts one frame, first waiting while the window is full. */
-  async send(text: string, final = false): Promise<void> {
+  async send(text: string): Promise<void> {
     while (!this.#cancelled && this.#sent - this.#acked >= this.window) {
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;
     }
     if (this.#cancelled) return;
-    this.#post({ type: 'frame', text, final });
+    this.#post({ type: 'frame', text });
     this.#sent++;
   }
 
-  /** Last message; the port closes after it. */
-  end(): void {
+  /** Last message, saying how the stream ended (the relay writes the closing frames); the port closes after it. */
+  end(ending?: StreamEnding): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#post({ type: 'end' });
+    this.#post({ type: 'end', ending });
     this.port.close();
   }
 

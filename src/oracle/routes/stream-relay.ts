@@ -1,12 +1,13 @@
+// Runs on: the main thread (front door).
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
 // open -> an SSE stream), then writes each frame to the socket in one write, acknowledges frames while the
-// socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and guarantees that
-// `done` is the last frame even when the actor host dies mid-stream.
+// socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
+// frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
 import type { MessagePort } from 'node:worker_threads';
 import type { StreamWriter } from '../../http/types.js';
 import { DomainError } from '../../runtime/errors.js';
-import { encodeSseFrame } from '../agent/sse-frames.js';
-import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from './protocol.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { closingFrames, type StreamEnding } from '../stream-ending.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream',
@@ -16,7 +17,6 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export const HEARTBEAT = ': heartbeat\n\n';
-const DONE = encodeSseFrame({ event: 'done', data: {} });
 
 export type RelayOutcome =
   /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
@@ -33,8 +33,6 @@ export interface RelayOptions {
   heartbeatMs: number;
   /** Settles when the actor's stream handler returns; a rejection means its host died. */
   done: Promise<void>;
-  /** The error frame written when the actor fails mid-stream. */
-  failureMessage?: string;
 }
 
 export function relayStream(port: MessagePort, options: RelayOptions): Promise<RelayOutcome> {
@@ -47,7 +45,6 @@ export function relayStream(port: MessagePort, options: RelayOptions): Promise<R
     let written = 0;
     let acked = 0;
     let blocked = false;
-    let doneWritten = false;
     let heartbeat: NodeJS.Timeout | undefined;
 
     const control = (message: StreamControl) => {
@@ -72,14 +69,13 @@ export function relayStream(port: MessagePort, options: RelayOptions): Promise<R
         });
       }
     };
-    const finish = (failure?: string) => {
+    const finish = (ending?: StreamEnding) => {
       if (finished) return;
+      finished = true;
       if (writer && !writer.closed) {
-        if (failure !== undefined && !doneWritten) write(encodeSseFrame({ event: 'error', data: { error: failure, timestamp: new Date().toISOString() } }));
-        if (!doneWritten) write(DONE);
+        for (const frame of closingFrames(ending)) write(frame);
         writer.end();
       }
-      finished = true;
       clearInterval(heartbeat);
       options.signal.removeEventListener('abort', cancel);
       port.close();
@@ -94,25 +90,22 @@ export function relayStream(port: MessagePort, options: RelayOptions): Promise<R
           return finish();
         case 'open':
           writer = options.open();
-          writer.onClose(() => {
-            if (!doneWritten) cancel();
-          });
+          writer.onClose(cancel);
           heartbeat = setInterval(() => !blocked && write(HEARTBEAT), options.heartbeatMs);
           heartbeat.unref();
           return outcome({ kind: 'streaming', finished: finishedPromise });
         case 'frame':
           write(message.text);
           written++;
-          if (message.final) doneWritten = true;
           if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
           return;
         case 'end':
-          return finish();
+          return finish(message.ending);
       }
     });
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
-      finish(options.failureMessage ?? 'The chat service stopped while answering; please send your message again');
+      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } });
     });
   });
 }

@@ -1,10 +1,11 @@
+// Runs on: actor hosts (worker threads) only.
 // An OpenAI-compatible streaming chat-completions client with tool calling (OpenAI, OpenRouter, vLLM,
 // Ollama, llama.cpp server): POST {baseUrl}/chat/completions with `stream: true`, read the SSE answer with
 // eventsource-parser, assemble tool-call fragments, stop at `[DONE]`.
 import { createParser } from 'eventsource-parser';
-import { ProviderError, throwIfAborted } from './errors.js';
+import { ProviderError, throwIfAborted } from '../../agent-errors.js';
 import { ToolCallAssembler, type ToolCallFragment } from './tool-call-assembler.js';
-import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from './types.js';
+import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../agent-types.js';
 
 export interface OpenAiProviderOptions {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` */

@@ -1,12 +1,13 @@
+// Runs on: actor hosts (worker threads) only.
 // The agent loop: provider -> streamed deltas -> tool calls through the registry -> provider again with the
 // results, until the model answers without tools or `maxSteps` provider calls were made. The turn's
 // AbortSignal (context.signal) stops the provider stream and the tools; the loop then returns `aborted`.
 //
 // Events go to `onEvent` in order; when it returns a promise the loop waits for it (backpressure: the
 // stream port may be full). Failures never throw: they are reported as an `error` event and in the result.
-import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from './errors.js';
+import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from '../../agent-errors.js';
 import { ToolRegistry } from './tool-registry.js';
-import type { AgentEvent, AgentResult, ChatMessage, CompletedToolCall, Provider, Tool, ToolCallRequest, TurnContext } from './types.js';
+import type { AgentEvent, AgentResult, ChatMessage, CompletedToolCall, Provider, Tool, ToolCallRequest, TurnContext } from '../../agent-types.js';
 
 export const DEFAULT_MAX_STEPS = 8;
 

@@ -1,16 +1,16 @@
+// Runs on: actor hosts (worker threads) only.
 // The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
 // and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
 import type { MessagePort } from 'node:worker_threads';
 import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
-import { encodeSseFrame } from '../agent/sse-frames.js';
 import { SESSION_NOT_FOUND } from '../errors.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import type { MessagesPage } from '../sessions/transcript.js';
-import { SessionState } from '../actor/session-state.js';
+import { SessionState } from './session-state.js';
 import { isRevisionConflict } from '../../store/revision.js';
-import { isChannelSignal, type ChannelSignal } from '../events/protocol.js';
+import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
   CHAT_ACTOR,
@@ -26,8 +26,9 @@ import {
   type SessionReadMessage,
   type TurnMessage,
   type TurnReply,
-} from './protocol.js';
+} from '../chat-protocol.js';
 import { chatServicesOf, HISTORY_TURNS, type ChatServices } from './services.js';
+import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
@@ -68,9 +69,7 @@ class ChatActor implements Actor<ChatShape> {
       if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
       this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
       if (!sender.opened) throw error;
-      const text = 'The answer could not be completed; please send your message again';
-      await sender.send(encodeSseFrame({ event: 'error', data: { error: text, timestamp: new Date().toISOString() } }));
-      await sender.send(encodeSseFrame({ event: 'done', data: {} }), true);
+      sender.end(failedEnding(error));
     } finally {
       sender.end();
     }

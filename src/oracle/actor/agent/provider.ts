@@ -1,7 +1,8 @@
+// Runs on: actor hosts (worker threads) only.
 // Chooses the model: an OpenAI-compatible server when LLM_BASE_URL is set, else the built-in agent.
 import { builtinProvider } from './builtin-provider.js';
 import { openAiProvider } from './openai-provider.js';
-import type { Provider } from './types.js';
+import type { Provider } from '../../agent-types.js';
 
 /** The configuration the provider reads (a subset of Config). */
 export interface ProviderConfig {

@@ -1,7 +1,8 @@
+// Runs on: actor hosts (worker threads) only.
 // Chat-completions streams send a tool call in fragments: `delta.tool_calls[i]` carries an `index`, the `id`
 // and function `name` usually once, and pieces of the JSON `arguments` that must be concatenated in order.
 import { randomUUID } from 'node:crypto';
-import type { ToolCallRequest } from './types.js';
+import type { ToolCallRequest } from '../../agent-types.js';
 
 export interface ToolCallFragment {
   index?: number;

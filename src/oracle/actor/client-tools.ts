@@ -1,9 +1,10 @@
+// Runs on: actor hosts (worker threads) only.
 // Tools the client declares in a message: browser tools (`tools`) run on the user's tab, agent-UI actions
 // (`agActions`) in the client's UI. Both are answered over the WebSocket event channel; the actor reaches
-// it through a ClientToolBridge (events/bridge.ts). Without a socket on the session, calls fail with a clear
+// it through a ClientToolBridge (bridge.ts). Without a socket on the session, calls fail with a clear
 // error (NoEventChannelError) that the agent and the SSE stream report.
-import type { Tool, ToolCallContext } from '../agent/types.js';
-import type { TurnMessage } from './protocol.js';
+import type { Tool, ToolCallContext } from '../agent-types.js';
+import type { TurnMessage } from '../chat-protocol.js';
 
 export interface ClientToolCall {
   kind: 'browser' | 'action';

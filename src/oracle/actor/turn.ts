@@ -1,18 +1,19 @@
+// Runs on: actor hosts (worker threads) only.
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
-// session record committed (actor/session-state.ts) before the closing frames are sent.
+// session record committed (session-state.ts) before the stream is told how the turn ended.
 import { randomUUID } from 'node:crypto';
-import { runAgent } from '../agent/run.js';
-import { encodeSseFrame, SseFrameBuilder } from '../agent/sse-frames.js';
-import { prepareTurn } from '../agent/turn.js';
-import type { AgentResult, TurnContext } from '../agent/types.js';
+import { runAgent } from './agent/run.js';
+import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
+import { prepareTurn } from './agent/turn.js';
+import type { AgentResult, TurnContext } from '../agent-types.js';
 import { preciseNow, titleFrom, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import type { AiEntry, HumanEntry, TranscriptEntry } from '../sessions/transcript.js';
-import type { SessionState } from '../actor/session-state.js';
-import { TurnEvents } from '../events/turn-events.js';
+import type { SessionState } from './session-state.js';
+import { TurnEvents } from './turn-events.js';
 import { clientToolsOf } from './client-tools.js';
 import type { FrameSender } from './frame-sender.js';
-import type { TurnMessage, TurnReply } from './protocol.js';
+import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import type { ChatServices } from './services.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
@@ -100,15 +101,15 @@ export async function runTurn({ services, session: state, request, generation, o
   return { reply };
 }
 
+/** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
 async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuilder, result: AgentResult): Promise<void> {
   if (!out) return;
   if (!out.opened) {
     out.open();
     await out.send(encodeSseFrame(frames.start()));
   }
-  for (const frame of frames.end({ aborted: result.aborted, error: result.error })) {
-    await out.send(encodeSseFrame(frame), frame.event === 'done');
-  }
+  const { sessionId, requestId } = frames;
+  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed });
 }
 
 /**

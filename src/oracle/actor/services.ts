@@ -1,16 +1,17 @@
+// Runs on: actor hosts (worker threads) only.
 // What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
 // the client's tools. Built once per host, on first use.
 import type { Logger } from '../../log.js';
 import { perHost, type HostContext } from '../../runtime/actor-host.js';
-import { createProvider } from '../agent/provider.js';
-import type { Provider } from '../agent/types.js';
+import { createProvider } from './agent/provider.js';
+import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openLmdbSessionRepository } from '../sessions/lmdb-repository.js';
 import { openLmdbTranscriptRepository } from '../sessions/lmdb-transcript-repository.js';
-import type { SessionStores } from '../actor/session-state.js';
-import { createMcpToolbox, type McpToolbox } from '../mcp/toolbox.js';
-import { ucanMinterFor, type UcanMinter } from '../ucan-minting.js';
-import { ChannelToolBridge } from '../events/bridge.js';
+import type { SessionStores } from './session-state.js';
+import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
+import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
+import { ChannelToolBridge } from './bridge.js';
 
 /** Turns of history sent to the model (older ones stay in the transcript). */
 export const HISTORY_TURNS = 50;

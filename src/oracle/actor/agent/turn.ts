@@ -1,9 +1,10 @@
+// Runs on: actor hosts (worker threads) only.
 // Builds the agent of one turn: plugins' before-agent hooks (preferences load, credits charge), the system
 // prompt with the user's preferences, and the tools (plugin tools first, then the client's).
-import { pluginTools, runBeforeAgent, type OraclePlugin } from '../plugins/index.js';
+import { pluginTools, runBeforeAgent, type OraclePlugin } from '../../plugins/index.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tool-registry.js';
-import type { ChatMessage, Tool, TurnContext } from './types.js';
+import type { ChatMessage, Tool, TurnContext } from '../../agent-types.js';
 
 export interface PrepareTurnInput {
   plugins: readonly OraclePlugin[];

@@ -1,3 +1,4 @@
+// Runs on: actor hosts (worker threads) only.
 // Downstream invocations for a user: the oracle signs an invocation to another service (an MCP server, or
 // any UCAN-protected API a plugin calls) with the user's stored delegation as its proof, so the service can
 // follow the chain back to the user. Usable on any thread: it reads the delegation from LMDB and signs with
@@ -5,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { invoke } from '@ucanto/core';
 import type { Capability, Delegation, DID, Signer } from '@ucanto/interface';
-import type { Store } from '../store/env.js';
-import { decodeArtifact } from './auth/artifact.js';
-import { encodeArtifact } from './auth/mint.js';
-import type { DelegationRepository } from './delegations.js';
-import { openLmdbDelegations } from './lmdb-delegations.js';
-import { loadOracleIdentity, type OracleIdentityEnv } from './identity.js';
+import type { Store } from '../../store/env.js';
+import { decodeArtifact } from '../auth/artifact.js';
+import { encodeArtifact } from '../auth/mint.js';
+import type { DelegationRepository } from '../delegations.js';
+import { openLmdbDelegations } from '../lmdb-delegations.js';
+import { loadOracleIdentity, type OracleIdentityEnv } from '../identity.js';
 
 /** Default lifetime of a minted invocation; it never outlives the user's delegation. */
 export const MINTED_TTL_SECONDS = 300;

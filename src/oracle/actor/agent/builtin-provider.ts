@@ -1,12 +1,13 @@
+// Runs on: actor hosts (worker threads) only.
 // The built-in agent: deterministic, no network. It answers every message with a short reply shaped by
 // the saved preferences (read from the system prompt's "User Preferences" section, as a model would),
 // turns preference requests into a real `set_user_preferences` tool call, runs "use <tool> {json}" through
 // any offered tool, and confirms tool results on the following step.
 import { randomUUID } from 'node:crypto';
 import { parseToolArgs, readIntent, type PreferenceRequest } from './builtin-intents.js';
-import { TOOL_ERROR_PREFIX, throwIfAborted } from './errors.js';
+import { TOOL_ERROR_PREFIX, throwIfAborted } from '../../agent-errors.js';
 import { readPreferencesSection } from './system-prompt.js';
-import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolCallRequest } from './types.js';
+import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolCallRequest } from '../../agent-types.js';
 
 const SET_USER_PREFERENCES = 'set_user_preferences';
 const FORMAL = new Set(['formal', 'semi-formal', 'professional', 'academic', 'technical']);

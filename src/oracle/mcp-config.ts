@@ -1,9 +1,10 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // MCP_SERVERS: the MCP servers whose tools the agent is offered, as JSON or as the path of a JSON file.
 // Read and validated once with the rest of the environment, so a bad list stops start-up with a message
 // that names the entry and the field.
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { integer } from '../../env-schema.js';
+import { integer } from '../env-schema.js';
 
 /** Server names become tool-name prefixes (`<server>__<tool>`): no double underscore, so the split stays clear. */
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;

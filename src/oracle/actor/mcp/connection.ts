@@ -1,3 +1,4 @@
+// Runs on: actor hosts (worker threads) only.
 // One MCP server as an actor host sees it: an `@modelcontextprotocol/sdk` client over Streamable HTTP,
 // connected on first use, with the server's tool list cached. Any failure that says the connection or the
 // session is gone (refused, reset, unknown session, timeout) drops both, so the next turn reconnects and
@@ -7,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from './config.js';
+import type { McpServerConfig } from '../../mcp-config.js';
 import { McpCallError, McpUnavailableError } from './errors.js';
 
 export type ListedTool = Pick<McpTool, 'name' | 'description' | 'inputSchema'>;

@@ -1,10 +1,11 @@
+// Runs on: actor hosts (worker threads) only.
 // The chat actors' bridge to the client's tools over the event channel (runs on the actor host). A call
 // publishes `browser_tool_call` or `action_call` to the session's sockets and waits for the answer that the
 // main thread signals back (ChannelSignal). An answer counts only once, only for its session, only from the
 // user the turn belongs to and only for its kind; the call fails after BROWSER_TOOL_TIMEOUT_MS, when the
 // session has no socket at all, or when the turn is aborted.
-import { NoEventChannelError, type ClientToolBridge, type ClientToolCall } from '../chat/client-tools.js';
-import type { ChannelSignal } from './protocol.js';
+import { NoEventChannelError, type ClientToolBridge, type ClientToolCall } from './client-tools.js';
+import type { ChannelSignal } from '../channel-protocol.js';
 
 export type Publish = (topic: string, event: string, data: unknown) => void;
 

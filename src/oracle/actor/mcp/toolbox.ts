@@ -1,12 +1,13 @@
+// Runs on: actor hosts (worker threads) only.
 // The MCP tools of a turn. Each configured server's tools are offered as `<server>__<tool>` with their JSON
 // schemas; a server that cannot be reached is left out of that turn (and tried again on the next one).
 // Calls to a protected server carry a UCAN invocation: the client's own (`mcpInvocations[<offered name>]`
 // of the message) when it sent one, otherwise one the oracle mints from the user's stored delegation.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../../log.js';
-import type { Tool, ToolCallContext } from '../agent/types.js';
+import type { Logger } from '../../../log.js';
+import type { Tool, ToolCallContext } from '../../agent-types.js';
 import type { UcanMinter } from '../ucan-minting.js';
-import type { McpServerConfig } from './config.js';
+import type { McpServerConfig } from '../../mcp-config.js';
 import { McpConnection, type ListedTool } from './connection.js';
 import { McpCallError } from './errors.js';
 

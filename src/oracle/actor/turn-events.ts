@@ -1,3 +1,4 @@
+// Runs on: actor hosts (worker threads) only.
 // What one chat turn tells the session's sockets (runs on the actor host, beside the SSE frames):
 //   router_update       the loop moves between the model ("agent") and tool execution ("tools")
 //   reasoning           the model's reasoning deltas (the SSE frame's payload)
@@ -5,8 +6,8 @@
 //   render_component    an action declared with `hasRender` completed: the client renders its component
 //   message_cache_invalidation  the reply is stored: cached message lists are stale
 // `browser_tool_call` and `action_call` themselves are published by the bridge (bridge.ts) when a call starts.
-import type { SseFrame } from '../agent/sse-frames.js';
-import type { AgentEvent } from '../agent/types.js';
+import type { SseFrame } from '../sse-frames.js';
+import type { AgentEvent } from '../agent-types.js';
 import type { Publish } from './bridge.js';
 
 export type RouterStep = 'agent' | 'tools';

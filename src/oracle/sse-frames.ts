@@ -1,8 +1,9 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // Agent events -> SSE frames in the wire format existing clients parse (oracle-wire-format.md, "SSE stream"):
 // a `reasoning` ack first, then message / reasoning / tool_call / action_call frames, then either
 // `reasoning` (complete) + `done`, or `error` + `done`. `done {}` is always last, also after an abort.
-import { toolErrorContent } from './errors.js';
-import type { AgentEvent } from './types.js';
+import { toolErrorContent } from './agent-errors.js';
+import type { AgentEvent } from './agent-types.js';
 
 export interface SseFrame {
   event: 'reasoning' | 'message' | 'tool_call' | 'action_call' | 'error' | 'done';
@@ -13,6 +14,14 @@ export interface SseFrame {
 export interface TurnOutcome {
   aborted?: boolean;
   error?: string;
+  /** An `error` frame was sent already (by the builder that framed the turn, when it is another one). */
+  errorSent?: boolean;
+}
+
+export const DONE_FRAME: SseFrame = { event: 'done', data: {} };
+
+export function errorFrame(text: string, timestamp = new Date().toISOString()): SseFrame {
+  return { event: 'error', data: { error: text, timestamp } };
 }
 
 const THINKING = 'Thinking...';
@@ -91,15 +100,20 @@ export class SseFrameBuilder {
       }
       case 'error':
         this.#failed = true;
-        return { event: 'error', data: { error: event.message, timestamp: this.now() } };
+        return errorFrame(event.message, this.now());
     }
+  }
+
+  /** Whether an `error` frame was built. */
+  get failed(): boolean {
+    return this.#failed;
   }
 
   /** The closing frames: `done` always last; the `error` frame here only if none was sent yet. */
   end(outcome: TurnOutcome = {}): SseFrame[] {
-    const done: SseFrame = { event: 'done', data: {} };
-    if (outcome.error !== undefined && !this.#failed) return [this.frame({ type: 'error', message: outcome.error }), done];
-    if (this.#failed || outcome.aborted || outcome.error !== undefined) return [done];
-    return [this.#reasoning('', true), done];
+    const failed = this.#failed || outcome.errorSent === true;
+    if (outcome.error !== undefined && !failed) return [this.frame({ type: 'error', message: outcome.error }), DONE_FRAME];
+    if (failed || outcome.aborted || outcome.error !== undefined) return [DONE_FRAME];
+    return [this.#reasoning('', true), DONE_FRAME];
   }
 }

@@ -1,13 +1,15 @@
+// Runs on: both threads (shared, pure: no state of its own).
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
 // typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
-// thrown as DomainError and mapped to answers by ../errors.ts), and the stream port's messages.
-import { DomainError } from '../../runtime/errors.js';
-import { declareProtocol, type Call, type ShapeOf } from '../../runtime/protocol.js';
-import type { ChannelSignal } from '../events/protocol.js';
-import type { AgActionSchema, BrowserToolSchema } from '../schemas.js';
+// thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.
+import { DomainError } from '../runtime/errors.js';
+import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
+import type { ChannelSignal } from './channel-protocol.js';
+import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
-import type { SessionView } from '../sessions/records.js';
-import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
+import type { SessionView } from './sessions/records.js';
+import type { MessageItem, MessagesPage } from './sessions/transcript.js';
+import type { StreamEnding } from './stream-ending.js';
 
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
@@ -72,7 +74,8 @@ export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | Tur
  * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
  * `credits_exhausted` (details: claims, outstandingClaims).
  */
-export type ChatErrorCode = 'session_not_found' | 'session_exists' | 'credits_exhausted';
+export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
+export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
 
 export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(code, message, details);
 
@@ -129,9 +132,10 @@ export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
   | { type: 'open' }
-  /** One SSE frame, written in one write; `final` on `done`. */
-  | { type: 'frame'; text: string; final?: boolean }
-  | { type: 'end' };
+  /** One SSE frame, written in one write. */
+  | { type: 'frame'; text: string }
+  /** Last message: how the stream ended decides its closing frames (stream-ending.ts). */
+  | { type: 'end'; ending?: StreamEnding };
 
 /** Main -> actor over the stream port. */
 export type StreamControl =
