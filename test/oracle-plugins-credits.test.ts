@@ -57,7 +57,8 @@ t.test('the CREDITS_* and LLM_* variables are part of the oracle configuration',
 
 t.test('charges until the balance runs out, then 402 with the refused claim and the outstanding ones', async (t) => {
   const ledger = openCreditLedger(tempStore(t), { initial: 3, perMessage: 1 });
-  t.same(await ledger.account('did:key:zA'), { balance: 3, outstandingClaims: [], updatedAt: (await ledger.account('did:key:zA')).updatedAt });
+  const fresh = await ledger.account('did:key:zA');
+  t.same(fresh, { balance: 3, outstandingClaims: [], updatedAt: fresh.updatedAt });
   for (const left of [2, 1, 0]) t.equal((await ledger.charge('did:key:zA')).balance, left);
 
   const first = await refusal(ledger.charge('did:key:zA'));
