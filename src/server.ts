@@ -13,10 +13,11 @@ import { timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
+import { createChainClient, type ChainQuery } from './chain-client.js';
 import { createGatewayFace } from './gateway/index.js';
 import { createOracleFace, type OracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
-import { linkChainIdentities } from './oracle/chain-identities.js';
+import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
 
@@ -59,8 +60,10 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const faces: Face[] = [];
   for (const factory of FACES) faces.push(await factory(context));
   for (const face of faces) await face.start?.();
-  // did:ixo issuers resolve through the gateway's chain node, whose address is known only once it started.
-  linkChainIdentities(faces);
+  // did:ixo issuers resolve through the chain client, over the gateway's node (its address is known once it started).
+  const oracle = faces.find((face): face is OracleFace => face.name === 'oracle');
+  const chainNode = faces.find((face): face is Face & { upstream?: ChainQuery } => face.name === 'gateway')?.upstream;
+  if (oracle && chainNode) oracle.authenticator.setDidResolver('ixo', createIxoDidResolver(createChainClient(chainNode)));
 
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
@@ -71,10 +74,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
     registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly });
   }
-  if (playgroundEnabled(config)) {
-    const { identity } = faces.find((face): face is OracleFace => face.name === 'oracle')!;
-    registerPlaygroundRoutes(router, { oracle: identity, log });
-  }
+  if (playgroundEnabled(config)) registerPlaygroundRoutes(router, { oracle: oracle!.identity, log });
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 

@@ -1,10 +1,10 @@
 // Loop events -> SSE frames, exactly as the wire-format reference shows them, parsed back with a real SSE parser.
 import t from 'tap';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { encodeSseFrame, SseFrameBuilder, type SseFrame } from '../dist/src/oracle/agent/sse-frames.js';
-import { runAgent } from '../dist/src/oracle/agent/run.js';
-import { builtinProvider } from '../dist/src/oracle/agent/builtin-provider.js';
-import type { AgentEvent, Provider, Tool, TurnContext } from '../dist/src/oracle/agent/types.js';
+import { encodeSseFrame, SseFrameBuilder, type SseFrame } from '../dist/src/oracle/sse-frames.js';
+import { runAgent } from '../dist/src/oracle/actor/agent/run.js';
+import { builtinProvider } from '../dist/src/oracle/actor/agent/builtin-provider.js';
+import type { AgentEvent, Provider, Tool, TurnContext } from '../dist/src/oracle/agent-types.js';
 
 const TS = '2025-01-02T03:04:05.000Z';
 const builder = () => new SseFrameBuilder('s-1', 'r-1', () => TS);

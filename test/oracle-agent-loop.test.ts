@@ -1,11 +1,11 @@
 // The agent loop: provider -> deltas -> tools -> provider again, with the OpenAI-compatible provider talking
 // to a local chat-completions server, and with the built-in agent's "use <tool> {json}".
 import t from 'tap';
-import { runAgent } from '../dist/src/oracle/agent/run.js';
-import { openAiProvider } from '../dist/src/oracle/agent/openai-provider.js';
-import { builtinProvider } from '../dist/src/oracle/agent/builtin-provider.js';
-import { ToolRegistry } from '../dist/src/oracle/agent/tool-registry.js';
-import type { AgentEvent, ChatMessage, Provider, Tool, ToolCallContext, TurnContext } from '../dist/src/oracle/agent/types.js';
+import { runAgent } from '../dist/src/oracle/actor/agent/run.js';
+import { openAiProvider } from '../dist/src/oracle/actor/agent/openai-provider.js';
+import { builtinProvider } from '../dist/src/oracle/actor/agent/builtin-provider.js';
+import { ToolRegistry } from '../dist/src/oracle/actor/agent/tool-registry.js';
+import type { AgentEvent, ChatMessage, Provider, Tool, ToolCallContext, TurnContext } from '../dist/src/oracle/agent-types.js';
 import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 function context(signal = new AbortController().signal): TurnContext {

@@ -1,10 +1,10 @@
 // The OpenAI-compatible provider against a local server speaking the chat-completions streaming protocol.
 import t from 'tap';
 import { once } from 'node:events';
-import { openAiProvider } from '../dist/src/oracle/agent/openai-provider.js';
-import { createProvider } from '../dist/src/oracle/agent/provider.js';
-import { ProviderError } from '../dist/src/oracle/agent/errors.js';
-import type { ChatMessage, ProviderEvent, ToolSpec } from '../dist/src/oracle/agent/types.js';
+import { openAiProvider } from '../dist/src/oracle/actor/agent/openai-provider.js';
+import { createProvider } from '../dist/src/oracle/actor/agent/provider.js';
+import { ProviderError } from '../dist/src/oracle/agent-errors.js';
+import type { ChatMessage, ProviderEvent, ToolSpec } from '../dist/src/oracle/agent-types.js';
 import { chunk, failWith, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 const weatherTool: ToolSpec = {

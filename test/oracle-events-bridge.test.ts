@@ -1,7 +1,7 @@
-// The actor side of client tools (events/bridge.ts) on its own: what a call publishes, and which answers
+// The actor side of client tools (actor/bridge.ts) on its own: what a call publishes, and which answers
 // settle it (session, user, kind, once), timeouts, aborts and an unreachable client.
 import t from 'tap';
-import { ChannelToolBridge, outputOf } from '../dist/src/oracle/events/bridge.js';
+import { ChannelToolBridge, outputOf } from '../dist/src/oracle/actor/bridge.js';
 
 function setup(timeoutMs = 60_000) {
   const published: { topic: string; event: string; data: any }[] = [];

@@ -8,6 +8,7 @@ import t from 'tap';
 import { base58btc } from '@ucanto/core';
 import { didKeyPublicKey } from '../dist/src/oracle/auth/did.js';
 import { AuthFailure } from '../dist/src/oracle/auth/failure.js';
+import { createChainClient } from '../dist/src/chain-client.js';
 import { createIxoDidResolver, ed25519KeysOf } from '../dist/src/oracle/auth/ixo-resolver.js';
 import { LocalQueryNode } from '../dist/src/gateway/local-node/server.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';
@@ -50,7 +51,7 @@ t.test('the resolver reads IidDocuments from the local query node over gRPC, wit
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const resolver = createIxoDidResolver(upstream);
+  const resolver = createIxoDidResolver(createChainClient(upstream));
 
   const [one, two] = await Promise.all([resolver.resolve(IXO_USER_DID), resolver.resolve(IXO_USER_DID)]);
   t.same(one.map(hex), [1, 2].map((k) => hex(didKeyPublicKey(ixoUserSigner(k as 1 | 2).toDIDKey()))), 'both Ed25519 keys, in document order');
@@ -63,7 +64,7 @@ t.test('the resolver reads IidDocuments from the local query node over gRPC, wit
   t.same(await resolver.resolve(ENTITY_SECP_ONLY), [], 'secp256k1 methods only: no key');
   await t.rejects(resolver.resolve('did:ixo:ixo1nosuchaccount'), new AuthFailure('did:ixo:ixo1nosuchaccount has no iid document on the chain'));
 
-  const stopped = createIxoDidResolver(new Upstream('127.0.0.1:1', 1000));
+  const stopped = createIxoDidResolver(createChainClient(new Upstream('127.0.0.1:1', 1000)));
   await t.rejects(stopped.resolve(IXO_USER_DID), /the chain's iid module did not answer/, 'an unreachable chain is an error, not an empty key list');
 });
 

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { Delegation } from '@ucanto/core';
 import { ConfigError, loadConfig } from '../dist/src/config.js';
-import { openDelegationStore } from '../dist/src/oracle/delegations.js';
-import { mcpResource, offeredName, resultText } from '../dist/src/oracle/mcp/toolbox.js';
-import { createUcanMinter, ReauthorisationRequired, ucanMinterFor } from '../dist/src/oracle/ucan-minting.js';
+import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
+import { mcpResource, offeredName, resultText } from '../dist/src/oracle/actor/mcp/toolbox.js';
+import { createUcanMinter, ReauthorisationRequired, ucanMinterFor } from '../dist/src/oracle/actor/ucan-minting.js';
 import { openStore } from '../dist/src/store/env.js';
 import { formatKey, generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
 
@@ -100,7 +100,7 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   const oracle = await generateKey();
   const user = await generateKey();
   const service = await generateKey();
-  const delegations = openDelegationStore(store, oracle.did());
+  const delegations = openLmdbDelegations(store, oracle.did());
   let now = Math.floor(Date.now() / 1000);
   const minter = createUcanMinter({ identity: async () => ({ did: oracle.did(), signer: oracle }), delegations: () => delegations, now: () => now });
   const request = { userDid: user.did(), audience: service.did(), capability: { can: 'ledger/read', with: 'ixo:oracle:test:ledger' } as const };

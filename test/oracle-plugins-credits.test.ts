@@ -11,8 +11,8 @@ import { createPlugins } from '../dist/src/oracle/plugins/index.js';
 import { openCreditLedger, PaymentRequiredError, MAX_OUTSTANDING } from '../dist/src/oracle/plugins/credits/ledger.js';
 import { chatFailure } from '../dist/src/oracle/errors.js';
 import { HttpError } from '../dist/src/http/errors.js';
-import { prepareTurn } from '../dist/src/oracle/agent/turn.js';
-import type { TurnContext } from '../dist/src/oracle/agent/types.js';
+import { prepareTurn } from '../dist/src/oracle/actor/agent/turn.js';
+import type { TurnContext } from '../dist/src/oracle/agent-types.js';
 
 // mkdtemp, not t.testdir(): lmdb treats a path whose last segment has a dot (".test.ts-...") as a file.
 function tempStore(t: { teardown(fn: () => unknown): void }) {
@@ -57,7 +57,8 @@ t.test('the CREDITS_* and LLM_* variables are part of the oracle configuration',
 
 t.test('charges until the balance runs out, then 402 with the refused claim and the outstanding ones', async (t) => {
   const ledger = openCreditLedger(tempStore(t), { initial: 3, perMessage: 1 });
-  t.same(ledger.account('did:key:zA'), { balance: 3, outstandingClaims: [], updatedAt: ledger.account('did:key:zA').updatedAt });
+  const fresh = await ledger.account('did:key:zA');
+  t.same(fresh, { balance: 3, outstandingClaims: [], updatedAt: fresh.updatedAt });
   for (const left of [2, 1, 0]) t.equal((await ledger.charge('did:key:zA')).balance, left);
 
   const first = await refusal(ledger.charge('did:key:zA'));
@@ -79,7 +80,7 @@ t.test('charges until the balance runs out, then 402 with the refused claim and 
   const second = await refusal(ledger.charge('did:key:zA'));
   t.notSame(second.claims, first.claims, 'each refused charge is its own claim');
   t.same(second.outstandingClaims, [...first.claims, ...second.claims], 'oldest first');
-  t.equal(ledger.account('did:key:zA').balance, 0, 'a refused charge takes nothing');
+  t.equal((await ledger.account('did:key:zA')).balance, 0, 'a refused charge takes nothing');
   t.equal((await ledger.charge('did:key:zB')).balance, 2, 'balances are per user');
 
   const topped = await ledger.topUp('did:key:zA', 5);
@@ -100,8 +101,8 @@ t.test('concurrent charges never spend more than the balance', async (t) => {
   const outcomes = await Promise.allSettled(Array.from({ length: 15 }, () => ledger.charge('did:key:zA')));
   t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 10);
   t.equal(outcomes.filter((o) => o.status === 'rejected').length, 5);
-  t.same(ledger.account('did:key:zA').balance, 0);
-  t.equal(ledger.account('did:key:zA').outstandingClaims.length, 5);
+  t.same((await ledger.account('did:key:zA')).balance, 0);
+  t.equal((await ledger.account('did:key:zA')).outstandingClaims.length, 5);
 });
 
 t.test('with CREDITS_ENABLED the turn is refused before the agent is built', async (t) => {

@@ -13,7 +13,7 @@ import { createPlugins, pluginAuthExcludedRoutes, pluginTools, registerPluginRou
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
 import { openPreferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
-import type { TurnContext } from '../dist/src/oracle/agent/types.js';
+import type { TurnContext } from '../dist/src/oracle/agent-types.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };
 const ORACLE = 'did:key:zOracle';
@@ -68,15 +68,15 @@ t.test('the tool schema is JSON schema of the same fields', async (t) => {
 
 t.test('writes merge per (user, oracle); null removes a field; updatedAt is the server time', async (t) => {
   const prefs = openPreferencesStore(tempStore(t));
-  t.equal(prefs.get('did:key:zA', ORACLE), null);
+  t.equal(await prefs.get('did:key:zA', ORACLE), null);
   const before = Date.now();
   const first = await prefs.merge('did:key:zA', ORACLE, { userName: 'Ada', language: 'French' });
   t.ok(Date.parse(first.updatedAt) >= before - 1000);
   await prefs.merge('did:key:zA', ORACLE, { formality: 'casual', language: null });
-  t.match(prefs.get('did:key:zA', ORACLE), { userName: 'Ada', formality: 'casual' });
-  t.notOk('language' in prefs.get('did:key:zA', ORACLE)!, 'null removed it');
-  t.equal(prefs.get('did:key:zA', 'did:key:zOtherOracle'), null, 'per oracle');
-  t.equal(prefs.get('did:key:zB', ORACLE), null, 'per user');
+  t.match(await prefs.get('did:key:zA', ORACLE), { userName: 'Ada', formality: 'casual' });
+  t.notOk('language' in (await prefs.get('did:key:zA', ORACLE))!, 'null removed it');
+  t.equal(await prefs.get('did:key:zA', 'did:key:zOtherOracle'), null, 'per oracle');
+  t.equal(await prefs.get('did:key:zB', ORACLE), null, 'per user');
 
   // Concurrent writes of different fields both land (read and write share a transaction).
   await Promise.all([
@@ -84,7 +84,7 @@ t.test('writes merge per (user, oracle); null removes a field; updatedAt is the 
     prefs.merge('did:key:zC', ORACLE, { agentName: 'Bot' }),
     prefs.merge('did:key:zC', ORACLE, { tone: 'dry' }),
   ]);
-  t.match(prefs.get('did:key:zC', ORACLE), { userName: 'Cy', agentName: 'Bot', tone: 'dry' });
+  t.match(await prefs.get('did:key:zC', ORACLE), { userName: 'Cy', agentName: 'Bot', tone: 'dry' });
 });
 
 t.test('the plugin: tool through its execute, and the before-agent load', async (t) => {

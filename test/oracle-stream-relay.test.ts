@@ -2,10 +2,10 @@
 // relay, with a socket stand-in whose write() reports backpressure like uWS does.
 import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
-import { FrameSender } from '../dist/src/oracle/chat/frame-sender.js';
+import { FrameSender } from '../dist/src/oracle/actor/frame-sender.js';
 import { DomainError } from '../dist/src/runtime/errors.js';
-import { STREAM_WINDOW } from '../dist/src/oracle/chat/protocol.js';
-import { HEARTBEAT, relayStream } from '../dist/src/oracle/chat/stream-relay.js';
+import { STREAM_WINDOW } from '../dist/src/oracle/chat-protocol.js';
+import { HEARTBEAT, relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
 import { eventually } from './helpers/oracle.js';
 
@@ -70,8 +70,7 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
       await sender.send(`frame ${i}\n\n`);
       produced++;
     }
-    await sender.send('done\n\n', true);
-    sender.end();
+    sender.end({ type: 'turn', sessionId: 's1', requestId: 'r1', aborted: true });
   })();
   await eventually(() => socket.chunks.length === STREAM_WINDOW, 'one window of frames');
   await settle();
@@ -83,7 +82,7 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   await eventually(() => socket.ended, 'the stream to end');
   t.equal(socket.chunks.length, 101);
   t.same(socket.chunks.slice(0, 3), ['frame 0\n\n', 'frame 1\n\n', 'frame 2\n\n']);
-  t.equal(socket.chunks.at(-1), 'done\n\n', 'the final frame stays last: the relay adds no done of its own');
+  t.equal(socket.chunks.at(-1), 'event: done\ndata: {}\n\n', 'the relay writes the closing frames of the ending (aborted: done alone)');
 });
 
 t.test('a client that hangs up cancels the producer, even one waiting for the window', async (t) => {
@@ -126,6 +125,23 @@ t.test('an actor that dies mid-stream: the relay writes error then done and ends
   await eventually(() => socket.ended, 'the stream to end');
   t.match(socket.chunks[1], /^event: error\ndata: \{"error":"The chat service stopped/);
   t.equal(socket.chunks[2], 'event: done\ndata: {}\n\n');
+});
+
+t.test('the ending decides the closing frames, written once, done last', async (t) => {
+  const cases = [
+    { ending: { type: 'turn', sessionId: 's1', requestId: 'r1' }, events: ['reasoning', 'done'] },
+    { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down' }, events: ['error', 'done'] },
+    { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down', errorSent: true }, events: ['done'] },
+    { ending: { type: 'failed', failure: { code: 'internal', message: 'boom' } }, events: ['error', 'done'] },
+  ] as const;
+  for (const { ending, events } of cases) {
+    const { socket, sender, outcome } = pair();
+    sender.open();
+    await outcome;
+    sender.end(ending);
+    await eventually(() => socket.ended, 'the stream to end');
+    t.same(socket.chunks.map((chunk) => /^event: (\w+)/.exec(chunk)?.[1]), events, JSON.stringify(ending));
+  }
 });
 
 t.test('a failure before the first word is reported as failed, with nothing written', async (t) => {

@@ -4,4 +4,4 @@ import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-reposito
 import { customerRepositoryContract } from './contracts/customers.js';
 import { tempStore } from './helpers/store.js';
 
-customerRepositoryContract(t, async (t) => new LmdbCustomerRepository(tempStore(t, 'repo-customers-')));
+customerRepositoryContract(t, async (t) => new LmdbCustomerRepository(tempStore(t, 'repo-customers--')));

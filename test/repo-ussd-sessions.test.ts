@@ -6,7 +6,7 @@ import { LmdbUssdSessionRepository } from '../dist/src/ussd/sessions/lmdb-reposi
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
 import { tempStore } from './helpers/store.js';
 
-const freshStore = (t: Tap.Test) => tempStore(t, 'repo-ussd-sessions-');
+const freshStore = (t: Tap.Test) => tempStore(t, 'repo-ussd-sessions--');
 
 ussdSessionRepositoryContract(t, async (t) => new LmdbUssdSessionRepository(freshStore(t)));
 

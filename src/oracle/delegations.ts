@@ -1,7 +1,6 @@
-// Stored user-to-oracle delegations (LMDB `oracle-delegations`), one per (user, oracle), validated before
-// they are stored. Later work mints downstream invocations for the user from them.
-import type { Store } from '../store/env.js';
-
+// Shared by both threads: stored user-to-oracle delegations, one per (user, oracle), validated before they
+// are stored (POST /delegation). The actors mint downstream invocations for the user from them. A store
+// replaces the user's previous delegation (the last one given wins), so writes need no revision.
 export interface StoredDelegation {
   raw: string;
   issuer: string;
@@ -16,31 +15,17 @@ export interface DelegationStatus {
   expiration?: number;
 }
 
-export interface DelegationStore {
-  get(userDid: string): StoredDelegation | undefined;
+/** The delegations given to one oracle (the implementation is opened for its DID). */
+export interface DelegationRepository {
+  get(userDid: string): Promise<StoredDelegation | undefined>;
+  /** Stores the delegation of its issuer, replacing theirs. */
   put(delegation: StoredDelegation): Promise<void>;
   remove(userDid: string): Promise<void>;
-  /** `authorized` is false when none is stored, or it has expired. */
-  status(userDid: string, nowSeconds?: number): DelegationStatus;
 }
 
-export function openDelegationStore(store: Store, oracleDid: string): DelegationStore {
-  const db = store.db<StoredDelegation>('oracle-delegations');
-  const keyOf = (userDid: string) => `${userDid}|${oracleDid}`;
-  const get = (userDid: string) => db.get(keyOf(userDid));
-  return {
-    get,
-    async put(delegation) {
-      await db.put(keyOf(delegation.issuer), delegation);
-    },
-    async remove(userDid) {
-      await db.remove(keyOf(userDid));
-    },
-    status(userDid, nowSeconds = Date.now() / 1000) {
-      const stored = get(userDid);
-      if (!stored) return { authorized: false };
-      const expiration = stored.expiration === undefined ? {} : { expiration: stored.expiration };
-      return { authorized: stored.expiration === undefined || stored.expiration > nowSeconds, ...expiration };
-    },
-  };
+/** `authorized` is false when none is stored, or it has expired. */
+export function delegationStatus(stored: StoredDelegation | undefined, nowSeconds = Date.now() / 1000): DelegationStatus {
+  if (!stored) return { authorized: false };
+  const expiration = stored.expiration === undefined ? {} : { expiration: stored.expiration };
+  return { authorized: stored.expiration === undefined || stored.expiration > nowSeconds, ...expiration };
 }

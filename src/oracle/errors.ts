@@ -1,10 +1,10 @@
 // Every error answer of the oracle face in one place: stable messages in the NestJS shape
 // `{ statusCode, message, error }` that the client SDK parses (oracle-wire-format.md, General).
 import * as v from 'valibot';
-import { HttpError } from '../http/errors.js';
+import { HttpError, httpErrors } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../runtime/errors.js';
-import type { ChatErrorCode } from './chat/protocol.js';
+import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
 
@@ -28,23 +28,78 @@ export const oracleErrors = {
 };
 
 /**
- * The oracle face's one mapping from a failed chat-actor call to its HTTP answer: the actor's refusals by
- * code, a full mailbox or host queue and a restarting host as 503s; anything else is left to the router (500).
+ * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
+ * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), anything else (`internal`).
+ */
+export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'internal'] as const;
+export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
+
+/** A failed chat call as plain data (it crosses threads in a stream's ending). */
+export interface ChatFailure {
+  code: ChatFailureCode;
+  message: string;
+  details?: Record<string, unknown>;
+  /** actor_busy: when to retry. */
+  retryAfterSeconds?: number;
+}
+
+const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
+
+export function failureOf(error: unknown): ChatFailure {
+  if (error instanceof DomainError && isChatErrorCode(error.code)) return { code: error.code, message: error.message, details: error.details };
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof ActorBusyError) return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
+  return { code: 'internal', message };
+}
+
+type AnswerTable<T> = { readonly [C in ChatFailureCode]: (failure: ChatFailure) => T };
+
+/**
+ * The oracle's answer to each failure on each of its wire faces, declared once: the HTTP error (status and
+ * body of the wire format), the text of a stream's SSE `error` frame (the stream is open: its status was 200),
+ * the message of a WebSocket `error` event. A new code fails to compile until every face answers it.
+ */
+export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<string>; websocket: AnswerTable<string> } = {
+  http: {
+    session_not_found: () => oracleErrors.sessionNotFound(),
+    session_exists: ({ message }) => HttpError.of(409, message),
+    credits_exhausted: ({ message, details }) => HttpError.of(402, message, details),
+    actor_busy: ({ retryAfterSeconds = 1 }) => oracleErrors.chatBusy(retryAfterSeconds),
+    host_unavailable: () => oracleErrors.chatUnavailable(),
+    internal: () => httpErrors.internal(),
+  },
+  sse: {
+    session_not_found: () => SESSION_NOT_FOUND,
+    session_exists: ({ message }) => message,
+    credits_exhausted: ({ message }) => message,
+    actor_busy: () => 'The chat service is busy; please send your message again in a moment',
+    host_unavailable: () => 'The chat service stopped while answering; please send your message again',
+    internal: () => 'The answer could not be completed; please send your message again',
+  },
+  websocket: {
+    session_not_found: () => SESSION_NOT_FOUND,
+    session_exists: ({ message }) => message,
+    credits_exhausted: ({ message }) => message,
+    actor_busy: () => 'The chat service is busy; try again in a moment',
+    host_unavailable: () => 'The chat service is restarting; the result was not delivered',
+    internal: () => 'Internal server error',
+  },
+};
+
+/** A failure as the message of a WebSocket `error` event (chatAnswers.websocket). */
+export function wsErrorText(error: unknown): string {
+  const failure = failureOf(error);
+  return chatAnswers.websocket[failure.code](failure);
+}
+
+/**
+ * A failed chat-actor call as its HTTP answer (chatAnswers.http). An `internal` failure is handed back as it
+ * is: the router logs it and answers the same 500.
  */
 export function chatFailure(error: unknown): unknown {
-  if (error instanceof DomainError) {
-    const code = error.code as ChatErrorCode;
-    switch (code) {
-      case 'session_not_found':
-        return oracleErrors.sessionNotFound();
-      case 'session_exists':
-        return HttpError.of(409, error.message);
-      case 'credits_exhausted':
-        return HttpError.of(402, error.message, error.details);
-    }
-  }
-  if (error instanceof ActorBusyError) return oracleErrors.chatBusy(error.retryAfterSeconds);
-  return error instanceof HostUnavailableError ? oracleErrors.chatUnavailable() : error;
+  const failure = failureOf(error);
+  return failure.code === 'internal' ? error : chatAnswers.http[failure.code](failure);
 }
 
 /** Schema messages follow the field's path ("attachments.0.filename should not be empty"); root ones stand alone. */

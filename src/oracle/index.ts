@@ -1,11 +1,11 @@
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
-// routes. The sessions themselves are chat actors on the actor hosts (chat/actor.ts).
+// routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
 import type { Face, FaceFactory } from '../face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
-import { openDelegationStore } from './delegations.js';
-import { openRevocationList } from './revocations.js';
+import { openLmdbDelegations } from './lmdb-delegations.js';
+import { openLmdbRevocations } from './lmdb-revocations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
 import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
 import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
@@ -15,8 +15,8 @@ import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { sessionRoutes } from './routes/sessions.js';
-import { openSessionDb } from './sessions/records.js';
-import { openTranscriptDb } from './sessions/transcript.js';
+import { openLmdbSessionRepository } from './sessions/lmdb-repository.js';
+import { sessionReadsThrough } from './routes/session-reads.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -29,7 +29,7 @@ export interface OracleFace extends Face {
 
 export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const revocations = openRevocationList(store);
+  const revocations = openLmdbRevocations(store);
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPlugins({ config, store });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
@@ -37,9 +37,9 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
     runtime,
     authenticator,
     oracle: { oracleDid: identity.did, oracleName: identity.name },
-    sessions: openSessionDb(store),
-    transcripts: openTranscriptDb(store),
-    delegations: openDelegationStore(store, identity.did),
+    sessions: openLmdbSessionRepository(store),
+    reads: sessionReadsThrough(runtime),
+    delegations: openLmdbDelegations(store, identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     log: log.child({ face: 'oracle' }),
@@ -54,7 +54,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, runtime, authenticator, sessions: deps.sessions, log: deps.log });
+      events = startEventChannel(front, { config, runtime, authenticator, sessions: deps.reads, log: deps.log });
     },
     async stop() {
       await events?.stop();

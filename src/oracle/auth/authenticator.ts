@@ -52,7 +52,7 @@ export interface AuthenticatorOptions {
   /** Verified artifacts kept (default 10 000). */
   cacheSize?: number;
   /** Revoked delegations: an artifact with one of them in its chain is refused (checked past the cache). */
-  revocations?: { isRevoked(cid: string): boolean };
+  revocations?: { isRevoked(cid: string): Promise<boolean> };
 }
 
 interface Verified {
@@ -154,8 +154,9 @@ export class UcanAuthenticator {
   async #verified(kind: Kind, raw: string): Promise<Verified> {
     const verified = await this.#verifiedCached(kind, raw);
     const revocations = this.#options.revocations;
-    const revoked = revocations && verified.chain.find((cid) => revocations.isRevoked(cid));
-    if (revoked) throw new AuthFailure(`delegation ${revoked} was revoked`);
+    for (const cid of revocations ? verified.chain : []) {
+      if (await revocations!.isRevoked(cid)) throw new AuthFailure(`delegation ${cid} was revoked`);
+    }
     return verified;
   }
 

@@ -1,22 +1,19 @@
-// did:ixo identities: the Ed25519 keys of a DID come from its IidDocument in the chain's iid module
-// (`ixo.iid.v1beta1.Query/IidDocument` over gRPC). Every verification method whose type names Ed25519 and
-// whose `publicKeyMultibase` is base58btc (`z...`) is a key the DID may sign with; all of them are tried.
-// Answers are cached (a key rotation shows after at most `cacheSeconds`), and concurrent lookups of one DID
-// share one call.
+// did:ixo identities: the Ed25519 keys of a DID come from its IidDocument in the chain's iid module, read
+// through the chain client the composition root hands in (src/chain-client.ts). Every verification method whose
+// type names Ed25519 and whose `publicKeyMultibase` is base58btc (`z...`) is a key the DID may sign with; all
+// of them are tried. Answers are cached (a key rotation shows after at most `cacheSeconds`), and concurrent
+// lookups of one DID share one call.
 import { base58btc } from '@ucanto/core';
-import { loadProtoFiles, type protobuf } from '../../gateway/proto-root.js';
 import { InFlight } from '../../in-flight.js';
 import { ExpiringLru } from './cache.js';
 import { ED25519_PUB_PREFIX, type DidResolver } from './did.js';
 import { AuthFailure } from './failure.js';
 
-/** A unary gRPC call to the chain node: full method path, request bytes -> response bytes (the gateway's Upstream). */
-export interface ChainQuery {
-  call(path: string, request: Uint8Array): Promise<{ bytes: Uint8Array }>;
+/** The chain's iid module, as far as the oracle reads it (the composition root's chain client). */
+export interface IidDocuments {
+  /** The DID's document; undefined when the chain has none. Rejects when the chain did not answer. */
+  iidDocument(did: string): Promise<IidDocumentKeys | undefined>;
 }
-
-export const IID_DOCUMENT_METHOD = '/ixo.iid.v1beta1.Query/IidDocument';
-const GRPC_NOT_FOUND = 5;
 
 interface VerificationMethod {
   id?: string;
@@ -51,19 +48,6 @@ export function ed25519KeysOf(document: IidDocumentKeys): Uint8Array[] {
   return keys;
 }
 
-let iidTypes: { request: protobuf.Type; response: protobuf.Type } | undefined;
-
-function types() {
-  if (!iidTypes) {
-    const root = loadProtoFiles(['ixo/iid/v1beta1/query.proto']);
-    iidTypes = {
-      request: root.lookupType('ixo.iid.v1beta1.QueryIidDocumentRequest'),
-      response: root.lookupType('ixo.iid.v1beta1.QueryIidDocumentResponse'),
-    };
-  }
-  return iidTypes;
-}
-
 export interface IxoResolverOptions {
   /** How long resolved keys are trusted (default 300 s). */
   cacheSeconds?: number;
@@ -75,7 +59,7 @@ export interface IxoDidResolver extends DidResolver {
   readonly lookups: number;
 }
 
-export function createIxoDidResolver(chain: ChainQuery, options: IxoResolverOptions = {}): IxoDidResolver {
+export function createIxoDidResolver(chain: IidDocuments, options: IxoResolverOptions = {}): IxoDidResolver {
   const cacheMs = (options.cacheSeconds ?? 300) * 1000;
   const cache = new ExpiringLru<Uint8Array[]>(options.cacheSize ?? 10_000);
   const inFlight = new InFlight<Uint8Array[]>();
@@ -83,15 +67,12 @@ export function createIxoDidResolver(chain: ChainQuery, options: IxoResolverOpti
 
   async function lookup(did: string): Promise<Uint8Array[]> {
     lookups++;
-    const { request, response } = types();
-    let bytes: Uint8Array;
+    let iidDocument: IidDocumentKeys | undefined;
     try {
-      ({ bytes } = await chain.call(IID_DOCUMENT_METHOD, request.encode(request.create({ id: did })).finish()));
+      iidDocument = await chain.iidDocument(did);
     } catch (error) {
-      if ((error as { code?: number }).code === GRPC_NOT_FOUND) throw new AuthFailure(`${did} has no iid document on the chain`);
       throw new Error(`the chain's iid module did not answer (${(error as Error).message})`);
     }
-    const { iidDocument } = response.toObject(response.decode(bytes), { defaults: false }) as { iidDocument?: IidDocumentKeys };
     if (!iidDocument) throw new AuthFailure(`${did} has no iid document on the chain`);
     if (iidDocument.metadata?.deactivated) throw new AuthFailure(`${did} is deactivated on the chain`);
     const keys = ed25519KeysOf(iidDocument);

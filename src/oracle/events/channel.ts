@@ -5,13 +5,13 @@ import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { ActorEvent } from '../../runtime/messages.js';
-import { CHAT_ACTOR } from '../chat/protocol.js';
-import { SESSION_NOT_FOUND } from '../errors.js';
-import { ownedSession, type SessionDb } from '../sessions/records.js';
+import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
+import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
+import type { SessionReads } from '../routes/session-reads.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
 import type { ChannelIdentity } from './handshake.js';
-import type { ClientResultSignal, ClientUnreachableSignal } from './protocol.js';
+import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-protocol.js';
 
 export type TransportName = 'websocket' | 'socket.io';
 
@@ -45,7 +45,8 @@ export type FanOut = (sessionId: string, event: string, data: unknown) => void;
 
 export interface EventChannelDeps {
   readonly runtime: ActorRuntime;
-  readonly sessions: SessionDb;
+  /** Whose session it is, asked of the session's actor. */
+  readonly sessions: SessionReads;
   readonly log: Logger;
 }
 
@@ -87,12 +88,15 @@ export class EventChannel {
 
   /** One client event; problems are answered with an `error` event, never thrown (a throw would end the process). */
   receive(client: ChannelClient, event: string, data: unknown): void {
-    try {
-      this.#dispatch(client, event, data);
-    } catch (error) {
+    const failed = (error: unknown) => {
       if (error instanceof FrameError) return client.send('error', payloads.error(error.message, error.event));
       this.deps.log.error({ err: error, event, sessionId: client.identity.sessionId }, 'client event failed');
-      client.send('error', payloads.error('Internal server error', event));
+      client.send('error', payloads.error(wsErrorText(error), event));
+    };
+    try {
+      this.#dispatch(client, event, data)?.catch(failed);
+    } catch (error) {
+      failed(error);
     }
   }
 
@@ -115,7 +119,8 @@ export class EventChannel {
     for (const client of [...this.#clients]) client.close(code, reason);
   }
 
-  #dispatch(client: ChannelClient, event: string, data: unknown): void {
+  /** A promise when the answer waits for the session's actor (subscribe). */
+  #dispatch(client: ChannelClient, event: string, data: unknown): Promise<void> | void {
     const { sessionId } = client.identity;
     switch (event) {
       case 'ping':
@@ -138,11 +143,16 @@ export class EventChannel {
     }
   }
 
-  #subscribe(client: ChannelClient, sessionId: string): void {
+  async #subscribe(client: ChannelClient, sessionId: string): Promise<void> {
     if (!client.subscriptions.has(sessionId)) {
       // Only the user's own sessions; the same answer for someone else's as for an unknown one.
-      if (!ownedSession(this.deps.sessions, sessionId, client.identity.userDid)) throw new FrameError(SESSION_NOT_FOUND, 'subscribe');
+      const owned = await this.deps.sessions.owns(sessionId, client.identity.userDid).catch((error: unknown) => {
+        throw new FrameError(wsErrorText(error), 'subscribe');
+      });
+      if (!owned) throw new FrameError(wsErrorText(chatRefusal('session_not_found', SESSION_NOT_FOUND)), 'subscribe');
       if (client.subscriptions.size > MAX_SUBSCRIPTIONS) throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
+      // The socket may have closed while the actor answered.
+      if (!this.#clients.has(client)) return;
       this.#join(client, sessionId);
     }
     client.send('subscribed', payloads.subscribed(sessionId, [...client.subscriptions]));
@@ -177,7 +187,7 @@ export class EventChannel {
       },
       (error: unknown) => {
         if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
-        client.send('error', payloads.error('The chat service is restarting; the result was not delivered', event));
+        client.send('error', payloads.error(wsErrorText(error), event));
       },
     );
   }

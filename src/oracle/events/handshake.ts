@@ -5,8 +5,8 @@
 // HTTP errors of the routes (400, 401, 404) so both transports can report them.
 import { httpErrors } from '../../http/errors.js';
 import { artifactsFromHeaders, type UcanAuthenticator } from '../auth/authenticator.js';
-import { oracleErrors } from '../errors.js';
-import { ownedSession, type SessionDb } from '../sessions/records.js';
+import { chatFailure, oracleErrors } from '../errors.js';
+import type { SessionReads } from '../routes/session-reads.js';
 
 export interface ChannelIdentity {
   readonly sessionId: string;
@@ -23,7 +23,8 @@ export interface HandshakeInput {
 
 export interface HandshakeDeps {
   readonly authenticator: UcanAuthenticator;
-  readonly sessions: SessionDb;
+  /** Whose session it is, asked of the session's actor. */
+  readonly sessions: SessionReads;
 }
 
 const SESSION_ID_MAX = 128;
@@ -45,6 +46,9 @@ export async function authenticateHandshake(deps: HandshakeDeps, input: Handshak
     invocation: headers.invocation ?? artifact(input.invocation),
     delegation: headers.delegation ?? artifact(input.ucanDelegation),
   });
-  if (!ownedSession(deps.sessions, sessionId, identity.did)) throw oracleErrors.sessionNotFound();
+  const owned = await deps.sessions.owns(sessionId, identity.did).catch((error: unknown) => {
+    throw chatFailure(error);
+  });
+  if (!owned) throw oracleErrors.sessionNotFound();
   return { sessionId, userDid: identity.did };
 }

@@ -5,7 +5,7 @@ import type { SocketFrontDoor } from '../../http/websocket.js';
 import type { Logger } from '../../log.js';
 import type { ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
-import type { SessionDb } from '../sessions/records.js';
+import type { SessionReads } from '../routes/session-reads.js';
 import { EventChannel } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';
 import { nativeFanOut, nativeRoute } from './native.js';
@@ -20,7 +20,7 @@ export interface EventChannelOptions {
   config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES' | 'WS_MAX_BACKPRESSURE_BYTES'>;
   runtime: ActorRuntime;
   authenticator: UcanAuthenticator;
-  sessions: SessionDb;
+  sessions: SessionReads;
   log: Logger;
 }
 

@@ -1,6 +1,6 @@
 // The oracle's plugins and the few operations over all of them.
 import type { Router } from '../../http/router.js';
-import type { Tool, TurnContext } from '../agent/types.js';
+import type { Tool, TurnContext } from '../agent-types.js';
 import { creditsPlugin } from './credits/index.js';
 import type { OraclePlugin, PluginDeps, PluginRouteDeps } from './types.js';
 import { userPreferencesPlugin } from './user-preferences/index.js';

@@ -3,7 +3,7 @@
 import type { Router } from '../../http/router.js';
 import type { HttpRequest } from '../../http/types.js';
 import type { Store } from '../../store/env.js';
-import type { Tool, TurnContext } from '../agent/types.js';
+import type { Tool, TurnContext } from '../agent-types.js';
 
 /** What plugin routes get from the oracle face. */
 export interface PluginRouteDeps {

@@ -4,6 +4,7 @@ import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema
 import { oracleErrors } from '../errors.js';
 import { decodeArtifact } from '../auth/index.js';
 import { StoreDelegationSchema } from '../schemas.js';
+import { delegationStatus } from '../delegations.js';
 import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Delegation'];
@@ -51,8 +52,8 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       summary: 'Whether a valid delegation is stored',
       tags,
       responses: { 200: { description: '`authorized` is false when none is stored or it expired', schema: DelegationStatusSchema }, 401: AUTH_RESPONSES[401] },
-      handler({ identity: { did } }) {
-        return reply.json(200, delegations.status(did));
+      async handler({ identity: { did } }) {
+        return reply.json(200, delegationStatus(await delegations.get(did)));
       },
     }),
 
@@ -65,7 +66,7 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
       async handler({ identity: { did, delegation } }) {
         // Revoked by CID, not only forgotten: sent again (x-ucan-delegation, or as an invocation's proof) it is refused.
-        const stored = delegations.get(did);
+        const stored = await delegations.get(did);
         if (stored) await revocations.revoke((await decodeArtifact(stored.raw)).cid.toString(), stored.expiration);
         if (delegation) await revocations.revoke(delegation.cid.toString(), finiteOrUndefined(delegation.expiration));
         await delegations.remove(did);

@@ -1,24 +1,25 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { ActorRef, ActorRuntime } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
-import type { OracleRef } from '../chat/protocol.js';
-import type { DelegationStore } from '../delegations.js';
-import type { RevocationList } from '../revocations.js';
-import { chatFailure, oracleErrors } from '../errors.js';
-import { ownedSession, type SessionDb } from '../sessions/records.js';
-import type { TranscriptDb } from '../sessions/transcript.js';
+import type { ChatShape, OracleRef } from '../chat-protocol.js';
+import type { DelegationRepository } from '../delegations.js';
+import type { RevocationRepository } from '../revocations.js';
+import { chatFailure } from '../errors.js';
+import type { SessionRepository } from '../sessions/repository.js';
+import type { SessionReads } from './session-reads.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
   readonly runtime: ActorRuntime;
   readonly authenticator: UcanAuthenticator;
   readonly oracle: OracleRef;
-  readonly sessions: SessionDb;
-  readonly transcripts: TranscriptDb;
-  readonly delegations: DelegationStore;
-  readonly revocations: RevocationList;
+  /** For the per-user lists only (GET /sessions); one session's own state is read through its actor (`reads`). */
+  readonly sessions: SessionRepository;
+  readonly reads: SessionReads;
+  readonly delegations: DelegationRepository;
+  readonly revocations: RevocationRepository;
   readonly heartbeatMs: number;
   readonly log: Logger;
 }
@@ -34,13 +35,19 @@ export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Stops the session's generation in flight and marks every turn queued before `turnId` stale, without waiting
+ * for the answer: the caller sends its own message to the same actor in the same event-loop turn, so the two
+ * cross to the host in one batch (runtime/batching-endpoint.ts) and arrive in order, the signal first. A new
+ * turn costs one round trip, not two. A host that cannot take the signal cannot take the message either; the
+ * message's failure is the answer.
+ */
+export function supersede(actor: ActorRef<ChatShape>, userDid: string, turnId: string): void {
+  actor.signal({ type: 'abort', userDid, supersededBy: turnId }).catch(() => undefined);
+}
+
 /** Declares an oracle route: its handler gets the authenticated user as `identity`. */
 export const route = declarer<AuthIdentity>();
-
-/** Throws the 404 of the wire format unless the session exists and is the user's. */
-export function requireOwnedSession(sessions: SessionDb, sessionId: string, userDid: string): void {
-  if (!ownedSession(sessions, sessionId, userDid)) throw oracleErrors.sessionNotFound();
-}
 
 /** Answers every protected route may give besides its own. */
 export const AUTH_RESPONSES = {

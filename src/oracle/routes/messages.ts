@@ -2,7 +2,7 @@
 // The abort route is declared first; uWS also prefers a static segment over a parameter.
 import { randomUUID } from 'node:crypto';
 import { reply, type HttpRequest, type HttpResponse, type Reply } from '../../http/types.js';
-import { HostUnavailableError } from '../../runtime/actor-runtime.js';
+import { HostUnavailableError, type ActorRef } from '../../runtime/actor-runtime.js';
 import type { AuthIdentity } from '../auth/index.js';
 import {
   AbortAnswerSchema,
@@ -12,14 +12,12 @@ import {
   PaymentRequiredSchema,
   SseStreamSchema,
 } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type TurnMessage, type TurnReply } from '../chat/protocol.js';
-import { relayStream, SSE_HEADERS } from '../chat/stream-relay.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type ChatShape, type TurnMessage, type TurnReply } from '../chat-protocol.js';
+import { relayStream, SSE_HEADERS } from './stream-relay.js';
 import { oracleErrors } from '../errors.js';
 import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
-import { ownedSession } from '../sessions/records.js';
-import { itemOf, readTranscript } from '../sessions/transcript.js';
 import * as v from 'valibot';
-import { actorCall, actorFailure, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
+import { actorCall, actorFailure, AUTH_RESPONSES, route, supersede, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Messages'];
 /** A JSON (non-streamed) answer may take this long: several model calls and tools. */
@@ -33,7 +31,7 @@ function timezoneOf(body: SendMessageInput, req: HttpRequest): string | undefine
 }
 
 export function messageRoutes(deps: OracleRouteDeps) {
-  const { runtime, sessions, transcripts } = deps;
+  const { runtime, reads } = deps;
   return [
     route({
       method: 'POST',
@@ -44,7 +42,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
       body: AbortSchema,
       responses: { 200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema }, ...AUTH_RESPONSES },
       async handler({ identity: { did }, body: { sessionId } }) {
-        if (!ownedSession(sessions, sessionId, did)) return reply.json(200, { success: false });
+        // The actor stops only its own user's generation; unknown, foreign or idle sessions answer false alike.
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
         const found = await runtime.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
           // A host that is restarting runs no generation.
@@ -72,8 +70,8 @@ export function messageRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {
-        // Checked before anything starts, so an unknown session is a JSON 404 even when a stream was asked for.
-        requireOwnedSession(sessions, sessionId, user.did);
+        // Ownership is the actor's check, made before anything starts: an unknown or foreign session is refused
+        // before a stream opens, so it is a JSON 404 even when a stream was asked for (no extra round trip).
         const turn: TurnMessage = {
           type: 'turn',
           ...deps.oracle,
@@ -88,9 +86,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
           returnAllMessages: body.returnAllMessages === true && body.stream !== true,
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
-        const supersede: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: turn.turnId };
-        await actorCall(() => runtime.ref(CHAT_ACTOR, sessionId).signal(supersede));
-        return body.stream ? streamTurn(deps, sessionId, turn, req, res) : jsonTurn(deps, sessionId, turn, user, req);
+        const actor = runtime.ref(CHAT_ACTOR, sessionId);
+        supersede(actor, user.did, turn.turnId);
+        return body.stream ? streamTurn(deps, actor, turn, req, res) : jsonTurn(actor, sessionId, turn, user, req);
       },
     }),
 
@@ -106,17 +104,19 @@ export function messageRoutes(deps: OracleRouteDeps) {
         404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-      handler({ identity: user, params: { sessionId } }) {
-        // Unknown and someone else's answer alike, so ids cannot be probed.
-        requireOwnedSession(sessions, sessionId, user.did);
-        return reply.json(200, { messages: readTranscript(transcripts, sessionId).map(itemOf) });
+      async handler({ identity: user, params: { sessionId } }) {
+        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed.
+        return reply.json(200, { messages: await actorCall(() => reads.messages(sessionId, user.did)) });
       },
     }),
   ];
 }
 
-async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
-  const stream = deps.runtime.ref(CHAT_ACTOR, sessionId).stream(turn);
+type ChatRef = ActorRef<ChatShape>;
+
+// Both send their message at once, before any await: it must leave in the same event-loop turn as supersede's.
+async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
+  const stream = actor.stream(turn);
   const outcome = await relayStream(stream.channel, {
     open: () => res.stream(200, SSE_HEADERS),
     signal: req.signal,
@@ -127,15 +127,15 @@ async function streamTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMe
   if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
 }
 
-async function jsonTurn(deps: OracleRouteDeps, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+async function jsonTurn(actor: ChatRef, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+  const answering = actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
   // A client that leaves stops its generation.
   const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, turnId: turn.turnId };
-  const actor = deps.runtime.ref(CHAT_ACTOR, sessionId);
   const onGone = () => void actor.signal(stop).catch(() => undefined);
   req.signal.addEventListener('abort', onGone, { once: true });
   let answer: TurnReply;
   try {
-    answer = await actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
+    answer = await answering;
   } finally {
     req.signal.removeEventListener('abort', onGone);
   }

@@ -2,15 +2,15 @@
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat/protocol.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
+import { oracleErrors } from '../errors.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
-import { listSessions } from '../sessions/records.js';
-import { actorCall, AUTH_RESPONSES, requireOwnedSession, route, type OracleRouteDeps } from './deps.js';
+import { actorCall, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Sessions'];
 
 export function sessionRoutes(deps: OracleRouteDeps) {
-  const { runtime, oracle, sessions } = deps;
+  const { runtime, oracle, sessions, reads } = deps;
   return [
     route({
       method: 'POST',
@@ -34,8 +34,11 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       tags,
       query: SessionListQuerySchema,
       responses: { 200: { description: 'One page and the total', schema: SessionListSchema }, ...AUTH_RESPONSES },
-      handler({ identity: { did }, query: { limit, offset } }) {
-        return reply.json(200, listSessions(sessions, did, offset, limit));
+      async handler({ identity: { did }, query: { limit, offset } }) {
+        // Read from the repository's per-user index on this thread, not through actors: the page spans sessions
+        // of many actors (asking each would wake them all), and the index changes in the same write as each
+        // record, which its actor makes before it answers, so the list is as fresh as any answer given.
+        return reply.json(200, await sessions.listByUser(did, { offset, limit }));
       },
     }),
 
@@ -52,7 +55,9 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId } }) {
-        requireOwnedSession(sessions, sessionId, user.did);
+        // Asked of the session's actor (routes/session-reads.ts), answered at once even while a turn runs; the
+        // actor checks again when it deletes.
+        if (!(await actorCall(() => reads.owns(sessionId, user.did)))) throw oracleErrors.sessionNotFound();
         // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
         const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
         const actor = runtime.ref(CHAT_ACTOR, sessionId);

@@ -1,10 +1,8 @@
-// The transcript of a chat session in the LMDB database `oracle-transcripts`, one entry per message:
-//   <sessionId>|<sequence, 10 digits> -> TranscriptEntry
+// Shared by both threads: the entries of a chat session's transcript, what GET /messages lists of them, and
+// the history the model gets. Stored behind TranscriptRepository (transcript-repository.ts).
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.
-import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
-import type { ChatMessage, CompletedToolCall } from '../agent/types.js';
+import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
 
 export interface HumanEntry {
   id: string;
@@ -40,27 +38,11 @@ export interface MessageItem {
   isReasoning: false;
 }
 
-export type TranscriptDb = Database<TranscriptEntry, string>;
-
-export const openTranscriptDb = (store: Store): TranscriptDb => store.db<TranscriptEntry>('oracle-transcripts');
-
-const prefixOf = (sessionId: string) => `${sessionId}|`;
-const keyOf = (sessionId: string, sequence: number) => `${prefixOf(sessionId)}${String(sequence).padStart(10, '0')}`;
-
-export function readTranscript(db: TranscriptDb, sessionId: string): TranscriptEntry[] {
-  const prefix = prefixOf(sessionId);
-  return [...db.getRange({ start: prefix, end: `${prefix}\uffff` }).map(({ value }) => value)];
-}
-
-/** Appends entries after `count` existing ones. Call inside a transaction. */
-export function appendEntries(db: TranscriptDb, sessionId: string, count: number, entries: readonly TranscriptEntry[]): void {
-  entries.forEach((entry, i) => db.put(keyOf(sessionId, count + i), entry));
-}
-
-/** Removes every entry of the session. Call inside a transaction. */
-export function deleteTranscript(db: TranscriptDb, sessionId: string): void {
-  const prefix = prefixOf(sessionId);
-  for (const key of db.getKeys({ start: prefix, end: `${prefix}\uffff` })) db.remove(key);
+/** One page of GET /messages' list, oldest first. */
+export interface MessagesPage {
+  messages: MessageItem[];
+  /** The entry number the next page starts at; absent after the last. */
+  next?: number;
 }
 
 export function itemOf(entry: TranscriptEntry): MessageItem {
@@ -78,10 +60,10 @@ export function itemOf(entry: TranscriptEntry): MessageItem {
 }
 
 /**
- * The conversation for the provider: the last `maxTurns` turns, cut at a user message so every tool call
- * keeps its result.
+ * Where the last `maxTurns` turns of `entries` (oldest first) begin: at a user message, so every tool call
+ * keeps its result. 0 when there are fewer turns.
  */
-export function historyOf(entries: readonly TranscriptEntry[], maxTurns: number): ChatMessage[] {
+export function recentStart(entries: readonly TranscriptEntry[], maxTurns: number): number {
   let start = 0;
   let turns = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
@@ -89,8 +71,13 @@ export function historyOf(entries: readonly TranscriptEntry[], maxTurns: number)
     if (++turns > maxTurns) break;
     start = i;
   }
+  return start;
+}
+
+/** The conversation for the provider: the last `maxTurns` turns. */
+export function historyOf(entries: readonly TranscriptEntry[], maxTurns: number): ChatMessage[] {
   const history: ChatMessage[] = [];
-  for (const entry of entries.slice(start)) {
+  for (const entry of entries.slice(recentStart(entries, maxTurns))) {
     if (entry.type === 'human') history.push({ role: 'user', content: entry.content });
     else history.push(...entry.chat);
   }

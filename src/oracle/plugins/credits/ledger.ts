@@ -1,4 +1,4 @@
-// Per-user credit balances in the LMDB database `oracle-credits`.
+// Actor hosts: per-user credit balances over a CreditRepository (repository.ts).
 //
 // Claims: when a message cannot be paid for, the refused charge is recorded as a claim with its own id
 // (`claim-<uuid>`), the amount the user must settle to continue. The 402 answer carries that id in `claims`
@@ -7,15 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../runtime/errors.js';
 import type { Store } from '../../../store/env.js';
+import { changeRecord } from '../../revisions.js';
+import { openLmdbCredits } from './lmdb-repository.js';
+import type { CreditAccount, CreditRepository } from './repository.js';
+
+export type { CreditAccount } from './repository.js';
 
 /** Bounds the record of a user who keeps sending while out of credits. */
 export const MAX_OUTSTANDING = 20;
-
-export interface CreditAccount {
-  balance: number;
-  outstandingClaims: string[];
-  updatedAt: string;
-}
 
 export interface CreditsOptions {
   initial: number;
@@ -35,7 +34,7 @@ export class PaymentRequiredError extends DomainError<'credits_exhausted'> {
 
 export interface CreditLedger {
   /** The user's account (a new user starts with the initial balance). */
-  account(userDid: string): CreditAccount;
+  account(userDid: string): Promise<CreditAccount>;
   /** Takes the price of one message, or throws PaymentRequiredError (`credits_exhausted`) after recording a claim. */
   charge(userDid: string): Promise<CreditAccount>;
   /** Adds credits and settles the outstanding claims. */
@@ -44,30 +43,29 @@ export interface CreditLedger {
 
 type ChargeOutcome = { paid: true; account: CreditAccount } | { paid: false; claim: string; account: CreditAccount };
 
-export function openCreditLedger(store: Store, options: CreditsOptions): CreditLedger {
-  const db = store.db<CreditAccount>('oracle-credits');
+export function creditLedger(repository: CreditRepository, options: CreditsOptions): CreditLedger {
   const fresh = (): CreditAccount => ({ balance: options.initial, outstandingClaims: [], updatedAt: new Date().toISOString() });
-  const read = (userDid: string): CreditAccount => db.get(userDid) ?? fresh();
+  // A fresh claim id per attempt is harmless: only the attempt that is stored is answered.
+  const decide = (current: CreditAccount = fresh()): { value: CreditAccount; result: ChargeOutcome } => {
+    const now = new Date().toISOString();
+    if (current.balance >= options.perMessage) {
+      const account = { ...current, balance: current.balance - options.perMessage, updatedAt: now };
+      return { value: account, result: { paid: true, account } };
+    }
+    const claim = `claim-${randomUUID()}`;
+    const account = { ...current, outstandingClaims: [...current.outstandingClaims, claim].slice(-MAX_OUTSTANDING), updatedAt: now };
+    return { value: account, result: { paid: false, claim, account } };
+  };
 
   return {
-    account: read,
+    async account(userDid) {
+      return (await repository.get(userDid))?.value ?? fresh();
+    },
 
     async charge(userDid) {
-      // The decision is made inside the transaction (consistent with concurrent charges on other threads);
-      // the error is thrown after it commits, so the recorded claim is durable.
-      const outcome = await db.transaction((): ChargeOutcome => {
-        const current = read(userDid);
-        const now = new Date().toISOString();
-        if (current.balance >= options.perMessage) {
-          const account = { ...current, balance: current.balance - options.perMessage, updatedAt: now };
-          db.put(userDid, account);
-          return { paid: true, account };
-        }
-        const claim = `claim-${randomUUID()}`;
-        const account = { ...current, outstandingClaims: [...current.outstandingClaims, claim].slice(-MAX_OUTSTANDING), updatedAt: now };
-        db.put(userDid, account);
-        return { paid: false, claim, account };
-      });
+      // Decided on the balance as stored and written only if it is still that one (changeRecord), so two
+      // concurrent charges cannot both spend the last credit; the error is thrown once the claim is stored.
+      const outcome = await changeRecord(repository, userDid, decide);
       if (outcome.paid) return outcome.account;
       throw new PaymentRequiredError(
         [outcome.claim],
@@ -78,12 +76,13 @@ export function openCreditLedger(store: Store, options: CreditsOptions): CreditL
     },
 
     topUp(userDid, amount) {
-      return db.transaction(() => {
-        const current = read(userDid);
+      return changeRecord(repository, userDid, (current = fresh()) => {
         const account = { balance: current.balance + amount, outstandingClaims: [], updatedAt: new Date().toISOString() };
-        db.put(userDid, account);
-        return account;
+        return { value: account, result: account };
       });
     },
   };
 }
+
+/** The ledger over the LMDB repository of `store`. */
+export const openCreditLedger = (store: Store, options: CreditsOptions): CreditLedger => creditLedger(openLmdbCredits(store), options);

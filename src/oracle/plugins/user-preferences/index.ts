@@ -17,7 +17,7 @@ export function userPreferencesPlugin(deps: Pick<PluginDeps, 'store'>): OraclePl
       return [tool];
     },
     async beforeAgent(context) {
-      context.preferences = preferences.get(context.userDid, context.oracleDid);
+      context.preferences = await preferences.get(context.userDid, context.oracleDid);
     },
   };
 }

@@ -11,7 +11,7 @@ export function registerUserPreferencesRoute(router: Router, deps: PluginRouteDe
     '/user-preferences',
     async function getUserPreferences(req) {
       const userDid = await deps.authenticate(req);
-      return reply.json(200, preferences.get(userDid, deps.oracleDid));
+      return reply.json(200, await preferences.get(userDid, deps.oracleDid));
     },
     {
       summary: "The authenticated user's preferences for this oracle (null when none are saved)",

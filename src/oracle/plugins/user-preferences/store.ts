@@ -1,32 +1,31 @@
-// Preferences per (user DID, oracle DID) in the LMDB database `oracle-preferences`.
+// Both threads: preferences as the plugin uses them, over a PreferencesRepository: read, and merge a change
+// into the stored record (read, merge, revision-checked write; redone on a conflict, so concurrent changes of
+// different fields from two sessions both land).
 import type { Store } from '../../../store/env.js';
+import { changeRecord } from '../../revisions.js';
+import { openLmdbPreferences } from './lmdb-repository.js';
+import type { PreferencesRepository } from './repository.js';
 import { mergePreferences, type PreferencesUpdate, type UserPreferences } from './schema.js';
 
 export interface PreferencesStore {
-  get(userDid: string, oracleDid: string): UserPreferences | null;
-  /** Merges `update` into the stored record (one LMDB transaction, committed before it resolves). */
+  get(userDid: string, oracleDid: string): Promise<UserPreferences | null>;
+  /** Merges `update` into the stored record; resolves once it is stored. */
   merge(userDid: string, oracleDid: string, update: PreferencesUpdate): Promise<UserPreferences>;
 }
 
-/** `|` cannot occur in a DID, so the key is unambiguous. */
-function keyOf(userDid: string, oracleDid: string): string {
-  return `${userDid}|${oracleDid}`;
-}
-
-export function openPreferencesStore(store: Store): PreferencesStore {
-  const db = store.db<UserPreferences>('oracle-preferences');
+export function preferencesStore(repository: PreferencesRepository): PreferencesStore {
   return {
-    get(userDid, oracleDid) {
-      return db.get(keyOf(userDid, oracleDid)) ?? null;
+    async get(userDid, oracleDid) {
+      return (await repository.get({ userDid, oracleDid }))?.value ?? null;
     },
     merge(userDid, oracleDid, update) {
-      const key = keyOf(userDid, oracleDid);
-      // Read and write in one transaction so two concurrent writes (two sessions, two threads) both land.
-      return db.transaction(() => {
-        const merged = mergePreferences(db.get(key), update, new Date());
-        db.put(key, merged);
-        return merged;
+      return changeRecord(repository, { userDid, oracleDid }, (current) => {
+        const merged = mergePreferences(current, update, new Date());
+        return { value: merged, result: merged };
       });
     },
   };
 }
+
+/** The store over the LMDB repository of `store`. */
+export const openPreferencesStore = (store: Store): PreferencesStore => preferencesStore(openLmdbPreferences(store));

@@ -1,5 +1,5 @@
-// The `set_user_preferences` server tool: validates the model's arguments and merges them into LMDB.
-import type { Tool } from '../../agent/types.js';
+// The `set_user_preferences` server tool: validates the model's arguments and merges them into the stored preferences.
+import type { Tool } from '../../agent-types.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from './schema.js';
 import type { PreferencesStore } from './store.js';
 

@@ -1,0 +1,162 @@
+// Runs on: actor hosts (worker threads) only.
+// The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
+// and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
+// the reply completes. Signals (outside the mailbox) abort the generation in flight.
+import type { MessagePort } from 'node:worker_threads';
+import { actorKind, type Actor } from '../../runtime/actor-host.js';
+import { DomainError } from '../../runtime/errors.js';
+import { SESSION_NOT_FOUND } from '../errors.js';
+import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
+import type { MessagesPage } from '../sessions/transcript.js';
+import { SessionState } from './session-state.js';
+import { isRevisionConflict } from '../../store/revision.js';
+import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
+import { FrameSender } from './frame-sender.js';
+import {
+  CHAT_ACTOR,
+  chatRefusal,
+  type AbortSignalMessage,
+  type ChatActorMessage,
+  type ChatShape,
+  type CreateReply,
+  type CreateSessionMessage,
+  type DeleteReply,
+  type DeleteSessionMessage,
+  isSessionRead,
+  type SessionReadMessage,
+  type TurnMessage,
+  type TurnReply,
+} from '../chat-protocol.js';
+import { chatServicesOf, HISTORY_TURNS, type ChatServices } from './services.js';
+import { failedEnding } from '../stream-ending.js';
+import { runTurn, type Generation } from './turn.js';
+
+const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
+
+class ChatActor implements Actor<ChatShape> {
+  /** undefined until loaded; null when the session does not exist. */
+  #session: SessionState | null | undefined;
+  #current: Generation | undefined;
+  /** The newest turn a message announced (signal `supersededBy`); older queued turns do not run. */
+  #latestTurn: string | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly services: ChatServices,
+  ) {}
+
+  async receive(request: ChatActorMessage, cancelled?: AbortSignal): Promise<ChatShape['calls']['reply']> {
+    switch (request.type) {
+      case 'create':
+        return this.#create(request, cancelled);
+      case 'delete':
+        return this.#delete(request, cancelled);
+      case 'turn':
+        return this.#turn(request, undefined, cancelled);
+      case 'owns':
+      case 'messages':
+        await this.#load();
+        return this.#read(request);
+    }
+  }
+
+  async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
+    const sender = new FrameSender(port, () => this.#abort(turn.turnId));
+    try {
+      await this.#turn(turn, sender, cancelled);
+    } catch (error) {
+      // A refusal before the stream opened is handed back as data; the main thread answers it.
+      if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
+      this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
+      if (!sender.opened) throw error;
+      sender.end(failedEnding(error));
+    } finally {
+      sender.end();
+    }
+  }
+
+  signal(request: AbortSignalMessage | ChannelSignal | SessionReadMessage): ChatShape['signals']['reply'] {
+    // A client's answer to a browser tool or action this session's turn waits for.
+    if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
+    // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
+    if (isSessionRead(request)) return this.#session === undefined ? Promise.resolve(undefined) : this.#read(request);
+    if (request.type !== 'abort' || this.#session?.record.userDid !== request.userDid) return false;
+    if (request.supersededBy) this.#latestTurn = request.supersededBy;
+    const current = this.#current;
+    if (!current || (request.turnId && request.turnId !== current.turnId)) return false;
+    current.controller.abort();
+    return true;
+  }
+
+  isIdle(): boolean {
+    return this.#current === undefined;
+  }
+
+  /** Runs in the mailbox only, so two loads never race. */
+  async #load(): Promise<SessionState | null> {
+    if (this.#session === undefined) this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS);
+    return this.#session;
+  }
+
+  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> {
+    const owned = this.#session?.record.userDid === request.userDid ? this.#session : undefined;
+    if (request.type === 'owns') return Promise.resolve(owned !== undefined);
+    return owned ? owned.messages(request.from) : Promise.reject<MessagesPage>(notFound());
+  }
+
+  #abort(turnId: string): void {
+    if (this.#current?.turnId === turnId) this.#current.controller.abort();
+  }
+
+  async #create(request: CreateSessionMessage, cancelled?: AbortSignal): Promise<CreateReply> {
+    if (await this.#load()) throw chatRefusal('session_exists', 'Session already exists');
+    const now = preciseNow();
+    const record: SessionRecord = {
+      sessionId: this.sessionId,
+      userDid: request.userDid,
+      oracleDid: request.oracleDid,
+      oracleName: request.oracleName,
+      title: UNTITLED,
+      createdAt: now,
+      lastUpdatedAt: now,
+    };
+    cancelled?.throwIfAborted();
+    this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
+    return { session: viewOf(record) };
+  }
+
+  async #delete(request: DeleteSessionMessage, cancelled?: AbortSignal): Promise<DeleteReply> {
+    const session = await this.#load();
+    if (!session || session.record.userDid !== request.userDid) throw notFound();
+    cancelled?.throwIfAborted();
+    await session.delete();
+    this.#session = null;
+    return { deleted: true };
+  }
+
+  async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
+    const session = await this.#load();
+    if (!session || session.record.userDid !== request.userDid) throw notFound();
+    const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
+    // A newer message arrived while this one waited, or its client left: it ends before it starts.
+    const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
+    if (stale) generation.controller.abort();
+    this.#current = generation;
+    // A caller that gave up stops the generation too; runTurn then commits nothing.
+    const stop = () => generation.controller.abort();
+    cancelled?.addEventListener('abort', stop, { once: true });
+    try {
+      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled });
+      return done.reply;
+    } catch (error) {
+      // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.
+      if (isRevisionConflict(error)) this.#session = undefined;
+      throw error;
+    } finally {
+      cancelled?.removeEventListener('abort', stop);
+      if (this.#current === generation) this.#current = undefined;
+    }
+  }
+}
+
+export const chatActorKind = actorKind(CHAT_ACTOR, (sessionId, host) => new ChatActor(sessionId, chatServicesOf(host)));

@@ -1,0 +1,50 @@
+// Runs on: actor hosts (worker threads) only.
+// What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
+// the client's tools. Built once per host, on first use.
+import type { Logger } from '../../log.js';
+import { perHost, type HostContext } from '../../runtime/actor-host.js';
+import { createProvider } from './agent/provider.js';
+import type { Provider } from '../agent-types.js';
+import { createPlugins, type OraclePlugin } from '../plugins/index.js';
+import { openLmdbSessionRepository } from '../sessions/lmdb-repository.js';
+import { openLmdbTranscriptRepository } from '../sessions/lmdb-transcript-repository.js';
+import type { SessionStores } from './session-state.js';
+import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
+import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
+import { ChannelToolBridge } from './bridge.js';
+
+/** Turns of history sent to the model (older ones stay in the transcript). */
+export const HISTORY_TURNS = 50;
+
+export interface ChatServices extends SessionStores {
+  readonly plugins: readonly OraclePlugin[];
+  readonly provider: Provider;
+  readonly maxSteps: number;
+  /** How browser tools and actions reach the client and wait for its answer: the event channel. */
+  readonly bridge: ChannelToolBridge;
+  /** Sends an event to every socket of a session (the event channel, on the main thread). */
+  readonly publish: HostContext['publish'];
+  /** Invocations for the user to other UCAN-protected services, from the stored delegation. */
+  readonly minter: UcanMinter;
+  /** The configured MCP servers' tools (clients on this host, tool lists cached). */
+  readonly mcp: McpToolbox;
+  readonly log: Logger;
+}
+
+export const chatServicesOf = perHost((host): ChatServices => {
+  const { config, store } = host;
+  const log = host.log.child({ face: 'oracle' });
+  const minter = ucanMinterFor({ config, store });
+  return {
+    sessions: openLmdbSessionRepository(store),
+    transcripts: openLmdbTranscriptRepository(store),
+    plugins: createPlugins({ config, store }),
+    provider: createProvider(config),
+    maxSteps: config.AGENT_MAX_STEPS,
+    bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
+    publish: host.publish,
+    minter,
+    mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
+    log,
+  };
+});

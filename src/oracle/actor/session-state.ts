@@ -1,0 +1,102 @@
+// Actor host: one chat session's stored state as its actor holds it (the record with the revision it read,
+// the transcript's length and its recent entries) and every write to it. Only the newest turns the model
+// needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
+// then moves the record (revision-checked), so a writer that lost the session to another cannot overwrite it.
+import type { ChatMessage } from '../agent-types.js';
+import type { Versioned } from '../../store/revision.js';
+import type { SessionRecord } from '../sessions/records.js';
+import type { SessionRepository } from '../sessions/repository.js';
+import { historyOf, itemOf, recentStart, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
+import type { TranscriptRepository } from '../sessions/transcript-repository.js';
+
+export interface SessionStores {
+  readonly sessions: SessionRepository;
+  readonly transcripts: TranscriptRepository;
+}
+
+/** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
+const PAGE = 100;
+
+export class SessionState {
+  /** Loaded on the first turn: the transcript's length and (oldest first) its last `recentTurns` turns. */
+  #transcript: { length: number; recent: TranscriptEntry[] } | undefined;
+
+  private constructor(
+    private readonly stores: SessionStores,
+    private readonly recentTurns: number,
+    private stored: Versioned<SessionRecord>,
+  ) {}
+
+  /** The session's state, or null when it does not exist. */
+  static async load(stores: SessionStores, sessionId: string, recentTurns: number): Promise<SessionState | null> {
+    const stored = await stores.sessions.get(sessionId);
+    return stored ? new SessionState(stores, recentTurns, stored) : null;
+  }
+
+  /** Stores a new session (create-only: a taken id is a RevisionConflictError). */
+  static async create(stores: SessionStores, record: SessionRecord, recentTurns: number): Promise<SessionState> {
+    const state = new SessionState(stores, recentTurns, await stores.sessions.create(record));
+    state.#transcript = { length: 0, recent: [] };
+    return state;
+  }
+
+  get record(): SessionRecord {
+    return this.stored.value;
+  }
+
+  /** The conversation for the provider: the last `recentTurns` turns. */
+  async history(): Promise<ChatMessage[]> {
+    return historyOf((await this.#loaded()).recent, this.recentTurns);
+  }
+
+  /** Stores a turn's entries, then the record as the turn left it. */
+  async commit(next: SessionRecord, added: readonly TranscriptEntry[]): Promise<void> {
+    const transcript = await this.#loaded();
+    await this.stores.transcripts.append(next.sessionId, transcript.length, added);
+    transcript.length += added.length;
+    transcript.recent.push(...added);
+    transcript.recent.splice(0, recentStart(transcript.recent, this.recentTurns));
+    this.stored = await this.stores.sessions.update(next, this.stored.revision);
+  }
+
+  async delete(): Promise<void> {
+    await this.stores.sessions.remove(this.record.sessionId, this.stored.revision);
+    await this.stores.transcripts.remove(this.record.sessionId);
+  }
+
+  /** One page of the transcript as GET /messages lists it, oldest first. */
+  async messages(from: number, limit = PAGE): Promise<MessagesPage> {
+    const { entries, next } = await this.stores.transcripts.read(this.record.sessionId, { from, limit });
+    return next === undefined ? { messages: entries.map(itemOf) } : { messages: entries.map(itemOf), next };
+  }
+
+  /** The whole transcript as GET /messages lists it (`returnAllMessages`), read page by page. */
+  async allMessages(): Promise<MessageItem[]> {
+    const all: MessageItem[] = [];
+    for (let from: number | undefined = 0; from !== undefined; ) {
+      const page: MessagesPage = await this.messages(from);
+      all.push(...page.messages);
+      from = page.next;
+    }
+    return all;
+  }
+
+  /** Reads newest first until `recentTurns` user messages are in (or the transcript's start). */
+  async #loaded(): Promise<{ length: number; recent: TranscriptEntry[] }> {
+    if (this.#transcript) return this.#transcript;
+    const { transcripts } = this.stores;
+    const sessionId = this.record.sessionId;
+    const length = await transcripts.length(sessionId);
+    const newestFirst: TranscriptEntry[] = [];
+    let turns = 0;
+    for (let before: number | undefined = length; before !== undefined && turns < this.recentTurns; ) {
+      const page = await transcripts.readNewest(sessionId, { before, limit: PAGE });
+      newestFirst.push(...page.entries);
+      turns += page.entries.filter((entry) => entry.type === 'human').length;
+      before = page.next;
+    }
+    const recent = newestFirst.reverse();
+    recent.splice(0, recentStart(recent, this.recentTurns));
+    return (this.#transcript = { length, recent });
+  }
+}

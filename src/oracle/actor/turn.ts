@@ -1,0 +1,138 @@
+// Runs on: actor hosts (worker threads) only.
+// One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
+// with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
+// session record committed (session-state.ts) before the stream is told how the turn ended.
+import { randomUUID } from 'node:crypto';
+import { runAgent } from './agent/run.js';
+import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
+import { prepareTurn } from './agent/turn.js';
+import type { AgentResult, TurnContext } from '../agent-types.js';
+import { preciseNow, titleFrom, UNTITLED, type SessionRecord } from '../sessions/records.js';
+import type { AiEntry, HumanEntry, TranscriptEntry } from '../sessions/transcript.js';
+import type { SessionState } from './session-state.js';
+import { TurnEvents } from './turn-events.js';
+import { clientToolsOf } from './client-tools.js';
+import type { FrameSender } from './frame-sender.js';
+import type { TurnMessage, TurnReply } from '../chat-protocol.js';
+import type { ChatServices } from './services.js';
+
+/** The generation in flight; aborting its controller stops the provider and the tools. */
+export interface Generation {
+  readonly turnId: string;
+  readonly controller: AbortController;
+}
+
+export interface TurnInput {
+  services: ChatServices;
+  /** The session's stored state: its record, recent history, and where the turn is committed. */
+  session: SessionState;
+  request: TurnMessage;
+  generation: Generation;
+  /** The stream, when the client asked for one. */
+  out?: FrameSender;
+  /** Fires when the caller gave up: the turn is then not committed (the caller was told it failed). */
+  cancelled?: AbortSignal;
+}
+
+export interface TurnDone {
+  reply: TurnReply;
+}
+
+const NOT_RUN: AgentResult = { text: '', reasoning: '', toolCalls: [], messages: [], steps: 0, aborted: true };
+
+export async function runTurn({ services, session: state, request, generation, out, cancelled }: TurnInput): Promise<TurnDone> {
+  const session = state.record;
+  const signal = generation.controller.signal;
+  const context: TurnContext = {
+    userDid: request.userDid,
+    oracleDid: request.oracleDid,
+    sessionId: session.sessionId,
+    requestId: request.requestId,
+    signal,
+    timezone: request.timezone,
+  };
+  // A turn that is stale before it starts answers at once and is not recorded (nothing was generated).
+  if (signal.aborted) {
+    await streamClosing(out, new SseFrameBuilder(session.sessionId, request.requestId), NOT_RUN);
+    return { reply: { message: { type: 'ai', content: '', id: '' }, aborted: true } };
+  }
+
+  // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
+  const prepared = await prepareTurn({
+    plugins: services.plugins,
+    context,
+    oracleName: request.oracleName,
+    history: await state.history(),
+    userMessage: request.message,
+    // MCP tools before the client's: a declared tool cannot take the name of a configured one.
+    clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
+  });
+
+  const frames = new SseFrameBuilder(session.sessionId, request.requestId);
+  // The same turn, told to the session's sockets (event channel).
+  const events = new TurnEvents(services.publish, session.sessionId, request.requestId, request.agActions);
+  events.route('agent');
+  if (out) {
+    out.open();
+    await out.send(encodeSseFrame(frames.start()));
+  }
+  const result = await runAgent({
+    provider: services.provider,
+    messages: prepared.messages,
+    tools: prepared.tools,
+    context,
+    maxSteps: services.maxSteps,
+    onEvent: (event) => {
+      const frame = frames.frame(event);
+      events.agentEvent(event, frame);
+      return out?.send(encodeSseFrame(frame));
+    },
+  });
+
+  cancelled?.throwIfAborted();
+  const ai = await commit(state, request, result);
+  events.stored();
+  await streamClosing(out, frames, result);
+
+  const reply: TurnReply = { message: { type: 'ai', content: result.text, id: ai?.id ?? '' } };
+  if (result.aborted) reply.aborted = true;
+  if (result.error !== undefined) reply.error = result.error;
+  if (request.returnAllMessages) reply.messages = await state.allMessages();
+  return { reply };
+}
+
+/** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
+async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuilder, result: AgentResult): Promise<void> {
+  if (!out) return;
+  if (!out.opened) {
+    out.open();
+    await out.send(encodeSseFrame(frames.start()));
+  }
+  const { sessionId, requestId } = frames;
+  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed });
+}
+
+/**
+ * Stores the user's message and the answer (an answer with nothing in it, after an abort or a failure
+ * before any output, is left out) and moves the session to the top of the user's list.
+ */
+async function commit(state: SessionState, request: TurnMessage, result: AgentResult): Promise<AiEntry | undefined> {
+  const session = state.record;
+  const now = preciseNow();
+  const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
+  let ai: AiEntry | undefined;
+  if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
+    ai = { id: randomUUID(), type: 'ai', content: result.text, toolCalls: result.toolCalls, chat: result.messages, createdAt: now };
+    if (result.reasoning) ai.reasoning = result.reasoning;
+    if (result.aborted) ai.aborted = true;
+    if (result.error !== undefined) ai.error = result.error;
+  }
+  const added: TranscriptEntry[] = ai ? [human, ai] : [human];
+  const next: SessionRecord = {
+    ...session,
+    lastUpdatedAt: Math.max(now, session.lastUpdatedAt + 0.001),
+    title: session.title === UNTITLED ? titleFrom(request.message) : session.title,
+  };
+  await state.commit(next, added);
+  return ai;
+}

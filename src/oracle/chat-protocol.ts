@@ -1,0 +1,145 @@
+// Runs on: both threads (shared, pure: no state of its own).
+// Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
+// typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
+// thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.
+import { DomainError } from '../runtime/errors.js';
+import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
+import type { ChannelSignal } from './channel-protocol.js';
+import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
+import type * as v from 'valibot';
+import type { SessionView } from './sessions/records.js';
+import type { MessageItem, MessagesPage } from './sessions/transcript.js';
+import type { StreamEnding } from './stream-ending.js';
+
+
+/** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
+export interface OracleRef {
+  oracleDid: string;
+  oracleName: string;
+}
+
+export interface CreateSessionMessage extends OracleRef {
+  type: 'create';
+  userDid: string;
+}
+
+export interface DeleteSessionMessage {
+  type: 'delete';
+  userDid: string;
+}
+
+export interface TurnMessage extends OracleRef {
+  type: 'turn';
+  userDid: string;
+  /** Unique per turn (the request id a client sends may repeat). */
+  turnId: string;
+  /** The request's X-Request-Id, echoed in the frames. */
+  requestId: string;
+  message: string;
+  timezone?: string;
+  tools?: v.InferOutput<typeof BrowserToolSchema>[];
+  agActions?: v.InferOutput<typeof AgActionSchema>[];
+  /** The client's own invocations for protected MCP tools, by offered tool name (`<server>__<tool>`). */
+  mcpInvocations?: Record<string, string>;
+  returnAllMessages?: boolean;
+}
+
+/**
+ * Reads of the session's own state, answered by its actor (routes/session-reads.ts sends them): `owns`,
+ * whether the session exists and is the user's; `messages`, one page of its transcript (refused
+ * `session_not_found` unless it is the user's). Each is declared both as a signal, which an actor in memory
+ * answers at once, even while a turn runs (`undefined` when it is not in memory or has not loaded its record),
+ * and as a call, which wakes the actor and loads it.
+ */
+export interface OwnsSessionMessage {
+  type: 'owns';
+  userDid: string;
+}
+
+export interface MessagesPageMessage {
+  type: 'messages';
+  userDid: string;
+  /** The entry number to start at (0: the oldest). */
+  from: number;
+}
+
+export type SessionReadMessage = OwnsSessionMessage | MessagesPageMessage;
+
+export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage => message.type === 'owns' || message.type === 'messages';
+
+export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
+
+/**
+ * Why a chat actor refuses a message before any work (the `code` of its DomainError):
+ * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
+ * `credits_exhausted` (details: claims, outstandingClaims).
+ */
+export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
+export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
+
+export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(code, message, details);
+
+export interface CreateReply {
+  session: SessionView;
+}
+export interface DeleteReply {
+  deleted: true;
+}
+export interface TurnReply {
+  message: { type: 'ai'; content: string; id: string };
+  aborted?: boolean;
+  error?: string;
+  messages?: MessageItem[];
+}
+
+/**
+ * Signals bypass the mailbox, so they reach an actor busy with a generation. `abort` stops the generation
+ * in flight when it is the user's (and, with `turnId`, only that turn); `supersededBy` also marks every
+ * turn queued before that one as stale, so only the newest message of a burst runs.
+ */
+export interface AbortSignalMessage {
+  type: 'abort';
+  userDid: string;
+  turnId?: string;
+  supersededBy?: string;
+}
+
+/** The chat actor's protocol (runtime/protocol.ts); every signal answers whether it reached what it was for. */
+export const CHAT_ACTOR = declareProtocol<{
+  calls:
+    | Call<CreateSessionMessage, CreateReply>
+    | Call<DeleteSessionMessage, DeleteReply>
+    | Call<TurnMessage, TurnReply>
+    | Call<OwnsSessionMessage, boolean>
+    | Call<MessagesPageMessage, MessagesPage>;
+  signals:
+    | Call<AbortSignalMessage, boolean>
+    | Call<ChannelSignal, boolean>
+    | Call<OwnsSessionMessage, Promise<boolean | undefined>>
+    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>;
+  stream: TurnMessage;
+}>('oracle-chat');
+
+export type ChatShape = ShapeOf<typeof CHAT_ACTOR>;
+
+/** Frames in flight (sent, not yet acknowledged) before the actor waits: the stream's backpressure window. */
+export const STREAM_WINDOW = 32;
+/** The main thread acknowledges after this many frames reached the socket. */
+export const STREAM_ACK_EVERY = 8;
+
+/** Actor -> main over the stream port. */
+export type StreamMessage =
+  /** Refused before it opened: a DomainError as plain data (code, message, details). */
+  | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
+  | { type: 'open' }
+  /** One SSE frame, written in one write. */
+  | { type: 'frame'; text: string }
+  /** Last message: how the stream ended decides its closing frames (stream-ending.ts). */
+  | { type: 'end'; ending?: StreamEnding };
+
+/** Main -> actor over the stream port. */
+export type StreamControl =
+  /** Frames written to the socket so far (cumulative). */
+  | { type: 'ack'; frames: number }
+  /** The client went away: stop generating. */
+  | { type: 'cancel' };

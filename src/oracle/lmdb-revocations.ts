@@ -1,0 +1,13 @@
+// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by CID.
+import type { Store } from '../store/env.js';
+import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
+
+export function openLmdbRevocations(store: Store): RevocationRepository {
+  const db = store.db<Revocation>('oracle-revocations');
+  return {
+    isRevoked: async (cid, nowSeconds = Date.now() / 1000) => stillRevoked(db.get(cid), nowSeconds),
+    async revoke(cid, expiration) {
+      await db.put(cid, { until: expiration ?? null, revokedAt: new Date().toISOString() });
+    },
+  };
+}

@@ -1,0 +1,11 @@
+// Both threads (the route reads, the chat actors' tool writes): preferences in the LMDB database
+// `oracle-preferences`, keyed `<userDid>|<oracleDid>` (`|` cannot occur in a DID).
+import type { Store } from '../../../store/env.js';
+import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';
+import type { PreferencesRepository } from './repository.js';
+import type { Stored } from '../../../store/revision.js';
+import type { UserPreferences } from './schema.js';
+
+export function openLmdbPreferences(store: Store): PreferencesRepository {
+  return lmdbRevisionedRecords(store.db<Stored<UserPreferences>>('oracle-preferences'), ({ userDid, oracleDid }) => `${userDid}|${oracleDid}`);
+}

@@ -1,0 +1,38 @@
+// Main thread: reads of one chat session's own state (is it this user's? its transcript) go to the session's
+// actor, which owns the record and the transcript, never to the store directly: the actor is the one writer
+// and holds the session's current state (in cluster mode it may live on another node, and only it knows
+// whether it still owns the session). A read is first a signal, which an actor in memory answers at once,
+// even while its mailbox runs a turn (a GET /messages must not wait for a generation to finish); an actor
+// not in memory runs nothing, so the read is then a call, which loads it (one in memory that has not loaded
+// its record yet answers the call after the message it is loading for).
+import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import { CHAT_ACTOR, type MessagesPageMessage, type OwnsSessionMessage } from '../chat-protocol.js';
+import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
+
+export interface SessionReads {
+  /** Whether the session exists and belongs to `userDid` (unknown and someone else's alike). */
+  owns(sessionId: string, userDid: string): Promise<boolean>;
+  /** The whole transcript, oldest first, read a page at a time; refused `session_not_found` unless it is the user's. */
+  messages(sessionId: string, userDid: string): Promise<MessageItem[]>;
+}
+
+export function sessionReadsThrough(runtime: ActorRuntime): SessionReads {
+  return {
+    async owns(sessionId, userDid) {
+      const actor = runtime.ref(CHAT_ACTOR, sessionId);
+      const message: OwnsSessionMessage = { type: 'owns', userDid };
+      return (await actor.signal(message)) ?? actor.send(message);
+    },
+    async messages(sessionId, userDid) {
+      const actor = runtime.ref(CHAT_ACTOR, sessionId);
+      const messages: MessageItem[] = [];
+      for (let from: number | undefined = 0; from !== undefined; ) {
+        const message: MessagesPageMessage = { type: 'messages', userDid, from };
+        const page: MessagesPage = (await actor.signal(message)) ?? (await actor.send(message));
+        messages.push(...page.messages);
+        from = page.next;
+      }
+      return messages;
+    },
+  };
+}

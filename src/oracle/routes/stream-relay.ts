@@ -1,0 +1,111 @@
+// Runs on: the main thread (front door).
+// The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
+// open -> an SSE stream), then writes each frame to the socket in one write, acknowledges frames while the
+// socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
+// frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
+import type { StreamWriter } from '../../http/types.js';
+import { DomainError } from '../../runtime/errors.js';
+import type { StreamChannel } from '../../runtime/stream-channel.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { closingFrames, type StreamEnding } from '../stream-ending.js';
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
+
+export const HEARTBEAT = ': heartbeat\n\n';
+
+export type RelayOutcome =
+  /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
+  | { kind: 'refused'; error: DomainError }
+  | { kind: 'streaming'; finished: Promise<void> }
+  /** The actor failed before it said anything (its host died): nothing was written. */
+  | { kind: 'failed'; error: unknown };
+
+export interface RelayOptions {
+  /** Opens the HTTP stream (status 200, SSE_HEADERS). */
+  open(): StreamWriter;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  heartbeatMs: number;
+  /** Settles when the actor's stream handler returns; a rejection means its host died. */
+  done: Promise<void>;
+}
+
+export function relayStream(port: StreamChannel, options: RelayOptions): Promise<RelayOutcome> {
+  return new Promise<RelayOutcome>((resolveOutcome) => {
+    let writer: StreamWriter | undefined;
+    let settled = false;
+    let finished = false;
+    let resolveFinished!: () => void;
+    const finishedPromise = new Promise<void>((resolve) => (resolveFinished = resolve));
+    let written = 0;
+    let acked = 0;
+    let blocked = false;
+    let heartbeat: NodeJS.Timeout | undefined;
+
+    const control = (message: StreamControl) => {
+      if (!finished) port.postMessage(message);
+    };
+    const cancel = () => control({ type: 'cancel' });
+    const ack = () => {
+      if (written > acked) control({ type: 'ack', frames: (acked = written) });
+    };
+    const outcome = (value: RelayOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolveOutcome(value);
+    };
+    const write = (text: string) => {
+      if (!writer || writer.closed) return;
+      if (!writer.write(text) && !blocked) {
+        blocked = true;
+        writer.onDrain(() => {
+          blocked = false;
+          ack();
+        });
+      }
+    };
+    const finish = (ending?: StreamEnding) => {
+      if (finished) return;
+      finished = true;
+      if (writer && !writer.closed) {
+        for (const frame of closingFrames(ending)) write(frame);
+        writer.end();
+      }
+      clearInterval(heartbeat);
+      options.signal.removeEventListener('abort', cancel);
+      port.close();
+      resolveFinished();
+    };
+
+    options.signal.addEventListener('abort', cancel, { once: true });
+    port.on('message', (message: StreamMessage) => {
+      switch (message.type) {
+        case 'refused':
+          outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
+          return finish();
+        case 'open':
+          writer = options.open();
+          writer.onClose(cancel);
+          heartbeat = setInterval(() => !blocked && write(HEARTBEAT), options.heartbeatMs);
+          heartbeat.unref();
+          return outcome({ kind: 'streaming', finished: finishedPromise });
+        case 'frame':
+          write(message.text);
+          written++;
+          if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
+          return;
+        case 'end':
+          return finish(message.ending);
+      }
+    });
+    options.done.catch((error: unknown) => {
+      if (!settled) outcome({ kind: 'failed', error });
+      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } });
+    });
+  });
+}

@@ -1,0 +1,77 @@
+// Both threads (the chat actor writes, the front door lists): chat session records in the LMDB database
+// `oracle-sessions`, with a per-user index so that listing a user's sessions newest first is one range read
+// (the index entries hold the view the list answers) and the total is one read:
+//   s|<sessionId>                                       -> SessionRecord & { revision }
+//   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> SessionView
+//   c|<userDid>                                         -> number of the user's sessions
+// A record, its index entry and the count change in one transaction. `|` cannot occur in a DID, so keys are
+// unambiguous.
+import type { Store } from '../../store/env.js';
+import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
+import { viewOf, type SessionRecord, type SessionView } from './records.js';
+import type { SessionRepository } from './repository.js';
+
+const recordKey = (sessionId: string) => `s|${sessionId}`;
+const userPrefix = (userDid: string) => `u|${userDid}|`;
+const countKey = (userDid: string) => `c|${userDid}`;
+const indexKey = (record: SessionRecord) =>
+  `${userPrefix(record.userDid)}${String(Math.round(record.lastUpdatedAt * 1000)).padStart(18, '0')}|${record.sessionId}`;
+
+export function openLmdbSessionRepository(store: Store): SessionRepository {
+  const db = store.db<Stored<SessionRecord> | SessionView | number>('oracle-sessions');
+
+  const read = (sessionId: string): Versioned<SessionRecord> | undefined => {
+    const stored = db.get(recordKey(sessionId));
+    return typeof stored === 'object' && 'userDid' in stored ? versioned(stored) : undefined;
+  };
+  const countOf = (userDid: string): number => {
+    const count = db.get(countKey(userDid));
+    return typeof count === 'number' ? count : 0;
+  };
+  /** Inside a transaction: the current record, which must be at `expected` (undefined: absent). */
+  const expect = (sessionId: string, expected: Revision | undefined) => {
+    const current = read(sessionId);
+    if (current?.revision !== expected) throw new RevisionConflictError(recordKey(sessionId), expected);
+    return current;
+  };
+  const write = (record: SessionRecord, revision: Revision): Versioned<SessionRecord> => {
+    db.put(recordKey(record.sessionId), { ...record, revision });
+    db.put(indexKey(record), viewOf(record));
+    return { value: record, revision };
+  };
+
+  return {
+    get: async (sessionId) => read(sessionId),
+
+    create: (record) =>
+      db.transaction(() => {
+        expect(record.sessionId, undefined);
+        db.put(countKey(record.userDid), countOf(record.userDid) + 1);
+        return write(record, 1);
+      }),
+
+    update: (record, revision) =>
+      db.transaction(() => {
+        const current = expect(record.sessionId, revision)!;
+        db.remove(indexKey(current.value));
+        return write({ ...record, userDid: current.value.userDid }, revision + 1);
+      }),
+
+    remove: (sessionId, revision) =>
+      db.transaction(() => {
+        const { value } = expect(sessionId, revision)!;
+        db.remove(indexKey(value));
+        db.remove(recordKey(sessionId));
+        db.put(countKey(value.userDid), Math.max(0, countOf(value.userDid) - 1));
+      }),
+
+    async listByUser(userDid, { offset, limit }) {
+      const prefix = userPrefix(userDid);
+      const sessions: SessionView[] = [];
+      for (const { value } of db.getRange({ start: `${prefix}\uffff`, end: prefix, reverse: true, offset, limit })) {
+        if (typeof value === 'object') sessions.push(value as SessionView);
+      }
+      return { sessions, total: countOf(userDid) };
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// Both threads (the chat actor appends and reads): transcripts in the LMDB database `oracle-transcripts`,
+// one entry per message, keyed so that a session's entries are one ordered range:
+//   <sessionId>|<number, 10 digits> -> TranscriptEntry
+import type { Store } from '../../store/env.js';
+import { RevisionConflictError } from '../../store/revision.js';
+import type { TranscriptEntry } from './transcript.js';
+import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
+
+const WIDTH = 10;
+const prefixOf = (sessionId: string) => `${sessionId}|`;
+const keyOf = (sessionId: string, n: number) => `${prefixOf(sessionId)}${String(n).padStart(WIDTH, '0')}`;
+const numberOf = (key: string) => Number(key.slice(-WIDTH));
+
+export function openLmdbTranscriptRepository(store: Store): TranscriptRepository {
+  const db = store.db<TranscriptEntry>('oracle-transcripts');
+
+  /** Reads one entry past the page to know whether another follows. */
+  const page = (range: Iterable<{ key: string; value: TranscriptEntry }>, limit: number, nextOf: (n: number) => number): TranscriptPage => {
+    const entries: TranscriptEntry[] = [];
+    for (const { key, value } of range) {
+      if (entries.length === limit) return { entries, next: nextOf(numberOf(key)) };
+      entries.push(value);
+    }
+    return { entries };
+  };
+
+  return {
+    append: (sessionId, from, entries) =>
+      // Every number checked before anything is written: a callback that throws mid-way in lmdb-js's batch
+      // keeps the writes it made.
+      db.transaction(() => {
+        const keys = entries.map((_, i) => keyOf(sessionId, from + i));
+        const taken = keys.find((key) => db.doesExist(key));
+        if (taken !== undefined) throw new RevisionConflictError(taken, undefined);
+        keys.forEach((key, i) => db.put(key, entries[i]));
+      }),
+
+    async read(sessionId, { from, limit }) {
+      const range = db.getRange({ start: keyOf(sessionId, from), end: `${prefixOf(sessionId)}\uffff`, limit: limit + 1 });
+      return page(range, limit, (n) => n);
+    },
+
+    async readNewest(sessionId, { before, limit }) {
+      if (before !== undefined && before <= 0) return { entries: [] };
+      const start = before === undefined ? `${prefixOf(sessionId)}\uffff` : keyOf(sessionId, before - 1);
+      return page(db.getRange({ start, end: prefixOf(sessionId), reverse: true, limit: limit + 1 }), limit, (n) => n + 1);
+    },
+
+    async length(sessionId) {
+      for (const key of db.getKeys({ start: `${prefixOf(sessionId)}\uffff`, end: prefixOf(sessionId), reverse: true, limit: 1 })) {
+        return numberOf(key) + 1;
+      }
+      return 0;
+    },
+
+    async remove(sessionId) {
+      await db.transaction(() => {
+        for (const key of db.getKeys({ start: prefixOf(sessionId), end: `${prefixOf(sessionId)}\uffff` })) db.remove(key);
+      });
+    },
+  };
+}

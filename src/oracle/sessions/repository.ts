@@ -1,0 +1,24 @@
+// Shared by both threads: where chat session records live. The session's actor is their only writer (one
+// session, one writer; revisions keep a stale writer from overwriting newer state all the same); the front
+// door reads the per-user lists (GET /sessions), which span sessions of many actors.
+import type { Versioned } from '../../store/revision.js';
+import type { SessionRecord, SessionView } from './records.js';
+
+export interface SessionPage {
+  /** Newest `lastUpdatedAt` first. */
+  sessions: SessionView[];
+  /** All of the user's sessions. */
+  total: number;
+}
+
+export interface SessionRepository {
+  get(sessionId: string): Promise<Versioned<SessionRecord> | undefined>;
+  /** Create-only: RevisionConflictError when the id is taken. */
+  create(record: SessionRecord): Promise<Versioned<SessionRecord>>;
+  /** Revision-checked (RevisionConflictError when it moved); the record keeps its user. */
+  update(record: SessionRecord, revision: number): Promise<Versioned<SessionRecord>>;
+  /** Revision-checked removal of the record (its transcript is TranscriptRepository's). */
+  remove(sessionId: string, revision: number): Promise<void>;
+  /** One page of a user's sessions and their total. */
+  listByUser(userDid: string, page: { offset: number; limit: number }): Promise<SessionPage>;
+}

@@ -1,0 +1,55 @@
+// The oracle's failure mapping (src/oracle/errors.ts): every declared failure code has an answer on every wire
+// face (HTTP, SSE error frame, WebSocket error event), and errors are sorted into those codes.
+import t from 'tap';
+import { HttpError } from '../dist/src/http/errors.js';
+import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
+import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
+import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
+import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
+
+t.test('every declared code has an answer on every oracle face', async (t) => {
+  for (const code of CHAT_ERROR_CODES) t.ok(CHAT_FAILURE_CODES.includes(code), `${code} (a chat actor refusal) is a failure code`);
+  t.same(Object.keys(chatAnswers).sort(), ['http', 'sse', 'websocket']);
+  for (const [face, table] of Object.entries(chatAnswers)) {
+    t.same(Object.keys(table).sort(), [...CHAT_FAILURE_CODES].sort(), `${face} answers exactly the declared codes`);
+  }
+  for (const code of CHAT_FAILURE_CODES) {
+    const failure = { code, message: `refused: ${code}` };
+    const http = chatAnswers.http[code](failure);
+    t.type(http, HttpError, `${code}: HTTP`);
+    t.ok(http.status >= 400 && http.status < 600, `${code}: an error status (${http.status})`);
+    t.match(http.body, { statusCode: http.status, message: String, error: String }, `${code}: the wire body`);
+    t.match(chatAnswers.sse[code](failure), /\S/, `${code}: SSE error text`);
+    t.match(chatAnswers.websocket[code](failure), /\S/, `${code}: WebSocket error text`);
+  }
+});
+
+t.test('errors are sorted into codes: refusals by their code, runtime errors by class, the rest internal', async (t) => {
+  t.match(failureOf(new DomainError('credits_exhausted', 'Insufficient credits', { claims: ['c'] })), {
+    code: 'credits_exhausted',
+    message: 'Insufficient credits',
+    details: { claims: ['c'] },
+  });
+  t.match(failureOf(new ActorBusyError('full')), { code: 'actor_busy', retryAfterSeconds: 1 });
+  t.match(failureOf(new HostUnavailableError(0, 'restarting')), { code: 'host_unavailable' });
+  t.match(failureOf(new DomainError('some_plugin_code', 'x')), { code: 'internal' }, 'an undeclared code is not answered as if declared');
+  t.match(failureOf('a string'), { code: 'internal', message: 'a string' });
+});
+
+t.test('each face answers from the table', async (t) => {
+  const busy = chatFailure(new ActorBusyError('full'));
+  if (!(busy instanceof HttpError)) throw new Error('actor_busy maps to an HttpError');
+  t.equal(busy.status, 503);
+  t.same(busy.headers, { 'Retry-After': '1' });
+  t.equal((chatFailure(new DomainError('session_exists', 'Session already exists')) as HttpError).status, 409);
+  const unexpected = new Error('bug');
+  t.equal(chatFailure(unexpected), unexpected, 'internal: handed to the router as it is (logged, 500)');
+
+  const [error, done] = closingFrames(failedEnding(new HostUnavailableError(1, 'exited with code 1')));
+  t.match(error, /^event: error\ndata: \{"error":"The chat service stopped while answering/);
+  t.equal(done, 'event: done\ndata: {}\n\n');
+  t.match(closingFrames(failedEnding(new Error('secret detail')))[0], /could not be completed/, 'internal details stay in the log');
+
+  t.equal(wsErrorText(new HostUnavailableError(0, 'restarting')), 'The chat service is restarting; the result was not delivered');
+  t.equal(wsErrorText(new DomainError('session_not_found', 'Session not found')), 'Session not found');
+});

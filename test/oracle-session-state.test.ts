@@ -1,0 +1,70 @@
+// The chat actor's hold on its session (actor/session-state.ts): it loads only the recent turns the model
+// needs, newest pages first, never the whole transcript; a turn appends after what is stored and moves the
+// record; a writer holding an old revision is refused.
+import t from 'tap';
+import { SessionState } from '../dist/src/oracle/actor/session-state.js';
+import { openLmdbSessionRepository } from '../dist/src/oracle/sessions/lmdb-repository.js';
+import { openLmdbTranscriptRepository } from '../dist/src/oracle/sessions/lmdb-transcript-repository.js';
+import type { TranscriptEntry } from '../dist/src/oracle/sessions/transcript.js';
+import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcript-repository.js';
+import { tempStore } from './helpers/store.js';
+import { rejectsWithConflict } from './contracts/revision.js';
+
+const record = { sessionId: 's', userDid: 'did:key:zA', oracleDid: 'did:key:zO', oracleName: 'O', title: 'Untitled', createdAt: 1, lastUpdatedAt: 1 };
+const turn = (i: number): TranscriptEntry[] => [
+  { id: `h${i}`, type: 'human', content: `question ${i}`, createdAt: i },
+  { id: `a${i}`, type: 'ai', content: `answer ${i}`, toolCalls: [], chat: [{ role: 'assistant', content: `answer ${i}` }], createdAt: i },
+];
+
+/** Counts the entries read through the repository. */
+function counting(transcripts: TranscriptRepository) {
+  const counter = { entriesRead: 0 };
+  const repository: TranscriptRepository = {
+    ...transcripts,
+    read: async (id, page) => transcripts.read(id, page).then((p) => ((counter.entriesRead += p.entries.length), p)),
+    readNewest: async (id, page) => transcripts.readNewest(id, page).then((p) => ((counter.entriesRead += p.entries.length), p)),
+  };
+  return { repository, counter };
+}
+
+t.test('a long transcript: the history is the last turns, read without the rest', async (t) => {
+  const store = tempStore(t, 'session-state-');
+  const sessions = openLmdbSessionRepository(store);
+  const { repository: transcripts, counter } = counting(openLmdbTranscriptRepository(store));
+  await sessions.create(record);
+  const TURNS = 400;
+  for (let i = 0; i < TURNS; i++) await transcripts.append('s', i * 2, turn(i));
+
+  const state = (await SessionState.load({ sessions, transcripts }, 's', 50))!;
+  const history = await state.history();
+  t.equal(history.length, 100, '50 turns of two messages');
+  t.same(history[0], { role: 'user', content: `question ${TURNS - 50}` });
+  t.ok(counter.entriesRead < 2 * TURNS / 4, `read ${counter.entriesRead} of ${2 * TURNS} entries`);
+
+  await state.commit({ ...record, title: 'Long', lastUpdatedAt: 2 }, turn(TURNS));
+  t.equal((await state.history()).at(-1)?.content, `answer ${TURNS}`, 'the new turn is in the history');
+  t.equal((await state.history()).length, 100, 'still the last 50 turns');
+  t.equal(await transcripts.length('s'), 2 * TURNS + 2, 'appended after what was stored');
+  t.match(await sessions.get('s'), { value: { title: 'Long' }, revision: 2 });
+
+  const page = await state.messages(2 * TURNS);
+  t.same(page.messages.map((m) => m.content), [`question ${TURNS}`, `answer ${TURNS}`]);
+  t.equal(page.next, undefined);
+  t.equal((await state.messages(0)).next, 100, 'GET /messages reads in pages');
+});
+
+t.test('a stale holder cannot write over a newer one', async (t) => {
+  const store = tempStore(t, 'session-state-');
+  const stores = { sessions: openLmdbSessionRepository(store), transcripts: openLmdbTranscriptRepository(store) };
+  await SessionState.create(stores, record, 50);
+  const [current, stale] = [(await SessionState.load(stores, 's', 50))!, (await SessionState.load(stores, 's', 50))!];
+  await stale.history();
+  await current.commit({ ...record, title: 'Newer' }, turn(0));
+  await rejectsWithConflict(t, stale.commit({ ...record, title: 'Stale' }, turn(1)), 'a stale commit');
+  t.match(await stores.sessions.get('s'), { value: { title: 'Newer' } });
+  t.same((await stores.transcripts.read('s', { from: 0, limit: 10 })).entries.map((e) => e.content), ['question 0', 'answer 0']);
+  await rejectsWithConflict(t, stale.delete(), 'a stale delete');
+  await current.delete();
+  t.equal(await stores.sessions.get('s'), undefined);
+  t.equal(await stores.transcripts.length('s'), 0);
+});

@@ -1,0 +1,7 @@
+// The credit repository contract against LMDB.
+import t from 'tap';
+import { openLmdbCredits } from '../dist/src/oracle/plugins/credits/lmdb-repository.js';
+import { creditRepositoryContract } from './contracts/credits.js';
+import { tempStore } from './helpers/store.js';
+
+creditRepositoryContract(t, async (t) => openLmdbCredits(tempStore(t, 'repo-credits-')));

@@ -1,0 +1,7 @@
+// The preferences repository contract against LMDB.
+import t from 'tap';
+import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
+import { preferencesRepositoryContract } from './contracts/preferences.js';
+import { tempStore } from './helpers/store.js';
+
+preferencesRepositoryContract(t, async (t) => openLmdbPreferences(tempStore(t, 'repo-preferences-')));
