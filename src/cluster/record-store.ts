@@ -36,6 +36,13 @@ export interface StoredRecord<T> extends Versioned<T> {
   key: string[];
 }
 
+/** One write seen by a watcher: the record's new value, or undefined when it was deleted. */
+export interface RecordChange<T> {
+  key: string[];
+  value: T | undefined;
+  revision: number;
+}
+
 export interface RecordPage<T> {
   records: StoredRecord<T>[];
   /** Pass as `after` for the next page; absent on the last page. */
@@ -135,5 +142,23 @@ export class KvRecordStore<T> {
       .map((entry) => ({ key: decodeKey(entry.key), value: entry.json<T>(), revision: entry.revision }));
     const more = start >= 0 && start + limit < names.length;
     return more ? { records, next: page[page.length - 1] } : { records };
+  }
+
+  /**
+   * Calls `onChange` with the current record of every key under `prefix`, then with every write after it, in the
+   * bucket's order. Resolves once the watch is set up; `stop()` ends it.
+   */
+  async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
+    const watcher = await this.kv.watch({ key: prefixFilter(prefix) });
+    void (async () => {
+      for await (const entry of watcher) {
+        onChange({
+          key: decodeKey(entry.key),
+          value: entry.operation === 'PUT' ? entry.json<T>() : undefined,
+          revision: entry.revision,
+        });
+      }
+    })();
+    return { stop: () => watcher.stop() };
   }
 }
