@@ -75,12 +75,17 @@ export class KvRecordStore<T> {
    */
   static async open<T>(connection: ClusterConnection, options: RecordStoreOptions): Promise<KvRecordStore<T>> {
     const bucket = `${connection.prefix}_${options.name}`;
-    const kv = await connection.kvm.create(bucket, {
-      replicas: connection.replicas,
-      history: 1,
-      allow_direct: false,
-      ...(options.ttlMs ? { ttl: options.ttlMs } : {}),
-    });
+    const settings = { replicas: connection.replicas, history: 1, allow_direct: false, ...(options.ttlMs ? { ttl: options.ttlMs } : {}) };
+    let kv: KV;
+    try {
+      kv = await connection.kvm.create(bucket, settings);
+    } catch (error) {
+      // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
+      // requests unanswered. If the bucket exists now, this node opens it.
+      const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(() => true, () => false);
+      if (!exists) throw error;
+      kv = await connection.kvm.open(bucket, { allow_direct: false });
+    }
     return new KvRecordStore<T>(kv, connection.js, bucket);
   }
 
