@@ -40,6 +40,8 @@ export interface NatsClusterOptions {
   name?: string;
   /** Directory holding each server's store; default a fresh temp dir removed on stop. */
   dataDir?: string;
+  /** First client, route and monitoring port (server i gets base + i); default: free ports picked at random. */
+  basePorts?: { client: number; cluster: number; monitor: number };
   /** Called with each line a server writes to stderr. */
   onLog?: (server: string, line: string) => void;
 }
@@ -87,9 +89,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   for (let i = 0; i < size; i++) {
     slots.push({
       name: `n${i + 1}`,
-      clientPort: await freePort(),
-      clusterPort: await freePort(),
-      monitorPort: await freePort(),
+      clientPort: options.basePorts ? options.basePorts.client + i : await freePort(),
+      clusterPort: options.basePorts ? options.basePorts.cluster + i : await freePort(),
+      monitorPort: options.basePorts ? options.basePorts.monitor + i : await freePort(),
       configPath: join(root, `n${i + 1}.conf`),
       log: '',
     });

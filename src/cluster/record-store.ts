@@ -2,10 +2,10 @@
 // expects (absent, or the revision it read), so two nodes racing on one record cannot both win: the loser gets a
 // RevisionConflict and re-reads. This is what makes a stale partition owner harmless.
 //
-// Why writes do not use the KV client's create/update: on nats-server before 2.9.21/2.10 (Debian ships 2.9.10) the
-// stream leader checks "expected last subject sequence" before proposing a write to its Raft group, not when the
-// write is applied, so concurrent writes expecting the same revision can all be acknowledged (nats-server #4320;
-// test/cluster-record-store.test.ts reproduces it). The leader does stage message ids of in-flight writes under its
+// Why writes do not use the KV client's create/update: on nats-server 2.9.10 (what Debian ships; fixed upstream in
+// mid-2023) the stream leader checks "expected last subject sequence" before proposing a write to its Raft group,
+// not when the write is applied, so concurrent writes expecting the same revision can all be acknowledged
+// (nats-server #4320; test/cluster-record-store.test.ts reproduces it). The leader does stage message ids of in-flight writes under its
 // lock, so each write also carries the id `<key>@<expected revision>`: of the writers expecting one revision,
 // exactly one is stored and the others are answered `duplicate`, which is a conflict here.
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
