@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { openStore } from '../dist/src/store/env.js';
-import { CustomerStore, parseCustomerId } from '../dist/src/store/customers.js';
-import { PinCipher } from '../dist/src/ussd/pin-cipher.js';
+import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
+import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
+import { parseCustomerId } from '../dist/src/ussd/customers/repository.js';
+import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
@@ -19,7 +21,7 @@ function setup(t: any, key = randomBytes(32)) {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const customers = CustomerStore.open(store, new PinCipher(key), { pinLockMinutes: 30 });
+  const customers = new CustomerAccounts(new LmdbCustomerRepository(store), new PinCipher(key), { pinLockMinutes: 30 });
   return { dir, store, customers, key };
 }
 
@@ -46,18 +48,18 @@ t.test('create stores an account with a unique ID and never exposes the PIN', as
   const created = await customers.create(amina, T0);
   t.match(created.customerId, /^C[0-9A-F]{8}$/);
   t.same(created, { customerId: created.customerId, fullName: 'Amina Otieno', email: 'amina@example.org', phoneNumber: '+254712345678', failedPinAttempts: 0, createdAt: T0 });
-  t.same(customers.get(created.customerId), created);
-  t.same(customers.get(created.customerId.toLowerCase()), created);
+  t.same(await customers.get(created.customerId), created);
+  t.same(await customers.get(created.customerId.toLowerCase()), created);
   const raw = store.db<any>('ussd-customers').get(created.customerId);
   t.type(raw.pin, 'string');
   t.notMatch(raw.pin, /48213/, 'PIN stored encrypted');
   const noEmail = await customers.create({ ...amina, email: undefined }, T0);
-  t.notOk('email' in customers.get(noEmail.customerId)!);
+  t.notOk('email' in (await customers.get(noEmail.customerId))!);
   const ids = new Set([created.customerId, noEmail.customerId]);
   for (let i = 0; i < 50; i++) ids.add((await customers.create(amina, T0)).customerId);
   t.equal(ids.size, 52);
-  t.equal(customers.get('C00000000'), undefined);
-  t.equal(customers.get('garbage'), undefined);
+  t.equal(await customers.get('C00000000'), undefined);
+  t.equal(await customers.get('garbage'), undefined);
 });
 
 t.test('a right PIN is ok, a wrong one says how many attempts are left', async (t) => {
@@ -81,13 +83,13 @@ t.test('three wrong PINs lock the account, even the right PIN, until the lock ex
   await customers.verifyPin(customerId, '00002', T0 + 1000);
   const until = T0 + 2000 + 30 * MINUTE;
   t.same(await customers.verifyPin(customerId, '00003', T0 + 2000), { result: 'locked', until, lockedNow: true });
-  t.equal(customers.get(customerId)!.lockedUntil, until);
+  t.equal((await customers.get(customerId))!.lockedUntil, until);
   t.same(await customers.verifyPin(customerId, '48213', T0 + 10 * MINUTE), { result: 'locked', until, lockedNow: false });
   t.same(await customers.verifyPin(customerId, '48213', until - 1), { result: 'locked', until, lockedNow: false });
   const after = await customers.verifyPin(customerId, '48213', until);
   t.equal(after.result, 'ok', 'the lock expires by itself');
-  t.equal(customers.get(customerId)!.failedPinAttempts, 0);
-  t.equal(customers.get(customerId)!.lockedUntil, undefined);
+  t.equal((await customers.get(customerId))!.failedPinAttempts, 0);
+  t.equal((await customers.get(customerId))!.lockedUntil, undefined);
 });
 
 t.test('after an expired lock a wrong PIN starts a fresh count', async (t) => {
@@ -102,7 +104,7 @@ t.test('changePin replaces the PIN and clears the counter', async (t) => {
   const { customerId } = await customers.create(amina, T0);
   await customers.verifyPin(customerId, '00001', T0);
   t.equal(await customers.changePin(customerId, '70395'), true);
-  t.equal(customers.get(customerId)!.failedPinAttempts, 0);
+  t.equal((await customers.get(customerId))!.failedPinAttempts, 0);
   t.same(await customers.verifyPin(customerId, '48213', T0), { result: 'wrong', attemptsLeft: 2 });
   t.equal((await customers.verifyPin(customerId, '70395', T0)).result, 'ok');
   t.equal(await customers.changePin('C00000000', '70395'), false);
@@ -116,7 +118,7 @@ t.test('accounts survive a reopen of the store with the same key', async (t) => 
   await store.close();
   const reopened = openStore(dir);
   t.teardown(() => reopened.close());
-  const again = CustomerStore.open(reopened, new PinCipher(key), { pinLockMinutes: 30 });
+  const again = new CustomerAccounts(new LmdbCustomerRepository(reopened), new PinCipher(key), { pinLockMinutes: 30 });
   t.same(await again.verifyPin(customerId, '00002', T0), { result: 'wrong', attemptsLeft: 1 }, 'the counter is durable');
   t.equal((await again.verifyPin(customerId, '48213', T0)).result, 'ok');
 });
@@ -130,10 +132,11 @@ t.test('wrong PINs from two threads at once are counted exactly', async (t) => {
     const { workerData, parentPort } = require('node:worker_threads');
     (async () => {
       const { openStore } = await import(workerData.env);
-      const { CustomerStore } = await import(workerData.customers);
+      const { CustomerAccounts } = await import(workerData.customers);
+      const { LmdbCustomerRepository } = await import(workerData.repository);
       const { PinCipher } = await import(workerData.cipher);
       const store = openStore(workerData.dir);
-      const customers = CustomerStore.open(store, new PinCipher(Buffer.from(workerData.key, 'hex')), { pinLockMinutes: 30 });
+      const customers = new CustomerAccounts(new LmdbCustomerRepository(store), new PinCipher(Buffer.from(workerData.key, 'hex')), { pinLockMinutes: 30 });
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
         customers.verifyPin(workerData.customerId, String(10000 + i), workerData.now)));
       await store.close();
@@ -148,8 +151,9 @@ t.test('wrong PINs from two threads at once are counted exactly', async (t) => {
         workerData: {
           dir, customerId, now: T0, key: key.toString('hex'),
           env: moduleUrl('../dist/src/store/env.js'),
-          customers: moduleUrl('../dist/src/store/customers.js'),
-          cipher: moduleUrl('../dist/src/ussd/pin-cipher.js'),
+          customers: moduleUrl('../dist/src/ussd/actor/customer-accounts.js'),
+          repository: moduleUrl('../dist/src/ussd/customers/lmdb-repository.js'),
+          cipher: moduleUrl('../dist/src/ussd/actor/pin-cipher.js'),
         },
       });
       worker.once('message', resolve);

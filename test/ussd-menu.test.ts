@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../dist/src/store/env.js';
-import { CustomerStore } from '../dist/src/store/customers.js';
-import { PinCipher } from '../dist/src/ussd/pin-cipher.js';
-import { answer, applyInput, ENDED_STATE, MAX_SCREEN, STATE_NAMES, welcome } from '../dist/src/ussd/menu/index.js';
+import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
+import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
+import { answer, applyInput, ENDED_STATE, MAX_SCREEN, STATE_NAMES, welcome } from '../dist/src/ussd/actor/menu/index.js';
 
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 const MINUTE = 60_000;
@@ -21,7 +22,7 @@ const TYPED_PINS = [PIN, NEW_PIN, '33333', '35791', '24680', '97531', '13579', '
 const clock = { now: T0 };
 const store = openStore(mkdtempSync(join(tmpdir(), 'ussd-menu-')));
 const pinCipher = new PinCipher(randomBytes(32));
-const customers = CustomerStore.open(store, pinCipher, { pinLockMinutes: 30 });
+const customers = new CustomerAccounts(new LmdbCustomerRepository(store), pinCipher, { pinLockMinutes: 30 });
 const deps = { customers, pinCipher, now: () => clock.now, sessionTtlSeconds: 300 };
 t.teardown(async () => {
   const path = store.root.path;
@@ -190,7 +191,7 @@ t.test('create account: name, email, PIN rules, confirmation, new customer ID', 
   t.match(done, /^CON Account created!\nYour customer ID: C[0-9A-F]{8}\n/);
   t.match(done, /1\. Log in\n00\. Home\n\*\. Exit$/);
   const customerId = /C[0-9A-F]{8}/.exec(done)![0];
-  t.same(customers.get(customerId), {
+  t.same(await customers.get(customerId), {
     customerId, fullName: "Zoë O'Brien-Njoroge", email: 'zoe@example.org', phoneNumber: '+254700398157', failedPinAttempts: 0, createdAt: T0,
   });
   t.notOk(phone.session.context.isAuthenticated, 'creating an account does not log in');
@@ -224,7 +225,7 @@ t.test('create account: 00 skips the email; 0 goes back one step', async (t) => 
   await phone.send(PIN);
   await phone.send(PIN);
   const customerId = /C[0-9A-F]{8}/.exec(phone.screen)![0];
-  t.notOk('email' in customers.get(customerId)!, 'no email stored when skipped');
+  t.notOk('email' in (await customers.get(customerId))!, 'no email stored when skipped');
   t.match(await phone.send('1'), /^CON Enter your 5-digit PIN:/, '"Log in" after creation asks only for the PIN');
   t.equal(phone.state, 'loginPin');
   t.match(await phone.send(PIN), /^CON Hello Amina\n1\. Account details\n2\. Change PIN\n3\. Log out\n00\. Home$/);
@@ -243,17 +244,17 @@ t.test('log in: ID and PIN checks, wrong PIN says attempts left, success opens t
   await phone.send(customerId.toLowerCase());
   t.equal(phone.state, 'loginPin', 'IDs are accepted in lower case');
   t.match(await phone.send('1234'), /^CON PIN must be exactly 5 digits\./);
-  t.equal(customers.get(customerId)!.failedPinAttempts, 0, 'a malformed PIN is not an attempt');
+  t.equal((await customers.get(customerId))!.failedPinAttempts, 0, 'a malformed PIN is not an attempt');
   t.match(await phone.send('33333'), /^CON Wrong PIN\. 2 attempts left\.\nEnter your 5-digit PIN:/);
   const retried = await phone.retry();
   t.equal(retried.screen, phone.screen, 'a gateway retry gets the same screen');
-  t.equal(customers.get(customerId)!.failedPinAttempts, 1, 'and is not applied twice');
+  t.equal((await customers.get(customerId))!.failedPinAttempts, 1, 'and is not applied twice');
   t.match(await phone.send('33333'), /^CON Wrong PIN\. 1 attempt left\./);
   t.match(await phone.send(PIN), /^CON Hello Baraka\n/);
   t.equal(phone.state, 'services');
   t.equal(phone.session.context.isAuthenticated, true);
   t.equal(phone.session.context.customerId, customerId);
-  t.equal(customers.get(customerId)!.failedPinAttempts, 0, 'success resets the counter');
+  t.equal((await customers.get(customerId))!.failedPinAttempts, 0, 'success resets the counter');
 });
 
 t.test('three wrong PINs lock the account across sessions until the lock expires', async (t) => {
@@ -359,7 +360,7 @@ t.test('home keeps a customer logged in; services need a login', async (t) => {
 });
 
 t.test('gateways that send only the latest input are understood', async (t) => {
-  let step = welcome({ sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text: '' }, deps);
+  let step = await welcome({ sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text: '' }, deps);
   for (const [text, state] of [['1', 'knowMore'], ['2', 'pricing'], ['0', 'knowMore'], ['3', 'delivery']] as const) {
     step = await answer(step.session, { sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text }, deps);
     t.equal(step.session.state, state, `text ${text}`);

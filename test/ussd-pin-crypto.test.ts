@@ -2,7 +2,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PinCipher } from '../dist/src/ussd/pin-cipher.js';
+import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { PIN_KEY_FILE, PIN_KEY_SALT, resolvePinKey, scryptKey } from '../dist/src/ussd/pin-key.js';
 
 function recordingLog() {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { newInput, newInputAfter, rememberHistory } from '../dist/src/ussd/text-history.js';
-import { PinCipher } from '../dist/src/ussd/pin-cipher.js';
+import { newInput, newInputAfter, rememberHistory } from '../dist/src/ussd/actor/text-history.js';
+import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 
 t.test('first input after the welcome menu is the whole text', async (t) => {
   t.same(newInput('', '1'), { kind: 'input', input: '1' });

@@ -5,6 +5,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 
 export const DATABASES = [
   'ussd-sessions',
+  'ussd-session-expiry',
   'ussd-customers',
   'ussd-account-creations',
   'health',

@@ -1,4 +1,5 @@
-// The fixed answers of the spec. Both are HTTP 200 text/plain: a gateway ends the user's session on any non-2xx.
+// Both threads. The fixed answers of the spec. Both are HTTP 200 text/plain: a gateway ends the user's
+// session on any non-2xx.
 import { ussdStep } from '../metrics/catalogue.js';
 
 export const INVALID_INPUT = 'END Invalid input. Please try again.';

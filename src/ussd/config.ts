@@ -1,3 +1,4 @@
+// Main thread (configuration): the environment variables of the USSD face.
 import { integer, text } from '../env-schema.js';
 
 /** Environment variables of the USSD face. */

@@ -1,12 +1,12 @@
-// The USSD face: routes, operator routes and the expiry sweep; the sessions themselves are actors.
+// Front door (main thread): the USSD face, its routes and the expiry sweep; the sessions themselves are actors.
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
-import { registerUssdRoutes } from './routes.js';
-import { sweepExpired, type SessionDb } from './session-records.js';
+import { registerUssdRoutes } from './routes/index.js';
+import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
 
 export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => {
-  const sessions: SessionDb = store.db('ussd-sessions');
+  const sessions = new LmdbUssdSessionRepository(store);
   let sweeper: NodeJS.Timeout | undefined;
   return {
     name: 'ussd',
@@ -14,7 +14,7 @@ export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => 
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
       sweeper = setInterval(() => {
-        sweepExpired(sessions).then(
+        sessions.removeExpired(Date.now()).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
         );

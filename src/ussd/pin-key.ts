@@ -1,6 +1,7 @@
-// Where the PIN encryption key comes from. PIN_ENCRYPTION_KEY is either the key itself (64 hex characters)
-// or a passphrase stretched with scrypt. Without it, development gets a random key kept in DATA_DIR and
-// production refuses to start: a key that silently changes would make every stored PIN unverifiable.
+// Main thread, at start-up (and the CPU pool's scrypt task). Where the PIN encryption key comes from.
+// PIN_ENCRYPTION_KEY is either the key itself (64 hex characters) or a passphrase stretched with scrypt.
+// Without it, development gets a random key kept in DATA_DIR and production refuses to start: a key that
+// silently changes would make every stored PIN unverifiable.
 import { randomBytes, scrypt } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

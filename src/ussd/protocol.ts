@@ -1,15 +1,23 @@
-// The USSD session actor's protocol, declared once (runtime/protocol.ts): a dial (one gateway request)
-// answers the screen, `CON ...` or `END ...`. Failures are runtime errors, mapped to END texts by answerOf.
+// Both threads: the USSD session actor's protocol, declared once (runtime/protocol.ts). A dial (one gateway
+// request) answers the screen, `CON ...` or `END ...`; failures are runtime errors, mapped to END texts by
+// answerOf. An inspect (the operator's debug route) answers the session's live state, or null.
 import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
-import type { UssdDial } from './session.js';
+import type { UssdDial, UssdSession } from './session.js';
 
 /** One user input of a session, as the gateway sent it. */
 export interface DialMessage extends UssdDial {
   type: 'dial';
 }
 
+export interface InspectMessage {
+  type: 'inspect';
+}
+
+/** What the operator sees of a live session: never a PIN, never a draft. */
+export type SessionView = Pick<UssdSession, 'state' | 'context' | 'createdAt' | 'updatedAt' | 'expiresAt'>;
+
 export const USSD_ACTOR = declareProtocol<{
-  calls: Call<DialMessage, string>;
+  calls: Call<DialMessage, string> | Call<InspectMessage, SessionView | null>;
   signals: never;
   stream: never;
 }>('ussd');

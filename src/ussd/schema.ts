@@ -1,4 +1,4 @@
-// The USSD request as the spec and the aggregators send it (JSON or form-urlencoded).
+// Front door (main thread): the USSD request as the spec and the aggregators send it (JSON or form-urlencoded).
 import * as v from 'valibot';
 
 /** No control characters: gateways send digits, `*`, `#` and typed text only. */

@@ -1,5 +1,13 @@
-// The persisted record of one USSD session (LMDB database `ussd-sessions`, written by the session actor).
-import type { ConsumedHistory } from './text-history.js';
+// Both threads: the record of one USSD session (written by its session actor through the UssdSessionRepository).
+
+/** The state of a session once it answered END; the record is kept briefly to answer gateway retries. */
+export const ENDED_STATE = 'ended';
+
+/** The gateway `text` a session has consumed, as length and keyed digest (actor/text-history.ts). */
+export interface ConsumedHistory {
+  length: number;
+  digest: string;
+}
 
 /** What an operator may see (the debug route shows `context` as is): never a PIN, never a draft. */
 export interface UssdContext {
@@ -54,4 +62,9 @@ export interface UssdDial {
   phoneNumber: string;
   serviceCode: string;
   text: string;
+}
+
+/** Active: not expired and not closed by an END (an ended record is only kept to answer gateway retries). */
+export function isLive(session: UssdSession | undefined, now = Date.now()): session is UssdSession {
+  return session !== undefined && session.expiresAt > now && session.state !== ENDED_STATE;
 }

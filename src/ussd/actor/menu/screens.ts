@@ -1,4 +1,4 @@
-// Screen texts and the helpers that lay them out. A screen is at most 182 characters including its
+// Actor hosts. Screen texts and the helpers that lay them out. A screen is at most 182 characters including its
 // `CON `/`END ` prefix (the USSD limit); test/ussd-menu.test.ts walks every state to keep it so.
 
 export const MAX_SCREEN = 182;

@@ -1,5 +1,6 @@
-// Log in: customer ID, then PIN. The wrong-PIN counter and the lock live on the account (CustomerStore).
-import { parseCustomerId } from '../../store/customers.js';
+// Actor hosts. Log in: customer ID, then PIN. The wrong-PIN counter and the lock live on the account
+// (CustomerAccounts).
+import { parseCustomerId } from '../../customers/repository.js';
 import { INVALID_CUSTOMER_ID, locked, TEXT, unknownCustomer, wrongPin } from './screens.js';
 import { isPinFormat, PIN_FORMAT_RULE } from './validators.js';
 import type { StateDef, StateName } from './types.js';
@@ -9,10 +10,10 @@ export const loginStates: Partial<Record<StateName, StateDef>> = {
     body: () => TEXT.askCustomerId,
     back: 'accountMenu',
     keeps: [],
-    handle(input, _session, { customers, now }) {
+    async handle(input, _session, { customers, now }) {
       const customerId = parseCustomerId(input);
       if (!customerId) return { to: 'loginId', notice: INVALID_CUSTOMER_ID };
-      const customer = customers.get(customerId);
+      const customer = await customers.get(customerId);
       if (!customer) return { to: 'loginId', notice: unknownCustomer(customerId) };
       const time = now();
       if (customer.lockedUntil !== undefined && customer.lockedUntil > time) {

@@ -1,11 +1,11 @@
-// The shapes shared by the menu states and the machine that runs them.
-import type { CustomerStore } from '../../store/customers.js';
+// Actor hosts. The shapes shared by the menu states and the machine that runs them.
+import type { CustomerAccounts } from '../customer-accounts.js';
 import type { PinCipher } from '../pin-cipher.js';
-import type { PendingDraft, UssdContext, UssdSession } from '../session.js';
+import type { PendingDraft, UssdContext, UssdSession } from '../../session.js';
 import { TEXT } from './screens.js';
 
 export interface MenuDeps {
-  customers: CustomerStore;
+  customers: CustomerAccounts;
   pinCipher: PinCipher;
   /** Clock in epoch ms; injected so tests can move time (lock expiry). */
   now: () => number;
@@ -40,7 +40,7 @@ export type Outcome =
 
 export interface StateDef {
   /** The screen body (without notice and navigation lines). */
-  body(session: UssdSession, deps: MenuDeps): string;
+  body(session: UssdSession, deps: MenuDeps): string | Promise<string>;
   /** Handles an input that is not a navigation key offered by this state. */
   handle(input: string, session: UssdSession, deps: MenuDeps): Outcome | Promise<Outcome>;
   /** Where `0` leads; no `0. Back` when absent. */
@@ -57,7 +57,7 @@ export interface StateDef {
 
 /** A numbered menu: each choice leads to a state or to an outcome computed from the session. */
 export function menu(
-  body: string | ((session: UssdSession, deps: MenuDeps) => string),
+  body: string | ((session: UssdSession, deps: MenuDeps) => string | Promise<string>),
   choices: Record<string, StateName | ((session: UssdSession) => Outcome)>,
   nav: Omit<StateDef, 'body' | 'handle'> = {},
 ): StateDef {

@@ -1,4 +1,4 @@
-// The welcome menu and the Know More information screens.
+// Actor hosts. The welcome menu and the Know More information screens.
 import { TEXT } from './screens.js';
 import { menu, type StateDef, type StateName } from './types.js';
 

@@ -1,16 +1,13 @@
-// Telecom gateways send the whole input history joined by `*` on every request ("", "1", "1*2", "1*2*12345").
-// The new input is what follows the part of the history the session has already consumed.
+// Actor hosts (the USSD menu). Telecom gateways send the whole input history joined by `*` on every request
+// ("", "1", "1*2", "1*2*12345"). The new input is what follows the part the session has already consumed.
 //
 // The history holds PINs in plain text, so a session does not store it: it keeps the consumed history's length
 // and a keyed digest (ConsumedHistory), which is enough to recognise it as the prefix of the next `text`.
+import type { ConsumedHistory } from '../session.js';
 
 export type NewInput = { kind: 'retry' } | { kind: 'input'; input: string };
 
-/** The consumed history as stored: its length and a keyed digest of it (PinCipher.digest). */
-export interface ConsumedHistory {
-  length: number;
-  digest: string;
-}
+export type { ConsumedHistory };
 
 type Digest = (text: string) => string;
 

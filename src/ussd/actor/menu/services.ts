@@ -1,18 +1,18 @@
-// The services menu of a logged-in customer: account details, change PIN, log out.
-import type { UssdSession } from '../session.js';
+// Actor hosts. The services menu of a logged-in customer: account details, change PIN, log out.
+import type { UssdSession } from '../../session.js';
 import { accountDetails, greeting, locked, NAV, TEXT, wrongPin } from './screens.js';
 import { checkNewPin, isPinFormat, PIN_FORMAT_RULE } from './validators.js';
 import { menu, type MenuDeps, type Outcome, type StateDef, type StateName } from './types.js';
 
 const LOGGED_OUT = { isAuthenticated: false, customerId: undefined };
 
-function customerOf(session: UssdSession, deps: MenuDeps) {
+async function customerOf(session: UssdSession, deps: MenuDeps) {
   return session.context.customerId === undefined ? undefined : deps.customers.get(session.context.customerId);
 }
 
 export const servicesStates: Partial<Record<StateName, StateDef>> = {
   services: menu(
-    (session, deps) => `${greeting(customerOf(session, deps)?.fullName ?? '')}\n${TEXT.servicesMenu}`,
+    async (session, deps) => `${greeting((await customerOf(session, deps))?.fullName ?? '')}\n${TEXT.servicesMenu}`,
     {
       '1': 'accountDetails',
       '2': 'changePinOld',
@@ -22,8 +22,8 @@ export const servicesStates: Partial<Record<StateName, StateDef>> = {
   ),
 
   accountDetails: menu(
-    (session, deps) => {
-      const customer = customerOf(session, deps);
+    async (session, deps) => {
+      const customer = await customerOf(session, deps);
       if (!customer) return TEXT.accountGone;
       // Room kept for the navigation lines and an "Invalid choice." notice.
       return accountDetails(customer, `${TEXT.invalidChoice}\n${NAV.back}\n${NAV.home}\n`.length);

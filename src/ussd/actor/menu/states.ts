@@ -1,4 +1,4 @@
-// Every state of the USSD menu, by name.
+// Actor hosts. Every state of the USSD menu, by name.
 import { createAccountStates } from './create-account.js';
 import { infoStates } from './info.js';
 import { loginStates } from './login.js';

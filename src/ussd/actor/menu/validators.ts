@@ -1,4 +1,5 @@
-// Checks of what users type in the account forms. Each returns the cleaned value or the message to show.
+// Actor hosts. Checks of what users type in the account forms. Each returns the cleaned value or the
+// message to show.
 import * as v from 'valibot';
 
 export type Checked = { ok: true; value: string } | { ok: false; message: string };

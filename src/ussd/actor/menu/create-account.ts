@@ -1,4 +1,5 @@
-// Account Menu and the create-account form: full name, optional email, PIN, PIN confirmation, new customer ID.
+// Actor hosts. Account Menu and the create-account form: full name, optional email, PIN, PIN confirmation,
+// new customer ID.
 import { created, goodbyeWithId, TEXT } from './screens.js';
 import { checkEmail, checkName, checkNewPin } from './validators.js';
 import { menu, type StateDef, type StateName } from './types.js';

@@ -1,7 +1,7 @@
-// Runs the menu: one input in, the next session and its screen out. Navigation keys are handled here the
-// same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered, `0`
-// goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
-import type { PendingDraft, UssdContext, UssdDial, UssdSession } from '../session.js';
+// Actor hosts. Runs the menu: one input in, the next session and its screen out. Navigation keys are handled
+// here the same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered,
+// `0` goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
+import { ENDED_STATE, type PendingDraft, type UssdContext, type UssdDial, type UssdSession } from '../../session.js';
 import { newInputAfter, rememberHistory } from '../text-history.js';
 import { compose, NAV, TEXT } from './screens.js';
 import { STATES } from './states.js';
@@ -15,10 +15,10 @@ export interface MenuStep {
   ended: boolean;
 }
 
-export const ENDED_STATE = 'ended';
+export { ENDED_STATE };
 
 /** The session and welcome menu of a new dial. `dial.text` (usually '') counts as consumed. */
-export function welcome(dial: UssdDial, deps: MenuDeps): MenuStep {
+export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep> {
   const now = deps.now();
   const fresh: UssdSession = {
     sessionId: dial.sessionId,
@@ -32,7 +32,7 @@ export function welcome(dial: UssdDial, deps: MenuDeps): MenuStep {
     updatedAt: now,
     expiresAt: now + deps.sessionTtlSeconds * 1000,
   };
-  const message = render('preMenu', undefined, fresh, deps);
+  const message = await render('preMenu', undefined, fresh, deps);
   const session = { ...fresh, context: { ...fresh.context, message }, screen: `CON ${message}` };
   return { session, screen: session.screen, ended: false };
 }
@@ -60,7 +60,7 @@ export async function answer(
   dial: UssdDial,
   deps: MenuDeps,
 ): Promise<MenuStep & { retry: boolean }> {
-  if (!existing) return { ...welcome(dial, deps), retry: false };
+  if (!existing) return { ...(await welcome(dial, deps)), retry: false };
   const digest = (text: string) => deps.pinCipher.digest(text);
   const next = newInputAfter(existing.history, dial.text, digest);
   if (next.kind === 'retry') {
@@ -77,7 +77,7 @@ function navigation(state: StateDef, input: string, session: UssdSession): Outco
   return undefined;
 }
 
-function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps): MenuStep {
+async function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps): Promise<MenuStep> {
   const now = deps.now();
   const context = withoutUndefined({ ...session.context, ...outcome.context }) as UssdContext;
   const timing = { updatedAt: now, expiresAt: now + deps.sessionTtlSeconds * 1000 };
@@ -93,14 +93,14 @@ function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps): MenuSte
   const pending = keep({ ...session.pending, ...('pending' in outcome ? outcome.pending : {}) }, STATES[target]?.keeps);
   const { pending: _old, ...rest } = session;
   const draft = { ...rest, ...timing, state: target, context, ...(pending ? { pending } : {}) };
-  const message = render(target, notice, draft, deps);
+  const message = await render(target, notice, draft, deps);
   const next: UssdSession = { ...draft, context: { ...context, message }, screen: `CON ${message}` };
   return { session: next, screen: next.screen, ended: false };
 }
 
-function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): string {
+async function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): Promise<string> {
   const state = STATES[name];
-  const body = state.body(session, deps);
+  const body = await state.body(session, deps);
   const nav = [state.back && NAV.back, state.home && NAV.home, state.exit && NAV.exit];
   return compose(notice, body, ...nav.map((line) => line || undefined));
 }

@@ -1,0 +1,54 @@
+// Revision-checked writes, the one shape every repository's updates take: a read answers the record with its
+// revision, an update names the revision it read and is refused when the record moved since. A JetStream KV
+// bucket does the same natively (kv.update(key, value, revision)); LMDB keeps the revision on the record and
+// checks it inside the write transaction (writeIfRevision below).
+import type { Database } from 'lmdb';
+import { DomainError } from '../runtime/errors.js';
+
+/** Increases with every write of one record; 0 for a record written before revisions were kept. */
+export type Revision = number;
+
+export interface Versioned<T> {
+  readonly value: T;
+  readonly revision: Revision;
+}
+
+/** An update named a revision that is no longer the record's (another writer came first, or it is gone). */
+export class RevisionConflictError extends DomainError<'revision_conflict'> {
+  constructor(key: string, expected: Revision | undefined) {
+    super('revision_conflict', `${key} changed since revision ${expected ?? 'none'}`, { key, expected });
+  }
+}
+
+export function isRevisionConflict(error: unknown): boolean {
+  return error instanceof DomainError && error.code === 'revision_conflict';
+}
+
+/** How LMDB stores a versioned record: the value's own fields plus `revision`. */
+export type Stored<T> = T & { revision?: Revision };
+
+/** The record and its revision, as stored in LMDB; undefined when there is none. */
+export function versioned<T extends object>(stored: Stored<T> | undefined): Versioned<T> | undefined {
+  if (stored === undefined) return undefined;
+  const { revision = 0, ...value } = stored;
+  return { value: value as T, revision };
+}
+
+/**
+ * Inside an LMDB write transaction: writes `value` when the stored record's revision is `expected` (`undefined`:
+ * only when there is none, create-only). `current`: the stored record, when the caller has read it already.
+ * Answers the new revision, or undefined when the check failed.
+ */
+export function writeIfRevision<T extends object>(
+  db: Database<Stored<T>, string>,
+  key: string,
+  value: T,
+  expected: Revision | undefined,
+  current = db.get(key),
+): Revision | undefined {
+  const matches = expected === undefined ? current === undefined : current !== undefined && (current.revision ?? 0) === expected;
+  if (!matches) return undefined;
+  const revision = (expected ?? 0) + 1;
+  db.putSync(key, { ...value, revision });
+  return revision;
+}

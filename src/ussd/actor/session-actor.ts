@@ -1,0 +1,114 @@
+// Actor hosts: the USSD session actor, one per session id, on the actor host its id hashes to. It owns the
+// session record; every change is committed through the UssdSessionRepository before the screen is answered.
+import { ussdSessionsActive, ussdStep } from '../../metrics/catalogue.js';
+import { actorKind, perHost, type Actor } from '../../runtime/actor-host.js';
+import { shardOf } from '../../runtime/shard.js';
+import { LmdbCustomerRepository } from '../customers/lmdb-repository.js';
+import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
+import { USSD_ACTOR, type DialMessage, type InspectMessage, type SessionView, type UssdShape } from '../protocol.js';
+import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
+import { LmdbUssdSessionRepository } from '../sessions/lmdb-repository.js';
+import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { Versioned } from '../../store/revision.js';
+import { CustomerAccounts } from './customer-accounts.js';
+import { LiveSessions } from './live-sessions.js';
+import { answer, type MenuDeps } from './menu/index.js';
+import { PinCipher } from './pin-cipher.js';
+
+/** An ended session is kept this long so a gateway retry of the last request gets the same END screen. */
+const ENDED_RETENTION_MS = 60_000;
+
+interface UssdServices {
+  sessions: UssdSessionRepository;
+  deps: MenuDeps;
+  /** For ussd_sessions_active; absent with METRICS_ENABLED=false. */
+  live?: LiveSessions;
+}
+
+/** Services shared by the USSD actors of one host. */
+const servicesOf = perHost((host): UssdServices => {
+  const { config, store } = host;
+  // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
+  const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
+  const sessions = new LmdbUssdSessionRepository(store);
+  const live = config.METRICS_ENABLED
+    ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
+    : undefined;
+  // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
+  if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
+  return {
+    sessions,
+    live,
+    deps: {
+      customers: new CustomerAccounts(new LmdbCustomerRepository(store), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
+      pinCipher,
+      now: Date.now,
+      sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
+    },
+  };
+});
+
+class UssdActor implements Actor<UssdShape> {
+  /** The session as last committed, with its revision; undefined until loaded, null when there is none. */
+  #stored: Versioned<UssdSession> | null | undefined;
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly services: UssdServices,
+  ) {}
+
+  async receive(message: DialMessage | InspectMessage, cancelled?: AbortSignal): Promise<string | SessionView | null> {
+    return message.type === 'dial' ? this.#dial(message, cancelled) : this.#inspect();
+  }
+
+  async #load(): Promise<Versioned<UssdSession> | null> {
+    return (this.#stored ??= (await this.services.sessions.get(this.sessionId)) ?? null);
+  }
+
+  async #inspect(): Promise<SessionView | null> {
+    const session = (await this.#load())?.value;
+    if (!isLive(session, this.services.deps.now())) return null;
+    const { state, context, createdAt, updatedAt, expiresAt } = session;
+    return { state, context, createdAt, updatedAt, expiresAt };
+  }
+
+  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
+    const { sessions, deps } = this.services;
+    const now = deps.now();
+    const stored = await this.#load();
+    const live = stored && stored.value.expiresAt > now ? stored : undefined;
+
+    // A session id belongs to one phone: another number cannot continue (or read) it.
+    if (live && live.value.phoneNumber !== dial.phoneNumber) {
+      ussdStep.wrong_phone.inc();
+      return INVALID_INPUT;
+    }
+    // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
+    if (!live && dial.text !== '') {
+      ussdStep.expired.inc();
+      return SESSION_EXPIRED;
+    }
+
+    const step = await answer(live?.value, dial, deps);
+    if (step.retry) {
+      ussdStep.retry.inc();
+      return step.screen;
+    }
+    const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
+    // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
+    cancelled?.throwIfAborted();
+    // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
+    try {
+      const revision = live ? await sessions.update(next, live.revision) : await sessions.begin(next, now);
+      this.#stored = { value: next, revision };
+    } catch (error) {
+      this.#stored = undefined; // another writer came first (or the write failed): read again next time
+      throw error;
+    }
+    this.services.live?.committed(this.sessionId, next);
+    (step.ended ? ussdStep.end : ussdStep.continue).inc();
+    return step.screen;
+  }
+}
+
+export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, servicesOf(host)));

@@ -1,0 +1,51 @@
+// Both threads: the customer accounts of the USSD face as a record family, behind an interface the LMDB
+// store implements today (lmdb-repository.ts) and a replicated store can implement for cluster mode. Writes
+// are create-only (a customer ID is never reused, a creation key names one account) or revision-checked.
+import type { Revision, Versioned } from '../../store/revision.js';
+
+export interface CustomerRecord {
+  /** `C` + 8 upper-case hex characters. */
+  customerId: string;
+  fullName: string;
+  email?: string;
+  phoneNumber: string;
+  /** The PIN encrypted with the PIN cipher, bound to the customer ID. Never leaves the actor hosts. */
+  pin: string;
+  failedPinAttempts: number;
+  /** Epoch ms until which PIN checks are refused. */
+  lockedUntil?: number;
+  createdAt: number;
+}
+
+/** A customer as the rest of the code sees it: everything but the PIN. */
+export type Customer = Omit<CustomerRecord, 'pin'>;
+
+export type CreateOutcome =
+  /** `existing`: the creation key was bound already; nothing was written, this is the account it names. */
+  | { outcome: 'created' | 'existing'; customer: Versioned<CustomerRecord> }
+  /** Another account has this customer ID: nothing was written, try another ID. */
+  | { outcome: 'id-taken' };
+
+export interface CustomerRepository {
+  get(customerId: string): Promise<Versioned<CustomerRecord> | undefined>;
+  /**
+   * Creates `record` under its customer ID, only if no account has that ID. With `creationKey` (the request
+   * that creates it), the key is bound to the ID in the same write, and a later create with the same key
+   * writes nothing and answers the account of the first: a retried request never makes a second account.
+   */
+  create(record: CustomerRecord, creationKey?: string): Promise<CreateOutcome>;
+  /** Replaces the account if its revision is still `expected`; RevisionConflictError when it moved. */
+  update(record: CustomerRecord, expected: Revision): Promise<Revision>;
+}
+
+const CUSTOMER_ID = /^C[0-9A-F]{8}$/;
+
+/**
+ * Reads a customer ID as typed on a phone: case-insensitive, surrounding spaces ignored, the leading `C`
+ * optional. Undefined when it is not an ID.
+ */
+export function parseCustomerId(input: string): string | undefined {
+  const id = input.trim().toUpperCase();
+  const withPrefix = id.length === 8 ? `C${id}` : id;
+  return CUSTOMER_ID.test(withPrefix) ? withPrefix : undefined;
+}

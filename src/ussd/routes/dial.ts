@@ -1,0 +1,51 @@
+// Front door (main thread): POST /api/ussd, one gateway request, answered by the session's actor.
+import * as v from 'valibot';
+import { TOO_MANY_REQUESTS } from '../../docs/index.js';
+import { declarer } from '../../http/route.js';
+import { reply } from '../../http/types.js';
+import { answerOf, INVALID_INPUT } from '../answers.js';
+import { USSD_ACTOR, type DialMessage } from '../protocol.js';
+import { UssdRequestSchema } from '../schema.js';
+import type { UssdRouteDeps } from './index.js';
+
+const UssdAnswerSchema = v.pipe(
+  v.string(),
+  v.regex(/^(CON|END) /),
+  v.examples(['CON Welcome\n1. Know More\n2. Account', INVALID_INPUT]),
+);
+
+/** The gateway is not identified: the route is public (rate-limited by the front door). */
+const route = declarer<void>();
+
+export function dialRoutes({ runtime, log }: UssdRouteDeps) {
+  return [
+    route({
+      method: 'POST',
+      path: '/api/ussd',
+      auth: 'public',
+      summary: 'One user input of a USSD session; answers a CON or END screen as text/plain',
+      tags: ['ussd'],
+      body: UssdRequestSchema,
+      bodyContentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+      responses: {
+        200: {
+          description:
+            '`CON <screen>`: the session continues and the user may answer; `END <screen>`: the session is over. ' +
+            'Invalid requests and failures are also 200 END answers: a gateway ends the session on any other status.',
+          contentType: 'text/plain',
+          schema: UssdAnswerSchema,
+        },
+        429: TOO_MANY_REQUESTS,
+      },
+      async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
+        const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
+        try {
+          return reply.text(200, await runtime.ref(USSD_ACTOR, sessionId).send(message));
+        } catch (err) {
+          log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          return reply.text(200, answerOf(err));
+        }
+      },
+    }),
+  ];
+}

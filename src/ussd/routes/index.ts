@@ -1,0 +1,34 @@
+// Front door (main thread): the USSD face's routes, POST /api/ussd (dial.ts) and the operator routes
+// (operator.ts), mounted with the face's answer to invalid input.
+import type { Logger } from '../../log.js';
+import { ussdStep } from '../../metrics/catalogue.js';
+import { mountRoutes, type RouteContext } from '../../http/route.js';
+import type { Router } from '../../http/router.js';
+import type { OperatorGuard } from '../../http/operator-guard.js';
+import { reply } from '../../http/types.js';
+import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import { INVALID_INPUT } from '../answers.js';
+import type { UssdSessionRepository } from '../sessions/repository.js';
+import { dialRoutes } from './dial.js';
+import { operatorRoutes } from './operator.js';
+
+export interface UssdRouteDeps {
+  runtime: ActorRuntime;
+  sessions: UssdSessionRepository;
+  operatorOnly: OperatorGuard;
+  log: Logger;
+}
+
+export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
+  const { operatorOnly, log } = deps;
+  const context: RouteContext<void> = {
+    guards: { operator: operatorOnly },
+    // A gateway ends the session on any status but 200: bad input is an END screen too.
+    invalid(problem, req) {
+      log.debug({ reqId: req.requestId, problems: problem.issues?.map((i) => i.message) ?? [problem.bodyError] }, 'invalid USSD request');
+      ussdStep.invalid_request.inc();
+      return reply.text(200, INVALID_INPUT);
+    },
+  };
+  mountRoutes(router, context, [...dialRoutes(deps), ...operatorRoutes(deps)]);
+}

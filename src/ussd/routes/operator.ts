@@ -1,0 +1,76 @@
+// Front door (main thread): the operator routes. One session's live state comes from its actor (which owns
+// it); the live set comes from the session repository's expiry index, never a scan of the session records.
+import { HttpError } from '../../http/errors.js';
+import { declarer } from '../../http/route.js';
+import { reply } from '../../http/types.js';
+import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
+import { fitsKey } from '../../store/keys.js';
+import { USSD_ACTOR, type SessionView } from '../protocol.js';
+import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { UssdRouteDeps } from './index.js';
+
+/** Operator routes identify no one: the guard only lets the operator through. */
+const route = declarer<void>();
+
+/** Identifiers of the live sessions, in identifier order. */
+async function liveSessionIds(sessions: UssdSessionRepository): Promise<string[]> {
+  return (await sessions.live(Date.now())).map(({ sessionId }) => sessionId).sort();
+}
+
+/** The session's live state from its actor; a 503 when the actor cannot answer now (mailbox full, host restarting). */
+async function inspect(runtime: ActorRuntime, sessionId: string): Promise<SessionView | null> {
+  try {
+    return await runtime.ref(USSD_ACTOR, sessionId).send({ type: 'inspect' });
+  } catch (error) {
+    if (error instanceof ActorBusyError || error instanceof HostUnavailableError) {
+      throw HttpError.of(503, 'The USSD session is busy; try again in a moment', undefined, { 'Retry-After': '1' });
+    }
+    throw error;
+  }
+}
+
+export function operatorRoutes({ runtime, sessions }: UssdRouteDeps) {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/ussd/debug/:sessionId',
+      auth: 'operator',
+      summary: 'Operator: one live USSD session (never contains a PIN)',
+      tags: ['ussd', 'operator'],
+      async handler({ req }) {
+        const { sessionId } = req.params;
+        // Longer ids are never stored: no actor is woken for them.
+        const session = fitsKey(sessionId) ? await inspect(runtime, sessionId) : null;
+        const activeSessions = await liveSessionIds(sessions);
+        if (!session) {
+          return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });
+        }
+        return reply.json(200, {
+          sessionId,
+          debugInfo: {
+            state: session.state,
+            context: session.context,
+            status: 'active',
+            createdAt: new Date(session.createdAt).toISOString(),
+            updatedAt: new Date(session.updatedAt).toISOString(),
+            expiresAt: new Date(session.expiresAt).toISOString(),
+          },
+          activeSessions,
+        });
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/api/ussd/sessions',
+      auth: 'operator',
+      summary: 'Operator: identifiers of all live USSD sessions',
+      tags: ['ussd', 'operator'],
+      async handler() {
+        const ids = await liveSessionIds(sessions);
+        return reply.json(200, { activeSessions: ids, count: ids.length });
+      },
+    }),
+  ];
+}

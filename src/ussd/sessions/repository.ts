@@ -1,0 +1,28 @@
+// Both threads: the USSD sessions as a record family, behind an interface the LMDB store implements today
+// (lmdb-repository.ts) and a replicated store can implement for cluster mode. Only a session's actor writes
+// it (begin, then revision-checked updates); the front door reads the live set and runs the expiry sweep.
+import type { Revision, Versioned } from '../../store/revision.js';
+import type { UssdSession } from '../session.js';
+
+export interface LiveSession {
+  sessionId: string;
+  expiresAt: number;
+}
+
+export interface UssdSessionRepository {
+  get(sessionId: string): Promise<Versioned<UssdSession> | undefined>;
+  /**
+   * Writes a new session: created when none is stored, or replacing one that expired by `now` (the same id
+   * dialled again). RevisionConflictError when a session that has not expired is stored.
+   */
+  begin(session: UssdSession, now: number): Promise<Revision>;
+  /** Replaces the session if its revision is still `expected`; RevisionConflictError when it moved or is gone. */
+  update(session: UssdSession, expected: Revision): Promise<Revision>;
+  /** The live sessions (not expired by `now`, not ended), from an index: no session record is read. */
+  live(now: number): Promise<LiveSession[]>;
+  /**
+   * Removes the sessions that expired by `now`; answers how many. Reads only the expired part of an index by
+   * expiry time (a store with its own expiry, such as a KV bucket's TTL, may do nothing here).
+   */
+  removeExpired(now: number): Promise<number>;
+}

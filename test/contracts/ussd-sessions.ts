@@ -1,0 +1,87 @@
+// The behaviour every UssdSessionRepository must have (begin, revision-checked updates, the live set, expiry),
+// run against LMDB by test/repo-ussd-sessions.test.ts; a replicated implementation runs the same suite.
+import type { UssdSession } from '../../dist/src/ussd/session.js';
+import type { UssdSessionRepository } from '../../dist/src/ussd/sessions/repository.js';
+import { rejectsWithConflict } from './revision.js';
+
+/** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
+export type UssdSessionRepositoryFactory = (t: Tap.Test) => Promise<UssdSessionRepository>;
+
+export const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
+
+export function session(sessionId: string, expiresAt: number, fields: Partial<UssdSession> = {}): UssdSession {
+  return {
+    sessionId,
+    phoneNumber: '+254712345678',
+    serviceCode: '*384#',
+    state: 'preMenu',
+    context: { sessionId, phoneNumber: '+254712345678', message: 'Welcome', isAuthenticated: false },
+    history: { length: 0, digest: 'd' },
+    screen: 'CON Welcome',
+    createdAt: T0,
+    updatedAt: T0,
+    expiresAt,
+    ...fields,
+  };
+}
+
+export function ussdSessionRepositoryContract(t: Tap.Test, open: UssdSessionRepositoryFactory): void {
+  t.test('begin creates a session; get answers it with its revision; an unknown id is undefined', async (t) => {
+    const repository = await open(t);
+    const revision = await repository.begin(session('s-1', T0 + 300_000), T0);
+    t.same(await repository.get('s-1'), { value: session('s-1', T0 + 300_000), revision });
+    t.equal(await repository.get('s-2'), undefined);
+  });
+
+  t.test('begin refuses while a session that has not expired is stored, and replaces an expired one', async (t) => {
+    const repository = await open(t);
+    const first = await repository.begin(session('s-1', T0 + 1000), T0);
+    await rejectsWithConflict(t, repository.begin(session('s-1', T0 + 2000, { phoneNumber: '+254700000002' }), T0 + 999), 'a live session is kept');
+    t.equal((await repository.get('s-1'))?.value.phoneNumber, '+254712345678');
+    const second = await repository.begin(session('s-1', T0 + 301_000, { createdAt: T0 + 1000 }), T0 + 1000);
+    t.not(second, first, 'the revision moved');
+    t.same((await repository.get('s-1'))?.value, session('s-1', T0 + 301_000, { createdAt: T0 + 1000 }));
+  });
+
+  t.test('update with the revision read replaces the session; a stale revision or a missing session is refused', async (t) => {
+    const repository = await open(t);
+    const first = await repository.begin(session('s-1', T0 + 300_000), T0);
+    const next = session('s-1', T0 + 310_000, { state: 'knowMore', updatedAt: T0 + 10_000 });
+    const second = await repository.update(next, first);
+    t.same(await repository.get('s-1'), { value: next, revision: second });
+    await rejectsWithConflict(t, repository.update(session('s-1', T0 + 320_000), first), 'stale');
+    t.same((await repository.get('s-1'))?.value, next, 'nothing written');
+    await rejectsWithConflict(t, repository.update(session('s-9', T0 + 320_000), first), 'missing');
+    t.equal(await repository.get('s-9'), undefined, 'not created');
+  });
+
+  t.test('live lists the sessions that neither expired nor ended, with their expiry', async (t) => {
+    const repository = await open(t);
+    await repository.begin(session('live-1', T0 + 5000), T0);
+    await repository.begin(session('expired', T0 + 1000), T0);
+    await repository.begin(session('ended', T0 + 60_000, { state: 'ended', screen: 'END Bye' }), T0);
+    const renewed = await repository.begin(session('live-2', T0 + 1000), T0);
+    await repository.update(session('live-2', T0 + 9000), renewed);
+    const live = await repository.live(T0 + 1000);
+    t.same(
+      live.sort((a, b) => a.sessionId.localeCompare(b.sessionId)),
+      [
+        { sessionId: 'live-1', expiresAt: T0 + 5000 },
+        { sessionId: 'live-2', expiresAt: T0 + 9000 },
+      ],
+      'expired at exactly now is not live; a renewed session is listed once, with its new expiry',
+    );
+    t.same(await repository.live(T0 + 9000), []);
+  });
+
+  t.test('removeExpired never removes a session that has not expired', async (t) => {
+    const repository = await open(t);
+    await repository.begin(session('live', T0 + 5000), T0);
+    await repository.begin(session('expired', T0 + 1000), T0);
+    await repository.removeExpired(T0 + 1000);
+    t.same((await repository.get('live'))?.value, session('live', T0 + 5000));
+    t.same(await repository.live(T0 + 1000), [{ sessionId: 'live', expiresAt: T0 + 5000 }]);
+    await repository.begin(session('expired', T0 + 400_000), T0 + 1000);
+    t.equal((await repository.get('expired'))?.value.expiresAt, T0 + 400_000, 'an expired id can begin again');
+  });
+}

@@ -1,0 +1,7 @@
+// The CustomerRepository contract against LMDB.
+import t from 'tap';
+import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { customerRepositoryContract } from './contracts/customers.js';
+import { tempStore } from './helpers/store.js';
+
+customerRepositoryContract(t, async (t) => new LmdbCustomerRepository(tempStore(t, 'repo-customers-')));
