@@ -12,8 +12,10 @@
 // clocks never need to agree. A node stops owning anything when its own last successful renewal was *sent* more
 // than a lease ago, which is never later than when the others start taking over.
 import { EventEmitter } from 'node:events';
+import { shardOf } from '../runtime/shard.js';
 import type { ClusterConnection } from './connection.js';
-import { KvRecordStore, RevisionConflict, type RecordChange } from './record-store.js';
+import { isRevisionConflict } from '../store/revision.js';
+import { KvRecordStore, type RecordChange } from './record-store.js';
 
 export interface PartitionLeaseOptions {
   nodeId: string;
@@ -41,15 +43,8 @@ interface PartitionRecord {
 export const DEFAULT_PARTITIONS = 128;
 export const DEFAULT_LEASE_TTL_MS = 3_000;
 
-/** FNV-1a 32-bit: stable across nodes and versions (it decides placement), cheap, well spread for short ids. */
-export function partitionOf(sessionKey: string, partitions: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < sessionKey.length; i++) {
-    hash ^= sessionKey.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % partitions;
-}
+/** The partition of a session: the same stable FNV-1a hash that picks its actor host on a node. */
+export const partitionOf: (sessionKey: string, partitions: number) => number = shardOf;
 
 /** The share of `partitions` for `nodeId` among `live` nodes (sorted): equal parts, the remainder to the first. */
 export function shareOf(nodeId: string, live: readonly string[], partitions: number): number {
@@ -181,7 +176,7 @@ export class PartitionLeases extends EventEmitter {
       if (sentAt - this.#renewedAt >= this.leaseTtlMs) for (const lease of this.#nodes.values()) lease.seenAt = sentAt;
       this.#renewedAt = sentAt;
     } catch (error) {
-      if (!(error instanceof RevisionConflict)) return; // NATS unreachable: the lease lapses, ownership with it
+      if (!isRevisionConflict(error)) return; // NATS unreachable: the lease lapses, ownership with it
       // Someone else wrote this node's heartbeat: a survivor declared it dead, or it restarted with the same id.
       // Continue from the current record; partitions taken meanwhile show up through the watch.
       const current = await this.store.get(key).catch(() => undefined);
@@ -280,7 +275,7 @@ export class PartitionLeases extends EventEmitter {
       const revision = known ? await this.store.update(key, { owner }, known.revision) : await this.store.create(key, { owner });
       this.#record(partition, owner, revision);
     } catch (error) {
-      if (!(error instanceof RevisionConflict)) throw error;
+      if (!isRevisionConflict(error)) throw error;
     }
   }
 }

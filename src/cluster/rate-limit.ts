@@ -8,7 +8,8 @@
 // write for that counter is in flight join the next write, which takes as many as are left in the window.
 import { rateLimitKey, type AddressList } from '../http/client-address.js';
 import type { ClusterConnection } from './connection.js';
-import { KvRecordStore, RevisionConflict } from './record-store.js';
+import { isRevisionConflict } from '../store/revision.js';
+import { KvRecordStore } from './record-store.js';
 
 export interface ClusterRateLimitOptions {
   max: number;
@@ -81,7 +82,7 @@ export class ClusterRateLimiter {
         else await this.store.create(key, granted);
         return granted;
       } catch (error) {
-        if (!(error instanceof RevisionConflict)) throw error;
+        if (!isRevisionConflict(error)) throw error;
       }
     }
     throw new Error(`rate-limit counter ${key.join('/')} lost ${MAX_ROUNDS} writes in a row`);

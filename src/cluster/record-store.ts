@@ -1,46 +1,31 @@
 // Main thread: a revision-checked record store over a replicated JetStream KV bucket. Every write names what it
 // expects (absent, or the revision it read), so two nodes racing on one record cannot both win: the loser gets a
-// RevisionConflict and re-reads. This is what makes a stale partition owner harmless.
+// RevisionConflictError (the repositories' own, src/store/revision.ts) and re-reads. This is what makes a stale
+// partition owner harmless.
 //
 // Why writes do not use the KV client's create/update: on nats-server 2.9.10 (what Debian ships; fixed upstream in
 // mid-2023) the stream leader checks "expected last subject sequence" before proposing a write to its Raft group,
 // not when the write is applied, so concurrent writes expecting the same revision can all be acknowledged
 // (nats-server #4320; test/cluster-record-store.test.ts reproduces it). The leader does stage message ids of in-flight writes under its
 // lock, so each write also carries the id `<key>@<expected revision>`: of the writers expecting one revision,
-// exactly one is stored and the others are answered `duplicate`, which is a conflict here.
+// exactly one is stored and the others are answered `duplicate`, which is a conflict here. (So KV's own
+// `update(key, value, revision)` is not enough on this server.)
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
+import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
 
-/** A write whose expectation no longer holds: the record exists (create) or moved on (update/delete). */
-export class RevisionConflict extends Error {
-  constructor(
-    readonly key: RecordKey,
-    /** The revision the write expected; 0 = expected no record. */
-    readonly expected: number,
-  ) {
-    super(expected === 0 ? `record ${key.join('/')} already exists` : `record ${key.join('/')} is no longer at revision ${expected}`);
-    this.name = 'RevisionConflict';
-  }
-}
-
-export interface Versioned<T> {
-  value: T;
-  /** The bucket's sequence number of this write: strictly increasing per record. */
-  revision: number;
-}
-
 export interface StoredRecord<T> extends Versioned<T> {
-  key: string[];
+  readonly key: string[];
 }
 
 /** One write seen by a watcher: the record's new value, or undefined when it was deleted. */
 export interface RecordChange<T> {
   key: string[];
   value: T | undefined;
-  revision: number;
+  revision: Revision;
 }
 
 export interface RecordPage<T> {
@@ -61,6 +46,10 @@ const isConflict = (error: unknown) =>
   (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 const encoder = new TextEncoder();
+
+/** The repositories' conflict: `expected` undefined means the write expected no record (create-only). */
+const conflict = (key: RecordKey, expected: number | undefined) =>
+  new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
 export class KvRecordStore<T> {
   private constructor(
@@ -97,7 +86,7 @@ export class KvRecordStore<T> {
   /** Writes a record that must not exist yet (a deleted one may be created again); returns its revision. */
   async create(key: RecordKey, value: T): Promise<number> {
     const current = await this.kv.get(encodeKey(key));
-    if (current?.operation === 'PUT') throw new RevisionConflict(key, 0);
+    if (current?.operation === 'PUT') throw conflict(key, undefined);
     // After a delete the key's last message is the delete marker: the write expects that one.
     return this.write(key, encoder.encode(JSON.stringify(value)), current?.revision ?? 0);
   }
@@ -113,6 +102,7 @@ export class KvRecordStore<T> {
     await this.write(key, new Uint8Array(0), expectedRevision, 'DEL');
   }
 
+  /** `expected`: the revision the write expects, 0 = no record; undefined = unchecked (a plain delete). */
   private async write(key: RecordKey, payload: Payload, expected: number | undefined, operation?: 'DEL'): Promise<number> {
     const name = encodeKey(key);
     const h = headers();
@@ -122,10 +112,10 @@ export class KvRecordStore<T> {
         headers: h,
         ...(expected === undefined ? {} : { msgID: `${name}@${expected}`, expect: { lastSubjectSequence: expected } }),
       });
-      if (ack.duplicate) throw new RevisionConflict(key, expected ?? 0);
+      if (ack.duplicate) throw conflict(key, expected);
       return ack.seq;
     } catch (error) {
-      throw isConflict(error) ? new RevisionConflict(key, expected ?? 0) : error;
+      throw isConflict(error) ? conflict(key, expected) : error;
     }
   }
 
