@@ -245,6 +245,11 @@ export class PartitionLeases extends EventEmitter {
     const target = shareOf(this.nodeId, live, this.partitions);
     const mine = [...this.#owned].sort((a, b) => a - b);
     const writes: Promise<unknown>[] = [];
+    // Heartbeats of nodes gone for ten leases are removed (revision-checked: not one that came back), so node ids
+    // that never return (a container's random hostname) do not pile up. Their partitions are free either way.
+    for (const [id, lease] of this.#nodes) {
+      if (now - lease.seenAt > 10 * this.leaseTtlMs) writes.push(this.store.delete(['node', id], lease.revision).catch(() => undefined));
+    }
     if (mine.length > target) {
       // Give back the highest-numbered ones; stop serving them before the table says so.
       for (const partition of mine.slice(target)) {

@@ -1,15 +1,15 @@
-// Main thread: a revision-checked record store over a replicated JetStream KV bucket. Every write names what it
-// expects (absent, or the revision it read), so two nodes racing on one record cannot both win: the loser gets a
-// RevisionConflictError (the repositories' own, src/store/revision.ts) and re-reads. This is what makes a stale
-// partition owner harmless.
+// Either thread (wherever a NATS connection is): a revision-checked record store over a replicated JetStream KV
+// bucket. Every write names what it expects (absent, or the revision it read), so two nodes racing on one record
+// cannot both win: the loser gets a RevisionConflictError (the repositories' own, src/store/revision.ts) and
+// re-reads. This is what makes a stale partition owner harmless.
 //
 // Why writes do not use the KV client's create/update: on nats-server 2.9.10 (what Debian ships; fixed upstream in
 // mid-2023) the stream leader checks "expected last subject sequence" before proposing a write to its Raft group,
 // not when the write is applied, so concurrent writes expecting the same revision can all be acknowledged
-// (nats-server #4320; test/cluster-record-store.test.ts reproduces it). The leader does stage message ids of in-flight writes under its
-// lock, so each write also carries the id `<key>@<expected revision>`: of the writers expecting one revision,
-// exactly one is stored and the others are answered `duplicate`, which is a conflict here. (So KV's own
-// `update(key, value, revision)` is not enough on this server.)
+// (nats-server #4320; test/cluster-record-store.test.ts reproduces it). The leader does stage the message ids of
+// in-flight writes under its lock, so each write also carries the id `<key>@<expected revision>`: of the writers
+// expecting one revision, exactly one is stored and the others are answered `duplicate`, a conflict here. (So
+// KV's own `update(key, value, revision)` is not enough on this server.)
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
