@@ -4,6 +4,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { pino } from 'pino';
 import { loadConfig } from '../dist/src/config.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -82,8 +83,14 @@ t.test('/health: single node unchanged; cluster node reports NATS, JetStream and
 
   const nats = await startTestNatsCluster(t);
   lap('NATS cluster started');
-  const node = await startTestServer(t, { env: { ...keys, NATS_URL: nats.urls, NODE_ID: 'node-a' } });
+  const logged: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(line) });
+  const node = await startTestServer(t, { env: { ...keys, NATS_URL: nats.urls, NODE_ID: 'node-a' }, log });
   lap('cluster node started');
+  t.ok(
+    logged.some((line) => /cluster mode: connected to NATS JetStream; actors, state, rate limits and events are still node-local/.test(line)),
+    'the start-up log says what cluster mode does not do yet',
+  );
   const health = async () => {
     const response = await fetch(`${node.url}/health`);
     return { status: response.status, body: (await response.json()) as { status: string; cluster: Record<string, unknown> } };

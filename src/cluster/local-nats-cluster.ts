@@ -3,7 +3,7 @@
 // JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -46,16 +46,23 @@ export interface NatsClusterOptions {
   onLog?: (server: string, line: string) => void;
 }
 
-/** A free loopback port (bound then released; a collision with another process is unlikely and fails loudly). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * `count` distinct free loopback ports. All are held open until every one is chosen (a port released at once can
+ * be handed out again by the next bind); a collision with another process afterwards is unlikely and fails loudly.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<Server>((resolve, reject) => {
+        const server = createServer();
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve(server));
+      }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 interface ServerSlot {
@@ -85,13 +92,15 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   const root = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sar-nats-'));
   const ownsRoot = options.dataDir === undefined;
 
+  const base = options.basePorts;
+  const picked = base ? [] : await freePorts(3 * size);
   const slots: ServerSlot[] = [];
   for (let i = 0; i < size; i++) {
     slots.push({
       name: `n${i + 1}`,
-      clientPort: options.basePorts ? options.basePorts.client + i : await freePort(),
-      clusterPort: options.basePorts ? options.basePorts.cluster + i : await freePort(),
-      monitorPort: options.basePorts ? options.basePorts.monitor + i : await freePort(),
+      clientPort: base ? base.client + i : picked[3 * i],
+      clusterPort: base ? base.cluster + i : picked[3 * i + 1],
+      monitorPort: base ? base.monitor + i : picked[3 * i + 2],
       configPath: join(root, `n${i + 1}.conf`),
       log: '',
     });
