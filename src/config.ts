@@ -10,6 +10,7 @@ import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
 import { metricsEnv } from './metrics/config.js';
 import { playgroundEnv } from './playground/config.js';
+import { clusterConfigProblems, clusterEnv } from './cluster/config.js';
 
 const coreEnv = {
   NODE_ENV: text('development'),
@@ -48,7 +49,7 @@ const coreEnv = {
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv });
+const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv, ...clusterEnv });
 
 export type Config = v.InferOutput<typeof envSchema>;
 
@@ -67,7 +68,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (value !== undefined && value.trim() !== '') input[key] = value;
   }
   const result = v.safeParse(envSchema, input);
-  if (result.success) return result.output;
+  if (result.success) {
+    const problems = clusterConfigProblems(result.output);
+    if (problems.length === 0) return result.output;
+    throw new ConfigError(problems);
+  }
   throw new ConfigError(
     result.issues.map((issue) => {
       const name = issue.path?.[0]?.key ?? 'environment';

@@ -1,6 +1,7 @@
 // GET / and GET /health: one record each, carrying the fields of both specs (USSD and oracle).
 import * as v from 'valibot';
 import type { Config } from './config.js';
+import { ClusterHealthSchema, type ClusterNode } from './cluster/node.js';
 import { declarer, mountRoutes, plainContext } from './http/route.js';
 import type { Router } from './http/router.js';
 import { reply } from './http/types.js';
@@ -43,13 +44,15 @@ const HealthSchema = v.object({
   timestamp: Timestamp,
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
   database: v.picklist(['connected', 'disconnected']),
+  cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
 });
 
 const route = declarer<void>();
 
-export function registerHealthRoutes(router: Router, config: Config, store: Store): void {
+export function registerHealthRoutes(router: Router, config: Config, store: Store, cluster?: ClusterNode): void {
   const environment = config.NODE_ENV;
   const probes = new InFlight<boolean>();
+  const clusterProbes = new InFlight<Awaited<ReturnType<ClusterNode['health']>>>();
   mountRoutes(router, plainContext<void>(), [
     route({
       method: 'GET',
@@ -68,16 +71,21 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
       tags: ['health'],
       responses: {
         200: { description: 'LMDB answered a write and a read', schema: HealthSchema },
-        503: { description: 'LMDB did not answer: status "error", database "disconnected"', schema: HealthSchema },
+        503: { description: 'LMDB did not answer (database "disconnected"), or in cluster mode NATS or JetStream did not', schema: HealthSchema },
       },
       async handler() {
-        const connected = await probes.run('database', () => databaseIsReachable(store));
-        return reply.json(connected ? 200 : 503, {
-          status: connected ? 'ok' : 'error',
+        const [connected, clusterHealth] = await Promise.all([
+          probes.run('database', () => databaseIsReachable(store)),
+          cluster && clusterProbes.run('cluster', () => cluster.health()),
+        ]);
+        const ok = connected && (clusterHealth?.healthy ?? true);
+        return reply.json(ok ? 200 : 503, {
+          status: ok ? 'ok' : 'error',
           environment,
           timestamp: new Date().toISOString(),
           uptime: process.uptime(),
           database: connected ? 'connected' : 'disconnected',
+          ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
         });
       },
     }),

@@ -1,5 +1,7 @@
 // Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door.
 import type { Config } from './config.js';
+import { clusterModeOn } from './cluster/config.js';
+import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
@@ -33,6 +35,8 @@ export interface RunningServer {
   readonly router: Router;
   readonly faces: readonly Face[];
   readonly log: Logger;
+  /** Cluster mode (NATS_URL): this node's NATS connection; undefined on a single node. */
+  readonly cluster?: ClusterNode;
   /** Stops accepting, finishes what is in flight (bounded by SHUTDOWN_TIMEOUT_MS), closes LMDB. */
   shutdown(reason?: string): Promise<void>;
 }
@@ -42,6 +46,9 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     ? 'uWebSockets.js native build loaded'
     : 'uWebSockets.js native build NOT loaded: running on the slow JavaScript fallback');
 
+  // Cluster mode connects first: a node that cannot reach NATS JetStream does not start.
+  let port = baseConfig.PORT;
+  const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log, () => port) : undefined;
   const store = openStore(baseConfig.DATA_DIR);
   if (baseConfig.METRICS_ENABLED) timeStoreCommits(store.root);
   const cpuPool = new CpuPool();
@@ -65,7 +72,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
   const router = new Router();
-  registerHealthRoutes(router, config, store);
+  registerHealthRoutes(router, config, store, cluster);
   for (const face of faces) face.routes(router);
   if (config.METRICS_ENABLED) {
     const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
@@ -92,7 +99,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   });
   for (const face of faces) face.sockets?.(http);
   http.mount(router);
-  const port = await http.listen();
+  port = await http.listen();
   log.info({ port, host: config.HOST, dataDir: config.DATA_DIR }, 'listening');
 
   let stopping: Promise<void> | undefined;
@@ -108,8 +115,9 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
       await runtime.stop();
       await cpuPool.close();
       await store.close();
+      await cluster?.close().catch((err: unknown) => log.error({ err }, 'closing the NATS connection failed'));
       log.info('stopped');
     })());
 
-  return { port, config, store, runtime, cpuPool, http, router, faces, log, shutdown };
+  return { port, config, store, runtime, cpuPool, http, router, faces, log, cluster, shutdown };
 }

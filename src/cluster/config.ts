@@ -1,0 +1,63 @@
+// Shared (pure): environment variables of cluster mode. NATS_URL switches it on; the rest only matter then.
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import * as v from 'valibot';
+import { list, text } from '../env-schema.js';
+
+const NATS_URL_ENTRY = /^(nats|tls):\/\/[^\s/?#]+(:\d{1,5})?\/?$|^[^\s/:?#]+:\d{1,5}$/;
+
+export const clusterEnv = {
+  /** Comma-separated NATS server URLs (nats://h1:4222,nats://h2:4222); set = cluster mode. */
+  NATS_URL: v.pipe(
+    list(),
+    v.check((urls) => urls.every((url) => NATS_URL_ENTRY.test(url)), 'must be a comma-separated list of nats://host:port (or tls://host:port) URLs'),
+  ),
+  /** This node's name in the cluster (leases, health); default hostname:PORT. */
+  NODE_ID: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[\w.:@-]{1,128}$/, 'must be 1-128 letters, digits or . : @ _ -'))),
+  /** Replicas of every KV bucket and stream; default 3, or the cluster's server count when fewer. */
+  NATS_REPLICAS: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^[1-5]$/, 'must be a whole number from 1 to 5'), v.transform(Number)),
+  ),
+  /** A NATS credentials file (JWT + nkey seed), for an operator-mode NATS. */
+  NATS_CREDS: v.optional(v.pipe(v.string(), v.trim(), v.check((path) => existsSync(path), 'must name an existing credentials file'))),
+  NATS_TOKEN: text(),
+  /** Prefix of every subject, bucket and stream, so two deployments can share one NATS. */
+  NATS_PREFIX: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')), 'sar'),
+};
+
+/** The subset of the configuration cluster mode reads. */
+export interface ClusterEnv {
+  NATS_URL: string[];
+  NODE_ID?: string;
+  NATS_REPLICAS?: number;
+  NATS_CREDS?: string;
+  NATS_TOKEN?: string;
+  NATS_PREFIX: string;
+  PORT: number;
+  PIN_ENCRYPTION_KEY?: string;
+  ORACLE_PRIVATE_KEY?: string;
+}
+
+export function clusterModeOn(config: Pick<ClusterEnv, 'NATS_URL'>): boolean {
+  return config.NATS_URL.length > 0;
+}
+
+/**
+ * Rules across variables, checked after each one is valid. Every node must agree on the PIN key and the oracle key
+ * (a PIN sealed on one node is opened on another; a UCAN addressed to the oracle is checked by any node), so cluster
+ * mode cannot fall back to a key generated into one node's DATA_DIR.
+ */
+export function clusterConfigProblems(config: ClusterEnv): string[] {
+  if (!clusterModeOn(config)) return [];
+  const problems: string[] = [];
+  for (const name of ['PIN_ENCRYPTION_KEY', 'ORACLE_PRIVATE_KEY'] as const) {
+    if (!config[name]) problems.push(`${name}="": is required when NATS_URL is set (every node of a cluster must use the same key)`);
+  }
+  if (config.NATS_CREDS && config.NATS_TOKEN) problems.push('NATS_CREDS and NATS_TOKEN: set one of them, not both');
+  return problems;
+}
+
+/** NODE_ID, or hostname:port once the port is known (PORT=0 binds an ephemeral one). */
+export function nodeIdOf(config: Pick<ClusterEnv, 'NODE_ID'>, port: number): string {
+  return config.NODE_ID ?? `${hostname()}:${port}`;
+}

@@ -1,0 +1,74 @@
+// Main thread: one NATS connection per node, with JetStream checked at connect time and the replica count decided.
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { ClusterEnv } from './config.js';
+
+export interface ClusterConnection {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly kvm: Kvm;
+  /** Replicas of every bucket and stream this node creates. */
+  readonly replicas: number;
+  /** Prefix of every subject, bucket and stream name. */
+  readonly prefix: string;
+  /** Drains subscriptions and closes the connection. */
+  close(): Promise<void>;
+}
+
+export type ConnectSettings = Pick<ClusterEnv, 'NATS_URL' | 'NATS_REPLICAS' | 'NATS_CREDS' | 'NATS_TOKEN' | 'NATS_PREFIX'>;
+
+/**
+ * NATS_REPLICAS, or 3 capped by the servers the cluster gossips to its clients (`connect_urls` lists every
+ * server's client address, this one included). A lone server (no cluster) can only hold R1 streams.
+ */
+export function replicasFor(settings: Pick<ClusterEnv, 'NATS_REPLICAS'>, info: { cluster?: string; connect_urls?: string[] } | undefined): number {
+  if (settings.NATS_REPLICAS !== undefined) return settings.NATS_REPLICAS;
+  if (!info?.cluster) return 1;
+  return Math.max(1, Math.min(3, info.connect_urls?.length ?? 1));
+}
+
+/**
+ * Connects to any of the URLs (the client fails over between them, for ever: a node without NATS is unhealthy, not
+ * dead) and checks that JetStream answers. Throws with a readable message when neither holds at start-up.
+ */
+export async function connectCluster(settings: ConnectSettings, name: string, options: { apiTimeoutMs?: number } = {}): Promise<ClusterConnection> {
+  // How long a JetStream call (a write's acknowledgement, a read) waits; one that timed out may still have landed.
+  const timeout = options.apiTimeoutMs ?? 5_000;
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers: settings.NATS_URL,
+      name,
+      token: settings.NATS_TOKEN,
+      authenticator: settings.NATS_CREDS ? credsAuthenticator(readFileSync(settings.NATS_CREDS)) : undefined,
+      maxReconnectAttempts: -1,
+      // A killed server is noticed at once (its socket closes); the next one is tried after this pause.
+      reconnectTimeWait: 250,
+      // A server that vanishes without closing its sockets (a partition) is noticed within 2 x 5 s.
+      pingInterval: 5_000,
+      maxPingOut: 2,
+    });
+  } catch (error) {
+    throw new Error(`cannot connect to NATS at ${settings.NATS_URL.join(',')}: ${(error as Error).message}`);
+  }
+  try {
+    const jsm = await jetstreamManager(nc, { timeout });
+    await jsm.getAccountInfo();
+    const js = jetstream(nc, { timeout });
+    return {
+      nc,
+      js,
+      jsm,
+      kvm: new Kvm(js),
+      replicas: replicasFor(settings, nc.info),
+      prefix: settings.NATS_PREFIX,
+      close: () => nc.drain(),
+    };
+  } catch (error) {
+    await nc.close();
+    throw new Error(`NATS at ${settings.NATS_URL.join(',')} has no usable JetStream: ${(error as Error).message}`);
+  }
+}

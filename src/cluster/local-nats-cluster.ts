@@ -1,0 +1,207 @@
+// Main thread (tooling): a local NATS cluster with JetStream on loopback, for `npm run cluster` and the tests.
+// Each server gets its own ports, store dir and routes to the others; ready means every server names the same
+// JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface NatsServerProcess {
+  readonly name: string;
+  readonly clientPort: number;
+  readonly clusterPort: number;
+  readonly monitorPort: number;
+  readonly url: string;
+  /** Running now (false after kill until restart). */
+  readonly running: boolean;
+  /** Everything it logged (stderr), for diagnosing a failed start. */
+  output(): string;
+}
+
+export interface NatsCluster {
+  readonly servers: readonly NatsServerProcess[];
+  /** Client URLs of all servers, comma-separated (the form NATS_URL takes). */
+  readonly urls: string;
+  /** `kill -9` of one server; resolves when its process has exited. */
+  kill(index: number): Promise<void>;
+  /** Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster. */
+  restart(index: number): Promise<void>;
+  /** Resolves when every running server names the same JetStream meta leader, which it returns. */
+  waitForMetaLeader(timeoutMs?: number): Promise<string>;
+  /** Stops every server (SIGTERM, then SIGKILL after a bound) and removes the store dirs. */
+  stop(): Promise<void>;
+}
+
+export interface NatsClusterOptions {
+  size?: number;
+  binary?: string;
+  /** Name of the cluster (route handshake). */
+  name?: string;
+  /** Directory holding each server's store; default a fresh temp dir removed on stop. */
+  dataDir?: string;
+  /** Called with each line a server writes to stderr. */
+  onLog?: (server: string, line: string) => void;
+}
+
+/** A free loopback port (bound then released; a collision with another process is unlikely and fails loudly). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface ServerSlot {
+  name: string;
+  clientPort: number;
+  clusterPort: number;
+  monitorPort: number;
+  configPath: string;
+  child?: ChildProcess;
+  exited?: Promise<void>;
+  log: string;
+}
+
+async function jsz(monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
+    return response.ok ? ((await response.json()) as { meta_cluster?: { leader?: string } }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsCluster> {
+  const size = options.size ?? 3;
+  const binary = options.binary ?? 'nats-server';
+  const clusterName = options.name ?? 'sar';
+  const root = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sar-nats-'));
+  const ownsRoot = options.dataDir === undefined;
+
+  const slots: ServerSlot[] = [];
+  for (let i = 0; i < size; i++) {
+    slots.push({
+      name: `n${i + 1}`,
+      clientPort: await freePort(),
+      clusterPort: await freePort(),
+      monitorPort: await freePort(),
+      configPath: join(root, `n${i + 1}.conf`),
+      log: '',
+    });
+  }
+  for (const slot of slots) {
+    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://127.0.0.1:${other.clusterPort}`);
+    writeFileSync(
+      slot.configPath,
+      [
+        `server_name: ${slot.name}`,
+        `listen: 127.0.0.1:${slot.clientPort}`,
+        `http: 127.0.0.1:${slot.monitorPort}`,
+        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB }`,
+        `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }`,
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const launch = (slot: ServerSlot) => {
+    const child = spawn(binary, ['-c', slot.configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    slot.child = child;
+    slot.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    let partial = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      slot.log += chunk;
+      if (slot.log.length > 200_000) slot.log = slot.log.slice(-100_000);
+      if (!options.onLog) return;
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) options.onLog(slot.name, line);
+    });
+  };
+
+  const running = (slot: ServerSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
+
+  const waitForMetaLeader = async (timeoutMs = 30_000): Promise<string> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const live = slots.filter(running);
+      const leaders = await Promise.all(live.map(async (slot) => (await jsz(slot.monitorPort))?.meta_cluster?.leader));
+      // A dead leader is still named by the survivors until they elect a new one: it does not count.
+      const agreed = leaders[0];
+      if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed)) return agreed;
+      const dead = slots.find((slot) => slot.child && !running(slot) && slot.child.exitCode !== null && slot.child.exitCode !== 0);
+      if (dead) throw new Error(`nats-server ${dead.name} exited with ${dead.child!.exitCode}:\n${dead.log.slice(-2_000)}`);
+      if (Date.now() > deadline) {
+        throw new Error(`no JetStream meta leader within ${timeoutMs} ms (servers said ${JSON.stringify(leaders)}):\n${slots.map((s) => `${s.name}: ${s.log.slice(-800)}`).join('\n')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  /** `/healthz` answers 200 once the server's JetStream is current with the cluster (meta and its assets). */
+  const waitForHealthy = async (slot: ServerSlot, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) return;
+      if (!running(slot)) throw new Error(`nats-server ${slot.name} exited while starting:\n${slot.log.slice(-2_000)}`);
+      if (Date.now() > deadline) throw new Error(`nats-server ${slot.name} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-2_000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const stopSlot = async (slot: ServerSlot, signal: NodeJS.Signals) => {
+    if (!slot.child || !running(slot)) return;
+    slot.child.kill(signal);
+    const timer = setTimeout(() => slot.child?.kill('SIGKILL'), 5_000);
+    await slot.exited;
+    clearTimeout(timer);
+  };
+
+  let stopped = false;
+  const cluster: NatsCluster = {
+    servers: slots.map((slot) => ({
+      name: slot.name,
+      clientPort: slot.clientPort,
+      clusterPort: slot.clusterPort,
+      monitorPort: slot.monitorPort,
+      url: `nats://127.0.0.1:${slot.clientPort}`,
+      get running() {
+        return running(slot);
+      },
+      output: () => slot.log,
+    })),
+    urls: slots.map((slot) => `nats://127.0.0.1:${slot.clientPort}`).join(','),
+    kill: (index) => stopSlot(slots[index], 'SIGKILL'),
+    async restart(index) {
+      const slot = slots[index];
+      if (running(slot)) throw new Error(`nats-server ${slot.name} is still running`);
+      launch(slot);
+      await waitForHealthy(slot);
+      await waitForMetaLeader();
+    },
+    waitForMetaLeader,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all(slots.map((slot) => stopSlot(slot, 'SIGTERM')));
+      if (ownsRoot) rmSync(root, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    for (const slot of slots) launch(slot);
+    await waitForMetaLeader();
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}

@@ -1,0 +1,286 @@
+// Main thread: which node owns which partition. Sessions hash to N partitions; ownership is a record per
+// partition in a replicated KV bucket, valid while its owner's node lease (a heartbeat record it renews) is alive.
+// Every node watches the bucket, so every node knows every owner. Balance: each live node aims at its share
+// (N / live nodes, the remainder to the first ids in order), gives back what is over it and claims free partitions
+// or those of nodes whose lease lapsed. Every claim and release is a revision-checked write: two nodes racing for
+// one partition cannot both win.
+//
+// Why a lease per node and not per partition: renewing N partition records every second would cost N quorum writes
+// per second; a node heartbeat costs one, and partition records change only when ownership moves.
+//
+// Time: a node counts another's lease from the moment it *saw* its latest heartbeat (its own monotonic clock), so
+// clocks never need to agree. A node stops owning anything when its own last successful renewal was *sent* more
+// than a lease ago, which is never later than when the others start taking over.
+import { EventEmitter } from 'node:events';
+import type { ClusterConnection } from './connection.js';
+import { KvRecordStore, RevisionConflict, type RecordChange } from './record-store.js';
+
+export interface PartitionLeaseOptions {
+  nodeId: string;
+  /** Number of partitions (every node must agree). */
+  partitions?: number;
+  /** A node whose heartbeat was not seen for this long is dead; its partitions are taken over. */
+  leaseTtlMs?: number;
+  /** Bucket name after the deployment prefix. */
+  bucket?: string;
+}
+
+type LeaseRecord = { node: string; renewedAt: number } | { owner: string | null };
+
+interface NodeLease {
+  revision: number;
+  /** performance.now() when this node last saw a heartbeat of it. */
+  seenAt: number;
+}
+
+interface PartitionRecord {
+  owner: string | null;
+  revision: number;
+}
+
+export const DEFAULT_PARTITIONS = 128;
+export const DEFAULT_LEASE_TTL_MS = 3_000;
+
+/** FNV-1a 32-bit: stable across nodes and versions (it decides placement), cheap, well spread for short ids. */
+export function partitionOf(sessionKey: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < sessionKey.length; i++) {
+    hash ^= sessionKey.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % partitions;
+}
+
+/** The share of `partitions` for `nodeId` among `live` nodes (sorted): equal parts, the remainder to the first. */
+export function shareOf(nodeId: string, live: readonly string[], partitions: number): number {
+  const index = live.indexOf(nodeId);
+  if (index < 0) return 0;
+  return Math.floor(partitions / live.length) + (index < partitions % live.length ? 1 : 0);
+}
+
+export interface PartitionLeases {
+  on(event: 'change', listener: (owned: ReadonlySet<number>) => void): this;
+}
+
+export class PartitionLeases extends EventEmitter {
+  readonly nodeId: string;
+  readonly partitions: number;
+  readonly leaseTtlMs: number;
+  readonly #nodes = new Map<string, NodeLease>();
+  readonly #parts = new Map<number, PartitionRecord>();
+  /** Partitions this node is giving back: not served from the moment the release is decided. */
+  readonly #releasing = new Set<number>();
+  #owned: ReadonlySet<number> = new Set();
+  #heartbeatRevision = 0;
+  /** performance.now() when the last acknowledged heartbeat was sent (0 = never). */
+  #renewedAt = 0;
+  #ready = false;
+  #stopped = false;
+  #reconciling: Promise<void> | undefined;
+  #again = false;
+  #timers: NodeJS.Timeout[] = [];
+  #watch: { stop(): void } | undefined;
+  /** Highest bucket revision the watch delivered. */
+  #watched = 0;
+  #caughtUp: (() => void) | undefined;
+
+  private constructor(
+    private readonly store: KvRecordStore<LeaseRecord>,
+    options: PartitionLeaseOptions,
+  ) {
+    super();
+    this.nodeId = options.nodeId;
+    this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+  }
+
+  /** Joins: heartbeat, watch, then claims a share. Resolves once this node has seen the whole lease table. */
+  static async join(connection: ClusterConnection, options: PartitionLeaseOptions): Promise<PartitionLeases> {
+    const store = await KvRecordStore.open<LeaseRecord>(connection, { name: options.bucket ?? 'leases' });
+    const leases = new PartitionLeases(store, options);
+    await leases.#start();
+    // A node that lost its connection for good must not keep renewing timers.
+    void connection.nc.closed().then(() => leases.#halt());
+    return leases;
+  }
+
+  /** Partitions this node serves now. */
+  get owned(): ReadonlySet<number> {
+    return this.#owned;
+  }
+
+  owns(partition: number): boolean {
+    return this.#owned.has(partition);
+  }
+
+  /** The node the table names for a partition (undefined while it is free or its owner's lease lapsed). */
+  ownerOf(partition: number): string | undefined {
+    const owner = this.#parts.get(partition)?.owner;
+    return owner && this.#isLive(owner, performance.now()) ? owner : undefined;
+  }
+
+  /** Live nodes as this node sees them, sorted. */
+  liveNodes(): string[] {
+    const now = performance.now();
+    return [...this.#nodes.keys()].filter((id) => this.#isLive(id, now)).sort();
+  }
+
+  /** Leaves cleanly: gives every partition back and removes the heartbeat, so the others take over at once. */
+  async leave(): Promise<void> {
+    if (this.#stopped) return;
+    const mine = [...this.#owned];
+    this.#halt();
+    this.#renewedAt = 0;
+    this.#publish();
+    await Promise.allSettled(mine.map((p) => this.#setOwner(p, null)));
+    await this.store.delete(['node', this.nodeId], this.#heartbeatRevision).catch(() => undefined);
+  }
+
+  async #start(): Promise<void> {
+    this.#watch = await this.store.watch([], (change) => this.#apply(change));
+    await this.#renew();
+    if (!this.#renewedAt) throw new Error(`node ${this.nodeId} could not write its lease`);
+    // The watch delivers the bucket in order: once it reached this heartbeat, everything before it was seen too.
+    const heartbeat = this.#heartbeatRevision;
+    if (this.#watched < heartbeat) {
+      await new Promise<void>((resolve) => (this.#caughtUp = () => this.#watched >= heartbeat && resolve()));
+    }
+    this.#ready = true;
+    const renewEvery = Math.max(50, Math.floor(this.leaseTtlMs / 3));
+    this.#timers.push(setInterval(() => void this.#renew(), renewEvery));
+    // Expiry is judged locally: look often enough that a lapsed lease is acted on within a tenth of the TTL.
+    this.#timers.push(setInterval(() => this.#reconcileSoon(), Math.max(25, Math.floor(this.leaseTtlMs / 10))));
+    this.#reconcileSoon();
+  }
+
+  #halt(): void {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    this.#watch?.stop();
+    this.#publish();
+  }
+
+  #isLive(nodeId: string, now: number): boolean {
+    if (nodeId === this.nodeId) return this.#renewedAt > 0 && now - this.#renewedAt < this.leaseTtlMs;
+    const lease = this.#nodes.get(nodeId);
+    return lease !== undefined && now - lease.seenAt < this.leaseTtlMs;
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#stopped) return;
+    const sentAt = performance.now();
+    const key = ['node', this.nodeId];
+    const value = { node: this.nodeId, renewedAt: Date.now() };
+    try {
+      this.#heartbeatRevision = this.#heartbeatRevision
+        ? await this.store.update(key, value, this.#heartbeatRevision)
+        : await this.store.create(key, value);
+      // Back after a lapse (NATS unreachable, or the bucket electing a leader): nobody's heartbeat could be seen
+      // meanwhile, so everyone's lease counts from now instead of being taken for dead.
+      if (sentAt - this.#renewedAt >= this.leaseTtlMs) for (const lease of this.#nodes.values()) lease.seenAt = sentAt;
+      this.#renewedAt = sentAt;
+    } catch (error) {
+      if (!(error instanceof RevisionConflict)) return; // NATS unreachable: the lease lapses, ownership with it
+      // Someone else wrote this node's heartbeat: a survivor declared it dead, or it restarted with the same id.
+      // Continue from the current record; partitions taken meanwhile show up through the watch.
+      const current = await this.store.get(key).catch(() => undefined);
+      this.#heartbeatRevision = current?.revision ?? 0;
+    }
+    this.#publish();
+  }
+
+  #apply(change: RecordChange<LeaseRecord>): void {
+    const [kind, id] = change.key;
+    this.#watched = Math.max(this.#watched, change.revision);
+    this.#caughtUp?.();
+    if (kind === 'node') {
+      if (change.value) this.#nodes.set(id, { revision: change.revision, seenAt: performance.now() });
+      else this.#nodes.delete(id);
+    } else if (kind === 'partition') {
+      const owner = change.value && 'owner' in change.value ? change.value.owner : null;
+      this.#record(Number(id), owner, change.revision);
+    }
+    this.#publish();
+    this.#reconcileSoon();
+  }
+
+  /** Keeps the newest revision per partition: an acknowledged write and its watch event may arrive in either order. */
+  #record(partition: number, owner: string | null, revision: number): void {
+    const known = this.#parts.get(partition);
+    if (!known || known.revision < revision) this.#parts.set(partition, { owner, revision });
+  }
+
+  /** Recomputes the owned set and tells listeners when it changed. */
+  #publish(): void {
+    const now = performance.now();
+    const owned = new Set<number>();
+    if (!this.#stopped && this.#isLive(this.nodeId, now)) {
+      for (const [partition, record] of this.#parts) {
+        if (record.owner === this.nodeId && !this.#releasing.has(partition)) owned.add(partition);
+      }
+    }
+    const changed = owned.size !== this.#owned.size || [...owned].some((p) => !this.#owned.has(p));
+    this.#owned = owned;
+    if (changed) this.emit('change', owned);
+  }
+
+  #reconcileSoon(): void {
+    if (!this.#ready || this.#stopped) return;
+    if (this.#reconciling) {
+      this.#again = true;
+      return;
+    }
+    this.#reconciling = this.#reconcile()
+      .catch(() => undefined) // a failed write is retried on the next tick or event
+      .finally(() => {
+        this.#reconciling = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.#reconcileSoon();
+        }
+      });
+  }
+
+  async #reconcile(): Promise<void> {
+    const now = performance.now();
+    this.#publish();
+    if (!this.#isLive(this.nodeId, now)) return;
+    const live = this.liveNodes();
+    const target = shareOf(this.nodeId, live, this.partitions);
+    const mine = [...this.#owned].sort((a, b) => a - b);
+    const writes: Promise<unknown>[] = [];
+    if (mine.length > target) {
+      // Give back the highest-numbered ones; stop serving them before the table says so.
+      for (const partition of mine.slice(target)) {
+        this.#releasing.add(partition);
+        writes.push(this.#setOwner(partition, null).finally(() => this.#releasing.delete(partition)));
+      }
+      this.#publish();
+    } else if (mine.length < target) {
+      const free: number[] = [];
+      for (let p = 0; p < this.partitions; p++) {
+        const owner = this.#parts.get(p)?.owner;
+        if (!owner || (owner !== this.nodeId && !this.#isLive(owner, now))) free.push(p);
+      }
+      // Start at a node-specific place so nodes claiming at once mostly pick different partitions.
+      const offset = partitionOf(this.nodeId, Math.max(1, free.length));
+      const picks = [...free.slice(offset), ...free.slice(0, offset)].slice(0, target - mine.length);
+      for (const partition of picks) writes.push(this.#setOwner(partition, this.nodeId));
+    }
+    await Promise.allSettled(writes);
+    this.#publish();
+  }
+
+  /** A revision-checked write of a partition's owner; losing a race is normal (the watch brings the winner). */
+  async #setOwner(partition: number, owner: string | null): Promise<void> {
+    const key = ['partition', String(partition)];
+    const known = this.#parts.get(partition);
+    try {
+      const revision = known ? await this.store.update(key, { owner }, known.revision) : await this.store.create(key, { owner });
+      this.#record(partition, owner, revision);
+    } catch (error) {
+      if (!(error instanceof RevisionConflict)) throw error;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+// Main thread: a revision-checked record store over a replicated JetStream KV bucket. Every write names what it
+// expects (absent, or the revision it read), so two nodes racing on one record cannot both win: the loser gets a
+// RevisionConflict and re-reads. This is what makes a stale partition owner harmless.
+//
+// Why writes do not use the KV client's create/update: on nats-server before 2.9.21/2.10 (Debian ships 2.9.10) the
+// stream leader checks "expected last subject sequence" before proposing a write to its Raft group, not when the
+// write is applied, so concurrent writes expecting the same revision can all be acknowledged (nats-server #4320;
+// test/cluster-record-store.test.ts reproduces it). The leader does stage message ids of in-flight writes under its
+// lock, so each write also carries the id `<key>@<expected revision>`: of the writers expecting one revision,
+// exactly one is stored and the others are answered `duplicate`, which is a conflict here.
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { headers, type Payload } from '@nats-io/transport-node';
+import type { ClusterConnection } from './connection.js';
+import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
+
+/** A write whose expectation no longer holds: the record exists (create) or moved on (update/delete). */
+export class RevisionConflict extends Error {
+  constructor(
+    readonly key: RecordKey,
+    /** The revision the write expected; 0 = expected no record. */
+    readonly expected: number,
+  ) {
+    super(expected === 0 ? `record ${key.join('/')} already exists` : `record ${key.join('/')} is no longer at revision ${expected}`);
+    this.name = 'RevisionConflict';
+  }
+}
+
+export interface Versioned<T> {
+  value: T;
+  /** The bucket's sequence number of this write: strictly increasing per record. */
+  revision: number;
+}
+
+export interface StoredRecord<T> extends Versioned<T> {
+  key: string[];
+}
+
+/** One write seen by a watcher: the record's new value, or undefined when it was deleted. */
+export interface RecordChange<T> {
+  key: string[];
+  value: T | undefined;
+  revision: number;
+}
+
+export interface RecordPage<T> {
+  records: StoredRecord<T>[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  next?: string;
+}
+
+export interface RecordStoreOptions {
+  /** Bucket name after the deployment prefix ([A-Za-z0-9_-]). */
+  name: string;
+  /** Records not written for this long disappear (the bucket's max age); absent = kept. */
+  ttlMs?: number;
+}
+
+const isConflict = (error: unknown) =>
+  error instanceof JetStreamApiError &&
+  (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+
+const encoder = new TextEncoder();
+
+export class KvRecordStore<T> {
+  private constructor(
+    private readonly kv: KV,
+    private readonly js: JetStreamClient,
+    readonly bucket: string,
+  ) {}
+
+  /**
+   * Creates the bucket (replicas from the connection, one value per key) or opens it when it exists. Reads go to
+   * the stream leader (no direct get): a follower could answer with a revision older than one already acknowledged.
+   */
+  static async open<T>(connection: ClusterConnection, options: RecordStoreOptions): Promise<KvRecordStore<T>> {
+    const bucket = `${connection.prefix}_${options.name}`;
+    const settings = { replicas: connection.replicas, history: 1, allow_direct: false, ...(options.ttlMs ? { ttl: options.ttlMs } : {}) };
+    let kv: KV;
+    try {
+      kv = await connection.kvm.create(bucket, settings);
+    } catch (error) {
+      // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
+      // requests unanswered. If the bucket exists now, this node opens it.
+      const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(() => true, () => false);
+      if (!exists) throw error;
+      kv = await connection.kvm.open(bucket, { allow_direct: false });
+    }
+    return new KvRecordStore<T>(kv, connection.js, bucket);
+  }
+
+  async get(key: RecordKey): Promise<Versioned<T> | undefined> {
+    const entry = await this.kv.get(encodeKey(key));
+    return entry && entry.operation === 'PUT' ? { value: entry.json<T>(), revision: entry.revision } : undefined;
+  }
+
+  /** Writes a record that must not exist yet (a deleted one may be created again); returns its revision. */
+  async create(key: RecordKey, value: T): Promise<number> {
+    const current = await this.kv.get(encodeKey(key));
+    if (current?.operation === 'PUT') throw new RevisionConflict(key, 0);
+    // After a delete the key's last message is the delete marker: the write expects that one.
+    return this.write(key, encoder.encode(JSON.stringify(value)), current?.revision ?? 0);
+  }
+
+  /** Replaces the record if it is still at `expectedRevision`; returns the new revision. */
+  update(key: RecordKey, value: T, expectedRevision: number): Promise<number> {
+    if (!(expectedRevision > 0)) throw new RangeError('an update needs the revision that was read');
+    return this.write(key, encoder.encode(JSON.stringify(value)), expectedRevision);
+  }
+
+  /** Deletes the record (only if still at `expectedRevision`, when given). Deleting a missing record is a no-op. */
+  async delete(key: RecordKey, expectedRevision?: number): Promise<void> {
+    await this.write(key, new Uint8Array(0), expectedRevision, 'DEL');
+  }
+
+  private async write(key: RecordKey, payload: Payload, expected: number | undefined, operation?: 'DEL'): Promise<number> {
+    const name = encodeKey(key);
+    const h = headers();
+    if (operation) h.set('KV-Operation', operation);
+    try {
+      const ack = await this.js.publish(`$KV.${this.bucket}.${name}`, payload, {
+        headers: h,
+        ...(expected === undefined ? {} : { msgID: `${name}@${expected}`, expect: { lastSubjectSequence: expected } }),
+      });
+      if (ack.duplicate) throw new RevisionConflict(key, expected ?? 0);
+      return ack.seq;
+    } catch (error) {
+      throw isConflict(error) ? new RevisionConflict(key, expected ?? 0) : error;
+    }
+  }
+
+  /**
+   * Records under `prefix` in key order, `limit` at a time. Each page walks the key names under the prefix (headers
+   * only) and reads its own records: fine for a family's bounded index (a user's sessions), not for a long log
+   * (transcripts belong in a stream, read by sequence).
+   */
+  async list(prefix: RecordKey, options: { after?: string; limit?: number } = {}): Promise<RecordPage<T>> {
+    const limit = options.limit ?? 100;
+    const names: string[] = [];
+    for await (const name of await this.kv.keys(prefixFilter(prefix))) names.push(name);
+    names.sort();
+    const start = options.after === undefined ? 0 : names.findIndex((name) => name > options.after!);
+    const page = start < 0 ? [] : names.slice(start, start + limit);
+    const entries = await Promise.all(page.map((name) => this.kv.get(name)));
+    const records = entries
+      .filter((entry): entry is KvEntry => entry !== null && entry.operation === 'PUT')
+      .map((entry) => ({ key: decodeKey(entry.key), value: entry.json<T>(), revision: entry.revision }));
+    const more = start >= 0 && start + limit < names.length;
+    return more ? { records, next: page[page.length - 1] } : { records };
+  }
+
+  /**
+   * Calls `onChange` with the current record of every key under `prefix`, then with every write after it, in the
+   * bucket's order. Resolves once the watch is set up; `stop()` ends it.
+   */
+  async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
+    const watcher = await this.kv.watch({ key: prefixFilter(prefix) });
+    void (async () => {
+      for await (const entry of watcher) {
+        onChange({
+          key: decodeKey(entry.key),
+          value: entry.operation === 'PUT' ? entry.json<T>() : undefined,
+          revision: entry.revision,
+        });
+      }
+    })();
+    return { stop: () => watcher.stop() };
+  }
+}
