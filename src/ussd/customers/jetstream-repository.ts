@@ -47,9 +47,12 @@ export class JetStreamCustomerRepository implements CustomerRepository {
         await this.creations.create([creationKey], { customerId: record.customerId });
       } catch (error) {
         if (!(error instanceof RevisionConflict)) throw error;
+        const binding = await this.creations.get([creationKey]);
+        // Answered as a conflict, yet this attempt's binding is stored (a write resent after it landed): done.
+        if (binding?.value.customerId === record.customerId) return { outcome: 'created', customer: { value: record, revision } };
         // The same request, retried through another node, bound its own account first: that one is the answer.
         await this.accounts.delete([record.customerId], revision);
-        const bound = await this.#boundTo(creationKey);
+        const bound = binding && (await this.accounts.get([binding.value.customerId]));
         if (!bound) throw error;
         return { outcome: 'existing', customer: bound };
       }
