@@ -13,8 +13,8 @@ const everywhere = await connectTo(t, nats);
 const perServer = await Promise.all(nats.servers.map((server, i) => connectTo(t, nats, [server.url], `node-${i}`)));
 const FIVE_MINUTES = 300_000;
 
-async function open(t: Tap.Test, connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES) {
-  const repository = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs });
+async function open(t: Tap.Test, connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES, marginMs?: number) {
+  const repository = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs, marginMs });
   t.teardown(() => repository.close());
   return repository;
 }
@@ -40,9 +40,9 @@ t.test('the bucket keeps a record for the longest session life plus a margin, wi
 });
 
 t.test('a session not written for the bucket max age is gone, and its id can begin again', async (t) => {
-  // The shortest bucket the margin allows would take a minute; this one is opened with a 1 s max age directly.
+  // A 1 s max age (500 ms life + 500 ms margin), so the test waits seconds, not the default margin's minute.
   const [connection] = freshDeployment(everywhere);
-  const repository = await open(t, connection, 1000 - SESSION_BUCKET_MARGIN_MS);
+  const repository = await open(t, connection, 500, 500);
   const now = Date.now();
   await repository.begin(session('s-1', now + 500, { createdAt: now }), now);
   t.ok(await repository.get('s-1'));

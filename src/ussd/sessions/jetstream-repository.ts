@@ -19,6 +19,8 @@ const CATCH_UP_TIMEOUT_MS = 5_000;
 export interface JetStreamUssdSessionOptions {
   /** The longest a session lives after its last write (the session TTL, or an ended session's retention if longer). */
   maxLifetimeMs: number;
+  /** Kept beyond that; default SESSION_BUCKET_MARGIN_MS. */
+  marginMs?: number;
 }
 
 export class JetStreamUssdSessionRepository implements UssdSessionRepository {
@@ -35,7 +37,7 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   ) {}
 
   static async open(connection: ClusterConnection, options: JetStreamUssdSessionOptions): Promise<JetStreamUssdSessionRepository> {
-    const ttlMs = options.maxLifetimeMs + SESSION_BUCKET_MARGIN_MS;
+    const ttlMs = options.maxLifetimeMs + (options.marginMs ?? SESSION_BUCKET_MARGIN_MS);
     const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs });
     await keepAtLeast(connection, sessions.bucket, ttlMs);
     const repository = new JetStreamUssdSessionRepository(connection, sessions);
