@@ -3,7 +3,8 @@
 // transaction over two keys, so a create writes the account (create-only: the ID is unused cluster-wide), then
 // binds the creation key (create-only). When another attempt with the same key bound first, this attempt withdraws
 // its account (its ID was never shown to anyone) and answers the bound one; a key is only bound to an account
-// that exists, so a bound key always names an account.
+// that exists, so a bound key always names an account. Unlike LMDB's one transaction, a node dying between the two
+// writes leaves an account no key names: never answered to anyone, but the retry creates another one.
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { KvRecordStore, RevisionConflict } from '../../cluster/record-store.js';
 import { conflictAsRepositoryError } from '../../cluster/repository-conflict.js';
@@ -42,6 +43,7 @@ export class JetStreamCustomerRepository implements CustomerRepository {
       if (error instanceof RevisionConflict) return { outcome: 'id-taken' };
       throw error;
     }
+    const created: CreateOutcome = { outcome: 'created', customer: { value: record, revision } };
     if (creationKey !== undefined) {
       try {
         await this.creations.create([creationKey], { customerId: record.customerId });
@@ -49,7 +51,7 @@ export class JetStreamCustomerRepository implements CustomerRepository {
         if (!(error instanceof RevisionConflict)) throw error;
         const binding = await this.creations.get([creationKey]);
         // Answered as a conflict, yet this attempt's binding is stored (a write resent after it landed): done.
-        if (binding?.value.customerId === record.customerId) return { outcome: 'created', customer: { value: record, revision } };
+        if (binding?.value.customerId === record.customerId) return created;
         // The same request, retried through another node, bound its own account first: that one is the answer.
         await this.accounts.delete([record.customerId], revision);
         const bound = binding && (await this.accounts.get([binding.value.customerId]));
@@ -57,7 +59,7 @@ export class JetStreamCustomerRepository implements CustomerRepository {
         return { outcome: 'existing', customer: bound };
       }
     }
-    return { outcome: 'created', customer: { value: record, revision } };
+    return created;
   }
 
   update(record: CustomerRecord, expected: Revision): Promise<Revision> {
