@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
-import { JetStreamCustomerRepository } from '../dist/src/ussd/customers/jetstream-repository.js';
+import { KvRecordStore } from '../dist/src/cluster/record-store.js';
+import { JetStreamCustomerRepository, type CreationBinding } from '../dist/src/ussd/customers/jetstream-repository.js';
 import type { CustomerRecord } from '../dist/src/ussd/customers/repository.js';
 import { customerRepositoryContract } from './contracts/customers.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -72,4 +73,44 @@ t.test('a record store conflict comes out as the repository conflict', async (t)
   await repository.update(account('C000000AA', { failedPinAttempts: 1 }), read.revision);
   const error = await repository.update(account('C000000AA', { failedPinAttempts: 2 }), read.revision).catch((e: unknown) => e);
   t.ok(isRevisionConflict(error), 'RevisionConflictError, the type the LMDB repository throws');
+});
+
+t.test('a node that died after binding the creation key: the retry through another node makes that account, once', async (t) => {
+  const [connection] = freshDeployment(everywhere);
+  const repository = await JetStreamCustomerRepository.open(connection);
+  const creations = await KvRecordStore.open<CreationBinding>(connection, { name: 'ussd_account_creations' });
+  const first = account('C00000B01', { email: undefined, pin: 'v1.first' });
+  await creations.create(['session-9|12|digest'], { pending: first });
+
+  const retry = await repository.create(account('C00000B02', { pin: 'v1.retry' }), 'session-9|12|digest');
+  t.equal(retry.outcome, 'existing', "the retry answers the first attempt's account");
+  t.same(retry.outcome === 'existing' && retry.customer.value, account('C00000B01', { pin: 'v1.first' }), 'with its ID and its PIN');
+  t.equal(await repository.get('C00000B02'), undefined, "the retry's own record is not written");
+  t.same((await creations.get(['session-9|12|digest']))?.value, { customerId: 'C00000B01' }, 'the key is confirmed');
+});
+
+t.test('a node that died after creating the account, before confirming: the retry answers that account', async (t) => {
+  const [connection] = freshDeployment(everywhere);
+  const repository = await JetStreamCustomerRepository.open(connection);
+  const creations = await KvRecordStore.open<CreationBinding>(connection, { name: 'ussd_account_creations' });
+  const first = account('C00000B01');
+  await creations.create(['key'], { pending: first });
+  t.equal((await repository.create(first)).outcome, 'created', 'the account as step 2 writes it');
+
+  const retry = await repository.create(account('C00000B02'), 'key');
+  t.same(retry.outcome === 'existing' && retry.customer.value, first);
+  t.equal(await repository.get('C00000B02'), undefined);
+});
+
+t.test("a pending key whose ID another account took meanwhile is dropped, and the retry's own account is made", async (t) => {
+  const [connection] = freshDeployment(everywhere);
+  const repository = await JetStreamCustomerRepository.open(connection);
+  const creations = await KvRecordStore.open<CreationBinding>(connection, { name: 'ussd_account_creations' });
+  await creations.create(['key'], { pending: account('C00000B01') });
+  await repository.create(account('C00000B01', { fullName: 'Someone Else', phoneNumber: '+254700000009' }));
+
+  const retry = await repository.create(account('C00000B02'), 'key');
+  t.equal(retry.outcome, 'created');
+  t.equal((await repository.get('C00000B01'))?.value.fullName, 'Someone Else', 'the other account is untouched');
+  t.same((await creations.get(['key']))?.value, { customerId: 'C00000B02' });
 });
