@@ -54,7 +54,10 @@ export function shareOf(nodeId: string, live: readonly string[], partitions: num
 }
 
 export interface PartitionLeases {
+  /** This node's owned set changed. */
   on(event: 'change', listener: (owned: ReadonlySet<number>) => void): this;
+  /** The lease table changed (any node's heartbeat or any partition's owner, as the watch delivered it). */
+  on(event: 'table', listener: () => void): this;
 }
 
 export class PartitionLeases extends EventEmitter {
@@ -197,6 +200,7 @@ export class PartitionLeases extends EventEmitter {
       this.#record(Number(id), owner, change.revision);
     }
     this.#publish();
+    this.emit('table');
     this.#reconcileSoon();
   }
 

@@ -1,0 +1,106 @@
+// The cluster's actor router on a real 3-server NATS JetStream cluster: three nodes, each a real ActorRuntime (one
+// actor host, its own LMDB) behind a NatsActorRouter. Chat actors keep their state in their node's LMDB, so a
+// session seen from every node proves every node reached the same single actor.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { connectCluster } from '../dist/src/cluster/connection.js';
+import { NatsActorRouter } from '../dist/src/cluster/nats-router.js';
+import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leases.js';
+import { loadConfig } from '../dist/src/config.js';
+import { CHAT_ACTOR } from '../dist/src/oracle/chat-protocol.js';
+import { createLogger } from '../dist/src/log.js';
+import { ActorRuntime, DomainError, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
+import { startTestNatsCluster } from './helpers/nats-cluster.js';
+
+t.setTimeout(90_000);
+const nats = await startTestNatsCluster(t);
+const PARTITIONS = 128;
+const oracle = { oracleDid: 'did:key:z6MkOracle', oracleName: 'Oracle' };
+const userDid = 'did:key:z6MkUser';
+const CHAT = CHAT_ACTOR.kind;
+
+async function startRuntime(id: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), `router-${id}-`));
+  const config = loadConfig({ DATA_DIR: dataDir, ACTOR_THREADS: '1', LOG_LEVEL: 'silent', METRICS_ENABLED: 'false' });
+  const runtime = new ActorRuntime({ threads: 1, config, log: createLogger('silent') });
+  t.teardown(async () => {
+    await runtime.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  await runtime.start();
+  return runtime;
+}
+
+async function joinCluster(id: string, server: number, runtime: ActorRuntime) {
+  const connection = await connectCluster({ NATS_URL: [nats.servers[server].url], NATS_PREFIX: 'rt' }, id);
+  const leases = await PartitionLeases.join(connection, { nodeId: id, partitions: PARTITIONS });
+  const router = new NatsActorRouter({ connection, leases, local: runtime, callTimeoutMs: 10_000 });
+  t.teardown(async () => {
+    router.close();
+    await leases.leave();
+    if (!connection.nc.isClosed()) await connection.close();
+  });
+  return { id, runtime, connection, leases, router };
+}
+
+// The actor hosts start side by side (each takes seconds to load on a busy machine); the nodes join one after the
+// other (three first joins racing to create the lease bucket can fail one heartbeat write).
+const ids = ['node-a', 'node-b', 'node-c'];
+const runtimes = await Promise.all(ids.map(startRuntime));
+const nodes = [];
+for (const [i, id] of ids.entries()) nodes.push(await joinCluster(id, i, runtimes[i]));
+const partitionsHeld = () => nodes.map((node) => node.leases.owned.size);
+// Wait until the three hold every partition between them (the leases' own test shows the balance).
+while (partitionsHeld().reduce((a, b) => a + b, 0) !== PARTITIONS || partitionsHeld().some((n) => n === 0)) {
+  await new Promise((resolve) => nodes[0].leases.once('table', resolve));
+}
+const ownerOf = (sessionId: string) => nodes.find((node) => node.leases.owns(partitionOf(sessionId, PARTITIONS)))!;
+const sessionIds = Array.from({ length: 12 }, (_, i) => `router-session-${i}`);
+
+t.test('a message for any actor id reaches the same single actor from every node', async (t) => {
+  let remote = 0;
+  for (const [i, sessionId] of sessionIds.entries()) {
+    const creator = nodes[i % 3];
+    if (ownerOf(sessionId) !== creator) remote++;
+    const created = (await creator.router.send(CHAT, sessionId, { type: 'create', userDid, ...oracle })) as { session: { sessionId: string } };
+    t.equal(created.session.sessionId, sessionId);
+  }
+  t.ok(remote >= 4, `${remote} of ${sessionIds.length} sessions were created through a node that does not hold them`);
+  for (const sessionId of sessionIds) {
+    const owns = await Promise.all(nodes.map((node) => node.router.send(CHAT, sessionId, { type: 'owns', userDid })));
+    t.same(owns, [true, true, true], `${sessionId} (held by ${ownerOf(sessionId).id}) is found through every node`);
+  }
+  const signalled = await Promise.all(nodes.map((node) => node.router.signal(CHAT, sessionIds[0], { type: 'owns', userDid })));
+  t.same(signalled, [true, true, true], 'a signal reaches the actor in memory from every node');
+});
+
+t.test('a refusal on the owning node arrives as the same DomainError, with its code', async (t) => {
+  const sessionId = sessionIds[1];
+  const others = nodes.filter((node) => node !== ownerOf(sessionId));
+  for (const node of others) {
+    const refusal = await node.router.send(CHAT, sessionId, { type: 'create', userDid, ...oracle }).catch((error: unknown) => error);
+    t.ok(refusal instanceof DomainError, `through ${node.id}: a DomainError`);
+    t.match(refusal, { code: 'session_exists', message: 'Session already exists' });
+  }
+  const missing = await others[0].router.send(CHAT, 'router-absent', { type: 'delete', userDid }).catch((error: unknown) => error);
+  t.match(missing, { name: 'DomainError', code: 'session_not_found' });
+  t.throws(() => others[0].router.stream(CHAT, sessionId, {}), HostUnavailableError, 'a stream is not routed to another node');
+});
+
+t.test("after a node dies its partitions' messages are served by the survivors within the takeover bound", async (t) => {
+  const [a, b, c] = nodes;
+  const orphans = sessionIds.filter((id) => ownerOf(id) === c);
+  t.ok(orphans.length > 0, `${orphans.length} sessions were held by ${c.id}`);
+  // Death: its connection goes, so its subscriptions vanish and its lease lapses without anything given back.
+  const diedAt = performance.now();
+  await c.connection.close();
+  // Chat state is still node-local LMDB, so the survivors answer from their own: the session is not there.
+  const answers = await Promise.all(orphans.flatMap((id) => [a, b].map((node) => node.router.send(CHAT, id, { type: 'owns', userDid }))));
+  const servedMs = performance.now() - diedAt;
+  t.same(answers, answers.map(() => false), 'every call was answered by a survivor');
+  t.ok(servedMs <= 5_000, `served within 5 s of the death (${servedMs.toFixed(0)} ms, lease ${a.leases.leaseTtlMs} ms)`);
+  for (const id of orphans) t.ok(a.leases.owns(partitionOf(id, PARTITIONS)) || b.leases.owns(partitionOf(id, PARTITIONS)), `${id} moved to a survivor`);
+  t.comment(`calls for a dead node's partitions answered ${servedMs.toFixed(0)} ms after its death`);
+});
