@@ -11,7 +11,7 @@ import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leas
 import { loadConfig } from '../dist/src/config.js';
 import { CHAT_ACTOR } from '../dist/src/oracle/chat-protocol.js';
 import { createLogger } from '../dist/src/log.js';
-import { ActorRuntime, DomainError, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
+import { ActorBusyError, ActorRuntime, DomainError, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 t.setTimeout(90_000);
@@ -23,7 +23,7 @@ const CHAT = CHAT_ACTOR.kind;
 
 async function startRuntime(id: string) {
   const dataDir = mkdtempSync(join(tmpdir(), `router-${id}-`));
-  const config = loadConfig({ DATA_DIR: dataDir, ACTOR_THREADS: '1', LOG_LEVEL: 'silent', METRICS_ENABLED: 'false' });
+  const config = loadConfig({ DATA_DIR: dataDir, ACTOR_THREADS: '1', LOG_LEVEL: 'silent', METRICS_ENABLED: 'false', ACTOR_MAILBOX_LIMIT: '2' });
   const runtime = new ActorRuntime({ threads: 1, config, log: createLogger('silent') });
   t.teardown(async () => {
     await runtime.stop();
@@ -69,7 +69,8 @@ t.test('a message for any actor id reaches the same single actor from every node
   }
   t.ok(remote >= 4, `${remote} of ${sessionIds.length} sessions were created through a node that does not hold them`);
   for (const sessionId of sessionIds) {
-    const owns = await Promise.all(nodes.map((node) => node.router.send(CHAT, sessionId, { type: 'owns', userDid })));
+    const owns = [];
+    for (const node of nodes) owns.push(await node.router.send(CHAT, sessionId, { type: 'owns', userDid }));
     t.same(owns, [true, true, true], `${sessionId} (held by ${ownerOf(sessionId).id}) is found through every node`);
   }
   const signalled = await Promise.all(nodes.map((node) => node.router.signal(CHAT, sessionIds[0], { type: 'owns', userDid })));
@@ -86,6 +87,11 @@ t.test('a refusal on the owning node arrives as the same DomainError, with its c
   }
   const missing = await others[0].router.send(CHAT, 'router-absent', { type: 'delete', userDid }).catch((error: unknown) => error);
   t.match(missing, { name: 'DomainError', code: 'session_not_found' });
+  // Mailboxes hold 2 here: a burst on one actor through another node is refused there, and says so as locally.
+  const burst = await Promise.allSettled(Array.from({ length: 30 }, () => others[0].router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })));
+  const refused = burst.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+  t.ok(refused.length > 0 && refused.length < 30, `${refused.length} of 30 refused by the owner's full mailbox`);
+  t.ok(refused.every((error) => error instanceof ActorBusyError), 'each refusal is an ActorBusyError');
   t.throws(() => others[0].router.stream(CHAT, sessionId, {}), HostUnavailableError, 'a stream is not routed to another node');
 });
 
@@ -103,4 +109,21 @@ t.test("after a node dies its partitions' messages are served by the survivors w
   t.ok(servedMs <= 5_000, `served within 5 s of the death (${servedMs.toFixed(0)} ms, lease ${a.leases.leaseTtlMs} ms)`);
   for (const id of orphans) t.ok(a.leases.owns(partitionOf(id, PARTITIONS)) || b.leases.owns(partitionOf(id, PARTITIONS)), `${id} moved to a survivor`);
   t.comment(`calls for a dead node's partitions answered ${servedMs.toFixed(0)} ms after its death`);
+});
+
+t.test('a partition whose owner holds its lease but does not answer fails clearly once the wait is over', async (t) => {
+  const [a, b] = nodes;
+  const impatient = new NatsActorRouter({ connection: a.connection, leases: a.leases, local: a.runtime, failoverWaitMs: 300 });
+  t.teardown(() => impatient.close());
+  b.router.close(); // b keeps its leases but stops answering: nothing in the table moves
+  const sessionId = sessionIds.find((id) => b.leases.owns(partitionOf(id, PARTITIONS)))!;
+  // The unsubscription reaches a's NATS server a moment later (until then a request would be dropped, not refused).
+  const subject = impatient.subjectOf(partitionOf(sessionId, PARTITIONS));
+  while (await a.connection.nc.request(subject, '', { timeout: 200 }).then(() => true, (e: Error) => e.name === 'TimeoutError'));
+  const startedAt = performance.now();
+  const error = await impatient.send(CHAT, sessionId, { type: 'owns', userDid }).catch((e: unknown) => e);
+  t.ok(error instanceof HostUnavailableError, 'a HostUnavailableError, as when a local host cannot take the call');
+  t.match(error, { message: /no node answers for partition \d+/ });
+  const waitedMs = performance.now() - startedAt;
+  t.ok(waitedMs >= 300 && waitedMs < 2_000, `after the failover wait (${waitedMs.toFixed(0)} ms)`);
 });

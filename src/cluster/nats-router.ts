@@ -6,7 +6,8 @@
 // Errors cross as { name, message, code, details } and come back as the runtime's classes (faces map them with
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
 // HostUnavailableError a local timeout gives. No responder (the owner died, or the partition is moving) waits for
-// the lease table to name another owner, tries again, then fails with HostUnavailableError.
+// the lease table to name another owner and tries again (a new owner may still be subscribing: retried every
+// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError.
 //
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import { NoRespondersError, RequestError, type Msg, type Subscription } from '@nats-io/transport-node';
@@ -116,7 +117,7 @@ export class NatsActorRouter implements ActorRouter {
         if (failoverUntil === undefined) {
           // First miss: wait for the table to name another owner (a dead owner's lease lapses, a survivor claims).
           failoverUntil = Math.min(deadline, Date.now() + this.#failoverWaitMs);
-          moved = await this.#ownerOtherThan(partition, tried, failoverUntil);
+          moved = await this.#ownerOtherThan(partition, error.formerOwner ?? tried, failoverUntil);
         } else {
           // The named owner is not subscribed yet (it subscribes once its claim is acknowledged): try again shortly.
           await delay(RESUBSCRIBE_POLL_MS);
@@ -147,7 +148,7 @@ export class NatsActorRouter implements ActorRouter {
     }
     const answer = reply.json<ActorReply>();
     if ('error' in answer) {
-      if (answer.error.name === MOVED) throw new NotServedError(answer.error.message);
+      if (answer.error.name === MOVED) throw new NotServedError(answer.error.message, answer.error.details?.node as string);
       throw fromWire(answer.error);
     }
     return answer.value;
@@ -169,7 +170,11 @@ export class NatsActorRouter implements ActorRouter {
     });
   }
 
-  /** Subscribes to the subjects of the partitions this node holds now, unsubscribes from the others. */
+  /**
+   * Subscribes to the subjects of the partitions this node holds now, unsubscribes from the others. (The
+   * unsubscription reaches the other NATS servers a moment later: a request routed here in that moment is dropped
+   * and waits out its deadline. Lingering to answer "moved" instead would race the new owner's answers.)
+   */
   #serve(owned: ReadonlySet<number>): void {
     for (const [partition, subscription] of this.#subscriptions) {
       if (owned.has(partition)) continue;
@@ -190,20 +195,32 @@ export class NatsActorRouter implements ActorRouter {
 
   async #answer(partition: number, msg: Msg): Promise<void> {
     let reply: ActorReply;
-    try {
+    if (!this.#leases.owns(partition)) {
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.
-      if (!this.#leases.owns(partition)) throw Object.assign(new Error(`partition ${partition} moved`), { name: MOVED });
-      const request = msg.json<ActorRequest>();
-      reply = { value: await this.#runLocally(request, request.timeoutMs) };
-    } catch (error) {
-      reply = { error: toWire(error) };
+      reply = { error: { name: MOVED, message: `partition ${partition} moved`, details: { node: this.#leases.nodeId } } };
+    } else {
+      try {
+        const request = msg.json<ActorRequest>();
+        reply = { value: await this.#runLocally(request, request.timeoutMs) };
+      } catch (error) {
+        reply = { error: toWire(error) };
+      }
     }
     msg.respond(JSON.stringify(reply));
   }
+
 }
 
 /** No node answered for the partition (its owner died or it is moving); the caller may try again. */
-class NotServedError extends Error {}
+class NotServedError extends Error {
+  constructor(
+    message: string,
+    /** The node that said it no longer holds the partition (none: nobody answered). */
+    readonly formerOwner?: string,
+  ) {
+    super(message);
+  }
+}
 
 function isNoResponders(error: unknown): boolean {
   return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders());
