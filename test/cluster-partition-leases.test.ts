@@ -9,8 +9,8 @@ t.setTimeout(90_000);
 const nats = await startTestNatsCluster(t);
 const PARTITIONS = 128;
 
-async function connectTo(url: string, name: string): Promise<ClusterConnection> {
-  const connection = await connectCluster({ NATS_URL: [url], NATS_PREFIX: 'pl' }, name);
+async function connectTo(url: string, name: string, prefix = 'pl'): Promise<ClusterConnection> {
+  const connection = await connectCluster({ NATS_URL: [url], NATS_PREFIX: prefix }, name);
   t.teardown(() => (connection.nc.isClosed() ? undefined : connection.nc.close()));
   return connection;
 }
@@ -105,4 +105,21 @@ t.test('join, balance, kill, leave', async (t) => {
   t.same(overlaps, [], 'no partition ever had two owners at once');
   t.comment(`rebalance on join ${rebalanceMs.toFixed(0)} ms; takeover after a crash ${takeoverMs.toFixed(0)} ms (lease ${members.get('node-a')!.leaseTtlMs} ms); hand-back on leave ${handbackMs.toFixed(0)} ms`);
   await members.get('node-a')!.leave();
+});
+
+t.test('three nodes joining a new lease bucket at the same moment all join, and split the partitions', async (t) => {
+  const connections = await Promise.all(nats.servers.map((server, i) => connectTo(server.url, `same-moment-${i}`, 'pl2')));
+  const members = await Promise.all(
+    connections.map((connection, i) => PartitionLeases.join(connection, { nodeId: `same-moment-${i}`, partitions: PARTITIONS })),
+  );
+  const ids = members.map((member) => member.nodeId);
+  const split = () => members.reduce((sum, member) => sum + member.owned.size, 0) === PARTITIONS && members.every((m) => m.owned.size > 0);
+  await new Promise<void>((resolve) => {
+    const check = () => split() && resolve();
+    for (const member of members) member.on('change', check);
+    check();
+  });
+  t.same(members[0].liveNodes(), [...ids].sort(), 'each node sees all three live');
+  t.same(members.map((m) => m.owned.size).sort(), [42, 43, 43], 'balanced');
+  await Promise.all(members.map((member) => member.leave()));
 });

@@ -46,6 +46,9 @@ export const DEFAULT_LEASE_TTL_MS = 3_000;
 /** The partition of a session: the same stable FNV-1a hash that picks its actor host on a node. */
 export const partitionOf: (sessionKey: string, partitions: number) => number = shardOf;
 
+/** Attempts at the first heartbeat before start-up fails (each bounded by the NATS request timeout). */
+const START_ATTEMPTS = 4;
+
 /** The share of `partitions` for `nodeId` among `live` nodes (sorted): equal parts, the remainder to the first. */
 export function shareOf(nodeId: string, live: readonly string[], partitions: number): number {
   const index = live.indexOf(nodeId);
@@ -136,7 +139,12 @@ export class PartitionLeases extends EventEmitter {
 
   async #start(): Promise<void> {
     this.#watch = await this.store.watch([], (change) => this.#apply(change));
-    await this.#renew();
+    // Nodes joining a new bucket at the same moment can see their first writes time out (nats-server 2.9 leaves
+    // some of several concurrent requests on a new stream unanswered until the request timeout): a few attempts.
+    for (let attempt = 0; attempt < START_ATTEMPTS && !this.#renewedAt && !this.#stopped; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      await this.#renew();
+    }
     if (!this.#renewedAt) throw new Error(`node ${this.nodeId} could not write its lease`);
     // The watch delivers the bucket in order: once it reached this heartbeat, everything before it was seen too.
     const heartbeat = this.#heartbeatRevision;
