@@ -46,7 +46,7 @@ async function joinCluster(id: string, server: number, runtime: ActorRuntime) {
 }
 
 // The actor hosts start side by side (each takes seconds to load on a busy machine); the nodes join one after the
-// other (three first joins racing to create the lease bucket can fail one heartbeat write).
+// other, which keeps the test short (three first joins racing on a new lease bucket cost a NATS request timeout).
 const ids = ['node-a', 'node-b', 'node-c'];
 const runtimes = await Promise.all(ids.map(startRuntime));
 const nodes = [];
