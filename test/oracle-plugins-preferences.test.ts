@@ -9,7 +9,9 @@ import { HttpServer } from '../dist/src/http/server.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { createLogger } from '../dist/src/log.js';
-import { createPlugins, pluginAuthExcludedRoutes, pluginTools, registerPluginRoutes, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { mountRoutes } from '../dist/src/http/route.js';
+import { refuseInput } from '../dist/src/oracle/errors.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
 import { openPreferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
@@ -114,10 +116,10 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
   const authenticate = async (req: HttpRequest) => {
     const did = req.headers['x-test-user'];
     if (!did) throw httpErrors.unauthorized('Missing UCAN authentication');
-    return did;
+    return { did, via: 'invocation' as const };
   };
   const router = new Router();
-  registerPluginRoutes(plugins, router, { authenticate, oracleDid: ORACLE });
+  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(plugins, { oracleDid: ORACLE }));
   t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 

@@ -7,8 +7,8 @@ import { startEventChannel, type RunningEventChannel } from './events/index.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
 import { openLmdbRevocations } from './lmdb-revocations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
-import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
-import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
+import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes } from './plugins/index.js';
+import { OracleRouteAuth } from './route-auth.js';
 import { mountRoutes } from '../http/route.js';
 import { refuseInput } from './errors.js';
 import { delegationRoutes } from './routes/delegation.js';
@@ -61,13 +61,12 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
     },
     routes(router) {
       const context = { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput };
-      mountRoutes(router, context, [...sessionRoutes(deps), ...messageRoutes(deps), ...delegationRoutes(deps)]);
-      // Plugins register through the older path: a GuardedRouter, their handlers asking `auth.identity(req)`.
-      const guarded = new GuardedRouter(router, auth);
-      registerPluginRoutes(plugins, guarded, {
-        authenticate: async (req) => (await auth.identity(req)).did,
-        oracleDid: identity.did,
-      });
+      mountRoutes(router, context, [
+        ...sessionRoutes(deps),
+        ...messageRoutes(deps),
+        ...delegationRoutes(deps),
+        ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
+      ]);
     },
   };
 };
