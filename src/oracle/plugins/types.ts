@@ -1,9 +1,9 @@
 // The plugin contract of the oracle face. A plugin may add routes (main thread), tools and a
 // before-agent hook (chat actor, worker thread), and name routes that need no authentication.
 import type { RouteDeclaration } from '../../http/route.js';
-import type { Store } from '../../store/env.js';
 import type { Tool, TurnContext } from '../agent-types.js';
 import type { AuthIdentity } from '../auth/index.js';
+import type { OracleRepositories } from '../repositories.js';
 
 /** What plugin routes get from the oracle face. */
 export interface PluginRouteDeps {
@@ -20,7 +20,7 @@ export interface PluginConfig {
 
 export interface PluginDeps {
   readonly config: PluginConfig;
-  readonly store: Store;
+  readonly repositories: Pick<OracleRepositories, 'preferences' | 'credits'>;
 }
 
 export interface OraclePlugin {

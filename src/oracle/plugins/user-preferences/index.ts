@@ -2,11 +2,11 @@
 // GET /user-preferences route, and a before-agent hook so the first turn of a new session sees them.
 import type { OraclePlugin, PluginDeps } from '../types.js';
 import { userPreferencesRoute } from './route.js';
-import { openPreferencesStore } from './store.js';
+import { preferencesStore } from './store.js';
 import { setUserPreferencesTool } from './tool.js';
 
-export function userPreferencesPlugin(deps: Pick<PluginDeps, 'store'>): OraclePlugin {
-  const preferences = openPreferencesStore(deps.store);
+export function userPreferencesPlugin(deps: Pick<PluginDeps, 'repositories'>): OraclePlugin {
+  const preferences = preferencesStore(deps.repositories.preferences);
   const tool = setUserPreferencesTool(preferences);
   return {
     name: 'user-preferences',
