@@ -2,9 +2,11 @@
 import type { Config } from './config.js';
 import { clusterModeOn } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
+import { ClusterRateLimiter } from './cluster/rate-limit.js';
 import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
+import { AddressList } from './http/client-address.js';
 import { Router } from './http/router.js';
 import { HttpServer, uwsIsNative } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
@@ -85,6 +87,14 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 
+  // Cluster mode: one rate-limit budget per client for all nodes (counters in a JetStream KV bucket).
+  const sharedLimiter = cluster
+    ? await ClusterRateLimiter.open(cluster.connection, {
+        max: config.RATE_LIMIT_MAX,
+        windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+        allowlist: new AddressList(config.RATE_LIMIT_ALLOWLIST),
+      })
+    : undefined;
   const http = new HttpServer({
     host: config.HOST,
     port: config.PORT,
@@ -95,6 +105,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     streamLimits: { maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000 },
     metrics: config.METRICS_ENABLED,
     rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
+    ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
     log,
   });
   for (const face of faces) face.sockets?.(http);

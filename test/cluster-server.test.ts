@@ -88,7 +88,7 @@ t.test('/health: single node unchanged; cluster node reports NATS, JetStream and
   const node = await startTestServer(t, { env: { ...keys, NATS_URL: nats.urls, NODE_ID: 'node-a' }, log });
   lap('cluster node started');
   t.ok(
-    logged.some((line) => /cluster mode: connected to NATS JetStream; actors, state, rate limits and events are still node-local/.test(line)),
+    logged.some((line) => /cluster mode: connected to NATS JetStream; the rate limit is cluster-wide, actors, state and events are still node-local/.test(line)),
     'the start-up log says what cluster mode does not do yet',
   );
   const health = async () => {

@@ -1,6 +1,7 @@
 // The built-in agent: preference requests go through the real set_user_preferences tool path into LMDB,
 // and the next turn's system prompt (and reply) carries them.
 import t from 'tap';
+import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +63,7 @@ t.test('the system prompt carries a User Preferences section that reads back', a
 
 t.test('preferences set in one session reach the first turn of the next, through the real tool path', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, store });
+  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   const provider = builtinProvider();
 
   async function turn(userDid: string, sessionId: string, history: ChatMessage[], message: string) {
@@ -118,7 +119,7 @@ t.test('preferences set in one session reach the first turn of the next, through
 
 t.test('an invalid preference is refused by the tool and the agent says so; nothing is saved', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, store });
+  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   const context: TurnContext = { userDid: 'did:key:zLong', oracleDid: ORACLE, sessionId: 's', requestId: 'r', signal: new AbortController().signal };
   const prepared = await prepareTurn({ plugins, context, oracleName: 'O', history: [], userMessage: 'reply in the language of the ancient mountain people' });
   const result = await runAgent({ provider: builtinProvider(), messages: prepared.messages, tools: prepared.tools, context });

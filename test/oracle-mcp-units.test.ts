@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
 import { Delegation } from '@ucanto/core';
 import { ConfigError, loadConfig } from '../dist/src/config.js';
 import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
@@ -131,7 +132,7 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   await t.rejects(minter.mintForUser(request), { reason: 'unreadable' });
 
   // The per-thread minter reads the identity from the configuration (what plugins use).
-  const fromConfig = ucanMinterFor({ config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir }, store });
+  const fromConfig = ucanMinterFor({ config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir }, delegations: openLmdbOracleRepositories(store).delegations });
   await delegations.put({ raw, issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
   const again = await decode(await fromConfig.mintForUser(request));
   t.equal(again.issuer.did(), oracle.did());

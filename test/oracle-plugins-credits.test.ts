@@ -1,6 +1,8 @@
 // The credits plugin: a per-user balance in LMDB; when it runs out the turn is refused with 402 carrying
 // claims / outstandingClaims, before the agent is built.
 import t from 'tap';
+import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
+import { openLmdbCredits } from '../dist/src/oracle/plugins/credits/lmdb-repository.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +10,7 @@ import { openStore } from '../dist/src/store/env.js';
 import * as v from 'valibot';
 import { oracleEnv } from '../dist/src/oracle/config.js';
 import { createPlugins } from '../dist/src/oracle/plugins/index.js';
-import { openCreditLedger, PaymentRequiredError, MAX_OUTSTANDING } from '../dist/src/oracle/plugins/credits/ledger.js';
+import { creditLedger, PaymentRequiredError, MAX_OUTSTANDING } from '../dist/src/oracle/plugins/credits/ledger.js';
 import { chatFailure } from '../dist/src/oracle/errors.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import { prepareTurn } from '../dist/src/oracle/actor/agent/turn.js';
@@ -56,7 +58,7 @@ t.test('the CREDITS_* and LLM_* variables are part of the oracle configuration',
 });
 
 t.test('charges until the balance runs out, then 402 with the refused claim and the outstanding ones', async (t) => {
-  const ledger = openCreditLedger(tempStore(t), { initial: 3, perMessage: 1 });
+  const ledger = creditLedger(openLmdbCredits(tempStore(t)), { initial: 3, perMessage: 1 });
   const fresh = await ledger.account('did:key:zA');
   t.same(fresh, { balance: 3, outstandingClaims: [], updatedAt: fresh.updatedAt });
   for (const left of [2, 1, 0]) t.equal((await ledger.charge('did:key:zA')).balance, left);
@@ -89,7 +91,7 @@ t.test('charges until the balance runs out, then 402 with the refused claim and 
 });
 
 t.test('the outstanding list is bounded', async (t) => {
-  const ledger = openCreditLedger(tempStore(t), { initial: 0, perMessage: 1 });
+  const ledger = creditLedger(openLmdbCredits(tempStore(t)), { initial: 0, perMessage: 1 });
   let last!: PaymentRequiredError;
   for (let i = 0; i < MAX_OUTSTANDING + 5; i++) last = await refusal(ledger.charge('did:key:zA'));
   t.equal(last.outstandingClaims.length, MAX_OUTSTANDING);
@@ -97,7 +99,7 @@ t.test('the outstanding list is bounded', async (t) => {
 });
 
 t.test('concurrent charges never spend more than the balance', async (t) => {
-  const ledger = openCreditLedger(tempStore(t), { initial: 10, perMessage: 1 });
+  const ledger = creditLedger(openLmdbCredits(tempStore(t)), { initial: 10, perMessage: 1 });
   const outcomes = await Promise.allSettled(Array.from({ length: 15 }, () => ledger.charge('did:key:zA')));
   t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 10);
   t.equal(outcomes.filter((o) => o.status === 'rejected').length, 5);
@@ -107,7 +109,7 @@ t.test('concurrent charges never spend more than the balance', async (t) => {
 
 t.test('with CREDITS_ENABLED the turn is refused before the agent is built', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config: { CREDITS_ENABLED: true, CREDITS_INITIAL: 1, CREDITS_PER_MESSAGE: 1 }, store });
+  const plugins = createPlugins({ config: { CREDITS_ENABLED: true, CREDITS_INITIAL: 1, CREDITS_PER_MESSAGE: 1 }, repositories: openLmdbOracleRepositories(store) });
   t.same(plugins.map((p) => p.name), ['credits', 'user-preferences']);
   const input = { plugins, oracleName: 'O', history: [], userMessage: 'hi' };
   const ok = await prepareTurn({ ...input, context: turn('did:key:zA') });
@@ -116,7 +118,7 @@ t.test('with CREDITS_ENABLED the turn is refused before the agent is built', asy
   t.equal(refused.code, 'credits_exhausted');
   t.equal(store.db<{ balance: number }>('oracle-credits').get('did:key:zA')?.balance, 0, 'stored in oracle-credits');
 
-  const free = createPlugins({ config: { CREDITS_ENABLED: false, CREDITS_INITIAL: 0, CREDITS_PER_MESSAGE: 1 }, store });
+  const free = createPlugins({ config: { CREDITS_ENABLED: false, CREDITS_INITIAL: 0, CREDITS_PER_MESSAGE: 1 }, repositories: openLmdbOracleRepositories(store) });
   await prepareTurn({ ...input, plugins: free, context: turn('did:key:zPoor') });
   t.equal(store.db('oracle-credits').get('did:key:zPoor'), undefined, 'credits off: nothing charged');
 });

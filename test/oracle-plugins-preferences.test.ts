@@ -1,6 +1,7 @@
 // The user-preferences plugin: validation, merging writes in LMDB, the set_user_preferences tool, and
 // GET /user-preferences served by the real uWebSockets.js front door.
 import t from 'tap';
+import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +10,12 @@ import { HttpServer } from '../dist/src/http/server.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { createLogger } from '../dist/src/log.js';
-import { createPlugins, pluginAuthExcludedRoutes, pluginTools, registerPluginRoutes, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { mountRoutes } from '../dist/src/http/route.js';
+import { refuseInput } from '../dist/src/oracle/errors.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
-import { openPreferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
+import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
+import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import type { TurnContext } from '../dist/src/oracle/agent-types.js';
 
@@ -67,7 +71,7 @@ t.test('the tool schema is JSON schema of the same fields', async (t) => {
 });
 
 t.test('writes merge per (user, oracle); null removes a field; updatedAt is the server time', async (t) => {
-  const prefs = openPreferencesStore(tempStore(t));
+  const prefs = preferencesStore(openLmdbPreferences(tempStore(t)));
   t.equal(await prefs.get('did:key:zA', ORACLE), null);
   const before = Date.now();
   const first = await prefs.merge('did:key:zA', ORACLE, { userName: 'Ada', language: 'French' });
@@ -89,7 +93,7 @@ t.test('writes merge per (user, oracle); null removes a field; updatedAt is the 
 
 t.test('the plugin: tool through its execute, and the before-agent load', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, store });
+  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   t.same(plugins.map((p) => p.name), ['user-preferences'], 'credits off by default');
   t.same(pluginAuthExcludedRoutes(plugins), []);
   const context = turn('did:key:zA');
@@ -109,15 +113,15 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
 
 t.test('GET /user-preferences through the uWebSockets.js front door', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, store });
+  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   // Stand-in for the UCAN layer (tested by its own suite): the user's DID from a test header, 401 without it.
   const authenticate = async (req: HttpRequest) => {
     const did = req.headers['x-test-user'];
     if (!did) throw httpErrors.unauthorized('Missing UCAN authentication');
-    return did;
+    return { did, via: 'invocation' as const };
   };
   const router = new Router();
-  registerPluginRoutes(plugins, router, { authenticate, oracleDid: ORACLE });
+  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(plugins, { oracleDid: ORACLE }));
   t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 

@@ -1,11 +1,13 @@
-// The oracle's route guard: protected by default, public routes from plugins and AUTH_EXCLUDED_ROUTES,
+// The oracle plugins' public routes: protected by default, public routes from plugins and AUTH_EXCLUDED_ROUTES,
 // with a real authenticator and real invocations.
 import t from 'tap';
 import { Router } from '../dist/src/http/router.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import { createAuthenticator, inProcessVerifier, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
-import { exclusionMatcher, GuardedRouter, OracleRouteAuth } from '../dist/src/oracle/route-auth.js';
+import { exclusionMatcher, OracleRouteAuth } from '../dist/src/oracle/route-auth.js';
+import { mountRoutes } from '../dist/src/http/route.js';
+import { refuseInput } from '../dist/src/oracle/errors.js';
 import { generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 
 const oracle = await generateKey();
@@ -30,23 +32,25 @@ t.test('exclusion entries: patterns, wildcards, plain paths', async (t) => {
   t.notOk(exclusionMatcher('/a.b').test('/aXb'), 'dots are literal');
 });
 
-t.test('guarded routes authenticate first; public ones do not read the headers', async (t) => {
+t.test('excluded routes are public in their docs; a UCAN route still learns its caller', async (t) => {
   const authenticator = createAuthenticator({ oracleDid: oracle.did(), maxTtlSeconds: 900, verifier: inProcessVerifier() });
-  const auth = new OracleRouteAuth(authenticator, ['/webhooks/*', '/hooks/github']);
-  const target = new Router();
-  const guarded = new GuardedRouter(target, auth);
+  const auth = new OracleRouteAuth(authenticator, ['/webhooks/*', '/user-data']);
   const seen: string[] = [];
-  const handler = async (req: HttpRequest) => {
-    seen.push(req.path);
+  const handler = async ({ req, identity }: { req: HttpRequest; identity?: { did: string } }) => {
+    seen.push(`${req.path} ${identity?.did ?? 'anonymous'}`);
     return { status: 200, contentType: 'text/plain', body: 'ok' };
   };
-  guarded.get('/private', handler, { summary: 'private' });
-  guarded.post('/webhooks/matrix', handler, { summary: 'hook' });
-  guarded.get('/hooks/:name', handler);
-
-  const [privateRoute, webhook, hooks] = target.routes;
-  t.same(privateRoute.docs, { summary: 'private' });
-  t.same(webhook.docs, { summary: 'hook', public: true }, 'public routes say so in their docs');
+  const target = new Router();
+  const routes = auth.withExclusions([
+    { method: 'GET', path: '/private', auth: 'ucan', summary: 'private', handler },
+    { method: 'POST', path: '/webhooks/matrix', auth: 'public', summary: 'hook', handler },
+    { method: 'GET', path: '/user-data', auth: 'ucan', handler },
+  ]);
+  mountRoutes(target, { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput }, routes);
+  const [privateRoute, webhook, excluded] = target.routes;
+  t.same(privateRoute.docs, { auth: 'ucan', summary: 'private' });
+  t.same(webhook.docs, { auth: 'public', summary: 'hook' });
+  t.same(excluded.docs, { auth: 'public' }, 'an excluded UCAN route is documented as public');
 
   const refused = await Promise.resolve(privateRoute.handler(request('/private'), {} as never)).catch((e: unknown) => e);
   t.ok(refused instanceof HttpError);
@@ -55,13 +59,11 @@ t.test('guarded routes authenticate first; public ones do not read the headers',
   t.same(seen, [], 'the handler did not run');
 
   const invocation = await mintInvocation({ issuer: user, audience: oracle.did() });
-  const req = request('/private', { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
-  await privateRoute.handler(req, {} as never);
-  t.equal((await auth.identity(req)).did, user.did(), 'the handler can read the identity');
-
+  const headers = { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' };
+  await privateRoute.handler(request('/private', headers), {} as never);
   await webhook.handler(request('/webhooks/matrix', { authorization: 'Bearer garbage', 'x-auth-type': 'ucan' }), {} as never);
-  await hooks.handler(request('/hooks/github'), {} as never);
-  const other = await Promise.resolve(hooks.handler(request('/hooks/gitlab'), {} as never)).catch((e: unknown) => e);
-  t.equal((other as HttpError).status, 401, 'only the excluded concrete path is public');
-  t.same(seen, ['/private', '/webhooks/matrix', '/hooks/github']);
+  const anonymous = await Promise.resolve(excluded.handler(request('/user-data'), {} as never)).catch((e: unknown) => e);
+  t.equal((anonymous as HttpError).status, 401, 'an excluded route that needs its caller still asks for a UCAN');
+  await excluded.handler(request('/user-data', headers), {} as never);
+  t.same(seen, [`/private ${user.did()}`, '/webhooks/matrix anonymous', `/user-data ${user.did()}`]);
 });

@@ -14,7 +14,7 @@ const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 
 t.test('every mounted route is in /docs-json with the security of its auth, and nothing else is', async (t) => {
   const declared = routes.filter(({ docs }) => docs.auth !== undefined).map(({ route }) => key(route.method, route.pattern));
-  for (const expected of ['POST /sessions', 'GET /sessions', 'DELETE /sessions/:sessionId', 'POST /messages/abort', 'POST /messages/:sessionId', 'GET /messages/:sessionId', 'POST /delegation', 'GET /delegation', 'DELETE /delegation', 'POST /api/ussd', 'GET /api/ussd/sessions', 'GET /api/ussd/debug/:sessionId', 'GET /', 'GET /health', 'GET /docs', 'GET /docs/*', 'GET /docs-json']) {
+  for (const expected of ['POST /sessions', 'GET /sessions', 'DELETE /sessions/:sessionId', 'POST /messages/abort', 'POST /messages/:sessionId', 'GET /messages/:sessionId', 'POST /delegation', 'GET /delegation', 'DELETE /delegation', 'GET /user-preferences', 'POST /api/ussd', 'GET /api/ussd/sessions', 'GET /api/ussd/debug/:sessionId', 'GET /', 'GET /health', 'GET /docs', 'GET /docs/*', 'GET /docs-json']) {
     t.ok(declared.includes(expected), `${expected} is declared`);
   }
   const mounted = new Set<string>();

@@ -1,6 +1,6 @@
 // Main thread: what cluster mode does in the server today: connect to NATS JetStream at start-up (or refuse to
-// start), report the connection and JetStream in /health with the node id, close on shutdown. Actors, state, rate
-// limits and events are still node-local: see docs/cluster.md, "Status".
+// start), report the connection and JetStream in /health with the node id, close on shutdown. Actors, state and
+// events are still node-local (the rate limit is shared: http/server.ts): see docs/cluster.md, "Status".
 import * as v from 'valibot';
 import type { Logger } from '../log.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
@@ -43,7 +43,7 @@ export async function startClusterNode(config: ClusterEnv, log: Logger, port: ()
   void connection.nc.closed().then(() => (state = 'closed'));
   log.warn(
     { server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix },
-    'cluster mode: connected to NATS JetStream; actors, state, rate limits and events are still node-local (not wired yet, see docs/cluster.md)',
+    'cluster mode: connected to NATS JetStream; the rate limit is cluster-wide, actors, state and events are still node-local (not wired yet, see docs/cluster.md)',
   );
 
   const jetstreamAnswers = () =>

@@ -1,5 +1,6 @@
 // Fixed-window request counter per client (an address; IPv6 by /64). Allow-listed addresses (telecom gateways)
-// are exempt.
+// are exempt. In cluster mode the front door asks the count shared by every node instead (withLocalFallback).
+import type { Logger } from '../log.js';
 import { rateLimited } from '../metrics/catalogue.js';
 import { rateLimitKey, type AddressList } from './client-address.js';
 
@@ -40,4 +41,36 @@ export class RateLimiter {
     refusals.inc();
     return Math.max(1, Math.ceil((this.#windowStart + windowMs - now) / 1000));
   }
+}
+
+/** A count kept outside this process (cluster mode: src/cluster/rate-limit.ts): 0 when allowed, else the seconds to wait. */
+export type SharedRateLimit = (address: string) => Promise<number>;
+
+/** After a failure of the shared count, this node counts alone for this long before asking it again. */
+const FALLBACK_MS = 10_000;
+
+/**
+ * The shared count, or this node's own when the shared one cannot be had (NATS down, or slower than the JetStream
+ * call timeout). Fails open to the local limit rather than closed: refusing every request while NATS is away
+ * would turn an outage of the limiter into an outage of every route, and the local count still holds each client
+ * to RATE_LIMIT_MAX per node and window (at most the node count times the limit, for the outage's duration).
+ * After a failure the shared count is left alone for FALLBACK_MS, so during an outage requests (and /health) do
+ * not each wait for a JetStream timeout, and the outage is logged once per period, not once per request.
+ */
+export function withLocalFallback(shared: SharedRateLimit, local: RateLimiter, log: Logger, now = Date.now): SharedRateLimit {
+  let aloneUntil = -Infinity;
+  return (address) => {
+    if (now() < aloneUntil) return Promise.resolve(local.hit(address));
+    return shared(address).then(
+      (wait) => {
+        if (wait > 0) refusals.inc();
+        return wait;
+      },
+      (err: unknown) => {
+        if (now() >= aloneUntil) log.warn({ err, retryInMs: FALLBACK_MS }, 'cluster rate limit unavailable: counting on this node alone');
+        aloneUntil = now() + FALLBACK_MS;
+        return local.hit(address);
+      },
+    );
+  };
 }

@@ -11,7 +11,7 @@ import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
-import { RateLimiter } from './rate-limit.js';
+import { RateLimiter, withLocalFallback, type SharedRateLimit } from './rate-limit.js';
 import { statusLine } from './status-line.js';
 import type { Route, Router } from './router.js';
 import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
@@ -27,6 +27,12 @@ export interface HttpServerOptions {
   /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
   proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  /**
+   * Cluster mode: HTTP requests are counted by every node together (the request waits for the count; this node's
+   * own count answers when the shared one fails). Unset: the synchronous in-memory count. WebSocket and Socket.IO
+   * handshakes always use this node's count (their admission is synchronous).
+   */
+  sharedRateLimit?: SharedRateLimit;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
   drainQuietMs: number;
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
@@ -93,6 +99,7 @@ export class HttpServer implements SocketFrontDoor {
   #lastRequestAt = 0;
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
+  readonly #sharedRateLimit: SharedRateLimit | undefined;
   readonly #accessLog: boolean;
   readonly #metrics: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
@@ -106,6 +113,7 @@ export class HttpServer implements SocketFrontDoor {
       windowMs: options.rateLimit.windowSeconds * 1000,
       allowlist: new AddressList(options.rateLimit.allowlist),
     });
+    this.#sharedRateLimit = options.sharedRateLimit && withLocalFallback(options.sharedRateLimit, this.#rateLimiter, options.log);
     this.#accessLog = options.log.isLevelEnabled('debug');
     this.#metrics = options.metrics ?? false;
   }
@@ -258,8 +266,12 @@ export class HttpServer implements SocketFrontDoor {
       this.#lastRequestAt = Date.now();
       return send(SHUTTING_DOWN.toReply(), true);
     }
-    const retryAfter = this.#rateLimiter.hit(ip);
-    if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
+    // Cluster mode: the shared count is asked now, while the body (if any) is read; the handler runs once both are in.
+    const admitted = this.#sharedRateLimit?.(ip);
+    if (!admitted) {
+      const retryAfter = this.#rateLimiter.hit(ip);
+      if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
+    }
 
     const run = (raw: Buffer | undefined) => {
       const decoded = raw ? decodeBody(raw, headers['content-type'] ?? '') : NO_BODY;
@@ -286,7 +298,14 @@ export class HttpServer implements SocketFrontDoor {
       }
     };
 
-    if (!WITH_BODY.has(method)) return run(undefined);
+    const start = admitted
+      ? (raw: Buffer | undefined) =>
+          void admitted.then((wait) => {
+            if (wait > 0) send(httpErrors.tooManyRequests(wait).toReply());
+            else if (!aborted) run(raw);
+          })
+      : run;
+    if (!WITH_BODY.has(method)) return start(undefined);
     const limit = this.options.bodyLimitBytes;
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > limit) return send(httpErrors.payloadTooLarge(limit).toReply(), true);
@@ -301,7 +320,7 @@ export class HttpServer implements SocketFrontDoor {
       const copy = Buffer.allocUnsafe(chunk.byteLength);
       copy.set(new Uint8Array(chunk));
       chunks.push(copy);
-      if (isLast) run(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      if (isLast) start(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     });
   }
 

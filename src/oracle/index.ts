@@ -4,19 +4,17 @@ import type { Face, FaceFactory } from '../face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
-import { openLmdbDelegations } from './lmdb-delegations.js';
-import { openLmdbRevocations } from './lmdb-revocations.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
-import { createPlugins, pluginAuthExcludedRoutes, registerPluginRoutes } from './plugins/index.js';
-import { GuardedRouter, OracleRouteAuth } from './route-auth.js';
+import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes } from './plugins/index.js';
+import { OracleRouteAuth } from './route-auth.js';
 import { mountRoutes } from '../http/route.js';
 import { refuseInput } from './errors.js';
 import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { sessionRoutes } from './routes/sessions.js';
-import { openLmdbSessionRepository } from './sessions/lmdb-repository.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
+import { openLmdbOracleRepositories } from './repositories.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -29,17 +27,18 @@ export interface OracleFace extends Face {
 
 export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const revocations = openLmdbRevocations(store);
+  const repositories = openLmdbOracleRepositories(store);
+  const { revocations } = repositories;
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
-  const plugins = createPlugins({ config, store });
+  const plugins = createPlugins({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
     runtime,
     authenticator,
     oracle: { oracleDid: identity.did, oracleName: identity.name },
-    sessions: openLmdbSessionRepository(store),
+    sessions: repositories.sessions,
     reads: sessionReadsThrough(runtime),
-    delegations: openLmdbDelegations(store, identity.did),
+    delegations: repositories.delegations(identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     log: log.child({ face: 'oracle' }),
@@ -61,13 +60,12 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
     },
     routes(router) {
       const context = { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput };
-      mountRoutes(router, context, [...sessionRoutes(deps), ...messageRoutes(deps), ...delegationRoutes(deps)]);
-      // Plugins register through the older path: a GuardedRouter, their handlers asking `auth.identity(req)`.
-      const guarded = new GuardedRouter(router, auth);
-      registerPluginRoutes(plugins, guarded, {
-        authenticate: async (req) => (await auth.identity(req)).did,
-        oracleDid: identity.did,
-      });
+      mountRoutes(router, context, [
+        ...sessionRoutes(deps),
+        ...messageRoutes(deps),
+        ...delegationRoutes(deps),
+        ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
+      ]);
     },
   };
 };

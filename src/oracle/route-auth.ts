@@ -1,10 +1,7 @@
-// UCAN authentication of the oracle plugins' HTTP routes (the face's own routes are declared, see
-// http/route.ts, and get the identity as an argument), decided once per route at registration: plugins register
-// through a GuardedRouter, which authenticates every request of a protected route
-// before its handler runs (401 on failure). Public: routes named by plugins (`getAuthExcludedRoutes()`) or by
-// AUTH_EXCLUDED_ROUTES. Entries are uWS-style patterns or paths: `/webhooks/*`, `/hooks/:id`, `/docs/(.*)`.
-import { Router, type Method, type RouteDocs } from '../http/router.js';
-import type { Handler, HttpRequest } from '../http/types.js';
+// Front door: which of the oracle plugins' routes are public. Plugins declare their routes like the face's own
+// (http/route.ts); a route named by a plugin (`getAuthExcludedRoutes()`) or by AUTH_EXCLUDED_ROUTES is mounted
+// and documented as public. Entries are uWS-style patterns or paths: `/webhooks/*`, `/hooks/:id`, `/docs/(.*)`.
+import type { RouteDeclaration } from '../http/route.js';
 import { type AuthIdentity, type UcanAuthenticator } from './auth/index.js';
 
 /** A path matcher for one exclusion entry. */
@@ -25,7 +22,6 @@ export function exclusionMatcher(entry: string): RegExp {
 export class OracleRouteAuth {
   readonly #authenticator: UcanAuthenticator;
   readonly #excluded: RegExp[];
-  readonly #identities = new WeakMap<HttpRequest, AuthIdentity>();
 
   constructor(authenticator: UcanAuthenticator, excludedRoutes: readonly string[]) {
     this.#authenticator = authenticator;
@@ -37,35 +33,16 @@ export class OracleRouteAuth {
     return this.#excluded.some((matcher) => matcher.test(path));
   }
 
-  /** The handler of a route, authenticated first unless the route is public. */
-  guard(pattern: string, handler: Handler): Handler {
-    if (this.isPublic(pattern)) return handler;
-    // A concrete path may be excluded although its pattern is not (`/hooks/github` under `/hooks/:name`).
-    const checkPath = this.#excluded.length > 0;
-    return async (req, res) => {
-      if (!(checkPath && this.isPublic(req.path))) this.#identities.set(req, await this.#authenticator.authenticate(req.headers));
-      return handler(req, res);
-    };
-  }
-
-  /** The authenticated user of a request; on a public route the headers are checked now (401 when absent). */
-  async identity(req: HttpRequest): Promise<AuthIdentity> {
-    return this.#identities.get(req) ?? this.#authenticator.authenticate(req.headers);
-  }
-}
-
-/** A Router whose routes land on `target`, each guarded by `auth`; public ones say so in their docs. */
-export class GuardedRouter extends Router {
-  constructor(
-    private readonly target: Router,
-    private readonly auth: OracleRouteAuth,
-  ) {
-    super();
-  }
-
-  override add(method: Method, pattern: string, handler: Handler, docs?: RouteDocs): this {
-    const isPublic = this.auth.isPublic(pattern);
-    this.target.add(method, pattern, this.auth.guard(pattern, handler), isPublic ? { ...docs, public: true } : docs);
-    return this;
+  /**
+   * The routes as they are mounted: a `ucan` route whose path is excluded becomes public (its docs say so and no
+   * guard runs first), but its handler still needs its caller, so the headers are checked when it runs (401
+   * without a UCAN), as they always were for an excluded route that reads the identity.
+   */
+  withExclusions(routes: readonly RouteDeclaration<any, any, any, AuthIdentity>[]): RouteDeclaration<any, any, any, AuthIdentity>[] {
+    return routes.map((route) =>
+      route.auth === 'ucan' && this.isPublic(route.path)
+        ? { ...route, auth: 'public', handler: async (input) => route.handler({ ...input, identity: await this.#authenticator.authenticate(input.req.headers) }) }
+        : route,
+    );
   }
 }

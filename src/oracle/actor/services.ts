@@ -6,8 +6,7 @@ import { perHost, type HostContext } from '../../runtime/actor-host.js';
 import { createProvider } from './agent/provider.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
-import { openLmdbSessionRepository } from '../sessions/lmdb-repository.js';
-import { openLmdbTranscriptRepository } from '../sessions/lmdb-transcript-repository.js';
+import { openLmdbOracleRepositories } from '../repositories.js';
 import type { SessionStores } from './session-state.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
@@ -34,11 +33,12 @@ export interface ChatServices extends SessionStores {
 export const chatServicesOf = perHost((host): ChatServices => {
   const { config, store } = host;
   const log = host.log.child({ face: 'oracle' });
-  const minter = ucanMinterFor({ config, store });
+  const repositories = openLmdbOracleRepositories(store);
+  const minter = ucanMinterFor({ config, delegations: repositories.delegations });
   return {
-    sessions: openLmdbSessionRepository(store),
-    transcripts: openLmdbTranscriptRepository(store),
-    plugins: createPlugins({ config, store }),
+    sessions: repositories.sessions,
+    transcripts: repositories.transcripts,
+    plugins: createPlugins({ config, repositories }),
     provider: createProvider(config),
     maxSteps: config.AGENT_MAX_STEPS,
     bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),

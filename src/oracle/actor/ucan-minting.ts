@@ -6,11 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { invoke } from '@ucanto/core';
 import type { Capability, Delegation, DID, Signer } from '@ucanto/interface';
-import type { Store } from '../../store/env.js';
 import { decodeArtifact } from '../auth/artifact.js';
 import { encodeArtifact } from '../auth/mint.js';
 import type { DelegationRepository } from '../delegations.js';
-import { openLmdbDelegations } from '../lmdb-delegations.js';
 import { loadOracleIdentity, type OracleIdentityEnv } from '../identity.js';
 
 /** Default lifetime of a minted invocation; it never outlives the user's delegation. */
@@ -103,20 +101,15 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
   };
 }
 
-/** The minter of a thread: the identity from the configuration, the delegations from `store` (what plugins use). */
-export function ucanMinterFor({ config, store }: { config: OracleIdentityEnv; store: Store }): UcanMinter {
+/** The minter of a thread: the identity from the configuration, the users' delegations from the composition root. */
+export function ucanMinterFor({ config, delegations }: { config: OracleIdentityEnv; delegations: (oracleDid: string) => DelegationRepository }): UcanMinter {
   let identity: ReturnType<typeof loadOracleIdentity> | undefined;
-  const stores = new Map<string, DelegationRepository>();
   return createUcanMinter({
     identity: () =>
       (identity ??= loadOracleIdentity(config).catch((error: unknown) => {
         identity = undefined;
         throw error;
       })),
-    delegations: (oracleDid) => {
-      let delegations = stores.get(oracleDid);
-      if (!delegations) stores.set(oracleDid, (delegations = openLmdbDelegations(store, oracleDid)));
-      return delegations;
-    },
+    delegations,
   });
 }

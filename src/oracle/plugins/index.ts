@@ -1,5 +1,4 @@
 // The oracle's plugins and the few operations over all of them.
-import type { Router } from '../../http/router.js';
 import type { Tool, TurnContext } from '../agent-types.js';
 import { creditsPlugin } from './credits/index.js';
 import type { OraclePlugin, PluginDeps, PluginRouteDeps } from './types.js';
@@ -16,8 +15,9 @@ export function createPlugins(deps: PluginDeps): OraclePlugin[] {
   return plugins;
 }
 
-export function registerPluginRoutes(plugins: readonly OraclePlugin[], router: Router, deps: PluginRouteDeps): void {
-  for (const plugin of plugins) plugin.routes?.(router, deps);
+/** The plugins' route declarations, mounted by the face with its own (see route-auth.ts for public ones). */
+export function pluginRoutes(plugins: readonly OraclePlugin[], deps: PluginRouteDeps) {
+  return plugins.flatMap((plugin) => plugin.routes?.(deps) ?? []);
 }
 
 /** Route patterns the plugins declare public (merged by the auth layer with AUTH_EXCLUDED_ROUTES). */

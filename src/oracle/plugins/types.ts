@@ -1,17 +1,12 @@
 // The plugin contract of the oracle face. A plugin may add routes (main thread), tools and a
 // before-agent hook (chat actor, worker thread), and name routes that need no authentication.
-import type { Router } from '../../http/router.js';
-import type { HttpRequest } from '../../http/types.js';
-import type { Store } from '../../store/env.js';
+import type { RouteDeclaration } from '../../http/route.js';
 import type { Tool, TurnContext } from '../agent-types.js';
+import type { AuthIdentity } from '../auth/index.js';
+import type { OracleRepositories } from '../repositories.js';
 
 /** What plugin routes get from the oracle face. */
 export interface PluginRouteDeps {
-  /**
-   * Resolves the DID of the authenticated user of a request (the UCAN issuer), or throws the
-   * HttpError 401 of the auth layer. Plugin routes call it first unless they are auth-excluded.
-   */
-  authenticate(req: HttpRequest): Promise<string>;
   /** This oracle's DID (the audience of the users' UCANs). */
   readonly oracleDid: string;
 }
@@ -25,13 +20,13 @@ export interface PluginConfig {
 
 export interface PluginDeps {
   readonly config: PluginConfig;
-  readonly store: Store;
+  readonly repositories: Pick<OracleRepositories, 'preferences' | 'credits'>;
 }
 
 export interface OraclePlugin {
   readonly name: string;
-  /** Registers HTTP routes (main thread). */
-  routes?(router: Router, deps: PluginRouteDeps): void;
+  /** Its HTTP routes (main thread), declared like the face's own (http/route.ts); a `ucan` route's handler gets the caller. */
+  routes?(deps: PluginRouteDeps): RouteDeclaration<any, any, any, AuthIdentity>[];
   /** Tools offered to the agent for one turn (worker thread). */
   tools?(context: TurnContext): Tool[];
   /** Route patterns (uWS syntax, as registered) that are public. */

@@ -6,9 +6,7 @@
 // in `outstandingClaims`. A top-up adds credits and settles all outstanding claims.
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../../runtime/errors.js';
-import type { Store } from '../../../store/env.js';
 import { changeRecord } from '../../revisions.js';
-import { openLmdbCredits } from './lmdb-repository.js';
 import type { CreditAccount, CreditRepository } from './repository.js';
 
 export type { CreditAccount } from './repository.js';
@@ -83,6 +81,3 @@ export function creditLedger(repository: CreditRepository, options: CreditsOptio
     },
   };
 }
-
-/** The ledger over the LMDB repository of `store`. */
-export const openCreditLedger = (store: Store, options: CreditsOptions): CreditLedger => creditLedger(openLmdbCredits(store), options);

@@ -1,24 +1,24 @@
-// GET /user-preferences: the caller's saved preferences for this oracle, or JSON null.
-import type { Router } from '../../../http/router.js';
-import { reply } from '../../../http/types.js';
-import type { PluginRouteDeps } from '../types.js';
+// Front door: GET /user-preferences, the caller's saved preferences for this oracle, or JSON null.
 import * as v from 'valibot';
+import { reply } from '../../../http/types.js';
+import { AUTH_RESPONSES, route } from '../../routes/deps.js';
+import type { PluginRouteDeps } from '../types.js';
 import { UserPreferencesRecordSchema } from './schema.js';
 import type { PreferencesStore } from './store.js';
 
-export function registerUserPreferencesRoute(router: Router, deps: PluginRouteDeps, preferences: PreferencesStore): void {
-  router.get(
-    '/user-preferences',
-    async function getUserPreferences(req) {
-      const userDid = await deps.authenticate(req);
-      return reply.json(200, await preferences.get(userDid, deps.oracleDid));
+export function userPreferencesRoute(deps: PluginRouteDeps, preferences: PreferencesStore) {
+  return route({
+    method: 'GET',
+    path: '/user-preferences',
+    auth: 'ucan',
+    summary: "The authenticated user's preferences for this oracle (null when none are saved)",
+    tags: ['User preferences'],
+    responses: {
+      200: { description: 'The saved preferences, or null', schema: v.nullable(UserPreferencesRecordSchema) },
+      401: AUTH_RESPONSES[401],
     },
-    {
-      summary: "The authenticated user's preferences for this oracle (null when none are saved)",
-      tags: ['User preferences'],
-      responses: {
-        200: { description: 'The saved preferences, or null', schema: v.nullable(UserPreferencesRecordSchema) },
-      },
+    async handler({ identity }) {
+      return reply.json(200, await preferences.get(identity.did, deps.oracleDid));
     },
-  );
+  });
 }

@@ -1,9 +1,7 @@
 // Both threads: preferences as the plugin uses them, over a PreferencesRepository: read, and merge a change
 // into the stored record (read, merge, revision-checked write; redone on a conflict, so concurrent changes of
 // different fields from two sessions both land).
-import type { Store } from '../../../store/env.js';
 import { changeRecord } from '../../revisions.js';
-import { openLmdbPreferences } from './lmdb-repository.js';
 import type { PreferencesRepository } from './repository.js';
 import { mergePreferences, type PreferencesUpdate, type UserPreferences } from './schema.js';
 
@@ -26,6 +24,3 @@ export function preferencesStore(repository: PreferencesRepository): Preferences
     },
   };
 }
-
-/** The store over the LMDB repository of `store`. */
-export const openPreferencesStore = (store: Store): PreferencesStore => preferencesStore(openLmdbPreferences(store));
