@@ -6,8 +6,7 @@ import { perHost, type HostContext } from '../../runtime/actor-host.js';
 import { createProvider } from './agent/provider.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
-import { openLmdbSessionRepository } from '../sessions/lmdb-repository.js';
-import { openLmdbTranscriptRepository } from '../sessions/lmdb-transcript-repository.js';
+import { openLmdbSessionStores } from '../sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './session-state.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
@@ -36,8 +35,7 @@ export const chatServicesOf = perHost((host): ChatServices => {
   const log = host.log.child({ face: 'oracle' });
   const minter = ucanMinterFor({ config, store });
   return {
-    sessions: openLmdbSessionRepository(store),
-    transcripts: openLmdbTranscriptRepository(store),
+    ...openLmdbSessionStores(store),
     plugins: createPlugins({ config, store }),
     provider: createProvider(config),
     maxSteps: config.AGENT_MAX_STEPS,

@@ -11,13 +11,22 @@ import { RevisionConflictError, versioned, type Revision, type Stored, type Vers
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
 import type { SessionRepository } from './repository.js';
 
+/** The LMDB repository, plus its update as a step of a larger transaction (lmdb-turn-commit.ts). */
+export interface LmdbSessionRepository extends SessionRepository {
+  /**
+   * Inside a write transaction: checks the revision (RevisionConflictError when it moved) and answers the
+   * write, to make once every other check of the transaction has passed.
+   */
+  stageUpdate(record: SessionRecord, revision: Revision): () => Versioned<SessionRecord>;
+}
+
 const recordKey = (sessionId: string) => `s|${sessionId}`;
 const userPrefix = (userDid: string) => `u|${userDid}|`;
 const countKey = (userDid: string) => `c|${userDid}`;
 const indexKey = (record: SessionRecord) =>
   `${userPrefix(record.userDid)}${String(Math.round(record.lastUpdatedAt * 1000)).padStart(18, '0')}|${record.sessionId}`;
 
-export function openLmdbSessionRepository(store: Store): SessionRepository {
+export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
   const db = store.db<Stored<SessionRecord> | SessionView | number>('oracle-sessions');
 
   const read = (sessionId: string): Versioned<SessionRecord> | undefined => {
@@ -40,7 +49,17 @@ export function openLmdbSessionRepository(store: Store): SessionRepository {
     return { value: record, revision };
   };
 
+  const stageUpdate = (record: SessionRecord, revision: Revision) => {
+    const current = expect(record.sessionId, revision)!;
+    return () => {
+      db.remove(indexKey(current.value));
+      return write({ ...record, userDid: current.value.userDid }, revision + 1);
+    };
+  };
+
   return {
+    stageUpdate,
+
     get: async (sessionId) => read(sessionId),
 
     create: (record) =>
@@ -50,12 +69,7 @@ export function openLmdbSessionRepository(store: Store): SessionRepository {
         return write(record, 1);
       }),
 
-    update: (record, revision) =>
-      db.transaction(() => {
-        const current = expect(record.sessionId, revision)!;
-        db.remove(indexKey(current.value));
-        return write({ ...record, userDid: current.value.userDid }, revision + 1);
-      }),
+    update: (record, revision) => db.transaction(() => stageUpdate(record, revision)()),
 
     remove: (sessionId, revision) =>
       db.transaction(() => {
