@@ -2,8 +2,9 @@
 // The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
 // unacknowledged. The frames of one event-loop turn travel as one message (a thread hop and an
 // acknowledgement per frame were a fifth of the actor thread's CPU in a turn); they are flushed when the turn
-// ends (setImmediate), when the window is full, and before the end. When the socket on the main thread is full, acknowledgements stop and `send` waits, so a
-// slow client slows its own generation instead of filling memory. `cancel` (client gone) ends the waiting.
+// ends (setImmediate), when the window is full, and before the end. When the socket on the main thread is
+// full, acknowledgements stop and `send` waits, so a slow client slows its own generation instead of filling
+// memory. `cancel` (client gone) ends the waiting.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';

@@ -7,7 +7,7 @@ import { createProvider } from './agent/provider.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openLmdbSessionStores } from '../sessions/lmdb-turn-commit.js';
-import type { SessionStores } from './session-state.js';
+import type { SessionStores } from '../sessions/turn-commit.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
 import { ChannelToolBridge } from './bridge.js';

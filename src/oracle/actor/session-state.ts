@@ -9,8 +9,6 @@ import type { SessionRecord } from '../sessions/records.js';
 import { historyOf, itemOf, recentStart, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 
-export type { SessionStores };
-
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
 const PAGE = 100;
 

@@ -11,7 +11,7 @@ interface CachedPage {
 }
 
 /** Pages kept (per user and offset/limit); the oldest entry goes first past it. */
-const MAX_PAGES = 10_000;
+const MAX_PAGES = 2_000;
 
 export type SessionListJson = (userDid: string, page: { offset: number; limit: number }) => Promise<string>;
 

@@ -1,7 +1,7 @@
 // Runs on: the main thread (front door).
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
-// open -> an SSE stream), then writes each batch of frames to the socket in one write, acknowledges frames while the
-// socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
+// open -> an SSE stream), then writes each batch of frames to the socket in one write, acknowledges frames
+// while the socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
 // frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
 import type { StreamWriter } from '../../http/types.js';
 import { DomainError } from '../../runtime/errors.js';

@@ -5,8 +5,8 @@
 //   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> SessionView
 //   c|<userDid>                                         -> number of the user's sessions
 //   v|<userDid>                                         -> the list's version (listVersion), +1 per write
-// A record, its index entry, the count and the version change in one transaction. `|` cannot occur in a DID, so keys are
-// unambiguous.
+// A record, its index entry, the count and the version change in one transaction. `|` cannot occur in a DID,
+// so keys are unambiguous.
 import type { Store } from '../../store/env.js';
 import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
