@@ -1,10 +1,11 @@
 // Runs on: actor hosts (worker threads) only.
 // The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
-// unacknowledged. The frames of one event-loop turn travel as one message (a thread hop and an
-// acknowledgement per frame were a fifth of the actor thread's CPU in a turn); they are flushed when the turn
-// ends (setImmediate), when the window is full, and before the end. When the socket on the main thread is
-// full, acknowledgements stop and `send` waits, so a slow client slows its own generation instead of filling
-// memory. `cancel` (client gone) ends the waiting.
+// unacknowledged. Frames travel in batches (a thread hop and an acknowledgement per frame were a fifth of the
+// actor thread's CPU in a turn): those sent within one 0 ms timer (about a millisecond, several event-loop
+// turns, as a provider's deltas arrive one per turn) go as one message, flushed by that timer, when the
+// window is full, and before the end. When the socket on the main thread is full, acknowledgements stop and
+// `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client gone)
+// ends the waiting.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
@@ -64,7 +65,7 @@ export class FrameSender {
       this.#wake = undefined;
     }
     if (this.#cancelled) return;
-    if (this.#pendingCount === 0) setImmediate(this.#flush);
+    if (this.#pendingCount === 0) setTimeout(this.#flush, 0);
     this.#pending += text;
     this.#pendingCount++;
     this.#sent++;
