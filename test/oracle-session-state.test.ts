@@ -1,10 +1,9 @@
 // The chat actor's hold on its session (actor/session-state.ts): it loads only the recent turns the model
 // needs, newest pages first, never the whole transcript; a turn appends after what is stored and moves the
-// record; a writer holding an old revision is refused.
+// record in one LMDB commit; a writer holding an old revision is refused and writes nothing.
 import t from 'tap';
 import { SessionState } from '../dist/src/oracle/actor/session-state.js';
-import { openLmdbSessionRepository } from '../dist/src/oracle/sessions/lmdb-repository.js';
-import { openLmdbTranscriptRepository } from '../dist/src/oracle/sessions/lmdb-transcript-repository.js';
+import { openLmdbSessionStores } from '../dist/src/oracle/sessions/lmdb-turn-commit.js';
 import type { TranscriptEntry } from '../dist/src/oracle/sessions/transcript.js';
 import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcript-repository.js';
 import { tempStore } from './helpers/store.js';
@@ -29,13 +28,14 @@ function counting(transcripts: TranscriptRepository) {
 
 t.test('a long transcript: the history is the last turns, read without the rest', async (t) => {
   const store = tempStore(t, 'session-state-');
-  const sessions = openLmdbSessionRepository(store);
-  const { repository: transcripts, counter } = counting(openLmdbTranscriptRepository(store));
+  const stores = openLmdbSessionStores(store);
+  const { sessions } = stores;
+  const { repository: transcripts, counter } = counting(stores.transcripts);
   await sessions.create(record);
   const TURNS = 400;
   for (let i = 0; i < TURNS; i++) await transcripts.append('s', i * 2, turn(i));
 
-  const state = (await SessionState.load({ sessions, transcripts }, 's', 50))!;
+  const state = (await SessionState.load({ ...stores, transcripts }, 's', 50))!;
   const history = await state.history();
   t.equal(history.length, 100, '50 turns of two messages');
   t.same(history[0], { role: 'user', content: `question ${TURNS - 50}` });
@@ -55,7 +55,7 @@ t.test('a long transcript: the history is the last turns, read without the rest'
 
 t.test('a stale holder cannot write over a newer one', async (t) => {
   const store = tempStore(t, 'session-state-');
-  const stores = { sessions: openLmdbSessionRepository(store), transcripts: openLmdbTranscriptRepository(store) };
+  const stores = openLmdbSessionStores(store);
   await SessionState.create(stores, record, 50);
   const [current, stale] = [(await SessionState.load(stores, 's', 50))!, (await SessionState.load(stores, 's', 50))!];
   await stale.history();
@@ -67,4 +67,20 @@ t.test('a stale holder cannot write over a newer one', async (t) => {
   await current.delete();
   t.equal(await stores.sessions.get('s'), undefined);
   t.equal(await stores.transcripts.length('s'), 0);
+});
+
+t.test('a turn is one LMDB commit, and a record that moved leaves no entries behind', async (t) => {
+  const store = tempStore(t, 'session-state-');
+  const stores = openLmdbSessionStores(store);
+  const state = await SessionState.create(stores, record, 50);
+  const lastTxnId = () => (store.root.getStats() as { lastTxnId: number }).lastTxnId;
+  const before = lastTxnId();
+  await state.commit({ ...record, title: 'One' }, turn(0));
+  t.equal(lastTxnId() - before, 1, 'entries and record in one transaction');
+  t.equal(await stores.transcripts.length('s'), 2);
+
+  await stores.sessions.update({ ...record, title: 'Elsewhere' }, 2);
+  await rejectsWithConflict(t, state.commit({ ...record, title: 'Stale' }, turn(1)), 'the record moved');
+  t.equal(await stores.transcripts.length('s'), 2, 'the refused turn appended nothing');
+  t.match(await stores.sessions.get('s'), { value: { title: 'Elsewhere' }, revision: 3 });
 });

@@ -118,6 +118,29 @@ t.test('DELETE /sessions/:sessionId removes the session and its transcript', asy
   t.same(tooLong.body.message, ['sessionId must be at most 128 characters']);
 });
 
+t.test('GET /sessions is never stale after a write was answered (it answers from a cache of the page)', async (t) => {
+  const server = await startOracleServer(t);
+  const ada = await newUser(server.oracleDid);
+  const list = async () => (await call(server, 'GET', '/sessions', { user: ada })).body;
+  const ids = (body: { sessions: { sessionId: string }[] }) => body.sessions.map((s) => s.sessionId);
+  const expected: string[] = [];
+  t.same(await list(), { sessions: [], total: 0 });
+  for (let i = 0; i < 3; i++) {
+    expected.unshift(await createSession(server, ada));
+    t.same(ids(await list()), expected, `listed at once after create ${i + 1}`);
+    t.same(await list(), await list(), 'the same page again while nothing changed');
+  }
+  await call(server, 'POST', `/messages/${expected[2]}`, { user: ada, body: { message: 'Rename me' } });
+  const renamed = await list();
+  t.same(ids(renamed), [expected[2], expected[0], expected[1]], 'a turn moves its session to the top at once');
+  t.equal(renamed.sessions[0].title, 'Rename me');
+  for (const id of ids(renamed)) {
+    t.equal((await call(server, 'DELETE', `/sessions/${id}`, { user: ada })).status, 200);
+    t.notOk(ids(await list()).includes(id), 'gone from the list at once after delete');
+  }
+  t.same(await list(), { sessions: [], total: 0 });
+});
+
 t.test('GET /docs-json documents the oracle routes from the schemas that validate them', async (t) => {
   const server = await startOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
   const doc = await (await fetch(`${server.url}/docs-json`)).json();

@@ -132,8 +132,8 @@ export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
   | { type: 'open' }
-  /** One SSE frame, written in one write. */
-  | { type: 'frame'; text: string }
+  /** `count` SSE frames (those the actor produced within about a millisecond), written in one write. */
+  | { type: 'frames'; text: string; count: number }
   /** Last message: how the stream ended decides its closing frames (stream-ending.ts). */
   | { type: 'end'; ending?: StreamEnding };
 

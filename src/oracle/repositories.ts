@@ -10,14 +10,11 @@ import type { CreditRepository } from './plugins/credits/repository.js';
 import { openLmdbPreferences } from './plugins/user-preferences/lmdb-repository.js';
 import type { PreferencesRepository } from './plugins/user-preferences/repository.js';
 import type { RevocationRepository } from './revocations.js';
-import { openLmdbSessionRepository } from './sessions/lmdb-repository.js';
-import { openLmdbTranscriptRepository } from './sessions/lmdb-transcript-repository.js';
-import type { SessionRepository } from './sessions/repository.js';
-import type { TranscriptRepository } from './sessions/transcript-repository.js';
+import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
+import type { SessionStores } from './sessions/turn-commit.js';
 
-export interface OracleRepositories {
-  readonly sessions: SessionRepository;
-  readonly transcripts: TranscriptRepository;
+/** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
+export interface OracleRepositories extends SessionStores {
   readonly revocations: RevocationRepository;
   /** The users' delegations to one oracle. */
   delegations(oracleDid: string): DelegationRepository;
@@ -27,8 +24,7 @@ export interface OracleRepositories {
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {
   return {
-    sessions: openLmdbSessionRepository(store),
-    transcripts: openLmdbTranscriptRepository(store),
+    ...openLmdbSessionStores(store),
     revocations: openLmdbRevocations(store),
     delegations: (oracleDid) => openLmdbDelegations(store, oracleDid),
     preferences: openLmdbPreferences(store),

@@ -55,6 +55,28 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     t.same(await sessions.listByUser('did:key:zNobody', { offset: 0, limit: 10 }), { sessions: [], total: 0 });
   });
 
+  t.test("every write to a user's list moves its version, and only that user's", async (t) => {
+    const sessions = await open(t);
+    const versions = new Set<number>();
+    const seen = async (label: string) => {
+      const version = await sessions.listVersion('did:key:zA');
+      t.notOk(versions.has(version), `${label}: a new version`);
+      versions.add(version);
+    };
+    await seen('no sessions');
+    const created = await sessions.create(record('a', 'did:key:zA'));
+    await seen('create');
+    await sessions.update({ ...created.value, title: 'Moved' }, created.revision);
+    await seen('update');
+    const other = await sessions.listVersion('did:key:zA');
+    await sessions.create(record('x', 'did:key:zB'));
+    t.equal(await sessions.listVersion('did:key:zA'), other, "another user's write leaves it");
+    await rejectsWithConflict(t, sessions.update({ ...created.value, title: 'Stale' }, created.revision), 'a stale update');
+    t.equal(await sessions.listVersion('did:key:zA'), other, 'a refused write leaves it');
+    await sessions.remove('a', created.revision + 1);
+    await seen('remove');
+  });
+
   t.test('a removal takes the record out of its list and its total', async (t) => {
     const sessions = await open(t);
     await sessions.create(record('a', 'did:key:zA'));

@@ -7,7 +7,7 @@ import { createProvider } from './agent/provider.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openLmdbOracleRepositories } from '../repositories.js';
-import type { SessionStores } from './session-state.js';
+import type { SessionStores } from '../sessions/turn-commit.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
 import { ChannelToolBridge } from './bridge.js';
@@ -38,6 +38,7 @@ export const chatServicesOf = perHost((host): ChatServices => {
   return {
     sessions: repositories.sessions,
     transcripts: repositories.transcripts,
+    commitTurn: repositories.commitTurn,
     plugins: createPlugins({ config, repositories }),
     provider: createProvider(config),
     maxSteps: config.AGENT_MAX_STEPS,

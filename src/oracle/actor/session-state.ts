@@ -1,18 +1,13 @@
 // Actor host: one chat session's stored state as its actor holds it (the record with the revision it read,
 // the transcript's length and its recent entries) and every write to it. Only the newest turns the model
 // needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
-// then moves the record (revision-checked), so a writer that lost the session to another cannot overwrite it.
+// moves the record (revision-checked) in one commit (SessionStores.commitTurn), so a writer that lost the
+// session to another cannot overwrite it.
 import type { ChatMessage } from '../agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
-import type { SessionRepository } from '../sessions/repository.js';
 import { historyOf, itemOf, recentStart, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
-import type { TranscriptRepository } from '../sessions/transcript-repository.js';
-
-export interface SessionStores {
-  readonly sessions: SessionRepository;
-  readonly transcripts: TranscriptRepository;
-}
+import type { SessionStores } from '../sessions/turn-commit.js';
 
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
 const PAGE = 100;
@@ -49,14 +44,13 @@ export class SessionState {
     return historyOf((await this.#loaded()).recent, this.recentTurns);
   }
 
-  /** Stores a turn's entries, then the record as the turn left it. */
+  /** Stores a turn's entries and the record as the turn left it, together. */
   async commit(next: SessionRecord, added: readonly TranscriptEntry[]): Promise<void> {
     const transcript = await this.#loaded();
-    await this.stores.transcripts.append(next.sessionId, transcript.length, added);
+    this.stored = await this.stores.commitTurn(next, this.stored.revision, transcript.length, added);
     transcript.length += added.length;
     transcript.recent.push(...added);
     transcript.recent.splice(0, recentStart(transcript.recent, this.recentTurns));
-    this.stored = await this.stores.sessions.update(next, this.stored.revision);
   }
 
   async delete(): Promise<void> {

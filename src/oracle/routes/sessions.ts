@@ -6,11 +6,14 @@ import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '
 import { oracleErrors } from '../errors.js';
 import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { actorCall, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
+import { cachedSessionLists } from './session-list-cache.js';
 
 const tags = ['Sessions'];
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function sessionRoutes(deps: OracleRouteDeps) {
   const { runtime, oracle, sessions, reads } = deps;
+  const listJson = cachedSessionLists(sessions);
   return [
     route({
       method: 'POST',
@@ -37,8 +40,9 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       async handler({ identity: { did }, query: { limit, offset } }) {
         // Read from the repository's per-user index on this thread, not through actors: the page spans sessions
         // of many actors (asking each would wake them all), and the index changes in the same write as each
-        // record, which its actor makes before it answers, so the list is as fresh as any answer given.
-        return reply.json(200, await sessions.listByUser(did, { offset, limit }));
+        // record, which its actor makes before it answers, so the list is as fresh as any answer given (the
+        // cache keeps that: session-list-cache.ts).
+        return reply.raw(200, JSON_TYPE, await listJson(did, { offset, limit }));
       },
     }),
 

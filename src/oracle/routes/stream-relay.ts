@@ -1,7 +1,7 @@
 // Runs on: the main thread (front door).
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
-// open -> an SSE stream), then writes each frame to the socket in one write, acknowledges frames while the
-// socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
+// open -> an SSE stream), then writes each batch of frames to the socket in one write, acknowledges frames
+// while the socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
 // frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
 import type { StreamWriter } from '../../http/types.js';
 import { DomainError } from '../../runtime/errors.js';
@@ -94,9 +94,9 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
           heartbeat = setInterval(() => !blocked && write(HEARTBEAT), options.heartbeatMs);
           heartbeat.unref();
           return outcome({ kind: 'streaming', finished: finishedPromise });
-        case 'frame':
+        case 'frames':
           write(message.text);
-          written++;
+          written += message.count;
           if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
           return;
         case 'end':

@@ -4,30 +4,43 @@
 //   s|<sessionId>                                       -> SessionRecord & { revision }
 //   u|<userDid>|<lastUpdated µs, 18 digits>|<sessionId> -> SessionView
 //   c|<userDid>                                         -> number of the user's sessions
-// A record, its index entry and the count change in one transaction. `|` cannot occur in a DID, so keys are
-// unambiguous.
+//   v|<userDid>                                         -> the list's version (listVersion), +1 per write
+// A record, its index entry, the count and the version change in one transaction. `|` cannot occur in a DID,
+// so keys are unambiguous.
 import type { Store } from '../../store/env.js';
 import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
 import type { SessionRepository } from './repository.js';
 
+/** The LMDB repository, plus its update as a step of a larger transaction (lmdb-turn-commit.ts). */
+export interface LmdbSessionRepository extends SessionRepository {
+  /**
+   * Inside a write transaction: checks the revision (RevisionConflictError when it moved) and answers the
+   * write, to make once every other check of the transaction has passed.
+   */
+  stageUpdate(record: SessionRecord, revision: Revision): () => Versioned<SessionRecord>;
+}
+
 const recordKey = (sessionId: string) => `s|${sessionId}`;
 const userPrefix = (userDid: string) => `u|${userDid}|`;
 const countKey = (userDid: string) => `c|${userDid}`;
+const versionKey = (userDid: string) => `v|${userDid}`;
 const indexKey = (record: SessionRecord) =>
   `${userPrefix(record.userDid)}${String(Math.round(record.lastUpdatedAt * 1000)).padStart(18, '0')}|${record.sessionId}`;
 
-export function openLmdbSessionRepository(store: Store): SessionRepository {
+export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
   const db = store.db<Stored<SessionRecord> | SessionView | number>('oracle-sessions');
 
   const read = (sessionId: string): Versioned<SessionRecord> | undefined => {
     const stored = db.get(recordKey(sessionId));
     return typeof stored === 'object' && 'userDid' in stored ? versioned(stored) : undefined;
   };
-  const countOf = (userDid: string): number => {
-    const count = db.get(countKey(userDid));
-    return typeof count === 'number' ? count : 0;
+  const numberAt = (key: string): number => {
+    const value = db.get(key);
+    return typeof value === 'number' ? value : 0;
   };
+  const countOf = (userDid: string) => numberAt(countKey(userDid));
+  const versionOf = (userDid: string) => numberAt(versionKey(userDid));
   /** Inside a transaction: the current record, which must be at `expected` (undefined: absent). */
   const expect = (sessionId: string, expected: Revision | undefined) => {
     const current = read(sessionId);
@@ -37,10 +50,21 @@ export function openLmdbSessionRepository(store: Store): SessionRepository {
   const write = (record: SessionRecord, revision: Revision): Versioned<SessionRecord> => {
     db.put(recordKey(record.sessionId), { ...record, revision });
     db.put(indexKey(record), viewOf(record));
+    db.put(versionKey(record.userDid), versionOf(record.userDid) + 1);
     return { value: record, revision };
   };
 
+  const stageUpdate = (record: SessionRecord, revision: Revision) => {
+    const current = expect(record.sessionId, revision)!;
+    return () => {
+      db.remove(indexKey(current.value));
+      return write({ ...record, userDid: current.value.userDid }, revision + 1);
+    };
+  };
+
   return {
+    stageUpdate,
+
     get: async (sessionId) => read(sessionId),
 
     create: (record) =>
@@ -50,12 +74,7 @@ export function openLmdbSessionRepository(store: Store): SessionRepository {
         return write(record, 1);
       }),
 
-    update: (record, revision) =>
-      db.transaction(() => {
-        const current = expect(record.sessionId, revision)!;
-        db.remove(indexKey(current.value));
-        return write({ ...record, userDid: current.value.userDid }, revision + 1);
-      }),
+    update: (record, revision) => db.transaction(() => stageUpdate(record, revision)()),
 
     remove: (sessionId, revision) =>
       db.transaction(() => {
@@ -63,7 +82,10 @@ export function openLmdbSessionRepository(store: Store): SessionRepository {
         db.remove(indexKey(value));
         db.remove(recordKey(sessionId));
         db.put(countKey(value.userDid), Math.max(0, countOf(value.userDid) - 1));
+        db.put(versionKey(value.userDid), versionOf(value.userDid) + 1);
       }),
+
+    listVersion: async (userDid) => versionOf(userDid),
 
     async listByUser(userDid, { offset, limit }) {
       const prefix = userPrefix(userDid);

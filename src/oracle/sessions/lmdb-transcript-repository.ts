@@ -6,12 +6,21 @@ import { RevisionConflictError } from '../../store/revision.js';
 import type { TranscriptEntry } from './transcript.js';
 import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
 
+/** The LMDB repository, plus its append as a step of a larger transaction (lmdb-turn-commit.ts). */
+export interface LmdbTranscriptRepository extends TranscriptRepository {
+  /**
+   * Inside a write transaction: checks that every number is free (RevisionConflictError otherwise) and
+   * answers the writes, to make once every other check of the transaction has passed.
+   */
+  stageAppend(sessionId: string, from: number, entries: readonly TranscriptEntry[]): () => void;
+}
+
 const WIDTH = 10;
 const prefixOf = (sessionId: string) => `${sessionId}|`;
 const keyOf = (sessionId: string, n: number) => `${prefixOf(sessionId)}${String(n).padStart(WIDTH, '0')}`;
 const numberOf = (key: string) => Number(key.slice(-WIDTH));
 
-export function openLmdbTranscriptRepository(store: Store): TranscriptRepository {
+export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptRepository {
   const db = store.db<TranscriptEntry>('oracle-transcripts');
 
   /** Reads one entry past the page to know whether another follows. */
@@ -24,16 +33,19 @@ export function openLmdbTranscriptRepository(store: Store): TranscriptRepository
     return { entries };
   };
 
+  // Every number checked before anything is written: a callback that throws mid-way in lmdb-js's batch
+  // keeps the writes it made.
+  const stageAppend = (sessionId: string, from: number, entries: readonly TranscriptEntry[]) => {
+    const keys = entries.map((_, i) => keyOf(sessionId, from + i));
+    const taken = keys.find((key) => db.doesExist(key));
+    if (taken !== undefined) throw new RevisionConflictError(taken, undefined);
+    return () => keys.forEach((key, i) => db.put(key, entries[i]));
+  };
+
   return {
-    append: (sessionId, from, entries) =>
-      // Every number checked before anything is written: a callback that throws mid-way in lmdb-js's batch
-      // keeps the writes it made.
-      db.transaction(() => {
-        const keys = entries.map((_, i) => keyOf(sessionId, from + i));
-        const taken = keys.find((key) => db.doesExist(key));
-        if (taken !== undefined) throw new RevisionConflictError(taken, undefined);
-        keys.forEach((key, i) => db.put(key, entries[i]));
-      }),
+    stageAppend,
+
+    append: (sessionId, from, entries) => db.transaction(() => stageAppend(sessionId, from, entries)()),
 
     async read(sessionId, { from, limit }) {
       const range = db.getRange({ start: keyOf(sessionId, from), end: `${prefixOf(sessionId)}\uffff`, limit: limit + 1 });

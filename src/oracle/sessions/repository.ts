@@ -21,4 +21,9 @@ export interface SessionRepository {
   remove(sessionId: string, revision: number): Promise<void>;
   /** One page of a user's sessions and their total. */
   listByUser(userDid: string, page: { offset: number; limit: number }): Promise<SessionPage>;
+  /**
+   * A number that changes with every write to the user's list (create, update, remove), committed with the
+   * write: a page read after it is at least as new as the version, so it can be cached under it.
+   */
+  listVersion(userDid: string): Promise<number>;
 }
