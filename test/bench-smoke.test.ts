@@ -39,8 +39,9 @@ t.test('a short USSD row writes the figures and ratios as JSON', async (t) => {
   for (const r of report.rows) {
     t.equal(r.unit, 'request');
     t.equal(r.errors, 0, `${r.name}: no errors`);
-    for (const field of ['count', 'throughput', 'p99Ms', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.name}: ${field} > 0`);
-    t.type(r.p50Ms, 'number');
+    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.name}: ${field} > 0`);
+    // Latencies are whole milliseconds (autocannon): a bare route on a quiet machine answers its p99 in "0 ms".
+    t.ok(r.p50Ms >= 0 && r.p99Ms >= r.p50Ms, `${r.name}: 0 <= p50 (${r.p50Ms}) <= p99 (${r.p99Ms})`);
   }
   for (const field of ['throughput', 'cpu']) t.type(ussd.ratio[field], 'number', `ratio.${field}`);
   // autocannon's latencies are whole milliseconds: a bare route at 4 connections may answer in "0 ms".
