@@ -1,7 +1,8 @@
 // Revision-checked writes, the one shape every repository's updates take: a read answers the record with its
-// revision, an update names the revision it read and is refused when the record moved since. A JetStream KV
-// bucket does the same natively (kv.update(key, value, revision)); LMDB keeps the revision on the record and
-// checks it inside the write transaction (writeIfRevision below).
+// revision, an update names the revision it read and is refused when the record moved since. In cluster mode the
+// JetStream record store (src/cluster/record-store.ts) does it with an expected sequence plus a message id, since
+// nats-server 2.9.10's own check lets racing writers through; LMDB keeps the revision on the record and checks it
+// inside the write transaction (writeIfRevision below).
 import type { Database } from 'lmdb';
 import { DomainError } from '../runtime/errors.js';
 
@@ -51,4 +52,22 @@ export function writeIfRevision<T extends object>(
   const revision = (expected ?? 0) + 1;
   db.putSync(key, { ...value, revision });
   return revision;
+}
+
+/** Enough attempts for every writer of one key to win once under any realistic contention. */
+const MAX_CONFLICT_ATTEMPTS = 100;
+
+/**
+ * Optimistic concurrency: runs `attempt` (read, decide, revision-checked write) again while it fails with a
+ * revision conflict, i.e. while another writer got in first; the last conflict is thrown after 100 attempts.
+ * `attempt` must be free of side effects besides its write, since it may run more than once.
+ */
+export async function retryOnConflict<R>(attempt: () => Promise<R>): Promise<R> {
+  for (let attempts = 1; ; attempts++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isRevisionConflict(error) || attempts >= MAX_CONFLICT_ATTEMPTS) throw error;
+    }
+  }
 }

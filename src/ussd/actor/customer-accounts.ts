@@ -4,7 +4,7 @@
 // read-modify-write is a revision-checked update, retried from a fresh read when another write came first.
 import { randomBytes } from 'node:crypto';
 import { crashPoint } from '../../crash-point.js';
-import { isRevisionConflict, type Versioned } from '../../store/revision.js';
+import { retryOnConflict, type Versioned } from '../../store/revision.js';
 import { parseCustomerId, type Customer, type CustomerRecord, type CustomerRepository } from '../customers/repository.js';
 import type { PinCipher } from './pin-cipher.js';
 
@@ -27,9 +27,6 @@ export interface CustomerPolicy {
   /** Wrong PINs in a row that lock the account (default 3). */
   maxPinAttempts?: number;
 }
-
-/** Each conflict means another write committed, so the loop progresses; the bound only catches a bug. */
-const MAX_UPDATE_ATTEMPTS = 100;
 
 export class CustomerAccounts {
   readonly #repository: CustomerRepository;
@@ -112,20 +109,14 @@ export class CustomerAccounts {
    * Reads the account, lets `change` decide the answer and the record to write (none: read-only), and writes
    * it revision-checked; on a conflict the change runs again on a fresh read. `unknown` answers a missing one.
    */
-  async #readModifyWrite<A>(customerId: string, unknown: A, change: (record: CustomerRecord) => [A, CustomerRecord?]): Promise<A> {
-    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+  #readModifyWrite<A>(customerId: string, unknown: A, change: (record: CustomerRecord) => [A, CustomerRecord?]): Promise<A> {
+    return retryOnConflict(async () => {
       const current = await this.#read(customerId);
       if (!current) return unknown;
       const [answer, next] = change(current.value);
-      if (next === undefined) return answer;
-      try {
-        await this.#repository.update(next, current.revision);
-        return answer;
-      } catch (error) {
-        if (!isRevisionConflict(error)) throw error;
-      }
-    }
-    throw new Error(`customer ${customerId}: too many concurrent updates`);
+      if (next !== undefined) await this.#repository.update(next, current.revision);
+      return answer;
+    });
   }
 
   #read(customerId: string): Promise<Versioned<CustomerRecord> | undefined> {

@@ -111,7 +111,7 @@ export class JetStreamCustomerRepository implements CustomerRepository {
       await this.creations.update(key, { customerId: pending.customerId }, bindingRevision);
     } catch (error) {
       // Another attempt confirmed it first; anything else (dropped) means the account is not this binding's.
-      if (!(isRevisionConflict(error))) throw error;
+      if (!isRevisionConflict(error)) throw error;
       const now = await this.creations.get(key);
       if (!now || !('customerId' in now.value) || now.value.customerId !== pending.customerId) return 'moved';
     }
