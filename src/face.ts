@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
 import type { Logger } from './log.js';
-import type { ActorRuntime } from './runtime/actor-runtime.js';
+import type { Actors } from './runtime/router.js';
 import type { CpuPool } from './runtime/cpu-pool.js';
 import type { Store } from './store/env.js';
 
@@ -12,8 +12,8 @@ export interface FaceContext {
   readonly config: Config;
   readonly store: Store;
   readonly log: Logger;
-  /** Session actors on worker threads (main-thread side). */
-  readonly runtime: ActorRuntime;
+  /** The session actors: this node's runtime, or in cluster mode the router to whichever node runs each one. */
+  readonly actors: Actors;
   /** piscina pool for CPU work (UCAN verification, key derivation). */
   readonly cpuPool: CpuPool;
 }

@@ -65,7 +65,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   await runtime.start();
   log.info({ hosts: runtime.hostCount }, 'actor hosts started');
 
-  const context: FaceContext = { config, store, log, runtime, cpuPool };
+  const context: FaceContext = { config, store, log, actors: runtime, cpuPool };
   const faces: Face[] = [];
   for (const factory of FACES) faces.push(await factory(context));
   for (const face of faces) await face.start?.();

@@ -25,7 +25,7 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
+export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = openLmdbOracleRepositories(store);
   const { revocations } = repositories;
@@ -33,11 +33,11 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
   const plugins = createPlugins({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
-    runtime,
+    actors,
     authenticator,
     oracle: { oracleDid: identity.did, oracleName: identity.name },
     sessions: repositories.sessions,
-    reads: sessionReadsThrough(runtime),
+    reads: sessionReadsThrough(actors),
     delegations: repositories.delegations(identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
@@ -53,7 +53,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, runtime, authenticator, sessions: deps.reads, log: deps.log });
+      events = startEventChannel(front, { config, actors, authenticator, sessions: deps.reads, log: deps.log });
     },
     async stop() {
       await events?.stop();

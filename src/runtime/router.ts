@@ -2,8 +2,10 @@
 // and get its reply, reach the actor outside its mailbox, or open a stream from it. The single-node runtime
 // (actor-runtime.ts: actor hosts on worker threads, lean RPC over MessagePorts) is one implementation; a
 // cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).
-// Faces use ActorRef (runtime.ref(PROTOCOL, id)), typed by the kind's protocol.
-import type { ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
+// Faces get an Actors (a router that also makes typed references and carries the actors' events): the runtime
+// itself on one node, the cluster's router and event bus in cluster mode.
+import type { ActorEvent } from './messages.js';
+import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
 import type { StreamChannel } from './stream-channel.js';
 
 export interface ActorStream {
@@ -24,6 +26,14 @@ export interface ActorRouter {
   signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
   /** Opens a stream from the actor, running in its mailbox like a send. */
   stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream;
+}
+
+/** What the faces use to reach actors: routing, typed references (actors.ref(PROTOCOL, id)) and the actors' events. */
+export interface Actors extends ActorRouter {
+  /** The actor `actorId` of the kind `protocol` declares: what it is sent and what it answers are typed. */
+  ref<S extends ProtocolShape>(protocol: ActorProtocol<S>, actorId: string): ActorRef<S>;
+  /** Receives every event that actors publish (wherever they run); answers the unsubscription. */
+  onEvent(listener: (event: ActorEvent) => void): () => void;
 }
 
 /** One actor, typed by its kind's protocol: the reply type follows from the message's `type`. */

@@ -5,7 +5,7 @@ import { trustsProxies } from '../http/proxy-trust.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
 
-export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => {
+export const createUssdFace: FaceFactory = ({ config, store, actors, log }) => {
   const sessions = new LmdbUssdSessionRepository(store);
   let sweeper: NodeJS.Timeout | undefined;
   return {
@@ -22,7 +22,7 @@ export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => 
       sweeper.unref();
     },
     routes(router) {
-      registerUssdRoutes(router, { runtime, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
+      registerUssdRoutes(router, { actors, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
     },
     async stop() {
       clearInterval(sweeper);

@@ -1,9 +1,10 @@
 // The event channel on the main thread, whatever the transport: who is connected to which session, the
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
-// actors publish (runtime.onEvent) to every socket of the session, through each transport's own pub/sub.
+// actors publish (actors.onEvent) to every socket of the session, through each transport's own pub/sub.
 import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
-import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
+import { HostUnavailableError } from '../../runtime/errors.js';
+import type { Actors } from '../../runtime/router.js';
 import type { ActorEvent } from '../../runtime/messages.js';
 import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
 import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
@@ -44,7 +45,7 @@ export abstract class ChannelClient {
 export type FanOut = (sessionId: string, event: string, data: unknown) => void;
 
 export interface EventChannelDeps {
-  readonly runtime: ActorRuntime;
+  readonly actors: Actors;
   /** Whose session it is, asked of the session's actor. */
   readonly sessions: SessionReads;
   readonly log: Logger;
@@ -179,7 +180,7 @@ export class EventChannel {
     if (!client.subscriptions.has(sessionId)) throw new FrameError(`This socket does not follow session ${sessionId}`, event);
     const signal: ClientResultSignal = { type: 'client_result', kind, toolCallId: input.toolCallId, userDid: client.identity.userDid, result: input.result };
     if (input.error) signal.error = input.error;
-    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).then(
+    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).then(
       (accepted) => {
         if (accepted === true) return;
         const what = kind === 'browser' ? 'browser tool call' : 'action call';
@@ -196,7 +197,7 @@ export class EventChannel {
     const toolCallId = (data as { toolCallId?: unknown } | null)?.toolCallId;
     if (typeof toolCallId !== 'string') return;
     const signal: ClientUnreachableSignal = { type: 'client_unreachable', toolCallId };
-    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
+    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
       if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
     });
   }
