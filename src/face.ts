@@ -1,5 +1,6 @@
 // A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
+import type { ClusterConnection } from './cluster/connection.js';
 import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
@@ -16,6 +17,8 @@ export interface FaceContext {
   readonly actors: Actors;
   /** piscina pool for CPU work (UCAN verification, key derivation). */
   readonly cpuPool: CpuPool;
+  /** Cluster mode (NATS_URL): this node's NATS connection, for the faces' repositories; undefined on one node. */
+  readonly cluster?: ClusterConnection;
 }
 
 export interface Face {

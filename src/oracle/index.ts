@@ -14,7 +14,7 @@ import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
-import { openLmdbOracleRepositories } from './repositories.js';
+import { openOracleRepositories } from './repositories.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -25,9 +25,9 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool }): Promise<OracleFace> => {
+export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool, cluster }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const repositories = openLmdbOracleRepositories(store);
+  const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPlugins({ config, repositories });

@@ -58,3 +58,15 @@ export class ActorRef<S extends ProtocolShape> {
     return this.router.stream(this.kind, this.id, message, timeoutMs);
   }
 }
+
+/** An Actors over `router` (send, signal, stream) whose events come from `events` (in cluster mode: the event bus). */
+export function actorsOver(router: ActorRouter, events: Pick<Actors, 'onEvent'>): Actors {
+  const actors: Actors = {
+    send: (kind, actorId, message, timeoutMs) => router.send(kind, actorId, message, timeoutMs),
+    signal: (kind, actorId, message) => router.signal(kind, actorId, message),
+    stream: (kind, actorId, message, timeoutMs) => router.stream(kind, actorId, message, timeoutMs),
+    ref: (protocol, actorId) => new ActorRef(actors, protocol.kind, actorId),
+    onEvent: (listener) => events.onEvent(listener),
+  };
+  return actors;
+}
