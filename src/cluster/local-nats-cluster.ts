@@ -50,7 +50,7 @@ export interface NatsClusterOptions {
  * `count` distinct free loopback ports. All are held open until every one is chosen (a port released at once can
  * be handed out again by the next bind); a collision with another process afterwards is unlikely and fails loudly.
  */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: count }, () =>
       new Promise<Server>((resolve, reject) => {
