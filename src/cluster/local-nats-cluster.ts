@@ -50,7 +50,7 @@ export interface NatsClusterOptions {
  * `count` distinct free loopback ports. All are held open until every one is chosen (a port released at once can
  * be handed out again by the next bind); a collision with another process afterwards is unlikely and fails loudly.
  */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: count }, () =>
       new Promise<Server>((resolve, reject) => {
@@ -176,6 +176,12 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     clearTimeout(timer);
   };
 
+  // If this process ends without stop() (a failed test, Ctrl-C during start-up), its servers must not outlive it.
+  const killAll = () => {
+    for (const slot of slots) if (running(slot)) slot.child!.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+
   let stopped = false;
   const cluster: NatsCluster = {
     servers: slots.map((slot) => ({
@@ -203,6 +209,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       if (stopped) return;
       stopped = true;
       await Promise.all(slots.map((slot) => stopSlot(slot, 'SIGTERM')));
+      process.off('exit', killAll);
       if (ownsRoot) rmSync(root, { recursive: true, force: true });
     },
   };
