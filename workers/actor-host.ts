@@ -1,6 +1,5 @@
 // Actor host thread. Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
-// prepares the actor kinds' services, hosts the actors of its shard, answers the main thread's calls (rpc.ts)
-// on its call port.
+// hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
 import { clusterModeOn } from '../src/cluster/config.js';
@@ -28,9 +27,6 @@ const context: HostContext = {
   ...(cluster ? { cluster } : {}),
   publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
 };
-// Calls wait in the port until served; the first (stats) is answered once every kind's services are open.
-await Promise.all(actorKinds.map((kind) => kind.prepare?.(context)));
-
 const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {
   mailboxLimit: config.ACTOR_MAILBOX_LIMIT,
   // On a graceful stop the mailboxes drain first, then this thread's NATS connection and LMDB environment close.

@@ -61,6 +61,11 @@ export class NatsActorRouter implements ActorRouter {
   readonly #failoverWaitMs: number;
   readonly #subscriptions = new Map<number, Subscription>();
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
+  /** Checks of the calls waiting for a remote owner, run on every change of the lease table. */
+  readonly #waiting = new Set<() => void>();
+  readonly #onTable = () => {
+    for (const check of this.#waiting) check();
+  };
 
   constructor(options: NatsActorRouterOptions) {
     this.#connection = options.connection;
@@ -69,6 +74,7 @@ export class NatsActorRouter implements ActorRouter {
     this.#timeoutMs = options.callTimeoutMs ?? 15_000;
     this.#failoverWaitMs = options.failoverWaitMs ?? 10_000;
     this.#leases.on('change', this.#onChange);
+    this.#leases.on('table', this.#onTable);
     this.#serve(this.#leases.owned);
   }
 
@@ -95,6 +101,7 @@ export class NatsActorRouter implements ActorRouter {
   /** Stops answering for any partition (the leases themselves are the caller's to leave). */
   close(): void {
     this.#leases.off('change', this.#onChange);
+    this.#leases.off('table', this.#onTable);
     this.#serve(new Set());
   }
 
@@ -110,7 +117,7 @@ export class NatsActorRouter implements ActorRouter {
       if (this.#leases.owns(partition)) return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
       try {
-        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) });
+        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
         let moved: boolean;
@@ -134,17 +141,34 @@ export class NatsActorRouter implements ActorRouter {
       : this.#local.signal(request.kind, request.actorId, request.message);
   }
 
-  async #request(partition: number, request: ActorRequest): Promise<unknown> {
+  /**
+   * One request to the partition's owner. An owner that stops answering without going away (paused, cut off) keeps
+   * its subscription until NATS notices, so the wait also ends when the lease table names another owner (it took
+   * over once that owner's lease lapsed): the call is then tried there. Should the silent owner resume, it serves
+   * nothing with a lapsed lease (PartitionLeases.owns), and a write from its older state is refused by revision.
+   */
+  async #request(partition: number, request: ActorRequest, tried: string | undefined): Promise<unknown> {
     const subject = this.subjectOf(partition);
     let reply: Msg;
+    const pending = this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+    let check = () => {};
+    const taken = new Promise<never>((_, reject) => {
+      // With no live owner known when sent, nothing says whom to stop waiting for: the deadline bounds the wait.
+      if (tried !== undefined) check = () => this.#movedFrom(partition, tried) && reject(new NotServedError(`partition ${partition}'s owner ${tried} stopped answering`, tried));
+    });
+    this.#waiting.add(check);
     try {
-      reply = await this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      reply = await Promise.race([pending, taken]);
     } catch (error) {
+      pending.catch(() => undefined); // abandoned when the owner changed
+      if (error instanceof NotServedError) throw error;
       if (isNoResponders(error)) throw new NotServedError(`no responder on ${subject}`);
       if (error instanceof Error && error.name === 'TimeoutError') {
         throw unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
       }
       throw unavailable(`request on ${subject} failed: ${(error as Error).message}`);
+    } finally {
+      this.#waiting.delete(check);
     }
     const answer = reply.json<ActorReply>();
     if ('error' in answer) {
@@ -154,9 +178,14 @@ export class NatsActorRouter implements ActorRouter {
     return answer.value;
   }
 
+  /** This node holds `partition` now, or the table names a live owner other than `tried`. */
+  #movedFrom(partition: number, tried: string | undefined): boolean {
+    return this.#leases.owns(partition) || (this.#leases.ownerOf(partition) ?? tried) !== tried;
+  }
+
   /** Resolves true once this node holds `partition` or the table names a live owner other than `tried`. */
   #ownerOtherThan(partition: number, tried: string | undefined, until: number): Promise<boolean> {
-    const moved = () => this.#leases.owns(partition) || ((this.#leases.ownerOf(partition) ?? tried) !== tried);
+    const moved = () => this.#movedFrom(partition, tried);
     if (moved()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (result: boolean) => {

@@ -29,7 +29,7 @@ export { type Actor } from './protocol.js';
 /** How a host creates the actors of one kind; `name` is its protocol's kind (declared once, in the protocol). */
 export interface ActorKind<S extends ProtocolShape = ProtocolShape> {
   readonly name: string;
-  /** Awaited once by the host before it takes calls: services that open asynchronously (over NATS in cluster mode). */
+  /** Awaited by the host before the kind's first actor is made: services that open asynchronously (over NATS). */
   prepare?(host: HostContext): Promise<void>;
   create(actorId: string, host: HostContext): Actor<S>;
 }
@@ -46,7 +46,7 @@ export function actorKind<S extends ProtocolShape>(
 /**
  * Services the actors of one kind share on a host (repositories, clients, keys). Some open asynchronously
  * (over NATS in cluster mode), so they are built once per host by `prepare` (the kind's prepare hook, awaited
- * before the host takes calls) and then read synchronously by `of`, so actors stay plain classes.
+ * by the host before the kind's first actor) and then read synchronously by `of`, so actors stay plain classes.
  * @example const services = preparedPerHost(async (host) => ({ sessions: await openSessions(host) }));
  */
 export function preparedPerHost<T>(build: (host: HostContext) => Promise<T>): { prepare(host: HostContext): Promise<void>; of(host: HostContext): T } {
@@ -88,6 +88,9 @@ export class ActorHost implements HostApi {
   readonly #cells = new Map<string, Cell>();
   readonly #sweeper: NodeJS.Timeout;
   readonly #deadlines = new DeadlineSignals();
+  /** Kinds whose services are ready, and those being prepared (ActorKind.prepare), by name. */
+  readonly #prepared = new Set<string>();
+  readonly #preparing = new Map<string, Promise<void>>();
   #closing: Promise<{ drained: boolean }> | undefined;
 
   constructor(
@@ -102,11 +105,15 @@ export class ActorHost implements HostApi {
   }
 
   async send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
+    const preparing = this.#prepare(kind);
+    if (preparing) await preparing;
     const cell = this.#cell(kind, actorId);
     return this.#post(cell, deadline, (cancelled) => cell.actor.receive(message, cancelled));
   }
 
   async stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void> {
+    const preparing = this.#prepare(kind);
+    if (preparing) await preparing.catch((error: unknown) => (port.close(), Promise.reject(error)));
     const cell = this.#cell(kind, actorId);
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
@@ -182,6 +189,32 @@ export class ActorHost implements HostApi {
       await this.options.afterClose?.();
       return { drained };
     })());
+  }
+
+  /**
+   * The kind's services, prepared on its first call (a host never used for a kind opens nothing for it); undefined
+   * once ready, so later calls reach the mailbox in the same turn, in the order they came. A failed prepare is
+   * tried again by the next call.
+   */
+  #prepare(kindName: string): Promise<void> | undefined {
+    if (this.#prepared.has(kindName)) return undefined;
+    const kind = this.#kinds.get(kindName);
+    if (!kind?.prepare) {
+      if (kind) this.#prepared.add(kindName);
+      return undefined;
+    }
+    let preparing = this.#preparing.get(kindName);
+    if (!preparing) {
+      preparing = kind.prepare(this.context).then(
+        () => void this.#prepared.add(kindName),
+        (error: unknown) => {
+          this.#preparing.delete(kindName);
+          throw error;
+        },
+      );
+      this.#preparing.set(kindName, preparing);
+    }
+    return preparing;
   }
 
   #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {
