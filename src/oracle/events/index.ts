@@ -4,7 +4,6 @@ import type { Config } from '../../config.js';
 import type { SocketFrontDoor } from '../../http/websocket.js';
 import type { Logger } from '../../log.js';
 import type { ActorRuntime } from '../../runtime/actor-runtime.js';
-import type { ActorEvent } from '../../runtime/messages.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { EventChannel, type TopicInterest } from './channel.js';
@@ -23,11 +22,8 @@ export interface EventChannelOptions {
   authenticator: UcanAuthenticator;
   sessions: SessionReads;
   log: Logger;
-  /**
-   * Cluster mode: the ClusterEventBus (src/cluster/event-bus.ts). Its events (this node's actors' and other nodes'
-   * for the sessions followed here) feed the channel instead of the runtime's, and it hears which sessions have sockets here.
-   */
-  clusterEvents?: TopicInterest & { onEvent(listener: (event: ActorEvent) => void): () => void };
+  /** Cluster mode: the ClusterEventBus (src/cluster/event-bus.ts), told which sessions have sockets here. */
+  interest?: TopicInterest;
 }
 
 export interface RunningEventChannel {
@@ -37,7 +33,7 @@ export interface RunningEventChannel {
 
 export function startEventChannel(front: SocketFrontDoor, options: EventChannelOptions): RunningEventChannel {
   const { config, runtime, log } = options;
-  const channel = new EventChannel({ runtime, sessions: options.sessions, log, interest: options.clusterEvents });
+  const channel = new EventChannel({ runtime, sessions: options.sessions, log, interest: options.interest });
   const accept = (input: HandshakeInput) => authenticateHandshake(options, input);
   // A reader this far behind counts as too slow and is closed (a never-reading client holds no more than this).
   const maxBackpressureBytes = config.WS_MAX_BACKPRESSURE_BYTES;
@@ -57,7 +53,7 @@ export function startEventChannel(front: SocketFrontDoor, options: EventChannelO
   });
   attachSocketIoTransport(io, { channel, accept, log });
 
-  const unsubscribe = (options.clusterEvents ?? runtime).onEvent((event) => channel.publish(event));
+  const unsubscribe = runtime.onEvent((event) => channel.publish(event));
   return {
     channel,
     async stop() {
