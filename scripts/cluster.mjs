@@ -1,49 +1,92 @@
-// `npm run cluster`: a local 3-server NATS JetStream cluster on loopback to try cluster mode with, until Ctrl-C.
-// Today it starts the NATS part only: the server does not yet route actors or keep state in JetStream (see
-// docs/cluster.md, "Status"), so starting three nodes on it would show three independent servers.
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+// `npm run cluster`: a local cluster on loopback to try cluster mode with, until Ctrl-C: 3 nats-server processes
+// with JetStream (client ports 4222-4224) and 3 server nodes (ports 3001-3003), each range used when free, else
+// free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. What the nodes share
+// across the cluster today is in docs/cluster.md ("Status").
+import { createServer } from 'node:net';
+import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
+import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
 
-function natsServerBinary() {
-  try {
-    return execFileSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).trim();
-  } catch {
-    // Debian installs it in /usr/sbin, which is not on every user's PATH.
-    if (existsSync('/usr/sbin/nats-server')) return '/usr/sbin/nats-server';
-    console.error('nats-server is not installed: apt-get install -y nats-server');
-    process.exit(1);
-  }
+const natsServer = findNatsServer();
+if (!natsServer) {
+  console.error('nats-server is not installed: apt-get install -y nats-server');
+  process.exit(1);
 }
 
-const basePorts = { client: 4222, cluster: 6222, monitor: 8222 };
-console.log('starting 3 nats-server processes with JetStream on 127.0.0.1 ...');
-const cluster = await startNatsCluster({ binary: natsServerBinary(), basePorts }).catch((error) => {
-  console.error(`could not start the NATS cluster (are ports ${basePorts.client}-${basePorts.client + 2} free?):\n${error.message}`);
-  process.exit(1);
-});
-const leader = await cluster.waitForMetaLeader();
-console.log(`NATS cluster ready, JetStream meta leader ${leader}:`);
-for (const server of cluster.servers) console.log(`  ${server.name}  ${server.url}  monitoring http://127.0.0.1:${server.monitorPort}/jsz`);
-console.log(`
-A node joins it with:
-  NATS_URL=${cluster.urls} NODE_ID=node-1 PORT=3001 DATA_DIR=./data/node-1 \\
-  PIN_ENCRYPTION_KEY=<64 hex, same on every node> ORACLE_PRIVATE_KEY=<same on every node> npm start
+/** True when every port can be bound on 127.0.0.1 now. */
+async function portsFree(ports) {
+  const free = (port) =>
+    new Promise((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+  return (await Promise.all(ports.map(free))).every(Boolean);
+}
 
-NOT WIRED YET: a node started like this connects to NATS and reports it in /health, but its actors, sessions,
-records, rate limits and events stay on that node (its own LMDB). Requests are not yet routed between nodes.
-See docs/cluster.md ("Status").
+const range = (first, count = 3) => Array.from({ length: count }, (_, i) => first + i);
 
-Ctrl-C stops the cluster and removes its data.`);
-
+let nats;
+let nodes;
 let stopping = false;
-const stop = async (signal) => {
+const stop = async (reason, code = 0) => {
   if (stopping) return;
   stopping = true;
-  console.log(`\n${signal}: stopping the NATS cluster ...`);
-  await cluster.stop();
-  console.log('stopped');
-  process.exit(0);
+  console.log(`\n${reason}: stopping the nodes and the NATS cluster ...`);
+  await nodes?.stop();
+  await nats?.stop();
+  console.log('stopped, temp data removed');
+  process.exit(code);
 };
 process.once('SIGINT', () => void stop('SIGINT'));
 process.once('SIGTERM', () => void stop('SIGTERM'));
+
+const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
+const fixedNats = await portsFree([...range(natsPorts.client), ...range(natsPorts.cluster), ...range(natsPorts.monitor)]);
+console.log(`starting 3 nats-server processes with JetStream on 127.0.0.1${fixedNats ? '' : ' (4222-4224 busy: picking free ports)'} ...`);
+try {
+  nats = await startNatsCluster({ binary: natsServer, basePorts: fixedNats ? natsPorts : undefined });
+  await nats.waitForMetaLeader();
+
+  const nodePorts = (await portsFree(range(3001))) ? range(3001) : undefined;
+  console.log(`starting 3 nodes${nodePorts ? '' : ' (3001-3003 busy: picking free ports)'} ...`);
+  nodes = await startLocalNodes({
+    natsUrl: nats.urls,
+    ports: nodePorts,
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    // Warnings and errors of the nodes, one line each, so a person sees what goes wrong.
+    onLog(nodeId, line) {
+      try {
+        const entry = JSON.parse(line);
+        if (entry.level >= 40) console.log(`[${nodeId}] ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${entry.msg}`);
+      } catch {
+        if (line.trim()) console.log(`[${nodeId}] ${line}`);
+      }
+    },
+  });
+} catch (error) {
+  console.error(`could not start the cluster:\n${error.message}`);
+  await stop('start-up failed', 1);
+}
+
+const [first] = nodes.nodes;
+console.log(`
+NATS (JetStream, 3 servers):
+${nats.servers.map((s) => `  ${s.name}  ${s.url}  monitoring http://127.0.0.1:${s.monitorPort}/jsz`).join('\n')}
+  NATS_URL=${nats.urls}
+
+Nodes (each its own process, LMDB data dir and actor hosts):
+${nodes.nodes.map((n) => `  ${n.nodeId}  ${n.url}  pid ${n.pid}`).join('\n')}
+
+Try it:
+  curl ${first.url}/health
+  curl -X POST ${first.url}/api/ussd -H 'content-type: application/json' \\
+    -d '{"sessionId":"try-1","serviceCode":"*384#","phoneNumber":"+254712345678","text":""}'
+  npm run ussd -- --url ${first.url}/api/ussd
+  (the same with the other nodes' URLs; API docs at ${first.url}/docs)
+
+A fourth node joins with:
+  NATS_URL=${nats.urls} NODE_ID=node-4 PORT=3004 DATA_DIR=./data/node-4 \\
+  PIN_ENCRYPTION_KEY=${nodes.keys.PIN_ENCRYPTION_KEY} ORACLE_PRIVATE_KEY=${nodes.keys.ORACLE_PRIVATE_KEY} npm start
+
+What is shared across nodes today (actors, state, events): docs/cluster.md, "Status".
+cluster ready: ${nodes.nodes.map((n) => n.url).join(' ')} (Ctrl-C stops everything and removes its data)`);

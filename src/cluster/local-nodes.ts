@@ -1,0 +1,225 @@
+// Main thread (tooling): real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
+// tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
+// node must share; ready means its /health answers 200 (NATS connected, JetStream answering), not a fixed wait.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatKey, generateKey } from '../oracle/auth/mint.js';
+import { freePorts } from './local-nats-cluster.js';
+
+export interface NodeExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface LocalNode {
+  readonly index: number;
+  readonly nodeId: string;
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly dataDir: string;
+  /** Process id of the current process (changes on restart). */
+  readonly pid: number;
+  /** Running now (false once it exited, until restart). */
+  readonly running: boolean;
+  /** Resolves when the current process exits (a new promise after restart). */
+  readonly exited: Promise<NodeExit>;
+  /**
+   * Sends `signal` (default SIGKILL, as `kill -9`). For a signal that ends the process, resolves once it exited;
+   * SIGSTOP/SIGCONT resolve at once.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again with the same NODE_ID, DATA_DIR and port (stopping it first if it runs); resolves when healthy. */
+  restart(): Promise<void>;
+  /** The last lines it wrote (stdout and stderr: pino JSON lines), for failure messages. */
+  log(): string;
+}
+
+export interface LocalNodes {
+  readonly nodes: readonly LocalNode[];
+  /** The keys every node shares (given or generated). */
+  readonly keys: { PIN_ENCRYPTION_KEY: string; ORACLE_PRIVATE_KEY: string };
+  /** Stops every node (SIGTERM, then SIGKILL after `stopTimeoutMs`) and removes the data dirs it created. */
+  stop(): Promise<void>;
+}
+
+export interface LocalNodesOptions {
+  /** NATS_URL for every node (comma-separated client URLs, e.g. `NatsCluster.urls`). */
+  natsUrl: string;
+  /** Number of nodes; default 3. */
+  count?: number;
+  /** Port of each node; default free loopback ports picked now (kept across restarts). */
+  ports?: readonly number[];
+  /** NODE_ID of node i is `${nodeIdPrefix}${i + 1}`; default `node-`. */
+  nodeIdPrefix?: string;
+  /** Shared keys; each is generated when not given. */
+  keys?: { PIN_ENCRYPTION_KEY?: string; ORACLE_PRIVATE_KEY?: string };
+  /** Environment of every node (over the parent's, under the variables set here). */
+  env?: Record<string, string>;
+  /** Environment of node i on top of `env`. */
+  nodeEnv?: (index: number) => Record<string, string>;
+  /** Directory holding node-<i> data dirs; default a fresh temp dir, removed on stop. */
+  dataDir?: string;
+  /** How long a node may take to answer /health with 200; default 60 s (a loaded machine, bucket creation). */
+  startTimeoutMs?: number;
+  /** How long stop waits after SIGTERM before SIGKILL; default 15 s. */
+  stopTimeoutMs?: number;
+  /** Called with each line a node writes (stdout and stderr). */
+  onLog?: (nodeId: string, line: string) => void;
+}
+
+const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+const LOG_TAIL_CHARS = 64_000;
+const TERMINATING = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGHUP', 'SIGABRT']);
+
+interface NodeSlot {
+  index: number;
+  nodeId: string;
+  port: number;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  child?: ChildProcess;
+  exited?: Promise<NodeExit>;
+  log: string;
+}
+
+const isRunning = (slot: NodeSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
+
+function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog']): void {
+  const child = spawn(process.execPath, [MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  slot.child = child;
+  slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let partial = '';
+  const take = (chunk: string) => {
+    slot.log = (slot.log + chunk).slice(-LOG_TAIL_CHARS);
+    if (!onLog) return;
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onLog(slot.nodeId, line);
+  };
+  child.stdout!.setEncoding('utf8').on('data', take);
+  child.stderr!.setEncoding('utf8').on('data', take);
+}
+
+async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const child = slot.child!;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        return response.ok;
+      })
+      .catch(() => false);
+    if (ok) return;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`);
+    }
+    if (Date.now() > deadline) throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopSlot(slot: NodeSlot, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
+  if (!slot.child || !isRunning(slot)) return;
+  // A stopped process (SIGSTOP) does not act on SIGTERM until it runs again.
+  slot.child.kill('SIGCONT');
+  slot.child.kill(signal);
+  const timer = setTimeout(() => slot.child?.kill('SIGKILL'), timeoutMs);
+  await slot.exited;
+  clearTimeout(timer);
+}
+
+export async function startLocalNodes(options: LocalNodesOptions): Promise<LocalNodes> {
+  const count = options.count ?? 3;
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 15_000;
+  if (options.ports && options.ports.length !== count) throw new Error(`${count} nodes need ${count} ports, got ${options.ports.length}`);
+  const ports = options.ports ?? (await freePorts(count));
+  const keys = {
+    PIN_ENCRYPTION_KEY: options.keys?.PIN_ENCRYPTION_KEY ?? randomBytes(32).toString('hex'),
+    ORACLE_PRIVATE_KEY: options.keys?.ORACLE_PRIVATE_KEY ?? formatKey(await generateKey()),
+  };
+  const root = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sar-nodes-'));
+  const ownsRoot = options.dataDir === undefined;
+
+  const slots: NodeSlot[] = ports.map((port, index) => {
+    const nodeId = `${options.nodeIdPrefix ?? 'node-'}${index + 1}`;
+    const dataDir = join(root, `node-${index + 1}`);
+    mkdirSync(dataDir, { recursive: true });
+    return {
+      index,
+      nodeId,
+      port,
+      dataDir,
+      log: '',
+      env: {
+        ...process.env,
+        ...options.env,
+        ...options.nodeEnv?.(index),
+        ...keys,
+        NATS_URL: options.natsUrl,
+        NODE_ID: nodeId,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: dataDir,
+      },
+    };
+  });
+
+  // If this process ends without stop() (a failed test, an uncaught error), its nodes must not outlive it.
+  const killAll = () => {
+    for (const slot of slots) if (isRunning(slot)) slot.child!.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(slots.map((slot) => stopSlot(slot, 'SIGTERM', stopTimeoutMs)));
+    process.off('exit', killAll);
+    if (ownsRoot) rmSync(root, { recursive: true, force: true });
+  };
+
+  const nodes: LocalNode[] = slots.map((slot) => ({
+    index: slot.index,
+    nodeId: slot.nodeId,
+    port: slot.port,
+    url: `http://127.0.0.1:${slot.port}`,
+    dataDir: slot.dataDir,
+    get pid() {
+      return slot.child!.pid!;
+    },
+    get running() {
+      return isRunning(slot);
+    },
+    get exited() {
+      return slot.exited!;
+    },
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (!isRunning(slot)) return;
+      slot.child!.kill(signal);
+      if (TERMINATING.has(signal)) await slot.exited;
+    },
+    async restart() {
+      await stopSlot(slot, 'SIGTERM', stopTimeoutMs);
+      launch(slot, options.onLog);
+      await waitForHealthy(slot, startTimeoutMs);
+    },
+    log: () => slot.log,
+  }));
+
+  try {
+    for (const slot of slots) launch(slot, options.onLog);
+    await Promise.all(slots.map((slot) => waitForHealthy(slot, startTimeoutMs)));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes, keys, stop };
+}

@@ -1,0 +1,20 @@
+// Real server processes in cluster mode on loopback for a test file, on a NATS cluster the file started
+// (test/helpers/nats-cluster.ts). Every process is stopped and every data dir removed in teardown.
+import { startLocalNodes, type LocalNodes, type LocalNodesOptions } from '../../dist/src/cluster/local-nodes.js';
+import type { NatsCluster } from './nats-cluster.js';
+
+export type { LocalNode, LocalNodes } from '../../dist/src/cluster/local-nodes.js';
+
+/**
+ * Starts `options.count` (default 3) nodes on `nats` and waits until each answers /health with 200. Nodes get one
+ * actor host each (ACTOR_THREADS=1: the machine runs three NATS servers besides) unless `env` says otherwise.
+ */
+export async function startTestNodes(
+  t: { teardown(fn: () => unknown): void },
+  nats: NatsCluster,
+  options: Omit<LocalNodesOptions, 'natsUrl'> = {},
+): Promise<LocalNodes> {
+  const cluster = await startLocalNodes({ ...options, natsUrl: nats.urls, env: { ACTOR_THREADS: '1', ...options.env } });
+  t.teardown(() => cluster.stop());
+  return cluster;
+}
