@@ -198,6 +198,21 @@ t.test('events of a turn reach the sockets following its session on other nodes 
   t.equal(heard.get(b.id)!.length, before, 'after unfollow nothing more arrives');
 });
 
+t.test('a message lost in transit fails the stream instead of leaving a hole in it', async (t) => {
+  // A stranger on the stream's subject sends a message out of sequence, as if the one before it had been lost.
+  const spy = await connectCluster({ NATS_URL: [nats.servers[2].url], NATS_PREFIX: 'st' }, 'spy');
+  t.teardown(() => spy.close());
+  const seen = spy.nc.subscribe('_INBOX.*.out', { max: 1 });
+  await spy.nc.flush();
+  const sessionId = await sessionOn(a);
+  const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
+  const read = reader(stream, false);
+  for await (const msg of seen) spy.nc.publish(msg.subject, JSON.stringify({ s: 1_000, m: { type: 'frames', text: 'bogus', count: 1 } }));
+  t.match(await stream.done.catch((e: unknown) => e), { name: 'HostUnavailableError', message: /lost messages/ });
+  t.notOk(read.state.text.includes('bogus'), 'the out-of-sequence message was not delivered');
+  stream.channel.close();
+});
+
 t.test("the caller's node dying mid-stream cancels the actor's stream within the silence bound", async (t) => {
   // A caller node holding no partition, on its own connection, so its death touches nothing else.
   const connection = await connectCluster({ NATS_URL: [nats.servers[1].url], NATS_PREFIX: 'st' }, 'caller');
