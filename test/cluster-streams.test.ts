@@ -236,11 +236,16 @@ t.test("the caller's node dying mid-stream cancels the actor's stream within the
   t.comment(`caller death: the owner cancelled the stream after ${cancelledMs.toFixed(0)} ms`);
 });
 
-t.test("the owner dying mid-stream rejects the stream's done within the ping bound", async (t) => {
+t.test("the owner dying mid-stream rejects the stream's done within the ping bound, and a call in flight within a lease", async (t) => {
   const sessionId = await sessionOn(c);
   const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
   const read = reader(stream, false);
   await read.until(() => read.state.frames >= STREAM_WINDOW);
+  // A JSON turn that waits on the owner for a browser tool's answer (no socket here tells it none will come).
+  const waiting = await sessionOn(c);
+  const tools = [{ name: 'getPage', description: 'Reads the page', schema: { type: 'object' } }];
+  const inFlight = a.router.send(CHAT, waiting, { ...turn(waiting, 'use getPage {}'), tools }, 60_000).catch((e: unknown) => e);
+  await until(async () => ((await a.router.signal(CHAT, waiting, { type: 'owns', userDid })) === true ? true : undefined));
   // Death: the owner's connection is cut without anything said (as kill -9 does).
   const diedAt = performance.now();
   await c.connection.nc.close();
@@ -251,4 +256,10 @@ t.test("the owner dying mid-stream rejects the stream's done within the ping bou
   t.match(error, { message: /stream's node is gone/ });
   t.ok(detectedMs <= PING_MS + 500, `noticed ${detectedMs.toFixed(0)} ms after the death (bound: one ping, ${PING_MS} ms, plus a round trip)`);
   t.comment(`owner death noticed by the stream after ${detectedMs.toFixed(0)} ms (ping every ${PING_MS} ms)`);
+
+  const callError = await inFlight;
+  const callMs = performance.now() - diedAt;
+  t.match(callError, { name: 'HostUnavailableError', message: /died with the call in flight/ }, 'the call in flight fails as unavailable');
+  t.ok(callMs <= a.leases.leaseTtlMs + 1_500, `${callMs.toFixed(0)} ms after the death, not at its 60 s deadline (lease ${a.leases.leaseTtlMs} ms)`);
+  t.comment(`owner death: a call in flight failed after ${callMs.toFixed(0)} ms`);
 });

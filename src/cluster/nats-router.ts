@@ -7,13 +7,15 @@
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
 // HostUnavailableError a local timeout gives. No responder (the owner died, or the partition is moving) waits for
 // the lease table to name another owner and tries again (a new owner may still be subscribing: retried every
-// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError.
+// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError. A call in flight
+// on a node whose lease lapses fails then with HostUnavailableError (not retried: it may have been committed).
 //
 // A stream for another node's partition is opened the same way (op 'stream', carrying the caller's inbox) and then
 // travels on its own pair of subjects (remote-stream.ts); the failover of its opening is that of a send.
 //
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import { NoRespondersError, RequestError, type Msg, type Subscription } from '@nats-io/transport-node';
+import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
@@ -67,6 +69,9 @@ export class NatsActorRouter implements ActorRouter {
   readonly #streamCancel: unknown;
   readonly #subscriptions = new Map<number, Subscription>();
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
+  /** Checks of calls in flight to other nodes, run on every change of the lease table (one listener for all). */
+  readonly #watchers = new Set<() => void>();
+  readonly #onTable = () => this.#watchers.forEach((check) => check());
 
   constructor(options: NatsActorRouterOptions) {
     this.#connection = options.connection;
@@ -78,6 +83,7 @@ export class NatsActorRouter implements ActorRouter {
     // Every streaming protocol stops on { type: 'cancel' } (the chat stream's StreamControl).
     this.#streamCancel = options.streamCancel ?? { type: 'cancel' };
     this.#leases.on('change', this.#onChange);
+    this.#leases.on('table', this.#onTable);
     this.#serve(this.#leases.owned);
   }
 
@@ -106,6 +112,7 @@ export class NatsActorRouter implements ActorRouter {
   /** Stops answering for any partition (the leases themselves are the caller's to leave). */
   close(): void {
     this.#leases.off('change', this.#onChange);
+    this.#leases.off('table', this.#onTable);
     this.#serve(new Set());
   }
 
@@ -121,7 +128,7 @@ export class NatsActorRouter implements ActorRouter {
       if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
       try {
-        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) });
+        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
         let moved: boolean;
@@ -152,12 +159,14 @@ export class NatsActorRouter implements ActorRouter {
       : this.#local.signal(request.kind, request.actorId, request.message);
   }
 
-  async #request(partition: number, request: ActorRequest): Promise<unknown> {
+  async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
     const subject = this.subjectOf(partition);
     let reply: Msg;
     try {
-      reply = await this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      const answered = this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      reply = await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered);
     } catch (error) {
+      if (error instanceof HostUnavailableError) throw error;
       if (isNoResponders(error)) throw new NotServedError(`no responder on ${subject}`);
       if (error instanceof Error && error.name === 'TimeoutError') {
         throw unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
@@ -170,6 +179,23 @@ export class NatsActorRouter implements ActorRouter {
       throw fromWire(answer.error);
     }
     return answer.value;
+  }
+
+  /**
+   * `call`, unless `owner`'s node lease lapses first: it died with the call in flight, so no answer will come and
+   * the call fails now (within a lease) instead of at its deadline (a JSON chat turn's is minutes). Not retried: the
+   * dead node may have committed it. A partition that merely moved away is still answered by the node running the call.
+   */
+  #unlessOwnerDies<T>(partition: number, owner: string, call: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const check = () => {
+        if (this.#leases.ownerOf(partition) === owner || this.#leases.liveNodes().includes(owner)) return;
+        this.#watchers.delete(check);
+        reject(unavailable(`node ${owner} died with the call in flight`));
+      };
+      this.#watchers.add(check);
+      call.finally(() => this.#watchers.delete(check)).then(resolve, reject);
+    });
   }
 
   /** Resolves true once this node holds `partition` or the table names a live owner other than `tried`. */
