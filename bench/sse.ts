@@ -8,12 +8,19 @@ import { startNode, withProcess } from './lib/process.js';
 import { printRows, row, type Row } from './lib/report.js';
 import { measureSse, streamOnce } from './lib/sse-load.js';
 
+/** Headers and body of one streamed chat turn (POST /messages/:id) with a warm invocation. */
+export function turnRequest(invocation: string): { headers: Record<string, string>; body: string } {
+  return {
+    headers: { ...ucanHeaders(invocation), 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'hello there, how are you today?', stream: true }),
+  };
+}
+
 export async function benchSse(options: BenchOptions): Promise<Row[]> {
   const { seconds, streams: concurrency } = options;
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
-  const headers = { ...ucanHeaders(invocation), 'content-type': 'application/json' };
-  const body = JSON.stringify({ message: 'hello there, how are you today?', stream: true });
+  const { headers, body } = turnRequest(invocation);
 
   const server = await startOracle(keys);
   try {

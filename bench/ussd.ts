@@ -6,7 +6,7 @@ import type autocannon from 'autocannon';
 import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd/answers.js';
 import { measure } from './lib/load.js';
 import type { BenchOptions } from './lib/options.js';
-import { startNode, startServerProcess, type BenchProcess } from './lib/process.js';
+import { startNode, startServerProcess, type LoadTarget } from './lib/process.js';
 import { printRows, row, type Row } from './lib/report.js';
 
 /** One session: dial, then 5 inputs through the information menu and back home. */
@@ -33,7 +33,8 @@ export function ussdSessions(prefix: string): { requests: autocannon.Request[]; 
   return { requests, sessions: () => sessions, wrong: () => wrong };
 }
 
-async function run(target: BenchProcess, options: BenchOptions, prefix: string) {
+/** Whole USSD sessions (`ussdSessions`) over `connections` for `seconds`; wrong answers count as errors. */
+export async function measureUssd(target: LoadTarget, options: Pick<BenchOptions, 'seconds' | 'connections'>, prefix: string) {
   const client = ussdSessions(prefix);
   const measured = await measure(target, { duration: options.seconds, connections: options.connections, requests: client.requests });
   // Wrong answers of the warm-up count too: an error is an error.
@@ -44,14 +45,14 @@ export async function benchUssd(options: BenchOptions): Promise<Row[]> {
   const bare = await startNode('dist/bench/baselines/bare-uws.js');
   let baseline: Row;
   try {
-    baseline = row('ussd', 'bare uWS, fixed CON', await run(bare, options, 'bare'));
+    baseline = row('ussd', 'bare uWS, fixed CON', await measureUssd(bare, options, 'bare'));
   } finally {
     await bare.stop();
   }
   const server = await startServerProcess();
   let ussd: Row;
   try {
-    ussd = row('ussd', 'USSD durable step', await run(server, options, 'ussd'), baseline);
+    ussd = row('ussd', 'USSD durable step', await measureUssd(server, options, 'ussd'), baseline);
   } finally {
     await server.stop();
   }

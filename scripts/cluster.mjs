@@ -2,21 +2,14 @@
 // with JetStream (client ports 4222-4224) and 3 server nodes (ports 3001-3003), each range used when free, else
 // free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. What the nodes share
 // across the cluster today is in docs/cluster.md ("Status").
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
-import { startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
 
-function natsServerBinary() {
-  try {
-    return execFileSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).trim();
-  } catch {
-    // Debian installs it in /usr/sbin, which is not on every user's PATH.
-    if (existsSync('/usr/sbin/nats-server')) return '/usr/sbin/nats-server';
-    console.error('nats-server is not installed: apt-get install -y nats-server');
-    process.exit(1);
-  }
+const natsServer = findNatsServer();
+if (!natsServer) {
+  console.error('nats-server is not installed: apt-get install -y nats-server');
+  process.exit(1);
 }
 
 /** True when every port can be bound on 127.0.0.1 now. */
@@ -51,7 +44,7 @@ const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
 const fixedNats = await portsFree([...range(natsPorts.client), ...range(natsPorts.cluster), ...range(natsPorts.monitor)]);
 console.log(`starting 3 nats-server processes with JetStream on 127.0.0.1${fixedNats ? '' : ' (4222-4224 busy: picking free ports)'} ...`);
 try {
-  nats = await startNatsCluster({ binary: natsServerBinary(), basePorts: fixedNats ? natsPorts : undefined });
+  nats = await startNatsCluster({ binary: natsServer, basePorts: fixedNats ? natsPorts : undefined });
   await nats.waitForMetaLeader();
 
   const nodePorts = (await portsFree(range(3001))) ? range(3001) : undefined;

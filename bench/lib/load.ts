@@ -1,6 +1,6 @@
 // One autocannon run against a server process: throughput, latency and the server's own CPU and memory.
 import autocannon from 'autocannon';
-import type { BenchProcess } from './process.js';
+import { cpuPerOpByPart, portFor, type LoadTarget } from './process.js';
 import { monotonicUs, type Measured } from './report.js';
 
 export type LoadOptions = Omit<autocannon.Options, 'url'> & { path?: string };
@@ -10,13 +10,16 @@ export type LoadOptions = Omit<autocannon.Options, 'url'> & { path?: string };
  * is preceded by an unmeasured warm-up of the same client (a third of it, at most a second), so neither side of
  * a comparison is measured while its JIT is cold; a run of a fixed `amount` (fresh invocations) has none.
  */
-export async function measure(target: BenchProcess, options: LoadOptions): Promise<Measured> {
+export async function measure(target: LoadTarget, options: LoadOptions): Promise<Measured> {
   const { path = '/', ...rest } = options;
-  const url = `http://127.0.0.1:${target.port}${path}`;
+  // Several ports: autocannon gives connection i the URL i % n.
+  const urls = (target.ports ?? [target.port]).map((_, i) => `http://127.0.0.1:${portFor(target, i)}${path}`);
+  const url = (urls.length === 1 ? urls[0] : urls) as string;
   if (rest.duration && !rest.amount) await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
   const cpuBefore = target.cpuSeconds();
   const mainBefore = target.mainThreadCpuSeconds();
   const threadsBefore = target.threadCpuSeconds();
+  const partsBefore = target.cpuSecondsByPart?.();
   const startUs = monotonicUs();
   const result = await autocannon({ url, ...rest });
   const window = { startUs, endUs: monotonicUs() };
@@ -37,6 +40,7 @@ export async function measure(target: BenchProcess, options: LoadOptions): Promi
     window,
     extra: {
       mainThreadCpuMsPerOp: count ? (mainSeconds * 1000) / count : NaN,
+      ...cpuPerOpByPart(target, partsBefore, count),
       // Where the rest goes: an actor host's worker thread shows as the busiest other thread.
       ...Object.fromEntries(busiest.map((seconds, i) => [`thread${i + 2}CpuMsPerOp`, count ? (seconds * 1000) / count : NaN])),
     },
@@ -44,7 +48,7 @@ export async function measure(target: BenchProcess, options: LoadOptions): Promi
 }
 
 /** CPU seconds over the run of the two busiest threads other than the main one, busiest first. */
-function busiestOtherThreads(target: BenchProcess, before: Map<number, number>, after: Map<number, number>): number[] {
+function busiestOtherThreads(target: LoadTarget, before: Map<number, number>, after: Map<number, number>): number[] {
   const used = [...after].filter(([tid]) => tid !== target.pid).map(([tid, seconds]) => seconds - (before.get(tid) ?? 0));
   return used.sort((a, b) => b - a).slice(0, 2);
 }

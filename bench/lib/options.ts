@@ -37,7 +37,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --json PATH            write every row as JSON (BENCH_JSON)
 BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".`;
 
-function positive(name: string, value: string | undefined, fallback: number): number {
+/** A positive number flag (whole unless it is `seconds`), or `fallback` when not given. */
+export function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!(n > 0) || (name !== 'seconds' && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${name === 'seconds' ? 'number' : 'whole number'}, not ${JSON.stringify(value)}`);

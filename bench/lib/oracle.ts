@@ -1,7 +1,7 @@
 // The oracle under benchmark: the real server with a fresh oracle key, a user key, and helpers to mint
 // invocations and create sessions over its public API.
 import { formatKey, generateKey, mintInvocation } from '../../src/tools/mint-ucan.js';
-import { startServerProcess, type BenchProcess } from './process.js';
+import { portFor, startServerProcess, type LoadTarget } from './process.js';
 
 export const ucanHeaders = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
 
@@ -31,10 +31,11 @@ export async function distinctInvocations(keys: OracleKeys, count: number): Prom
   return out;
 }
 
-export async function createSessions(server: BenchProcess, invocation: string, count: number): Promise<string[]> {
+/** `count` chat sessions; with several ports, session i is created through the port caller i sends to. */
+export async function createSessions(server: Pick<LoadTarget, 'port' | 'ports'>, invocation: string, count: number): Promise<string[]> {
   const sessions: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await fetch(`http://127.0.0.1:${server.port}/sessions`, { method: 'POST', headers: ucanHeaders(invocation) });
+    const res = await fetch(`http://127.0.0.1:${portFor(server, i)}/sessions`, { method: 'POST', headers: ucanHeaders(invocation) });
     if (res.status !== 201) throw new Error(`POST /sessions answered ${res.status}`);
     sessions.push(((await res.json()) as { sessionId: string }).sessionId);
   }

@@ -8,11 +8,13 @@ import { join } from 'node:path';
 export const ROOT = new URL('../../../', import.meta.url).pathname;
 const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 
-export interface BenchProcess {
+/** What a load run drives and reads: one server process, or several behind one name (bench/cluster.ts). */
+export interface LoadTarget {
   readonly pid: number;
   readonly port: number;
-  readonly child: ChildProcess;
-  /** User + system CPU seconds of the whole process (all its threads) so far. */
+  /** When set, the load is spread over these ports (connection or caller i goes to ports[i % length]). */
+  readonly ports?: readonly number[];
+  /** User + system CPU seconds of the whole process (all its threads) so far; of all its processes for several. */
   cpuSeconds(): number;
   /** The same for its main thread alone. */
   mainThreadCpuSeconds(): number;
@@ -20,6 +22,22 @@ export interface BenchProcess {
   threadCpuSeconds(): Map<number, number>;
   /** Resident memory in bytes. */
   rssBytes(): number;
+  /** For several processes: CPU seconds so far of each group (e.g. `nodes`, `nats`), reported per operation apart. */
+  cpuSecondsByPart?(): Record<string, number>;
+}
+
+/** The port caller or connection `index` sends to. */
+export const portFor = (target: Pick<LoadTarget, 'port' | 'ports'>, index: number) => (target.ports?.length ? target.ports[index % target.ports.length] : target.port);
+
+/** `<part>CpuMsPerOp` for each part of a target of several processes, over a run that completed `count` operations. */
+export function cpuPerOpByPart(target: LoadTarget, before: Record<string, number> | undefined, count: number): Record<string, number> {
+  if (!before || !target.cpuSecondsByPart) return {};
+  const after = target.cpuSecondsByPart();
+  return Object.fromEntries(Object.keys(after).map((part) => [`${part}CpuMsPerOp`, count ? ((after[part] - (before[part] ?? 0)) * 1000) / count : NaN]));
+}
+
+export interface BenchProcess extends LoadTarget {
+  readonly child: ChildProcess;
   stop(): Promise<void>;
 }
 

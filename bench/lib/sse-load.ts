@@ -3,7 +3,7 @@
 // first frame is kept as an extra figure.
 import { Agent, request } from 'node:http';
 import { percentile } from './load.js';
-import type { BenchProcess } from './process.js';
+import { cpuPerOpByPart, portFor, type LoadTarget } from './process.js';
 import { monotonicUs, type Measured } from './report.js';
 
 export interface SseLoadOptions {
@@ -37,7 +37,7 @@ export function streamOnce(port: number, agent: Agent, path: string, headers: Re
   });
 }
 
-export async function measureSse(target: BenchProcess, options: SseLoadOptions): Promise<Measured> {
+export async function measureSse(target: LoadTarget, options: SseLoadOptions): Promise<Measured> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   const firsts: number[] = [];
   const dones: number[] = [];
@@ -45,6 +45,7 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
   let bytes = 0;
   const cpuBefore = target.cpuSeconds();
   const mainBefore = target.mainThreadCpuSeconds();
+  const partsBefore = target.cpuSecondsByPart?.();
   const started = performance.now();
   const startUs = monotonicUs();
   const end = started + options.seconds * 1000;
@@ -53,7 +54,7 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
       while (performance.now() < end) {
         const { path, headers, body } = options.request(index);
         try {
-          const timing = await streamOnce(target.port, agent, path, headers, body);
+          const timing = await streamOnce(portFor(target, index), agent, path, headers, body);
           firsts.push(timing.first);
           dones.push(timing.done);
           bytes = timing.text.length;
@@ -79,7 +80,11 @@ export async function measureSse(target: BenchProcess, options: SseLoadOptions):
     cpuMsPerOp: dones.length ? (cpu * 1000) / dones.length : NaN,
     rssBytes: target.rssBytes(),
     errors,
-    extra: { mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN, firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes },
+    extra: {
+      mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN,
+      ...cpuPerOpByPart(target, partsBefore, dones.length),
+      firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes,
+    },
     window,
   };
 }

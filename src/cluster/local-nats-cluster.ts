@@ -1,8 +1,8 @@
 // Main thread (tooling): a local NATS cluster with JetStream on loopback, for `npm run cluster` and the tests.
 // Each server gets its own ports, store dir and routes to the others; ready means every server names the same
 // JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ export interface NatsServerProcess {
   readonly url: string;
   /** Running now (false after kill until restart). */
   readonly running: boolean;
+  /** Process id of the current process (for CPU and memory readings from /proc). */
+  readonly pid: number | undefined;
   /** Everything it logged (stderr), for diagnosing a failed start. */
   output(): string;
 }
@@ -44,6 +46,15 @@ export interface NatsClusterOptions {
   basePorts?: { client: number; cluster: number; monitor: number };
   /** Called with each line a server writes to stderr. */
   onLog?: (server: string, line: string) => void;
+}
+
+/** The nats-server binary on PATH, or Debian's /usr/sbin/nats-server (not on every user's PATH); undefined if neither. */
+export function findNatsServer(): string | undefined {
+  try {
+    return execFileSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).trim();
+  } catch {
+    return existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined;
+  }
 }
 
 /**
@@ -192,6 +203,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       url: `nats://127.0.0.1:${slot.clientPort}`,
       get running() {
         return running(slot);
+      },
+      get pid() {
+        return slot.child?.pid;
       },
       output: () => slot.log,
     })),

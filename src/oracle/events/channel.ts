@@ -44,8 +44,20 @@ export abstract class ChannelClient {
 /** Sends one event to every socket of a session on one transport. */
 export type FanOut = (sessionId: string, event: string, data: unknown) => void;
 
+/**
+ * Cluster mode (src/cluster/event-bus.ts): which sessions this node has sockets for, so other nodes' events for
+ * them reach it, and whether another node has sockets for one (before an actor is told no client can answer).
+ */
+export interface TopicInterest {
+  follow(sessionId: string): void;
+  unfollow(sessionId: string): void;
+  followedElsewhere(sessionId: string): Promise<boolean>;
+}
+
 export interface EventChannelDeps {
   readonly actors: Actors;
+  /** Cluster mode only; on one node every socket is here. */
+  readonly interest?: TopicInterest;
   /** Whose session it is, asked of the session's actor. */
   readonly sessions: SessionReads;
   readonly log: Logger;
@@ -83,7 +95,10 @@ export class EventChannel {
       const sockets = byTransport?.get(client.transport);
       sockets?.delete(client);
       if (sockets?.size === 0) byTransport!.delete(client.transport);
-      if (byTransport?.size === 0) this.#members.delete(sessionId);
+      if (byTransport?.size === 0) {
+        this.#members.delete(sessionId);
+        this.deps.interest?.unfollow(sessionId);
+      }
     }
   }
 
@@ -106,7 +121,10 @@ export class EventChannel {
     const byTransport = this.#members.get(topic);
     if (!byTransport) {
       // Nobody would answer: the call fails now instead of at its timeout.
-      if (CLIENT_CALL_EVENTS.has(event)) this.#unreachable(topic, data);
+      if (!CLIENT_CALL_EVENTS.has(event)) return;
+      const { interest } = this.deps;
+      if (!interest) return this.#unreachable(topic, data);
+      void interest.followedElsewhere(topic).then((elsewhere) => elsewhere || this.#unreachable(topic, data));
       return;
     }
     for (const [transport, sockets] of byTransport) {
@@ -162,7 +180,10 @@ export class EventChannel {
   #join(client: ChannelClient, sessionId: string): void {
     client.subscriptions.add(sessionId);
     let byTransport = this.#members.get(sessionId);
-    if (!byTransport) this.#members.set(sessionId, (byTransport = new Map()));
+    if (!byTransport) {
+      this.#members.set(sessionId, (byTransport = new Map()));
+      this.deps.interest?.follow(sessionId);
+    }
     let sockets = byTransport.get(client.transport);
     if (!sockets) byTransport.set(client.transport, (sockets = new Set()));
     sockets.add(client);

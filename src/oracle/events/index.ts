@@ -6,7 +6,7 @@ import type { Logger } from '../../log.js';
 import type { Actors } from '../../runtime/router.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
 import type { SessionReads } from '../routes/session-reads.js';
-import { EventChannel } from './channel.js';
+import { EventChannel, type TopicInterest } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';
 import { nativeFanOut, nativeRoute } from './native.js';
 import { attachSocketIoTransport } from './socket-io.js';
@@ -22,6 +22,8 @@ export interface EventChannelOptions {
   authenticator: UcanAuthenticator;
   sessions: SessionReads;
   log: Logger;
+  /** Cluster mode: the ClusterEventBus (src/cluster/event-bus.ts), told which sessions have sockets here. */
+  interest?: TopicInterest;
 }
 
 export interface RunningEventChannel {
@@ -31,7 +33,7 @@ export interface RunningEventChannel {
 
 export function startEventChannel(front: SocketFrontDoor, options: EventChannelOptions): RunningEventChannel {
   const { config, actors, log } = options;
-  const channel = new EventChannel({ actors, sessions: options.sessions, log });
+  const channel = new EventChannel({ actors, sessions: options.sessions, log, interest: options.interest });
   const accept = (input: HandshakeInput) => authenticateHandshake(options, input);
   // A reader this far behind counts as too slow and is closed (a never-reading client holds no more than this).
   const maxBackpressureBytes = config.WS_MAX_BACKPRESSURE_BYTES;

@@ -1,0 +1,160 @@
+// `npm run bench:cluster -- [flags]`: the USSD and chat benchmarks against one LMDB node and against a local
+// cluster of 3 nodes on a 3-server NATS JetStream cluster, in the same run, by the same client code (bench/ussd.ts,
+// bench/lib/sse-load.ts); the cluster's load is spread over its nodes (connection or caller i -> node i % 3).
+// CPU per operation covers every process of a target (for the cluster: nodes and nats-servers, also apart).
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startLocalNodes } from '../src/cluster/local-nodes.js';
+import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/cluster/local-nats-cluster.js';
+import { positive } from './lib/options.js';
+import { createSessions, oracleKeys, startOracle, warmInvocation } from './lib/oracle.js';
+import { cpuSecondsOf, rssBytesOf, type LoadTarget } from './lib/process.js';
+import { printRows, row, runMeta, writeJson, type Measured, type Row } from './lib/report.js';
+import { measureSse } from './lib/sse-load.js';
+import { turnRequest } from './sse.js';
+import { measureUssd } from './ussd.js';
+
+const BENCHES = ['ussd', 'chat'] as const;
+type Bench = (typeof BENCHES)[number];
+
+export const USAGE = `usage: npm run bench:cluster -- [flags]
+  --only ussd,chat     benchmarks to run (BENCH_ONLY; default both)
+  --seconds N          length of each load run (BENCH_SECONDS, default 5)
+  --connections N      autocannon connections for USSD (BENCH_CONNECTIONS, default 48: 16 per cluster node)
+  --streams N          concurrent chat streams (default 24)
+  --json PATH          write every row as JSON (BENCH_JSON)`;
+
+interface ClusterBenchOptions {
+  only: Bench[];
+  seconds: number;
+  connections: number;
+  streams: number;
+  json?: string;
+}
+
+export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): ClusterBenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      only: { type: 'string', default: env.BENCH_ONLY },
+      seconds: { type: 'string', default: env.BENCH_SECONDS },
+      connections: { type: 'string', default: env.BENCH_CONNECTIONS },
+      streams: { type: 'string' },
+      json: { type: 'string', default: env.BENCH_JSON },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [...BENCHES];
+  const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
+  if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
+  return {
+    only: only as Bench[],
+    seconds: positive('seconds', values.seconds, 5),
+    connections: positive('connections', values.connections, 48),
+    streams: positive('streams', values.streams, 24),
+    json: values.json || undefined,
+  };
+}
+
+/** Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). */
+const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' };
+
+const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
+
+type Target = LoadTarget & { rssMiBByPart?(): Record<string, number> };
+
+/** The cluster as one load target: its nodes' ports, and CPU and memory of all its processes (nodes + NATS). */
+function clusterTarget(nodes: { pid: number; port: number }[], nats: NatsCluster): Target {
+  const nodePids = () => nodes.map((node) => node.pid);
+  const natsPids = () => nats.servers.map((server) => server.pid!);
+  return {
+    pid: nodes[0].pid,
+    port: nodes[0].port,
+    ports: nodes.map((node) => node.port),
+    cpuSeconds: () => sum(nodePids(), (pid) => cpuSecondsOf(pid)) + sum(natsPids(), (pid) => cpuSecondsOf(pid)),
+    mainThreadCpuSeconds: () => sum(nodePids(), (pid) => cpuSecondsOf(pid, true)),
+    // The busiest-thread figures of one process mean little summed over six: left out.
+    threadCpuSeconds: () => new Map(),
+    rssBytes: () => sum(nodePids(), rssBytesOf) + sum(natsPids(), rssBytesOf),
+    cpuSecondsByPart: () => ({ nodes: sum(nodePids(), (pid) => cpuSecondsOf(pid)), nats: sum(natsPids(), (pid) => cpuSecondsOf(pid)) }),
+    rssMiBByPart: () => ({ nodesRssMiB: Math.round(sum(nodePids(), rssBytesOf) / 2 ** 20), natsRssMiB: Math.round(sum(natsPids(), rssBytesOf) / 2 ** 20) }),
+  };
+}
+
+/** Both benchmarks against one target; `label` names the target in the rows. */
+async function measureTarget(target: Target, options: ClusterBenchOptions, invocation: string, label: string): Promise<Partial<Record<Bench, Measured>>> {
+  const results: Partial<Record<Bench, Measured>> = {};
+  const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
+  if (options.only.includes('ussd')) results.ussd = withRss(await measureUssd(target, options, `ussd-${label}`));
+  if (options.only.includes('chat')) {
+    // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
+    const sessions = await createSessions(target, invocation, options.streams);
+    const { headers, body } = turnRequest(invocation);
+    results.chat = withRss(await measureSse(target, {
+      seconds: options.seconds,
+      concurrency: options.streams,
+      request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
+    }));
+  }
+  return results;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const options = parseClusterBenchOptions(argv);
+  if (options === 'help') return void console.log(USAGE);
+  const natsServer = findNatsServer();
+  if (!natsServer) throw new Error('nats-server is not installed: apt-get install -y nats-server');
+  const keys = await oracleKeys();
+  const invocation = await warmInvocation(keys);
+  const meta = runMeta({ ...options, bench: 'cluster' });
+  console.log(`# Cluster benchmark (${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, load average ${meta.loadAverage.join(' ')})`);
+
+  const single = await startOracle(keys, NODE_ENV);
+  let one: Partial<Record<Bench, Measured>>;
+  try {
+    one = await measureTarget(single, options, invocation, 'single');
+  } finally {
+    await single.stop();
+  }
+
+  const nats = await startNatsCluster({ binary: natsServer });
+  let three: Partial<Record<Bench, Measured>>;
+  try {
+    const cluster = await startLocalNodes({ natsUrl: nats.urls, keys: { ORACLE_PRIVATE_KEY: keys.oracleKey }, env: { ...NODE_ENV, LOG_LEVEL: 'warn' } });
+    try {
+      const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
+      meta.options.clusterState = health.cluster?.state ?? 'unknown';
+      console.log(`cluster state (from /health): ${meta.options.clusterState}`);
+      three = await measureTarget(clusterTarget([...cluster.nodes], nats), options, invocation, 'cluster');
+    } finally {
+      await cluster.stop();
+    }
+  } finally {
+    await nats.stop();
+  }
+
+  const rows: Row[] = [];
+  for (const bench of options.only) {
+    const base = row(bench, 'one node, LMDB', one[bench]!);
+    const pair = [base, row(bench, '3 nodes + 3 NATS (JetStream)', three[bench]!, base)];
+    printRows(
+      bench === 'ussd'
+        ? `USSD: ${options.connections} connections, ${options.seconds} s each, whole sessions (ratios: cluster / one node)`
+        : `Chat (SSE turns, built-in agent): ${options.streams} concurrent streams, ${options.seconds} s each (ratios: cluster / one node)`,
+      pair,
+    );
+    rows.push(...pair);
+  }
+  if (options.json) writeJson(options.json, meta, rows);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,52 @@
+// Keeps `npm run bench:cluster` from rotting: both benchmarks with a very short run against one node and the
+// 3-node cluster (3 nats-servers), through the compiled harness as a child process; the JSON it writes has both
+// targets' rows, the cluster's CPU split into nodes and NATS, and the ratios cluster / one node.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { ensureSystemTool } from './helpers/system-tools.js';
+
+const BENCH = fileURLToPath(new URL('../dist/bench/cluster.js', import.meta.url));
+t.setTimeout(180_000);
+
+t.test('a short cluster benchmark writes one-node and cluster rows for USSD and chat', async (t) => {
+  ensureSystemTool('nats-server', 'nats-server');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const json = join(dir, 'bench.json');
+  const child = spawn(process.execPath, [BENCH, '--seconds', '0.5', '--connections', '6', '--streams', '3', '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  t.equal(code, 0, stderr);
+  t.match(stdout, /\| 3 nodes \+ 3 NATS \(JetStream\) \| request \|/);
+  t.match(stdout, /\| 3 nodes \+ 3 NATS \(JetStream\) \| stream \|/);
+
+  const report = JSON.parse(readFileSync(json, 'utf8'));
+  t.match(report, { commit: String, loadAverage: Array, options: { bench: 'cluster', clusterState: String } });
+  t.same(report.rows.map((r: { bench: string; name: string }) => `${r.bench}: ${r.name}`), [
+    'ussd: one node, LMDB',
+    'ussd: 3 nodes + 3 NATS (JetStream)',
+    'chat: one node, LMDB',
+    'chat: 3 nodes + 3 NATS (JetStream)',
+  ]);
+  for (const r of report.rows) {
+    t.equal(r.errors, 0, `${r.bench} ${r.name}: no errors`);
+    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
+  }
+  for (const cluster of [report.rows[1], report.rows[3]]) {
+    t.equal(cluster.baseline, 'one node, LMDB');
+    // NATS may use less than one clock tick (10 ms) in half a second when the nodes send it little.
+    t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');
+    t.ok(Math.abs(cluster.extra.nodesCpuMsPerOp + cluster.extra.natsCpuMsPerOp - cluster.cpuMsPerOp) < 0.02, 'the whole is nodes + NATS');
+    t.type(cluster.ratio.cpu, 'number', 'CPU ratio cluster / one node');
+  }
+});
