@@ -1,6 +1,7 @@
 // A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
 import type { ClusterConnection } from './cluster/connection.js';
+import type { ClusterEventBus } from './cluster/event-bus.js';
 import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
@@ -19,6 +20,8 @@ export interface FaceContext {
   readonly cpuPool: CpuPool;
   /** Cluster mode (NATS_URL): this node's NATS connection, for the faces' repositories; undefined on one node. */
   readonly cluster?: ClusterConnection;
+  /** Cluster mode: the actors' events across nodes, told which sessions have sockets on this node. */
+  readonly events?: ClusterEventBus;
 }
 
 export interface Face {

@@ -67,8 +67,15 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   log.info({ hosts: runtime.hostCount }, 'actor hosts started');
 
   // Cluster mode: actors are placed by partition lease, calls for other nodes' partitions go over NATS.
-  const actors = cluster ? await cluster.route(runtime) : runtime;
-  const context: FaceContext = { config, store, log, actors, cpuPool, ...(cluster ? { cluster: cluster.connection } : {}) };
+  const routed = cluster ? await cluster.route(runtime) : undefined;
+  const context: FaceContext = {
+    config,
+    store,
+    log,
+    actors: routed?.actors ?? runtime,
+    cpuPool,
+    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events } : {}),
+  };
   const faces: Face[] = [];
   for (const factory of FACES) faces.push(await factory(context));
   for (const face of faces) await face.start?.();

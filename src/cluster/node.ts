@@ -7,6 +7,7 @@ import type { ActorRuntime } from '../runtime/actor-runtime.js';
 import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
 import { connectCluster, type ClusterConnection } from './connection.js';
+import { ClusterEventBus } from './event-bus.js';
 import { NatsActorRouter } from './nats-router.js';
 import { PartitionLeases } from './partition-leases.js';
 
@@ -36,9 +37,10 @@ export interface ClusterNode {
   readonly nodeId: string;
   /**
    * Joins the partition leases and answers the faces' Actors: calls go to the node owning the actor's partition
-   * (this runtime when it is this node); events come from `events` (default: this runtime's own).
+   * (this runtime when it is this node); events are this node's actors' and, for the sessions this node has sockets
+   * for, every node's (`events`, the cluster event bus, which the event channel tells whom it follows).
    */
-  route(runtime: ActorRuntime, events?: Pick<Actors, 'onEvent'>): Promise<Actors>;
+  route(runtime: ActorRuntime): Promise<{ actors: Actors; events: ClusterEventBus }>;
   /** The cluster part of /health; healthy when NATS is connected and JetStream answers. */
   health(): Promise<{ healthy: boolean; report: ClusterHealth }>;
   /** Stops answering for partitions and gives them back (the others take them at once); before the runtime stops. */
@@ -62,6 +64,7 @@ export async function startClusterNode(config: ClusterEnv, log: Logger): Promise
 
   let leases: PartitionLeases | undefined;
   let router: NatsActorRouter | undefined;
+  let events: ClusterEventBus | undefined;
   const jetstreamAnswers = () =>
     Promise.race([
       connection.jsm.getAccountInfo().then(() => true, () => false),
@@ -71,12 +74,13 @@ export async function startClusterNode(config: ClusterEnv, log: Logger): Promise
   return {
     connection,
     nodeId,
-    async route(runtime, events = runtime) {
+    async route(runtime) {
       leases = await PartitionLeases.join(connection, { nodeId });
       router = new NatsActorRouter({ connection, leases, local: runtime });
+      events = new ClusterEventBus(connection, runtime);
       leases.on('change', (owned) => log.debug({ owned: owned.size }, 'partitions owned'));
       log.info({ nodeId, partitions: leases.partitions, liveNodes: leases.liveNodes() }, 'joined the partition leases');
-      return actorsOver(router, events);
+      return { actors: actorsOver(router, events), events };
     },
     async health() {
       const jetstream = state === 'connected' && (await jetstreamAnswers()) ? 'available' : 'unavailable';
@@ -97,6 +101,7 @@ export async function startClusterNode(config: ClusterEnv, log: Logger): Promise
     },
     async leave() {
       router?.close();
+      events?.close();
       if (!leases) return;
       // The hand-back is a few quorum writes; with NATS away they could only time out, so they get a bounded wait
       // (the leases stop renewing at once either way, and the others take over after a lease).

@@ -25,7 +25,7 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool, cluster }): Promise<OracleFace> => {
+export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool, cluster, events: clusterEvents }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;
@@ -53,7 +53,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, actors, authenticator, sessions: deps.reads, log: deps.log });
+      events = startEventChannel(front, { config, actors, authenticator, sessions: deps.reads, log: deps.log, interest: clusterEvents });
     },
     async stop() {
       await events?.stop();
