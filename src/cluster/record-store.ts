@@ -10,7 +10,7 @@
 // in-flight writes under its lock, so each write also carries the id `<key>@<expected revision>`: of the writers
 // expecting one revision, exactly one is stored and the others are answered `duplicate`, a conflict here. (So
 // KV's own `update(key, value, revision)` is not enough on this server.)
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
@@ -34,6 +34,14 @@ export interface RecordPage<T> {
   next?: string;
 }
 
+/** The newest write under a key prefix: a record's or a deletion's. */
+export interface LastWrite {
+  key: string[];
+  deleted: boolean;
+  /** The bucket sequence of that write. */
+  revision: Revision;
+}
+
 export interface RecordStoreOptions {
   /** Bucket name after the deployment prefix ([A-Za-z0-9_-]). */
   name: string;
@@ -55,6 +63,7 @@ export class KvRecordStore<T> {
   private constructor(
     private readonly kv: KV,
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     readonly bucket: string,
   ) {}
 
@@ -75,7 +84,7 @@ export class KvRecordStore<T> {
       if (!exists) throw error;
       kv = await connection.kvm.open(bucket, { allow_direct: false });
     }
-    return new KvRecordStore<T>(kv, connection.js, bucket);
+    return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket);
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
@@ -95,6 +104,11 @@ export class KvRecordStore<T> {
   update(key: RecordKey, value: T, expectedRevision: number): Promise<number> {
     if (!(expectedRevision > 0)) throw new RangeError('an update needs the revision that was read');
     return this.write(key, encoder.encode(JSON.stringify(value)), expectedRevision);
+  }
+
+  /** Writes the record whatever it was (last writer wins): for records no two writers compute from a read. */
+  put(key: RecordKey, value: T): Promise<number> {
+    return this.write(key, encoder.encode(JSON.stringify(value)), undefined);
   }
 
   /** Deletes the record (only if still at `expectedRevision`, when given). Deleting a missing record is a no-op. */
@@ -117,6 +131,27 @@ export class KvRecordStore<T> {
     } catch (error) {
       throw isConflict(error) ? conflict(key, expected) : error;
     }
+  }
+
+  /**
+   * The newest write (record or deletion) under `prefix`, one request to the stream leader: its sequence moves with
+   * every write under the prefix, so it versions a group of keys. nats-server 2.9 takes a wildcard `last_by_subj`.
+   */
+  async lastWrite(prefix: RecordKey): Promise<LastWrite | undefined> {
+    const message = await this.jsm.streams.getMessage(`KV_${this.bucket}`, { last_by_subj: `$KV.${this.bucket}.${prefixFilter(prefix)}` });
+    if (!message) return undefined;
+    const operation = message.header?.get('KV-Operation');
+    return {
+      key: decodeKey(message.subject.slice(`$KV.${this.bucket}.`.length)),
+      deleted: operation === 'DEL' || operation === 'PURGE',
+      revision: message.seq,
+    };
+  }
+
+  /** The bucket's last sequence (0 when empty): every write acknowledged before this call is at or below it. */
+  async lastSequence(): Promise<number> {
+    const { state } = await this.jsm.streams.info(`KV_${this.bucket}`);
+    return state.messages === 0 ? 0 : state.last_seq;
   }
 
   /**
