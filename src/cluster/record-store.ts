@@ -34,6 +34,12 @@ export interface RecordPage<T> {
   next?: string;
 }
 
+/** A key's newest write: its record, or a deletion (value undefined). */
+export interface LatestWrite<T> {
+  value: T | undefined;
+  revision: Revision;
+}
+
 /** The newest write under a key prefix: a record's or a deletion's. */
 export interface LastWrite {
   key: string[];
@@ -88,14 +94,24 @@ export class KvRecordStore<T> {
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
-    const entry = await this.kv.get(encodeKey(key));
-    return entry && entry.operation === 'PUT' ? { value: entry.json<T>(), revision: entry.revision } : undefined;
+    const latest = await this.latest(key);
+    return latest?.value === undefined ? undefined : { value: latest.value, revision: latest.revision };
   }
 
-  /** Writes a record that must not exist yet (a deleted one may be created again); returns its revision. */
-  async create(key: RecordKey, value: T): Promise<number> {
-    const current = await this.kv.get(encodeKey(key));
-    if (current?.operation === 'PUT') throw conflict(key, undefined);
+  /** The key's newest write, a deletion included (value undefined): what `create` needs to know. */
+  async latest(key: RecordKey): Promise<LatestWrite<T> | undefined> {
+    const entry = await this.kv.get(encodeKey(key));
+    if (!entry) return undefined;
+    return { value: entry.operation === 'PUT' ? entry.json<T>() : undefined, revision: entry.revision };
+  }
+
+  /**
+   * Writes a record that must not exist yet (a deleted one may be created again); returns its revision.
+   * `latest`: the key's newest write as just read by `latest` (null: none), to save reading it again.
+   */
+  async create(key: RecordKey, value: T, latest?: LatestWrite<T> | null): Promise<number> {
+    const current = latest === undefined ? await this.latest(key) : latest;
+    if (current && current.value !== undefined) throw conflict(key, undefined);
     // After a delete the key's last message is the delete marker: the write expects that one.
     return this.write(key, encoder.encode(JSON.stringify(value)), current?.revision ?? 0);
   }

@@ -18,31 +18,47 @@ export class JetStreamRevocationRepository implements RevocationRepository {
   /** The probe in flight, and the one the checks that came after it wait for. */
   #probe: Promise<void> | undefined;
   #nextProbe: Promise<void> | undefined;
+  #watch: Promise<void> | undefined;
   #stopWatch = () => {};
+  #closed = false;
 
   private constructor(private readonly store: KvRecordStore<Revocation>) {}
 
+  /** Opens (or creates) the bucket; the watch starts on first use, so actor hosts, which never check, keep none. */
   static async open(connection: ClusterConnection): Promise<JetStreamRevocationRepository> {
-    const store = await KvRecordStore.open<Revocation>(connection, { name: 'oracle_revocations' });
-    const repository = new JetStreamRevocationRepository(store);
-    const watch = await store.watch([], (change) => repository.#saw(change));
-    repository.#stopWatch = () => watch.stop();
-    return repository;
+    return new JetStreamRevocationRepository(await KvRecordStore.open<Revocation>(connection, { name: 'oracle_revocations' }));
   }
 
   async isRevoked(cid: string, nowSeconds = Date.now() / 1000): Promise<boolean> {
+    await this.#watching();
     await this.#caughtUp();
     return stillRevoked(this.#revoked.get(cid), nowSeconds);
   }
 
   async revoke(cid: string, expiration?: number): Promise<void> {
+    await this.#watching();
     const revision = await this.store.put([cid], { until: expiration ?? null, revokedAt: new Date().toISOString() });
     await this.#reached(revision);
   }
 
   /** Stops the watch. */
   close(): void {
+    this.#closed = true;
     this.#stopWatch();
+  }
+
+  #watching(): Promise<void> {
+    this.#watch ??= this.store.watch([], (change) => this.#saw(change)).then(
+      (watch) => {
+        this.#stopWatch = () => watch.stop();
+        if (this.#closed) watch.stop();
+      },
+      (error: unknown) => {
+        this.#watch = undefined; // the next check tries again
+        throw error;
+      },
+    );
+    return this.#watch;
   }
 
   #saw({ key, value, revision }: RecordChange<Revocation>): void {

@@ -39,10 +39,10 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
   /** The append, answering what it wrote (the turn commit takes it back when the record refuses the turn). */
   async appendEntries(sessionId: string, from: number, entries: readonly TranscriptEntry[]): Promise<Appended> {
     const keys = entries.map((_, i) => keyOf(sessionId, from + i));
-    const current = await Promise.all(keys.map((key) => this.store.get(key)));
-    const taken = current.findIndex((entry) => entry !== undefined);
+    const latest = await Promise.all(keys.map((key) => this.store.latest(key)));
+    const taken = latest.findIndex((write) => write?.value !== undefined);
     if (taken >= 0) throw new RevisionConflictError(keys[taken].join('/'), undefined);
-    const outcomes = await Promise.allSettled(keys.map((key, i) => this.store.create(key, entries[i])));
+    const outcomes = await Promise.allSettled(keys.map((key, i) => this.store.create(key, entries[i], latest[i] ?? null)));
     const written = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [{ key: keys[i], revision: outcome.value }] : []));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (!failed) return written;
