@@ -14,6 +14,7 @@ import { openJetStreamSessionStores } from '../dist/src/oracle/sessions/jetstrea
 import { creditLedger } from '../dist/src/oracle/plugins/credits/ledger.js';
 import type { SessionRecord } from '../dist/src/oracle/sessions/records.js';
 import type { ClusterConnection } from '../dist/src/cluster/connection.js';
+import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { sessionRepositoryContract } from './contracts/chat-sessions.js';
 import { transcriptRepositoryContract } from './contracts/transcripts.js';
 import { turnCommitContract } from './contracts/turn-commit.js';
@@ -128,6 +129,20 @@ t.test('a node that died between a turn\'s entries and its record: the next turn
   t.equal(length, 1, 'the entries count in the length the next owner reads');
   await node.commitTurn({ ...created.value, title: 'after' }, created.revision, length, [{ id: 'q2', type: 'human', content: 'q2', createdAt: 2 }]);
   t.same((await node.transcripts.read('crash', { from: 0, limit: 5 })).entries.map((e) => e.content), ['q', 'q2']);
+});
+
+t.test('a node that died between a session\'s record and its index entry: unlisted until its next write, removable', async (t) => {
+  const connection = fresh();
+  const sessions = await JetStreamSessionRepository.open(connection);
+  const store = await KvRecordStore.open<SessionRecord>(connection, { name: 'oracle_sessions' });
+  // The dead node's first step: the record, without its index entry.
+  const revision = await store.create(['s', 'orphan'], session('orphan', 'did:key:zO', 1));
+  t.same(await sessions.listByUser('did:key:zO', { offset: 0, limit: 5 }), { sessions: [], total: 0 }, 'not listed, not counted');
+  const moved = await sessions.update({ ...session('orphan', 'did:key:zO', 2), title: 'turn' }, revision);
+  t.same((await sessions.listByUser('did:key:zO', { offset: 0, limit: 5 })).sessions.map((s) => s.title), ['turn'], 'its next write lists it');
+  await sessions.remove('orphan', moved.revision);
+  t.same(await sessions.listByUser('did:key:zO', { offset: 0, limit: 5 }), { sessions: [], total: 0 });
+  t.equal(await sessions.get('orphan'), undefined);
 });
 
 t.test('a revocation acknowledged on one node is refused at once on the others', async (t) => {

@@ -173,7 +173,7 @@ export class KvRecordStore<T> {
   /**
    * Records under `prefix` in key order, `limit` at a time. Each page walks the key names under the prefix (headers
    * only) and reads its own records: fine for a family's bounded index (a user's sessions), not for a long log
-   * (transcripts belong in a stream, read by sequence).
+   * (transcripts are read by ranges of numbered keys instead).
    */
   async list(prefix: RecordKey, options: { after?: string; limit?: number } = {}): Promise<RecordPage<T>> {
     const limit = options.limit ?? 100;
