@@ -101,7 +101,7 @@ t.test('a listVersion read on another node after an acknowledged write is a new 
 
 t.test('one session, a turn committed through three nodes at once: one lands whole, the others write nothing', async (t) => {
   const nodes = await threeNodes();
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < 10; round++) {
     const id = `turn-${round}`;
     const created = await nodes[0].sessions.create(session(id, 'did:key:zT', 1));
     const outcomes = await Promise.allSettled(

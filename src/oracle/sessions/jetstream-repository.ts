@@ -53,15 +53,19 @@ export class JetStreamSessionRepository implements SessionRepository {
   }
 
   async update(record: SessionRecord, revision: Revision): Promise<Versioned<SessionRecord>> {
-    const current = await this.#expect(record.sessionId, revision);
+    return this.updateFrom(await this.expect(record.sessionId, revision), record);
+  }
+
+  /** The update once the current record was read (`expect`): the record keeps its user; revision-checked. */
+  async updateFrom(current: Versioned<SessionRecord>, record: SessionRecord): Promise<Versioned<SessionRecord>> {
     const next = { ...record, userDid: current.value.userDid };
-    const written = await this.store.update(recordKey(record.sessionId), next, revision);
+    const written = await this.store.update(recordKey(record.sessionId), next, current.revision);
     await this.store.put(indexKey(next.userDid, next.sessionId), entryOf(next));
     return { value: next, revision: written };
   }
 
   async remove(sessionId: string, revision: Revision): Promise<void> {
-    const { value } = await this.#expect(sessionId, revision);
+    const { value } = await this.expect(sessionId, revision);
     const index = indexKey(value.userDid, sessionId);
     await this.store.delete(index);
     try {
@@ -92,7 +96,7 @@ export class JetStreamSessionRepository implements SessionRepository {
   }
 
   /** The current record, which must be at `revision` (RevisionConflictError otherwise, nothing written). */
-  async #expect(sessionId: string, revision: Revision): Promise<Versioned<SessionRecord>> {
+  async expect(sessionId: string, revision: Revision): Promise<Versioned<SessionRecord>> {
     const current = await this.get(sessionId);
     if (current?.revision !== revision) throw new RevisionConflictError(recordKey(sessionId).join('/'), revision);
     return current;

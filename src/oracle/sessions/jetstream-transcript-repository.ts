@@ -10,7 +10,7 @@
 // An append checks every number first (a taken one: refused, nothing written), then creates its entries; if a
 // racing writer takes one of them meanwhile, the entries it did create are deleted again before it is refused.
 import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
+import { KvRecordStore, type LatestWrite } from '../../cluster/record-store.js';
 import { isRevisionConflict, RevisionConflictError, type Revision } from '../../store/revision.js';
 import type { TranscriptEntry } from './transcript.js';
 import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
@@ -25,6 +25,13 @@ const REMOVE_BATCH = 64;
 /** The entries an append wrote, with their revisions: what `takeBack` deletes if the append must be undone. */
 export type Appended = { key: string[]; revision: Revision }[];
 
+/** An append whose numbers were found free, with what each key last held (a create after a deletion expects it). */
+export interface CheckedAppend {
+  keys: string[][];
+  latest: (LatestWrite<TranscriptEntry> | undefined)[];
+  entries: readonly TranscriptEntry[];
+}
+
 export class JetStreamTranscriptRepository implements TranscriptRepository {
   private constructor(private readonly store: KvRecordStore<TranscriptEntry>) {}
 
@@ -38,11 +45,28 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
 
   /** The append, answering what it wrote (the turn commit takes it back when the record refuses the turn). */
   async appendEntries(sessionId: string, from: number, entries: readonly TranscriptEntry[]): Promise<Appended> {
+    return this.write(await this.check(sessionId, from, entries));
+  }
+
+  /** An append's first step: every number must be free (RevisionConflictError otherwise, nothing written). */
+  async check(sessionId: string, from: number, entries: readonly TranscriptEntry[]): Promise<CheckedAppend> {
     const keys = entries.map((_, i) => keyOf(sessionId, from + i));
     const latest = await Promise.all(keys.map((key) => this.store.latest(key)));
     const taken = latest.findIndex((write) => write?.value !== undefined);
     if (taken >= 0) throw new RevisionConflictError(keys[taken].join('/'), undefined);
-    const outcomes = await Promise.allSettled(keys.map((key, i) => this.store.create(key, entries[i], latest[i] ?? null)));
+    return { keys, latest, entries };
+  }
+
+  /**
+   * An append's second step: creates the checked entries; if one was taken meanwhile, takes the others back. The
+   * first entry is created alone: writers racing from the same number are decided by it (the loser writes nothing),
+   * where creating all at once could split the numbers between them and refuse both.
+   */
+  async write({ keys, latest, entries }: CheckedAppend): Promise<Appended> {
+    const create = (i: number) => this.store.create(keys[i], entries[i], latest[i] ?? null);
+    if (keys.length === 0) return [];
+    const first = await create(0);
+    const outcomes = [{ status: 'fulfilled', value: first } as const, ...(await Promise.allSettled(keys.slice(1).map((_, i) => create(i + 1))))];
     const written = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [{ key: keys[i], revision: outcome.value }] : []));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (!failed) return written;

@@ -1,9 +1,9 @@
 // Cluster mode (any thread holding a NATS connection): the chat repositories on JetStream KV with a turn stored in
 // two steps, since KV has no transaction over two keys: the entries first (create-only numbers), then the record
 // (revision-checked).
-// - A number taken: refused before anything is written (the append checks every number first).
-// - The record moved (a stale writer): the entries it appended are deleted again (only if still its own), then
-//   refused, so on a conflict nothing of the turn stays.
+// - A number taken or a stale revision: refused before anything is written (both are checked first, at once).
+// - A racing writer takes a number or moves the record between the checks and the writes: the entries this turn
+//   appended are deleted again (only if still its own), then it is refused, so on a conflict nothing of it stays.
 // - The node dies between the two steps: the entries stay and the record does not move. They are the newest
 //   entries of the transcript, so the next turn (on whichever node) counts them in the length it reads and appends
 //   after them; the transcript stays one numbered sequence and no acknowledged turn is touched. What the user sees
@@ -22,9 +22,11 @@ export async function openJetStreamSessionStores(connection: ClusterConnection):
     sessions,
     transcripts,
     async commitTurn(record, revision, from, entries) {
-      const appended = await transcripts.appendEntries(record.sessionId, from, entries);
+      // Both checks at once, before anything is written: a stale revision or a taken number writes nothing.
+      const [current, checked] = await Promise.all([sessions.expect(record.sessionId, revision), transcripts.check(record.sessionId, from, entries)]);
+      const appended = await transcripts.write(checked);
       try {
-        return await sessions.update(record, revision);
+        return await sessions.updateFrom(current, record);
       } catch (error) {
         if (isRevisionConflict(error)) await transcripts.takeBack(appended);
         throw error;
