@@ -10,7 +10,7 @@
 // in-flight writes under its lock, so each write also carries the id `<key>@<expected revision>`: of the writers
 // expecting one revision, exactly one is stored and the others are answered `duplicate`, a conflict here. (So
 // KV's own `update(key, value, revision)` is not enough on this server.)
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
@@ -168,6 +168,31 @@ export class KvRecordStore<T> {
   async lastSequence(): Promise<number> {
     const { state } = await this.jsm.streams.info(`KV_${this.bucket}`);
     return state.messages === 0 ? 0 : state.last_seq;
+  }
+
+  /**
+   * Every record under `prefix`, in no particular order, read in one pass: an ordered consumer delivering the last
+   * write of each key (about two requests, however many records; `list` reads each record apart). For a bounded
+   * group of keys read whole, such as one user's session index.
+   */
+  async all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
+    const subjectPrefix = `$KV.${this.bucket}.`;
+    const consumer = await this.js.consumers.get(`KV_${this.bucket}`, {
+      filter_subjects: `${subjectPrefix}${prefixFilter(prefix)}`,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const { num_pending: pending } = await consumer.info(true);
+    const records: StoredRecord<T>[] = [];
+    if (pending === 0) return records;
+    for await (const message of await consumer.fetch({ max_messages: pending })) {
+      // A deletion's marker carries KV-Operation; a record's write carries none (or PUT).
+      const operation = message.headers?.get('KV-Operation');
+      if (!operation || operation === 'PUT') {
+        records.push({ key: decodeKey(message.subject.slice(subjectPrefix.length)), value: message.json<T>(), revision: message.seq });
+      }
+      if (message.info.pending === 0) break;
+    }
+    return records;
   }
 
   /**

@@ -81,12 +81,7 @@ export class JetStreamSessionRepository implements SessionRepository {
   async listByUser(userDid: string, { offset, limit }: { offset: number; limit: number }): Promise<SessionPage> {
     // Every index entry of the user is read to order them (KV keeps keys, not an order by time): one pass over a
     // user's sessions, as bounded as the user's list; the front door caches pages by listVersion.
-    const entries: IndexEntry[] = [];
-    for (let after: string | undefined, first = true; first || after !== undefined; first = false) {
-      const page = await this.store.list(userPrefix(userDid), { after, limit: 500 });
-      for (const { value } of page.records) entries.push(value as IndexEntry);
-      after = page.next;
-    }
+    const entries = (await this.store.all(userPrefix(userDid))).map(({ value }) => value as IndexEntry);
     entries.sort((a, b) => b.at - a.at || (b.view.sessionId < a.view.sessionId ? -1 : 1));
     return { sessions: entries.slice(offset, offset + limit).map((entry) => entry.view), total: entries.length };
   }
