@@ -1,14 +1,15 @@
 // Cluster mode (any thread holding a NATS connection): transcripts in the replicated JetStream KV bucket
 // `oracle_transcripts`, one record per entry keyed `<sessionId>.<number>`. Why KV and not a plain stream: a number
 // must be written once (create-only, which KV's per-key revision gives, with the record store's fencing on
-// nats-server 2.9), and a page is a range of numbers, read by key (limit + 1 reads at once, answered by the stream
-// leader): nothing reads a transcript whole.
+// nats-server 2.9), and a page is a range of numbers, read by key (the length, then the page's keys at once, each
+// answered by the stream leader): nothing reads a transcript whole.
 // The length is the number after the newest write under the session (one request: a wildcard last-by-subject
 // read). Entries are only ever removed from the top down (a refused append takes back what it wrote, newest
 // first; a removal deletes newest first), so when that newest write is a deletion of entry d, every entry from d
 // on is gone and the length is d.
-// An append checks every number first (a taken one: refused, nothing written), then creates its entries; if a
-// racing writer takes one of them meanwhile, the entries it did create are deleted again before it is refused.
+// An append checks every number first (a taken one: refused, nothing written), then creates its entries, the first
+// alone (writers racing from one number are decided by it); if a racing writer takes one of the others meanwhile,
+// the entries it did create are deleted again before it is refused.
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { KvRecordStore, type LatestWrite } from '../../cluster/record-store.js';
 import { isRevisionConflict, RevisionConflictError, type Revision } from '../../store/revision.js';
@@ -39,13 +40,9 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
     return new JetStreamTranscriptRepository(await KvRecordStore.open<TranscriptEntry>(connection, { name: 'oracle_transcripts' }));
   }
 
+  /** Two steps, `check` then `write`, which the turn commit runs apart (it checks the record at the same time). */
   async append(sessionId: string, from: number, entries: readonly TranscriptEntry[]): Promise<void> {
-    await this.appendEntries(sessionId, from, entries);
-  }
-
-  /** The append, answering what it wrote (the turn commit takes it back when the record refuses the turn). */
-  async appendEntries(sessionId: string, from: number, entries: readonly TranscriptEntry[]): Promise<Appended> {
-    return this.write(await this.check(sessionId, from, entries));
+    await this.write(await this.check(sessionId, from, entries));
   }
 
   /** An append's first step: every number must be free (RevisionConflictError otherwise, nothing written). */
