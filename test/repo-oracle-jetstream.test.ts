@@ -33,12 +33,13 @@ const perServer = await Promise.all(nats.servers.map((server, i) => connectTo(t,
 /** A new deployment's connection (its own buckets): every contract test starts from empty stores. */
 const fresh = () => freshDeployment(everywhere)[0];
 
-/** One new deployment opened by three nodes: the first creates the buckets (nats-server 2.9 may leave concurrent creates unanswered). */
-async function threeNodes() {
-  const [first, ...others]: ClusterConnection[] = freshDeployment(...perServer);
-  const opened = await openJetStreamOracleRepositories(first);
-  return [opened, ...(await Promise.all(others.map((connection) => openJetStreamOracleRepositories(connection))))];
-}
+/**
+ * One deployment opened by three nodes through openJetStreamOracleRepositories, shared by the cross-node tests (each
+ * uses its own users and ids). The first node creates the buckets: nats-server 2.9 may leave concurrent creates unanswered.
+ */
+const [first, ...others]: ClusterConnection[] = freshDeployment(...perServer);
+const firstNode = await openJetStreamOracleRepositories(first);
+const nodes = [firstNode, ...(await Promise.all(others.map((connection) => openJetStreamOracleRepositories(connection))))];
 
 // Each contract opens only its own family's buckets (opening all six per test would cost minutes).
 t.test('chat sessions', (t) => (sessionRepositoryContract(t, () => JetStreamSessionRepository.open(fresh())), t.end()));
@@ -55,7 +56,6 @@ t.test('preferences', (t) => (preferencesRepositoryContract(t, () => openJetStre
 t.test('credits', (t) => (creditRepositoryContract(t, () => openJetStreamCredits(fresh())), t.end()));
 
 t.test('30 debits through three nodes against a balance of 12 pay exactly 12', async (t) => {
-  const nodes = await threeNodes();
   const ledgers = nodes.map((node) => creditLedger(node.credits, { initial: 12, perMessage: 1 }));
   const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => ledgers[i % 3].charge('did:key:zPayer')));
   const paid = outcomes.filter((o): o is PromiseFulfilledResult<{ balance: number }> => o.status === 'fulfilled');
@@ -75,7 +75,6 @@ const session = (sessionId: string, userDid: string, at: number): SessionRecord 
 });
 
 t.test("three nodes creating sessions for one user at once: the total and the list are exact on every node", async (t) => {
-  const nodes = await threeNodes();
   const before = await nodes[0].sessions.listVersion('did:key:zU');
   await Promise.all(Array.from({ length: 30 }, (_, i) => nodes[i % 3].sessions.create(session(`s${i}`, 'did:key:zU', 1000 + i))));
   for (const node of nodes) {
@@ -87,7 +86,6 @@ t.test("three nodes creating sessions for one user at once: the total and the li
 });
 
 t.test('a listVersion read on another node after an acknowledged write is a new one, so a cached page is never stale', async (t) => {
-  const nodes = await threeNodes();
   const created = await nodes[0].sessions.create(session('s', 'did:key:zV', 1));
   const versions = [await nodes[1].sessions.listVersion('did:key:zV')];
   const moved = await nodes[0].sessions.update({ ...created.value, title: 'Moved' }, created.revision);
@@ -100,7 +98,6 @@ t.test('a listVersion read on another node after an acknowledged write is a new 
 });
 
 t.test('one session, a turn committed through three nodes at once: one lands whole, the others write nothing', async (t) => {
-  const nodes = await threeNodes();
   for (let round = 0; round < 10; round++) {
     const id = `turn-${round}`;
     const created = await nodes[0].sessions.create(session(id, 'did:key:zT', 1));
@@ -121,7 +118,7 @@ t.test('one session, a turn committed through three nodes at once: one lands who
 });
 
 t.test('a node that died between a turn\'s entries and its record: the next turn appends after them', async (t) => {
-  const [node] = await threeNodes();
+  const [node] = nodes;
   const created = await node.sessions.create(session('crash', 'did:key:zC', 1));
   // The dead node's first step: the entries, without the record.
   await node.transcripts.append('crash', 0, [{ id: 'q', type: 'human', content: 'q', createdAt: 1 }]);
@@ -146,7 +143,6 @@ t.test('a node that died between a session\'s record and its index entry: unlist
 });
 
 t.test('a revocation acknowledged on one node is refused at once on the others', async (t) => {
-  const nodes = await threeNodes();
   for (let round = 0; round < 10; round++) {
     const cid = `bafy-${round}`;
     t.equal(await nodes[(round + 1) % 3].revocations.isRevoked(cid), false);
