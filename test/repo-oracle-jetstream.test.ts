@@ -128,6 +128,19 @@ t.test('a node that died between a turn\'s entries and its record: the next turn
   t.same((await node.transcripts.read('crash', { from: 0, limit: 5 })).entries.map((e) => e.content), ['q', 'q2']);
 });
 
+t.test('entries taken back (a turn refused after its append) leave the transcript as before, and their numbers free', async (t) => {
+  const transcripts = await JetStreamTranscriptRepository.open(fresh());
+  const entry = (content: string) => ({ id: content, type: 'human' as const, content, createdAt: 1 });
+  await transcripts.append('tb', 0, [entry('kept')]);
+  const appended = await transcripts.write(await transcripts.check('tb', 1, [entry('q'), entry('a')]));
+  t.equal(await transcripts.length('tb'), 3);
+  await transcripts.takeBack(appended);
+  t.equal(await transcripts.length('tb'), 1, 'the length after deletions from the top down');
+  t.same((await transcripts.readNewest('tb', { limit: 5 })).entries.map((e) => e.content), ['kept']);
+  await transcripts.append('tb', 1, [entry('q2'), entry('a2')]);
+  t.same((await transcripts.read('tb', { from: 0, limit: 5 })).entries.map((e) => e.content), ['kept', 'q2', 'a2'], 'the numbers are written again');
+});
+
 t.test('a node that died between a session\'s record and its index entry: unlisted until its next write, removable', async (t) => {
   const connection = fresh();
   const sessions = await JetStreamSessionRepository.open(connection);
