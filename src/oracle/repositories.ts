@@ -4,6 +4,7 @@
 import type { ClusterConnection } from '../cluster/connection.js';
 import type { Store } from '../store/env.js';
 import type { DelegationRepository } from './delegations.js';
+import { openJetStreamOracleRepositories } from './jetstream-repositories.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
 import { openLmdbRevocations } from './lmdb-revocations.js';
 import { openLmdbCredits } from './plugins/credits/lmdb-repository.js';
@@ -33,11 +34,7 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
   };
 }
 
-/**
- * The node's LMDB, or in cluster mode the JetStream buckets and streams every node shares. Until the oracle's
- * JetStream repositories land (docs/cluster.md, Status), cluster mode keeps them on the node's LMDB too.
- */
+/** The node's LMDB, or in cluster mode the JetStream buckets every node shares (jetstream-repositories.ts). */
 export async function openOracleRepositories(store: Store, cluster?: ClusterConnection): Promise<OracleRepositories> {
-  void cluster;
-  return openLmdbOracleRepositories(store);
+  return cluster ? openJetStreamOracleRepositories(cluster) : openLmdbOracleRepositories(store);
 }
