@@ -11,7 +11,7 @@ import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { startTestNodes, type LocalNode } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { startTestServer } from './helpers/server.js';
-import { postUssd } from './helpers/ussd-gateway.js';
+import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
 
 t.setTimeout(240_000);
 
@@ -25,33 +25,19 @@ const cluster = await startTestNodes(t, nats, { env });
 const nodes = cluster.nodes;
 
 /** A gateway session whose requests go wherever `pick` sends them (round-robin over the nodes by default). */
-class Session {
-  readonly inputs: string[] = [];
-  readonly screens: string[] = [];
+class Session extends GatewaySession {
   #next = 0;
 
   constructor(
-    readonly sessionId: string,
+    sessionId: string,
     readonly pick: (request: number) => string,
-    readonly phoneNumber = '+254700000001',
-  ) {}
-
-  get text(): string {
-    return this.inputs.join('*');
-  }
-
-  async send(input?: string): Promise<string> {
-    if (input !== undefined) this.inputs.push(input);
-    const screen = await this.resend();
-    this.screens.push(screen);
-    return screen;
+  ) {
+    super('', sessionId, '+254700000001', '*384#');
   }
 
   /** The same text again, as a gateway retries, through the next node. */
-  async resend(url = this.pick(this.#next++)): Promise<string> {
-    const answer = await postUssd(url, { sessionId: this.sessionId, serviceCode: '*384#', phoneNumber: this.phoneNumber, text: this.text });
-    if (answer.status !== 200) throw new Error(`HTTP ${answer.status}: ${answer.body}`);
-    return answer.body;
+  override resend(url = this.pick(this.#next++)): Promise<string> {
+    return super.resend(url);
   }
 }
 
@@ -269,4 +255,16 @@ t.test('a paused owner: its sessions move on without it, it rejoins from their n
   const write = stale.update({ ...held.value, screen: 'CON stale' }, held.revision);
   t.ok(isRevisionConflict(await write.then(() => undefined, (error: unknown) => error)), 'a write from an old revision is refused (revision conflict)');
   t.match(await resumed.resend(nodes[0].url), /^CON .*PIN/i, 'the session is where the cluster left it');
+});
+
+t.test('ussd_sessions_active: every node reports the whole cluster\'s live sessions (counted on the front door)', async (t) => {
+  const scrape = async (node: LocalNode) => {
+    const text = await (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer op' } })).text();
+    return Number(/^ussd_sessions_active (\d+)/m.exec(text)?.[1]);
+  };
+  const counts = await until('the nodes to agree', async () => {
+    const seen = await Promise.all(nodes.map(scrape));
+    return seen.every((n) => n === seen[0]) ? seen : undefined;
+  });
+  t.ok(counts[0] > 30, `the same count on every node (${counts.join('/')}), the sessions of this file's load`);
 });

@@ -38,10 +38,10 @@ export class GatewaySession {
     return answer;
   }
 
-  /** Sends the same `text` again, as a gateway retry does. */
-  async resend(): Promise<string> {
+  /** Sends the same `text` again, as a gateway retry does (to `url`: another server of a cluster). */
+  async resend(url = this.url): Promise<string> {
     const { status, body } = await postUssd(
-      this.url,
+      url,
       { sessionId: this.sessionId, serviceCode: this.serviceCode, phoneNumber: this.phoneNumber, text: this.text },
       this.form,
     );
