@@ -1,10 +1,12 @@
 // A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
+import type { ClusterConnection } from './cluster/connection.js';
+import type { ClusterEventBus } from './cluster/event-bus.js';
 import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
 import type { Logger } from './log.js';
-import type { ActorRuntime } from './runtime/actor-runtime.js';
+import type { Actors } from './runtime/router.js';
 import type { CpuPool } from './runtime/cpu-pool.js';
 import type { Store } from './store/env.js';
 
@@ -12,10 +14,14 @@ export interface FaceContext {
   readonly config: Config;
   readonly store: Store;
   readonly log: Logger;
-  /** Session actors on worker threads (main-thread side). */
-  readonly runtime: ActorRuntime;
+  /** The session actors: this node's runtime, or in cluster mode the router to whichever node runs each one. */
+  readonly actors: Actors;
   /** piscina pool for CPU work (UCAN verification, key derivation). */
   readonly cpuPool: CpuPool;
+  /** Cluster mode (NATS_URL): this node's NATS connection, for the faces' repositories; undefined on one node. */
+  readonly cluster?: ClusterConnection;
+  /** Cluster mode: the actors' events across nodes, told which sessions have sockets on this node. */
+  readonly events?: ClusterEventBus;
 }
 
 export interface Face {

@@ -43,7 +43,7 @@ const HealthSchema = v.object({
   environment: Environment,
   timestamp: Timestamp,
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
-  database: v.picklist(['connected', 'disconnected']),
+  database: v.pipe(v.picklist(['connected', 'disconnected']), v.description('LMDB answered a write and a read; in cluster mode JetStream answered too')),
   cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
 });
 
@@ -70,7 +70,7 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
       summary: 'Health with a real database read and write',
       tags: ['health'],
       responses: {
-        200: { description: 'LMDB answered a write and a read', schema: HealthSchema },
+        200: { description: 'LMDB answered a write and a read (in cluster mode JetStream answered too)', schema: HealthSchema },
         503: { description: 'LMDB did not answer (database "disconnected"), or in cluster mode NATS or JetStream did not', schema: HealthSchema },
       },
       async handler() {
@@ -78,13 +78,15 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
           probes.run('database', () => databaseIsReachable(store)),
           cluster && clusterProbes.run('cluster', () => cluster.health()),
         ]);
-        const ok = connected && (clusterHealth?.healthy ?? true);
+        // In cluster mode the records live in JetStream too: the database is up when both answer.
+        const database = connected && (clusterHealth ? clusterHealth.report.jetstream === 'available' : true);
+        const ok = database && (clusterHealth?.healthy ?? true);
         return reply.json(ok ? 200 : 503, {
           status: ok ? 'ok' : 'error',
           environment,
           timestamp: new Date().toISOString(),
           uptime: process.uptime(),
-          database: connected ? 'connected' : 'disconnected',
+          database: database ? 'connected' : 'disconnected',
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
         });
       },

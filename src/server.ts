@@ -1,4 +1,6 @@
-// Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door.
+// Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door. In cluster mode
+// (NATS_URL) the node connects to NATS first and, once its actor hosts run, joins the partition leases: the faces
+// then reach actors through the cluster's router (docs/cluster.md).
 import type { Config } from './config.js';
 import { clusterModeOn } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
@@ -38,7 +40,7 @@ export interface RunningServer {
   readonly router: Router;
   readonly faces: readonly Face[];
   readonly log: Logger;
-  /** Cluster mode (NATS_URL): this node's NATS connection; undefined on a single node. */
+  /** Cluster mode (NATS_URL): this node's NATS connection and leases; undefined on a single node. */
   readonly cluster?: ClusterNode;
   /** Stops accepting, finishes what is in flight (bounded by SHUTDOWN_TIMEOUT_MS), closes LMDB. */
   shutdown(reason?: string): Promise<void>;
@@ -50,8 +52,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     : 'uWebSockets.js native build NOT loaded: running on the slow JavaScript fallback');
 
   // Cluster mode connects first: a node that cannot reach NATS JetStream does not start.
-  let port = baseConfig.PORT;
-  const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log, () => port) : undefined;
+  const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log) : undefined;
   const store = openStore(baseConfig.DATA_DIR);
   if (baseConfig.METRICS_ENABLED) timeStoreCommits(store.root);
   const cpuPool = new CpuPool();
@@ -65,7 +66,16 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   await runtime.start();
   log.info({ hosts: runtime.hostCount }, 'actor hosts started');
 
-  const context: FaceContext = { config, store, log, runtime, cpuPool };
+  // Cluster mode: actors are placed by partition lease, calls for other nodes' partitions go over NATS.
+  const routed = cluster ? await cluster.route(runtime) : undefined;
+  const context: FaceContext = {
+    config,
+    store,
+    log,
+    actors: routed?.actors ?? runtime,
+    cpuPool,
+    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events } : {}),
+  };
   const faces: Face[] = [];
   for (const factory of FACES) faces.push(await factory(context));
   for (const face of faces) await face.start?.();
@@ -110,7 +120,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   });
   for (const face of faces) face.sockets?.(http);
   http.mount(router);
-  port = await http.listen();
+  const port = await http.listen();
   log.info({ port, host: config.HOST, dataDir: config.DATA_DIR }, 'listening');
 
   let stopping: Promise<void> | undefined;
@@ -123,6 +133,8 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
         await face.stop?.().catch((err: unknown) => log.error({ err, face: face.name }, 'face stop failed'));
       }
       http.close();
+      // Partitions handed back before the hosts stop: the other nodes take them at once instead of after a lease.
+      await cluster?.leave();
       await runtime.stop();
       await cpuPool.close();
       await store.close();

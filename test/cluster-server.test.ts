@@ -1,5 +1,5 @@
-// The server in cluster mode as far as it goes today: config checked (exit 78 from the real process), NATS
-// JetStream connected at start-up or no start, /health reporting NATS, JetStream and the node id.
+// The server in cluster mode: config checked (exit 78 from the real process), NATS JetStream connected at
+// start-up or no start, the partition leases joined, /health reporting NATS, JetStream, the node id and partitions.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -73,7 +73,7 @@ t.test('a node that cannot reach NATS does not start', async (t) => {
   await t.rejects(startTestServer(t, { env: { ...keys, NATS_URL: `nats://127.0.0.1:${closedPort}` } }), /cannot connect to NATS at nats:\/\/127.0.0.1:\d+/);
 });
 
-t.test('/health: single node unchanged; cluster node reports NATS, JetStream and its id, and 503 without NATS', async (t) => {
+t.test('/health: single node unchanged; cluster node reports NATS, JetStream, its id and partitions, and 503 without NATS', async (t) => {
   const started = performance.now();
   const lap = (what: string) => t.comment(`${what}: ${(performance.now() - started).toFixed(0)} ms`);
   const single = await startTestServer(t);
@@ -84,20 +84,21 @@ t.test('/health: single node unchanged; cluster node reports NATS, JetStream and
   const nats = await startTestNatsCluster(t);
   lap('NATS cluster started');
   const logged: string[] = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => void logged.push(line) });
+  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(line) });
   const node = await startTestServer(t, { env: { ...keys, NATS_URL: nats.urls, NODE_ID: 'node-a' }, log });
   lap('cluster node started');
-  t.ok(
-    logged.some((line) => /cluster mode: connected to NATS JetStream; the rate limit is cluster-wide, actors, state and events are still node-local/.test(line)),
-    'the start-up log says what cluster mode does not do yet',
-  );
+  t.ok(logged.some((line) => /"nodeId":"node-a".*joined the partition leases/.test(line)), 'the start-up log says it joined the leases');
   const health = async () => {
     const response = await fetch(`${node.url}/health`);
     return { status: response.status, body: (await response.json()) as { status: string; cluster: Record<string, unknown> } };
   };
   const first = await health();
   t.equal(first.status, 200);
-  t.match(first.body, { status: 'ok', database: 'connected', cluster: { nodeId: 'node-a', nats: 'connected', jetstream: 'available', replicas: 3, state: 'node-local' } });
+  t.match(first.body, {
+    status: 'ok',
+    database: 'connected',
+    cluster: { nodeId: 'node-a', nats: 'connected', jetstream: 'available', replicas: 3, state: 'cluster', partitions: { owned: 128, total: 128 }, liveNodes: ['node-a'] },
+  });
   const server = first.body.cluster.server as string;
   t.ok(nats.servers.some((s) => s.name === server), `names its NATS server (${server})`);
 
@@ -118,5 +119,5 @@ t.test('/health: single node unchanged; cluster node reports NATS, JetStream and
   for (const deadline = Date.now() + 10_000; down.status === 200 && Date.now() < deadline; ) down = await health();
   lap('all NATS servers down');
   t.equal(down.status, 503);
-  t.match(down.body, { status: 'error', database: 'connected', cluster: { nodeId: 'node-a', nats: 'reconnecting', jetstream: 'unavailable' } });
+  t.match(down.body, { status: 'error', database: 'disconnected', cluster: { nodeId: 'node-a', nats: 'reconnecting', jetstream: 'unavailable' } });
 });

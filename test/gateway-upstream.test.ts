@@ -274,7 +274,7 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
   });
   const config = loadConfig({ DATA_DIR: dataDir, GATEWAY_GRPC_TARGET: `127.0.0.1:${port}`, GATEWAY_DESCRIPTORS: 'reflection', GATEWAY_TIMEOUT_MS: '2000' });
   // The face needs neither the actor runtime nor the CPU pool.
-  const face = await createGatewayFace({ config, store, log: createLogger('silent'), runtime: undefined as never, cpuPool: undefined as never });
+  const face = await createGatewayFace({ config, store, log: createLogger('silent'), actors: undefined as never, cpuPool: undefined as never });
   await t.rejects(face.start!(), /GATEWAY_DESCRIPTORS=reflection: \/cosmos\.reflection\.v1\.ReflectionService\/FileDescriptors on 127\.0\.0\.1:\d+ failed/);
 });
 

@@ -1,11 +1,13 @@
-// Actor host thread. Worker entry of an actor host: opens LMDB, hosts the actors of its shard, answers the
-// main thread's calls (rpc.ts) on its call port.
+// Actor host thread. Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
+// hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
+import { clusterModeOn } from '../src/cluster/config.js';
+import { connectCluster } from '../src/cluster/connection.js';
 import { createLogger } from '../src/log.js';
 import { reportHostMetrics } from '../src/metrics/host-report.js';
 import { timeStoreCommits } from '../src/metrics/store.js';
-import { ActorHost } from '../src/runtime/actor-host.js';
+import { ActorHost, type HostContext } from '../src/runtime/actor-host.js';
 import { batchingEndpoint } from '../src/runtime/batching-endpoint.js';
 import { serve } from '../src/runtime/rpc.js';
 import type { HostInit } from '../src/runtime/messages.js';
@@ -14,20 +16,26 @@ import { openStore } from '../src/store/env.js';
 const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit;
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 const store = openStore(config.DATA_DIR);
+// A NATS connection cannot be shared between threads: each host opens its own (the main thread checked NATS already).
+const cluster = clusterModeOn(config) ? await connectCluster(config, `sar ${config.NODE_ID ?? 'node'} host ${hostIndex}`) : undefined;
 
-const host = new ActorHost(
-  actorKinds,
-  {
-    hostIndex,
-    config,
-    store,
-    log,
-    publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
+const context: HostContext = {
+  hostIndex,
+  config,
+  store,
+  log,
+  ...(cluster ? { cluster } : {}),
+  publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
+};
+const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {
+  mailboxLimit: config.ACTOR_MAILBOX_LIMIT,
+  // On a graceful stop the mailboxes drain first, then this thread's NATS connection and LMDB environment close.
+  afterClose: async () => {
+    // Every write was awaited by its actor before the mailboxes drained: nothing is left to flush, so no drain.
+    await cluster?.nc.close().catch((err: unknown) => log.warn({ err }, 'closing the host NATS connection failed'));
+    await store.close();
   },
-  config.ACTOR_IDLE_SECONDS * 1000,
-  // On a graceful stop the mailboxes drain first, then this thread's LMDB environment closes.
-  { mailboxLimit: config.ACTOR_MAILBOX_LIMIT, afterClose: () => store.close() },
-);
+});
 
 serve(host, batchingEndpoint(rpcPort));
 if (metricsPort) {

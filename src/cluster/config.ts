@@ -57,7 +57,10 @@ export function clusterConfigProblems(config: ClusterEnv): string[] {
   return problems;
 }
 
-/** NODE_ID, or hostname:port once the port is known (PORT=0 binds an ephemeral one). */
+/**
+ * NODE_ID, or hostname:PORT. The id is needed before the node listens (it joins the leases first), so with PORT=0
+ * (an ephemeral port, known only later) it is hostname:pid<pid>.
+ */
 export function nodeIdOf(config: Pick<ClusterEnv, 'NODE_ID'>, port: number): string {
-  return config.NODE_ID ?? `${hostname()}:${port}`;
+  return config.NODE_ID ?? `${hostname()}:${port === 0 ? `pid${process.pid}` : port}`;
 }

@@ -7,14 +7,20 @@
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
 // HostUnavailableError a local timeout gives. No responder (the owner died, or the partition is moving) waits for
 // the lease table to name another owner and tries again (a new owner may still be subscribing: retried every
-// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError.
+// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError. A call in flight
+// on a node whose lease lapses fails then with HostUnavailableError (not retried: it may have been committed).
+//
+// A stream for another node's partition is opened the same way (op 'stream', carrying the caller's inbox) and then
+// travels on its own pair of subjects (remote-stream.ts); the failover of its opening is that of a send.
 //
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import { NoRespondersError, RequestError, type Msg, type Subscription } from '@nats-io/transport-node';
-import { ActorBusyError, CallCancelledError, DomainError, HostUnavailableError } from '../runtime/errors.js';
+import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
+import { DEFAULT_STREAM_LIVENESS, openRemoteStream, relayToCaller, type StreamLiveness, type StreamOpen } from './remote-stream.js';
+import { fromWire, toWire, unavailable, type WireError } from './wire-errors.js';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -25,23 +31,23 @@ export interface NatsActorRouterOptions {
   callTimeoutMs?: number;
   /** How long a caller waits, after a no-responder, for the lease table to name a reachable owner (default 10 s). */
   failoverWaitMs?: number;
+  /** How a cross-node stream notices a dead or hung other side (default: ping every 1 s, silent 3 s). */
+  streamLiveness?: StreamLiveness;
+  /** The control message that stops a stream, posted to the actor when a remote caller left early. */
+  streamCancel?: unknown;
 }
 
-type Op = 'send' | 'signal';
+type Op = 'send' | 'signal' | 'stream';
 
 interface ActorRequest {
   op: Op;
   kind: string;
   actorId: string;
   message: unknown;
+  /** The call's deadline from now (a stream: how long its opening may take). */
   timeoutMs: number;
-}
-
-interface WireError {
-  name: string;
-  message: string;
-  code?: string;
-  details?: Record<string, unknown>;
+  /** A stream: where to relay it, and the stream's own deadline (the local runtime's default when absent). */
+  stream?: StreamOpen & { timeoutMs?: number };
 }
 
 type ActorReply = { value?: unknown } | { error: WireError };
@@ -59,8 +65,13 @@ export class NatsActorRouter implements ActorRouter {
   readonly #local: ActorRouter;
   readonly #timeoutMs: number;
   readonly #failoverWaitMs: number;
+  readonly #liveness: StreamLiveness;
+  readonly #streamCancel: unknown;
   readonly #subscriptions = new Map<number, Subscription>();
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
+  /** Checks of calls in flight to other nodes, run on every change of the lease table (one listener for all). */
+  readonly #watchers = new Set<() => void>();
+  readonly #onTable = () => this.#watchers.forEach((check) => check());
 
   constructor(options: NatsActorRouterOptions) {
     this.#connection = options.connection;
@@ -68,7 +79,11 @@ export class NatsActorRouter implements ActorRouter {
     this.#local = options.local;
     this.#timeoutMs = options.callTimeoutMs ?? 15_000;
     this.#failoverWaitMs = options.failoverWaitMs ?? 10_000;
+    this.#liveness = options.streamLiveness ?? DEFAULT_STREAM_LIVENESS;
+    // Every streaming protocol stops on { type: 'cancel' } (the chat stream's StreamControl).
+    this.#streamCancel = options.streamCancel ?? { type: 'cancel' };
     this.#leases.on('change', this.#onChange);
+    this.#leases.on('table', this.#onTable);
     this.#serve(this.#leases.owned);
   }
 
@@ -85,16 +100,19 @@ export class NatsActorRouter implements ActorRouter {
     return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs });
   }
 
-  /** Streams run only where the actor lives: a stream for a partition another node holds is refused. */
+  /** A local partition's stream stays in-process; another node's is relayed over NATS (remote-stream.ts). */
   stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream {
-    const partition = this.#partitionOf(actorId);
-    if (this.#leases.owns(partition)) return this.#local.stream(kind, actorId, message, timeoutMs);
-    throw unavailable(`partition ${partition} is held by another node and streams are not routed across nodes yet`);
+    if (this.#leases.owns(this.#partitionOf(actorId))) return this.#local.stream(kind, actorId, message, timeoutMs);
+    return openRemoteStream(this.#connection.nc, this.#liveness, (open) =>
+      // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
+      this.#route({ op: 'stream', kind, actorId, message, timeoutMs: this.#timeoutMs, stream: { ...open, timeoutMs } }),
+    );
   }
 
   /** Stops answering for any partition (the leases themselves are the caller's to leave). */
   close(): void {
     this.#leases.off('change', this.#onChange);
+    this.#leases.off('table', this.#onTable);
     this.#serve(new Set());
   }
 
@@ -107,10 +125,10 @@ export class NatsActorRouter implements ActorRouter {
     const deadline = Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
     for (;;) {
-      if (this.#leases.owns(partition)) return this.#runLocally(request, Math.max(1, deadline - Date.now()));
+      if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
       try {
-        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) });
+        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
         let moved: boolean;
@@ -128,18 +146,27 @@ export class NatsActorRouter implements ActorRouter {
     }
   }
 
+  /** Opens the stream on this node's runtime and relays it to the caller's inbox; the open's answer is null. */
+  #relayStream(request: ActorRequest, open: StreamOpen & { timeoutMs?: number }): null {
+    const local = this.#local.stream(request.kind, request.actorId, request.message, open.timeoutMs);
+    relayToCaller(this.#connection.nc, open, local, this.#streamCancel);
+    return null;
+  }
+
   #runLocally(request: ActorRequest, timeoutMs: number): Promise<unknown> {
     return request.op === 'send'
       ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs)
       : this.#local.signal(request.kind, request.actorId, request.message);
   }
 
-  async #request(partition: number, request: ActorRequest): Promise<unknown> {
+  async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
     const subject = this.subjectOf(partition);
     let reply: Msg;
     try {
-      reply = await this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      const answered = this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      reply = await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered);
     } catch (error) {
+      if (error instanceof HostUnavailableError) throw error;
       if (isNoResponders(error)) throw new NotServedError(`no responder on ${subject}`);
       if (error instanceof Error && error.name === 'TimeoutError') {
         throw unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
@@ -152,6 +179,23 @@ export class NatsActorRouter implements ActorRouter {
       throw fromWire(answer.error);
     }
     return answer.value;
+  }
+
+  /**
+   * `call`, unless `owner`'s node lease lapses first: it died with the call in flight, so no answer will come and
+   * the call fails now (within a lease) instead of at its deadline (a JSON chat turn's is minutes). Not retried: the
+   * dead node may have committed it. A partition that merely moved away is still answered by the node running the call.
+   */
+  #unlessOwnerDies<T>(partition: number, owner: string, call: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const check = () => {
+        if (this.#leases.ownerOf(partition) === owner || this.#leases.liveNodes().includes(owner)) return;
+        this.#watchers.delete(check);
+        reject(unavailable(`node ${owner} died with the call in flight`));
+      };
+      this.#watchers.add(check);
+      call.finally(() => this.#watchers.delete(check)).then(resolve, reject);
+    });
   }
 
   /** Resolves true once this node holds `partition` or the table names a live owner other than `tried`. */
@@ -201,7 +245,7 @@ export class NatsActorRouter implements ActorRouter {
     } else {
       try {
         const request = msg.json<ActorRequest>();
-        reply = { value: await this.#runLocally(request, request.timeoutMs) };
+        reply = { value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, request.timeoutMs) };
       } catch (error) {
         reply = { error: toWire(error) };
       }
@@ -224,41 +268,6 @@ class NotServedError extends Error {
 
 function isNoResponders(error: unknown): boolean {
   return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders());
-}
-
-/** The router's own unavailability, as the runtime says it, so faces answer it like a host that cannot take a call. */
-function unavailable(reason: string): HostUnavailableError {
-  const error = new HostUnavailableError(-1, reason);
-  error.message = `Actor unavailable: ${reason}`;
-  return error;
-}
-
-function toWire(error: unknown): WireError {
-  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
-  if (error instanceof DomainError) return { name: error.name, message: error.message, code: error.code, details: error.details };
-  return { name: error.name, message: error.message };
-}
-
-/** Back to the classes the local runtime throws, keeping the remote message. */
-function fromWire(wire: WireError): Error {
-  let error: Error;
-  switch (wire.name) {
-    case 'DomainError':
-      return new DomainError(wire.code ?? 'unknown', wire.message, wire.details);
-    case 'ActorBusyError':
-      return new ActorBusyError(wire.message);
-    case 'HostUnavailableError':
-      error = new HostUnavailableError(-1, '');
-      break;
-    case 'CallCancelledError':
-      error = new CallCancelledError();
-      break;
-    default:
-      error = new Error();
-      error.name = wire.name;
-  }
-  error.message = wire.message;
-  return error;
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,13 +1,20 @@
-// Main thread: what cluster mode does in the server today: connect to NATS JetStream at start-up (or refuse to
-// start), report the connection and JetStream in /health with the node id, close on shutdown. Actors, state and
-// events are still node-local (the rate limit is shared: http/server.ts): see docs/cluster.md, "Status".
+// Main thread: what cluster mode adds to the server: connect to NATS JetStream at start-up (or refuse to start),
+// join the partition leases once the actor hosts run and route actors through NatsActorRouter, report the
+// connection, JetStream and the partitions in /health, leave the leases and close on shutdown.
 import * as v from 'valibot';
 import type { Logger } from '../log.js';
+import type { ActorRuntime } from '../runtime/actor-runtime.js';
+import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
 import { connectCluster, type ClusterConnection } from './connection.js';
+import { ClusterEventBus } from './event-bus.js';
+import { NatsActorRouter } from './nats-router.js';
+import { PartitionLeases } from './partition-leases.js';
 
 /** A JetStream call slower than this counts as JetStream unavailable in /health. */
 const PROBE_TIMEOUT_MS = 2_000;
+/** The longest a shutdown waits for the partitions to be handed back. */
+const LEAVE_WAIT_MS = 2_000;
 
 export const ClusterHealthSchema = v.object({
   nodeId: v.pipe(v.string(), v.examples(['node-1:3000'])),
@@ -15,23 +22,35 @@ export const ClusterHealthSchema = v.object({
   server: v.optional(v.pipe(v.string(), v.description('The NATS server this node is connected to'))),
   jetstream: v.pipe(v.picklist(['available', 'unavailable']), v.description('JetStream answered an account-info request')),
   replicas: v.pipe(v.number(), v.description('Replicas of every bucket and stream this node creates')),
-  state: v.pipe(v.literal('node-local'), v.description('Where sessions and records live today: the node\'s own LMDB (not yet in JetStream)')),
+  state: v.pipe(v.literal('cluster'), v.description('Actors are routed between nodes by partition; USSD sessions and customers live in JetStream')),
+  partitions: v.pipe(
+    v.object({ owned: v.number(), total: v.number() }),
+    v.description('Partitions whose actors this node runs now, of all partitions'),
+  ),
+  liveNodes: v.pipe(v.array(v.string()), v.description('Nodes whose lease this node sees alive (itself included), sorted')),
 });
 
 export type ClusterHealth = v.InferOutput<typeof ClusterHealthSchema>;
 
 export interface ClusterNode {
   readonly connection: ClusterConnection;
-  nodeId(): string;
+  readonly nodeId: string;
+  /**
+   * Joins the partition leases and answers the faces' Actors: calls go to the node owning the actor's partition
+   * (this runtime when it is this node); events are this node's actors' and, for the sessions this node has sockets
+   * for, every node's (`events`, the cluster event bus, which the event channel tells whom it follows).
+   */
+  route(runtime: ActorRuntime): Promise<{ actors: Actors; events: ClusterEventBus }>;
   /** The cluster part of /health; healthy when NATS is connected and JetStream answers. */
   health(): Promise<{ healthy: boolean; report: ClusterHealth }>;
+  /** Stops answering for partitions and gives them back (the others take them at once); before the runtime stops. */
+  leave(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** `port()` gives the HTTP port once listening (NODE_ID defaults to hostname:port, and PORT=0 picks one). */
-export async function startClusterNode(config: ClusterEnv, log: Logger, port: () => number): Promise<ClusterNode> {
-  const nodeId = () => nodeIdOf(config, port());
-  const connection = await connectCluster(config, `sar ${config.NODE_ID ?? 'node'}`);
+export async function startClusterNode(config: ClusterEnv, log: Logger): Promise<ClusterNode> {
+  const nodeId = nodeIdOf(config, config.PORT);
+  const connection = await connectCluster(config, `sar ${nodeId}`);
   let state: ClusterHealth['nats'] = 'connected';
   void (async () => {
     for await (const status of connection.nc.status()) {
@@ -41,11 +60,11 @@ export async function startClusterNode(config: ClusterEnv, log: Logger, port: ()
     }
   })();
   void connection.nc.closed().then(() => (state = 'closed'));
-  log.warn(
-    { server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix },
-    'cluster mode: connected to NATS JetStream; the rate limit is cluster-wide, actors, state and events are still node-local (not wired yet, see docs/cluster.md)',
-  );
+  log.info({ nodeId, server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix }, 'cluster mode: connected to NATS JetStream');
 
+  let leases: PartitionLeases | undefined;
+  let router: NatsActorRouter | undefined;
+  let events: ClusterEventBus | undefined;
   const jetstreamAnswers = () =>
     Promise.race([
       connection.jsm.getAccountInfo().then(() => true, () => false),
@@ -55,13 +74,39 @@ export async function startClusterNode(config: ClusterEnv, log: Logger, port: ()
   return {
     connection,
     nodeId,
+    async route(runtime) {
+      leases = await PartitionLeases.join(connection, { nodeId });
+      router = new NatsActorRouter({ connection, leases, local: runtime });
+      events = new ClusterEventBus(connection, runtime);
+      leases.on('change', (owned) => log.debug({ owned: owned.size }, 'partitions owned'));
+      log.info({ nodeId, partitions: leases.partitions, liveNodes: leases.liveNodes() }, 'joined the partition leases');
+      return { actors: actorsOver(router, events), events };
+    },
     async health() {
       const jetstream = state === 'connected' && (await jetstreamAnswers()) ? 'available' : 'unavailable';
       const server = state === 'connected' ? connection.nc.info?.server_name : undefined;
       return {
         healthy: state === 'connected' && jetstream === 'available',
-        report: { nodeId: nodeId(), nats: state, ...(server ? { server } : {}), jetstream, replicas: connection.replicas, state: 'node-local' },
+        report: {
+          nodeId,
+          nats: state,
+          ...(server ? { server } : {}),
+          jetstream,
+          replicas: connection.replicas,
+          state: 'cluster',
+          partitions: { owned: leases?.owned.size ?? 0, total: leases?.partitions ?? 0 },
+          liveNodes: leases?.liveNodes() ?? [],
+        },
       };
+    },
+    async leave() {
+      router?.close();
+      events?.close();
+      if (!leases) return;
+      // The hand-back is a few quorum writes; with NATS away they could only time out, so they get a bounded wait
+      // (the leases stop renewing at once either way, and the others take over after a lease).
+      const left = leases.leave().catch((err: unknown) => log.warn({ err }, 'leaving the partition leases failed'));
+      await Promise.race([left, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
     },
     // Draining needs a server to flush to: without one, close at once.
     close: () => (connection.nc.isClosed() ? Promise.resolve() : state === 'connected' ? connection.close() : connection.nc.close()),

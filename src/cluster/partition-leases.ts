@@ -110,8 +110,13 @@ export class PartitionLeases extends EventEmitter {
     return this.#owned;
   }
 
+  /**
+   * Whether this node serves `partition` now. Its own lease is checked on the spot, not only at the periodic
+   * recount: a node resuming after a pause (SIGSTOP, a long GC, a VM freeze) may run callbacks before its timers,
+   * and must not serve a partition the others may have taken over meanwhile.
+   */
   owns(partition: number): boolean {
-    return this.#owned.has(partition);
+    return this.#owned.has(partition) && this.#isLive(this.nodeId, performance.now());
   }
 
   /** The node the table names for a partition (undefined while it is free or its owner's lease lapsed). */

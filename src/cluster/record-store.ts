@@ -10,7 +10,7 @@
 // in-flight writes under its lock, so each write also carries the id `<key>@<expected revision>`: of the writers
 // expecting one revision, exactly one is stored and the others are answered `duplicate`, a conflict here. (So
 // KV's own `update(key, value, revision)` is not enough on this server.)
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
@@ -34,6 +34,20 @@ export interface RecordPage<T> {
   next?: string;
 }
 
+/** A key's newest write: its record, or a deletion (value undefined). */
+export interface LatestWrite<T> {
+  value: T | undefined;
+  revision: Revision;
+}
+
+/** The newest write under a key prefix: a record's or a deletion's. */
+export interface LastWrite {
+  key: string[];
+  deleted: boolean;
+  /** The bucket sequence of that write. */
+  revision: Revision;
+}
+
 export interface RecordStoreOptions {
   /** Bucket name after the deployment prefix ([A-Za-z0-9_-]). */
   name: string;
@@ -55,6 +69,7 @@ export class KvRecordStore<T> {
   private constructor(
     private readonly kv: KV,
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     readonly bucket: string,
   ) {}
 
@@ -75,18 +90,28 @@ export class KvRecordStore<T> {
       if (!exists) throw error;
       kv = await connection.kvm.open(bucket, { allow_direct: false });
     }
-    return new KvRecordStore<T>(kv, connection.js, bucket);
+    return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket);
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
-    const entry = await this.kv.get(encodeKey(key));
-    return entry && entry.operation === 'PUT' ? { value: entry.json<T>(), revision: entry.revision } : undefined;
+    const latest = await this.latest(key);
+    return latest?.value === undefined ? undefined : { value: latest.value, revision: latest.revision };
   }
 
-  /** Writes a record that must not exist yet (a deleted one may be created again); returns its revision. */
-  async create(key: RecordKey, value: T): Promise<number> {
-    const current = await this.kv.get(encodeKey(key));
-    if (current?.operation === 'PUT') throw conflict(key, undefined);
+  /** The key's newest write, a deletion included (value undefined): what `create` needs to know. */
+  async latest(key: RecordKey): Promise<LatestWrite<T> | undefined> {
+    const entry = await this.kv.get(encodeKey(key));
+    if (!entry) return undefined;
+    return { value: entry.operation === 'PUT' ? entry.json<T>() : undefined, revision: entry.revision };
+  }
+
+  /**
+   * Writes a record that must not exist yet (a deleted one may be created again); returns its revision.
+   * `latest`: the key's newest write as just read by `latest` (null: none), to save reading it again.
+   */
+  async create(key: RecordKey, value: T, latest?: LatestWrite<T> | null): Promise<number> {
+    const current = latest === undefined ? await this.latest(key) : latest;
+    if (current && current.value !== undefined) throw conflict(key, undefined);
     // After a delete the key's last message is the delete marker: the write expects that one.
     return this.write(key, encoder.encode(JSON.stringify(value)), current?.revision ?? 0);
   }
@@ -95,6 +120,11 @@ export class KvRecordStore<T> {
   update(key: RecordKey, value: T, expectedRevision: number): Promise<number> {
     if (!(expectedRevision > 0)) throw new RangeError('an update needs the revision that was read');
     return this.write(key, encoder.encode(JSON.stringify(value)), expectedRevision);
+  }
+
+  /** Writes the record whatever it was (last writer wins): for records no two writers compute from a read. */
+  put(key: RecordKey, value: T): Promise<number> {
+    return this.write(key, encoder.encode(JSON.stringify(value)), undefined);
   }
 
   /** Deletes the record (only if still at `expectedRevision`, when given). Deleting a missing record is a no-op. */
@@ -120,9 +150,55 @@ export class KvRecordStore<T> {
   }
 
   /**
+   * The newest write (record or deletion) under `prefix`, one request to the stream leader: its sequence moves with
+   * every write under the prefix, so it versions a group of keys. nats-server 2.9 takes a wildcard `last_by_subj`.
+   */
+  async lastWrite(prefix: RecordKey): Promise<LastWrite | undefined> {
+    const message = await this.jsm.streams.getMessage(`KV_${this.bucket}`, { last_by_subj: `$KV.${this.bucket}.${prefixFilter(prefix)}` });
+    if (!message) return undefined;
+    const operation = message.header?.get('KV-Operation');
+    return {
+      key: decodeKey(message.subject.slice(`$KV.${this.bucket}.`.length)),
+      deleted: operation === 'DEL' || operation === 'PURGE',
+      revision: message.seq,
+    };
+  }
+
+  /** The bucket's last sequence (0 when empty): every write acknowledged before this call is at or below it. */
+  async lastSequence(): Promise<number> {
+    const { state } = await this.jsm.streams.info(`KV_${this.bucket}`);
+    return state.messages === 0 ? 0 : state.last_seq;
+  }
+
+  /**
+   * Every record under `prefix`, in no particular order, read in one pass: an ordered consumer delivering the last
+   * write of each key (about two requests, however many records; `list` reads each record apart). For a bounded
+   * group of keys read whole, such as one user's session index.
+   */
+  async all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
+    const subjectPrefix = `$KV.${this.bucket}.`;
+    const consumer = await this.js.consumers.get(`KV_${this.bucket}`, {
+      filter_subjects: `${subjectPrefix}${prefixFilter(prefix)}`,
+      deliver_policy: DeliverPolicy.LastPerSubject,
+    });
+    const { num_pending: pending } = await consumer.info(true);
+    const records: StoredRecord<T>[] = [];
+    if (pending === 0) return records;
+    for await (const message of await consumer.fetch({ max_messages: pending })) {
+      // A deletion's marker carries KV-Operation; a record's write carries none (or PUT).
+      const operation = message.headers?.get('KV-Operation');
+      if (!operation || operation === 'PUT') {
+        records.push({ key: decodeKey(message.subject.slice(subjectPrefix.length)), value: message.json<T>(), revision: message.seq });
+      }
+      if (message.info.pending === 0) break;
+    }
+    return records;
+  }
+
+  /**
    * Records under `prefix` in key order, `limit` at a time. Each page walks the key names under the prefix (headers
    * only) and reads its own records: fine for a family's bounded index (a user's sessions), not for a long log
-   * (transcripts belong in a stream, read by sequence).
+   * (transcripts are read by ranges of numbered keys instead).
    */
   async list(prefix: RecordKey, options: { after?: string; limit?: number } = {}): Promise<RecordPage<T>> {
     const limit = options.limit ?? 100;

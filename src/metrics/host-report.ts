@@ -3,7 +3,7 @@
 // report, and a snapshot of its actors and mailboxes) on a port of its own; the main thread adds it in.
 import type { MessagePort } from 'node:worker_threads';
 import { actorMailboxDepth, actorsActive, storeCommitDuration, ussdSessionsActive, ussdSteps } from './catalogue.js';
-import type { TakenHistogram } from './families.js';
+import type { GaugeFamily, TakenHistogram } from './families.js';
 
 export const REPORT_INTERVAL_MS = 1_000;
 
@@ -35,6 +35,15 @@ export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void
   timer.unref();
 }
 
+/** Main side: what the main thread adds itself to a HOST_GAUGE (cluster mode: the front door counts the USSD sessions). */
+const mainThreadParts = new Map<GaugeFamily, () => number>();
+
+/** Main side: `part()` is added to the hosts' sum of `gauge` at each scrape, until the answered function is called. */
+export function addMainThreadPart(gauge: GaugeFamily, part: () => number): () => void {
+  mainThreadParts.set(gauge, part);
+  return () => mainThreadParts.delete(gauge);
+}
+
 /** Main side: each host's last report; actors_active and HOST_GAUGES sum them at scrape. */
 const lastReports = new Map<number, HostReport>();
 
@@ -46,7 +55,7 @@ export function sumHostReports(): void {
   };
   HOST_GAUGES.forEach((gauge, i) => {
     gauge.collect = (family) => {
-      let sum = 0;
+      let sum = mainThreadParts.get(gauge)?.() ?? 0;
       for (const { gauges } of lastReports.values()) sum += gauges[i] ?? 0;
       family.with().value = sum;
     };

@@ -14,7 +14,7 @@ import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
-import { openLmdbOracleRepositories } from './repositories.js';
+import { openOracleRepositories } from './repositories.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -25,19 +25,19 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace: FaceFactory = async ({ config, store, log, runtime, cpuPool }): Promise<OracleFace> => {
+export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool, cluster, events: clusterEvents }): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const repositories = openLmdbOracleRepositories(store);
+  const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPlugins({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
-    runtime,
+    actors,
     authenticator,
     oracle: { oracleDid: identity.did, oracleName: identity.name },
     sessions: repositories.sessions,
-    reads: sessionReadsThrough(runtime),
+    reads: sessionReadsThrough(actors),
     delegations: repositories.delegations(identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
@@ -53,7 +53,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, runtim
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, runtime, authenticator, sessions: deps.reads, log: deps.log });
+      events = startEventChannel(front, { config, actors, authenticator, sessions: deps.reads, log: deps.log, interest: clusterEvents });
     },
     async stop() {
       await events?.stop();

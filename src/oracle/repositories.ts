@@ -1,8 +1,10 @@
 // Both threads: the oracle's record families, each behind its repository, as the composition roots open them
-// (index.ts on the front door, actor/services.ts in each actor host). Code past these roots gets repositories,
-// never the Store, so cluster mode can hand the same roots JetStream implementations instead.
+// (index.ts on the front door, actor/services.ts in each actor host) through openOracleRepositories, the one
+// place that chooses LMDB or (cluster mode) JetStream. Code past these roots gets repositories, never the Store.
+import type { ClusterConnection } from '../cluster/connection.js';
 import type { Store } from '../store/env.js';
 import type { DelegationRepository } from './delegations.js';
+import { openJetStreamOracleRepositories } from './jetstream-repositories.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
 import { openLmdbRevocations } from './lmdb-revocations.js';
 import { openLmdbCredits } from './plugins/credits/lmdb-repository.js';
@@ -30,4 +32,9 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     preferences: openLmdbPreferences(store),
     credits: openLmdbCredits(store),
   };
+}
+
+/** The node's LMDB, or in cluster mode the JetStream buckets every node shares (jetstream-repositories.ts). */
+export async function openOracleRepositories(store: Store, cluster?: ClusterConnection): Promise<OracleRepositories> {
+  return cluster ? openJetStreamOracleRepositories(cluster) : openLmdbOracleRepositories(store);
 }

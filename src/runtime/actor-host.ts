@@ -3,6 +3,7 @@
 // A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the
 // running actor sees its AbortSignal fire and must not commit (the caller was told the call failed).
 import type { MessagePort } from 'node:worker_threads';
+import type { ClusterConnection } from '../cluster/connection.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/env.js';
@@ -17,6 +18,8 @@ export interface HostContext {
   readonly config: Config;
   readonly store: Store;
   readonly log: Logger;
+  /** Cluster mode (NATS_URL): this host's own NATS connection (a connection cannot cross threads); undefined on one node. */
+  readonly cluster?: ClusterConnection;
   /** Sends an event to every socket subscribed to `topic` on the main thread. */
   publish(topic: string, event: string, data: unknown): void;
 }
@@ -26,27 +29,36 @@ export { type Actor } from './protocol.js';
 /** How a host creates the actors of one kind; `name` is its protocol's kind (declared once, in the protocol). */
 export interface ActorKind<S extends ProtocolShape = ProtocolShape> {
   readonly name: string;
+  /** Awaited by the host before the kind's first actor is made: services that open asynchronously (over NATS). */
+  prepare?(host: HostContext): Promise<void>;
   create(actorId: string, host: HostContext): Actor<S>;
 }
 
 /** The ActorKind of `protocol`: the name comes from the declaration. */
-export function actorKind<S extends ProtocolShape>(protocol: ActorProtocol<S>, create: (actorId: string, host: HostContext) => Actor<S>): ActorKind<S> {
-  return { name: protocol.kind, create };
+export function actorKind<S extends ProtocolShape>(
+  protocol: ActorProtocol<S>,
+  create: (actorId: string, host: HostContext) => Actor<S>,
+  prepare?: (host: HostContext) => Promise<void>,
+): ActorKind<S> {
+  return { name: protocol.kind, create, ...(prepare ? { prepare } : {}) };
 }
 
 /**
- * Services the actors of one kind share on a host (databases, clients, keys), built on first use.
- * @example const servicesOf = perHost((host) => ({ sessions: host.store.db('ussd-sessions') }));
+ * Services the actors of one kind share on a host (repositories, clients, keys). Some open asynchronously
+ * (over NATS in cluster mode), so they are built once per host by `prepare` (the kind's prepare hook, awaited
+ * by the host before the kind's first actor) and then read synchronously by `of`, so actors stay plain classes.
+ * @example const services = preparedPerHost(async (host) => ({ sessions: await openSessions(host) }));
  */
-export function perHost<T>(build: (host: HostContext) => T): (host: HostContext) => T {
+export function preparedPerHost<T>(build: (host: HostContext) => Promise<T>): { prepare(host: HostContext): Promise<void>; of(host: HostContext): T } {
   const built = new WeakMap<HostContext, T>();
-  return (host) => {
-    let services = built.get(host);
-    if (services === undefined) {
-      services = build(host);
-      built.set(host, services);
-    }
-    return services;
+  return {
+    async prepare(host) {
+      if (!built.has(host)) built.set(host, await build(host));
+    },
+    of(host) {
+      if (!built.has(host)) throw new Error('actor kind used before its services were prepared (ActorKind.prepare)');
+      return built.get(host) as T;
+    },
   };
 }
 
@@ -76,6 +88,9 @@ export class ActorHost implements HostApi {
   readonly #cells = new Map<string, Cell>();
   readonly #sweeper: NodeJS.Timeout;
   readonly #deadlines = new DeadlineSignals();
+  /** Kinds whose services are ready, and those being prepared (ActorKind.prepare), by name. */
+  readonly #prepared = new Set<string>();
+  readonly #preparing = new Map<string, Promise<void>>();
   #closing: Promise<{ drained: boolean }> | undefined;
 
   constructor(
@@ -90,11 +105,15 @@ export class ActorHost implements HostApi {
   }
 
   async send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
+    const preparing = this.#prepare(kind);
+    if (preparing) await preparing;
     const cell = this.#cell(kind, actorId);
     return this.#post(cell, deadline, (cancelled) => cell.actor.receive(message, cancelled));
   }
 
   async stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void> {
+    const preparing = this.#prepare(kind);
+    if (preparing) await preparing.catch((error: unknown) => (port.close(), Promise.reject(error)));
     const cell = this.#cell(kind, actorId);
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
@@ -170,6 +189,32 @@ export class ActorHost implements HostApi {
       await this.options.afterClose?.();
       return { drained };
     })());
+  }
+
+  /**
+   * The kind's services, prepared on its first call (a host never used for a kind opens nothing for it); undefined
+   * once ready, so later calls reach the mailbox in the same turn, in the order they came. A failed prepare is
+   * tried again by the next call.
+   */
+  #prepare(kindName: string): Promise<void> | undefined {
+    if (this.#prepared.has(kindName)) return undefined;
+    const kind = this.#kinds.get(kindName);
+    if (!kind?.prepare) {
+      if (kind) this.#prepared.add(kindName);
+      return undefined;
+    }
+    let preparing = this.#preparing.get(kindName);
+    if (!preparing) {
+      preparing = kind.prepare(this.context).then(
+        () => void this.#prepared.add(kindName),
+        (error: unknown) => {
+          this.#preparing.delete(kindName);
+          throw error;
+        },
+      );
+      this.#preparing.set(kindName, preparing);
+    }
+    return preparing;
   }
 
   #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {

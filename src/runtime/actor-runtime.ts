@@ -10,12 +10,12 @@ import { batchingEndpoint } from './batching-endpoint.js';
 import { ActorBusyError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import type { ActorProtocol, ProtocolShape } from './protocol.js';
-import { ActorRef, type ActorRouter, type ActorStream } from './router.js';
+import { ActorRef, type Actors, type ActorStream } from './router.js';
 import { RpcClient, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
 
 export { ActorBusyError, DomainError, HostUnavailableError } from './errors.js';
-export { ActorRef, type ActorRouter, type ActorStream } from './router.js';
+export { ActorRef, type ActorRouter, type Actors, type ActorStream } from './router.js';
 
 const HOST_ENTRY = new URL('../../workers/actor-host.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 5_000;
@@ -177,7 +177,7 @@ export interface ActorRuntimeOptions {
   callTimeoutMs?: number;
 }
 
-export class ActorRuntime implements ActorRouter {
+export class ActorRuntime implements Actors {
   readonly #hosts: HostHandle[];
   readonly #listeners = new Set<(event: ActorEvent) => void>();
   readonly #timeoutMs: number;

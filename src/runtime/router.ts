@@ -2,8 +2,10 @@
 // and get its reply, reach the actor outside its mailbox, or open a stream from it. The single-node runtime
 // (actor-runtime.ts: actor hosts on worker threads, lean RPC over MessagePorts) is one implementation; a
 // cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).
-// Faces use ActorRef (runtime.ref(PROTOCOL, id)), typed by the kind's protocol.
-import type { ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
+// Faces get an Actors (a router that also makes typed references and carries the actors' events): the runtime
+// itself on one node, the cluster's router and event bus in cluster mode.
+import type { ActorEvent } from './messages.js';
+import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
 import type { StreamChannel } from './stream-channel.js';
 
 export interface ActorStream {
@@ -24,6 +26,14 @@ export interface ActorRouter {
   signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
   /** Opens a stream from the actor, running in its mailbox like a send. */
   stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream;
+}
+
+/** What the faces use to reach actors: routing, typed references (actors.ref(PROTOCOL, id)) and the actors' events. */
+export interface Actors extends ActorRouter {
+  /** The actor `actorId` of the kind `protocol` declares: what it is sent and what it answers are typed. */
+  ref<S extends ProtocolShape>(protocol: ActorProtocol<S>, actorId: string): ActorRef<S>;
+  /** Receives every event that actors publish (wherever they run); answers the unsubscription. */
+  onEvent(listener: (event: ActorEvent) => void): () => void;
 }
 
 /** One actor, typed by its kind's protocol: the reply type follows from the message's `type`. */
@@ -47,4 +57,16 @@ export class ActorRef<S extends ProtocolShape> {
   stream(message: S['stream'], timeoutMs?: number): ActorStream {
     return this.router.stream(this.kind, this.id, message, timeoutMs);
   }
+}
+
+/** An Actors over `router` (send, signal, stream) whose events come from `events` (in cluster mode: the event bus). */
+export function actorsOver(router: ActorRouter, events: Pick<Actors, 'onEvent'>): Actors {
+  const actors: Actors = {
+    send: (kind, actorId, message, timeoutMs) => router.send(kind, actorId, message, timeoutMs),
+    signal: (kind, actorId, message) => router.signal(kind, actorId, message),
+    stream: (kind, actorId, message, timeoutMs) => router.stream(kind, actorId, message, timeoutMs),
+    ref: (protocol, actorId) => new ActorRef(actors, protocol.kind, actorId),
+    onEvent: (listener) => events.onEvent(listener),
+  };
+  return actors;
 }

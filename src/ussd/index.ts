@@ -2,15 +2,27 @@
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
+import { ussdSessionsActive } from '../metrics/catalogue.js';
+import { addMainThreadPart } from '../metrics/host-report.js';
+import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
-import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
+import { JetStreamUssdSessionRepository } from './sessions/jetstream-repository.js';
 
-export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => {
-  const sessions = new LmdbUssdSessionRepository(store);
+export const createUssdFace: FaceFactory = async ({ config, store, actors, log, cluster }) => {
+  // The operator listing reads the live set: in cluster mode the front door keeps it from a watch of the bucket.
+  const sessions = await openUssdSessions(store, config, cluster, { watchLive: true });
+  const shared = sessions instanceof JetStreamUssdSessionRepository ? sessions : undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let stopCounting = () => {};
   return {
     name: 'ussd',
     async start() {
+      if (shared) {
+        // Cluster mode: the bucket's max age does the expiry (no sweep), and the gauge is counted here from the
+        // watch (the hosts keep no live set): every node reports the whole cluster's live sessions.
+        if (config.METRICS_ENABLED) stopCounting = addMainThreadPart(ussdSessionsActive, () => shared.liveCount(Date.now()));
+        return;
+      }
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
       sweeper = setInterval(() => {
@@ -22,10 +34,12 @@ export const createUssdFace: FaceFactory = ({ config, store, runtime, log }) => 
       sweeper.unref();
     },
     routes(router) {
-      registerUssdRoutes(router, { runtime, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
+      registerUssdRoutes(router, { actors, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
     },
     async stop() {
       clearInterval(sweeper);
+      stopCounting();
+      shared?.close();
     },
   };
 };

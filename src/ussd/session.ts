@@ -2,6 +2,8 @@
 
 /** The state of a session once it answered END; the record is kept briefly to answer gateway retries. */
 export const ENDED_STATE = 'ended';
+/** An ended session is kept this long so a gateway retry of the last request gets the same END screen. */
+export const ENDED_RETENTION_MS = 60_000;
 
 /** The gateway `text` a session has consumed, as length and keyed digest (actor/text-history.ts). */
 export interface ConsumedHistory {

@@ -66,14 +66,14 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     await seen('no sessions');
     const created = await sessions.create(record('a', 'did:key:zA'));
     await seen('create');
-    await sessions.update({ ...created.value, title: 'Moved' }, created.revision);
+    const updated = await sessions.update({ ...created.value, title: 'Moved' }, created.revision);
     await seen('update');
     const other = await sessions.listVersion('did:key:zA');
     await sessions.create(record('x', 'did:key:zB'));
     t.equal(await sessions.listVersion('did:key:zA'), other, "another user's write leaves it");
     await rejectsWithConflict(t, sessions.update({ ...created.value, title: 'Stale' }, created.revision), 'a stale update');
     t.equal(await sessions.listVersion('did:key:zA'), other, 'a refused write leaves it');
-    await sessions.remove('a', created.revision + 1);
+    await sessions.remove('a', updated.revision);
     await seen('remove');
   });
 

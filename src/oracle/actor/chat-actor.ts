@@ -27,7 +27,7 @@ import {
   type TurnMessage,
   type TurnReply,
 } from '../chat-protocol.js';
-import { chatServicesOf, HISTORY_TURNS, type ChatServices } from './services.js';
+import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
 
@@ -159,4 +159,4 @@ class ChatActor implements Actor<ChatShape> {
   }
 }
 
-export const chatActorKind = actorKind(CHAT_ACTOR, (sessionId, host) => new ChatActor(sessionId, chatServicesOf(host)));
+export const chatActorKind = actorKind(CHAT_ACTOR, (sessionId, host) => new ChatActor(sessionId, chatServices.of(host)), chatServices.prepare);

@@ -1,12 +1,12 @@
 // Runs on: actor hosts (worker threads) only.
 // What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
-// the client's tools. Built once per host, on first use.
+// the client's tools. Built once per host, before it takes calls (ActorKind.prepare).
 import type { Logger } from '../../log.js';
-import { perHost, type HostContext } from '../../runtime/actor-host.js';
+import { preparedPerHost, type HostContext } from '../../runtime/actor-host.js';
 import { createProvider } from './agent/provider.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
-import { openLmdbOracleRepositories } from '../repositories.js';
+import { openOracleRepositories } from '../repositories.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
@@ -30,10 +30,10 @@ export interface ChatServices extends SessionStores {
   readonly log: Logger;
 }
 
-export const chatServicesOf = perHost((host): ChatServices => {
+export const chatServices = preparedPerHost(async (host): Promise<ChatServices> => {
   const { config, store } = host;
   const log = host.log.child({ face: 'oracle' });
-  const repositories = openLmdbOracleRepositories(store);
+  const repositories = await openOracleRepositories(store, host.cluster);
   const minter = ucanMinterFor({ config, delegations: repositories.delegations });
   return {
     sessions: repositories.sessions,

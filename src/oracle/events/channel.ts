@@ -1,9 +1,10 @@
 // The event channel on the main thread, whatever the transport: who is connected to which session, the
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
-// actors publish (runtime.onEvent) to every socket of the session, through each transport's own pub/sub.
+// actors publish (actors.onEvent) to every socket of the session, through each transport's own pub/sub.
 import type { Logger } from '../../log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
-import { HostUnavailableError, type ActorRuntime } from '../../runtime/actor-runtime.js';
+import { HostUnavailableError } from '../../runtime/errors.js';
+import type { Actors } from '../../runtime/router.js';
 import type { ActorEvent } from '../../runtime/messages.js';
 import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
 import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
@@ -43,8 +44,20 @@ export abstract class ChannelClient {
 /** Sends one event to every socket of a session on one transport. */
 export type FanOut = (sessionId: string, event: string, data: unknown) => void;
 
+/**
+ * Cluster mode (src/cluster/event-bus.ts): which sessions this node has sockets for, so other nodes' events for
+ * them reach it, and whether another node has sockets for one (before an actor is told no client can answer).
+ */
+export interface TopicInterest {
+  follow(sessionId: string): void;
+  unfollow(sessionId: string): void;
+  followedElsewhere(sessionId: string): Promise<boolean>;
+}
+
 export interface EventChannelDeps {
-  readonly runtime: ActorRuntime;
+  readonly actors: Actors;
+  /** Cluster mode only; on one node every socket is here. */
+  readonly interest?: TopicInterest;
   /** Whose session it is, asked of the session's actor. */
   readonly sessions: SessionReads;
   readonly log: Logger;
@@ -82,7 +95,10 @@ export class EventChannel {
       const sockets = byTransport?.get(client.transport);
       sockets?.delete(client);
       if (sockets?.size === 0) byTransport!.delete(client.transport);
-      if (byTransport?.size === 0) this.#members.delete(sessionId);
+      if (byTransport?.size === 0) {
+        this.#members.delete(sessionId);
+        this.deps.interest?.unfollow(sessionId);
+      }
     }
   }
 
@@ -105,7 +121,10 @@ export class EventChannel {
     const byTransport = this.#members.get(topic);
     if (!byTransport) {
       // Nobody would answer: the call fails now instead of at its timeout.
-      if (CLIENT_CALL_EVENTS.has(event)) this.#unreachable(topic, data);
+      if (!CLIENT_CALL_EVENTS.has(event)) return;
+      const { interest } = this.deps;
+      if (!interest) return this.#unreachable(topic, data);
+      void interest.followedElsewhere(topic).then((elsewhere) => elsewhere || this.#unreachable(topic, data));
       return;
     }
     for (const [transport, sockets] of byTransport) {
@@ -161,7 +180,10 @@ export class EventChannel {
   #join(client: ChannelClient, sessionId: string): void {
     client.subscriptions.add(sessionId);
     let byTransport = this.#members.get(sessionId);
-    if (!byTransport) this.#members.set(sessionId, (byTransport = new Map()));
+    if (!byTransport) {
+      this.#members.set(sessionId, (byTransport = new Map()));
+      this.deps.interest?.follow(sessionId);
+    }
     let sockets = byTransport.get(client.transport);
     if (!sockets) byTransport.set(client.transport, (sockets = new Set()));
     sockets.add(client);
@@ -179,7 +201,7 @@ export class EventChannel {
     if (!client.subscriptions.has(sessionId)) throw new FrameError(`This socket does not follow session ${sessionId}`, event);
     const signal: ClientResultSignal = { type: 'client_result', kind, toolCallId: input.toolCallId, userDid: client.identity.userDid, result: input.result };
     if (input.error) signal.error = input.error;
-    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).then(
+    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).then(
       (accepted) => {
         if (accepted === true) return;
         const what = kind === 'browser' ? 'browser tool call' : 'action call';
@@ -196,7 +218,7 @@ export class EventChannel {
     const toolCallId = (data as { toolCallId?: unknown } | null)?.toolCallId;
     if (typeof toolCallId !== 'string') return;
     const signal: ClientUnreachableSignal = { type: 'client_unreachable', toolCallId };
-    this.deps.runtime.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
+    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
       if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
     });
   }

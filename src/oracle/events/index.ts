@@ -3,10 +3,10 @@
 import type { Config } from '../../config.js';
 import type { SocketFrontDoor } from '../../http/websocket.js';
 import type { Logger } from '../../log.js';
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { Actors } from '../../runtime/router.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
 import type { SessionReads } from '../routes/session-reads.js';
-import { EventChannel } from './channel.js';
+import { EventChannel, type TopicInterest } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';
 import { nativeFanOut, nativeRoute } from './native.js';
 import { attachSocketIoTransport } from './socket-io.js';
@@ -18,10 +18,12 @@ const GOING_AWAY = 1001;
 
 export interface EventChannelOptions {
   config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES' | 'WS_MAX_BACKPRESSURE_BYTES'>;
-  runtime: ActorRuntime;
+  actors: Actors;
   authenticator: UcanAuthenticator;
   sessions: SessionReads;
   log: Logger;
+  /** Cluster mode: the ClusterEventBus (src/cluster/event-bus.ts), told which sessions have sockets here. */
+  interest?: TopicInterest;
 }
 
 export interface RunningEventChannel {
@@ -30,8 +32,8 @@ export interface RunningEventChannel {
 }
 
 export function startEventChannel(front: SocketFrontDoor, options: EventChannelOptions): RunningEventChannel {
-  const { config, runtime, log } = options;
-  const channel = new EventChannel({ runtime, sessions: options.sessions, log });
+  const { config, actors, log } = options;
+  const channel = new EventChannel({ actors, sessions: options.sessions, log, interest: options.interest });
   const accept = (input: HandshakeInput) => authenticateHandshake(options, input);
   // A reader this far behind counts as too slow and is closed (a never-reading client holds no more than this).
   const maxBackpressureBytes = config.WS_MAX_BACKPRESSURE_BYTES;
@@ -51,7 +53,7 @@ export function startEventChannel(front: SocketFrontDoor, options: EventChannelO
   });
   attachSocketIoTransport(io, { channel, accept, log });
 
-  const unsubscribe = runtime.onEvent((event) => channel.publish(event));
+  const unsubscribe = actors.onEvent((event) => channel.publish(event));
   return {
     channel,
     async stop() {

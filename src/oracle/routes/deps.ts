@@ -1,7 +1,7 @@
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
-import type { ActorRef, ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { ActorRef, Actors } from '../../runtime/router.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 import type { ChatShape, OracleRef } from '../chat-protocol.js';
 import type { DelegationRepository } from '../delegations.js';
@@ -12,7 +12,7 @@ import type { SessionReads } from './session-reads.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
-  readonly runtime: ActorRuntime;
+  readonly actors: Actors;
   readonly authenticator: UcanAuthenticator;
   readonly oracle: OracleRef;
   /** For the per-user lists only (GET /sessions); one session's own state is read through its actor (`reads`). */

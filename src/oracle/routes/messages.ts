@@ -31,7 +31,7 @@ function timezoneOf(body: SendMessageInput, req: HttpRequest): string | undefine
 }
 
 export function messageRoutes(deps: OracleRouteDeps) {
-  const { runtime, reads } = deps;
+  const { actors, reads } = deps;
   return [
     route({
       method: 'POST',
@@ -44,7 +44,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
       async handler({ identity: { did }, body: { sessionId } }) {
         // The actor stops only its own user's generation; unknown, foreign or idle sessions answer false alike.
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
-        const found = await runtime.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
+        const found = await actors.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
           // A host that is restarting runs no generation.
           if (error instanceof HostUnavailableError) return false;
           throw error;
@@ -86,7 +86,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
           returnAllMessages: body.returnAllMessages === true && body.stream !== true,
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
-        const actor = runtime.ref(CHAT_ACTOR, sessionId);
+        const actor = actors.ref(CHAT_ACTOR, sessionId);
         supersede(actor, user.did, turn.turnId);
         return body.stream ? streamTurn(deps, actor, turn, req, res) : jsonTurn(actor, sessionId, turn, user, req);
       },

@@ -5,7 +5,7 @@
 // even while its mailbox runs a turn (a GET /messages must not wait for a generation to finish); an actor
 // not in memory runs nothing, so the read is then a call, which loads it (one in memory that has not loaded
 // its record yet answers the call after the message it is loading for).
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { Actors } from '../../runtime/router.js';
 import { CHAT_ACTOR, type MessagesPageMessage, type OwnsSessionMessage } from '../chat-protocol.js';
 import type { MessageItem, MessagesPage } from '../sessions/transcript.js';
 
@@ -16,15 +16,15 @@ export interface SessionReads {
   messages(sessionId: string, userDid: string): Promise<MessageItem[]>;
 }
 
-export function sessionReadsThrough(runtime: ActorRuntime): SessionReads {
+export function sessionReadsThrough(actors: Actors): SessionReads {
   return {
     async owns(sessionId, userDid) {
-      const actor = runtime.ref(CHAT_ACTOR, sessionId);
+      const actor = actors.ref(CHAT_ACTOR, sessionId);
       const message: OwnsSessionMessage = { type: 'owns', userDid };
       return (await actor.signal(message)) ?? actor.send(message);
     },
     async messages(sessionId, userDid) {
-      const actor = runtime.ref(CHAT_ACTOR, sessionId);
+      const actor = actors.ref(CHAT_ACTOR, sessionId);
       const messages: MessageItem[] = [];
       for (let from: number | undefined = 0; from !== undefined; ) {
         const message: MessagesPageMessage = { type: 'messages', userDid, from };

@@ -12,7 +12,7 @@ const tags = ['Sessions'];
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function sessionRoutes(deps: OracleRouteDeps) {
-  const { runtime, oracle, sessions, reads } = deps;
+  const { actors, oracle, sessions, reads } = deps;
   const listJson = cachedSessionLists(sessions);
   return [
     route({
@@ -24,7 +24,7 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       responses: { 201: { description: 'The new session', schema: SessionSchema }, 401: AUTH_RESPONSES[401] },
       async handler({ identity: { did } }) {
         const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
-        const created = await actorCall(() => runtime.ref(CHAT_ACTOR, randomUUID()).send(message));
+        const created = await actorCall(() => actors.ref(CHAT_ACTOR, randomUUID()).send(message));
         return reply.json(201, created.session);
       },
     }),
@@ -64,7 +64,7 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         if (!(await actorCall(() => reads.owns(sessionId, user.did)))) throw oracleErrors.sessionNotFound();
         // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
         const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
-        const actor = runtime.ref(CHAT_ACTOR, sessionId);
+        const actor = actors.ref(CHAT_ACTOR, sessionId);
         await actorCall(() => actor.signal(stop));
         await actorCall(() => actor.send({ type: 'delete', userDid: user.did }));
         return reply.json(200, { message: 'Session deleted successfully' });

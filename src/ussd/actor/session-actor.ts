@@ -1,13 +1,12 @@
 // Actor hosts: the USSD session actor, one per session id, on the actor host its id hashes to. It owns the
 // session record; every change is committed through the UssdSessionRepository before the screen is answered.
 import { ussdSessionsActive, ussdStep } from '../../metrics/catalogue.js';
-import { actorKind, perHost, type Actor } from '../../runtime/actor-host.js';
+import { actorKind, preparedPerHost, type Actor } from '../../runtime/actor-host.js';
 import { shardOf } from '../../runtime/shard.js';
-import { LmdbCustomerRepository } from '../customers/lmdb-repository.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
 import { USSD_ACTOR, type DialMessage, type InspectMessage, type SessionView, type UssdShape } from '../protocol.js';
-import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import { LmdbUssdSessionRepository } from '../sessions/lmdb-repository.js';
+import { openCustomers, openUssdSessions } from '../repositories.js';
+import { ENDED_RETENTION_MS, ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
 import type { Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
@@ -15,32 +14,35 @@ import { LiveSessions } from './live-sessions.js';
 import { answer, type MenuDeps } from './menu/index.js';
 import { PinCipher } from './pin-cipher.js';
 
-/** An ended session is kept this long so a gateway retry of the last request gets the same END screen. */
-const ENDED_RETENTION_MS = 60_000;
-
 interface UssdServices {
   sessions: UssdSessionRepository;
+  /** Whether an actor may keep its session between messages (one node: it is the only writer). */
+  cachesSessions: boolean;
   deps: MenuDeps;
-  /** For ussd_sessions_active; absent with METRICS_ENABLED=false. */
+  /** For ussd_sessions_active; absent with METRICS_ENABLED=false and in cluster mode (the front door counts there). */
   live?: LiveSessions;
 }
 
-/** Services shared by the USSD actors of one host. */
-const servicesOf = perHost((host): UssdServices => {
-  const { config, store } = host;
+/** Services shared by the USSD actors of one host: LMDB, or the cluster's JetStream buckets (repositories.ts). */
+const services = preparedPerHost(async (host): Promise<UssdServices> => {
+  const { config, store, cluster } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
-  const sessions = new LmdbUssdSessionRepository(store);
-  const live = config.METRICS_ENABLED
+  const [sessions, customers] = await Promise.all([
+    openUssdSessions(store, config, cluster, { watchLive: false }),
+    openCustomers(store, cluster),
+  ]);
+  const live = config.METRICS_ENABLED && !cluster
     ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
     : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
   return {
     sessions,
+    cachesSessions: !cluster,
     live,
     deps: {
-      customers: new CustomerAccounts(new LmdbCustomerRepository(store), pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
+      customers: new CustomerAccounts(customers, pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
       pinCipher,
       now: Date.now,
       sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
@@ -62,6 +64,9 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   async #load(): Promise<Versioned<UssdSession> | null> {
+    // Cluster mode: the session's partition may have moved away and back since this actor last ran, and another
+    // node may have written meanwhile, so every message reads the record (one KV read); a single node caches it.
+    if (!this.services.cachesSessions) this.#stored = undefined;
     return (this.#stored ??= (await this.services.sessions.get(this.sessionId)) ?? null);
   }
 
@@ -111,4 +116,4 @@ class UssdActor implements Actor<UssdShape> {
   }
 }
 
-export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, servicesOf(host)));
+export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, services.of(host)), services.prepare);

@@ -17,7 +17,7 @@ const UssdAnswerSchema = v.pipe(
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-export function dialRoutes({ runtime, log }: UssdRouteDeps) {
+export function dialRoutes({ actors, log }: UssdRouteDeps) {
   return [
     route({
       method: 'POST',
@@ -40,7 +40,7 @@ export function dialRoutes({ runtime, log }: UssdRouteDeps) {
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await runtime.ref(USSD_ACTOR, sessionId).send(message));
+          return reply.text(200, await actors.ref(USSD_ACTOR, sessionId).send(message));
         } catch (err) {
           log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
           return reply.text(200, answerOf(err));

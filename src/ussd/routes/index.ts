@@ -6,14 +6,14 @@ import { mountRoutes, type RouteContext } from '../../http/route.js';
 import type { Router } from '../../http/router.js';
 import type { OperatorGuard } from '../../http/operator-guard.js';
 import { reply } from '../../http/types.js';
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { Actors } from '../../runtime/router.js';
 import { INVALID_INPUT } from '../answers.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
 import { dialRoutes } from './dial.js';
 import { operatorRoutes } from './operator.js';
 
 export interface UssdRouteDeps {
-  runtime: ActorRuntime;
+  actors: Actors;
   sessions: UssdSessionRepository;
   operatorOnly: OperatorGuard;
   log: Logger;

@@ -3,7 +3,7 @@
 import { HttpError } from '../../http/errors.js';
 import { declarer } from '../../http/route.js';
 import { reply } from '../../http/types.js';
-import type { ActorRuntime } from '../../runtime/actor-runtime.js';
+import type { Actors } from '../../runtime/router.js';
 import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { fitsKey } from '../../store/keys.js';
 import { USSD_ACTOR, type SessionView } from '../protocol.js';
@@ -19,9 +19,9 @@ async function liveSessionIds(sessions: UssdSessionRepository): Promise<string[]
 }
 
 /** The session's live state from its actor; a 503 when the actor cannot answer now (mailbox full, host restarting). */
-async function inspect(runtime: ActorRuntime, sessionId: string): Promise<SessionView | null> {
+async function inspect(actors: Actors, sessionId: string): Promise<SessionView | null> {
   try {
-    return await runtime.ref(USSD_ACTOR, sessionId).send({ type: 'inspect' });
+    return await actors.ref(USSD_ACTOR, sessionId).send({ type: 'inspect' });
   } catch (error) {
     if (error instanceof ActorBusyError || error instanceof HostUnavailableError) {
       throw HttpError.of(503, 'The USSD session is busy; try again in a moment', undefined, { 'Retry-After': '1' });
@@ -30,7 +30,7 @@ async function inspect(runtime: ActorRuntime, sessionId: string): Promise<Sessio
   }
 }
 
-export function operatorRoutes({ runtime, sessions }: UssdRouteDeps) {
+export function operatorRoutes({ actors, sessions }: UssdRouteDeps) {
   return [
     route({
       method: 'GET',
@@ -41,7 +41,7 @@ export function operatorRoutes({ runtime, sessions }: UssdRouteDeps) {
       async handler({ req }) {
         const { sessionId } = req.params;
         // Longer ids are never stored: no actor is woken for them.
-        const session = fitsKey(sessionId) ? await inspect(runtime, sessionId) : null;
+        const session = fitsKey(sessionId) ? await inspect(actors, sessionId) : null;
         const activeSessions = await liveSessionIds(sessions);
         if (!session) {
           return reply.json(404, { sessionId, debugInfo: { error: 'Session not found' }, activeSessions });

@@ -20,6 +20,11 @@ export interface JetStreamUssdSessionOptions {
   maxLifetimeMs: number;
   /** Kept beyond that; default SESSION_BUCKET_MARGIN_MS. */
   marginMs?: number;
+  /**
+   * Keep the live set (a watch of the whole bucket); default true. The actor hosts only read and write sessions
+   * by id and open it with false: every host of every node watching every write would cost more than it serves.
+   */
+  watchLive?: boolean;
 }
 
 export class JetStreamUssdSessionRepository implements UssdSessionRepository {
@@ -29,6 +34,7 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   #seen = 0;
   #waiters: { sequence: number; resolve: () => void }[] = [];
   #stopWatch = () => {};
+  #watching = false;
 
   private constructor(
     private readonly connection: ClusterConnection,
@@ -40,6 +46,8 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs });
     await keepAtLeast(connection, sessions.bucket, ttlMs);
     const repository = new JetStreamUssdSessionRepository(connection, sessions);
+    if (options.watchLive === false) return repository;
+    repository.#watching = true;
     const watch = await sessions.watch([], (change) => repository.#saw(change));
     repository.#stopWatch = () => watch.stop();
     return repository;
@@ -61,10 +69,18 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   }
 
   async live(now: number): Promise<LiveSession[]> {
+    if (!this.#watching) throw new Error('this USSD session repository was opened without the live set (watchLive: false)');
     await this.#caughtUp();
     const live: LiveSession[] = [];
     for (const [sessionId, expiresAt] of this.#live) if (expiresAt > now) live.push({ sessionId, expiresAt });
     return live;
+  }
+
+  /** Live sessions as the watch last saw them (no catch-up: for a gauge read at scrape time). */
+  liveCount(now: number): number {
+    let count = 0;
+    for (const expiresAt of this.#live.values()) if (expiresAt > now) count++;
+    return count;
   }
 
   /** The bucket's max age removes expired records; this only forgets them in the live set. Answers 0. */

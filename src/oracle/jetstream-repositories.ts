@@ -1,0 +1,22 @@
+// Either thread holding a NATS connection (cluster mode): the oracle's record families on JetStream KV, the same
+// OracleRepositories the LMDB roots open (repositories.ts), so the composition roots choose one or the other.
+// Buckets (each created with the connection's replicas, or opened when another node made it) and why each is
+// shaped as it is: docs/cluster.md, "What is stored where".
+import type { ClusterConnection } from '../cluster/connection.js';
+import { openJetStreamDelegations } from './jetstream-delegations.js';
+import { JetStreamRevocationRepository } from './jetstream-revocations.js';
+import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js';
+import { openJetStreamPreferences } from './plugins/user-preferences/jetstream-repository.js';
+import type { OracleRepositories } from './repositories.js';
+import { openJetStreamSessionStores } from './sessions/jetstream-turn-commit.js';
+
+/** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
+export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {
+  // One after the other: nats-server 2.9 may leave concurrent bucket creations unanswered (record-store.ts).
+  const stores = await openJetStreamSessionStores(connection);
+  const revocations = await JetStreamRevocationRepository.open(connection);
+  const delegations = await openJetStreamDelegations(connection);
+  const preferences = await openJetStreamPreferences(connection);
+  const credits = await openJetStreamCredits(connection);
+  return { ...stores, revocations, delegations, preferences, credits };
+}

@@ -1,0 +1,150 @@
+// The oracle across three real server processes in cluster mode (ACTOR_THREADS=1 each) on a real 3-server NATS
+// JetStream cluster, through HTTP, SSE, WebSocket and Socket.IO only: a session's actor runs on one node while its
+// requests, its stream and its sockets arrive at the others; kill -9 of the node running a session's turns loses no
+// acknowledged turn; credits spent through two nodes at once are spent once.
+import t from 'tap';
+import { connectCluster } from '../dist/src/cluster/connection.js';
+import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
+import { KvRecordStore } from '../dist/src/cluster/record-store.js';
+import { parseKey } from '../dist/src/oracle/auth/mint.js';
+import { startTestNodes, type LocalNode } from './helpers/cluster-nodes.js';
+import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
+import { startTestNatsCluster } from './helpers/nats-cluster.js';
+import { call, createSession, newUser, openStream, readSse, type SseItem, type User } from './helpers/oracle.js';
+
+t.setTimeout(240_000);
+const CREDITS = 16;
+const nats = await startTestNatsCluster(t);
+const cluster = await startTestNodes(t, nats, {
+  env: { LOG_LEVEL: 'warn', CREDITS_ENABLED: 'true', CREDITS_INITIAL: String(CREDITS), CREDITS_PER_MESSAGE: '1', BROWSER_TOOL_TIMEOUT_MS: '20000', RATE_LIMIT_MAX: '100000' },
+});
+const [nodeA, nodeB, nodeC] = cluster.nodes;
+const oracleDid = parseKey(cluster.keys.ORACLE_PRIVATE_KEY).did();
+
+// The lease table, read as any node reads it: which node runs a session's actor.
+const observer = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'test-observer');
+t.teardown(() => observer.close());
+const leases = await KvRecordStore.open<{ owner?: string | null }>(observer, { name: 'leases' });
+const ownerOf = async (sessionId: string) => (await leases.get(['partition', String(partitionOf(sessionId, DEFAULT_PARTITIONS))]))?.value.owner;
+
+/** A session of `user`, created through `via`, whose actor runs on `owner`. */
+async function sessionRunningOn(owner: LocalNode, user: User, via: LocalNode): Promise<string> {
+  for (let i = 0; i < 30; i++) {
+    const sessionId = await createSession(via, user);
+    if ((await ownerOf(sessionId)) === owner.nodeId) return sessionId;
+  }
+  throw new Error(`no session landed on ${owner.nodeId} in 30 tries`);
+}
+
+const getPage = { name: 'getPage', description: 'Reads the page the user looks at', schema: { type: 'object', properties: { x: { type: 'number' } } } };
+const framesOf = (items: SseItem[], event: string) => items.filter((item) => item.event === event).map((item) => item.data);
+const textOf = (items: SseItem[]) => framesOf(items, 'message').map((m) => m.content).join('');
+const transcript = async (via: LocalNode, user: User, sessionId: string) => (await call(via, 'GET', `/messages/${sessionId}`, { user })).body.messages as { type: string; content: string }[];
+
+t.test('a session whose actor runs on node A is listed, streamed, aborted and deleted through node B; its sockets on node C hear its turns and answer its browser tool', async (t) => {
+  const ada = await newUser(oracleDid);
+  const sessionId = await sessionRunningOn(nodeA, ada, nodeA);
+  const listed = await call(nodeB, 'GET', '/sessions', { user: ada });
+  t.ok(listed.body.sessions.some((s: { sessionId: string }) => s.sessionId === sessionId), 'listed through B');
+
+  const ws = await NativeClient.connect(nodeC.url, { sessionId, invocation: invocationOf(ada) });
+  const sio = await SocketIoClient.connect(nodeC.url, { sessionId }, { invocation: invocationOf(ada) });
+  closeAll(t, ws, sio);
+
+  // Streamed through B; the browser tool is answered by the Socket.IO client on C.
+  const reply = openStream(nodeB, ada, sessionId, { message: 'use getPage {"x":1}', tools: [getPage] }).then(readSse);
+  const request = await ws.take('browser_tool_call');
+  t.match(request, { sessionId, toolName: 'getPage', args: { x: 1 } }, 'the WebSocket on C heard the call of the turn on A');
+  t.match(await sio.take('browser_tool_call'), { toolCallId: request.toolCallId }, 'so did the Socket.IO client on C');
+  sio.send('tool_result', { toolCallId: request.toolCallId, result: { title: 'Home' } });
+  const items = await reply;
+  t.equal(textOf(items), 'getPage returned: {"title":"Home"}', "the result sent to C reached the turn on A, and B's stream shows it");
+  t.equal(items.at(-1)!.event, 'done', 'the stream through B ended with done');
+  for (const client of [ws, sio]) {
+    await client.take('message_cache_invalidation');
+    t.equal(client.inbox.names().filter((name) => name === 'browser_tool_call').length, 1, `${client.constructor.name}: each event once`);
+  }
+
+  // Aborted through B while the turn waits for its browser tool.
+  const aborted = openStream(nodeB, ada, sessionId, { message: 'use getPage {"x":2}', tools: [getPage] }).then(readSse);
+  await ws.take('browser_tool_call');
+  t.same((await call(nodeB, 'POST', '/messages/abort', { user: ada, body: { sessionId } })).body, { success: true }, 'the abort through B found the turn on A');
+  t.equal((await aborted).at(-1)!.event, 'done', 'the aborted stream still ends with done');
+
+  const messages = await transcript(nodeB, ada, sessionId);
+  t.same(messages.filter((m) => m.type === 'human').map((m) => m.content), ['use getPage {"x":1}', 'use getPage {"x":2}'], 'both turns are in the transcript read through B');
+
+  t.equal((await call(nodeB, 'DELETE', `/sessions/${sessionId}`, { user: ada })).status, 200, 'deleted through B');
+  t.equal((await call(nodeC, 'GET', `/messages/${sessionId}`, { user: ada })).status, 404, 'gone through C');
+  const after = await call(nodeA, 'GET', '/sessions', { user: ada });
+  t.notOk(after.body.sessions.some((s: { sessionId: string }) => s.sessionId === sessionId), 'no longer listed through A');
+});
+
+t.test('credits spent through two nodes at once are spent once', async (t) => {
+  const carol = await newUser(oracleDid);
+  // Sessions of one user whose actors run on every node, each sent one message at the same moment, half through B
+  // and half through C: the balance allows CREDITS of them.
+  const sessionIds: string[] = [];
+  for (const owner of cluster.nodes) for (let i = 0; i < 6; i++) sessionIds.push(await sessionRunningOn(owner, carol, nodeA));
+  const answers = await Promise.all(
+    sessionIds.map((sessionId, i) => call(i % 2 ? nodeB : nodeC, 'POST', `/messages/${sessionId}`, { user: carol, body: { message: `pay ${i}` } })),
+  );
+  const statuses = answers.map((answer) => answer.status).sort();
+  t.equal(statuses.filter((s) => s === 200).length, CREDITS, `${CREDITS} messages answered`);
+  t.equal(statuses.filter((s) => s === 402).length, sessionIds.length - CREDITS, 'the rest refused with 402');
+});
+
+t.test('kill -9 of the node running chat turns: every acknowledged turn survives and the sessions continue on the survivors', async (t) => {
+  const dan = await newUser(oracleDid);
+  const sessionIds = [await sessionRunningOn(nodeA, dan, nodeB), await sessionRunningOn(nodeA, dan, nodeC)];
+  // A streamed turn through B waits on A for a browser tool its socket on C does not answer.
+  const streamed = await sessionRunningOn(nodeA, dan, nodeB);
+  const ws = await NativeClient.connect(nodeC.url, { sessionId: streamed, invocation: invocationOf(dan) });
+  closeAll(t, ws);
+  let streamEndedAt = 0;
+  const open = openStream(nodeB, dan, streamed, { message: 'use getPage {}', tools: [getPage] })
+    .then(readSse)
+    .finally(() => (streamEndedAt = performance.now()));
+  await ws.take('browser_tool_call');
+  const acknowledged = new Map(sessionIds.map((id) => [id, [] as string[]]));
+  const failures: number[] = [];
+  let killedAt = 0;
+  const resumedMs: number[] = [];
+  // Each session gets turns one after the other, through B and C in turn, until it has 3 acknowledged after A died.
+  // A dies once 3 turns were acknowledged in all: turns are in flight on it then.
+  const killing = (async () => {
+    while ([...acknowledged.values()].flat().length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    killedAt = performance.now();
+    await nodeA.kill();
+  })();
+  await Promise.all(
+    sessionIds.map(async (sessionId) => {
+      let after = 0;
+      for (let i = 0; after < 3; i++) {
+        if (i >= 30) throw new Error(`${sessionId}: no 3 answers after the kill in 30 attempts (${JSON.stringify(failures)})`);
+        const via = i % 2 ? nodeC : nodeB;
+        const sentAt = performance.now();
+        const answer = await call(via, 'POST', `/messages/${sessionId}`, { user: dan, body: { message: `turn ${i}` }, signal: AbortSignal.timeout(30_000) }).catch(() => ({ status: 0 }));
+        if (answer.status === 200) {
+          acknowledged.get(sessionId)!.push(`turn ${i}`);
+          if (killedAt && sentAt > killedAt && after++ === 0) resumedMs.push(performance.now() - killedAt);
+        } else failures.push(answer.status);
+      }
+    }),
+  );
+  await killing;
+  const frames = await open;
+  t.same(frames.slice(-2).map((item) => item.event), ['error', 'done'], 'the stream through B whose turn ran on A ends with error and done');
+  t.match(framesOf(frames, 'error')[0], { error: /stopped while answering/ }, 'said as when a local actor host dies');
+  const streamMs = streamEndedAt - killedAt;
+  t.ok(streamMs < 3_000, `it ended ${streamMs.toFixed(0)} ms after the kill (pings every second)`);
+  for (const sessionId of sessionIds) {
+    const humans = (await transcript(nodeC, dan, sessionId)).filter((m) => m.type === 'human').map((m) => m.content);
+    const acked = acknowledged.get(sessionId)!;
+    t.same(acked.filter((turn) => !humans.includes(turn)), [], `every one of ${acked.length} acknowledged turns is in ${sessionId}'s transcript read through C`);
+    t.not(await ownerOf(sessionId), nodeA.nodeId, 'a survivor runs the session now');
+  }
+  t.ok(Math.max(...resumedMs) < 10_000, `the sessions answered again ${resumedMs.map((ms) => ms.toFixed(0)).join(' and ')} ms after the kill`);
+  t.comment(`kill -9: the stream through B ended ${streamMs.toFixed(0)} ms after it`);
+  t.comment(`kill -9: sessions answered again ${resumedMs.map((ms) => ms.toFixed(0)).join(', ')} ms after the kill; refused meanwhile: ${JSON.stringify(failures)}`);
+});
