@@ -1,7 +1,8 @@
-// `npm run bench:cluster -- [flags]`: the USSD and chat benchmarks against one LMDB node and against a local
-// cluster of 3 nodes on a 3-server NATS JetStream cluster, in the same run, by the same client code (bench/ussd.ts,
-// bench/lib/sse-load.ts); the cluster's load is spread over its nodes (connection or caller i -> node i % 3).
-// CPU per operation covers every process of a target (for the cluster: nodes and nats-servers, also apart).
+// `npm run bench:cluster -- [flags]`: the USSD and chat benchmarks against one LMDB node, three independent LMDB
+// nodes (the control: what three processes on these cores cost by themselves) and a local cluster of 3 nodes on a
+// 3-server NATS JetStream cluster, in the same run, by the same client code (bench/ussd.ts, bench/lib/sse-load.ts);
+// several nodes share the load (connection or caller i -> node i % 3). CPU per operation covers every process of
+// a target (for the cluster: nodes and nats-servers, also apart).
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalNodes } from '../src/cluster/local-nodes.js';
