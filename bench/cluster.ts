@@ -1,7 +1,8 @@
-// `npm run bench:cluster -- [flags]`: the USSD and chat benchmarks against one LMDB node and against a local
-// cluster of 3 nodes on a 3-server NATS JetStream cluster, in the same run, by the same client code (bench/ussd.ts,
-// bench/lib/sse-load.ts); the cluster's load is spread over its nodes (connection or caller i -> node i % 3).
-// CPU per operation covers every process of a target (for the cluster: nodes and nats-servers, also apart).
+// `npm run bench:cluster -- [flags]`: the USSD and chat benchmarks against one LMDB node, three independent LMDB
+// nodes (the control: what three processes on these cores cost by themselves) and a local cluster of 3 nodes on a
+// 3-server NATS JetStream cluster, in the same run, by the same client code (bench/ussd.ts, bench/lib/sse-load.ts);
+// several nodes share the load (connection or caller i -> node i % 3). CPU per operation covers every process of
+// a target (for the cluster: nodes and nats-servers, also apart).
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalNodes } from '../src/cluster/local-nodes.js';
@@ -22,6 +23,7 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
   --seconds N          length of each load run (BENCH_SECONDS, default 5)
   --connections N      autocannon connections for USSD (BENCH_CONNECTIONS, default 48: 16 per cluster node)
   --streams N          concurrent chat streams (default 24)
+  --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
   --json PATH          write every row as JSON (BENCH_JSON)`;
 
 interface ClusterBenchOptions {
@@ -29,6 +31,8 @@ interface ClusterBenchOptions {
   seconds: number;
   connections: number;
   streams: number;
+  /** Also measure 3 independent single-node servers driven like the cluster. */
+  control: boolean;
   json?: string;
 }
 
@@ -40,6 +44,7 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
       seconds: { type: 'string', default: env.BENCH_SECONDS },
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       streams: { type: 'string' },
+      'no-control': { type: 'boolean', default: false },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -53,6 +58,7 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
     seconds: positive('seconds', values.seconds, 5),
     connections: positive('connections', values.connections, 48),
     streams: positive('streams', values.streams, 24),
+    control: !values['no-control'],
     json: values.json || undefined,
   };
 }
@@ -64,21 +70,26 @@ const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((tota
 
 type Target = LoadTarget & { rssMiBByPart?(): Record<string, number> };
 
-/** The cluster as one load target: its nodes' ports, and CPU and memory of all its processes (nodes + NATS). */
-function clusterTarget(nodes: { pid: number; port: number }[], nats: NatsCluster): Target {
+/**
+ * Several processes as one load target: the nodes' ports, and CPU and memory of all its processes (the nodes,
+ * and the NATS servers when given), also per group.
+ */
+function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: NatsCluster): Target {
   const nodePids = () => nodes.map((node) => node.pid);
-  const natsPids = () => nats.servers.map((server) => server.pid!);
+  const natsPids = () => nats?.servers.map((server) => server.pid!) ?? [];
+  const cpu = (pids: number[]) => sum(pids, (pid) => cpuSecondsOf(pid));
+  const rssMiB = (pids: number[]) => Math.round(sum(pids, rssBytesOf) / 2 ** 20);
   return {
     pid: nodes[0].pid,
     port: nodes[0].port,
     ports: nodes.map((node) => node.port),
-    cpuSeconds: () => sum(nodePids(), (pid) => cpuSecondsOf(pid)) + sum(natsPids(), (pid) => cpuSecondsOf(pid)),
+    cpuSeconds: () => cpu(nodePids()) + cpu(natsPids()),
     mainThreadCpuSeconds: () => sum(nodePids(), (pid) => cpuSecondsOf(pid, true)),
-    // The busiest-thread figures of one process mean little summed over six: left out.
+    // The busiest-thread figures of one process mean little summed over several: left out.
     threadCpuSeconds: () => new Map(),
     rssBytes: () => sum(nodePids(), rssBytesOf) + sum(natsPids(), rssBytesOf),
-    cpuSecondsByPart: () => ({ nodes: sum(nodePids(), (pid) => cpuSecondsOf(pid)), nats: sum(natsPids(), (pid) => cpuSecondsOf(pid)) }),
-    rssMiBByPart: () => ({ nodesRssMiB: Math.round(sum(nodePids(), rssBytesOf) / 2 ** 20), natsRssMiB: Math.round(sum(natsPids(), rssBytesOf) / 2 ** 20) }),
+    cpuSecondsByPart: () => ({ nodes: cpu(nodePids()), ...(nats ? { nats: cpu(natsPids()) } : {}) }),
+    rssMiBByPart: () => ({ nodesRssMiB: rssMiB(nodePids()), ...(nats ? { natsRssMiB: rssMiB(natsPids()) } : {}) }),
   };
 }
 
@@ -118,6 +129,18 @@ export async function main(argv: string[]): Promise<void> {
     await single.stop();
   }
 
+  // The control: three nodes as independent single-node servers (own LMDB, no NATS), driven like the cluster.
+  // What it costs over one node is three processes sharing this machine's cores, not cluster mode.
+  let control: Partial<Record<Bench, Measured>> | undefined;
+  if (options.control) {
+    const servers = await Promise.all([0, 1, 2].map(() => startOracle(keys, NODE_ENV)));
+    try {
+      control = await measureTarget(groupTarget(servers), options, invocation, 'control');
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()));
+    }
+  }
+
   const nats = await startNatsCluster({ binary: natsServer });
   let three: Partial<Record<Bench, Measured>>;
   try {
@@ -126,7 +149,7 @@ export async function main(argv: string[]): Promise<void> {
       const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
       meta.options.clusterState = health.cluster?.state ?? 'unknown';
       console.log(`cluster state (from /health): ${meta.options.clusterState}`);
-      three = await measureTarget(clusterTarget([...cluster.nodes], nats), options, invocation, 'cluster');
+      three = await measureTarget(groupTarget(cluster.nodes, nats), options, invocation, 'cluster');
     } finally {
       await cluster.stop();
     }
@@ -137,14 +160,18 @@ export async function main(argv: string[]): Promise<void> {
   const rows: Row[] = [];
   for (const bench of options.only) {
     const base = row(bench, 'one node, LMDB', one[bench]!);
-    const pair = [base, row(bench, '3 nodes + 3 NATS (JetStream)', three[bench]!, base)];
+    const group = [
+      base,
+      ...(control ? [row(bench, '3 nodes, own LMDB each, no NATS (control)', control[bench]!, base)] : []),
+      row(bench, '3 nodes + 3 NATS (JetStream)', three[bench]!, base),
+    ];
     printRows(
       bench === 'ussd'
-        ? `USSD: ${options.connections} connections, ${options.seconds} s each, whole sessions (ratios: cluster / one node)`
-        : `Chat (SSE turns, built-in agent): ${options.streams} concurrent streams, ${options.seconds} s each (ratios: cluster / one node)`,
-      pair,
+        ? `USSD: ${options.connections} connections, ${options.seconds} s each, whole sessions (ratios: row / one node)`
+        : `Chat (SSE turns, built-in agent): ${options.streams} concurrent streams, ${options.seconds} s each (ratios: row / one node)`,
+      group,
     );
-    rows.push(...pair);
+    rows.push(...group);
   }
   if (options.json) writeJson(options.json, meta, rows);
 }

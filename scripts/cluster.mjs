@@ -1,7 +1,7 @@
 // `npm run cluster`: a local cluster on loopback to try cluster mode with, until Ctrl-C: 3 nats-server processes
 // with JetStream (client ports 4222-4224) and 3 server nodes (ports 3001-3003), each range used when free, else
-// free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. What the nodes share
-// across the cluster today is in docs/cluster.md ("Status").
+// free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. How the nodes share
+// actors, records and events: docs/cluster.md.
 import { createServer } from 'node:net';
 import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
 import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
@@ -68,19 +68,21 @@ try {
   await stop('start-up failed', 1);
 }
 
-const [first] = nodes.nodes;
+const [first, second] = nodes.nodes;
 console.log(`
 NATS (JetStream, 3 servers):
 ${nats.servers.map((s) => `  ${s.name}  ${s.url}  monitoring http://127.0.0.1:${s.monitorPort}/jsz`).join('\n')}
   NATS_URL=${nats.urls}
 
-Nodes (each its own process, LMDB data dir and actor hosts):
+Nodes (each its own process with its actor hosts):
 ${nodes.nodes.map((n) => `  ${n.nodeId}  ${n.url}  pid ${n.pid}`).join('\n')}
 
 Try it:
   curl ${first.url}/health
   curl -X POST ${first.url}/api/ussd -H 'content-type: application/json' \\
     -d '{"sessionId":"try-1","serviceCode":"*384#","phoneNumber":"+254712345678","text":""}'
+  curl -X POST ${second.url}/api/ussd -H 'content-type: application/json' \\
+    -d '{"sessionId":"try-1","serviceCode":"*384#","phoneNumber":"+254712345678","text":"1"}'   # next step, other node
   npm run ussd -- --url ${first.url}/api/ussd
   (the same with the other nodes' URLs; API docs at ${first.url}/docs)
 
@@ -88,5 +90,7 @@ A fourth node joins with:
   NATS_URL=${nats.urls} NODE_ID=node-4 PORT=3004 DATA_DIR=./data/node-4 \\
   PIN_ENCRYPTION_KEY=${nodes.keys.PIN_ENCRYPTION_KEY} ORACLE_PRIVATE_KEY=${nodes.keys.ORACLE_PRIVATE_KEY} npm start
 
-What is shared across nodes today (actors, state, events): docs/cluster.md, "Status".
+Any node answers for any session (actors are routed by partition, records live in JetStream): send the steps
+of one USSD session to different nodes, or kill -9 a node's pid and keep going on the others. docs/cluster.md
+says how it works and what is not done yet ("Status").
 cluster ready: ${nodes.nodes.map((n) => n.url).join(' ')} (Ctrl-C stops everything and removes its data)`);

@@ -1,6 +1,6 @@
-// Keeps `npm run bench:cluster` from rotting: both benchmarks with a very short run against one node and the
-// 3-node cluster (3 nats-servers), through the compiled harness as a child process; the JSON it writes has both
-// targets' rows, the cluster's CPU split into nodes and NATS, and the ratios cluster / one node.
+// Keeps `npm run bench:cluster` from rotting: both benchmarks with a very short run against one node, the control
+// (3 independent nodes) and the 3-node cluster (3 nats-servers), through the compiled harness as a child process;
+// the JSON it writes has every target's rows, the cluster's CPU split into nodes and NATS, and the ratios to one node.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,15 +34,18 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
   t.match(report, { commit: String, loadAverage: Array, options: { bench: 'cluster', clusterState: String } });
   t.same(report.rows.map((r: { bench: string; name: string }) => `${r.bench}: ${r.name}`), [
     'ussd: one node, LMDB',
+    'ussd: 3 nodes, own LMDB each, no NATS (control)',
     'ussd: 3 nodes + 3 NATS (JetStream)',
     'chat: one node, LMDB',
+    'chat: 3 nodes, own LMDB each, no NATS (control)',
     'chat: 3 nodes + 3 NATS (JetStream)',
   ]);
   for (const r of report.rows) {
     t.equal(r.errors, 0, `${r.bench} ${r.name}: no errors`);
     for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
   }
-  for (const cluster of [report.rows[1], report.rows[3]]) {
+  for (const control of [report.rows[1], report.rows[4]]) t.match(control, { baseline: 'one node, LMDB', extra: { nodesCpuMsPerOp: Number } });
+  for (const cluster of [report.rows[2], report.rows[5]]) {
     t.equal(cluster.baseline, 'one node, LMDB');
     // NATS may use less than one clock tick (10 ms) in half a second when the nodes send it little.
     t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');

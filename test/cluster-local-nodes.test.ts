@@ -2,19 +2,10 @@
 // restart as the cluster tests use them; stop leaves no process and no data behind.
 import t from 'tap';
 import { existsSync } from 'node:fs';
-import { startTestNodes } from './helpers/cluster-nodes.js';
+import { processAlive, startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 t.setTimeout(120_000);
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function health(url: string, timeoutMs = 5_000) {
   const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -53,6 +44,6 @@ t.test('nodes start healthy on the NATS cluster, die by kill -9, pause by SIGSTO
   const pids = cluster.nodes.map((node) => node.pid);
   const dirs = cluster.nodes.map((node) => node.dataDir);
   await cluster.stop();
-  t.same(pids.filter(alive), [], 'stop ends every node process');
+  t.same(pids.filter(processAlive), [], 'stop ends every node process');
   t.same(dirs.filter((dir) => existsSync(dir)), [], 'stop removes their data dirs');
 });

@@ -3,24 +3,16 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { processAlive } from './helpers/cluster-nodes.js';
 import { ensureSystemTool } from './helpers/system-tools.js';
 
 t.setTimeout(150_000);
 
-/** Process ids of the direct children of `pid` (every thread's children, from /proc). */
+/** Process ids of the direct children of `pid` (those its main thread spawned, from /proc). */
 function childrenOf(pid: number): number[] {
   const tasks = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
   return tasks.split(/\s+/).filter(Boolean).map(Number);
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
   ensureSystemTool('nats-server', 'nats-server');
@@ -61,5 +53,5 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   script.kill('SIGINT');
   t.equal(await exited, 0, 'exits 0 on Ctrl-C');
   t.match(output, /stopped, temp data removed/);
-  t.same(children.filter(alive), [], 'no nats-server or node left behind');
+  t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
 });

@@ -105,10 +105,14 @@ function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog']): void {
   child.stderr!.setEncoding('utf8').on('data', take);
 }
 
+/**
+ * Polls /health until 200, backing off from 50 ms to 1 s: every poll counts against the cluster-wide rate limit
+ * of 127.0.0.1 (100 a minute by default), which the caller's own requests share once the node is up.
+ */
 async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const child = slot.child!;
-  for (;;) {
+  for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
     const ok = await fetch(`http://127.0.0.1:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
       .then(async (response) => {
         await response.arrayBuffer();
@@ -120,7 +124,7 @@ async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> 
       throw new Error(`node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`);
     }
     if (Date.now() > deadline) throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
 

@@ -18,3 +18,13 @@ export async function startTestNodes(
   t.teardown(() => cluster.stop());
   return cluster;
 }
+
+/** True while a process with this id exists (a zombie not yet reaped counts as alive). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
