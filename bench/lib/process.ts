@@ -20,6 +20,10 @@ export interface BenchProcess {
   threadCpuSeconds(): Map<number, number>;
   /** Resident memory in bytes. */
   rssBytes(): number;
+  /** Resident memory split by kind (anonymous: heaps and native allocations; file: mapped files, LMDB's map among them). */
+  memory(): MemorySample;
+  /** The most files (sockets included) the process may open. */
+  openFilesLimit(): number;
   stop(): Promise<void>;
 }
 
@@ -52,16 +56,35 @@ export function threadCpuSecondsOf(pid: number): Map<number, number> {
   return threads;
 }
 
-export function rssBytesOf(pid: number): number {
+export interface MemorySample {
+  rssBytes: number;
+  /** RssAnon: the JS heaps of every thread, native allocations (uWS's sockets, LMDB's write buffers). */
+  anonBytes: number;
+  /** RssFile + RssShmem: resident pages of mapped files (the node binary, LMDB's memory-mapped database). */
+  fileBytes: number;
+}
+
+export function memoryOf(pid: number): MemorySample {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  const kB = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rssBytes: kB('VmRSS'), anonBytes: kB('RssAnon'), fileBytes: kB('RssFile') + kB('RssShmem') };
+}
+
+export const rssBytesOf = (pid: number): number => memoryOf(pid).rssBytes;
+
+export function openFilesLimitOf(pid: number): number {
+  const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
+  return Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? Infinity);
 }
 
 /** Starts `node <script>` and waits until it prints `LISTENING <port>` or logs `"msg":"listening"` with a port. */
 export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<BenchProcess> {
   // BENCH_NODE_ARGS passes flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = script.startsWith('dist/src/') ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, script), ...args], {
+  // `ulimit -n` is per process: the server's soft limit on open files is raised to the hard one, so it can hold
+  // as many sockets as the machine allows (the idle-socket row holds tens of thousands). `exec` keeps the pid.
+  const command = [process.execPath, ...nodeArgs, join(ROOT, script), ...args];
+  const child = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"', 'sh', ...command], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -90,6 +113,8 @@ export async function startNode(script: string, env: Record<string, string> = {}
     mainThreadCpuSeconds: () => cpuSecondsOf(child.pid!, true),
     threadCpuSeconds: () => threadCpuSecondsOf(child.pid!),
     rssBytes: () => rssBytesOf(child.pid!),
+    memory: () => memoryOf(child.pid!),
+    openFilesLimit: () => openFilesLimitOf(child.pid!),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
