@@ -3,16 +3,17 @@
 //  - idle WebSockets: --ws-sockets sockets opened on the oracle's /ws (authenticated, 100 per session) and,
 //    by the same client processes, on a bare uWebSockets.js WebSocket server. The sockets are opened in
 //    quarters and the server's RSS (from /proc, the clients are other processes) read before and after each,
-//    once it holds still (the garbage of start-up and of the handshakes collected): per socket
+//    each time after a full GC of the server's main thread, where the sockets live (forced through its
+//    inspector): per socket
 //    over the whole run (`rssPerOpBytes`: after minus before, divided by the sockets) and over the second half
 //    only (`rssPerOpSecondHalfBytes`: what one more socket costs once the heaps have grown to their working
-//    size). No GC is forced: what V8 keeps after settling counts.
+//    size).
 //    The server's soft limit on open files is raised to its hard limit; more sockets than that allows are
 //    not attempted (the row says how many were asked for).
 //  - USSD sessions after they expire: --ussd-rounds rounds of --ussd-sessions whole sessions (the client of
 //    the ussd benchmark) on a server whose sessions live 2 s and idle actors 1 s; after each round the run
 //    waits until the server reports no live session and no USSD actor in memory (GET /metrics), then for two
-//    more expiry sweeps, and reads RSS. Flat means later rounds leave RSS where the first one left it. RSS is
+//    more expiry sweeps, and reads RSS after a full GC of the main thread. Flat means later rounds leave RSS where the first one left it. RSS is
 //    split into anonymous memory (heaps, native allocations) and file pages: LMDB's database is memory-mapped,
 //    so the pages a round touched stay resident (and reused by the next round's sessions once the sweep freed
 //    them) as file pages.
@@ -34,21 +35,18 @@ const QUARTERS = 4;
 const USSD_TTL_SECONDS = 2;
 const ACTOR_IDLE_SECONDS = 1;
 const MiB = 2 ** 20;
+/** Every process measured here is started with its inspector, to force GCs before reading memory. */
+const INSPECT = { inspect: true };
 
 /**
- * Waits (at most 30 s) until the target's RSS holds still for 3 s. A server just started, or just after a burst
- * of requests, holds garbage V8 collects a few seconds later once allocation stops (its memory reducer); read
- * before that, "before" would include garbage that is gone by "after".
+ * The target's memory after a full GC of its main thread (through its inspector): garbage of start-up, of the
+ * handshakes or of the requests there is not counted, what is live and what V8 keeps mapped is. The actor
+ * hosts' heaps are read as they are.
  */
-async function settled(target: BenchProcess): Promise<MemorySample> {
-  let sample = target.memory();
-  for (let still = 0, i = 0; still < 3 && i < 30; i++) {
-    await pause(1000);
-    const next = target.memory();
-    still = Math.abs(next.rssBytes - sample.rssBytes) < 256 * 1024 ? still + 1 : 0;
-    sample = next;
-  }
-  return sample;
+async function collected(target: BenchProcess): Promise<MemorySample> {
+  await target.collectGarbage();
+  await pause(500);
+  return target.memory();
 }
 
 /** How many of `wanted` sockets the target can hold, given its limit on open files. */
@@ -66,7 +64,7 @@ async function idleSockets(target: BenchProcess, sessions: string[], invocation?
   const assignments = sessions.flatMap((id) => Array.from({ length: SOCKETS_PER_SESSION }, () => id)).slice(0, sockets);
   const pool = ClientPool.start(Math.max(2, Math.ceil(sockets / SOCKETS_PER_CLIENT_PROCESS)));
   try {
-    const samples: MemorySample[] = [await settled(target)];
+    const samples: MemorySample[] = [await collected(target)];
     const cpuBefore = target.cpuSeconds();
     let seconds = 0;
     let connected = { open: 0, failed: 0, error: undefined as string | undefined };
@@ -79,7 +77,7 @@ async function idleSockets(target: BenchProcess, sessions: string[], invocation?
       );
       seconds += (performance.now() - started) / 1000;
       connected = { open: reply.open, failed: connected.failed + reply.failed, error: connected.error ?? reply.error };
-      samples.push(await settled(target));
+      samples.push(await collected(target));
     }
     const cpu = target.cpuSeconds() - cpuBefore;
     const open = Math.max(1, connected.open);
@@ -120,9 +118,9 @@ async function expired(server: BenchProcess): Promise<void> {
 }
 
 async function ussdExpiry(options: BenchOptions): Promise<Measured> {
-  const server = await startServerProcess({ USSD_SESSION_TTL_SECONDS: String(USSD_TTL_SECONDS), ACTOR_IDLE_SECONDS: String(ACTOR_IDLE_SECONDS) });
+  const server = await startServerProcess({ USSD_SESSION_TTL_SECONDS: String(USSD_TTL_SECONDS), ACTOR_IDLE_SECONDS: String(ACTOR_IDLE_SECONDS) }, INSPECT);
   try {
-    const start = await settled(server);
+    const start = await collected(server);
     const afterRound: MemorySample[] = [];
     let sessions = 0;
     let errors = 0;
@@ -135,7 +133,7 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
       errors += measured.errors + client.wrong();
       seconds += measured.count / measured.throughput;
       await expired(server);
-      const sample = await settled(server);
+      const sample = await collected(server);
       afterRound.push(sample);
       console.log(`after round ${round + 1} (${sessions} sessions): RSS ${(sample.rssBytes / MiB).toFixed(1)} MiB, anonymous ${(sample.anonBytes / MiB).toFixed(1)} MiB, file ${(sample.fileBytes / MiB).toFixed(1)} MiB`);
     }
@@ -167,10 +165,10 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
 export async function benchMemory(options: BenchOptions): Promise<Row[]> {
   const sessionCount = Math.max(1, Math.round(options.wsSockets / SOCKETS_PER_SESSION));
   const bareSessions = Array.from({ length: sessionCount }, (_, i) => `bare-${i}`);
-  const bare = row('memory', 'bare uWS WebSocket, idle', await withProcess(startNode('dist/bench/baselines/bare-uws-ws.js'), (target) => idleSockets(target, bareSessions)));
+  const bare = row('memory', 'bare uWS WebSocket, idle', await withProcess(startNode('dist/bench/baselines/bare-uws-ws.js', {}, [], INSPECT), (target) => idleSockets(target, bareSessions)));
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
-  const oracle = row('memory', 'oracle /ws, idle', await withProcess(startOracle(keys), async (server) => {
+  const oracle = row('memory', 'oracle /ws, idle', await withProcess(startOracle(keys, {}, INSPECT), async (server) => {
     const sessions = await createSessions(server, invocation, sessionCount);
     return idleSockets(server, sessions, invocation);
   }), bare);
