@@ -14,7 +14,6 @@
 // BENCH_WS_CONNECTIONS (10000), BENCH_WS_PER_SESSION (100), BENCH_WS_CLIENT_PROCESSES (4),
 // BENCH_WS_TRIGGERS (concurrent turn loops, 8).
 import { printMarkdownTable } from './lib/table.js';
-import { readFileSync } from 'node:fs';
 import { setTimeout as pause } from 'node:timers/promises';
 import { formatKey, generateKey, mintInvocation } from '../src/tools/mint-ucan.js';
 import { ClientPool } from './lib/client-pool.js';
@@ -42,11 +41,6 @@ export interface WebsocketRunResult {
 
 const EVENTS_PER_TURN = 7;
 
-function openFilesLimit(pid: number): number {
-  const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
-  return Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? Infinity);
-}
-
 interface RunOptions {
   transport: ClientTransport;
   sessions: string[];
@@ -61,7 +55,7 @@ interface RunOptions {
 
 async function run(name: string, target: BenchProcess, options: RunOptions): Promise<WebsocketRunResult> {
   const assignments = options.sessions.flatMap((sessionId) => Array.from({ length: options.perSession }, () => sessionId));
-  const limit = openFilesLimit(target.pid);
+  const limit = target.openFilesLimit();
   if (limit < assignments.length + 64) console.log(`warning: the server may open only ${limit} files; raise ulimit -n`);
 
   const pool = ClientPool.start(options.processes);

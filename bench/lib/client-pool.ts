@@ -36,11 +36,23 @@ export class ClientPool {
     });
   }
 
-  async connect(order: Omit<ConnectOrder, 'type' | 'sessions'>, sessions: string[]): Promise<{ open: number; failed: number; error?: string }> {
+  /**
+   * Opens a socket per entry of `sessions`, shared out over the processes; `open` counts every socket the
+   * processes hold, earlier ones included. `ownSourceAddresses`: process i connects from 127.0.0.(2 + i).
+   */
+  async connect(
+    order: Omit<ConnectOrder, 'type' | 'sessions' | 'localAddress'> & { ownSourceAddresses?: boolean },
+    sessions: string[],
+  ): Promise<{ open: number; failed: number; error?: string }> {
+    const { ownSourceAddresses, ...common } = order;
     const shares = this.children.map((_, i) => sessions.filter((__, j) => j % this.children.length === i));
     const replies = await Promise.all(
       this.children.map((child, i) =>
-        this.#ask<{ open: number; failed: number; error?: string }>(child, { type: 'connect', ...order, sessions: shares[i] }, 'connected'),
+        this.#ask<{ open: number; failed: number; error?: string }>(
+          child,
+          { type: 'connect', ...common, sessions: shares[i], localAddress: ownSourceAddresses ? `127.0.0.${2 + i}` : undefined },
+          'connected',
+        ),
       ),
     );
     return {

@@ -18,6 +18,11 @@ export interface ConnectOrder {
   invocation?: string;
   /** Handshakes in flight at once. */
   concurrency: number;
+  /**
+   * Loopback source address of the native sockets (e.g. 127.0.0.2): one source address gives at most ~28k
+   * connections to one server port (the ephemeral port range), so client processes holding more use one each.
+   */
+  localAddress?: string;
 }
 
 type Order = ConnectOrder | { type: 'count' } | { type: 'close' };
@@ -30,7 +35,7 @@ function openWs(order: ConnectOrder, sessionId: string): Promise<void> {
   const url = new URL('/ws', order.baseUrl.replace(/^http/, 'ws'));
   url.searchParams.set('sessionId', sessionId);
   if (order.invocation) url.searchParams.set('invocation', order.invocation);
-  const socket = new WebSocket(url, { perMessageDeflate: false });
+  const socket = new WebSocket(url, { perMessageDeflate: false, localAddress: order.localAddress });
   closers.push(() => socket.terminate());
   return new Promise((resolve, reject) => {
     let connected = false;

@@ -34,6 +34,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --ws-sockets N         idle WebSockets for the memory row (default 2000)
   --ussd-sessions N      USSD sessions per round of the expiry memory row (default 3000)
   --ussd-rounds N        rounds of those sessions, each left to expire (default 2)
+                         issue 13's scale: --only memory --ws-sockets 50000 --ussd-sessions 20000 --ussd-rounds 5
+                         (sockets beyond the server's hard limit on open files are not attempted)
   --json PATH            write every row as JSON (BENCH_JSON)
 BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".`;
 

@@ -1,7 +1,7 @@
 // The oracle under benchmark: the real server with a fresh oracle key, a user key, and helpers to mint
 // invocations and create sessions over its public API.
 import { formatKey, generateKey, mintInvocation } from '../../src/tools/mint-ucan.js';
-import { portFor, startServerProcess, type LoadTarget } from './process.js';
+import { portFor, startServerProcess, type LoadTarget, type StartOptions } from './process.js';
 
 export const ucanHeaders = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
 
@@ -16,7 +16,8 @@ export async function oracleKeys(): Promise<OracleKeys> {
   return { oracleDid: oracle.did(), oracleKey: formatKey(oracle), user: await generateKey() };
 }
 
-export const startOracle = (keys: OracleKeys, env: Record<string, string> = {}) => startServerProcess({ ORACLE_PRIVATE_KEY: keys.oracleKey, ...env });
+export const startOracle = (keys: OracleKeys, env: Record<string, string> = {}, options: StartOptions = {}) =>
+  startServerProcess({ ORACLE_PRIVATE_KEY: keys.oracleKey, ...env }, options);
 
 /** One invocation good for the whole run (the warm path: verified once, then cached). */
 export const warmInvocation = (keys: OracleKeys) => mintInvocation({ issuer: keys.user, audience: keys.oracleDid, ttlSeconds: 900 });

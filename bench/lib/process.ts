@@ -3,6 +3,7 @@ import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectGarbage, inspectorUrlIn } from './inspector-gc.js';
 
 /** The repository root (this file runs from dist/bench/lib/). */
 export const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -38,6 +39,12 @@ export function cpuPerOpByPart(target: LoadTarget, before: Record<string, number
 
 export interface BenchProcess extends LoadTarget {
   readonly child: ChildProcess;
+  /** Resident memory split by kind (anonymous: heaps and native allocations; file: mapped files, LMDB's map among them). */
+  memory(): MemorySample;
+  /** The most files (sockets included) the process may open. */
+  openFilesLimit(): number;
+  /** A full GC on the main thread (only for a process started with `inspect`). */
+  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,18 +77,49 @@ export function threadCpuSecondsOf(pid: number): Map<number, number> {
   return threads;
 }
 
-export function rssBytesOf(pid: number): number {
+export interface MemorySample {
+  rssBytes: number;
+  /** RssAnon: the JS heaps of every thread, native allocations (uWS's sockets, LMDB's write buffers). */
+  anonBytes: number;
+  /** RssFile + RssShmem: resident pages of mapped files (the node binary, LMDB's memory-mapped database). */
+  fileBytes: number;
+}
+
+export function memoryOf(pid: number): MemorySample {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  const kB = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rssBytes: kB('VmRSS'), anonBytes: kB('RssAnon'), fileBytes: kB('RssFile') + kB('RssShmem') };
+}
+
+export const rssBytesOf = (pid: number): number => memoryOf(pid).rssBytes;
+
+export function openFilesLimitOf(pid: number): number {
+  const limits = readFileSync(`/proc/${pid}/limits`, 'utf8');
+  return Number(/Max open files\s+(\d+)/.exec(limits)?.[1] ?? Infinity);
+}
+
+export interface StartOptions {
+  /** Opens the inspector on a free loopback port, so the bench can force GCs (collectGarbage). */
+  inspect?: boolean;
 }
 
 /** Starts `node <script>` and waits until it prints `LISTENING <port>` or logs `"msg":"listening"` with a port. */
-export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<BenchProcess> {
+export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = [], options: StartOptions = {}): Promise<BenchProcess> {
   // BENCH_NODE_ARGS passes flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = script.startsWith('dist/src/') ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, script), ...args], {
+  if (options.inspect) nodeArgs.push('--inspect=127.0.0.1:0');
+  // `ulimit -n` is per process: the server's soft limit on open files is raised to the hard one, so it can hold
+  // as many sockets as the machine allows (the idle-socket row holds tens of thousands). `exec` keeps the pid.
+  const command = [process.execPath, ...nodeArgs, join(ROOT, script), ...args];
+  const child = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"', 'sh', ...command], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', options.inspect ? 'pipe' : 'inherit'],
+  });
+  // With the inspector, stderr is read for its address and passed on.
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    if (stderr.length < 4096) stderr += chunk.toString();
   });
   // A benchmark that fails must not leave servers running.
   const killChild = () => child.kill('SIGKILL');
@@ -108,6 +146,13 @@ export async function startNode(script: string, env: Record<string, string> = {}
     mainThreadCpuSeconds: () => cpuSecondsOf(child.pid!, true),
     threadCpuSeconds: () => threadCpuSecondsOf(child.pid!),
     rssBytes: () => rssBytesOf(child.pid!),
+    memory: () => memoryOf(child.pid!),
+    openFilesLimit: () => openFilesLimitOf(child.pid!),
+    async collectGarbage() {
+      const url = inspectorUrlIn(stderr);
+      if (!url) throw new Error(`${script} was not started with its inspector`);
+      await collectGarbage(url);
+    },
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -118,7 +163,7 @@ export async function startNode(script: string, env: Record<string, string> = {}
 }
 
 /** Starts the real server on a free port with a throw-away DATA_DIR; loopback is exempt from the rate limit. */
-export async function startServerProcess(env: Record<string, string> = {}): Promise<BenchProcess> {
+export async function startServerProcess(env: Record<string, string> = {}, options: StartOptions = {}): Promise<BenchProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-bench-'));
   const server = await startNode('dist/src/main.js', {
     PORT: '0',
@@ -128,7 +173,7 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
     ...env,
     // The start-up line that carries the port is logged at info; request logs are at debug.
     LOG_LEVEL: 'info',
-  });
+  }, [], options);
   return {
     ...server,
     async stop() {

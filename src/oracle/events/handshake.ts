@@ -37,8 +37,15 @@ function artifact(value: unknown): string | undefined {
   return text || undefined;
 }
 
+/**
+ * A copy of `text` that refers to no other string. A value parsed out of the handshake's query is a slice of
+ * the whole query, invocation included (~600 bytes), and a slice keeps the string it was cut from alive: kept
+ * as the socket's session id for its lifetime, it held the whole query per idle socket.
+ */
+const ownCopy = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
+
 export async function authenticateHandshake(deps: HandshakeDeps, input: HandshakeInput): Promise<ChannelIdentity> {
-  const sessionId = typeof input.sessionId === 'string' ? input.sessionId.trim() : '';
+  const sessionId = typeof input.sessionId === 'string' ? ownCopy(input.sessionId.trim()) : '';
   if (!sessionId) throw httpErrors.badRequest(MISSING_SESSION_ID);
   if (sessionId.length > SESSION_ID_MAX) throw httpErrors.badRequest(`sessionId must be at most ${SESSION_ID_MAX} characters`);
   const headers = artifactsFromHeaders(input.headers);
