@@ -80,8 +80,21 @@ t.test('join, balance, kill, leave', async (t) => {
   const rebalanceMs = performance.now() - joinedAt;
   t.same(sizes(['node-a', 'node-b', 'node-c']).sort(), [42, 43, 43], 'three nodes: 43/43/42');
   t.same(members.get('node-a')!.liveNodes(), ['node-a', 'node-b', 'node-c'], 'every node sees the others live');
+  // node-c owns a partition once its claim is acknowledged; node-a learns it from its watch a moment later.
   const cPartition = [...members.get('node-c')!.owned][0];
-  t.equal(members.get('node-a')!.ownerOf(cPartition), 'node-c', 'the others know who owns what');
+  const nodeA = members.get('node-a')!;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node-a never saw node-c own ${cPartition}`)), 5_000);
+    const check = () => {
+      if (nodeA.ownerOf(cPartition) !== 'node-c') return;
+      clearTimeout(timer);
+      nodeA.off('table', check);
+      resolve();
+    };
+    nodeA.on('table', check);
+    check();
+  });
+  t.equal(nodeA.ownerOf(cPartition), 'node-c', 'the others know who owns what');
 
   // Crash: node-c's connection goes away without giving anything back; the others wait for its lease to lapse.
   const cShare = members.get('node-c')!.owned.size;
