@@ -7,7 +7,7 @@ import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { parseKey } from '../dist/src/oracle/auth/mint.js';
-import { startTestNodes, type LocalNode } from './helpers/cluster-nodes.js';
+import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { call, createSession, newUser, openStream, readSse, type SseItem, type User } from './helpers/oracle.js';
@@ -34,21 +34,6 @@ async function sessionRunningOn(owner: LocalNode, user: User, via: LocalNode): P
     if ((await ownerOf(sessionId)) === owner.nodeId) return sessionId;
   }
   throw new Error(`no session landed on ${owner.nodeId} in 30 tries`);
-}
-
-async function health(node: LocalNode) {
-  const response = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(5_000) });
-  return (await response.json()) as { cluster: { partitions: { owned: number } } };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const getPage = { name: 'getPage', description: 'Reads the page the user looks at', schema: { type: 'object', properties: { x: { type: 'number' } } } };
