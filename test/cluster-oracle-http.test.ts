@@ -7,7 +7,7 @@ import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { parseKey } from '../dist/src/oracle/auth/mint.js';
-import { startTestNodes, type LocalNode } from './helpers/cluster-nodes.js';
+import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { call, createSession, newUser, openStream, readSse, type SseItem, type User } from './helpers/oracle.js';
@@ -92,6 +92,55 @@ t.test('credits spent through two nodes at once are spent once', async (t) => {
   const statuses = answers.map((answer) => answer.status).sort();
   t.equal(statuses.filter((s) => s === 200).length, CREDITS, `${CREDITS} messages answered`);
   t.equal(statuses.filter((s) => s === 402).length, sessionIds.length - CREDITS, 'the rest refused with 402');
+});
+
+t.test('a node paused until its partitions move, then resumed: its warm chat actors continue from the newest state', async (t) => {
+  const erin = await newUser(oracleDid);
+  const turn = (via: LocalNode, sessionId: string, message: string) => call(via, 'POST', `/messages/${sessionId}`, { user: erin, body: { message } });
+  // The node paused is the one holding the highest-numbered partition, and the sessions are in its partitions among
+  // the top 16: when it returns, the others give back their highest-numbered partitions (partition-leases.ts), so
+  // exactly these come back to it, and its actors for them are warm with what they held before the pause.
+  const table = await Promise.all(Array.from({ length: DEFAULT_PARTITIONS }, (_, p) => leases.get(['partition', String(p)])));
+  const owner = (p: number) => table[p]?.value.owner;
+  const paused = cluster.nodes.find((node) => node.nodeId === owner(DEFAULT_PARTITIONS - 1))!;
+  const [viaB, viaC] = cluster.nodes.filter((node) => node !== paused);
+  const top = (p: number) => p >= DEFAULT_PARTITIONS - 16 && owner(p) === paused.nodeId;
+  const sessionIds: string[] = [];
+  for (let i = 0; sessionIds.length < 6; i++) {
+    if (i >= 2_000) throw new Error(`no 6 sessions in ${paused.nodeId}'s top partitions in 2000 tries`);
+    const sessionId = await createSession(viaB, erin);
+    if (top(partitionOf(sessionId, DEFAULT_PARTITIONS))) sessionIds.push(sessionId);
+  }
+  // A turn each (14 turns in all: the credits hold 16); two of them are deleted while the node is paused.
+  const [kept, gone] = [sessionIds.slice(0, 4), sessionIds.slice(4)];
+  const statuses: number[] = [];
+  for (const sessionId of sessionIds) statuses.push((await turn(viaB, sessionId, 'one')).status);
+
+  // It stops (alive, holding its actors in memory) until the others own its partitions; they run a turn of each
+  // session and delete two.
+  await paused.kill('SIGSTOP');
+  try {
+    await until('the others to take its partitions', async () => ((await Promise.all(sessionIds.map(ownerOf))).includes(paused.nodeId) ? undefined : true));
+    for (const [i, sessionId] of kept.entries()) statuses.push((await turn(i % 2 ? viaB : viaC, sessionId, 'two')).status);
+    for (const sessionId of gone) t.equal((await call(viaC, 'DELETE', `/sessions/${sessionId}`, { user: erin })).status, 200, 'deleted while it is paused');
+  } finally {
+    await paused.kill('SIGCONT');
+  }
+  await until('it takes its share back', async () => ((await health(paused)).cluster.partitions.owned >= 42 ? true : undefined));
+  const back = (await Promise.all(sessionIds.map(ownerOf))).filter((node) => node === paused.nodeId).length;
+  t.equal(back, sessionIds.length, 'every session runs on it again, on actors that held it as it was after turn one');
+
+  // Through another node (reaching the resumed one): a turn each, then every transcript read through the third.
+  for (const sessionId of kept) statuses.push((await turn(viaB, sessionId, 'three')).status);
+  t.same(statuses.filter((status) => status !== 200), [], `all ${statuses.length} turns answered 200, none refused by a stale copy`);
+  for (const sessionId of kept) {
+    const humans = (await transcript(viaC, erin, sessionId)).filter((m) => m.type === 'human').map((m) => m.content);
+    t.same(humans, ['one', 'two', 'three'], `${sessionId}: the transcript read through another node continues from the newest state`);
+  }
+  for (const sessionId of gone) {
+    t.equal((await call(viaB, 'GET', `/messages/${sessionId}`, { user: erin })).status, 404, 'a session deleted meanwhile reads 404');
+    t.equal((await turn(viaB, sessionId, 'again')).status, 404, 'and refuses a turn with 404');
+  }
 });
 
 t.test('kill -9 of the node running chat turns: every acknowledged turn survives and the sessions continue on the survivors', async (t) => {

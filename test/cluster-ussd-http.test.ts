@@ -8,7 +8,7 @@ import { partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { JetStreamUssdSessionRepository } from '../dist/src/ussd/sessions/jetstream-repository.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
-import { startTestNodes, type LocalNode } from './helpers/cluster-nodes.js';
+import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { startTestServer } from './helpers/server.js';
 import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
@@ -62,21 +62,6 @@ async function script(prefix: string, pick: (request: number) => string): Promis
   const accounts = new Set([created, ...retries.slice(1)].map(customerIdIn)).size;
   const mask = (screen: string) => screen.replaceAll(customerId, 'C########');
   return { screens: [...create.screens, ...login.screens].map(mask), retries: retries.map(mask), accounts };
-}
-
-async function health(node: LocalNode) {
-  const response = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(5_000) });
-  return (await response.json()) as { status: string; database: string; cluster: { partitions: { owned: number; total: number }; liveNodes: string[] } };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 t.test('the three nodes share the partitions and report the cluster store', async (t) => {

@@ -28,3 +28,20 @@ export function processAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** A node's /health answer (the fields the cluster tests read). */
+export async function health(node: { url: string }) {
+  const response = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(5_000) });
+  return (await response.json()) as { status: string; database: string; cluster: { partitions: { owned: number; total: number }; liveNodes: string[] } };
+}
+
+/** Polls `probe` every 100 ms until it answers something other than undefined (a throw counts as undefined). */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

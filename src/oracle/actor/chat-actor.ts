@@ -1,6 +1,6 @@
 // Runs on: actor hosts (worker threads) only.
 // The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
-// and the transcript, runs one generation at a time (the mailbox), and commits every turn to LMDB before
+// and the transcript, runs one generation at a time (the mailbox), and commits every turn to its store before
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
 import type { MessagePort } from 'node:worker_threads';
 import { actorKind, type Actor } from '../../runtime/actor-host.js';
@@ -79,7 +79,12 @@ class ChatActor implements Actor<ChatShape> {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
     // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
-    if (isSessionRead(request)) return this.#session === undefined ? Promise.resolve(undefined) : this.#read(request);
+    // In cluster mode only while a turn runs (it re-read the session when it started): an idle actor's copy may
+    // be stale (the partition may have moved away and back), so the caller's call re-reads it.
+    if (isSessionRead(request)) {
+      const fresh = this.services.cachesSessions || this.#current !== undefined;
+      return this.#session === undefined || !fresh ? Promise.resolve(undefined) : this.#read(request);
+    }
     if (request.type !== 'abort' || this.#session?.record.userDid !== request.userDid) return false;
     if (request.supersededBy) this.#latestTurn = request.supersededBy;
     const current = this.#current;
@@ -92,10 +97,17 @@ class ChatActor implements Actor<ChatShape> {
     return this.#current === undefined;
   }
 
-  /** Runs in the mailbox only, so two loads never race. */
+  /**
+   * Runs in the mailbox only, so two loads never race. Cluster mode: the session's partition may have moved away
+   * and back since this actor last ran, with another node writing meanwhile, so every message re-reads the record
+   * (one KV read) and keeps the recent transcript only when the revision did not move.
+   */
   async #load(): Promise<SessionState | null> {
-    if (this.#session === undefined) this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS);
-    return this.#session;
+    const held = this.#session;
+    const { cachesSessions } = this.services;
+    if (held && !cachesSessions) return (this.#session = await held.refreshed());
+    if (held === undefined || !cachesSessions) return (this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS));
+    return held;
   }
 
   #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> {

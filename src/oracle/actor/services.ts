@@ -19,6 +19,8 @@ export interface ChatServices extends SessionStores {
   readonly plugins: readonly OraclePlugin[];
   readonly provider: Provider;
   readonly maxSteps: number;
+  /** Whether an actor may keep its session between messages (one node: it is the only writer). */
+  readonly cachesSessions: boolean;
   /** How browser tools and actions reach the client and wait for its answer: the event channel. */
   readonly bridge: ChannelToolBridge;
   /** Sends an event to every socket of a session (the event channel, on the main thread). */
@@ -42,6 +44,7 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
     plugins: createPlugins({ config, repositories }),
     provider: createProvider(config),
     maxSteps: config.AGENT_MAX_STEPS,
+    cachesSessions: !host.cluster,
     bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
     publish: host.publish,
     minter,

@@ -35,6 +35,21 @@ export class SessionState {
     return state;
   }
 
+  /**
+   * Cluster mode, at the start of a message: the record as stored now (one read). The recent transcript stays
+   * only when the revision is the one this state holds (no other node wrote since); otherwise it is read again
+   * when needed. Null when the session is gone.
+   */
+  async refreshed(): Promise<SessionState | null> {
+    const stored = await this.stores.sessions.get(this.record.sessionId);
+    if (!stored) return null;
+    if (stored.revision !== this.stored.revision) {
+      this.stored = stored;
+      this.#transcript = undefined;
+    }
+    return this;
+  }
+
   get record(): SessionRecord {
     return this.stored.value;
   }
