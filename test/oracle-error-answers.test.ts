@@ -6,6 +6,7 @@ import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
 import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
+import { RevisionConflictError } from '../dist/src/store/revision.js';
 
 t.test('every declared code has an answer on every oracle face', async (t) => {
   for (const code of CHAT_ERROR_CODES) t.ok(CHAT_FAILURE_CODES.includes(code), `${code} (a chat actor refusal) is a failure code`);
@@ -32,6 +33,8 @@ t.test('errors are sorted into codes: refusals by their code, runtime errors by 
   });
   t.match(failureOf(new ActorBusyError('full')), { code: 'actor_busy', retryAfterSeconds: 1 });
   t.match(failureOf(new HostUnavailableError(0, 'restarting')), { code: 'host_unavailable' });
+  t.match(failureOf(new RevisionConflictError('session s1', 3)), { code: 'session_changed' }, 'another node wrote the session first');
+  t.equal((chatFailure(new RevisionConflictError('session s1', 3)) as HttpError).status, 409);
   t.match(failureOf(new DomainError('some_plugin_code', 'x')), { code: 'internal' }, 'an undeclared code is not answered as if declared');
   t.match(failureOf('a string'), { code: 'internal', message: 'a string' });
 });

@@ -4,9 +4,11 @@ import * as v from 'valibot';
 import { HttpError, httpErrors } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../runtime/errors.js';
+import { isRevisionConflict } from '../store/revision.js';
 import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
+const SESSION_CHANGED = 'The session changed while this message was answered; nothing was stored, please send it again';
 
 export const oracleErrors = {
   /** Unknown session, or someone else's: the same answer, so ids of other users' sessions reveal nothing more. */
@@ -29,9 +31,11 @@ export const oracleErrors = {
 
 /**
  * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
- * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), anything else (`internal`).
+ * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the session written
+ * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
+ * reloads, the message can be sent again), anything else (`internal`).
  */
-export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'internal'] as const;
+export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'session_changed', 'internal'] as const;
 export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
 
 /** A failed chat call as plain data (it crosses threads in a stream's ending). */
@@ -50,6 +54,7 @@ export function failureOf(error: unknown): ChatFailure {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof ActorBusyError) return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
+  if (isRevisionConflict(error)) return { code: 'session_changed', message };
   return { code: 'internal', message };
 }
 
@@ -67,6 +72,7 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     credits_exhausted: ({ message, details }) => HttpError.of(402, message, details),
     actor_busy: ({ retryAfterSeconds = 1 }) => oracleErrors.chatBusy(retryAfterSeconds),
     host_unavailable: () => oracleErrors.chatUnavailable(),
+    session_changed: () => HttpError.of(409, SESSION_CHANGED),
     internal: () => httpErrors.internal(),
   },
   sse: {
@@ -75,6 +81,7 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     credits_exhausted: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; please send your message again in a moment',
     host_unavailable: () => 'The chat service stopped while answering; please send your message again',
+    session_changed: () => SESSION_CHANGED,
     internal: () => 'The answer could not be completed; please send your message again',
   },
   websocket: {
@@ -83,6 +90,7 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     credits_exhausted: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; try again in a moment',
     host_unavailable: () => 'The chat service is restarting; the result was not delivered',
+    session_changed: () => SESSION_CHANGED,
     internal: () => 'Internal server error',
   },
 };
