@@ -3,7 +3,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '../dist/src/log.js';
-import { RateLimiter, SharedCountWithFallback } from '../dist/src/http/rate-limit.js';
+import { RateLimiter, withLocalFallback } from '../dist/src/http/rate-limit.js';
 import { AddressList } from '../dist/src/http/client-address.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -57,8 +57,7 @@ t.test('when the shared count fails, this node counts alone for a while (fails o
     if (!natsUp) throw new Error('NATS down');
     return 7;
   };
-  const count = new SharedCountWithFallback(shared, local, createLogger('silent'), () => clock);
-  const limit = (address: string) => count.hit(address);
+  const limit = withLocalFallback(shared, local, createLogger('silent'), () => clock);
   t.same([await limit('192.0.2.1'), await limit('192.0.2.1')], [0, 0]);
   t.ok((await limit('192.0.2.1')) > 0, 'the third request of the window is refused by the local count');
   t.equal(asked, 1, 'after a failure the shared count is not asked again at once');

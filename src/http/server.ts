@@ -11,7 +11,7 @@ import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
-import { learntRefusals, RateLimiter, SharedCountWithFallback, type SharedRateLimit } from './rate-limit.js';
+import { RateLimiter, withLocalFallback, type SharedRateLimit } from './rate-limit.js';
 import { statusLine } from './status-line.js';
 import type { Route, Router } from './router.js';
 import { attachSocketIo, type SocketIoOptions } from './socket-io.js';
@@ -28,9 +28,8 @@ export interface HttpServerOptions {
   proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
   /**
-   * Cluster mode: HTTP requests and handshakes are counted by every node together (a request or native WebSocket
-   * handshake waits for the count; this node's own count answers when the shared one fails; Socket.IO handshakes
-   * see learntRefusals). Unset: the synchronous in-memory count.
+   * Cluster mode: HTTP requests and handshakes are counted by every node together (a request or handshake waits
+   * for the count; this node's own count answers when the shared one fails). Unset: the synchronous in-memory count.
    */
   sharedRateLimit?: SharedRateLimit;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
@@ -99,9 +98,7 @@ export class HttpServer implements SocketFrontDoor {
   #lastRequestAt = 0;
   readonly #cors;
   readonly #rateLimiter: RateLimiter;
-  readonly #sharedRateLimit: SharedCountWithFallback | undefined;
-  /** Cluster mode: the synchronous admission of Socket.IO handshakes (see learntRefusals). */
-  readonly #learntRefusals: ((address: string) => number) | undefined;
+  readonly #sharedRateLimit: SharedRateLimit | undefined;
   readonly #accessLog: boolean;
   readonly #metrics: boolean;
   /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
@@ -115,10 +112,7 @@ export class HttpServer implements SocketFrontDoor {
       windowMs: options.rateLimit.windowSeconds * 1000,
       allowlist: new AddressList(options.rateLimit.allowlist),
     });
-    if (options.sharedRateLimit) {
-      this.#sharedRateLimit = new SharedCountWithFallback(options.sharedRateLimit, this.#rateLimiter, options.log);
-      this.#learntRefusals = learntRefusals(this.#rateLimiter, this.#sharedRateLimit);
-    }
+    this.#sharedRateLimit = options.sharedRateLimit && withLocalFallback(options.sharedRateLimit, this.#rateLimiter, options.log);
     this.#accessLog = options.log.isLevelEnabled('debug');
     this.#metrics = options.metrics ?? false;
   }
@@ -134,8 +128,7 @@ export class HttpServer implements SocketFrontDoor {
   /** The rate limit and client address of HTTP requests, for WebSocket and Socket.IO handshakes. */
   readonly #admission: Admission = {
     clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
-    retryAfter: (ip) => this.#sharedRateLimit?.hit(ip) ?? this.#rateLimiter.hit(ip),
-    retryAfterNow: (ip) => this.#learntRefusals?.(ip) ?? this.#rateLimiter.hit(ip),
+    retryAfter: (ip) => this.#sharedRateLimit?.(ip) ?? this.#rateLimiter.hit(ip),
   };
 
   /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */
@@ -273,7 +266,7 @@ export class HttpServer implements SocketFrontDoor {
       return send(SHUTTING_DOWN.toReply(), true);
     }
     // Cluster mode: the shared count is asked now, while the body (if any) is read; the handler runs once both are in.
-    const admitted = this.#sharedRateLimit?.hit(ip);
+    const admitted = this.#sharedRateLimit?.(ip);
     if (!admitted) {
       const retryAfter = this.#rateLimiter.hit(ip);
       if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());

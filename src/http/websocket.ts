@@ -72,8 +72,6 @@ export interface Admission {
    * count every node shares in cluster mode.
    */
   retryAfter(ip: string): number | Promise<number>;
-  /** The same, decided at once (Socket.IO: Engine.IO needs the request before its handler returns). */
-  retryAfterNow(ip: string): number;
 }
 
 const textDecoder = new TextDecoder();
@@ -87,14 +85,6 @@ export function answerAndClose(res: uWS.HttpResponse, error: HttpError): void {
     for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
     res.end(answer.body, true);
   });
-}
-
-/** The admission of a handshake whose answer is written at once: false after answering 429. */
-export function admitNow(res: uWS.HttpResponse, req: uWS.HttpRequest, admission: Admission): boolean {
-  const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), readHeaders(req));
-  const wait = admission.retryAfterNow(ip);
-  if (wait > 0) answerAndClose(res, httpErrors.tooManyRequests(wait));
-  return wait === 0;
 }
 
 /** uWS's `send` result when the frame was dropped: the socket's buffer is over maxBackpressure. */
