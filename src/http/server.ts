@@ -28,9 +28,8 @@ export interface HttpServerOptions {
   proxyTrust?: ProxyTrust;
   rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
   /**
-   * Cluster mode: HTTP requests are counted by every node together (the request waits for the count; this node's
-   * own count answers when the shared one fails). Unset: the synchronous in-memory count. WebSocket and Socket.IO
-   * handshakes always use this node's count (their admission is synchronous).
+   * Cluster mode: HTTP requests and handshakes are counted by every node together (a request or handshake waits
+   * for the count; this node's own count answers when the shared one fails). Unset: the synchronous in-memory count.
    */
   sharedRateLimit?: SharedRateLimit;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
@@ -126,10 +125,10 @@ export class HttpServer implements SocketFrontDoor {
     return this.#inFlight;
   }
 
-  /** The rate limit and client address of HTTP requests, for WebSocket handshakes. */
+  /** The rate limit and client address of HTTP requests, for WebSocket and Socket.IO handshakes. */
   readonly #admission: Admission = {
     clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
-    retryAfter: (ip) => this.#rateLimiter.hit(ip),
+    retryAfter: (ip) => this.#sharedRateLimit?.(ip) ?? this.#rateLimiter.hit(ip),
   };
 
   /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */

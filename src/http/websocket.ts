@@ -67,8 +67,11 @@ export interface WebSocketLimits {
 export interface Admission {
   /** The client's address from uWS's peer text and the headers (X-Forwarded-For when trusted). */
   clientAddress(remoteText: string, headers: Readonly<Record<string, string>>): string;
-  /** 0 when allowed, else the seconds until the rate-limit window resets. */
-  retryAfter(ip: string): number;
+  /**
+   * 0 when allowed, else the seconds until the rate-limit window resets: at once on one node, a promise of the
+   * count every node shares in cluster mode.
+   */
+  retryAfter(ip: string): number | Promise<number>;
 }
 
 const textDecoder = new TextDecoder();
@@ -82,14 +85,6 @@ export function answerAndClose(res: uWS.HttpResponse, error: HttpError): void {
     for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
     res.end(answer.body, true);
   });
-}
-
-/** The admission of a handshake whose answer is written at once: false after answering 429. */
-export function admitNow(res: uWS.HttpResponse, req: uWS.HttpRequest, admission: Admission): boolean {
-  const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), readHeaders(req));
-  const wait = admission.retryAfter(ip);
-  if (wait > 0) answerAndClose(res, httpErrors.tooManyRequests(wait));
-  return wait === 0;
 }
 
 /** uWS's `send` result when the frame was dropped: the socket's buffer is over maxBackpressure. */
@@ -216,19 +211,26 @@ export function mountWebSocket<T>(
       const refuse = (error: HttpError) => {
         if (!aborted) answerAndClose(res, error);
       };
+      const admitted = (wait: number) => {
+        if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
+        if (aborted) return;
+        route.accept({ path, query, headers, ip }).then(
+          (data) => {
+            if (aborted) return;
+            res.cork(() => res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context));
+          },
+          (error: unknown) => {
+            if (error instanceof HttpError) return refuse(error);
+            route.failed?.(error);
+            refuse(httpErrors.internal());
+          },
+        );
+      };
+      // Cluster mode: the count every node shares is awaited, as for HTTP requests (it never rejects: it falls
+      // back to this node's count).
       const wait = admission.retryAfter(ip);
-      if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
-      route.accept({ path, query, headers, ip }).then(
-        (data) => {
-          if (aborted) return;
-          res.cork(() => res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context));
-        },
-        (error: unknown) => {
-          if (error instanceof HttpError) return refuse(error);
-          route.failed?.(error);
-          refuse(httpErrors.internal());
-        },
-      );
+      if (typeof wait === 'number') admitted(wait);
+      else void wait.then(admitted);
     },
     open(ws) {
       const connection = ws.getUserData().connection;
