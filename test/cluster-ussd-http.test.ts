@@ -170,6 +170,10 @@ t.test('kill -9 of a node under load: nothing acknowledged is lost, sessions con
 
   const inFlightOnly = failures.filter((f) => f.startedAt > diedAt);
   t.same(inFlightOnly, [], 'no request started after the kill failed (only those in flight at the kill may)');
+  // Why, when one did: the survivors' own account of the failed call.
+  for (const node of inFlightOnly.length ? survivors : []) {
+    for (const line of node.log().split('\n').filter((l) => l.includes('USSD actor failed'))) t.comment(`${node.nodeId}: ${line.slice(0, 600)}`);
+  }
   t.comment(`${acknowledged.length} accounts acknowledged, ${failures.length} requests failed (in flight at the kill: ${failures.map((f) => f.what).join(', ') || 'none'}), ${refusedByDeadNode.count} refused by the dead node's port`);
   const bound = Math.max(0, ...afterKill);
   t.comment(`longest answer to a request started after the kill: ${bound} ms (the failover bound: dead node's partitions taken over)`);
