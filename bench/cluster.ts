@@ -144,7 +144,13 @@ export async function main(argv: string[]): Promise<void> {
   const nats = await startNatsCluster({ binary: natsServer });
   let three: Partial<Record<Bench, Measured>>;
   try {
-    const cluster = await startLocalNodes({ natsUrl: nats.urls, keys: { ORACLE_PRIVATE_KEY: keys.oracleKey }, env: { ...NODE_ENV, LOG_LEVEL: 'warn' } });
+    const cluster = await startLocalNodes({
+      natsUrl: nats.urls,
+      keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
+      env: { ...NODE_ENV, LOG_LEVEL: 'warn' },
+      // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
+      nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
     try {
       const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
       meta.options.clusterState = health.cluster?.state ?? 'unknown';

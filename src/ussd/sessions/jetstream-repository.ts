@@ -4,8 +4,10 @@
 // (clocks of nodes and NATS servers differ); until then, expiry is read from `expiresAt` like the LMDB store does.
 // The live set comes from a watch of the bucket kept by each repository (every node sees every node's writes),
 // brought up to the bucket's last write before each listing, so a listing includes every write acknowledged before it.
+// Every write carries its session's expiry (or "ended") in a header and the watch asks for headers only, so the
+// nodes following the bucket neither receive nor decode the session records written on every step.
 import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore, type RecordChange } from '../../cluster/record-store.js';
+import { KvRecordStore, type SummaryChange } from '../../cluster/record-store.js';
 import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
@@ -39,16 +41,17 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   private constructor(
     private readonly connection: ClusterConnection,
     private readonly sessions: KvRecordStore<UssdSession>,
+    private readonly maxLifetimeMs: number,
   ) {}
 
   static async open(connection: ClusterConnection, options: JetStreamUssdSessionOptions): Promise<JetStreamUssdSessionRepository> {
     const ttlMs = options.maxLifetimeMs + (options.marginMs ?? SESSION_BUCKET_MARGIN_MS);
-    const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs });
+    const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs, summary: liveSummary });
     await keepAtLeast(connection, sessions.bucket, ttlMs);
-    const repository = new JetStreamUssdSessionRepository(connection, sessions);
+    const repository = new JetStreamUssdSessionRepository(connection, sessions, options.maxLifetimeMs);
     if (options.watchLive === false) return repository;
     repository.#watching = true;
-    const watch = await sessions.watch([], (change) => repository.#saw(change));
+    const watch = await sessions.watchSummaries([], (change) => repository.#saw(change));
     repository.#stopWatch = () => watch.stop();
     return repository;
   }
@@ -94,9 +97,11 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     this.#stopWatch();
   }
 
-  #saw({ key, value, revision }: RecordChange<UssdSession>): void {
+  #saw({ key, summary, deleted, revision, writtenAt }: SummaryChange): void {
     const [sessionId] = key;
-    if (value !== undefined && value.state !== ENDED_STATE) this.#live.set(sessionId, value.expiresAt);
+    // A write without the header (none is made by this version) counts as live for the longest a session lives.
+    const expiresAt = deleted || summary === ENDED_SUMMARY ? undefined : summary === undefined ? writtenAt + this.maxLifetimeMs : Number(summary);
+    if (expiresAt !== undefined) this.#live.set(sessionId, expiresAt);
     else this.#live.delete(sessionId);
     this.#seen = Math.max(this.#seen, revision);
     this.#waiters = this.#waiters.filter((waiter) => (waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true));
@@ -113,6 +118,11 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     });
   }
 }
+
+const ENDED_SUMMARY = 'ended';
+
+/** What the live set needs of a session, in a header of its every write: its expiry, or that it ended. */
+const liveSummary = (session: UssdSession) => (session.state === ENDED_STATE ? ENDED_SUMMARY : String(session.expiresAt));
 
 /** A bucket created earlier with a shorter max age (a longer session TTL configured since) gets the longer one. */
 async function keepAtLeast(connection: ClusterConnection, bucket: string, ttlMs: number): Promise<void> {
