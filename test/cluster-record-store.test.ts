@@ -3,7 +3,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { connectCluster, replicasFor, type ClusterConnection } from '../dist/src/cluster/connection.js';
 import { decodeKey, encodeKey } from '../dist/src/cluster/keys.js';
-import { KvRecordStore, type SummaryChange } from '../dist/src/cluster/record-store.js';
+import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { rejectsWithConflict } from './contracts/revision.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -117,43 +117,6 @@ t.test('list by prefix: key order, pages, other prefixes excluded, odd ids', asy
   t.equal(pages, 3);
   t.same(seen, ids.map((_, i) => i), 'every record once, in key order, deleted one left out');
   t.same((await store.list(['user', 'nobody'])).records, [], 'an empty prefix lists nothing');
-});
-
-t.test("watchSummaries: each write's summary header, deletions, and the server sends headers only", async (t) => {
-  const store = await KvRecordStore.open<{ n: number; big: string }>(everywhere, { name: 'summaries', summary: (value) => `n=${value.n}` });
-  const big = 'x'.repeat(10_000);
-  await store.create(['a'], { n: 1, big });
-  await store.create(['b'], { n: 2, big });
-  const seen: SummaryChange[] = [];
-  let wanted = 0;
-  let reached = () => {};
-  const watch = await store.watchSummaries([], (change) => {
-    seen.push(change);
-    if (seen.length === wanted) reached();
-  });
-  t.teardown(() => watch.stop());
-  const until = (count: number) => new Promise<void>((resolve) => (seen.length >= count ? resolve() : ((wanted = count), (reached = resolve))));
-
-  await until(2);
-  const revision = await store.update(['a'], { n: 3, big }, seen[0].revision);
-  await store.delete(['b']);
-  await store.put(['c'], { n: 4, big });
-  await until(5);
-  t.same(
-    seen.map(({ key, summary, deleted }) => ({ key, summary, deleted })),
-    [
-      { key: ['a'], summary: 'n=1', deleted: false },
-      { key: ['b'], summary: 'n=2', deleted: false },
-      { key: ['a'], summary: 'n=3', deleted: false },
-      { key: ['b'], summary: undefined, deleted: true },
-      { key: ['c'], summary: 'n=4', deleted: false },
-    ],
-    'the current records first, then every write in order',
-  );
-  t.equal(seen[2].revision, revision, "with the write's revision");
-  t.ok(Math.abs(seen[4].writtenAt - Date.now()) < 60_000, 'and when it was stored');
-  const consumers = await everywhere.jsm.consumers.list(`KV_${store.bucket}`).next();
-  t.ok(consumers.length > 0 && consumers.every((consumer) => consumer.config.headers_only === true), 'the watch asks for headers only');
 });
 
 t.test('kill -9 of the bucket leader: acknowledged records survive and writes resume', async (t) => {

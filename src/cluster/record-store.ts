@@ -12,7 +12,7 @@
 // KV's own `update(key, value, revision)` is not enough on this server.)
 import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
-import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
@@ -26,17 +26,6 @@ export interface RecordChange<T> {
   key: string[];
   value: T | undefined;
   revision: Revision;
-}
-
-/** One write seen by `watchSummaries`: its summary header instead of its value. */
-export interface SummaryChange {
-  key: string[];
-  /** The write's summary (`RecordStoreOptions.summary`); undefined for a deletion or a write made without one. */
-  summary: string | undefined;
-  deleted: boolean;
-  revision: Revision;
-  /** When the stream stored the write (ms since the epoch, the NATS server's clock). */
-  writtenAt: number;
 }
 
 export interface RecordPage<T> {
@@ -59,27 +48,18 @@ export interface LastWrite {
   revision: Revision;
 }
 
-export interface RecordStoreOptions<T = unknown> {
+export interface RecordStoreOptions {
   /** Bucket name after the deployment prefix ([A-Za-z0-9_-]). */
   name: string;
   /** Records not written for this long disappear (the bucket's max age); absent = kept. */
   ttlMs?: number;
-  /**
-   * A short string (header-safe: no CR/LF) carried in a header of every write of a record, so `watchSummaries`
-   * can follow a busy bucket without receiving or decoding its records.
-   */
-  summary?: (value: T) => string;
 }
-
-/** The header carrying a write's summary. */
-const SUMMARY_HEADER = 'Sar-Summary';
 
 const isConflict = (error: unknown) =>
   error instanceof JetStreamApiError &&
   (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 const encoder = new TextEncoder();
-const EMPTY = new Uint8Array(0);
 
 /** The repositories' conflict: `expected` undefined means the write expected no record (create-only). */
 const conflict = (key: RecordKey, expected: number | undefined) =>
@@ -91,14 +71,13 @@ export class KvRecordStore<T> {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     readonly bucket: string,
-    private readonly summary: ((value: T) => string) | undefined,
   ) {}
 
   /**
    * Creates the bucket (replicas from the connection, one value per key) or opens it when it exists. Reads go to
    * the stream leader (no direct get): a follower could answer with a revision older than one already acknowledged.
    */
-  static async open<T>(connection: ClusterConnection, options: RecordStoreOptions<T>): Promise<KvRecordStore<T>> {
+  static async open<T>(connection: ClusterConnection, options: RecordStoreOptions): Promise<KvRecordStore<T>> {
     const bucket = `${connection.prefix}_${options.name}`;
     const settings = { replicas: connection.replicas, history: 1, allow_direct: false, ...(options.ttlMs ? { ttl: options.ttlMs } : {}) };
     let kv: KV;
@@ -111,7 +90,7 @@ export class KvRecordStore<T> {
       if (!exists) throw error;
       kv = await connection.kvm.open(bucket, { allow_direct: false });
     }
-    return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket, options.summary);
+    return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket);
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
@@ -134,35 +113,30 @@ export class KvRecordStore<T> {
     const current = latest === undefined ? await this.latest(key) : latest;
     if (current && current.value !== undefined) throw conflict(key, undefined);
     // After a delete the key's last message is the delete marker: the write expects that one.
-    return this.write(key, value, current?.revision ?? 0);
+    return this.write(key, encoder.encode(JSON.stringify(value)), current?.revision ?? 0);
   }
 
   /** Replaces the record if it is still at `expectedRevision`; returns the new revision. */
   update(key: RecordKey, value: T, expectedRevision: number): Promise<number> {
     if (!(expectedRevision > 0)) throw new RangeError('an update needs the revision that was read');
-    return this.write(key, value, expectedRevision);
+    return this.write(key, encoder.encode(JSON.stringify(value)), expectedRevision);
   }
 
   /** Writes the record whatever it was (last writer wins): for records no two writers compute from a read. */
   put(key: RecordKey, value: T): Promise<number> {
-    return this.write(key, value, undefined);
+    return this.write(key, encoder.encode(JSON.stringify(value)), undefined);
   }
 
   /** Deletes the record (only if still at `expectedRevision`, when given). Deleting a missing record is a no-op. */
   async delete(key: RecordKey, expectedRevision?: number): Promise<void> {
-    await this.write(key, undefined, expectedRevision);
+    await this.write(key, new Uint8Array(0), expectedRevision, 'DEL');
   }
 
-  /**
-   * Writes `value`, or a deletion when undefined. `expected`: the revision the write expects, 0 = no record;
-   * undefined = unchecked (a put, a plain delete).
-   */
-  private async write(key: RecordKey, value: T | undefined, expected: number | undefined): Promise<number> {
+  /** `expected`: the revision the write expects, 0 = no record; undefined = unchecked (a plain delete). */
+  private async write(key: RecordKey, payload: Payload, expected: number | undefined, operation?: 'DEL'): Promise<number> {
     const name = encodeKey(key);
     const h = headers();
-    if (value === undefined) h.set('KV-Operation', 'DEL');
-    else if (this.summary) h.set(SUMMARY_HEADER, this.summary(value));
-    const payload = value === undefined ? EMPTY : encoder.encode(JSON.stringify(value));
+    if (operation) h.set('KV-Operation', operation);
     try {
       const ack = await this.js.publish(`$KV.${this.bucket}.${name}`, payload, {
         headers: h,
@@ -258,31 +232,4 @@ export class KvRecordStore<T> {
     })();
     return { stop: () => watcher.stop() };
   }
-
-  /**
-   * As `watch`, but each write comes with its summary header instead of its value: the server sends headers only,
-   * so a watcher of a bucket written on every request (the USSD sessions) neither receives nor decodes the records.
-   */
-  async watchSummaries(prefix: RecordKey, onChange: (change: SummaryChange) => void): Promise<{ stop(): void }> {
-    const watcher = await this.kv.watch({ key: prefixFilter(prefix), headers_only: true });
-    void (async () => {
-      for await (const entry of watcher) {
-        const deleted = entry.operation !== 'PUT';
-        onChange({
-          key: decodeKey(entry.key),
-          summary: deleted ? undefined : (headersOf(entry)?.get(SUMMARY_HEADER) || undefined),
-          deleted,
-          revision: entry.revision,
-          writtenAt: entry.created.getTime(),
-        });
-      }
-    })();
-    return { stop: () => watcher.stop() };
-  }
 }
-
-/**
- * A watched entry's headers. `KvEntry` does not expose them; its implementation keeps the JetStream message as
- * `sm` (@nats-io/kv 3.x). test/cluster-record-store.test.ts fails if that changes.
- */
-const headersOf = (entry: KvEntry) => (entry as KvEntry & { sm?: { headers?: MsgHdrs } }).sm?.headers;
