@@ -117,7 +117,7 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     if (this.#watch) return this.#watch;
     const watch = this.sessions.watch([], (change) => this.#watch === watch && this.#saw(change));
     this.#watch = watch;
-    watch.catch(() => this.#watch === watch && (this.#watch = undefined));
+    watch.catch(() => this.#watch === watch && this.#stopWatching());
     const idleMs = this.liveIdleMs;
     this.#idleCheck = setInterval(() => Date.now() - this.#lastAsked >= idleMs && this.#stopWatching(), idleMs / 4);
     this.#idleCheck.unref();
