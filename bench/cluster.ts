@@ -9,7 +9,7 @@ import { startLocalNodes } from '../src/cluster/local-nodes.js';
 import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/cluster/local-nats-cluster.js';
 import { positive } from './lib/options.js';
 import { createSessions, oracleKeys, startOracle, warmInvocation } from './lib/oracle.js';
-import { cpuSecondsOf, rssBytesOf, type LoadTarget } from './lib/process.js';
+import { cpuSecondsOf, portFor, rssBytesOf, type LoadTarget } from './lib/process.js';
 import { printRows, row, runMeta, writeJson, type Measured, type Row } from './lib/report.js';
 import { measureSse } from './lib/sse-load.js';
 import { turnRequest } from './sse.js';
@@ -93,11 +93,29 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
   };
 }
 
+/**
+ * Dials 30 sessions spread over the target's nodes before measuring, on every target alike: in cluster mode a
+ * node's actor host opens its buckets on its first USSD call, and when nodes create one bucket at once nats-server
+ * 2.9 can leave a creation unanswered for a 5 s timeout (docs/cluster.md), which would otherwise land in the run.
+ */
+async function warmUssd(target: Target, label: string): Promise<void> {
+  await Promise.all(
+    Array.from({ length: 30 }, async (_, i) => {
+      const body = JSON.stringify({ sessionId: `warm-${label}-${process.pid}-${i}`, serviceCode: '*123#', phoneNumber: '+254700000001', text: '' });
+      const response = await fetch(`http://127.0.0.1:${portFor(target, i)}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await response.text();
+    }),
+  );
+}
+
 /** Both benchmarks against one target; `label` names the target in the rows. */
 async function measureTarget(target: Target, options: ClusterBenchOptions, invocation: string, label: string): Promise<Partial<Record<Bench, Measured>>> {
   const results: Partial<Record<Bench, Measured>> = {};
   const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
-  if (options.only.includes('ussd')) results.ussd = withRss(await measureUssd(target, options, `ussd-${label}`));
+  if (options.only.includes('ussd')) {
+    await warmUssd(target, label);
+    results.ussd = withRss(await measureUssd(target, options, `ussd-${label}`));
+  }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
     const sessions = await createSessions(target, invocation, options.streams);
@@ -144,7 +162,13 @@ export async function main(argv: string[]): Promise<void> {
   const nats = await startNatsCluster({ binary: natsServer });
   let three: Partial<Record<Bench, Measured>>;
   try {
-    const cluster = await startLocalNodes({ natsUrl: nats.urls, keys: { ORACLE_PRIVATE_KEY: keys.oracleKey }, env: { ...NODE_ENV, LOG_LEVEL: 'warn' } });
+    const cluster = await startLocalNodes({
+      natsUrl: nats.urls,
+      keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
+      env: { ...NODE_ENV, LOG_LEVEL: 'warn' },
+      // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
+      nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
     try {
       const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
       meta.options.clusterState = health.cluster?.state ?? 'unknown';

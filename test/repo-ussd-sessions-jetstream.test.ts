@@ -53,6 +53,28 @@ t.test('a session not written for the bucket max age is gone, and its id can beg
   t.type(await repository.begin(session('s-1', Date.now() + 500), Date.now()), 'number', 'the id begins again');
 });
 
+t.test('the watch behind the live set runs only while it is asked for, and starts again complete', async (t) => {
+  const [connection] = freshDeployment(everywhere);
+  const repository = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: FIVE_MINUTES, liveIdleMs: 400 });
+  t.teardown(() => repository.close());
+  const now = Date.now();
+  await repository.begin(session('before', now + 60_000), now);
+  t.notOk(repository.watching, 'no watch until the live set is asked for (the writes of every step are not followed)');
+  t.same(await repository.live(now), [{ sessionId: 'before', expiresAt: now + 60_000 }], 'a listing starts it and sees every write before it');
+  t.ok(repository.watching);
+  const started = Date.now();
+  while (repository.watching) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.ok(Date.now() - started < 2000, 'stopped once nothing asked for the idle time');
+  await repository.begin(session('while-idle', now + 60_000), now);
+  t.equal(repository.liveCount(now), 0, 'the first count after idle starts the watch and answers what it has so far');
+  t.same(
+    (await repository.live(now)).map(({ sessionId }) => sessionId).sort(),
+    ['before', 'while-idle'],
+    'the restarted watch has the writes made while it was stopped',
+  );
+  t.equal(repository.liveCount(now), 2);
+});
+
 t.test("the live set of any node includes every node's writes acknowledged before the listing", async (t) => {
   const nodes = await threeNodes(t);
   const rounds = 20;

@@ -62,6 +62,8 @@ export interface LocalNodesOptions {
   env?: Record<string, string>;
   /** Environment of node i on top of `env`. */
   nodeEnv?: (index: number) => Record<string, string>;
+  /** Node.js options before the script, e.g. `--cpu-prof --cpu-prof-dir=DIR` (bench/cluster's BENCH_NODE_ARGS). */
+  nodeArgs?: readonly string[];
   /** Directory holding node-<i> data dirs; default a fresh temp dir, removed on stop. */
   dataDir?: string;
   /** How long a node may take to answer /health with 200; default 60 s (a loaded machine, bucket creation). */
@@ -82,6 +84,7 @@ interface NodeSlot {
   port: number;
   dataDir: string;
   env: NodeJS.ProcessEnv;
+  nodeArgs: readonly string[];
   child?: ChildProcess;
   exited?: Promise<NodeExit>;
   log: string;
@@ -90,7 +93,7 @@ interface NodeSlot {
 const isRunning = (slot: NodeSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
 function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog']): void {
-  const child = spawn(process.execPath, [MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...slot.nodeArgs, MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'] });
   slot.child = child;
   slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let partial = '';
@@ -161,6 +164,7 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
       port,
       dataDir,
       log: '',
+      nodeArgs: options.nodeArgs ?? [],
       env: {
         ...process.env,
         ...options.env,

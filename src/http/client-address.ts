@@ -56,6 +56,8 @@ export function isValidAddressPattern(pattern: string): boolean {
 /** A set of addresses and CIDRs, as given in RATE_LIMIT_ALLOWLIST. */
 export class AddressList {
   readonly #list = new BlockList();
+  /** BlockList.check allocates (a SocketAddress) on every call and is asked once per request: answers kept. */
+  readonly #answers = new Map<string, boolean>();
   readonly size: number;
 
   constructor(patterns: readonly string[]) {
@@ -70,7 +72,14 @@ export class AddressList {
 
   has(address: string): boolean {
     if (this.size === 0) return false;
-    const family = isIP(address);
-    return family !== 0 && this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    let answer = this.#answers.get(address);
+    if (answer === undefined) {
+      const family = isIP(address);
+      answer = family !== 0 && this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+      // Bounded like the rate limiter's own map: many distinct clients only cost a re-check.
+      if (this.#answers.size >= 10_000) this.#answers.clear();
+      this.#answers.set(address, answer);
+    }
+    return answer;
   }
 }

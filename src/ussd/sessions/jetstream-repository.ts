@@ -4,6 +4,8 @@
 // (clocks of nodes and NATS servers differ); until then, expiry is read from `expiresAt` like the LMDB store does.
 // The live set comes from a watch of the bucket kept by each repository (every node sees every node's writes),
 // brought up to the bucket's last write before each listing, so a listing includes every write acknowledged before it.
+// The watch runs only while the live set is asked for (a listing, a scrape of the gauge) and stops after
+// LIVE_IDLE_MS without: every step writes the bucket, and a node following it decodes every step of every node.
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { KvRecordStore, type RecordChange } from '../../cluster/record-store.js';
 import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
@@ -14,6 +16,8 @@ import type { LiveSession, UssdSessionRepository } from './repository.js';
 export const SESSION_BUCKET_MARGIN_MS = 60_000;
 /** How long a listing waits for the watch to reach the bucket's last write before it fails. */
 const CATCH_UP_TIMEOUT_MS = 5_000;
+/** The watch stops when the live set was not asked for this long (longer than any scrape interval). */
+export const LIVE_IDLE_MS = 5 * 60_000;
 
 export interface JetStreamUssdSessionOptions {
   /** The longest a session lives after its last write (the session TTL, or an ended session's retention if longer). */
@@ -21,10 +25,12 @@ export interface JetStreamUssdSessionOptions {
   /** Kept beyond that; default SESSION_BUCKET_MARGIN_MS. */
   marginMs?: number;
   /**
-   * Keep the live set (a watch of the whole bucket); default true. The actor hosts only read and write sessions
-   * by id and open it with false: every host of every node watching every write would cost more than it serves.
+   * Keep the live set (a watch of the whole bucket, while it is asked for); default true. The actor hosts only
+   * read and write sessions by id and open it with false.
    */
   watchLive?: boolean;
+  /** The watch stops after this long without a listing or a count; default LIVE_IDLE_MS. */
+  liveIdleMs?: number;
 }
 
 export class JetStreamUssdSessionRepository implements UssdSessionRepository {
@@ -33,24 +39,23 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   /** The bucket sequence of the last write the watch delivered. */
   #seen = 0;
   #waiters: { sequence: number; resolve: () => void }[] = [];
-  #stopWatch = () => {};
-  #watching = false;
+  /** The running watch (started on the first listing or count), and when the live set was last asked for. */
+  #watch: Promise<{ stop(): void }> | undefined;
+  #lastAsked = 0;
+  #idleCheck: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly connection: ClusterConnection,
     private readonly sessions: KvRecordStore<UssdSession>,
+    /** undefined: opened without the live set. */
+    private readonly liveIdleMs: number | undefined,
   ) {}
 
   static async open(connection: ClusterConnection, options: JetStreamUssdSessionOptions): Promise<JetStreamUssdSessionRepository> {
     const ttlMs = options.maxLifetimeMs + (options.marginMs ?? SESSION_BUCKET_MARGIN_MS);
     const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs });
     await keepAtLeast(connection, sessions.bucket, ttlMs);
-    const repository = new JetStreamUssdSessionRepository(connection, sessions);
-    if (options.watchLive === false) return repository;
-    repository.#watching = true;
-    const watch = await sessions.watch([], (change) => repository.#saw(change));
-    repository.#stopWatch = () => watch.stop();
-    return repository;
+    return new JetStreamUssdSessionRepository(connection, sessions, options.watchLive === false ? undefined : (options.liveIdleMs ?? LIVE_IDLE_MS));
   }
 
   get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
@@ -69,15 +74,19 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   }
 
   async live(now: number): Promise<LiveSession[]> {
-    if (!this.#watching) throw new Error('this USSD session repository was opened without the live set (watchLive: false)');
+    await this.#watching();
     await this.#caughtUp();
     const live: LiveSession[] = [];
     for (const [sessionId, expiresAt] of this.#live) if (expiresAt > now) live.push({ sessionId, expiresAt });
     return live;
   }
 
-  /** Live sessions as the watch last saw them (no catch-up: for a gauge read at scrape time). */
+  /**
+   * Live sessions as the watch last saw them (no catch-up: for a gauge read at scrape time). The first count after
+   * the watch was idle starts it and answers what it delivered so far (0 at once): the next scrape has them all.
+   */
   liveCount(now: number): number {
+    this.#watching().catch(() => {}); // a failed start is retried by the next count or listing
     let count = 0;
     for (const expiresAt of this.#live.values()) if (expiresAt > now) count++;
     return count;
@@ -89,9 +98,39 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     return 0;
   }
 
+  /** Whether the live set's watch runs now. */
+  get watching(): boolean {
+    return this.#watch !== undefined;
+  }
+
   /** Stops the watch. */
   close(): void {
-    this.#stopWatch();
+    this.#stopWatching();
+  }
+
+  /** Starts the watch unless it runs, and notes that the live set was asked for. */
+  #watching(): Promise<unknown> {
+    if (this.liveIdleMs === undefined) {
+      return Promise.reject(new Error('this USSD session repository was opened without the live set (watchLive: false)'));
+    }
+    this.#lastAsked = Date.now();
+    if (this.#watch) return this.#watch;
+    const watch = this.sessions.watch([], (change) => this.#watch === watch && this.#saw(change));
+    this.#watch = watch;
+    watch.catch(() => this.#watch === watch && this.#stopWatching());
+    const idleMs = this.liveIdleMs;
+    this.#idleCheck = setInterval(() => Date.now() - this.#lastAsked >= idleMs && this.#stopWatching(), idleMs / 4);
+    this.#idleCheck.unref();
+    return watch;
+  }
+
+  /** Stops the watch and forgets what it saw: the next one starts from the bucket's records again. */
+  #stopWatching(): void {
+    clearInterval(this.#idleCheck);
+    void this.#watch?.then((watch) => watch.stop(), () => {});
+    this.#watch = undefined;
+    this.#live.clear();
+    this.#seen = 0;
   }
 
   #saw({ key, value, revision }: RecordChange<UssdSession>): void {
