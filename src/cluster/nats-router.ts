@@ -5,9 +5,10 @@
 //
 // Errors cross as { name, message, code, details } and come back as the runtime's classes (faces map them with
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
-// HostUnavailableError a local timeout gives. No responder (the owner died, or the partition is moving) waits for
-// the lease table to name another owner and tries again (a new owner may still be subscribing: retried every
-// 25 ms), within failoverWaitMs and the call's deadline; then it fails with HostUnavailableError. A call in flight
+// HostUnavailableError a local timeout gives. No responder (the owner died, the partition is moving, or its new
+// owner is still subscribing) waits for the lease table to name another owner or for a backoff (25 ms doubling to
+// 500 ms), whichever comes first, and tries again, within failoverWaitMs and the call's deadline; then it fails
+// with HostUnavailableError. A call in flight
 // on a node whose lease lapses fails then with HostUnavailableError (not retried: it may have been committed).
 //
 // A stream for another node's partition is opened the same way (op 'stream', carrying the caller's inbox) and then
@@ -54,8 +55,10 @@ type ActorReply = { value?: unknown } | { error: WireError };
 
 /** Beyond the call's own deadline, how long a caller waits for the owner to report that deadline's error. */
 const REPLY_GRACE_MS = 1_000;
-/** A new owner subscribes a few ms after the table names it: a no-responder right then is retried this often. */
+/** A new owner subscribes a few ms after the table names it: a no-responder is first retried this soon... */
 const RESUBSCRIBE_POLL_MS = 25;
+/** ...then less and less often (a dead owner's partitions wait for its lease to lapse: seconds). */
+const MAX_RETRY_BACKOFF_MS = 500;
 /** Answered by a node that received a request for a partition it is giving back: the caller retries. */
 const MOVED = 'PartitionMovedError';
 
@@ -124,6 +127,7 @@ export class NatsActorRouter implements ActorRouter {
     const partition = this.#partitionOf(request.actorId);
     const deadline = Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
+    let backoffMs = RESUBSCRIBE_POLL_MS;
     for (;;) {
       if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
@@ -131,17 +135,14 @@ export class NatsActorRouter implements ActorRouter {
         return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
-        let moved: boolean;
-        if (failoverUntil === undefined) {
-          // First miss: wait for the table to name another owner (a dead owner's lease lapses, a survivor claims).
-          failoverUntil = Math.min(deadline, Date.now() + this.#failoverWaitMs);
-          moved = await this.#ownerOtherThan(partition, error.formerOwner ?? tried, failoverUntil);
-        } else {
-          // The named owner is not subscribed yet (it subscribes once its claim is acknowledged): try again shortly.
-          await delay(RESUBSCRIBE_POLL_MS);
-          moved = Date.now() < failoverUntil && (await this.#ownerOtherThan(partition, undefined, failoverUntil));
-        }
-        if (!moved) throw unavailable(`no node answers for partition ${partition} (${error.message})`);
+        // Nobody answered: the owner died (its lease lapses, a survivor claims), gave the partition back, or was just
+        // named and is not subscribed yet (it subscribes once its claim is acknowledged; waiting for yet another owner
+        // then would wait out failoverWaitMs). So: wait for the table to name another owner, but no longer than a
+        // backoff (25 ms, doubling to 500 ms), and ask again.
+        failoverUntil ??= Math.min(deadline, Date.now() + this.#failoverWaitMs);
+        await this.#ownerOtherThan(partition, error.formerOwner ?? tried, Math.min(failoverUntil, Date.now() + backoffMs));
+        backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
+        if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (${error.message})`);
       }
     }
   }
@@ -270,4 +271,3 @@ function isNoResponders(error: unknown): boolean {
   return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders());
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -22,7 +22,7 @@ export const ClusterHealthSchema = v.object({
   server: v.optional(v.pipe(v.string(), v.description('The NATS server this node is connected to'))),
   jetstream: v.pipe(v.picklist(['available', 'unavailable']), v.description('JetStream answered an account-info request')),
   replicas: v.pipe(v.number(), v.description('Replicas of every bucket and stream this node creates')),
-  state: v.pipe(v.literal('cluster'), v.description('Actors are routed between nodes by partition; USSD sessions and customers live in JetStream')),
+  state: v.pipe(v.literal('cluster'), v.description('Actors are routed between nodes by partition; every record (USSD and oracle) lives in JetStream')),
   partitions: v.pipe(
     v.object({ owned: v.number(), total: v.number() }),
     v.description('Partitions whose actors this node runs now, of all partitions'),
