@@ -3,6 +3,8 @@ import * as v from 'valibot';
 import { TOO_MANY_REQUESTS } from '../../docs/index.js';
 import { declarer } from '../../http/route.js';
 import { reply } from '../../http/types.js';
+import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
+import { isRevisionConflict } from '../../store/revision.js';
 import { answerOf, INVALID_INPUT } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { UssdRequestSchema } from '../schema.js';
@@ -42,7 +44,10 @@ export function dialRoutes({ actors, log }: UssdRouteDeps) {
         try {
           return reply.text(200, await actors.ref(USSD_ACTOR, sessionId).send(message));
         } catch (err) {
-          log.error({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          // Backpressure, a host or node going away and a lost race are what an operator expects under load and
+          // failover: a warning. Anything else is a fault.
+          const expected = err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
+          log[expected ? 'warn' : 'error']({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
           return reply.text(200, answerOf(err));
         }
       },
