@@ -94,7 +94,7 @@ t.test('rate limit: 429 with Retry-After; allow-list exempt; X-Forwarded-For onl
 
   // Socket.IO handshakes share the limit and answer it the same way (not Engine.IO's 403 {"code":4}).
   const socketIo = (transport: string) =>
-    fetch(`${proxied.url}/socket.io/?EIO=4&transport=${transport}`, { headers: { 'x-forwarded-for': '198.51.100.3' } });
+    fetch(`${proxied.url}/socket.io/?EIO=4&transport=${transport}`, { headers: { 'x-forwarded-for': '198.51.100.3', origin: 'https://app.example' } });
   const opened = await socketIo('polling');
   t.equal(opened.status, 200, 'a polling handshake within the budget opens');
   t.match(await opened.text(), /^0\{"sid":/);
@@ -103,6 +103,7 @@ t.test('rate limit: 429 with Retry-After; allow-list exempt; X-Forwarded-For onl
     const refused = await socketIo(transport);
     t.equal(refused.status, 429, `${transport} handshake over the limit`);
     t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After');
+    t.equal(refused.headers.get('access-control-allow-origin'), '*', 'CORS headers, so a browser page can read the 429');
     t.same(await refused.json(), { statusCode: 429, message: 'Too many requests, please try again later.', error: 'Too Many Requests' });
   }
 });

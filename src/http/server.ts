@@ -129,6 +129,7 @@ export class HttpServer implements SocketFrontDoor {
   readonly #admission: Admission = {
     clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
     retryAfter: (ip) => this.#sharedRateLimit?.(ip) ?? this.#rateLimiter.hit(ip),
+    corsHeaders: (origin) => this.#cors(origin),
   };
 
   /** A WebSocket route (see websocket.ts); uWS matches it ahead of the catch-all 404. */

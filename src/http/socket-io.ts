@@ -56,7 +56,7 @@ function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.T
     const headers = readHeaders(req);
     const wait = admission.retryAfter(admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers));
     if (typeof wait === 'number') {
-      if (wait > 0) return answerAndClose(res, httpErrors.tooManyRequests(wait));
+      if (wait > 0) return answerAndClose(res, httpErrors.tooManyRequests(wait), admission.corsHeaders(headers.origin));
       return handler(req);
     }
     const replay = replayOf(req, headers);
@@ -67,7 +67,7 @@ function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.T
     // The shared count never rejects (it falls back to this node's count).
     void wait.then((wait) => {
       if (aborted) return;
-      if (wait > 0) return answerAndClose(res, httpErrors.tooManyRequests(wait));
+      if (wait > 0) return answerAndClose(res, httpErrors.tooManyRequests(wait), admission.corsHeaders(headers.origin));
       res.cork(() => handler(replay));
     });
   };

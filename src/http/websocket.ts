@@ -72,17 +72,20 @@ export interface Admission {
    * count every node shares in cluster mode.
    */
   retryAfter(ip: string): number | Promise<number>;
+  /** The CORS headers of HTTP answers for a request from `origin`, so a browser can read a refusal (a 429 to a Socket.IO poll). */
+  corsHeaders(origin: string | undefined): [string, string][];
 }
 
 const textDecoder = new TextDecoder();
 
-/** Answers a refused handshake with `error`'s answer and closes the connection. */
-export function answerAndClose(res: uWS.HttpResponse, error: HttpError): void {
+/** Answers a refused handshake with `error`'s answer (and the request's CORS headers) and closes the connection. */
+export function answerAndClose(res: uWS.HttpResponse, error: HttpError, cors: readonly [string, string][] = []): void {
   const answer = error.toReply();
   res.cork(() => {
     res.writeStatus(statusLine(answer.status));
     res.writeHeader('Content-Type', answer.contentType);
     for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
+    for (const [name, value] of cors) res.writeHeader(name, value);
     res.end(answer.body, true);
   });
 }
@@ -209,7 +212,7 @@ export function mountWebSocket<T>(
         aborted = true;
       });
       const refuse = (error: HttpError) => {
-        if (!aborted) answerAndClose(res, error);
+        if (!aborted) answerAndClose(res, error, admission.corsHeaders(headers.origin));
       };
       const admitted = (wait: number) => {
         if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
