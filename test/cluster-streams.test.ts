@@ -216,7 +216,7 @@ t.test('a message lost in transit fails the stream instead of leaving a hole in 
 t.test("the caller's node dying mid-stream cancels the actor's stream within the silence bound", async (t) => {
   // A caller node holding no partition, on its own connection, so its death touches nothing else.
   const connection = await connectCluster({ NATS_URL: [nats.servers[1].url], NATS_PREFIX: 'st' }, 'caller');
-  const noPartitions = Object.assign(new EventEmitter(), { nodeId: 'caller', partitions: PARTITIONS, owned: new Set<number>(), owns: () => false, ownerOf: (p: number) => a.leases.ownerOf(p) });
+  const noPartitions = Object.assign(new EventEmitter(), { nodeId: 'caller', partitions: PARTITIONS, owned: new Set<number>(), owns: () => false, ownerOf: (p: number) => a.leases.ownerOf(p), isLive: (id: string) => a.leases.isLive(id) });
   const caller = new NatsActorRouter({ connection, leases: noPartitions as unknown as PartitionLeases, local: b.runtime, streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS } });
   const sessionId = await sessionOn(a);
   const stream = caller.stream(CHAT, sessionId, turn(sessionId, longMessage(400)));

@@ -228,6 +228,8 @@ t.test('a paused owner: its sessions move on without it, it rejoins from their n
   t.equal(await s.send('2'), UNAVAILABLE, 'a step that reached the paused owner fails (not retried: it may have run there)');
   t.comment(`it failed after ${Date.now() - stoppedAt} ms, when the owner's lease lapsed (not at the call's deadline)`);
   await until('another node to take the partition', async () => ((await ownerOf(sessionId)) ?? 'node-3') !== 'node-3' || undefined);
+  // Each survivor judges node-3's lease by its own clock: the retry goes to whichever, so both must see it gone.
+  for (const node of nodes.slice(0, 2)) await until(`${node.nodeId} to see node-3 gone`, async () => !(await health(node)).cluster.liveNodes.includes('node-3') || undefined);
   t.match(await s.resend(), /^CON .*full name/i, 'the gateway\'s retry through another node moves the session on');
   await paused.kill('SIGCONT');
   await until('node-3 to rejoin', async () => ((await health(paused)).cluster.partitions.owned >= 42 ? true : undefined));

@@ -131,6 +131,15 @@ export class NatsActorRouter implements ActorRouter {
     for (;;) {
       if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
+      if (tried !== undefined && !this.#leases.isLive(tried)) {
+        // The named owner's lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now
+        // would only be failed as "died in flight" once the claim lands. Wait for the next owner instead.
+        failoverUntil ??= Math.min(deadline, Date.now() + this.#failoverWaitMs);
+        await this.#ownerOtherThan(partition, tried, Math.min(failoverUntil, Date.now() + backoffMs));
+        backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
+        if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (its owner ${tried} is gone)`);
+        continue;
+      }
       try {
         return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {

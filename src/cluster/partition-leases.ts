@@ -126,6 +126,11 @@ export class PartitionLeases extends EventEmitter {
   }
 
   /** Live nodes as this node sees them, sorted. */
+  /** Whether `nodeId`'s lease is current as this node sees it. */
+  isLive(nodeId: string): boolean {
+    return this.#isLive(nodeId, performance.now());
+  }
+
   liveNodes(): string[] {
     const now = performance.now();
     return [...this.#nodes.keys()].filter((id) => this.#isLive(id, now)).sort();
