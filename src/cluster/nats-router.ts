@@ -128,30 +128,32 @@ export class NatsActorRouter implements ActorRouter {
     const deadline = Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
     let backoffMs = RESUBSCRIBE_POLL_MS;
+    /**
+     * No owner to ask now: the one named is gone, gave the partition back, or was just named and is not subscribed
+     * yet (it subscribes once its claim is acknowledged; waiting only for yet another owner would then wait out
+     * failoverWaitMs). Waits for the table to name an owner other than `former`, but no longer than a backoff
+     * (25 ms, doubling to 500 ms), within failoverWaitMs and the call's deadline.
+     */
+    const awaitNextOwner = async (former: string | undefined, reason: string) => {
+      failoverUntil ??= Math.min(deadline, Date.now() + this.#failoverWaitMs);
+      await this.#ownerOtherThan(partition, former, Math.min(failoverUntil, Date.now() + backoffMs));
+      backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
+      if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (${reason})`);
+    };
     for (;;) {
       if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
       if (tried !== undefined && !this.#leases.isLive(tried)) {
-        // The named owner's lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now
-        // would only be failed as "died in flight" once the claim lands. Wait for the next owner instead.
-        failoverUntil ??= Math.min(deadline, Date.now() + this.#failoverWaitMs);
-        await this.#ownerOtherThan(partition, tried, Math.min(failoverUntil, Date.now() + backoffMs));
-        backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
-        if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (its owner ${tried} is gone)`);
+        // Its lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now would only be
+        // failed as "died in flight" once the claim lands.
+        await awaitNextOwner(tried, `its owner ${tried} is gone`);
         continue;
       }
       try {
         return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
-        // Nobody answered: the owner died (its lease lapses, a survivor claims), gave the partition back, or was just
-        // named and is not subscribed yet (it subscribes once its claim is acknowledged; waiting for yet another owner
-        // then would wait out failoverWaitMs). So: wait for the table to name another owner, but no longer than a
-        // backoff (25 ms, doubling to 500 ms), and ask again.
-        failoverUntil ??= Math.min(deadline, Date.now() + this.#failoverWaitMs);
-        await this.#ownerOtherThan(partition, error.formerOwner ?? tried, Math.min(failoverUntil, Date.now() + backoffMs));
-        backoffMs = Math.min(backoffMs * 2, MAX_RETRY_BACKOFF_MS);
-        if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (${error.message})`);
+        await awaitNextOwner(error.formerOwner ?? tried, error.message);
       }
     }
   }
