@@ -1,0 +1,94 @@
+// Main thread (the gateway's HTTP/2 client). Unary gRPC calls to one node over one HTTP/2 connection of our own
+// (./connection.ts), dialled again after a GOAWAY or a drop. Hand-written for the hot path; see bench/README.md.
+import { connect as netConnect } from 'node:net';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { H2Connection } from './connection.js';
+import { encodeFields, type HeaderField } from './hpack.js';
+import { UnaryCall, type H2Outcome } from './unary-call.js';
+
+/** Where the node listens: host and port, or a unix socket. */
+export type H2Target = { host: string; port: number } | { socketPath: string };
+
+export class H2Channel {
+  readonly #target: H2Target;
+  readonly #authority: string;
+  readonly #maxReceiveBytes: number;
+  readonly #keepaliveMs: number;
+  readonly #retry = (calls: UnaryCall[]) => {
+    for (const call of calls) if (!call.settled) this.#dispatch(call);
+  };
+  readonly #unusable = (connection: H2Connection) => {
+    if (this.#connection === connection) this.#connection = undefined;
+  };
+  #connection?: H2Connection;
+  #closed = false;
+
+  constructor(target: H2Target, options: { maxReceiveBytes: number; keepaliveMs: number }) {
+    this.#target = target;
+    this.#authority = 'socketPath' in target ? 'localhost' : target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
+    this.#maxReceiveBytes = options.maxReceiveBytes;
+    this.#keepaliveMs = options.keepaliveMs;
+  }
+
+  /** The open connection (for tests: its load), if any. */
+  get connection(): H2Connection | undefined {
+    return this.#connection;
+  }
+
+  /**
+   * One unary call. Never rejects: transport failures are answered as their gRPC status (UNAVAILABLE when
+   * the node cannot be reached, DEADLINE_EXCEEDED past the deadline), as grpc-js reports them.
+   */
+  call(path: string, message: Uint8Array, metadata: Record<string, string>, timeoutMs: number): Promise<H2Outcome> {
+    return new Promise((resolve) => {
+      if (this.#closed) return resolve({ code: GrpcStatus.UNAVAILABLE, details: 'Channel has been shut down' });
+      const call = new UnaryCall(path, metadataBlock(timeoutMs, metadata), message, this.#maxReceiveBytes, resolve);
+      call.deadline = setTimeout(() => {
+        const cancel = call.cancel;
+        call.settle(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
+        cancel?.();
+      }, timeoutMs);
+      this.#dispatch(call);
+    });
+  }
+
+  #dispatch(call: UnaryCall): void {
+    if (this.#closed) return call.settle(GrpcStatus.UNAVAILABLE, 'Channel has been shut down');
+    let connection = this.#connection;
+    if (!connection?.usable) {
+      const target = this.#target;
+      const socket = 'socketPath' in target ? netConnect(target.socketPath) : netConnect(target.port, target.host);
+      connection = new H2Connection(socket, { authority: this.#authority, keepaliveMs: this.#keepaliveMs }, { unusable: this.#unusable, retry: this.#retry });
+      this.#connection = connection;
+    }
+    connection.start(call);
+  }
+
+  /** No new calls; open ones finish. */
+  close(): void {
+    this.#closed = true;
+    this.#connection?.close();
+    this.#connection = undefined;
+  }
+}
+
+const NO_METADATA: Record<string, string> = {};
+/** Header blocks of `grpc-timeout` alone, per timeout (the gateway uses one). */
+const TIMEOUT_BLOCKS = new Map<number, Buffer>();
+
+/** The per-call fields after the fixed ones and `:path`: `grpc-timeout` and the call's metadata. */
+function metadataBlock(timeoutMs: number, metadata: Record<string, string>): Buffer {
+  const timeout = `${timeoutMs}m`;
+  if (metadata === NO_METADATA || Object.keys(metadata).length === 0) {
+    let block = TIMEOUT_BLOCKS.get(timeoutMs);
+    if (!block) {
+      if (TIMEOUT_BLOCKS.size >= 64) TIMEOUT_BLOCKS.clear();
+      block = encodeFields([['grpc-timeout', timeout]]);
+      TIMEOUT_BLOCKS.set(timeoutMs, block);
+    }
+    return block;
+  }
+  const fields: HeaderField[] = [['grpc-timeout', timeout]];
+  for (const name in metadata) fields.push([name, metadata[name]]);
+  return encodeFields(fields);
+}

@@ -1,0 +1,473 @@
+// Main thread (the gateway's HTTP/2 client). One cleartext HTTP/2 connection (prior knowledge, RFC 9113) carrying
+// unary gRPC calls. Hand-written for the hot path: node's http2 client builds an AsyncResource and a Duplex per
+// call; here a call is one object, two frames out, and all frames of one event-loop turn leave in one write.
+import type { Socket } from 'node:net';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import {
+  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
+  dataFrame, goawayFrame, headerFrames, pingFrame, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
+} from './frames.js';
+import { HpackDecoder, HpackError, encodeFields, type HeaderField } from './hpack.js';
+import type { ResponseHeaders, UnaryCall } from './unary-call.js';
+
+/** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
+const STREAM_WINDOW = 8 * 1024 * 1024;
+const CONNECTION_WINDOW = 32 * 1024 * 1024;
+/** A header block may not grow past this (CONTINUATION floods), nor its decoded list. */
+const MAX_HEADER_BLOCK = 256 * 1024;
+const HEADER_TABLE_SIZE = 4096;
+const LAST_STREAM_ID = 2 ** 31 - 1;
+
+export interface ConnectionEvents {
+  /** The connection takes no new calls (GOAWAY, failure, close): the channel dials another for the next call. */
+  unusable(connection: H2Connection): void;
+  /** Calls the node never saw (queued here, or above a GOAWAY's last stream id): to be sent on another connection. */
+  retry(calls: UnaryCall[]): void;
+}
+
+export class H2Connection {
+  readonly #socket: Socket;
+  readonly #events: ConnectionEvents;
+  // The fields every call sends, encoded once: pseudo-headers (before `:path`), then the regular ones.
+  readonly #pseudoBlock: Buffer;
+  readonly #regularBlock: Buffer;
+  readonly #decoder = new HpackDecoder(HEADER_TABLE_SIZE);
+  readonly #reader: FrameReader;
+  readonly #streams = new Map<number, UnaryCall>();
+  /** Calls waiting for a stream slot (the node's MAX_CONCURRENT_STREAMS). */
+  #queue: UnaryCall[] = [];
+  /** Streams with message bytes held back by flow control. */
+  readonly #blocked = new Set<UnaryCall>();
+  #nextStreamId = 1;
+  #connected = false;
+  #settingsReceived = false;
+  #usable = true;
+  #closing = false;
+  #destroyed = false;
+  /** Our side of the socket ended (after a GOAWAY, once the last stream finished): nothing more is written. */
+  #ended = false;
+  // The node's settings and our send window on the connection.
+  #maxConcurrent = Infinity;
+  #peerInitialWindow = 65_535;
+  #peerMaxFrame = DEFAULT_MAX_FRAME_SIZE;
+  #sendWindow = 65_535;
+  // Our receive window on the connection.
+  #receiveWindow = CONNECTION_WINDOW;
+  #unacknowledged = 0;
+  /** A header block spread over HEADERS + CONTINUATION frames, until END_HEADERS. */
+  #partialBlock?: { streamId: number; endStream: boolean; parts: Buffer[]; length: number };
+  // Write coalescing: the frames of one event-loop turn, written together.
+  #out: Buffer[] = [];
+  #flushQueued = false;
+  readonly #flush = () => this.#writeOut();
+  #keepalive?: NodeJS.Timeout;
+  #pingOutstanding = false;
+
+  constructor(socket: Socket, options: { authority: string; keepaliveMs: number }, events: ConnectionEvents) {
+    this.#socket = socket;
+    this.#events = events;
+    this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', 'http'], [':authority', options.authority]]);
+    this.#regularBlock = encodeFields([['content-type', 'application/grpc'], ['te', 'trailers']]);
+    this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, (type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
+    socket.setNoDelay(true);
+    socket.unref();
+    socket.on('connect', () => {
+      this.#connected = true;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (this.#destroyed) return;
+      try {
+        this.#reader.push(chunk);
+      } catch (error) {
+        this.#protocolFailure(error);
+      }
+    });
+    socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? `Connection to the node failed: ${error.message}` : `No connection established: ${error.message}`));
+    socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? 'Connection to the node closed' : 'No connection established'));
+    // The client preface, our settings and the connection window, before any call (allowed with prior knowledge).
+    this.#write(PREFACE);
+    this.#write(settingsFrame([
+      [Setting.ENABLE_PUSH, 0],
+      [Setting.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
+      [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_BLOCK],
+    ]));
+    this.#write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
+    // Pings keep NATs and proxies from dropping a quiet connection; one unanswered for a whole period drops it.
+    this.#keepalive = setInterval(() => {
+      if (this.#pingOutstanding) return this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered');
+      this.#pingOutstanding = true;
+      this.#write(pingFrame(Buffer.alloc(8), false));
+    }, options.keepaliveMs).unref();
+  }
+
+  /** Takes new calls: no GOAWAY either way, not failed, stream ids left. */
+  get usable(): boolean {
+    return this.#usable;
+  }
+
+  /** Open and queued calls (for tests and leak checks). */
+  get load(): { open: number; queued: number } {
+    return { open: this.#streams.size, queued: this.#queue.length };
+  }
+
+  start(call: UnaryCall): void {
+    if (this.#streams.size >= this.#maxConcurrent) {
+      this.#queue.push(call);
+      call.cancel = () => {
+        this.#queue = this.#queue.filter((queued) => queued !== call);
+      };
+      return;
+    }
+    this.#open(call);
+  }
+
+  #open(call: UnaryCall): void {
+    const id = this.#nextStreamId;
+    this.#nextStreamId += 2;
+    if (this.#nextStreamId > LAST_STREAM_ID) this.#becomeUnusable();
+    call.id = id;
+    call.sendWindow = this.#peerInitialWindow;
+    call.receiveWindow = STREAM_WINDOW;
+    call.cancel = () => this.#cancel(call);
+    this.#streams.set(id, call);
+    this.#write(headerFrames(id, [this.#pseudoBlock, pathField(call.path), this.#regularBlock, call.metadataBlock], false, this.#peerMaxFrame));
+    this.#sendBody(call);
+  }
+
+  /** The deadline passed (or the answer grew too large): the node is told to stop, the stream is forgotten. */
+  #cancel(call: UnaryCall): void {
+    if (this.#streams.get(call.id) !== call) return;
+    this.#write(rstStreamFrame(call.id, ErrorCode.CANCEL));
+    this.#endStream(call);
+  }
+
+  /** Sends as much of the message as the windows allow; the rest waits for WINDOW_UPDATE. */
+  #sendBody(call: UnaryCall): void {
+    while (call.body.length > 0) {
+      const size = Math.min(call.body.length, call.sendWindow, this.#sendWindow, this.#peerMaxFrame);
+      if (size <= 0) {
+        this.#blocked.add(call);
+        return;
+      }
+      const last = size === call.body.length;
+      this.#write(dataFrame(call.id, last ? call.body : call.body.subarray(0, size), last));
+      call.sendWindow -= size;
+      this.#sendWindow -= size;
+      call.body = call.body.subarray(size);
+    }
+    this.#blocked.delete(call);
+  }
+
+  #endStream(call: UnaryCall): void {
+    this.#streams.delete(call.id);
+    this.#blocked.delete(call);
+    call.cancel = undefined;
+    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+    if (this.#closing && this.#streams.size === 0) this.#end();
+  }
+
+  /** Flushes what is queued and ends our side; the node closes its side in turn. */
+  #end(): void {
+    if (this.#ended || this.#destroyed) return;
+    this.#writeOut();
+    this.#ended = true;
+    this.#socket.end();
+  }
+
+  /** No new calls; the open ones finish; the socket ends after the last. */
+  close(): void {
+    if (this.#destroyed || this.#closing) return;
+    this.#closing = true;
+    this.#becomeUnusable();
+    this.#write(goawayFrame(0, ErrorCode.NO_ERROR));
+    if (this.#streams.size === 0) this.#end();
+  }
+
+  #becomeUnusable(): void {
+    if (!this.#usable) return;
+    this.#usable = false;
+    this.#events.unusable(this);
+    const queued = this.#queue;
+    this.#queue = [];
+    this.#handBack(queued);
+  }
+
+  /**
+   * Calls the node never saw go to another connection, once each (so a node that refuses every connection
+   * cannot make a call go round forever): a second time they fail UNAVAILABLE.
+   */
+  #handBack(calls: UnaryCall[], details = 'Connection closed by the node before the call was sent'): void {
+    const again: UnaryCall[] = [];
+    for (const call of calls) {
+      call.cancel = undefined;
+      if (call.retried) {
+        call.settle(GrpcStatus.UNAVAILABLE, details);
+      } else {
+        call.retried = true;
+        again.push(call);
+      }
+    }
+    if (again.length > 0) this.#events.retry(again);
+  }
+
+  #write(frame: Buffer): void {
+    if (this.#destroyed || this.#ended) return;
+    this.#out.push(frame);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      setImmediate(this.#flush);
+    }
+  }
+
+  #writeOut(): void {
+    this.#flushQueued = false;
+    const out = this.#out;
+    if (out.length === 0 || this.#destroyed || this.#ended) return;
+    this.#out = [];
+    this.#socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+  }
+
+  #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
+    if (this.#destroyed) return;
+    if (this.#partialBlock && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
+    if (!this.#settingsReceived && type !== FrameType.SETTINGS) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the node did not start with SETTINGS');
+    switch (type) {
+      case FrameType.DATA: return this.#onData(flags, streamId, payload);
+      case FrameType.HEADERS: return this.#onHeaders(flags, streamId, payload);
+      case FrameType.CONTINUATION: return this.#onContinuation(flags, streamId, payload);
+      case FrameType.RST_STREAM: return this.#onReset(streamId, payload);
+      case FrameType.SETTINGS: return this.#onSettings(flags, streamId, payload);
+      case FrameType.PING: return this.#onPing(flags, streamId, payload);
+      case FrameType.GOAWAY: return this.#onGoaway(streamId, payload);
+      case FrameType.WINDOW_UPDATE: return this.#onWindowUpdate(streamId, payload);
+      case FrameType.PUSH_PROMISE: throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PUSH_PROMISE with push disabled');
+      default: return; // PRIORITY and unknown types carry nothing for this client.
+    }
+  }
+
+  /** A stream id the node may not use yet (never opened by us) is a connection error. */
+  #checkOpened(streamId: number, kind: string): void {
+    if (streamId === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `${kind} on stream 0`);
+    if (streamId % 2 === 0 || streamId >= this.#nextStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `${kind} on idle stream ${streamId}`);
+  }
+
+  #onData(flags: number, streamId: number, payload: Buffer): void {
+    this.#checkOpened(streamId, 'DATA');
+    // Flow control counts the whole payload, padding included.
+    const size = payload.length;
+    this.#receiveWindow -= size;
+    if (this.#receiveWindow < 0) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA past the connection window');
+    this.#consumed(size);
+    const call = this.#streams.get(streamId);
+    if (!call) return; // cancelled or finished here: its bytes still counted above
+    call.receiveWindow -= size;
+    if (call.receiveWindow < 0) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
+    if (!call.onData(unpad(payload, flags))) {
+      this.#cancel(call);
+      return;
+    }
+    if (flags & Flag.END_STREAM) return this.#finish(call);
+    call.unacknowledged += size;
+    if (call.unacknowledged >= STREAM_WINDOW / 2) {
+      this.#write(windowUpdateFrame(streamId, call.unacknowledged));
+      call.receiveWindow += call.unacknowledged;
+      call.unacknowledged = 0;
+    }
+  }
+
+  /** Received bytes are used at once (kept with their call), so the connection window is credited back at half. */
+  #consumed(size: number): void {
+    this.#unacknowledged += size;
+    if (this.#unacknowledged >= CONNECTION_WINDOW / 2) {
+      this.#write(windowUpdateFrame(0, this.#unacknowledged));
+      this.#receiveWindow += this.#unacknowledged;
+      this.#unacknowledged = 0;
+    }
+  }
+
+  #onHeaders(flags: number, streamId: number, payload: Buffer): void {
+    this.#checkOpened(streamId, 'HEADERS');
+    let block = unpad(payload, flags);
+    if (flags & Flag.PRIORITY) {
+      if (block.length < 5) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
+      block = block.subarray(5);
+    }
+    const endStream = (flags & Flag.END_STREAM) !== 0;
+    if (flags & Flag.END_HEADERS) return this.#onHeaderBlock(streamId, endStream, block);
+    this.#partialBlock = { streamId, endStream, parts: [block], length: block.length };
+  }
+
+  #onContinuation(flags: number, streamId: number, payload: Buffer): void {
+    const partial = this.#partialBlock;
+    if (!partial || partial.streamId !== streamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
+    partial.parts.push(payload);
+    partial.length += payload.length;
+    if (partial.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    if (!(flags & Flag.END_HEADERS)) return;
+    this.#partialBlock = undefined;
+    this.#onHeaderBlock(streamId, partial.endStream, Buffer.concat(partial.parts, partial.length));
+  }
+
+  #onHeaderBlock(streamId: number, endStream: boolean, block: Buffer): void {
+    let fields: HeaderField[];
+    try {
+      // Decoded even for a stream forgotten here: the table is shared by the whole connection.
+      fields = this.#decoder.decode(block, MAX_HEADER_BLOCK);
+    } catch (error) {
+      if (error instanceof HpackError) throw new ConnectionError(ErrorCode.COMPRESSION_ERROR, error.message);
+      throw error;
+    }
+    const call = this.#streams.get(streamId);
+    if (!call) return;
+    call.onHeaders(headersOf(fields));
+    if (endStream) this.#finish(call);
+  }
+
+  #finish(call: UnaryCall, rstCode?: number): void {
+    // The node ended its side; if ours is still held by flow control it is no longer wanted.
+    if (call.body.length > 0 && rstCode === undefined) this.#write(rstStreamFrame(call.id, ErrorCode.NO_ERROR));
+    this.#endStream(call);
+    call.finish(rstCode);
+  }
+
+  /** A stream error found here: the node is told, the call ends as grpc-js would report the reset. */
+  #resetStream(call: UnaryCall, code: number): void {
+    this.#write(rstStreamFrame(call.id, code));
+    this.#endStream(call);
+    call.finish(code);
+  }
+
+  #onReset(streamId: number, payload: Buffer): void {
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
+    this.#checkOpened(streamId, 'RST_STREAM');
+    const call = this.#streams.get(streamId);
+    if (call) this.#finish(call, payload.readUInt32BE(0));
+  }
+
+  #onSettings(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
+    if (flags & Flag.ACK) {
+      if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
+      return;
+    }
+    if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
+    this.#settingsReceived = true;
+    for (let at = 0; at < payload.length; at += 6) {
+      const id = payload.readUInt16BE(at);
+      const value = payload.readUInt32BE(at + 2);
+      if (id === Setting.MAX_CONCURRENT_STREAMS) {
+        this.#maxConcurrent = value;
+      } else if (id === Setting.INITIAL_WINDOW_SIZE) {
+        if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
+        const delta = value - this.#peerInitialWindow;
+        this.#peerInitialWindow = value;
+        for (const call of this.#streams.values()) call.sendWindow += delta;
+      } else if (id === Setting.MAX_FRAME_SIZE) {
+        if (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+        this.#peerMaxFrame = value;
+      }
+      // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
+    }
+    this.#write(SETTINGS_ACK);
+    this.#resumeBlocked();
+    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+  }
+
+  #onPing(flags: number, streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
+    if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
+    if (flags & Flag.ACK) this.#pingOutstanding = false;
+    else this.#write(pingFrame(payload, true));
+  }
+
+  #onGoaway(streamId: number, payload: Buffer): void {
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
+    if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
+    const lastStreamId = payload.readUInt32BE(0) & 0x7fffffff;
+    this.#becomeUnusable();
+    // Streams above the last id were never processed by the node: sent again elsewhere (once), as grpc-js does.
+    const unseen = [...this.#streams.values()].filter((call) => call.id > lastStreamId);
+    for (const call of unseen) this.#streams.delete(call.id), this.#blocked.delete(call);
+    this.#handBack(unseen, `Connection closed by the node (GOAWAY code ${payload.readUInt32BE(4)})`);
+    this.#closing = true;
+    if (this.#streams.size === 0) this.#end();
+  }
+
+  #onWindowUpdate(streamId: number, payload: Buffer): void {
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of the wrong length');
+    const increment = payload.readUInt32BE(0) & 0x7fffffff;
+    if (streamId === 0) {
+      if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
+      this.#sendWindow += increment;
+      if (this.#sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
+      return this.#resumeBlocked();
+    }
+    this.#checkOpened(streamId, 'WINDOW_UPDATE');
+    const call = this.#streams.get(streamId);
+    if (!call) return;
+    if (increment === 0) return this.#resetStream(call, ErrorCode.PROTOCOL_ERROR);
+    call.sendWindow += increment;
+    if (call.sendWindow > MAX_WINDOW) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
+    if (this.#blocked.has(call)) this.#sendBody(call);
+  }
+
+  #resumeBlocked(): void {
+    for (const call of [...this.#blocked]) {
+      if (this.#sendWindow <= 0) return;
+      this.#sendBody(call);
+    }
+  }
+
+  /** The node broke the protocol: it is told why (GOAWAY), the connection is dropped, its calls fail INTERNAL. */
+  #protocolFailure(error: unknown): void {
+    const code = error instanceof ConnectionError ? error.code : ErrorCode.INTERNAL_ERROR;
+    const message = (error as Error).message;
+    this.#destroy(GrpcStatus.INTERNAL, `HTTP/2 protocol error from the node: ${message}`, goawayFrame(0, code, message.slice(0, 200)));
+  }
+
+  /** Every unfinished call fails with `code`; the socket is destroyed. */
+  #destroy(code: number, details: string, lastFrame?: Buffer): void {
+    if (this.#destroyed) return;
+    this.#becomeUnusable();
+    this.#destroyed = true;
+    clearInterval(this.#keepalive);
+    const calls = [...this.#streams.values()];
+    this.#streams.clear();
+    this.#blocked.clear();
+    this.#out = [];
+    if (lastFrame && !this.#ended) {
+      // Told why, then dropped: a node that does not close its side is not waited for.
+      const socket = this.#socket;
+      socket.end(lastFrame);
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else {
+      this.#socket.destroy();
+    }
+    for (const call of calls) {
+      call.cancel = undefined;
+      call.settle(code, details);
+    }
+  }
+}
+
+/** Header fields as a record; a repeated name's values are joined with ", " (as node's http2 does for most). */
+function headersOf(fields: HeaderField[]): ResponseHeaders {
+  const headers: ResponseHeaders = {};
+  for (const [name, value] of fields) {
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+  }
+  return headers;
+}
+
+/** `:path` fields encoded once per path (the gateway's routes are a bounded set). */
+const PATH_FIELDS = new Map<string, Buffer>();
+function pathField(path: string): Buffer {
+  let field = PATH_FIELDS.get(path);
+  if (!field) {
+    if (PATH_FIELDS.size >= 4096) PATH_FIELDS.clear();
+    field = encodeFields([[':path', path]]);
+    PATH_FIELDS.set(path, field);
+  }
+  return field;
+}

@@ -1,0 +1,176 @@
+// Main thread (the gateway's HTTP/2 client). HTTP/2 frames (RFC 9113 section 4 and 6) to and from bytes,
+// hand-written for the hot path: each unary call is a HEADERS and a DATA frame out, two HEADERS and a DATA back.
+
+export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+export const FrameType = {
+  DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PUSH_PROMISE: 5, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9,
+} as const;
+
+export const Flag = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
+
+export const Setting = {
+  HEADER_TABLE_SIZE: 1, ENABLE_PUSH: 2, MAX_CONCURRENT_STREAMS: 3, INITIAL_WINDOW_SIZE: 4, MAX_FRAME_SIZE: 5, MAX_HEADER_LIST_SIZE: 6,
+} as const;
+
+/** Error codes (RFC 9113 section 7). */
+export const ErrorCode = {
+  NO_ERROR: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2, FLOW_CONTROL_ERROR: 3, SETTINGS_TIMEOUT: 4, STREAM_CLOSED: 5, FRAME_SIZE_ERROR: 6,
+  REFUSED_STREAM: 7, CANCEL: 8, COMPRESSION_ERROR: 9, CONNECT_ERROR: 10, ENHANCE_YOUR_CALM: 11, INADEQUATE_SECURITY: 12, HTTP_1_1_REQUIRED: 13,
+} as const;
+
+export const FRAME_HEADER_SIZE = 9;
+export const DEFAULT_MAX_FRAME_SIZE = 16_384;
+export const MAX_WINDOW = 2 ** 31 - 1;
+
+/** A connection error this end detected: the connection is closed with GOAWAY carrying `code`. */
+export class ConnectionError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function header(target: Buffer, at: number, length: number, type: number, flags: number, streamId: number): void {
+  target[at] = length >>> 16;
+  target[at + 1] = (length >>> 8) & 0xff;
+  target[at + 2] = length & 0xff;
+  target[at + 3] = type;
+  target[at + 4] = flags;
+  target.writeUInt32BE(streamId, at + 5);
+}
+
+/** A frame with the given payload. */
+export function frame(type: number, flags: number, streamId: number, payload?: Uint8Array): Buffer {
+  const length = payload?.length ?? 0;
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + length);
+  header(out, 0, length, type, flags, streamId);
+  if (payload) out.set(payload, FRAME_HEADER_SIZE);
+  return out;
+}
+
+export function settingsFrame(settings: ReadonlyArray<readonly [id: number, value: number]>): Buffer {
+  const payload = Buffer.allocUnsafe(6 * settings.length);
+  settings.forEach(([id, value], i) => {
+    payload.writeUInt16BE(id, i * 6);
+    payload.writeUInt32BE(value, i * 6 + 2);
+  });
+  return frame(FrameType.SETTINGS, 0, 0, payload);
+}
+
+export const SETTINGS_ACK = frame(FrameType.SETTINGS, Flag.ACK, 0);
+
+export function windowUpdateFrame(streamId: number, increment: number): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + 4);
+  header(out, 0, 4, FrameType.WINDOW_UPDATE, 0, streamId);
+  out.writeUInt32BE(increment, FRAME_HEADER_SIZE);
+  return out;
+}
+
+export function rstStreamFrame(streamId: number, code: number): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + 4);
+  header(out, 0, 4, FrameType.RST_STREAM, 0, streamId);
+  out.writeUInt32BE(code, FRAME_HEADER_SIZE);
+  return out;
+}
+
+export function goawayFrame(lastStreamId: number, code: number, debug = ''): Buffer {
+  const text = Buffer.from(debug);
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + 8 + text.length);
+  header(out, 0, 8 + text.length, FrameType.GOAWAY, 0, 0);
+  out.writeUInt32BE(lastStreamId, FRAME_HEADER_SIZE);
+  out.writeUInt32BE(code, FRAME_HEADER_SIZE + 4);
+  text.copy(out, FRAME_HEADER_SIZE + 8);
+  return out;
+}
+
+export function pingFrame(payload: Uint8Array, ack: boolean): Buffer {
+  return frame(FrameType.PING, ack ? Flag.ACK : 0, 0, payload);
+}
+
+/**
+ * A header block as HEADERS plus CONTINUATION frames of at most `maxFrameSize` payload each, in one buffer.
+ * `parts` are concatenated as the block (cached fixed fields, then per-call ones) without joining them first.
+ */
+export function headerFrames(streamId: number, parts: readonly Uint8Array[], endStream: boolean, maxFrameSize: number): Buffer {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const frames = Math.max(1, Math.ceil(length / maxFrameSize));
+  const out = Buffer.allocUnsafe(length + frames * FRAME_HEADER_SIZE);
+  let at = 0;
+  let partIndex = 0;
+  let partAt = 0;
+  for (let i = 0; i < frames; i++) {
+    const size = Math.min(maxFrameSize, length - i * maxFrameSize);
+    const last = i === frames - 1;
+    const flags = (last ? Flag.END_HEADERS : 0) | (i === 0 && endStream ? Flag.END_STREAM : 0);
+    header(out, at, size, i === 0 ? FrameType.HEADERS : FrameType.CONTINUATION, flags, streamId);
+    at += FRAME_HEADER_SIZE;
+    for (let left = size; left > 0; ) {
+      const part = parts[partIndex];
+      const take = Math.min(left, part.length - partAt);
+      out.set(part.subarray(partAt, partAt + take), at);
+      at += take;
+      left -= take;
+      partAt += take;
+      if (partAt === part.length) {
+        partIndex++;
+        partAt = 0;
+      }
+    }
+  }
+  return out;
+}
+
+/** A DATA frame carrying `payload` (at most the peer's max frame size). */
+export function dataFrame(streamId: number, payload: Uint8Array, endStream: boolean): Buffer {
+  return frame(FrameType.DATA, endStream ? Flag.END_STREAM : 0, streamId, payload);
+}
+
+export type FrameHandler = (type: number, flags: number, streamId: number, payload: Buffer) => void;
+
+/**
+ * Splits the bytes read from a socket into frames. Payloads are views into the received chunks (copied only
+ * when a frame spans chunks). A frame longer than `maxFrameSize` is a FRAME_SIZE_ERROR.
+ */
+export class FrameReader {
+  #pending: Buffer | undefined;
+
+  constructor(
+    private readonly maxFrameSize: number,
+    private readonly onFrame: FrameHandler,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let data = chunk;
+    if (this.#pending) {
+      data = Buffer.concat([this.#pending, chunk]);
+      this.#pending = undefined;
+    }
+    let at = 0;
+    const end = data.length;
+    while (end - at >= FRAME_HEADER_SIZE) {
+      const length = (data[at] << 16) | (data[at + 1] << 8) | data[at + 2];
+      if (length > this.maxFrameSize) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds ${this.maxFrameSize}`);
+      if (end - at < FRAME_HEADER_SIZE + length) break;
+      const type = data[at + 3];
+      const flags = data[at + 4];
+      const streamId = data.readUInt32BE(at + 5) & 0x7fffffff;
+      const start = at + FRAME_HEADER_SIZE;
+      at = start + length;
+      this.onFrame(type, flags, streamId, data.subarray(start, at));
+    }
+    if (at < end) this.#pending = data.subarray(at);
+  }
+}
+
+/** The payload without its padding (DATA and HEADERS with PADDED); throws PROTOCOL_ERROR when the pad is too long. */
+export function unpad(payload: Buffer, flags: number): Buffer {
+  if (!(flags & Flag.PADDED)) return payload;
+  if (payload.length < 1) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padded frame without a pad length');
+  const pad = payload[0];
+  if (pad >= payload.length) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padding longer than the frame');
+  return payload.subarray(1, payload.length - pad);
+}

@@ -1,0 +1,155 @@
+// Main thread (the gateway's HTTP/2 client). One unary gRPC call's state and how its answer becomes a gRPC status
+// (gRPC over HTTP/2, PROTOCOL-HTTP2.md; codes mapped as grpc-js maps them). Hand-written: the hot path of every query.
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/** Response headers or trailers: lower-case names; a repeated name's values joined with ", ". */
+export type ResponseHeaders = Record<string, string>;
+
+/** What one call answered: the message bytes on OK, the gRPC status either way, response metadata as received. */
+export interface H2Outcome {
+  code: number;
+  details: string;
+  bytes?: Buffer;
+  /** The response headers, then the trailers (lower-case names). */
+  headers?: ResponseHeaders;
+  trailers?: ResponseHeaders;
+}
+
+/** HTTP status -> gRPC code when a response is not gRPC at all (the table of grpc-js and the spec's doc). */
+export function codeOfHttpStatus(status: number): number {
+  switch (status) {
+    case 400: return GrpcStatus.INTERNAL;
+    case 401: return GrpcStatus.UNAUTHENTICATED;
+    case 403: return GrpcStatus.PERMISSION_DENIED;
+    case 404: return GrpcStatus.UNIMPLEMENTED;
+    case 429: case 502: case 503: case 504: return GrpcStatus.UNAVAILABLE;
+    default: return GrpcStatus.UNKNOWN;
+  }
+}
+
+/** RST_STREAM codes as grpc-js reports them. */
+export function codeOfReset(rstCode: number): number {
+  switch (rstCode) {
+    case 7: return GrpcStatus.UNAVAILABLE; // REFUSED_STREAM
+    case 8: return GrpcStatus.CANCELLED; // CANCEL
+    case 11: return GrpcStatus.RESOURCE_EXHAUSTED; // ENHANCE_YOUR_CALM
+    default: return GrpcStatus.INTERNAL;
+  }
+}
+
+function decodeMessage(text: string | undefined): string {
+  if (!text) return '';
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The 5-byte prefix (uncompressed, big-endian length) and the message. */
+export function grpcFrame(message: Uint8Array): Buffer {
+  const framed = Buffer.allocUnsafe(5 + message.byteLength);
+  framed[0] = 0;
+  framed.writeUInt32BE(message.byteLength, 1);
+  framed.set(message, 5);
+  return framed;
+}
+
+/** The one message of a unary answer. */
+function readMessage(body: Buffer): H2Outcome {
+  if (body.length < 5) return { code: GrpcStatus.UNIMPLEMENTED, details: 'No message received' };
+  // Nothing is compressed: this client sends no grpc-accept-encoding, so a compressed frame is the node's error.
+  if (body[0] !== 0) return { code: GrpcStatus.INTERNAL, details: 'Received a compressed message without grpc-accept-encoding' };
+  const length = body.readUInt32BE(1);
+  if (body.length !== 5 + length) return { code: GrpcStatus.INTERNAL, details: body.length < 5 + length ? 'Truncated message' : 'Received more than one message on a unary call' };
+  return { code: GrpcStatus.OK, details: 'OK', bytes: body.subarray(5) };
+}
+
+/**
+ * One call from request to status. The connection fills in the stream fields; the channel owns the deadline.
+ * Once settled, later frames for it are ignored.
+ */
+export class UnaryCall {
+  /** The stream's id once it has one (0 while queued). */
+  id = 0;
+  headers?: ResponseHeaders;
+  trailers?: ResponseHeaders;
+  settled = false;
+  /** The connection's cancel for this call, set while it has a stream. */
+  cancel?: () => void;
+  /** Sent again on a new connection once when a GOAWAY says the node never saw it. */
+  retried = false;
+  deadline?: NodeJS.Timeout;
+  // Send side: the framed message still to send (flow control may hold part of it) and the stream's window.
+  body: Buffer;
+  sendWindow = 0;
+  // Receive side: the stream's remaining window and bytes consumed not yet credited back.
+  receiveWindow = 0;
+  unacknowledged = 0;
+  readonly #chunks: Buffer[] = [];
+  #received = 0;
+
+  constructor(
+    readonly path: string,
+    readonly metadataBlock: Buffer,
+    message: Uint8Array,
+    private readonly maxReceiveBytes: number,
+    private readonly resolve: (outcome: H2Outcome) => void,
+  ) {
+    this.body = grpcFrame(message);
+  }
+
+  settle(code: number, details: string, bytes?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.deadline);
+    this.cancel = undefined;
+    this.resolve({ code, details, bytes, headers: this.headers, trailers: this.trailers });
+  }
+
+  /** A header block: the response headers first, then the trailers. */
+  onHeaders(fields: ResponseHeaders): void {
+    if (!this.headers) this.headers = fields;
+    else if (!this.trailers) this.trailers = fields;
+  }
+
+  /** Payload of a DATA frame; false when the answer grew past the limit (settled RESOURCE_EXHAUSTED). */
+  onData(payload: Buffer): boolean {
+    this.#received += payload.length;
+    if (this.#received > this.maxReceiveBytes + 5) {
+      this.settle(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${this.#received} vs. ${this.maxReceiveBytes})`);
+      return false;
+    }
+    // A view into the socket's chunk: node reads each chunk into a fresh buffer, so it stays valid.
+    this.#chunks.push(payload);
+    return true;
+  }
+
+  /** The stream ended (END_STREAM) or was reset by the node (`rstCode`): the call's status from what arrived. */
+  finish(rstCode?: number): void {
+    if (this.settled) return;
+    const headers = this.headers;
+    if (!headers) {
+      if (rstCode !== undefined) return this.settle(codeOfReset(rstCode), `Received RST_STREAM with code ${rstCode}`);
+      return this.settle(GrpcStatus.INTERNAL, 'Stream ended without headers');
+    }
+    const httpStatus = Number(headers[':status']);
+    const contentType = headers['content-type'] ?? '';
+    if (httpStatus !== 200 || !contentType.startsWith('application/grpc')) {
+      return this.settle(codeOfHttpStatus(httpStatus), `Received HTTP status code ${httpStatus}`);
+    }
+    // Trailers-only answers carry the status in the headers.
+    const statusSource = this.trailers ?? headers;
+    const rawCode = statusSource['grpc-status'];
+    if (rawCode === undefined) {
+      if (rstCode) return this.settle(codeOfReset(rstCode), `Received RST_STREAM with code ${rstCode}`);
+      return this.settle(GrpcStatus.UNKNOWN, 'No status received');
+    }
+    const code = Number(rawCode);
+    const details = decodeMessage(statusSource['grpc-message']);
+    if (code !== GrpcStatus.OK) return this.settle(Number.isInteger(code) ? code : GrpcStatus.UNKNOWN, details);
+    const chunks = this.#chunks;
+    const outcome = readMessage(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    this.settle(outcome.code, outcome.details, outcome.bytes);
+  }
+}
