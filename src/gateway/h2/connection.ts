@@ -47,7 +47,8 @@ export class H2Connection {
   /** Our side of the socket ended (after a GOAWAY, once the last stream finished): nothing more is written. */
   #ended = false;
   // The node's settings and our send window on the connection.
-  #maxConcurrent = Infinity;
+  /** Until the node's SETTINGS arrive, 100 streams at most (as nghttp2 assumes): a burst is not refused wholesale. */
+  #maxConcurrent = 100;
   #peerInitialWindow = 65_535;
   #peerMaxFrame = DEFAULT_MAX_FRAME_SIZE;
   #sendWindow = 65_535;
@@ -341,7 +342,14 @@ export class H2Connection {
     if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
     this.#checkOpened(streamId, 'RST_STREAM');
     const call = this.#streams.get(streamId);
-    if (call) this.#finish(call, payload.readUInt32BE(0));
+    if (!call) return;
+    const code = payload.readUInt32BE(0);
+    if (code === ErrorCode.REFUSED_STREAM && !call.headers) {
+      // Refused before any processing: safe to send again (once), as grpc-js retries it transparently.
+      this.#endStream(call);
+      return this.#handBack([call], 'Received RST_STREAM with code 7');
+    }
+    this.#finish(call, code);
   }
 
   #onSettings(flags: number, streamId: number, payload: Buffer): void {
@@ -351,6 +359,7 @@ export class H2Connection {
       return;
     }
     if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
+    if (!this.#settingsReceived) this.#maxConcurrent = Infinity; // the node's own limit, if any, follows
     this.#settingsReceived = true;
     for (let at = 0; at < payload.length; at += 6) {
       const id = payload.readUInt16BE(at);
