@@ -50,6 +50,5 @@ export class Upstream {
 
 /** The height in the response headers, else in the trailers. */
 function heightIn(outcome: H2Outcome): string | undefined {
-  const value = outcome.headers?.[HEIGHT_KEY] ?? outcome.trailers?.[HEIGHT_KEY];
-  return value === undefined ? undefined : String(Array.isArray(value) ? value[0] : value);
+  return outcome.headers?.[HEIGHT_KEY] ?? outcome.trailers?.[HEIGHT_KEY];
 }
