@@ -132,10 +132,11 @@ export function dataFrame(streamId: number, payload: Uint8Array, endStream: bool
 export type FrameHandler = (type: number, flags: number, streamId: number, payload: Buffer) => void;
 
 /**
- * Splits the bytes read from a socket into frames. Payloads are views into the received chunks (copied only
- * when a frame spans chunks). A frame longer than `maxFrameSize` is a FRAME_SIZE_ERROR.
+ * Splits the bytes read from a socket into frames. Payloads are views into the received chunks; a frame that
+ * spans chunks is copied once, from its own bytes only. A frame longer than `maxFrameSize` is a FRAME_SIZE_ERROR.
  */
 export class FrameReader {
+  /** The start of a frame cut by the end of the last chunk. */
   #pending: Buffer | undefined;
 
   constructor(
@@ -146,23 +147,54 @@ export class FrameReader {
   push(chunk: Buffer): void {
     let data = chunk;
     if (this.#pending) {
-      data = Buffer.concat([this.#pending, chunk]);
-      this.#pending = undefined;
+      const rest = this.#completePending(chunk);
+      if (rest === undefined) return;
+      data = rest;
     }
     let at = 0;
     const end = data.length;
     while (end - at >= FRAME_HEADER_SIZE) {
-      const length = (data[at] << 16) | (data[at + 1] << 8) | data[at + 2];
-      if (length > this.maxFrameSize) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds ${this.maxFrameSize}`);
+      const length = this.#lengthAt(data, at);
       if (end - at < FRAME_HEADER_SIZE + length) break;
-      const type = data[at + 3];
-      const flags = data[at + 4];
-      const streamId = data.readUInt32BE(at + 5) & 0x7fffffff;
-      const start = at + FRAME_HEADER_SIZE;
-      at = start + length;
-      this.onFrame(type, flags, streamId, data.subarray(start, at));
+      at = this.#dispatch(data, at, length);
     }
     if (at < end) this.#pending = data.subarray(at);
+  }
+
+  /** Finishes the pending frame with the chunk's first bytes; the rest of the chunk, or undefined if it is not yet whole. */
+  #completePending(chunk: Buffer): Buffer | undefined {
+    let pending = this.#pending!;
+    let used = 0;
+    if (pending.length < FRAME_HEADER_SIZE) {
+      used = Math.min(FRAME_HEADER_SIZE - pending.length, chunk.length);
+      pending = Buffer.concat([pending, chunk.subarray(0, used)]);
+      if (pending.length < FRAME_HEADER_SIZE) {
+        this.#pending = pending;
+        return undefined;
+      }
+    }
+    const length = this.#lengthAt(pending, 0);
+    const need = FRAME_HEADER_SIZE + length - pending.length;
+    if (chunk.length - used < need) {
+      this.#pending = Buffer.concat([pending, chunk.subarray(used)]);
+      return undefined;
+    }
+    this.#pending = undefined;
+    this.#dispatch(Buffer.concat([pending, chunk.subarray(used, used + need)]), 0, length);
+    return chunk.subarray(used + need);
+  }
+
+  #lengthAt(data: Buffer, at: number): number {
+    const length = (data[at] << 16) | (data[at + 1] << 8) | data[at + 2];
+    if (length > this.maxFrameSize) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds ${this.maxFrameSize}`);
+    return length;
+  }
+
+  /** Hands the frame at `at` to the handler; returns where the next one starts. */
+  #dispatch(data: Buffer, at: number, length: number): number {
+    const start = at + FRAME_HEADER_SIZE;
+    this.onFrame(data[at + 3], data[at + 4], data.readUInt32BE(at + 5) & 0x7fffffff, data.subarray(start, start + length));
+    return start + length;
   }
 }
 
