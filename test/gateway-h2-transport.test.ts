@@ -259,3 +259,21 @@ t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no cra
     t.equal(node.sockets.length, 2, `${name}: the next call dials again`);
   }
 });
+
+t.test('keepalive: PINGs on a quiet connection; a node that stops answering them is dropped, its calls UNAVAILABLE', async (t) => {
+  const node = await startH2Node(t, (stream) => answer(stream));
+  const channel = new H2Channel({ host: '127.0.0.1', port: node.port }, { ...OPTIONS, keepaliveMs: 30 });
+  t.teardown(() => channel.close());
+  t.equal((await channel.call('/a', Buffer.from('x'), {}, 2000)).code, status.OK);
+  await new Promise((resolve) => node.sessions[0].once('ping', resolve));
+  t.ok(channel.connection?.usable, 'answered pings keep the connection');
+
+  // Answers SETTINGS, then nothing: no PING ack, no answer to the call.
+  const mute = await startRawNode(t, (socket) => socket.write(settingsFrame([])));
+  const muted = new H2Channel({ host: '127.0.0.1', port: mute.port }, { ...OPTIONS, keepaliveMs: 30 });
+  t.teardown(() => muted.close());
+  const outcome = await muted.call('/a', Buffer.from('x'), {}, 5000);
+  t.equal(outcome.code, status.UNAVAILABLE);
+  t.equal(outcome.details, 'Keepalive ping not answered');
+  t.equal(muted.connection, undefined);
+});
