@@ -3,7 +3,7 @@
 import { connect as netConnect } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { H2Connection } from './connection.js';
-import { encodeFields, type HeaderField } from './hpack.js';
+import { encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
 import { UnaryCall, type H2Outcome } from './unary-call.js';
 
 /** Where the node listens: host and port, or a unix socket. */
@@ -72,23 +72,13 @@ export class H2Channel {
   }
 }
 
-const NO_METADATA: Record<string, string> = {};
-/** Header blocks of `grpc-timeout` alone, per timeout (the gateway uses one). */
-const TIMEOUT_BLOCKS = new Map<number, Buffer>();
+/** `grpc-timeout` encoded once per timeout (the gateway uses one). */
+const timeoutField = fieldEncoder('grpc-timeout', 64);
 
 /** The per-call fields after the fixed ones and `:path`: `grpc-timeout` and the call's metadata. */
 function metadataBlock(timeoutMs: number, metadata: Record<string, string>): Buffer {
   const timeout = `${timeoutMs}m`;
-  if (metadata === NO_METADATA || Object.keys(metadata).length === 0) {
-    let block = TIMEOUT_BLOCKS.get(timeoutMs);
-    if (!block) {
-      if (TIMEOUT_BLOCKS.size >= 64) TIMEOUT_BLOCKS.clear();
-      block = encodeFields([['grpc-timeout', timeout]]);
-      TIMEOUT_BLOCKS.set(timeoutMs, block);
-    }
-    return block;
-  }
   const fields: HeaderField[] = [['grpc-timeout', timeout]];
   for (const name in metadata) fields.push([name, metadata[name]]);
-  return encodeFields(fields);
+  return fields.length === 1 ? timeoutField(timeout) : encodeFields(fields);
 }

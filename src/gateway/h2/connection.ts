@@ -7,7 +7,7 @@ import {
   ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
   dataFrame, goawayFrame, headerFrames, pingFrame, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
-import { HpackDecoder, HpackError, encodeFields, type HeaderField } from './hpack.js';
+import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
 import type { ResponseHeaders, UnaryCall } from './unary-call.js';
 
 /** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
@@ -470,13 +470,4 @@ function headersOf(fields: HeaderField[]): ResponseHeaders {
 }
 
 /** `:path` fields encoded once per path (the gateway's routes are a bounded set). */
-const PATH_FIELDS = new Map<string, Buffer>();
-function pathField(path: string): Buffer {
-  let field = PATH_FIELDS.get(path);
-  if (!field) {
-    if (PATH_FIELDS.size >= 4096) PATH_FIELDS.clear();
-    field = encodeFields([[':path', path]]);
-    PATH_FIELDS.set(path, field);
-  }
-  return field;
-}
+const pathField = fieldEncoder(':path', 4096);

@@ -201,6 +201,20 @@ export function encodeFields(fields: readonly HeaderField[]): Buffer {
   return Buffer.from(parts);
 }
 
+/** A bounded memo of one field's encoding by value, for values that repeat (`:path` per route, `grpc-timeout`). */
+export function fieldEncoder(name: string, limit: number): (value: string) => Buffer {
+  const encoded = new Map<string, Buffer>();
+  return (value) => {
+    let field = encoded.get(value);
+    if (!field) {
+      if (encoded.size >= limit) encoded.clear();
+      field = encodeFields([[name, value]]);
+      encoded.set(value, field);
+    }
+    return field;
+  };
+}
+
 function pushInteger(parts: number[], value: number, prefixBits: number, pattern: number): void {
   const max = (1 << prefixBits) - 1;
   if (value < max) {
