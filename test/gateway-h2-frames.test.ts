@@ -2,7 +2,7 @@
 // chunks come out whole and in order; header blocks split into HEADERS + CONTINUATION; oversized frames refused.
 import t from 'tap';
 import fc from 'fast-check';
-import { Flag, FrameReader, FrameType, frame, headerFrames } from '../dist/src/gateway/h2/frames.js';
+import { Flag, FrameReader, FrameType, frame, headerFrames, requestFrames } from '../dist/src/gateway/h2/frames.js';
 
 type Seen = [type: number, flags: number, streamId: number, payload: string];
 
@@ -34,6 +34,13 @@ t.test('a header block larger than the frame size: HEADERS then CONTINUATIONs, E
     [FrameType.HEADERS, Flag.END_STREAM, 5, 16_384],
     [FrameType.CONTINUATION, 0, 5, 16_384],
     [FrameType.CONTINUATION, Flag.END_HEADERS, 5, 40_000 - 2 * 16_384],
+  ]);
+});
+
+t.test('a unary request in one buffer: HEADERS, then DATA (END_STREAM) with the 5-byte prefix', async (t) => {
+  t.same(read([requestFrames(3, [Buffer.from([0x83]), Buffer.from([0x86])], Buffer.from('hi'), 16_384)]), [
+    [FrameType.HEADERS, Flag.END_HEADERS, 3, '8386'],
+    [FrameType.DATA, Flag.END_STREAM, 3, '00000000026869'],
   ]);
 });
 

@@ -3,7 +3,7 @@
 import { connect as netConnect } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { H2Connection } from './connection.js';
-import { encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
+import { encodeFields, fieldEncoder } from './hpack.js';
 import { UnaryCall, type H2Outcome } from './unary-call.js';
 
 /** Where the node listens: host and port, or a unix socket. */
@@ -77,8 +77,6 @@ const timeoutField = fieldEncoder('grpc-timeout', 64);
 
 /** The per-call fields after the fixed ones and `:path`: `grpc-timeout` and the call's metadata. */
 function metadataBlock(timeoutMs: number, metadata: Record<string, string>): Buffer {
-  const timeout = `${timeoutMs}m`;
-  const fields: HeaderField[] = [['grpc-timeout', timeout]];
-  for (const name in metadata) fields.push([name, metadata[name]]);
-  return fields.length === 1 ? timeoutField(timeout) : encodeFields(fields);
+  for (const _ in metadata) return encodeFields([['grpc-timeout', `${timeoutMs}m`], ...Object.entries(metadata)]);
+  return timeoutField(`${timeoutMs}m`);
 }

@@ -5,10 +5,10 @@ import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
   ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
-  dataFrame, goawayFrame, headerFrames, pingFrame, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
+  dataFrame, goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
 import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
-import type { ResponseHeaders, UnaryCall } from './unary-call.js';
+import { grpcFrame, type ResponseHeaders, type UnaryCall } from './unary-call.js';
 
 /** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
 const STREAM_WINDOW = 8 * 1024 * 1024;
@@ -131,7 +131,17 @@ export class H2Connection {
     call.receiveWindow = STREAM_WINDOW;
     call.cancel = () => this.#cancel(call);
     this.#streams.set(id, call);
-    this.#write(headerFrames(id, [this.#pseudoBlock, pathField(call.path), this.#regularBlock, call.metadataBlock], false, this.#peerMaxFrame));
+    const block = [this.#pseudoBlock, pathField(call.path), this.#regularBlock, call.metadataBlock];
+    const size = 5 + call.message.length;
+    if (size <= Math.min(call.sendWindow, this.#sendWindow, this.#peerMaxFrame)) {
+      // The usual case: the whole request in one buffer.
+      this.#write(requestFrames(id, block, call.message, this.#peerMaxFrame));
+      call.sendWindow -= size;
+      this.#sendWindow -= size;
+      return;
+    }
+    this.#write(headerFrames(id, block, false, this.#peerMaxFrame));
+    call.body = grpcFrame(call.message);
     this.#sendBody(call);
   }
 

@@ -95,10 +95,41 @@ export function pingFrame(payload: Uint8Array, ack: boolean): Buffer {
  * `parts` are concatenated as the block (cached fixed fields, then per-call ones) without joining them first.
  */
 export function headerFrames(streamId: number, parts: readonly Uint8Array[], endStream: boolean, maxFrameSize: number): Buffer {
+  const length = blockLength(parts);
+  const out = Buffer.allocUnsafe(headerFramesSize(length, maxFrameSize));
+  writeHeaderFrames(out, streamId, parts, length, endStream, maxFrameSize);
+  return out;
+}
+
+/**
+ * A unary gRPC request whose message fits the windows and the frame size: its header frames, then one DATA frame
+ * (END_STREAM) of the 5-byte prefix and the message, in one buffer (one allocation, one copy of the message).
+ */
+export function requestFrames(streamId: number, parts: readonly Uint8Array[], message: Uint8Array, maxFrameSize: number): Buffer {
+  const length = blockLength(parts);
+  const headersSize = headerFramesSize(length, maxFrameSize);
+  const out = Buffer.allocUnsafe(headersSize + FRAME_HEADER_SIZE + 5 + message.length);
+  writeHeaderFrames(out, streamId, parts, length, false, maxFrameSize);
+  header(out, headersSize, 5 + message.length, FrameType.DATA, Flag.END_STREAM, streamId);
+  const prefix = headersSize + FRAME_HEADER_SIZE;
+  out[prefix] = 0; // not compressed
+  out.writeUInt32BE(message.length, prefix + 1);
+  out.set(message, prefix + 5);
+  return out;
+}
+
+function blockLength(parts: readonly Uint8Array[]): number {
   let length = 0;
   for (const part of parts) length += part.length;
+  return length;
+}
+
+function headerFramesSize(blockLength: number, maxFrameSize: number): number {
+  return blockLength + Math.max(1, Math.ceil(blockLength / maxFrameSize)) * FRAME_HEADER_SIZE;
+}
+
+function writeHeaderFrames(out: Buffer, streamId: number, parts: readonly Uint8Array[], length: number, endStream: boolean, maxFrameSize: number): void {
   const frames = Math.max(1, Math.ceil(length / maxFrameSize));
-  const out = Buffer.allocUnsafe(length + frames * FRAME_HEADER_SIZE);
   let at = 0;
   let partIndex = 0;
   let partAt = 0;
@@ -121,7 +152,6 @@ export function headerFrames(streamId: number, parts: readonly Uint8Array[], end
       }
     }
   }
-  return out;
 }
 
 /** A DATA frame carrying `payload` (at most the peer's max frame size). */

@@ -65,6 +65,8 @@ function readMessage(body: Buffer): H2Outcome {
   return { code: GrpcStatus.OK, details: 'OK', bytes: body.subarray(5) };
 }
 
+const NOTHING = Buffer.alloc(0);
+
 /**
  * One call from request to status. The connection fills in the stream fields; the channel owns the deadline.
  * Once settled, later frames for it are ignored.
@@ -80,8 +82,8 @@ export class UnaryCall {
   /** Sent again on a new connection once when a GOAWAY says the node never saw it. */
   retried = false;
   deadline?: NodeJS.Timeout;
-  // Send side: the framed message still to send (flow control may hold part of it) and the stream's window.
-  body: Buffer;
+  // Send side: the framed message still to send when flow control held it back, and the stream's window.
+  body: Buffer = NOTHING;
   sendWindow = 0;
   // Receive side: the stream's remaining window and bytes consumed not yet credited back.
   receiveWindow = 0;
@@ -92,12 +94,10 @@ export class UnaryCall {
   constructor(
     readonly path: string,
     readonly metadataBlock: Buffer,
-    message: Uint8Array,
+    readonly message: Uint8Array,
     private readonly maxReceiveBytes: number,
     private readonly resolve: (outcome: H2Outcome) => void,
-  ) {
-    this.body = grpcFrame(message);
-  }
+  ) {}
 
   settle(code: number, details: string, bytes?: Buffer): void {
     if (this.settled) return;
