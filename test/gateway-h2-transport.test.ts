@@ -238,9 +238,9 @@ async function startRawNode(t: Tap.Test, script: (socket: Socket) => void) {
 t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no crash, nothing left open', async (t) => {
   const settings = settingsFrame([]);
   const cases: [string, (socket: Socket) => void, number][] = [
-    ['HTTP/1.1 instead of HTTP/2', (socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'), status.INTERNAL],
-    ['garbage bytes', (socket) => socket.write('zzzzzzzzzzzzzzzzzzzzzzzz'), status.INTERNAL],
-    ['SETTINGS of a wrong length', (socket) => socket.write(frame(FrameType.SETTINGS, 0, 0, Buffer.from('zzzz'))), status.INTERNAL],
+    ['HTTP/1.1 instead of HTTP/2', (socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'), status.UNAVAILABLE],
+    ['garbage bytes', (socket) => socket.write('zzzzzzzzzzzzzzzzzzzzzzzz'), status.UNAVAILABLE],
+    ['SETTINGS of a wrong length', (socket) => socket.write(frame(FrameType.SETTINGS, 0, 0, Buffer.from('zzzz'))), status.UNAVAILABLE],
     ['a HEADERS block that is not HPACK', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))])), status.INTERNAL],
     ['a frame past the maximum size', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 1, Buffer.alloc(20_000))])), status.INTERNAL],
     ['DATA on stream 0', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 0, Buffer.from('x'))])), status.INTERNAL],

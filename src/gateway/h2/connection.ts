@@ -437,11 +437,16 @@ export class H2Connection {
     }
   }
 
-  /** The node broke the protocol: it is told why (GOAWAY), the connection is dropped, its calls fail INTERNAL. */
+  /**
+   * The node broke the protocol: it is told why (GOAWAY), the connection is dropped, its calls fail INTERNAL. Before
+   * its first SETTINGS the peer is not an HTTP/2 node at all (an HTTP/1 port, say): UNAVAILABLE, as grpc-js answers
+   * a connection that never became ready, so a misconfigured upstream reads as one that cannot be reached.
+   */
   #protocolFailure(error: unknown): void {
     const code = error instanceof ConnectionError ? error.code : ErrorCode.INTERNAL_ERROR;
     const message = (error as Error).message;
-    this.#destroy(GrpcStatus.INTERNAL, `HTTP/2 protocol error from the node: ${message}`, goawayFrame(0, code, message.slice(0, 200)));
+    const [status, what] = this.#settingsReceived ? [GrpcStatus.INTERNAL, 'HTTP/2 protocol error from the node'] : [GrpcStatus.UNAVAILABLE, 'The node does not speak HTTP/2'];
+    this.#destroy(status, `${what}: ${message}`, goawayFrame(0, code, message.slice(0, 200)));
   }
 
   /** Every unfinished call fails with `code`; the socket is destroyed. */
