@@ -1,7 +1,7 @@
 // Main thread, hand-written for the hot path (cold UCAN verification): reads a ucanto archive of the common
 // shape, the CARv1 that ucanto writes for a UCAN without proofs: a header naming one root, the UCAN's DAG-CBOR
 // block, and the root block `{ 'ucan@0.9.1': <link to the UCAN> }`. Anything else is out of shape.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ascii, outOfShape, startsWith } from './shape.js';
 
 /** CIDv1, dag-cbor (0x71), sha2-256 (0x12), 32-byte digest: the prefix of every CID in the shape. */
@@ -61,7 +61,7 @@ export function readArchive(car: Uint8Array): ArchivedUcan {
   if (blocks.length !== 2 || !variant || !ucan) outOfShape('CAR other than a root block and one UCAN block');
   if (variant.data.length !== VARIANT_LENGTH || !startsWith(variant.data, 0, VARIANT_START)) outOfShape('root block other than ucan@0.9.1');
   if (!equal(variant.data.subarray(VARIANT_START.length), ucan.digest) || equal(ucan.digest, root)) outOfShape('root block does not link the UCAN block');
-  if (!equal(createHash('sha256').update(ucan.data).digest(), ucan.digest)) outOfShape('UCAN block does not match its CID');
+  if (!equal(hash('sha256', ucan.data, 'buffer'), ucan.digest)) outOfShape('UCAN block does not match its CID');
   return { cid: ucan.cid, block: ucan.data };
 }
 
