@@ -178,6 +178,17 @@ t.test('the fast path decides as ucanto does, with the same reasons and the same
   t.ok(seen.refusedInShape >= 10, `${seen.refusedInShape} refused by it`);
 });
 
+t.test('a long nonce (near the artifact limit) is read by the fast path and decided the same', async (t) => {
+  const base = { issuer: 'user', audience: ORACLE, can: '*', with: 'ixo:oracle', ttl: 300, notBefore: undefined, fact: false, proof: false, mutation: { kind: 'none' } } as const;
+  for (const nonce of ['x'.repeat(40_000), `"\\${'q'.repeat(100)}`]) {
+    const car = await mint({ ...base, nonce } as Spec);
+    const [fast, slow] = [await decide(true, car), await decide(false, car)];
+    t.same(fast, slow);
+    t.equal('identity' in fast.decision && fast.decision.identity.did, user.did(), 'accepted');
+    t.ok(readCommonUcan(readArchive(car).block, fastAudience(ORACLE)!.bytes).nonce === nonce, 'in the shape');
+  }
+});
+
 t.test('an oracle DID the fast path cannot encode plainly turns it off', async (t) => {
   t.equal(fastAudience('did:key:zNotBase58!!'), undefined);
   t.equal(fastAudience('did:ixo:with space'), undefined);

@@ -56,7 +56,7 @@ export class CborReader {
   printableText(): string {
     const bytes = this.take(this.head(MAJOR.text));
     for (const byte of bytes) if (byte < 0x20 || byte > 0x7e) outOfShape('text outside printable ASCII');
-    return String.fromCharCode(...bytes);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   }
 
   #byte(): number {

@@ -22,8 +22,7 @@ export interface CommonUcan {
   signature: Uint8Array;
 }
 
-const key = (name: string) => ascii(name);
-const KEYS = { s: key('s'), v: key('v'), att: key('att'), aud: key('aud'), exp: key('exp'), iss: key('iss'), nbf: key('nbf'), nnc: key('nnc'), prf: key('prf'), can: key('can'), with: key('with') };
+const KEYS = { s: ascii('s'), v: ascii('v'), att: ascii('att'), aud: ascii('aud'), exp: ascii('exp'), iss: ascii('iss'), nbf: ascii('nbf'), nnc: ascii('nnc'), prf: ascii('prf'), can: ascii('can'), with: ascii('with') };
 const VERSION = ascii('0.9.1');
 const ANY_ABILITY = ascii('*');
 const RESOURCES = (['ixo:oracle', 'ixo:*', 'ucan:*'] as const).map((name) => [name, ascii(name)] as const);
