@@ -10,15 +10,25 @@ export const MAX_CHAIN_LENGTH = 16;
 
 const BASE64 = /^[A-Za-z0-9+/\-_]+={0,2}$/;
 
-/** Decodes a base64 ucanto archive into its root delegation (an invocation is a delegation too). */
-export async function decodeArtifact(value: string): Promise<DelegationView> {
+/** The bytes of a base64 ucanto archive, refused when empty, too long or not base64. */
+export function artifactBytes(value: string): Buffer {
   const text = value.replace(/\s+/g, '');
   if (text.length === 0) fail('empty UCAN artifact');
   if (text.length > MAX_ARTIFACT_CHARS) fail(`UCAN artifact longer than ${MAX_ARTIFACT_CHARS} characters`);
   if (!BASE64.test(text)) fail('UCAN artifact is not base64');
-  const extracted = await Delegation.extract(Buffer.from(text, 'base64'));
+  return Buffer.from(text, 'base64');
+}
+
+/** The root delegation of a ucanto archive (an invocation is a delegation too). */
+export async function extractArtifact(bytes: Uint8Array): Promise<DelegationView> {
+  const extracted = await Delegation.extract(bytes);
   if (extracted.error) fail(`UCAN artifact is not a ucanto archive (${extracted.error.message})`);
   return extracted.ok;
+}
+
+/** Decodes a base64 ucanto archive into its root delegation. */
+export function decodeArtifact(value: string): Promise<DelegationView> {
+  return extractArtifact(artifactBytes(value));
 }
 
 /** The delegation and every proof it embeds, depth first, each once. Proofs sent only as links are not here. */
@@ -37,12 +47,13 @@ export function chainOf(root: DelegationView): DelegationView[] {
 
 /** Refuses a delegation outside its time bounds. */
 export function checkTimeBounds(delegation: DelegationView, role: string): void {
-  if (UCAN.isExpired(delegation.data)) {
-    fail(`${role} ${delegation.cid} expired at ${new Date(delegation.expiration * 1000).toISOString()}`);
-  }
-  if (UCAN.isTooEarly(delegation.data)) {
-    fail(`${role} ${delegation.cid} is not valid before ${new Date((delegation.notBefore ?? 0) * 1000).toISOString()}`);
-  }
+  checkTimeWindow(role, `${delegation.cid}`, delegation.expiration, delegation.notBefore);
+}
+
+/** Refuses a UCAN outside [notBefore, expiration) as dag-ucan's isTooEarly/isExpired decide it (whole seconds). */
+export function checkTimeWindow(role: string, cid: string, expiration: number, notBefore: number | undefined, now = UCAN.now()): void {
+  if (expiration <= now) fail(`${role} ${cid} expired at ${new Date(expiration * 1000).toISOString()}`);
+  if (notBefore != null && now <= notBefore) fail(`${role} ${cid} is not valid before ${new Date(notBefore * 1000).toISOString()}`);
 }
 
 /** The earliest expiration along the chain (seconds); Infinity when nothing in it expires. */

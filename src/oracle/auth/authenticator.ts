@@ -4,11 +4,12 @@
 // verification, whose signature checks run wherever the injected SignatureVerifier sends them.
 import { createHash } from 'node:crypto';
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
-import { decodeArtifact } from './artifact.js';
+import { artifactBytes, extractArtifact } from './artifact.js';
 import { ExpiringLru } from './cache.js';
 import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
 import { AuthFailure, VerifierUnavailable } from './failure.js';
+import { fastAudience, verifyFastInvocation, type FastAudience } from './fast/invocation.js';
 import { verifyInvocation } from './invocation.js';
 import { InFlight } from '../../in-flight.js';
 import { ucanVerifications } from '../../metrics/catalogue.js';
@@ -53,12 +54,15 @@ export interface AuthenticatorOptions {
   cacheSize?: number;
   /** Revoked delegations: an artifact with one of them in its chain is refused (checked past the cache). */
   revocations?: { isRevoked(cid: string): Promise<boolean> };
+  /** false sends every invocation through ucanto's path (the fast path's equivalence test compares the two). */
+  fastPath?: boolean;
 }
 
 interface Verified {
   did: string;
   expiration: number;
-  artifact: Delegation;
+  /** The decoded artifact; absent for an invocation checked by the fast path (only delegations are kept). */
+  artifact?: Delegation;
   /** CIDs of the artifact and the proofs it embeds. */
   chain: string[];
 }
@@ -76,6 +80,8 @@ export class UcanAuthenticator {
   readonly #resolvers: DidResolvers;
   readonly #cache: ExpiringLru<Verified>;
   readonly #inFlight = new InFlight<Verified>();
+  /** The oracle's audience for the fast path (fast/invocation.ts); undefined turns the fast path off. */
+  readonly #fastAudience: FastAudience | undefined;
   #hits = 0;
   #misses = 0;
 
@@ -83,6 +89,7 @@ export class UcanAuthenticator {
     this.#options = options;
     this.#resolvers = { ixo: ixoResolverUnavailable, ...options.resolvers };
     this.#cache = new ExpiringLru(options.cacheSize ?? 10_000);
+    this.#fastAudience = options.fastPath === false ? undefined : fastAudience(options.oracleDid);
   }
 
   get oracleDid(): string {
@@ -106,13 +113,13 @@ export class UcanAuthenticator {
           if (error instanceof AuthFailure) return undefined;
           throw error;
         });
-        if (user?.did === verified.did) Object.assign(identity, { delegation: user.artifact, delegationRaw: delegation });
+        if (user?.did === verified.did) Object.assign(identity, { delegation: user.artifact!, delegationRaw: delegation });
       }
       return identity;
     }
     if (delegation) {
       const verified = await this.#verifiedOr401('delegation', delegation);
-      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), delegation: verified.artifact, delegationRaw: delegation };
+      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), delegation: verified.artifact!, delegationRaw: delegation };
     }
     throw authErrors.missing();
   }
@@ -171,7 +178,7 @@ export class UcanAuthenticator {
     return this.#inFlight.run(key, async () => {
       this.#misses++;
       cacheMisses.inc();
-      const verified = await verifyArtifact(kind, raw, this.#options, this.#resolvers);
+      const verified = await verifyArtifact(kind, raw, this.#options, this.#resolvers, this.#fastAudience);
       const untilMs = Math.min(verified.expiration * 1000, Date.now() + MAX_CACHE_SECONDS * 1000);
       this.#cache.set(key, verified, untilMs);
       return verified;
@@ -207,8 +214,12 @@ function storageAnswer(verified: Verified, oracleDid: string, userDid: string): 
   return { ok: true, issuer: verified.did, audience: oracleDid, ...finite(verified.expiration) };
 }
 
-async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOptions, resolvers: DidResolvers): Promise<Verified> {
-  const artifact = await decodeArtifact(raw);
+async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOptions, resolvers: DidResolvers, audience?: FastAudience): Promise<Verified> {
+  const bytes = artifactBytes(raw);
+  // The common invocation (did:key, no proofs) skips ucanto's decode, format and access(); the rest goes below.
+  const fast = kind === 'invocation' && audience ? await verifyFastInvocation(bytes, audience, options) : undefined;
+  if (fast) return fast;
+  const artifact = await extractArtifact(bytes);
   const session = new SignatureSession(options.verifier, resolvers);
   try {
     const verified =
