@@ -1,6 +1,5 @@
 // The front door on uWebSockets.js: the only module (with its siblings) that touches uWS.
 // Each route's pipeline is built once; a request runs: rate limit -> headers -> body -> handler -> reply.
-import { randomUUID } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { sseStreamsActive } from '../metrics/catalogue.js';
@@ -9,6 +8,7 @@ import { AddressList, normalizeAddress } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
 import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
+import { nextRequestId } from './request-id.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter, withLocalFallback, type SharedRateLimit } from './rate-limit.js';
@@ -236,14 +236,15 @@ export class HttpServer implements SocketFrontDoor {
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     }
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
-    const requestId = headers['x-request-id'] || randomUUID();
+    const requestId = headers['x-request-id'] || nextRequestId();
     const cors = this.#cors(headers.origin);
 
     /** `closeConnection` drops the connection after the answer (the rest of an oversized body is not read). */
     const send = (reply: Reply, closeConnection = false) => {
       if (aborted || finished) return;
       res.cork(() => {
-        res.writeStatus(statusLine(reply.status));
+        // uWS writes `200 OK` itself before the first header: one native call fewer for most answers.
+        if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
         res.writeHeader('Content-Type', reply.contentType);
         res.writeHeader('X-Request-Id', requestId);
         for (const [name, value] of cors) res.writeHeader(name, value);
