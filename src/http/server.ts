@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import { sseStreamsActive } from '../metrics/catalogue.js';
 import { observeRequest } from '../metrics/http.js';
 import { AddressList, normalizeAddress } from './client-address.js';
-import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
+import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsPairs } from './cors.js';
 import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
 import { nextRequestId } from './request-id.js';
@@ -245,9 +245,9 @@ export class HttpServer implements SocketFrontDoor {
       res.cork(() => {
         // uWS writes `200 OK` itself before the first header: one native call fewer for most answers.
         if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
-        res.writeHeader('Content-Type', reply.contentType);
-        res.writeHeader('X-Request-Id', requestId);
-        for (const [name, value] of cors) res.writeHeader(name, value);
+        // Content-Type, X-Request-Id and the CORS headers in one native call (a fifth of a microsecond each),
+        // the same bytes as one call per header: uWS writes `name: value\r\n` as given.
+        res.writeHeader('Content-Type', `${reply.contentType}\r\nX-Request-Id: ${requestId}${cors.block}`);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
         // A HEAD answer has no body (a client reads one as the start of the next answer). Not endWithoutBody:
         // this uWS build then reports a bogus Content-Length and drops the connection's next request.
@@ -348,7 +348,7 @@ export class HttpServer implements SocketFrontDoor {
     signal: AbortSignal,
     status: number,
     headers: Record<string, string>,
-    cors: [string, string][],
+    cors: CorsPairs,
     finish: () => void,
     requestId: string,
   ): StreamWriter {
