@@ -73,8 +73,10 @@ const cacheMisses = ucanVerifications.with('miss');
 export class UcanAuthenticator {
   readonly #options: AuthenticatorOptions;
   readonly #resolvers: DidResolvers;
-  /** By the artifact's text itself: only the same text hits (nothing to forge or collide), and V8 hashes a string
-   * far faster than a sha256 of it (which was a tenth of a warm request). Each entry says the kind it passed as. */
+  /**
+   * By the artifact's text itself: only the same text hits (nothing to forge or collide), and V8 hashes a string
+   * far faster than a sha256 of it (which was a tenth of a warm request). Each entry says the kind it passed as.
+   */
   readonly #cache: ExpiringLru<Verified & { kind: Kind }>;
   readonly #inFlight = new InFlight<Verified>();
   #hits = 0;

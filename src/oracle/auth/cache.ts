@@ -1,7 +1,8 @@
 // Verified artifacts by key, until they expire. A Map keeps insertion order, so re-inserting on a hit makes it an
 // LRU: the first key is always the least recently used one. A hit on an entry touched within the last quarter of
-// `maxEntries` insertions stays where it is (it is far from the front): a warm request then costs one Map lookup,
-// not a delete and a set, and an entry used at least that often is still never the one evicted.
+// `maxEntries` insertions stays where it is (most entries are still ahead of it): a warm request
+// then costs one Map lookup, not a delete and a set, and an entry hit at least once per quarter of `maxEntries`
+// insertions is still never the one evicted.
 interface Entry<V> {
   value: V;
   expiresAtMs: number;
