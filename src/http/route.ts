@@ -92,10 +92,11 @@ export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes:
   for (const route of routes) {
     const guard = route.auth === 'public' ? undefined : context.guards[route.auth];
     if (route.auth !== 'public' && !guard) throw new TypeError(`${route.method} ${route.path}: no guard for auth '${route.auth}'`);
+    const validQuery = route.query ? queryChecker(route.query as v.GenericSchema) : undefined;
     const checked = (req: HttpRequest, res: HttpResponse, identity: I): ReturnType<Handler> => {
       const params = check(route.params, req.params);
       if (params && !params.success) return context.invalid({ issues: params.issues }, req);
-      const query = check(route.query, route.query ? Object.fromEntries(req.query) : undefined);
+      const query = validQuery?.(req);
       if (query && !query.success) return context.invalid({ issues: query.issues }, req);
       if (route.body && req.bodyError) return context.invalid({ bodyError: req.bodyError }, req);
       const body = check(route.body, req.body);
@@ -106,6 +107,30 @@ export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes:
     const handler: Handler = guard ? async (req, res) => checked(req, res, (await guard(req)) as I) : (req, res) => checked(req, res, undefined as I);
     router.add(route.method, route.path, handler, docsOf(route));
   }
+}
+
+/** Query strings whose valid output is kept, per route. */
+const QUERIES_KEPT = 64;
+
+/**
+ * A route's query check that keeps the output of the last valid query strings (clients repeat theirs, e.g.
+ * `?limit=20`): a kept one skips URLSearchParams and the schema. Query schemas are pure (the same string
+ * always gives the same output); a kept output is frozen (query outputs are flat), so no handler can change it
+ * for the next request.
+ */
+function queryChecker(schema: v.GenericSchema): (req: HttpRequest) => v.SafeParseResult<v.GenericSchema> {
+  const kept = new Map<string, v.SafeParseResult<v.GenericSchema>>();
+  return (req) => {
+    const known = kept.get(req.rawQuery);
+    if (known) return known;
+    const result = v.safeParse(schema, Object.fromEntries(req.query));
+    if (result.success) {
+      if (kept.size >= QUERIES_KEPT) kept.clear();
+      Object.freeze(result.output);
+      kept.set(req.rawQuery, Object.freeze(result));
+    }
+    return result;
+  };
 }
 
 function check(schema: unknown, input: unknown) {

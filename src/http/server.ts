@@ -1,14 +1,14 @@
 // The front door on uWebSockets.js: the only module (with its siblings) that touches uWS.
 // Each route's pipeline is built once; a request runs: rate limit -> headers -> body -> handler -> reply.
-import { randomUUID } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { sseStreamsActive } from '../metrics/catalogue.js';
 import { observeRequest } from '../metrics/http.js';
 import { AddressList, normalizeAddress } from './client-address.js';
-import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors } from './cors.js';
+import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsPairs } from './cors.js';
 import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
+import { nextRequestId } from './request-id.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
 import { HttpError, httpErrors } from './errors.js';
 import { RateLimiter, withLocalFallback, type SharedRateLimit } from './rate-limit.js';
@@ -236,17 +236,18 @@ export class HttpServer implements SocketFrontDoor {
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     }
     const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
-    const requestId = headers['x-request-id'] || randomUUID();
+    const requestId = headers['x-request-id'] || nextRequestId();
     const cors = this.#cors(headers.origin);
 
     /** `closeConnection` drops the connection after the answer (the rest of an oversized body is not read). */
     const send = (reply: Reply, closeConnection = false) => {
       if (aborted || finished) return;
       res.cork(() => {
-        res.writeStatus(statusLine(reply.status));
-        res.writeHeader('Content-Type', reply.contentType);
-        res.writeHeader('X-Request-Id', requestId);
-        for (const [name, value] of cors) res.writeHeader(name, value);
+        // uWS writes `200 OK` itself before the first header: one native call fewer for most answers.
+        if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
+        // Content-Type, X-Request-Id and the CORS headers in one native call (a fifth of a microsecond each),
+        // the same bytes as one call per header: uWS writes `name: value\r\n` as given.
+        res.writeHeader('Content-Type', `${reply.contentType}\r\nX-Request-Id: ${requestId}${cors.block}`);
         if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
         // A HEAD answer has no body (a client reads one as the start of the next answer). Not endWithoutBody:
         // this uWS build then reports a bogus Content-Length and drops the connection's next request.
@@ -347,7 +348,7 @@ export class HttpServer implements SocketFrontDoor {
     signal: AbortSignal,
     status: number,
     headers: Record<string, string>,
-    cors: [string, string][],
+    cors: CorsPairs,
     finish: () => void,
     requestId: string,
   ): StreamWriter {
