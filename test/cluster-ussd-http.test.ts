@@ -243,7 +243,7 @@ t.test('a paused owner: its sessions move on without it, it rejoins from their n
   const stale = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
   const held = (await stale.get(sessionId))!;
   await resumed.send('00');
-  const write = stale.update({ ...held.value, screen: 'CON stale' }, held.revision);
+  const write = stale.update({ ...held.value, screen: 'CON stale' }, held);
   t.ok(isRevisionConflict(await write.then(() => undefined, (error: unknown) => error)), 'a write from an old revision is refused (revision conflict)');
   t.match(await resumed.resend(nodes[0].url), /^CON .*PIN/i, 'the session is where the cluster left it');
 });

@@ -80,8 +80,9 @@ t.test("the live set of any node includes every node's writes acknowledged befor
   const rounds = 20;
   for (let round = 0; round < rounds; round++) {
     const writer = nodes[round % 3];
-    const revision = await writer.begin(session(`s-${round}`, T0 + 10_000), T0);
-    if (round % 4 === 0) await writer.update(session(`s-${round}`, T0 + 10_000, { state: 'ended' }), revision);
+    const begun = session(`s-${round}`, T0 + 10_000);
+    const revision = await writer.begin(begun, T0);
+    if (round % 4 === 0) await writer.update(session(`s-${round}`, T0 + 10_000, { state: 'ended' }), { value: begun, revision });
     const listed = await nodes[(round + 1) % 3].live(T0);
     t.equal(listed.length, round + 1 - Math.floor(round / 4) - 1, `round ${round}: every live session, no ended one`);
   }

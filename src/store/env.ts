@@ -1,10 +1,12 @@
 // The LMDB environment: one per process, opened by every thread (lmdb-js shares it between threads).
 // Each record family gets its own named database; names are listed here so they stay unique.
 import { mkdirSync } from 'node:fs';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
 
 export const DATABASES = [
+  /** Before revisions were LMDB entry versions; read once to move its sessions to `ussd-session-records`. */
   'ussd-sessions',
+  'ussd-session-records',
   'ussd-session-expiry',
   'ussd-customers',
   'ussd-account-creations',
@@ -19,6 +21,16 @@ export const DATABASES = [
   'gateway-local-node',
 ] as const;
 export type DatabaseName = (typeof DATABASES)[number];
+
+/**
+ * Databases opened with options of their own. `ussd-session-records` (a write per USSD step): the revision is
+ * LMDB's entry version, so a revision-checked write is a conditional write that LMDB's writer thread checks, with
+ * no JavaScript transaction callback and no read; and its msgpack record shapes are stored once, under a symbol
+ * key (no string key equals it), instead of inside every record.
+ */
+const OPTIONS: Partial<Record<DatabaseName, DatabaseOptions>> = {
+  'ussd-session-records': { useVersions: true, sharedStructuresKey: Symbol.for('structures') },
+};
 
 export interface Store {
   readonly root: RootDatabase;
@@ -40,7 +52,7 @@ export function openStore(dataDir: string): Store {
     db<V>(name: DatabaseName) {
       let db = cache.get(name);
       if (!db) {
-        db = root.openDB<V, string>({ name });
+        db = root.openDB<V, string>({ name, ...OPTIONS[name] });
         cache.set(name, db);
       }
       return db as Database<V, string>;

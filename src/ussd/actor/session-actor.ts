@@ -104,7 +104,7 @@ class UssdActor implements Actor<UssdShape> {
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
     try {
-      const revision = live ? await sessions.update(next, live.revision) : await sessions.begin(next, now);
+      const revision = live ? await sessions.update(next, live) : await sessions.begin(next, now);
       this.#stored = { value: next, revision };
     } catch (error) {
       this.#stored = undefined; // another writer came first (or the write failed): read again next time

@@ -69,8 +69,8 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     return current ? this.sessions.update(key, session, current.revision) : this.sessions.create(key, session);
   }
 
-  update(session: UssdSession, expected: Revision): Promise<Revision> {
-    return this.sessions.update([session.sessionId], session, expected);
+  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {
+    return this.sessions.update([session.sessionId], session, read.revision);
   }
 
   async live(now: number): Promise<LiveSession[]> {

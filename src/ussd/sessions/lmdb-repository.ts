@@ -1,10 +1,12 @@
-// Both threads: USSD sessions in LMDB, database `ussd-sessions` (by session ID), and their index by expiry
-// time, `ussd-session-expiry`: key `<expiresAt, 15 digits>:<sessionId>`, value LIVE or ENDED. A session and
-// its index entry are written in one transaction, so the sweep and the live listing read only the index
-// range they need (expired: up to now; live: after now) and never the whole session database.
+// Both threads: USSD sessions in LMDB, database `ussd-session-records` (by session ID, the revision as LMDB's entry
+// version), and their index by expiry time, `ussd-session-expiry`: key `<expiresAt, 15 digits>:<sessionId>`, value
+// LIVE or ENDED. A session and its index entry are written in one conditional batch (one transaction, applied
+// only while the record's version is the one the writer read, checked by LMDB's writer thread), so the sweep and
+// the live listing read only the index range they need (expired: up to now; live: after now) and never the
+// whole session database.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
-import { RevisionConflictError, versioned, writeIfRevision, type Revision, type Stored, type Versioned } from '../../store/revision.js';
+import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
 
@@ -28,34 +30,33 @@ function parseExpiryKey(key: string): LiveSession {
 /** The first key of the entries expiring after `now`. */
 const after = (now: number) => String(now + 1).padStart(TIME_DIGITS, '0');
 
+const indexValue = (session: UssdSession): IndexValue => (session.state === ENDED_STATE ? ENDED : LIVE);
+
+const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
+
 export class LmdbUssdSessionRepository implements UssdSessionRepository {
-  readonly #sessions: Database<Stored<UssdSession>, string>;
+  readonly #sessions: Database<UssdSession, string>;
   readonly #expiry: Database<IndexValue, string>;
 
   constructor(store: Store) {
-    this.#sessions = store.db('ussd-sessions');
+    this.#sessions = store.db('ussd-session-records');
     this.#expiry = store.db('ussd-session-expiry');
+    this.#moveSessionsOfTheUnversionedDatabase(store.db('ussd-sessions'));
     this.#indexSessionsWrittenBeforeTheIndex();
   }
 
   async get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
-    return versioned(this.#sessions.get(sessionId));
+    return this.#read(sessionId);
   }
 
   async begin(session: UssdSession, now: number): Promise<Revision> {
-    const revision = await this.#sessions.transaction(() => {
-      const current = this.#sessions.get(session.sessionId);
-      if (current && current.expiresAt > now) return undefined;
-      return this.#write(session, current && (current.revision ?? 0), current);
-    });
-    if (revision === undefined) throw new RevisionConflictError(session.sessionId, undefined);
-    return revision;
+    const current = this.#read(session.sessionId);
+    if (current && current.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
+    return this.#write(session, current);
   }
 
-  async update(session: UssdSession, expected: Revision): Promise<Revision> {
-    const revision = await this.#sessions.transaction(() => this.#write(session, expected, this.#sessions.get(session.sessionId)));
-    if (revision === undefined) throw new RevisionConflictError(session.sessionId, expected);
-    return revision;
+  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {
+    return this.#write(session, read);
   }
 
   async live(now: number): Promise<LiveSession[]> {
@@ -84,23 +85,47 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     }
   }
 
-  /** Inside a write transaction: the session and its index entry, if the stored revision is `expected` (none: undefined). */
-  #write(session: UssdSession, expected: Revision | undefined, current: Stored<UssdSession> | undefined): Revision | undefined {
-    const revision = writeIfRevision(this.#sessions, session.sessionId, session, expected, current);
-    if (revision === undefined) return undefined;
-    if (current) this.#expiry.removeSync(expiryKey(current.expiresAt, session.sessionId));
-    this.#expiry.putSync(expiryKey(session.expiresAt, session.sessionId), session.state === ENDED_STATE ? ENDED : LIVE);
+  #read(sessionId: string): Versioned<UssdSession> | undefined {
+    const entry = this.#sessions.getEntry(sessionId);
+    return entry && { value: entry.value, revision: entry.version ?? 0 };
+  }
+
+  /**
+   * Writes `session` and its index entry, replacing `replaced` (the record as its writer read it), or creating it
+   * when none; refused (RevisionConflictError) once the stored record is no longer at `replaced`'s revision, or
+   * exists when none was expected. No transaction callback runs on this thread: LMDB's writer checks the version
+   * and applies the three writes, or none, in the transaction it commits (synced) before the promise resolves.
+   */
+  async #write(session: UssdSession, replaced: Versioned<UssdSession> | undefined): Promise<Revision> {
+    const { sessionId } = session;
+    const revision = (replaced?.revision ?? 0) + 1;
+    const writes = () => {
+      this.#sessions.put(sessionId, session, revision);
+      if (replaced) this.#expiry.remove(expiryKey(replaced.value.expiresAt, sessionId));
+      this.#expiry.put(expiryKey(session.expiresAt, sessionId), indexValue(session));
+    };
+    const written = replaced ? await this.#sessions.ifVersion(sessionId, replaced.revision, writes) : await this.#sessions.ifNoExists(sessionId, writes);
+    if (!written) throw new RevisionConflictError(sessionId, replaced?.revision);
     return revision;
+  }
+
+  /** A data directory from before revisions were entry versions: its sessions move here once, revision kept. */
+  #moveSessionsOfTheUnversionedDatabase(unversioned: Database<Stored<UssdSession>, string>): void {
+    if (isEmpty(unversioned)) return;
+    this.#sessions.transactionSync(() => {
+      for (const { key, value } of [...unversioned.getRange()]) {
+        const { revision = 0, ...session } = value;
+        if (!this.#sessions.doesExist(key)) this.#sessions.putSync(key, session as UssdSession, revision);
+        unversioned.removeSync(key);
+      }
+    });
   }
 
   /** A data directory from before the index: index its sessions once, or they would never be swept. */
   #indexSessionsWrittenBeforeTheIndex(): void {
-    const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
     if (!isEmpty(this.#expiry) || isEmpty(this.#sessions)) return;
     this.#sessions.transactionSync(() => {
-      for (const { key, value } of this.#sessions.getRange()) {
-        this.#expiry.putSync(expiryKey(value.expiresAt, key), value.state === ENDED_STATE ? ENDED : LIVE);
-      }
+      for (const { key, value } of this.#sessions.getRange()) this.#expiry.putSync(expiryKey(value.expiresAt, key), indexValue(value));
     });
   }
 }

@@ -16,8 +16,12 @@ export interface UssdSessionRepository {
    * dialled again). RevisionConflictError when a session that has not expired is stored.
    */
   begin(session: UssdSession, now: number): Promise<Revision>;
-  /** Replaces the session if its revision is still `expected`; RevisionConflictError when it moved or is gone. */
-  update(session: UssdSession, expected: Revision): Promise<Revision>;
+  /**
+   * Replaces `read`, the session as its caller last read or wrote it (get, begin, update), if the stored revision is
+   * still `read.revision`; RevisionConflictError when it moved or is gone. (The LMDB store takes the expiry of
+   * `read` to move the session's index entry without reading the record again.)
+   */
+  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision>;
   /** The live sessions (not expired by `now`, not ended), from an index: no session record is read. */
   live(now: number): Promise<LiveSession[]>;
   /**

@@ -1,7 +1,7 @@
 // Actor hosts. Runs the menu: one input in, the next session and its screen out. Navigation keys are handled
 // here the same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered,
 // `0` goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
-import { ENDED_STATE, type PendingDraft, type UssdContext, type UssdDial, type UssdSession } from '../../session.js';
+import { ENDED_STATE, type ConsumedHistory, type PendingDraft, type UssdContext, type UssdDial, type UssdSession } from '../../session.js';
 import { newInputAfter, rememberHistory } from '../text-history.js';
 import { compose, NAV, TEXT } from './screens.js';
 import { STATES } from './states.js';
@@ -20,7 +20,7 @@ export { ENDED_STATE };
 /** The session and welcome menu of a new dial. `dial.text` (usually '') counts as consumed. */
 export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep> {
   const now = deps.now();
-  const fresh: UssdSession = {
+  const draft: UssdSession = {
     sessionId: dial.sessionId,
     phoneNumber: dial.phoneNumber,
     serviceCode: dial.serviceCode,
@@ -32,21 +32,12 @@ export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep>
     updatedAt: now,
     expiresAt: now + deps.sessionTtlSeconds * 1000,
   };
-  const message = await render('preMenu', undefined, fresh, deps);
-  const session = { ...fresh, context: { ...fresh.context, message }, screen: `CON ${message}` };
-  return { session, screen: session.screen, ended: false };
+  return shown(draft, draft.context, 'CON ', await render('preMenu', undefined, draft, deps));
 }
 
 /** Applies one user input to the session. Never throws for bad input; store faults propagate. */
-export async function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Promise<MenuStep> {
-  if (session.state === ENDED_STATE) return { session, screen: session.screen, ended: true };
-  const input = rawInput.trim();
-  const state = STATES[session.state as StateName] as StateDef | undefined;
-  let outcome: Outcome;
-  if (!state) outcome = { to: 'preMenu' };
-  else if (state.auth && !session.context.isAuthenticated) outcome = { to: 'preMenu', notice: TEXT.loginFirst };
-  else outcome = navigation(state, input, session) ?? (await state.handle(input, session, deps));
-  return settle(session, outcome, deps);
+export function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Promise<MenuStep> {
+  return applyInputRemembering(session, rawInput, deps, session.history);
 }
 
 /**
@@ -66,8 +57,21 @@ export async function answer(
   if (next.kind === 'retry') {
     return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
   }
-  const step = await applyInput(existing, next.input, deps);
-  return { ...step, session: { ...step.session, history: rememberHistory(dial.text, digest) }, retry: false };
+  // The session is built once, with the history it will store (no copy of it to swap the history in).
+  const step = await applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, digest));
+  return { session: step.session, screen: step.screen, ended: step.ended, retry: false };
+}
+
+/** applyInput, the next session storing `history` as its consumed history. */
+async function applyInputRemembering(session: UssdSession, rawInput: string, deps: MenuDeps, history: ConsumedHistory): Promise<MenuStep> {
+  if (session.state === ENDED_STATE) return { session: { ...session, history }, screen: session.screen, ended: true };
+  const input = rawInput.trim();
+  const state = STATES[session.state as StateName] as StateDef | undefined;
+  let outcome: Outcome;
+  if (!state) outcome = { to: 'preMenu' };
+  else if (state.auth && !session.context.isAuthenticated) outcome = { to: 'preMenu', notice: TEXT.loginFirst };
+  else outcome = navigation(state, input, session) ?? (await state.handle(input, session, deps));
+  return settle(session, outcome, deps, history);
 }
 
 function navigation(state: StateDef, input: string, session: UssdSession): Outcome | undefined {
@@ -77,41 +81,72 @@ function navigation(state: StateDef, input: string, session: UssdSession): Outco
   return undefined;
 }
 
-async function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps): Promise<MenuStep> {
+async function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps, history: ConsumedHistory): Promise<MenuStep> {
   const now = deps.now();
-  const context = withoutUndefined({ ...session.context, ...outcome.context }) as UssdContext;
-  const timing = { updatedAt: now, expiresAt: now + deps.sessionTtlSeconds * 1000 };
-  if ('end' in outcome) {
-    const message = outcome.end;
-    const { pending: _dropped, ...rest } = session;
-    const next = { ...rest, ...timing, state: ENDED_STATE, context: { ...context, message }, screen: `END ${message}` };
-    return { session: next, screen: next.screen, ended: true };
-  }
+  const context = outcome.context ? changed(session.context, outcome.context) : session.context;
+  const expiresAt = now + deps.sessionTtlSeconds * 1000;
+  if ('end' in outcome) return shown(nextSession(session, ENDED_STATE, context, undefined, history, now, expiresAt), context, 'END ', outcome.end);
   let target = outcome.to;
   let notice = outcome.notice;
   if (STATES[target]?.auth && !context.isAuthenticated) [target, notice] = ['preMenu', TEXT.loginFirst];
-  const pending = keep({ ...session.pending, ...('pending' in outcome ? outcome.pending : {}) }, STATES[target]?.keeps);
-  const { pending: _old, ...rest } = session;
-  const draft = { ...rest, ...timing, state: target, context, ...(pending ? { pending } : {}) };
-  const message = await render(target, notice, draft, deps);
-  const next: UssdSession = { ...draft, context: { ...context, message }, screen: `CON ${message}` };
-  return { session: next, screen: next.screen, ended: false };
+  const pending = keep(session.pending, 'pending' in outcome ? outcome.pending : undefined, STATES[target]?.keeps);
+  const draft = nextSession(session, target, context, pending, history, now, expiresAt);
+  return shown(draft, context, 'CON ', await render(target, notice, draft, deps));
+}
+
+/**
+ * The session after a step, every field written out (one object of one shape, no spread of the old one); its
+ * screen is set by `shown`. `pending` is left out when there is none.
+ */
+function nextSession(
+  session: UssdSession,
+  state: string,
+  context: UssdContext,
+  pending: PendingDraft | undefined,
+  history: ConsumedHistory,
+  updatedAt: number,
+  expiresAt: number,
+): UssdSession {
+  const { sessionId, phoneNumber, serviceCode, screen, createdAt } = session;
+  return pending
+    ? { sessionId, phoneNumber, serviceCode, state, context, pending, history, screen, createdAt, updatedAt, expiresAt }
+    : { sessionId, phoneNumber, serviceCode, state, context, history, screen, createdAt, updatedAt, expiresAt };
+}
+
+/** The step that shows `message` (after `prefix`, `CON ` or `END `): the draft gets its screen and context message. */
+function shown(draft: UssdSession, context: UssdContext, prefix: 'CON ' | 'END ', message: string): MenuStep {
+  draft.context = { ...context, message };
+  draft.screen = prefix + message;
+  return { session: draft, screen: draft.screen, ended: prefix === 'END ' };
 }
 
 async function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): Promise<string> {
   const state = STATES[name];
   const body = await state.body(session, deps);
-  const nav = [state.back && NAV.back, state.home && NAV.home, state.exit && NAV.exit];
-  return compose(notice, body, ...nav.map((line) => line || undefined));
+  return compose(notice, body, state.back ? NAV.back : undefined, state.home ? NAV.home : undefined, state.exit ? NAV.exit : undefined);
 }
 
-/** Keeps the draft fields the state works with (none when it declares none); undefined when nothing is left. */
-function keep(pending: PendingDraft, fields: readonly (keyof PendingDraft)[] | undefined): PendingDraft | undefined {
-  const kept: PendingDraft = {};
-  for (const field of fields ?? []) if (pending[field] !== undefined) kept[field] = pending[field];
-  return Object.keys(kept).length > 0 ? kept : undefined;
+/**
+ * The draft with `changes` applied (an undefined field in `changes` removes it), keeping only the fields the
+ * state works with (none when it declares none); undefined when nothing is left.
+ */
+function keep(
+  pending: PendingDraft | undefined,
+  changes: PendingDraft | undefined,
+  fields: readonly (keyof PendingDraft)[] | undefined,
+): PendingDraft | undefined {
+  if (!fields) return undefined;
+  let kept: PendingDraft | undefined;
+  for (const field of fields) {
+    const value = changes && field in changes ? changes[field] : pending?.[field];
+    if (value !== undefined) (kept ??= {})[field] = value;
+  }
+  return kept;
 }
 
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+/** `context` with `changes` applied; a field set to undefined in `changes` is removed. */
+function changed(context: UssdContext, changes: Partial<UssdContext>): UssdContext {
+  const next: Record<string, unknown> = { ...context, ...changes };
+  for (const key of Object.keys(changes)) if (next[key] === undefined) delete next[key];
+  return next as unknown as UssdContext;
 }
