@@ -1,0 +1,93 @@
+// Main thread: the credentials of the open event sockets, so none outlives its UCAN. A revoked CID closes every
+// socket whose chain holds it (one index CID -> sockets), and an expiry closes the sockets whose chain ends then.
+// Expiries are whole seconds (UCAN `exp`), so sockets are bucketed by that second and one 1 s sweep, running only
+// while a bucket exists, visits the buckets that came due: no timer per socket (a Node timer is ~150 bytes plus a
+// heap entry; at 20k idle sockets the buckets cost one Set entry each, shared with every socket of that second).
+
+/** What the watch needs of a socket. */
+export interface WatchedSocket {
+  readonly identity: {
+    /** CIDs of the artifact the socket authenticated with and its proofs (shared with the verification cache). */
+    readonly chain: readonly string[];
+    /** Seconds since the epoch; absent when nothing in the chain expires. */
+    readonly expiration?: number;
+  };
+}
+
+export type CredentialEnd = 'credential revoked' | 'credential expired';
+
+const SWEEP_MS = 1000;
+
+export class CredentialWatch<S extends WatchedSocket> {
+  readonly #byCid = new Map<string, Set<S>>();
+  /** Expiry second -> sockets whose credential expires then. */
+  readonly #byExpiry = new Map<number, Set<S>>();
+  /** The last second swept: buckets up to it are gone. */
+  #swept = nowSeconds();
+  #sweeper: NodeJS.Timeout | undefined;
+
+  /** `end` closes a socket; the transport's close then calls `remove`. */
+  constructor(private readonly end: (socket: S, why: CredentialEnd) => void) {}
+
+  /** False (and nothing kept) when the credential already expired: the caller closes the socket. */
+  add(socket: S): boolean {
+    const { chain, expiration } = socket.identity;
+    if (expiration !== undefined && expiration <= nowSeconds()) return false;
+    for (const cid of chain) addTo(this.#byCid, cid, socket);
+    if (expiration !== undefined) {
+      addTo(this.#byExpiry, expiration, socket);
+      this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
+    }
+    return true;
+  }
+
+  remove(socket: S): void {
+    const { chain, expiration } = socket.identity;
+    for (const cid of chain) removeFrom(this.#byCid, cid, socket);
+    if (expiration !== undefined) removeFrom(this.#byExpiry, expiration, socket);
+    this.#stopWhenIdle();
+  }
+
+  /** A CID was revoked: every socket whose chain holds it is closed. */
+  revoked(cid: string): void {
+    const sockets = this.#byCid.get(cid);
+    if (sockets) for (const socket of [...sockets]) this.end(socket, 'credential revoked');
+  }
+
+  /** Sockets watched (tests, metrics). */
+  get size(): { cids: number; expiries: number } {
+    return { cids: this.#byCid.size, expiries: this.#byExpiry.size };
+  }
+
+  /** Closes everything due: a UCAN is expired once `now >= exp`. */
+  #sweep(): void {
+    const now = nowSeconds();
+    for (let second = this.#swept + 1; second <= now; second++) {
+      const due = this.#byExpiry.get(second);
+      if (due) for (const socket of [...due]) this.end(socket, 'credential expired');
+    }
+    this.#swept = now;
+    this.#stopWhenIdle();
+  }
+
+  #stopWhenIdle(): void {
+    if (this.#byExpiry.size > 0 || !this.#sweeper) return;
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+    this.#swept = nowSeconds();
+  }
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function addTo<K, S>(index: Map<K, Set<S>>, key: K, socket: S): void {
+  let sockets = index.get(key);
+  if (!sockets) index.set(key, (sockets = new Set()));
+  sockets.add(socket);
+}
+
+function removeFrom<K, S>(index: Map<K, Set<S>>, key: K, socket: S): void {
+  const sockets = index.get(key);
+  if (!sockets?.delete(socket)) return;
+  if (sockets.size === 0) index.delete(key);
+}
