@@ -2,7 +2,7 @@
 // socket whose chain holds it (one index CID -> sockets), and an expiry closes the sockets whose chain ends then.
 // Expiries are whole seconds (UCAN `exp`), so sockets are bucketed by that second and one 1 s sweep, running only
 // while a bucket exists, visits the buckets that came due: no timer per socket (a Node timer is ~150 bytes plus a
-// heap entry; at 20k idle sockets the buckets cost one Set entry each, shared with every socket of that second).
+// heap entry; here a socket costs an entry in each index, see Index).
 
 /** What the watch needs of a socket. */
 export interface WatchedSocket {
@@ -19,9 +19,9 @@ export type CredentialEnd = 'credential revoked' | 'credential expired';
 const SWEEP_MS = 1000;
 
 export class CredentialWatch<S extends WatchedSocket> {
-  readonly #byCid = new Map<string, Set<S>>();
+  readonly #byCid: Index<string, S> = new Map();
   /** Expiry second -> sockets whose credential expires then. */
-  readonly #byExpiry = new Map<number, Set<S>>();
+  readonly #byExpiry: Index<number, S> = new Map();
   /** The last second swept: buckets up to it are gone. */
   #swept = nowSeconds();
   #sweeper: NodeJS.Timeout | undefined;
@@ -50,8 +50,7 @@ export class CredentialWatch<S extends WatchedSocket> {
 
   /** A CID was revoked: every socket whose chain holds it is closed. */
   revoked(cid: string): void {
-    const sockets = this.#byCid.get(cid);
-    if (sockets) for (const socket of [...sockets]) this.end(socket, 'credential revoked');
+    for (const socket of socketsAt(this.#byCid, cid)) this.end(socket, 'credential revoked');
   }
 
   /** Sockets watched (tests, metrics). */
@@ -63,8 +62,7 @@ export class CredentialWatch<S extends WatchedSocket> {
   #sweep(): void {
     const now = nowSeconds();
     for (let second = this.#swept + 1; second <= now; second++) {
-      const due = this.#byExpiry.get(second);
-      if (due) for (const socket of [...due]) this.end(socket, 'credential expired');
+      for (const socket of socketsAt(this.#byExpiry, second)) this.end(socket, 'credential expired');
     }
     this.#swept = now;
     this.#stopWhenIdle();
@@ -80,14 +78,27 @@ export class CredentialWatch<S extends WatchedSocket> {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function addTo<K, S>(index: Map<K, Set<S>>, key: K, socket: S): void {
-  let sockets = index.get(key);
-  if (!sockets) index.set(key, (sockets = new Set()));
-  sockets.add(socket);
+/**
+ * One socket per key is the common case (an invocation is one socket's), kept bare; a Set only from the second
+ * (a Set with its table is ~100 bytes, a quarter of what the watch would otherwise add per socket).
+ */
+type Index<K, S> = Map<K, S | Set<S>>;
+
+function addTo<K, S extends object>(index: Index<K, S>, key: K, socket: S): void {
+  const held = index.get(key);
+  if (held === undefined) index.set(key, socket);
+  else if (held instanceof Set) held.add(socket);
+  else if (held !== socket) index.set(key, new Set([held, socket]));
 }
 
-function removeFrom<K, S>(index: Map<K, Set<S>>, key: K, socket: S): void {
-  const sockets = index.get(key);
-  if (!sockets?.delete(socket)) return;
-  if (sockets.size === 0) index.delete(key);
+function removeFrom<K, S extends object>(index: Index<K, S>, key: K, socket: S): void {
+  const held = index.get(key);
+  if (held === socket) index.delete(key);
+  else if (held instanceof Set && held.delete(socket) && held.size === 0) index.delete(key);
+}
+
+/** A copy: closing a socket removes it from the index meanwhile. */
+function socketsAt<K, S extends object>(index: Index<K, S>, key: K): S[] {
+  const held = index.get(key);
+  return held === undefined ? [] : held instanceof Set ? [...held] : [held];
 }
