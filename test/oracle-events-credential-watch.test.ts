@@ -20,7 +20,7 @@ t.test('a revoked CID ends the sockets that hold it in their chain, one or many,
   const { watch, ended } = watchOf();
   const later = Math.floor(Date.now() / 1000) + 600;
   const [a, b, c, d] = [socket('a', ['inv-a', 'shared']), socket('b', ['inv-b', 'shared'], later), socket('c', ['shared'], later), socket('d', ['inv-d'])];
-  for (const s of [a, b, c, d]) t.ok(watch.add(s));
+  for (const s of [a, b, c, d]) t.equal(watch.add(s), undefined, `${s.name} watched`);
   watch.remove(c);
   watch.revoked('unknown');
   t.same(ended, []);
@@ -29,10 +29,13 @@ t.test('a revoked CID ends the sockets that hold it in their chain, one or many,
   t.same(watch.size, { cids: 1, expiries: 0 }, 'only d is left');
   watch.revoked('inv-d');
   t.same(watch.size, { cids: 0, expiries: 0 });
+  // A handshake that checked revocations before 'shared' was revoked, and opens after.
+  t.equal(watch.add(socket('late', ['inv-late', 'shared'])), 'credential revoked', 'a recent revocation refuses a socket opening now');
+  t.same(watch.size, { cids: 0, expiries: 0 });
 });
 
 t.test('a credential expired already is refused and not kept', async (t) => {
   const { watch } = watchOf();
-  t.notOk(watch.add(socket('late', ['x'], Math.floor(Date.now() / 1000))));
+  t.equal(watch.add(socket('late', ['x'], Math.floor(Date.now() / 1000))), 'credential expired');
   t.same(watch.size, { cids: 0, expiries: 0 });
 });

@@ -91,8 +91,9 @@ export class EventChannel {
 
   /** A socket passed its handshake: it follows its session and hears `connected`. */
   open(client: ChannelClient): void {
-    // Expired during the handshake's awaits: refused like a reconnect would be.
-    if (!this.#credentials.add(client)) return EventChannel.#end(client, 'credential expired');
+    // Expired or revoked during the handshake's awaits: ended as an open socket would be.
+    const ended = this.#credentials.add(client);
+    if (ended) return EventChannel.#end(client, ended);
     this.#clients.add(client);
     wsConnectionsActive.with(client.transport).inc();
     this.#join(client, client.identity.sessionId);

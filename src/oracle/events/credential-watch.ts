@@ -17,6 +17,11 @@ export interface WatchedSocket {
 export type CredentialEnd = 'credential revoked' | 'credential expired';
 
 const SWEEP_MS = 1000;
+/**
+ * Revocations heard this recently are checked at `add`: a handshake checks revocations before its other awaits
+ * (the session's owner), so one revoked meanwhile would otherwise open unnoticed. Longer than any handshake.
+ */
+const RECENT_MS = 60_000;
 
 export class CredentialWatch<S extends WatchedSocket> {
   readonly #byCid: Index<string, S> = new Map();
@@ -25,20 +30,23 @@ export class CredentialWatch<S extends WatchedSocket> {
   /** The last second swept: buckets up to it are gone. */
   #swept = nowSeconds();
   #sweeper: NodeJS.Timeout | undefined;
+  /** CID -> when its revocation was heard (rare: kept RECENT_MS, pruned as new ones come). */
+  readonly #recent = new Map<string, number>();
 
   /** `end` closes a socket; the transport's close then calls `remove`. */
   constructor(private readonly end: (socket: S, why: CredentialEnd) => void) {}
 
-  /** False (and nothing kept) when the credential already expired: the caller closes the socket. */
-  add(socket: S): boolean {
+  /** Watches the socket; or, when its credential ended already, says why (nothing kept: the caller closes it). */
+  add(socket: S): CredentialEnd | undefined {
     const { chain, expiration } = socket.identity;
-    if (expiration !== undefined && expiration <= nowSeconds()) return false;
+    if (expiration !== undefined && expiration <= nowSeconds()) return 'credential expired';
+    if (chain.some((cid) => this.#recent.has(cid))) return 'credential revoked';
     for (const cid of chain) addTo(this.#byCid, cid, socket);
     if (expiration !== undefined) {
       addTo(this.#byExpiry, expiration, socket);
       this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
     }
-    return true;
+    return undefined;
   }
 
   remove(socket: S): void {
@@ -50,6 +58,13 @@ export class CredentialWatch<S extends WatchedSocket> {
 
   /** A CID was revoked: every socket whose chain holds it is closed. */
   revoked(cid: string): void {
+    const now = Date.now();
+    for (const [old, heardAt] of this.#recent) {
+      if (now - heardAt < RECENT_MS) break; // in order of arrival
+      this.#recent.delete(old);
+    }
+    this.#recent.delete(cid);
+    this.#recent.set(cid, now);
     for (const socket of socketsAt(this.#byCid, cid)) this.end(socket, 'credential revoked');
   }
 
