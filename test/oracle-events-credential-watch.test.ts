@@ -39,3 +39,20 @@ t.test('a credential expired already is refused and not kept', async (t) => {
   t.equal(watch.add(socket('late', ['x'], Math.floor(Date.now() / 1000))), 'credential expired');
   t.same(watch.size, { cids: 0, expiries: 0 });
 });
+
+t.test('a fractional expiry is swept at the next whole second', async (t) => {
+  const expiration = Date.now() / 1000 + 0.3;
+  // The sweep's timer is unref'd (it never holds a server up): a guard timer keeps this process alive meanwhile.
+  const guard = setTimeout(() => t.fail('not swept within 3 s'), 3000);
+  const why = await new Promise<string>((resolve) => {
+    const watch = new CredentialWatch<Socket>((socket, why) => {
+      watch.remove(socket);
+      t.same(watch.size, { cids: 0, expiries: 0 }, 'forgotten');
+      resolve(why);
+    });
+    t.equal(watch.add(socket('frac', ['y'], expiration)), undefined);
+  });
+  clearTimeout(guard);
+  t.equal(why, 'credential expired');
+  t.ok(Date.now() / 1000 >= expiration, 'not before its exp');
+});

@@ -43,7 +43,7 @@ export class CredentialWatch<S extends WatchedSocket> {
     if (chain.some((cid) => this.#recent.has(cid))) return 'credential revoked';
     for (const cid of chain) addTo(this.#byCid, cid, socket);
     if (expiration !== undefined) {
-      addTo(this.#byExpiry, expiration, socket);
+      addTo(this.#byExpiry, dueSecond(expiration), socket);
       this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
     }
     return undefined;
@@ -52,7 +52,7 @@ export class CredentialWatch<S extends WatchedSocket> {
   remove(socket: S): void {
     const { chain, expiration } = socket.identity;
     for (const cid of chain) removeFrom(this.#byCid, cid, socket);
-    if (expiration !== undefined) removeFrom(this.#byExpiry, expiration, socket);
+    if (expiration !== undefined) removeFrom(this.#byExpiry, dueSecond(expiration), socket);
     this.#stopWhenIdle();
   }
 
@@ -92,6 +92,8 @@ export class CredentialWatch<S extends WatchedSocket> {
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** The sweep visits whole seconds; a fractional `exp` (UCAN allows it) is due at the next one. */
+const dueSecond = (expiration: number) => Math.ceil(expiration);
 
 /**
  * One socket per key is the common case (an invocation is one socket's), kept bare; a Set only from the second
