@@ -6,7 +6,7 @@ import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { parseKey } from '../dist/src/oracle/auth/mint.js';
+import { createDelegation, encodeArtifact, parseKey } from '../dist/src/oracle/auth/mint.js';
 import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -78,6 +78,21 @@ t.test('a session whose actor runs on node A is listed, streamed, aborted and de
   t.equal((await call(nodeC, 'GET', `/messages/${sessionId}`, { user: ada })).status, 404, 'gone through C');
   const after = await call(nodeA, 'GET', '/sessions', { user: ada });
   t.notOk(after.body.sessions.some((s: { sessionId: string }) => s.sessionId === sessionId), 'no longer listed through A');
+});
+
+t.test('DELETE /delegation through node A closes the sockets opened with that delegation on nodes B and C', async (t) => {
+  const ada = await newUser(oracleDid);
+  const sessionId = await createSession(nodeA, ada);
+  const raw = await encodeArtifact(await createDelegation({ issuer: ada.key, audience: oracleDid, ttlSeconds: 700 }));
+  t.equal((await call(nodeA, 'POST', '/delegation', { user: ada, body: { raw } })).status, 200);
+  const ws = await NativeClient.connect(nodeB.url, { sessionId, ucanDelegation: raw });
+  const sio = await SocketIoClient.connect(nodeC.url, { sessionId }, { ucanDelegation: raw });
+  closeAll(t, ws, sio);
+  const sioGone = new Promise<string>((resolve) => sio.socket.once('disconnect', (reason) => resolve(reason)));
+  t.equal((await call(nodeA, 'DELETE', '/delegation', { user: ada })).status, 200);
+  t.same(await ws.closed, { code: 4401, reason: 'credential revoked' }, "B's native socket closed by B's revocation watch");
+  t.equal(await sioGone, 'io server disconnect', "C's Socket.IO socket too");
+  t.match(await sio.take('error'), { message: 'credential revoked' });
 });
 
 t.test('credits spent through two nodes at once are spent once', async (t) => {

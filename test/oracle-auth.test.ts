@@ -76,7 +76,8 @@ t.test('a valid invocation authenticates its issuer', async (t) => {
   const auth = authenticator();
   const expiration = now() + 300;
   const identity = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration })));
-  t.same(identity, { did: user.did(), via: 'invocation', expiration });
+  t.same(identity, { did: user.did(), via: 'invocation', expiration, chain: identity.chain });
+  t.equal(identity.chain.length, 1, 'its chain: the invocation alone (no proofs)');
   t.notOk(identity.delegation);
 });
 
@@ -334,7 +335,8 @@ t.test('did:ixo issuers are refused with a clear reason until a resolver is plug
   const keys = new Map([[ixoDid, [(user as unknown as { verifier: { publicKey: Uint8Array } }).verifier.publicKey]]]);
   const resolver: DidResolver = { resolve: async (did) => keys.get(did) ?? [] };
   auth.setDidResolver('ixo', resolver);
-  t.same(await auth.authenticate(bearer(invocation)), { did: ixoDid, via: 'invocation', expiration: (await auth.authenticate(bearer(invocation))).expiration });
+  const again = await auth.authenticate(bearer(invocation));
+  t.same(again, { did: ixoDid, via: 'invocation', expiration: again.expiration, chain: again.chain });
   t.equal((await auth.authenticate({ 'x-ucan-delegation': delegation })).did, ixoDid);
 
   // A did:ixo whose document holds another key is refused on the signature.

@@ -155,12 +155,16 @@ t.test('a node that died between a session\'s record and its index entry: unlist
   t.equal(await sessions.get('orphan'), undefined);
 });
 
-t.test('a revocation acknowledged on one node is refused at once on the others', async (t) => {
+t.test('a revocation acknowledged on one node is refused at once on the others, and heard by their onRevoked', async (t) => {
+  const heard = nodes.map(() => [] as string[]);
+  nodes.forEach((node, i) => node.revocations.onRevoked((cid) => heard[i].push(cid)));
   for (let round = 0; round < 10; round++) {
     const cid = `bafy-${round}`;
     t.equal(await nodes[(round + 1) % 3].revocations.isRevoked(cid), false);
     await nodes[round % 3].revocations.revoke(cid);
     const seen = await Promise.all(nodes.map((node) => node.revocations.isRevoked(cid)));
     t.same(seen, [true, true, true], `round ${round}`);
+    // A check brings each node's watch up to the write, and the watch tells the listeners.
+    t.same(heard.map((cids) => cids.includes(cid)), [true, true, true], `round ${round}: heard on every node`);
   }
 });

@@ -53,7 +53,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, actors, authenticator, sessions: deps.reads, log: deps.log, interest: clusterEvents });
+      events = startEventChannel(front, { config, actors, authenticator, revocations, sessions: deps.reads, log: deps.log, interest: clusterEvents });
     },
     async stop() {
       await events?.stop();

@@ -21,6 +21,7 @@ export class JetStreamRevocationRepository implements RevocationRepository {
   #watch: Promise<void> | undefined;
   #stopWatch = () => {};
   #closed = false;
+  readonly #listeners: ((cid: string) => void)[] = [];
 
   private constructor(private readonly store: KvRecordStore<Revocation>) {}
 
@@ -39,6 +40,11 @@ export class JetStreamRevocationRepository implements RevocationRepository {
     await this.#watching();
     const revision = await this.store.put([cid], { until: expiration ?? null, revokedAt: new Date().toISOString() });
     await this.#reached(revision);
+  }
+
+  /** Every revocation the watch delivers, this node's and the others'; the watch starts with the first check. */
+  onRevoked(listener: (cid: string) => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Stops the watch. */
@@ -62,8 +68,10 @@ export class JetStreamRevocationRepository implements RevocationRepository {
   }
 
   #saw({ key, value, revision }: RecordChange<Revocation>): void {
-    if (value) this.#revoked.set(key[0], value);
-    else this.#revoked.delete(key[0]);
+    if (value) {
+      this.#revoked.set(key[0], value);
+      for (const listener of this.#listeners) listener(key[0]);
+    } else this.#revoked.delete(key[0]);
     this.#seen = Math.max(this.#seen, revision);
     this.#waiters = this.#waiters.filter((waiter) => (waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true));
   }

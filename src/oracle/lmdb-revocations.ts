@@ -4,10 +4,13 @@ import { stillRevoked, type Revocation, type RevocationRepository } from './revo
 
 export function openLmdbRevocations(store: Store): RevocationRepository {
   const db = store.db<Revocation>('oracle-revocations');
+  const listeners: ((cid: string) => void)[] = [];
   return {
     isRevoked: async (cid, nowSeconds = Date.now() / 1000) => stillRevoked(db.get(cid), nowSeconds),
     async revoke(cid, expiration) {
       await db.put(cid, { until: expiration ?? null, revokedAt: new Date().toISOString() });
+      for (const listener of listeners) listener(cid);
     },
+    onRevoked: (listener) => void listeners.push(listener),
   };
 }

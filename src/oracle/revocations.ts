@@ -7,6 +7,11 @@ export interface RevocationRepository {
   isRevoked(cid: string, nowSeconds?: number): Promise<boolean>;
   /** `expiration`: the delegation's own (seconds), absent when it never expires. */
   revoke(cid: string, expiration?: number): Promise<void>;
+  /**
+   * Calls `listener` with the CID of each revocation this node learns of from now on: its own writes, and in
+   * cluster mode every node's (the event channel closes the sockets authenticated with it).
+   */
+  onRevoked(listener: (cid: string) => void): void;
 }
 
 export interface Revocation {

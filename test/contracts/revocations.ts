@@ -16,4 +16,12 @@ export function revocationRepositoryContract(t: Test, open: RevocationRepository
     t.equal(await revocations.isRevoked('bafy-forever', 1e12), true);
     t.equal(await revocations.isRevoked('bafy-other', 0), false);
   });
+
+  t.test('onRevoked hears each revocation by the time revoke resolves', async (t) => {
+    const revocations = await open(t);
+    const heard: string[] = [];
+    revocations.onRevoked((cid) => heard.push(cid));
+    await revocations.revoke('bafy-heard', 2e9);
+    t.ok(heard.includes('bafy-heard'));
+  });
 }

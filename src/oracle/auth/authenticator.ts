@@ -22,6 +22,11 @@ export interface AuthIdentity {
   via: 'invocation' | 'delegation';
   /** Seconds since the epoch: the earliest expiration along the chain; absent when nothing in it expires. */
   expiration?: number;
+  /**
+   * CIDs of the artifact that authenticated and of the proofs it embeds (shared with the verification cache:
+   * read only). Revoking any of them refuses it; the event channel closes sockets opened with it.
+   */
+  chain: readonly string[];
   /** The user's delegation (from `x-ucan-delegation`) when it was sent, is valid and was issued by `did`. */
   delegation?: Delegation;
   /** That delegation as sent (base64 CAR), e.g. to store it or to pass it on. */
@@ -108,7 +113,7 @@ export class UcanAuthenticator {
   async authenticateArtifacts({ invocation, delegation }: UcanArtifacts): Promise<AuthIdentity> {
     if (invocation) {
       const verified = await this.#verifiedOr401('invocation', invocation);
-      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration) };
+      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration), chain: verified.chain };
       if (delegation) {
         // Beside an invocation the delegation is only material for downstream calls: kept when valid and the
         // same user's, otherwise left out without failing the request.
@@ -122,7 +127,7 @@ export class UcanAuthenticator {
     }
     if (delegation) {
       const verified = await this.#verifiedOr401('delegation', delegation);
-      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), delegation: verified.artifact!, delegationRaw: delegation };
+      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), chain: verified.chain, delegation: verified.artifact!, delegationRaw: delegation };
     }
     throw authErrors.missing();
   }

@@ -10,6 +10,7 @@ import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
 import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
+import { CredentialWatch, type CredentialEnd } from './credential-watch.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
 import type { ChannelIdentity } from './handshake.js';
 import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-protocol.js';
@@ -17,6 +18,9 @@ import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-pro
 export type TransportName = 'websocket' | 'socket.io';
 
 const eventsSent = { websocket: wsEventsSent.with('websocket'), 'socket.io': wsEventsSent.with('socket.io') };
+
+/** Close code of a socket whose credential was revoked or expired (4000 + HTTP's 401); the reason says which. */
+export const CREDENTIAL_ENDED = 4401;
 
 /** Sessions one socket may follow besides its own. */
 export const MAX_SUBSCRIPTIONS = 32;
@@ -72,6 +76,8 @@ export class EventChannel {
   readonly #members = new Map<string, Map<TransportName, Set<ChannelClient>>>();
   readonly #clients = new Set<ChannelClient>();
   readonly #fanOuts = new Map<TransportName, FanOut>();
+  /** No socket outlives its credential: closed when a CID of its chain is revoked, or when it expires. */
+  readonly #credentials = new CredentialWatch<ChannelClient>((client, why) => EventChannel.#end(client, why));
 
   constructor(private readonly deps: EventChannelDeps) {}
 
@@ -85,6 +91,9 @@ export class EventChannel {
 
   /** A socket passed its handshake: it follows its session and hears `connected`. */
   open(client: ChannelClient): void {
+    // Expired or revoked during the handshake's awaits: ended as an open socket would be.
+    const ended = this.#credentials.add(client);
+    if (ended) return EventChannel.#end(client, ended);
     this.#clients.add(client);
     wsConnectionsActive.with(client.transport).inc();
     this.#join(client, client.identity.sessionId);
@@ -93,6 +102,7 @@ export class EventChannel {
 
   close(client: ChannelClient): void {
     if (!this.#clients.delete(client)) return;
+    this.#credentials.remove(client);
     wsConnectionsActive.with(client.transport).dec();
     for (const sessionId of client.subscriptions) {
       const byTransport = this.#members.get(sessionId);
@@ -137,9 +147,20 @@ export class EventChannel {
     }
   }
 
+  /** A delegation was revoked (on this node, or in cluster mode on any): the sockets whose chain holds it close. */
+  revoked(cid: string): void {
+    this.#credentials.revoked(cid);
+  }
+
   /** Closes every socket (shutdown). */
   closeAll(code: number, reason: string): void {
     for (const client of [...this.#clients]) client.close(code, reason);
+  }
+
+  /** An `error` event naming why, then the close (native: CREDENTIAL_ENDED and the same reason). */
+  static #end(client: ChannelClient, why: CredentialEnd): void {
+    client.send('error', payloads.error(why));
+    client.close(CREDENTIAL_ENDED, why);
   }
 
   /** A promise when the answer waits for the session's actor (subscribe). */

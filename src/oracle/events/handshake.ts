@@ -11,6 +11,10 @@ import type { SessionReads } from '../routes/session-reads.js';
 export interface ChannelIdentity {
   readonly sessionId: string;
   readonly userDid: string;
+  /** CIDs of the credential the socket authenticated with and its proofs: revoking one closes the socket. */
+  readonly chain: readonly string[];
+  /** Seconds since the epoch when the credential expires (the socket closes then); undefined: never. */
+  readonly expiration: number | undefined;
 }
 
 export interface HandshakeInput {
@@ -57,5 +61,5 @@ export async function authenticateHandshake(deps: HandshakeDeps, input: Handshak
     throw chatFailure(error);
   });
   if (!owned) throw oracleErrors.sessionNotFound();
-  return { sessionId, userDid: identity.did };
+  return { sessionId, userDid: identity.did, chain: identity.chain, expiration: identity.expiration };
 }

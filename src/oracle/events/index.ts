@@ -5,6 +5,7 @@ import type { SocketFrontDoor } from '../../http/websocket.js';
 import type { Logger } from '../../log.js';
 import type { Actors } from '../../runtime/router.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
+import type { RevocationRepository } from '../revocations.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { EventChannel, type TopicInterest } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';
@@ -20,6 +21,8 @@ export interface EventChannelOptions {
   config: Pick<Config, 'WS_IDLE_TIMEOUT_SECONDS' | 'WS_MAX_PAYLOAD_BYTES' | 'WS_MAX_BACKPRESSURE_BYTES'>;
   actors: Actors;
   authenticator: UcanAuthenticator;
+  /** Told of each revocation, so the sockets authenticated with it close. */
+  revocations: Pick<RevocationRepository, 'onRevoked'>;
   sessions: SessionReads;
   log: Logger;
   /** Cluster mode: the ClusterEventBus (src/cluster/event-bus.ts), told which sessions have sockets here. */
@@ -54,6 +57,7 @@ export function startEventChannel(front: SocketFrontDoor, options: EventChannelO
   attachSocketIoTransport(io, { channel, accept, log });
 
   const unsubscribe = actors.onEvent((event) => channel.publish(event));
+  options.revocations.onRevoked((cid) => channel.revoked(cid));
   return {
     channel,
     async stop() {

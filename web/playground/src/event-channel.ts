@@ -47,6 +47,8 @@ export class EventChannel {
         if (this.#socket !== socket) return;
         this.#socket = undefined;
         this.handlers.onState('closed', reason);
+        // The server closes a socket when its invocation expires (docs/events.md): follow on with a fresh one.
+        if (event.code === 4401 && event.reason === 'credential expired') this.open(client, sessionId).catch(() => {});
       });
     });
   }

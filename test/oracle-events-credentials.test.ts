@@ -1,0 +1,81 @@
+// No event socket outlives its credential: DELETE /delegation closes the sockets authenticated with that
+// delegation (native: close 4401 "credential revoked"; Socket.IO: an `error` event, then the server's
+// disconnect), a reconnect with it is refused, and another user's socket keeps its feed. A credential that
+// expires while its socket is open closes that socket ("credential expired").
+import t from 'tap';
+import { createDelegation, encodeArtifact, mintInvocation } from '../dist/src/tools/mint-ucan.js';
+import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
+import { call, createSession, newUser, startOracleServer } from './helpers/oracle.js';
+
+const server = await startOracleServer(t);
+
+/** The reason Socket.IO's client gives for a disconnect. */
+const disconnected = (client: SocketIoClient) => new Promise<string>((resolve) => client.socket.once('disconnect', (reason) => resolve(reason)));
+
+async function refusal(connect: () => Promise<{ close(): void }>): Promise<unknown> {
+  try {
+    (await connect()).close();
+    return 'accepted';
+  } catch (error) {
+    const { status, data } = error as { status?: number; data?: { statusCode: number } };
+    return status ?? data?.statusCode;
+  }
+}
+
+t.test('DELETE /delegation closes the sockets opened with it, on both transports; other users keep theirs', async (t) => {
+  const ada = await newUser(server.oracleDid);
+  const bob = await newUser(server.oracleDid);
+  const [adaSession, bobSession] = [await createSession(server, ada), await createSession(server, bob)];
+  // 700 s, not the 600 s of the users' invocations: same fields in the same second would be the same CID.
+  const adaRaw = await encodeArtifact(await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 700 }));
+  const bobRaw = await encodeArtifact(await createDelegation({ issuer: bob.key, audience: server.oracleDid, ttlSeconds: 700 }));
+  t.equal((await call(server, 'POST', '/delegation', { user: ada, body: { raw: adaRaw } })).status, 200, "ada's delegation stored");
+
+  const ws = await NativeClient.connect(server.url, { sessionId: adaSession, ucanDelegation: adaRaw });
+  const sio = await SocketIoClient.connect(server.url, { sessionId: adaSession }, { ucanDelegation: adaRaw });
+  const bobWs = await NativeClient.connect(server.url, { sessionId: bobSession, ucanDelegation: bobRaw });
+  const bobSio = await SocketIoClient.connect(server.url, { sessionId: bobSession }, { ucanDelegation: bobRaw });
+  closeAll(t, ws, sio, bobWs, bobSio);
+  const sioGone = disconnected(sio);
+
+  t.same((await call(server, 'DELETE', '/delegation', { user: ada })).status, 200, 'revoked');
+
+  t.same(await ws.closed, { code: 4401, reason: 'credential revoked' }, 'native: closed with 4401 and the reason');
+  t.match(await ws.take('error'), { message: 'credential revoked' }, 'native: told first with an error event');
+  t.equal(await sioGone, 'io server disconnect', 'Socket.IO: disconnected by the server');
+  t.match(await sio.take('error'), { message: 'credential revoked' }, 'Socket.IO: told first with an error event');
+
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId: adaSession, ucanDelegation: adaRaw })), 401, 'native reconnect refused');
+  t.equal(await refusal(() => SocketIoClient.connect(server.url, { sessionId: adaSession }, { ucanDelegation: adaRaw })), 401, 'Socket.IO reconnect refused');
+
+  // Bob's sockets are open and hear his session's events.
+  t.equal((await call(server, 'POST', `/messages/${bobSession}`, { user: bob, body: { message: 'hello' } })).status, 200);
+  for (const client of [bobWs, bobSio]) t.match(await client.take('message_cache_invalidation'), { sessionId: bobSession, status: 'done' }, "bob's socket still gets events");
+  t.notOk(bobWs.inbox.names().includes('error'), 'nothing told to bob');
+});
+
+t.test('a credential that expires while its socket is open closes the socket', async (t) => {
+  const ada = await newUser(server.oracleDid);
+  const sessionId = await createSession(server, ada);
+  // Whole seconds (UCAN exp): at least one second left at the handshake, at most two.
+  const expiration = Math.floor(Date.now() / 1000) + 2;
+  const delegation = await encodeArtifact(await createDelegation({ issuer: ada.key, audience: server.oracleDid, expiration }));
+  const invocation = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, expiration: expiration + 1 });
+
+  const ws = await NativeClient.connect(server.url, { sessionId, ucanDelegation: delegation });
+  const sio = await SocketIoClient.connect(server.url, { sessionId }, { invocation });
+  const lasting = await NativeClient.connect(server.url, { sessionId, invocation: ada.headers().authorization.slice(7) });
+  closeAll(t, ws, sio, lasting);
+  const sioGone = disconnected(sio);
+
+  const closed = await ws.closed;
+  t.same(closed, { code: 4401, reason: 'credential expired' }, 'native: closed at the delegation\'s expiry');
+  t.ok(Date.now() / 1000 >= expiration, 'not before it');
+  t.equal(await sioGone, 'io server disconnect', "Socket.IO: disconnected at the invocation's expiry");
+  t.ok(Date.now() / 1000 >= expiration + 1, 'not before it');
+  t.match(await sio.take('error'), { message: 'credential expired' });
+
+  await lasting.sync();
+  t.pass('a socket with a longer-lived credential stays open');
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, ucanDelegation: delegation })), 401, 'the expired credential is refused');
+});
