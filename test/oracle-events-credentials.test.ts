@@ -1,7 +1,7 @@
 // No event socket outlives its credential: DELETE /delegation closes the sockets authenticated with that
 // delegation (native: close 4401 "credential revoked"; Socket.IO: an `error` event, then the server's
-// disconnect), a reconnect with it is refused, and another user's socket keeps its feed. A credential that
-// expires while its socket is open closes that socket ("credential expired").
+// disconnect), a reconnect with it is refused, and another user's socket keeps its feed. A delegation that expires
+// while its socket is open closes that socket ("credential expired"); a proof-less invocation's own expiry does not.
 import t from 'tap';
 import { createDelegation, encodeArtifact, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
@@ -54,28 +54,31 @@ t.test('DELETE /delegation closes the sockets opened with it, on both transports
   t.notOk(bobWs.inbox.names().includes('error'), 'nothing told to bob');
 });
 
-t.test('a credential that expires while its socket is open closes the socket', async (t) => {
+t.test("a socket closes when the authority behind its credential expires, not with a proof-less invocation's own life", async (t) => {
   const ada = await newUser(server.oracleDid);
   const sessionId = await createSession(server, ada);
-  // Whole seconds (UCAN exp): at least one second left at the handshake, at most two.
-  const expiration = Math.floor(Date.now() / 1000) + 2;
-  const delegation = await encodeArtifact(await createDelegation({ issuer: ada.key, audience: server.oracleDid, expiration }));
-  const invocation = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, expiration: expiration + 1 });
+  // Whole seconds (UCAN exp). The invocation expires first and its socket stays; the delegation a second later.
+  const now = Math.floor(Date.now() / 1000);
+  const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 3 });
+  const raw = await encodeArtifact(delegation);
+  const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 600, proofs: [delegation] });
+  const brief = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 2 });
 
-  const ws = await NativeClient.connect(server.url, { sessionId, ucanDelegation: delegation });
-  const sio = await SocketIoClient.connect(server.url, { sessionId }, { invocation });
-  const lasting = await NativeClient.connect(server.url, { sessionId, invocation: ada.headers().authorization.slice(7) });
-  closeAll(t, ws, sio, lasting);
+  const ws = await NativeClient.connect(server.url, { sessionId, ucanDelegation: raw });
+  const sio = await SocketIoClient.connect(server.url, { sessionId }, { invocation: carrying });
+  const invoked = await NativeClient.connect(server.url, { sessionId, invocation: brief });
+  closeAll(t, ws, sio, invoked);
   const sioGone = disconnected(sio);
 
-  const closed = await ws.closed;
-  t.same(closed, { code: 4401, reason: 'credential expired' }, 'native: closed at the delegation\'s expiry');
-  t.ok(Date.now() / 1000 >= expiration, 'not before it');
-  t.equal(await sioGone, 'io server disconnect', "Socket.IO: disconnected at the invocation's expiry");
-  t.ok(Date.now() / 1000 >= expiration + 1, 'not before it');
+  t.same(await ws.closed, { code: 4401, reason: 'credential expired' }, "native: closed at the delegation's expiry");
+  t.ok(Date.now() / 1000 >= now + 3, 'not before it');
+  t.equal(await sioGone, 'io server disconnect', 'Socket.IO: an invocation carrying the delegation ends with it');
   t.match(await sio.take('error'), { message: 'credential expired' });
 
-  await lasting.sync();
-  t.pass('a socket with a longer-lived credential stays open');
-  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, ucanDelegation: delegation })), 401, 'the expired credential is refused');
+  // Past its own exp (now + 2) and past the sweep that closed the others: a proof-less invocation stands on the
+  // user's own key, like an HTTP request that outlives its invocation.
+  await invoked.sync();
+  t.notOk(invoked.inbox.names().includes('error'), 'the proof-less invocation\'s socket stays open');
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, ucanDelegation: raw })), 401, 'the expired delegation is refused');
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, invocation: brief })), 401, 'the expired invocation is refused at a new handshake');
 });

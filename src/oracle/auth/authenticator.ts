@@ -3,7 +3,7 @@
 // text until they expire; concurrent requests with the same uncached artifact share one verification, whose
 // signature checks run wherever the injected SignatureVerifier sends them.
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
-import { artifactBytes, extractArtifact } from './artifact.js';
+import { artifactBytes, chainExpiration, extractArtifact } from './artifact.js';
 import { ExpiringLru } from './cache.js';
 import { verifyDelegation } from './delegation.js';
 import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
@@ -27,6 +27,13 @@ export interface AuthIdentity {
    * read only). Revoking any of them refuses it; the event channel closes sockets opened with it.
    */
   chain: readonly string[];
+  /**
+   * Seconds since the epoch when the authority behind the credential ends: a delegation's whole chain; for an
+   * invocation, the delegations it carries as proofs (its own short life is the request's, as for an HTTP
+   * request that outlives it); absent when nothing ends it (an invocation without proofs is the user's own key).
+   * An event socket lives until then (src/oracle/events/credential-watch.ts).
+   */
+  authorityExpiration?: number;
   /** The user's delegation (from `x-ucan-delegation`) when it was sent, is valid and was issued by `did`. */
   delegation?: Delegation;
   /** That delegation as sent (base64 CAR), e.g. to store it or to pass it on. */
@@ -69,6 +76,8 @@ interface Verified {
   artifact?: Delegation;
   /** CIDs of the artifact and the proofs it embeds. */
   chain: string[];
+  /** See AuthIdentity.authorityExpiration; Infinity when nothing ends it. */
+  authorityExpiration: number;
 }
 
 type Kind = 'invocation' | 'delegation';
@@ -113,7 +122,7 @@ export class UcanAuthenticator {
   async authenticateArtifacts({ invocation, delegation }: UcanArtifacts): Promise<AuthIdentity> {
     if (invocation) {
       const verified = await this.#verifiedOr401('invocation', invocation);
-      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration), chain: verified.chain };
+      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration), chain: verified.chain, ...authorityEnd(verified) };
       if (delegation) {
         // Beside an invocation the delegation is only material for downstream calls: kept when valid and the
         // same user's, otherwise left out without failing the request.
@@ -127,7 +136,7 @@ export class UcanAuthenticator {
     }
     if (delegation) {
       const verified = await this.#verifiedOr401('delegation', delegation);
-      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), chain: verified.chain, delegation: verified.artifact!, delegationRaw: delegation };
+      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), chain: verified.chain, ...authorityEnd(verified), delegation: verified.artifact!, delegationRaw: delegation };
     }
     throw authErrors.missing();
   }
@@ -238,7 +247,9 @@ async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOpt
             session,
           })
         : await verifyDelegation(artifact, options.oracleDid, session);
-    return { did: verified.did, expiration: verified.expiration, artifact, chain: verified.chain.map((link) => link.cid.toString()) };
+    // An invocation's authority is its proofs (chainOf puts the root first); a delegation's is its whole chain.
+    const authorityExpiration = kind === 'invocation' ? chainExpiration(verified.chain.slice(1)) : verified.expiration;
+    return { did: verified.did, expiration: verified.expiration, authorityExpiration, artifact, chain: verified.chain.map((link) => link.cid.toString()) };
   } catch (error) {
     if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
     // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.
@@ -274,3 +285,4 @@ export function artifactsFromHeaders(headers: Readonly<Record<string, string | u
 }
 
 const finite = (expiration: number) => (Number.isFinite(expiration) ? { expiration } : {});
+const authorityEnd = ({ authorityExpiration }: Verified) => (Number.isFinite(authorityExpiration) ? { authorityExpiration } : {});

@@ -13,7 +13,7 @@ export interface ChannelIdentity {
   readonly userDid: string;
   /** CIDs of the credential the socket authenticated with and its proofs: revoking one closes the socket. */
   readonly chain: readonly string[];
-  /** Seconds since the epoch when the credential expires (the socket closes then); undefined: never. */
+  /** Seconds since the epoch when the authority behind the credential ends (AuthIdentity.authorityExpiration): the socket closes then; undefined: never. */
   readonly expiration: number | undefined;
 }
 
@@ -61,5 +61,5 @@ export async function authenticateHandshake(deps: HandshakeDeps, input: Handshak
     throw chatFailure(error);
   });
   if (!owned) throw oracleErrors.sessionNotFound();
-  return { sessionId, userDid: identity.did, chain: identity.chain, expiration: identity.expiration };
+  return { sessionId, userDid: identity.did, chain: identity.chain, expiration: identity.authorityExpiration };
 }

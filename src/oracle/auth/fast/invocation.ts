@@ -20,6 +20,8 @@ export interface FastInvocationCheck {
 export interface FastVerified {
   did: string;
   expiration: number;
+  /** No proofs, so no delegation whose end would end the authority (AuthIdentity.authorityExpiration). */
+  authorityExpiration: number;
   /** The invocation's CID: its whole chain. */
   chain: [string];
 }
@@ -87,5 +89,6 @@ export async function verifyFastInvocation(car: Uint8Array, audience: FastAudien
   }
   // ucanto's InvalidSignature for a did:key issuer, as invocation.ts's describeRefusal reports it.
   if (valid[0] !== true) fail(`Proof ${cid} does not has a valid signature from ${did}`);
-  return { did, expiration: ucan.expiration, chain: [cid] };
+  // No proofs: nothing but the user's own key stands behind it.
+  return { did, expiration: ucan.expiration, authorityExpiration: Infinity, chain: [cid] };
 }
