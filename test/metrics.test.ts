@@ -1,5 +1,6 @@
 // GET /metrics: a valid Prometheus exposition (promtool and a parser agree), counters that move by exactly the
 // requests sent, metrics the actor hosts report from their threads, the guard, and the switches.
+import { connect } from 'node:net';
 import t from 'tap';
 import { eventually } from './helpers/oracle.js';
 import { promtoolCheck, scrape, type Scrape } from './helpers/metrics.js';
@@ -93,6 +94,30 @@ t.test('the exposition parses, and its counters move by exactly the requests sen
 });
 
 // Without OPERATOR_TOKEN and without a proxy, loopback callers are served: test/metrics-oracle.test.ts scrapes so.
+t.test('a request abandoned before its answer counts as 499; an answered one does not', async (t) => {
+  const server = await startTestServer(t);
+  const ussd = { route: '/api/ussd', method: 'POST' };
+  const before = await scrape(server.url);
+  // Headers promise 100 bytes of body, 10 arrive, then the client goes away: the handler never ran.
+  const port = Number(new URL(server.url).port);
+  const socket = connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write('POST /api/ussd HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"session');
+  socket.destroy();
+  await new Promise((resolve) => socket.once('close', resolve));
+  const abandoned = await eventually(async () => {
+    const s = await scrape(server.url);
+    return s.value('http_requests_total', { ...ussd, status: '499' }) - before.value('http_requests_total', { ...ussd, status: '499' }) === 1 ? s : undefined;
+  }, 'the abandoned request to be counted');
+  t.pass('counted once as 499');
+  t.equal(abandoned.count('http_request_duration_seconds', ussd) - before.count('http_request_duration_seconds', ussd), 1, 'and timed');
+
+  t.match((await postUssd(server.url, { sessionId: 'x' })).body, /^END Invalid input/);
+  const answered = await scrape(server.url);
+  t.equal(answered.value('http_requests_total', { ...ussd, status: '200' }) - abandoned.value('http_requests_total', { ...ussd, status: '200' }), 1);
+  t.equal(answered.value('http_requests_total', { ...ussd, status: '499' }), abandoned.value('http_requests_total', { ...ussd, status: '499' }), 'no 499 for it');
+});
+
 t.test('guard: behind a trusted proxy without OPERATOR_TOKEN nobody is served; METRICS_PUBLIC serves anyone', async (t) => {
   const proxied = await startTestServer(t, { env: { TRUST_PROXY_ENABLED: 'true' } });
   t.equal((await fetch(`${proxied.url}/metrics`, { headers: REMOTE })).status, 403, 'a remote caller');

@@ -51,6 +51,8 @@ export interface StreamLimits {
 const textDecoder = new TextDecoder();
 const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Not a status any client receives: the metric label of a request its client abandoned before the answer. */
+const CLIENT_CLOSED_REQUEST = 499;
 /** The params of a route without any: one frozen object shared by its requests. */
 const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null));
 const NO_BODY: DecodedBody = { body: undefined };
@@ -206,6 +208,12 @@ export class HttpServer implements SocketFrontDoor {
     let controller: AbortController | undefined;
     let aborted = false;
     let finished = false;
+    /** Counted in http_requests_total: when answered or when a stream's headers went out, else when abandoned. */
+    let observed = false;
+    const observe = (status: number) => {
+      observed = true;
+      if (this.#metrics) observeRequest(route, method, status, (performance.now() - started) / 1000);
+    };
     this.#inFlight++;
     const finish = () => {
       if (finished) return;
@@ -222,6 +230,9 @@ export class HttpServer implements SocketFrontDoor {
     res.onAborted(() => {
       aborted = true;
       controller?.abort(new Error('client disconnected'));
+      // Gone before its answer (e.g. mid-body or while its handler ran): counted as 499, nginx's "client closed
+      // request", so the counter's total is every request the front door took, answered or not.
+      if (!observed) observe(CLIENT_CLOSED_REQUEST);
       finish();
     });
 
@@ -254,7 +265,7 @@ export class HttpServer implements SocketFrontDoor {
         res.end(method === 'HEAD' ? '' : reply.body, closeConnection || this.#draining);
       });
       finish();
-      if (this.#metrics) observeRequest(route, method, reply.status, (performance.now() - started) / 1000);
+      observe(reply.status);
       if (this.#accessLog) {
         this.options.log.debug(
           { reqId: requestId, method, path, status: reply.status, ip, ms: +(performance.now() - started).toFixed(2) },
@@ -279,7 +290,7 @@ export class HttpServer implements SocketFrontDoor {
       const request = new IncomingRequest(method, path, rawQuery, headers, params, ip, requestId, decoded, raw, signal);
       const response: HttpResponse = {
         stream: (status, streamHeaders) => {
-          if (this.#metrics) observeRequest(route, method, status, (performance.now() - started) / 1000);
+          observe(status);
           return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId);
         },
       };

@@ -9,7 +9,7 @@ const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
 
 export const httpRequests = new CounterFamily(
   'http_requests_total',
-  'HTTP requests answered, by declared route pattern (never the raw path), method and status',
+  'HTTP requests taken, by declared route pattern (never the raw path), method and status (499: the client left before the answer)',
   ['route', 'method', 'status'],
 );
 export const httpRequestDuration = new HistogramFamily(
