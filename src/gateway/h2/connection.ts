@@ -145,6 +145,11 @@ export class H2Connection {
     this.#sendBody(call);
   }
 
+  /** Queued calls take the stream slots that are free (a stream ended, or the node's SETTINGS raised the limit). */
+  #openQueued(): void {
+    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+  }
+
   /** The deadline passed (or the answer grew too large): the node is told to stop, the stream is forgotten. */
   #cancel(call: UnaryCall): void {
     if (this.#streams.get(call.id) !== call) return;
@@ -173,7 +178,7 @@ export class H2Connection {
     this.#streams.delete(call.id);
     this.#blocked.delete(call);
     call.cancel = undefined;
-    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+    this.#openQueued();
     if (this.#closing && this.#streams.size === 0) this.#end();
   }
 
@@ -389,7 +394,7 @@ export class H2Connection {
     }
     this.#write(SETTINGS_ACK);
     this.#resumeBlocked();
-    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+    this.#openQueued();
   }
 
   #onPing(flags: number, streamId: number, payload: Buffer): void {
