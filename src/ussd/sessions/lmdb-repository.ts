@@ -90,27 +90,31 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
   }
 
   async removeExpired(now: number): Promise<number> {
-    // The buckets up to now's: all of their sessions expired but those of now's bucket that expire after now.
+    // The buckets up to now's: all of their sessions expired, but those of now's bucket that expire after now.
     const end = time(bucketOf(now) + 1);
+    const expired = (key: string) => {
+      const session = this.#sessions.get(sessionIdOf(key));
+      return !session || session.expiresAt <= now;
+    };
     let removed = 0;
     let start: string | undefined;
     for (;;) {
-      const due = [...this.#index.getKeys({ start, end, exclusiveStart: start !== undefined, limit: SWEEP_BATCH })];
-      if (due.length === 0) return removed;
-      // Checked inside the transaction: an actor may have renewed the session since the range read.
-      removed += await this.#sessions.transaction(() => {
-        let count = 0;
-        for (const key of due) {
-          const sessionId = sessionIdOf(key);
-          const session = this.#sessions.get(sessionId);
-          if (session && session.expiresAt > now) continue; // live, or renewed (its step moved the entry)
-          this.#index.removeSync(key);
-          if (session) count += this.#sessions.removeSync(sessionId) ? 1 : 0;
-        }
-        return count;
-      });
-      if (due.length < SWEEP_BATCH) return removed;
-      start = due[due.length - 1];
+      const keys = [...this.#index.getKeys({ start, end, exclusiveStart: start !== undefined, limit: SWEEP_BATCH })];
+      // The live sessions of now's bucket are left out here, so a sweep that finds nothing expired writes nothing.
+      const due = keys.filter((key) => Number(key.slice(0, TIME_DIGITS)) <= now || expired(key));
+      if (due.length > 0) {
+        // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
+        removed += await this.#sessions.transaction(() => {
+          let count = 0;
+          for (const key of due.filter(expired)) {
+            this.#index.removeSync(key);
+            count += this.#sessions.removeSync(sessionIdOf(key)) ? 1 : 0;
+          }
+          return count;
+        });
+      }
+      if (keys.length < SWEEP_BATCH) return removed;
+      start = keys[keys.length - 1];
     }
   }
 
