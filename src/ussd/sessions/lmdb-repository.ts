@@ -33,18 +33,20 @@ type IndexValue = typeof LIVE | typeof ENDED;
  * and the live listing read more live records in now's bucket (those expiring within the next minute at most).
  * Changing it needs a new index database (a rebuild), as the keys depend on it.
  */
-export const EXPIRY_BUCKET_MS = 60_000;
+const EXPIRY_BUCKET_MS = 60_000;
 /** Expired sessions removed per write transaction, so a large sweep never holds the writer for long. */
 const SWEEP_BATCH = 1000;
 const TIME_DIGITS = 15;
 
 /** The end of the bucket holding `expiresAt`: a whole minute, at or after it. */
-export const bucketOf = (expiresAt: number) => Math.ceil(expiresAt / EXPIRY_BUCKET_MS) * EXPIRY_BUCKET_MS;
+const bucketOf = (expiresAt: number) => Math.ceil(expiresAt / EXPIRY_BUCKET_MS) * EXPIRY_BUCKET_MS;
 
 /** Epoch ms zero-padded, so string order is time order. */
 const time = (ms: number) => String(ms).padStart(TIME_DIGITS, '0');
 
 const indexKey = (sessionId: string, expiresAt: number) => `${time(bucketOf(expiresAt))}:${sessionId}`;
+
+const bucketIn = (key: string) => Number(key.slice(0, TIME_DIGITS));
 
 const sessionIdOf = (key: string) => key.slice(TIME_DIGITS + 1);
 
@@ -101,7 +103,7 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     for (;;) {
       const keys = [...this.#index.getKeys({ start, end, exclusiveStart: start !== undefined, limit: SWEEP_BATCH })];
       // The live sessions of now's bucket are left out here, so a sweep that finds nothing expired writes nothing.
-      const due = keys.filter((key) => Number(key.slice(0, TIME_DIGITS)) <= now || expired(key));
+      const due = keys.filter((key) => bucketIn(key) <= now || expired(key));
       if (due.length > 0) {
         // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
         removed += await this.#sessions.transaction(() => {
@@ -134,15 +136,12 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     const { sessionId } = session;
     const revision = (replaced?.revision ?? 0) + 1;
     const old = replaced?.value;
-    const moves = !old || bucketOf(old.expiresAt) !== bucketOf(session.expiresAt);
+    const stale = old && bucketOf(old.expiresAt) !== bucketOf(session.expiresAt) ? indexKey(sessionId, old.expiresAt) : undefined;
+    const indexed = !old || stale !== undefined || indexValue(old) !== indexValue(session);
     const writes = () => {
       this.#sessions.put(sessionId, session, revision);
-      if (moves) {
-        if (old) this.#index.remove(indexKey(sessionId, old.expiresAt));
-        this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
-      } else if (indexValue(old) !== indexValue(session)) {
-        this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
-      }
+      if (stale) this.#index.remove(stale);
+      if (indexed) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
     };
     const written = replaced ? await this.#sessions.ifVersion(sessionId, replaced.revision, writes) : await this.#sessions.ifNoExists(sessionId, writes);
     if (!written) throw new RevisionConflictError(sessionId, replaced?.revision);
