@@ -83,8 +83,8 @@ t.test('the sweep removes exactly the expired sessions, reading the index up to 
 
 t.test('a sweep whose bucket holds more live sessions than one batch keeps them and ends', async (t) => {
   const repository = new LmdbUssdSessionRepository(freshStore(t));
-  const now = T0 + 1000;
-  await Promise.all(Array.from({ length: 2500 }, (_, i) => repository.begin(session(`live-${i}`, now + 1 + (i % 50_000)), T0)));
+  const now = T0 + 1000; // all 4 000 sessions expire in now's bucket, the one ending at T0 + 60 000
+  await Promise.all(Array.from({ length: 2500 }, (_, i) => repository.begin(session(`live-${i}`, now + 1 + i * 20), T0)));
   await Promise.all(Array.from({ length: 1500 }, (_, i) => repository.begin(session(`expired-${i}`, now - (i % 1000)), T0)));
   t.equal(await repository.removeExpired(now), 1500);
   t.equal((await repository.live(now)).length, 2500);
