@@ -4,7 +4,7 @@ import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { sseStreamsActive } from '../metrics/catalogue.js';
 import { observeRequest } from '../metrics/http.js';
-import { AddressList, normalizeAddress } from './client-address.js';
+import { AddressList, addressOfBytes, peerKey } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsPairs } from './cors.js';
 import { decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
@@ -48,7 +48,6 @@ export interface StreamLimits {
   stallTimeoutMs: number;
 }
 
-const textDecoder = new TextDecoder();
 const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Not a status any client receives: the metric label of a request its client abandoned before the answer. */
@@ -103,8 +102,8 @@ export class HttpServer implements SocketFrontDoor {
   readonly #sharedRateLimit: SharedRateLimit | undefined;
   readonly #accessLog: boolean;
   readonly #metrics: boolean;
-  /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
-  readonly #addressCache = new Map<string, string>();
+  /** Normalised peer addresses by peerKey: uWS reports a peer as bytes, and writing them as text is costly enough to remember. */
+  readonly #peers = new Map<number | string, string>();
   readonly #topics = new Topics();
 
   constructor(private readonly options: HttpServerOptions) {
@@ -129,7 +128,7 @@ export class HttpServer implements SocketFrontDoor {
 
   /** The rate limit and client address of HTTP requests, for WebSocket and Socket.IO handshakes. */
   readonly #admission: Admission = {
-    clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
+    clientAddress: (res, headers) => this.#clientAddress(res, headers),
     retryAfter: (ip) => this.#sharedRateLimit?.(ip) ?? this.#rateLimiter.hit(ip),
     corsHeaders: (origin) => this.#cors(origin),
   };
@@ -246,7 +245,7 @@ export class HttpServer implements SocketFrontDoor {
       params = Object.create(null); // keyed by route names, valued by the client
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     }
-    const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
+    const ip = this.#clientAddress(res, headers);
     const requestId = headers['x-request-id'] || nextRequestId();
     const cors = this.#cors(headers.origin);
 
@@ -336,12 +335,15 @@ export class HttpServer implements SocketFrontDoor {
     });
   }
 
-  #clientAddress(raw: string, headers: Readonly<Record<string, string>>): string {
-    let peer = this.#addressCache.get(raw);
+  #clientAddress(res: uWS.HttpResponse, headers: Readonly<Record<string, string>>): string {
+    // The binary form: uWS's text form would be decoded per request (the getpeername under both is the same).
+    const bytes = new Uint8Array(res.getRemoteAddress());
+    const key = peerKey(bytes);
+    let peer = this.#peers.get(key);
     if (peer === undefined) {
-      if (this.#addressCache.size > 10_000) this.#addressCache.clear();
-      peer = normalizeAddress(raw);
-      this.#addressCache.set(raw, peer);
+      if (this.#peers.size > 10_000) this.#peers.clear();
+      peer = addressOfBytes(bytes);
+      this.#peers.set(key, peer);
     }
     const forwarded = headers['x-forwarded-for'];
     const trust = this.options.proxyTrust;
