@@ -6,7 +6,7 @@ import { sseStreamsActive } from '../metrics/catalogue.js';
 import { observeRequest } from '../metrics/http.js';
 import { AddressList, addressOfBytes, peerKey } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsPairs } from './cors.js';
-import { decodeBody, type DecodedBody } from './body.js';
+import { bodyText, decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
 import { nextRequestId } from './request-id.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
@@ -74,7 +74,6 @@ class IncomingRequest implements HttpRequest {
     readonly ip: string,
     readonly requestId: string,
     decoded: DecodedBody,
-    readonly rawBody: Buffer | undefined,
     private readonly abortSignal: () => AbortSignal,
   ) {
     this.body = decoded.body;
@@ -284,9 +283,9 @@ export class HttpServer implements SocketFrontDoor {
       if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
     }
 
-    const run = (raw: Buffer | undefined) => {
-      const decoded = raw ? decodeBody(raw, headers['content-type'] ?? '') : NO_BODY;
-      const request = new IncomingRequest(method, path, rawQuery, headers, params, ip, requestId, decoded, raw, signal);
+    const run = (text: string | undefined) => {
+      const decoded = text === undefined ? NO_BODY : decodeBody(text, headers['content-type'] ?? '');
+      const request = new IncomingRequest(method, path, rawQuery, headers, params, ip, requestId, decoded, signal);
       const response: HttpResponse = {
         stream: (status, streamHeaders) => {
           observe(status);
@@ -310,10 +309,10 @@ export class HttpServer implements SocketFrontDoor {
     };
 
     const start = admitted
-      ? (raw: Buffer | undefined) =>
+      ? (text: string | undefined) =>
           void admitted.then((wait) => {
             if (wait > 0) send(httpErrors.tooManyRequests(wait).toReply());
-            else if (!aborted) run(raw);
+            else if (!aborted) run(text);
           })
       : run;
     if (!WITH_BODY.has(method)) return start(undefined);
@@ -326,12 +325,14 @@ export class HttpServer implements SocketFrontDoor {
       if (finished) return;
       size += chunk.byteLength;
       if (size > limit) return send(httpErrors.payloadTooLarge(limit).toReply(), true);
-      // uWS reuses the chunk's memory after this callback: copy it once, into Node's pooled slab for small
-      // bodies (slice(0) would allocate an ArrayBuffer of its own per request, 8x slower and more for the GC).
+      // A body in one chunk (nearly all) is decoded straight from uWS's memory, valid during this callback.
+      if (isLast && chunks.length === 0) return start(bodyText(chunk));
+      // uWS reuses the chunk's memory after this callback: copy it, into Node's pooled slab for small chunks
+      // (slice(0) would allocate an ArrayBuffer of its own per chunk, 8x slower and more for the GC).
       const copy = Buffer.allocUnsafe(chunk.byteLength);
       copy.set(new Uint8Array(chunk));
       chunks.push(copy);
-      if (isLast) start(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      if (isLast) start(bodyText(Buffer.concat(chunks)));
     });
   }
 
