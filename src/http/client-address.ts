@@ -12,6 +12,33 @@ export function normalizeAddress(raw: string): string {
   return groups.map((g) => g.toString(16)).join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
 }
 
+/**
+ * A peer as uWS reports it in binary (4 bytes for IPv4, 16 for IPv6 and IPv4-mapped IPv6; none when the socket
+ * has no peer), written as uWS's text form (`a.b.c.d`, or eight 4-digit hex groups) and normalised like it.
+ */
+export function addressOfBytes(bytes: Uint8Array): string {
+  if (bytes.length === 4) return `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}`;
+  if (bytes.length !== 16) return '';
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16).padStart(4, '0'));
+  return normalizeAddress(groups.join(':'));
+}
+
+/**
+ * What a peer's normalised address is remembered by: a number for IPv4 and IPv4-mapped IPv6 (the same address
+ * either way), else the bytes as a string. Cheaper than decoding uWS's text form of the address per request.
+ */
+export function peerKey(bytes: Uint8Array): number | string {
+  if (bytes.length === 4) return ((bytes[0] << 24) | (bytes[1] << 16) | (bytes[2] << 8) | bytes[3]) >>> 0;
+  if (bytes.length === 16 && isMappedIPv4(bytes)) return ((bytes[12] << 24) | (bytes[13] << 16) | (bytes[14] << 8) | bytes[15]) >>> 0;
+  return String.fromCharCode(...bytes);
+}
+
+function isMappedIPv4(bytes: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
+  return bytes[10] === 0xff && bytes[11] === 0xff;
+}
+
 function expandIPv6(address: string): number[] {
   let [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
   const parse = (part: string | undefined) => (part ? part.split(':') : []);

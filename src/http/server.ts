@@ -4,9 +4,9 @@ import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { sseStreamsActive } from '../metrics/catalogue.js';
 import { observeRequest } from '../metrics/http.js';
-import { AddressList, normalizeAddress } from './client-address.js';
+import { AddressList, addressOfBytes, peerKey } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsPairs } from './cors.js';
-import { decodeBody, type DecodedBody } from './body.js';
+import { bodyText, decodeBody, type DecodedBody } from './body.js';
 import { readHeaders } from './headers.js';
 import { nextRequestId } from './request-id.js';
 import { resolveForwarded, type ProxyTrust } from './proxy-trust.js';
@@ -48,7 +48,6 @@ export interface StreamLimits {
   stallTimeoutMs: number;
 }
 
-const textDecoder = new TextDecoder();
 const sseStreams = sseStreamsActive.with();
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Not a status any client receives: the metric label of a request its client abandoned before the answer. */
@@ -75,7 +74,6 @@ class IncomingRequest implements HttpRequest {
     readonly ip: string,
     readonly requestId: string,
     decoded: DecodedBody,
-    readonly rawBody: Buffer | undefined,
     private readonly abortSignal: () => AbortSignal,
   ) {
     this.body = decoded.body;
@@ -103,8 +101,8 @@ export class HttpServer implements SocketFrontDoor {
   readonly #sharedRateLimit: SharedRateLimit | undefined;
   readonly #accessLog: boolean;
   readonly #metrics: boolean;
-  /** uWS reports peers as 16-byte IPv6 text; normalising it is costly enough to remember. */
-  readonly #addressCache = new Map<string, string>();
+  /** Normalised peer addresses by peerKey: uWS reports a peer as bytes, and writing them as text is costly enough to remember. */
+  readonly #peers = new Map<number | string, string>();
   readonly #topics = new Topics();
 
   constructor(private readonly options: HttpServerOptions) {
@@ -129,7 +127,7 @@ export class HttpServer implements SocketFrontDoor {
 
   /** The rate limit and client address of HTTP requests, for WebSocket and Socket.IO handshakes. */
   readonly #admission: Admission = {
-    clientAddress: (remoteText, headers) => this.#clientAddress(remoteText, headers),
+    clientAddress: (res, headers) => this.#clientAddress(res, headers),
     retryAfter: (ip) => this.#sharedRateLimit?.(ip) ?? this.#rateLimiter.hit(ip),
     corsHeaders: (origin) => this.#cors(origin),
   };
@@ -246,7 +244,7 @@ export class HttpServer implements SocketFrontDoor {
       params = Object.create(null); // keyed by route names, valued by the client
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     }
-    const ip = this.#clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
+    const ip = this.#clientAddress(res, headers);
     const requestId = headers['x-request-id'] || nextRequestId();
     const cors = this.#cors(headers.origin);
 
@@ -285,9 +283,9 @@ export class HttpServer implements SocketFrontDoor {
       if (retryAfter > 0) return send(httpErrors.tooManyRequests(retryAfter).toReply());
     }
 
-    const run = (raw: Buffer | undefined) => {
-      const decoded = raw ? decodeBody(raw, headers['content-type'] ?? '') : NO_BODY;
-      const request = new IncomingRequest(method, path, rawQuery, headers, params, ip, requestId, decoded, raw, signal);
+    const run = (text: string | undefined) => {
+      const decoded = text === undefined ? NO_BODY : decodeBody(text, headers['content-type'] ?? '');
+      const request = new IncomingRequest(method, path, rawQuery, headers, params, ip, requestId, decoded, signal);
       const response: HttpResponse = {
         stream: (status, streamHeaders) => {
           observe(status);
@@ -311,10 +309,10 @@ export class HttpServer implements SocketFrontDoor {
     };
 
     const start = admitted
-      ? (raw: Buffer | undefined) =>
+      ? (text: string | undefined) =>
           void admitted.then((wait) => {
             if (wait > 0) send(httpErrors.tooManyRequests(wait).toReply());
-            else if (!aborted) run(raw);
+            else if (!aborted) run(text);
           })
       : run;
     if (!WITH_BODY.has(method)) return start(undefined);
@@ -327,21 +325,26 @@ export class HttpServer implements SocketFrontDoor {
       if (finished) return;
       size += chunk.byteLength;
       if (size > limit) return send(httpErrors.payloadTooLarge(limit).toReply(), true);
-      // uWS reuses the chunk's memory after this callback: copy it once, into Node's pooled slab for small
-      // bodies (slice(0) would allocate an ArrayBuffer of its own per request, 8x slower and more for the GC).
+      // A body in one chunk (nearly all) is decoded straight from uWS's memory, valid during this callback.
+      if (isLast && chunks.length === 0) return start(bodyText(chunk));
+      // uWS reuses the chunk's memory after this callback: copy it, into Node's pooled slab for small chunks
+      // (slice(0) would allocate an ArrayBuffer of its own per chunk, 8x slower and more for the GC).
       const copy = Buffer.allocUnsafe(chunk.byteLength);
       copy.set(new Uint8Array(chunk));
       chunks.push(copy);
-      if (isLast) start(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      if (isLast) start(bodyText(Buffer.concat(chunks)));
     });
   }
 
-  #clientAddress(raw: string, headers: Readonly<Record<string, string>>): string {
-    let peer = this.#addressCache.get(raw);
+  #clientAddress(res: uWS.HttpResponse, headers: Readonly<Record<string, string>>): string {
+    // The binary form: uWS's text form would be decoded per request (the getpeername under both is the same).
+    const bytes = new Uint8Array(res.getRemoteAddress());
+    const key = peerKey(bytes);
+    let peer = this.#peers.get(key);
     if (peer === undefined) {
-      if (this.#addressCache.size > 10_000) this.#addressCache.clear();
-      peer = normalizeAddress(raw);
-      this.#addressCache.set(raw, peer);
+      if (this.#peers.size > 10_000) this.#peers.clear();
+      peer = addressOfBytes(bytes);
+      this.#peers.set(key, peer);
     }
     const forwarded = headers['x-forwarded-for'];
     const trust = this.options.proxyTrust;

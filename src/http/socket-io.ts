@@ -8,7 +8,6 @@ import { httpErrors } from './errors.js';
 import { readHeaders } from './headers.js';
 import { answerAndClose, type Admission } from './websocket.js';
 
-const textDecoder = new TextDecoder();
 
 export interface SocketIoOptions {
   path: string;
@@ -54,7 +53,7 @@ function admittingHandshakes(app: uWS.TemplatedApp, admission: Admission): uWS.T
   const admit = (res: uWS.HttpResponse, req: uWS.HttpRequest, handler: (req: uWS.HttpRequest) => void) => {
     if (new URLSearchParams(req.getQuery() ?? '').has('sid')) return handler(req);
     const headers = readHeaders(req);
-    const wait = admission.retryAfter(admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers));
+    const wait = admission.retryAfter(admission.clientAddress(res, headers));
     if (typeof wait === 'number') {
       if (wait > 0) return answerAndClose(res, httpErrors.tooManyRequests(wait), admission.corsHeaders(headers.origin));
       return handler(req);

@@ -17,7 +17,6 @@ export interface HttpRequest {
   readonly body: unknown;
   /** Set when a body was sent but could not be parsed. */
   readonly bodyError?: string;
-  readonly rawBody?: Buffer;
   /** Aborted when the client goes away before the answer is complete. */
   readonly signal: AbortSignal;
 }

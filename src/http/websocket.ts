@@ -65,8 +65,8 @@ export interface WebSocketLimits {
 
 /** The front-door checks a handshake shares with HTTP requests. */
 export interface Admission {
-  /** The client's address from uWS's peer text and the headers (X-Forwarded-For when trusted). */
-  clientAddress(remoteText: string, headers: Readonly<Record<string, string>>): string;
+  /** The client's address from the socket's peer and the headers (X-Forwarded-For when trusted). */
+  clientAddress(res: uWS.HttpResponse, headers: Readonly<Record<string, string>>): string;
   /**
    * 0 when allowed, else the seconds until the rate-limit window resets: at once on one node, a promise of the
    * count every node shares in cluster mode.
@@ -206,7 +206,7 @@ export function mountWebSocket<T>(
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
-      const ip = admission.clientAddress(textDecoder.decode(res.getRemoteAddressAsText()), headers);
+      const ip = admission.clientAddress(res, headers);
       let aborted = false;
       res.onAborted(() => {
         aborted = true;

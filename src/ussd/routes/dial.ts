@@ -7,7 +7,7 @@ import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { isRevisionConflict } from '../../store/revision.js';
 import { answerOf, INVALID_INPUT } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
-import { UssdRequestSchema } from '../schema.js';
+import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
 
 const UssdAnswerSchema = v.pipe(
@@ -28,6 +28,7 @@ export function dialRoutes({ actors, log }: UssdRouteDeps) {
       summary: 'One user input of a USSD session; answers a CON or END screen as text/plain',
       tags: ['ussd'],
       body: UssdRequestSchema,
+      bodyFastPath: checkUssdRequest,
       bodyContentTypes: ['application/json', 'application/x-www-form-urlencoded'],
       responses: {
         200: {
