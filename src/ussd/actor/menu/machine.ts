@@ -26,7 +26,7 @@ export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep>
     serviceCode: dial.serviceCode,
     state: 'preMenu',
     context: { sessionId: dial.sessionId, phoneNumber: dial.phoneNumber, message: '', isAuthenticated: false },
-    history: rememberHistory(dial.text, (text) => deps.pinCipher.digest(text)),
+    history: rememberHistory(dial.text, deps.pinCipher),
     screen: '',
     createdAt: now,
     updatedAt: now,
@@ -52,13 +52,12 @@ export async function answer(
   deps: MenuDeps,
 ): Promise<MenuStep & { retry: boolean }> {
   if (!existing) return { ...(await welcome(dial, deps)), retry: false };
-  const digest = (text: string) => deps.pinCipher.digest(text);
-  const next = newInputAfter(existing.history, dial.text, digest);
+  const next = newInputAfter(existing.history, dial.text, deps.pinCipher);
   if (next.kind === 'retry') {
     return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
   }
   // The session is built once, with the history it will store (no copy of it to swap the history in).
-  const step = await applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, digest));
+  const step = await applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, deps.pinCipher));
   return { session: step.session, screen: step.screen, ended: step.ended, retry: false };
 }
 
