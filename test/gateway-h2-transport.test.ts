@@ -1,11 +1,12 @@
 // The gateway's own HTTP/2 client (src/gateway/h2) under faults: a grpc-js node killed mid-call and restarted,
 // GOAWAY with streams above its last id, RST_STREAM codes, a stalled node past the deadline, answers and requests
-// larger than the windows, MAX_CONCURRENT_STREAMS 2 with 100 calls, and a hostile node sending malformed frames.
+// larger than the windows, MAX_CONCURRENT_STREAMS 2 with 100 calls, a hostile node sending malformed frames, and
+// the dial backoff while the node cannot be reached.
 import t from 'tap';
 import http2 from 'node:http2';
 import { createServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { H2Channel } from '../dist/src/gateway/h2/channel.js';
+import { DIAL_BACKOFF, H2Channel } from '../dist/src/gateway/h2/channel.js';
 import { frame, FrameType, goawayFrame, settingsFrame } from '../dist/src/gateway/h2/frames.js';
 
 const { status } = grpc;
@@ -87,6 +88,66 @@ t.test('an unreachable node: UNAVAILABLE, no connection established', async (t) 
   const outcome = await channelTo(t, port).call('/t.S/Echo', Buffer.from('x'), {}, 2000);
   t.equal(outcome.code, status.UNAVAILABLE);
   t.match(outcome.details, /^No connection established: .*ECONNREFUSED/);
+});
+
+t.test('a node that cannot be reached is dialled once per backoff, not once per call; reaching it resets the backoff', async (t) => {
+  // A port that takes the connection and drops it at once (counted), as a node mid-restart may.
+  let dials = 0;
+  const dropper = createServer((socket) => {
+    dials++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+  const { port } = dropper.address() as { port: number };
+  let now = 0;
+  const backoff = { initialMs: 1000, maxMs: 3000, multiplier: 2, jitter: 0 };
+  const channel = new H2Channel({ host: '127.0.0.1', port }, { ...OPTIONS, backoff, now: () => now });
+  t.teardown(() => channel.close());
+  /** One call; whether it dialled shows at once (a fail-fast call settles without a connection). */
+  const call = async () => {
+    const outcome = channel.call('/t.S/Echo', Buffer.from('x'), {}, 2000);
+    const dialled = channel.connection !== undefined;
+    return { dialled, ...(await outcome) };
+  };
+
+  const first = await call();
+  t.ok(first.dialled);
+  t.equal(first.code, status.UNAVAILABLE);
+  for (let i = 0; i < 20; i++) {
+    const again = await call();
+    t.notOk(again.dialled, 'within the backoff: no dial');
+    t.same([again.code, again.details], [status.UNAVAILABLE, first.details], "failed at once with the last attempt's error");
+  }
+  t.equal(dials, 1, 'the node saw one connection for 21 calls');
+  now = 999;
+  t.notOk((await call()).dialled);
+  now = 1000;
+  t.ok((await call()).dialled, 'dialled again once the backoff passed');
+  t.equal(dials, 2);
+  now = 2999; // the next wait doubled: 2000 ms
+  t.notOk((await call()).dialled);
+  now = 3000;
+  t.ok((await call()).dialled);
+  now = 5999; // capped at maxMs: 3000 ms
+  t.notOk((await call()).dialled);
+  t.equal(dials, 3);
+
+  // The node comes back on that port: the next attempt reaches it, and the backoff starts over.
+  await new Promise((resolve) => dropper.close(resolve));
+  const node = await startGrpcNode(port);
+  now = 6000;
+  const served = await call();
+  t.same([served.code, served.bytes?.toString()], [status.OK, 'x']);
+  node.server.forceShutdown();
+  await new Promise((resolve) => setImmediate(resolve));
+  now = 7000;
+  const refused = await call();
+  t.ok(refused.dialled, 'a connection that reached the node is dialled again at once when it drops');
+  t.match(refused.details, /^No connection established: .*ECONNREFUSED/);
+  now = 7999;
+  t.notOk((await call()).dialled);
+  now = 8000;
+  t.ok((await call()).dialled, 'the backoff after a success starts again at its first step (1000 ms)');
 });
 
 t.test('GOAWAY: streams above its last id go to a new connection (once); those below finish', async (t) => {
@@ -251,10 +312,18 @@ t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no cra
   ];
   for (const [name, script, expected] of cases) {
     const node = await startRawNode(t, script);
-    const channel = channelTo(t, node.port);
+    let now = 0;
+    const channel = new H2Channel({ host: '127.0.0.1', port: node.port }, { ...OPTIONS, now: () => now });
+    t.teardown(() => channel.close());
     const outcome = await channel.call('/t.S/M', Buffer.from('x'), {}, 3000);
     t.equal(outcome.code, expected, `${name}: ${outcome.details}`);
     t.equal(channel.connection, undefined, `${name}: the connection is dropped`);
+    if (/does not speak HTTP\/2/.test(outcome.details)) {
+      // Never a working connection: the next attempt waits for the dial backoff.
+      t.same(await channel.call('/t.S/M', Buffer.from('x'), {}, 3000), outcome, `${name}: within the backoff, the same failure at once`);
+      t.equal(node.sockets.length, 1, `${name}: no dial within the backoff`);
+      now += DIAL_BACKOFF.maxMs * 2;
+    }
     await channel.call('/t.S/M', Buffer.from('x'), {}, 3000);
     t.equal(node.sockets.length, 2, `${name}: the next call dials again`);
   }

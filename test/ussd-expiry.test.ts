@@ -43,7 +43,7 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
     await store.close();
     rmSync(server.dataDir, { recursive: true, force: true });
   });
-  const keys = (name: 'ussd-session-records' | 'ussd-session-expiry') => [...store.db(name).getKeys()].length;
+  const keys = (name: 'ussd-session-records' | 'ussd-session-expiry-buckets') => [...store.db(name).getKeys()].length;
   t.equal(keys('ussd-session-records'), 0, 'no session record left in LMDB');
-  t.equal(keys('ussd-session-expiry'), 0, 'no expiry-index entry left in LMDB');
+  t.equal(keys('ussd-session-expiry-buckets'), 0, 'no expiry-index entry left in LMDB');
 });

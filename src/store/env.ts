@@ -7,7 +7,9 @@ export const DATABASES = [
   /** Before revisions were LMDB entry versions; read once to move its sessions to `ussd-session-records`. */
   'ussd-sessions',
   'ussd-session-records',
+  /** Before the index was bucketed (keys by exact expiry); emptied once when a data directory of that layout opens. */
   'ussd-session-expiry',
+  'ussd-session-expiry-buckets',
   'ussd-customers',
   'ussd-account-creations',
   'health',

@@ -6,6 +6,20 @@ import { H2Connection } from './connection.js';
 import { encodeFields, fieldEncoder } from './hpack.js';
 import { UnaryCall, type H2Outcome } from './unary-call.js';
 
+/**
+ * After a connection attempt fails, calls fail at once (UNAVAILABLE, with that attempt's error) until the next
+ * attempt is due, instead of each dialling again: gRPC's connection backoff (grpc-js's defaults: 1 s, times 1.6,
+ * +-20% jitter), capped at 5 s rather than 120 s so a node back from a restart serves the gateway's clients
+ * within seconds. A connection that reached the node resets it.
+ */
+export interface DialBackoff {
+  initialMs: number;
+  maxMs: number;
+  multiplier: number;
+  jitter: number;
+}
+export const DIAL_BACKOFF: DialBackoff = { initialMs: 1000, maxMs: 5000, multiplier: 1.6, jitter: 0.2 };
+
 /** Where the node listens: host and port, or a unix socket. */
 export type H2Target = { host: string; port: number } | { socketPath: string };
 
@@ -19,12 +33,29 @@ export class H2Channel {
   };
   readonly #unusable = (connection: H2Connection) => {
     if (this.#connection === connection) this.#connection = undefined;
+    if (connection.reachedNode) {
+      this.#backoffMs = this.#backoff.initialMs;
+    } else if (connection.failure !== undefined) {
+      const jitter = 1 + this.#backoff.jitter * (2 * Math.random() - 1);
+      this.#nextDialAt = this.#now() + this.#backoffMs * jitter;
+      this.#dialFailure = connection.failure;
+      this.#backoffMs = Math.min(this.#backoffMs * this.#backoff.multiplier, this.#backoff.maxMs);
+    }
   };
+  readonly #backoff: DialBackoff;
+  readonly #now: () => number;
+  #backoffMs: number;
+  #nextDialAt = 0;
+  #dialFailure = '';
   #connection?: H2Connection;
   #closed = false;
 
-  constructor(target: H2Target, options: { maxReceiveBytes: number; keepaliveMs: number }) {
+  /** `backoff` and `now` are for tests (a shorter backoff, a clock they move). */
+  constructor(target: H2Target, options: { maxReceiveBytes: number; keepaliveMs: number; backoff?: DialBackoff; now?: () => number }) {
     this.#target = target;
+    this.#backoff = options.backoff ?? DIAL_BACKOFF;
+    this.#backoffMs = this.#backoff.initialMs;
+    this.#now = options.now ?? Date.now;
     this.#authority = 'socketPath' in target ? 'localhost' : target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
     this.#maxReceiveBytes = options.maxReceiveBytes;
     this.#keepaliveMs = options.keepaliveMs;
@@ -56,6 +87,7 @@ export class H2Channel {
     if (this.#closed) return call.settle(GrpcStatus.UNAVAILABLE, 'Channel has been shut down');
     let connection = this.#connection;
     if (!connection?.usable) {
+      if (this.#now() < this.#nextDialAt) return call.settle(GrpcStatus.UNAVAILABLE, this.#dialFailure);
       const target = this.#target;
       const socket = 'socketPath' in target ? netConnect(target.socketPath) : netConnect(target.port, target.host);
       connection = new H2Connection(socket, { authority: this.#authority, keepaliveMs: this.#keepaliveMs }, { unusable: this.#unusable, retry: this.#retry });

@@ -101,6 +101,14 @@ export class H2Connection {
     }, options.keepaliveMs).unref();
   }
 
+  /** Why the connection failed (the details its calls got), once it has; undefined after a graceful end. */
+  failure?: string;
+
+  /** The node answered with its SETTINGS: the connection was ready at some point. */
+  get reachedNode(): boolean {
+    return this.#settingsReceived;
+  }
+
   /** Takes new calls: no GOAWAY either way, not failed, stream ids left. */
   get usable(): boolean {
     return this.#usable;
@@ -457,6 +465,7 @@ export class H2Connection {
   /** Every unfinished call fails with `code`; the socket is destroyed. */
   #destroy(code: number, details: string, lastFrame?: Buffer): void {
     if (this.#destroyed) return;
+    this.failure = details;
     this.#becomeUnusable();
     this.#destroyed = true;
     clearInterval(this.#keepalive);

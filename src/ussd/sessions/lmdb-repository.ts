@@ -1,34 +1,54 @@
 // Both threads: USSD sessions in LMDB, database `ussd-session-records` (by session ID, the revision as LMDB's entry
-// version), and their index by expiry time, `ussd-session-expiry`: key `<expiresAt, 15 digits>:<sessionId>`, value
-// LIVE or ENDED. A session and its index entry are written in one conditional batch (one transaction, applied
-// only while the record's version is the one the writer read, checked by LMDB's writer thread), so the sweep and
-// the live listing read only the index range they need (expired: up to now; live: after now) and never the
-// whole session database.
+// version), and their index by expiry, `ussd-session-expiry-buckets`: key `<bucket, 15 digits>:<sessionId>`, value
+// LIVE or ENDED, where the bucket is the session's expiry rounded up to a whole minute (see bucketOf). A session
+// and its index entry are written in one conditional batch (one transaction, applied only while the record's
+// version is the one the writer read, checked by LMDB's writer thread); a step that keeps the bucket and the
+// state writes the record alone, so most steps write no index entry. The sweep and the live listing read only
+// the index range they need (expired: buckets up to now's; live: from now's) and the records it names, never
+// the whole session database.
+//
+// Why both stay exact. Invariant: each stored record R has exactly one index entry, `<bucketOf(R.expiresAt)>:<id>`
+// with R's state, and there is no other entry. Every write keeps it in the transaction that writes the record:
+// begin and update replace the entry of the record they replace (that record is the stored one, since the write
+// applies only at its revision) when the bucket or the state changes, and the sweep removes a record with its
+// entry. Since bucketOf(t) >= t, an entry whose bucket is at or before now names an expired session (a live
+// session can never sit in a passed bucket: its step would have moved the entry); and a session expired by now
+// has bucketOf(expiresAt) <= bucketOf(now), so the sweep, reading the buckets up to now's and each record's exact
+// expiry, finds every expired session, and the live listing, reading the buckets from now's on, every live one.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
-import { ENDED_STATE, type UssdSession } from '../session.js';
+import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
 
 const LIVE = 0;
 const ENDED = 1;
 type IndexValue = typeof LIVE | typeof ENDED;
 
+/**
+ * The width of an expiry bucket. A step moves its session's expiry to now + the TTL (5 minutes by default), so
+ * the bucket changes only when a minute boundary passes between two steps of a session: for a caller answering
+ * every few seconds, about one step in ten writes the index, and a whole USSD dialogue (at most a few minutes on
+ * the networks) moves its entry a handful of times. Wider buckets would save few more writes, but make the sweep
+ * and the live listing read more live records in now's bucket (those expiring within the next minute at most).
+ * Changing it needs a new index database (a rebuild), as the keys depend on it.
+ */
+const EXPIRY_BUCKET_MS = 60_000;
 /** Expired sessions removed per write transaction, so a large sweep never holds the writer for long. */
 const SWEEP_BATCH = 1000;
 const TIME_DIGITS = 15;
 
-/** Sorts by expiry time: epoch ms zero-padded, so string order is time order. */
-function expiryKey(expiresAt: number, sessionId: string): string {
-  return `${String(expiresAt).padStart(TIME_DIGITS, '0')}:${sessionId}`;
-}
+/** The end of the bucket holding `expiresAt`: a whole minute, at or after it. */
+const bucketOf = (expiresAt: number) => Math.ceil(expiresAt / EXPIRY_BUCKET_MS) * EXPIRY_BUCKET_MS;
 
-function parseExpiryKey(key: string): LiveSession {
-  return { expiresAt: Number(key.slice(0, TIME_DIGITS)), sessionId: key.slice(TIME_DIGITS + 1) };
-}
+/** Epoch ms zero-padded, so string order is time order. */
+const time = (ms: number) => String(ms).padStart(TIME_DIGITS, '0');
 
-/** The first key of the entries expiring after `now`. */
-const after = (now: number) => String(now + 1).padStart(TIME_DIGITS, '0');
+const indexKey = (sessionId: string, expiresAt: number) => `${time(bucketOf(expiresAt))}:${sessionId}`;
+
+const bucketIn = (key: string) => Number(key.slice(0, TIME_DIGITS));
+
+const sessionIdOf = (key: string) => key.slice(TIME_DIGITS + 1);
 
 const indexValue = (session: UssdSession): IndexValue => (session.state === ENDED_STATE ? ENDED : LIVE);
 
@@ -36,13 +56,13 @@ const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })]
 
 export class LmdbUssdSessionRepository implements UssdSessionRepository {
   readonly #sessions: Database<UssdSession, string>;
-  readonly #expiry: Database<IndexValue, string>;
+  readonly #index: Database<IndexValue, string>;
 
   constructor(store: Store) {
     this.#sessions = store.db('ussd-session-records');
-    this.#expiry = store.db('ussd-session-expiry');
+    this.#index = store.db('ussd-session-expiry-buckets');
     this.#moveSessionsOfTheUnversionedDatabase(store.db('ussd-sessions'));
-    this.#indexSessionsWrittenBeforeTheIndex();
+    this.#rebuildTheIndexOfAnOlderLayout(store.db('ussd-session-expiry'));
   }
 
   async get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
@@ -59,29 +79,44 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     return this.#write(session, read);
   }
 
+  /** Reads the record of each entry marked LIVE in now's bucket and after, for its exact expiry. */
   async live(now: number): Promise<LiveSession[]> {
     const live: LiveSession[] = [];
-    for (const { key, value } of this.#expiry.getRange({ start: after(now) })) if (value === LIVE) live.push(parseExpiryKey(key));
+    for (const { key, value } of this.#index.getRange({ start: time(bucketOf(now)) })) {
+      if (value !== LIVE) continue;
+      const sessionId = sessionIdOf(key);
+      const session = this.#sessions.get(sessionId);
+      if (isLive(session, now)) live.push({ sessionId, expiresAt: session.expiresAt });
+    }
     return live;
   }
 
   async removeExpired(now: number): Promise<number> {
+    // The buckets up to now's: all of their sessions expired, but those of now's bucket that expire after now.
+    const end = time(bucketOf(now) + 1);
+    const expired = (key: string) => {
+      const session = this.#sessions.get(sessionIdOf(key));
+      return !session || session.expiresAt <= now;
+    };
     let removed = 0;
+    let start: string | undefined;
     for (;;) {
-      const due = [...this.#expiry.getKeys({ end: after(now), limit: SWEEP_BATCH })];
-      if (due.length === 0) return removed;
-      // Checked again inside the transaction: an actor may have renewed the session since the range read.
-      removed += await this.#sessions.transaction(() => {
-        let count = 0;
-        for (const key of due) {
-          this.#expiry.removeSync(key);
-          const { sessionId } = parseExpiryKey(key);
-          const session = this.#sessions.get(sessionId);
-          if (session && session.expiresAt <= now) count += this.#sessions.removeSync(sessionId) ? 1 : 0;
-        }
-        return count;
-      });
-      if (due.length < SWEEP_BATCH) return removed;
+      const keys = [...this.#index.getKeys({ start, end, exclusiveStart: start !== undefined, limit: SWEEP_BATCH })];
+      // The live sessions of now's bucket are left out here, so a sweep that finds nothing expired writes nothing.
+      const due = keys.filter((key) => bucketIn(key) <= now || expired(key));
+      if (due.length > 0) {
+        // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
+        removed += await this.#sessions.transaction(() => {
+          let count = 0;
+          for (const key of due.filter(expired)) {
+            this.#index.removeSync(key);
+            count += this.#sessions.removeSync(sessionIdOf(key)) ? 1 : 0;
+          }
+          return count;
+        });
+      }
+      if (keys.length < SWEEP_BATCH) return removed;
+      start = keys[keys.length - 1];
     }
   }
 
@@ -91,18 +126,22 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
   }
 
   /**
-   * Writes `session` and its index entry, replacing `replaced` (the record as its writer read it), or creating it
-   * when none; refused (RevisionConflictError) once the stored record is no longer at `replaced`'s revision, or
-   * exists when none was expected. No transaction callback runs on this thread: LMDB's writer checks the version
-   * and applies the three writes, or none, in the transaction it commits (synced) before the promise resolves.
+   * Writes `session`, replacing `replaced` (the record as its writer read it), or creating it when none, and its
+   * index entry when its bucket or its state changed; refused (RevisionConflictError) once the stored record is no
+   * longer at `replaced`'s revision, or exists when none was expected. No transaction callback runs on this
+   * thread: LMDB's writer checks the version and applies the writes, or none, in the transaction it commits
+   * (synced) before the promise resolves.
    */
   async #write(session: UssdSession, replaced: Versioned<UssdSession> | undefined): Promise<Revision> {
     const { sessionId } = session;
     const revision = (replaced?.revision ?? 0) + 1;
+    const old = replaced?.value;
+    const stale = old && bucketOf(old.expiresAt) !== bucketOf(session.expiresAt) ? indexKey(sessionId, old.expiresAt) : undefined;
+    const indexed = !old || stale !== undefined || indexValue(old) !== indexValue(session);
     const writes = () => {
       this.#sessions.put(sessionId, session, revision);
-      if (replaced) this.#expiry.remove(expiryKey(replaced.value.expiresAt, sessionId));
-      this.#expiry.put(expiryKey(session.expiresAt, sessionId), indexValue(session));
+      if (stale) this.#index.remove(stale);
+      if (indexed) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
     };
     const written = replaced ? await this.#sessions.ifVersion(sessionId, replaced.revision, writes) : await this.#sessions.ifNoExists(sessionId, writes);
     if (!written) throw new RevisionConflictError(sessionId, replaced?.revision);
@@ -121,11 +160,19 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     });
   }
 
-  /** A data directory from before the index: index its sessions once, or they would never be swept. */
-  #indexSessionsWrittenBeforeTheIndex(): void {
-    if (!isEmpty(this.#expiry) || isEmpty(this.#sessions)) return;
+  /**
+   * A data directory of an older layout, whose index keys were exact expiry times (`ussd-session-expiry`), or
+   * from before any index: the bucketed index is built once from the records, and the old one emptied, so no
+   * entry of it is left behind. Checked again inside the transaction: every thread opens the repository.
+   */
+  #rebuildTheIndexOfAnOlderLayout(exact: Database<unknown, string>): void {
+    const older = () => !isEmpty(exact) || (isEmpty(this.#index) && !isEmpty(this.#sessions));
+    if (!older()) return;
     this.#sessions.transactionSync(() => {
-      for (const { key, value } of this.#sessions.getRange()) this.#expiry.putSync(expiryKey(value.expiresAt, key), indexValue(value));
+      if (!older()) return;
+      for (const key of [...exact.getKeys()]) exact.removeSync(key);
+      for (const key of [...this.#index.getKeys()]) this.#index.removeSync(key);
+      for (const { key, value } of this.#sessions.getRange()) this.#index.putSync(indexKey(key, value.expiresAt), indexValue(value));
     });
   }
 }

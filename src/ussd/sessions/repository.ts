@@ -22,7 +22,11 @@ export interface UssdSessionRepository {
    * `read` to move the session's index entry without reading the record again.)
    */
   update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision>;
-  /** The live sessions (not expired by `now`, not ended), from an index: no session record is read. */
+  /**
+   * The live sessions (not expired by `now`, not ended), from an index of the sessions by expiry: never a scan of
+   * every record. (The LMDB store's index keys coarse expiry buckets, so it reads the record of each session its
+   * index lists as live, for the exact expiry.)
+   */
   live(now: number): Promise<LiveSession[]>;
   /**
    * Removes the sessions that expired by `now`; answers how many. Reads only the expired part of an index by

@@ -46,9 +46,9 @@ export class EventChannel {
         // Closed by the server or the network; a socket the page closed itself was reported by close().
         if (this.#socket !== socket) return;
         this.#socket = undefined;
+        // No reconnect on 4401: the page's sockets stand on proof-less invocations (its own key), which the
+        // server never ends for expiry or revocation (docs/events.md); any other close is shown as it is.
         this.handlers.onState('closed', reason);
-        // The server closes a socket when its invocation expires (docs/events.md): follow on with a fresh one.
-        if (event.code === 4401 && event.reason === 'credential expired') this.open(client, sessionId).catch(() => {});
       });
     });
   }
