@@ -30,7 +30,7 @@ export class PinCipher {
    * without the text being stored, and cannot be brute-forced without the key.
    *
    * SHA-512/256 of secret || text, in one `crypto.hash` call: a `createHmac` object per digest cost ~2 µs
-   * on the actor host (two per USSD step), the one-shot call ~0.5 µs. A secret prefix is a MAC only when the
+   * on the actor host (two per USSD step), the one-shot call ~0.6 µs. A secret prefix is a MAC only when the
    * hash has no length extension (with plain SHA-256, whoever reads a digest could compute the digest of
    * text || padding || more without the key). SHA-512/256 outputs half of SHA-512's final state (with its
    * own initial values), so the state a continuation would start from is not in the digest (the truncated

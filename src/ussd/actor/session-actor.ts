@@ -63,11 +63,11 @@ class UssdActor implements Actor<UssdShape> {
     return message.type === 'dial' ? this.#dial(message, cancelled) : this.#inspect();
   }
 
-  /** The session as stored: at once when this actor holds it (no promise for the common step). */
+  /** The session as stored: at once when this actor holds it (no promise for the common step); none is read again. */
   #load(): Versioned<UssdSession> | null | Promise<Versioned<UssdSession> | null> {
     // Cluster mode: the session's partition may have moved away and back since this actor last ran, and another
     // node may have written meanwhile, so every message reads the record (one KV read); a single node caches it.
-    if (this.services.cachesSessions && this.#stored !== undefined) return this.#stored;
+    if (this.services.cachesSessions && this.#stored) return this.#stored;
     return this.services.sessions.get(this.sessionId).then((stored) => (this.#stored = stored ?? null));
   }
 
