@@ -25,6 +25,53 @@ t.test('a mailbox runs one task at a time, in order, and a failure does not bloc
   t.equal(mailbox.pending, 0);
 });
 
+t.test('a mailbox: a synchronous throw is a rejection, a task posted by a running one waits for it, drained waits for all', async (t) => {
+  const mailbox = new Mailbox();
+  const log: string[] = [];
+  let inner: Promise<unknown> | undefined;
+  const thrown = mailbox.post(() => {
+    log.push('throws');
+    throw new Error('at once');
+  });
+  const outer = mailbox.post(() => {
+    log.push('outer');
+    inner = mailbox.post(() => void log.push('inner'));
+    log.push('outer ends');
+    return 'outer';
+  });
+  const drained = mailbox.drained().then(() => log.push('drained'));
+  await t.rejects(thrown, /at once/);
+  t.equal(await outer, 'outer');
+  await inner;
+  await drained;
+  t.same(log, ['throws', 'outer', 'outer ends', 'inner', 'drained']);
+  t.equal(mailbox.pending, 0);
+});
+
+t.test('a mailbox: a queued task whose signal fires once it runs is not withdrawn; it sees the signal', async (t) => {
+  const mailbox = new Mailbox();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let finish!: () => void;
+  const finishing = new Promise<void>((resolve) => (finish = resolve));
+  const controller = new AbortController();
+  const first = mailbox.post(() => gate);
+  const second = mailbox.post(async (signal) => {
+    started();
+    await finishing;
+    return signal?.aborted;
+  }, controller.signal);
+  release();
+  await first;
+  await running;
+  controller.abort();
+  finish();
+  t.equal(await second, true, 'it ran to its end and saw the abort');
+  await mailbox.drained();
+});
+
 t.test('shardOf is stable, in range and spreads ids', async (t) => {
   const counts = [0, 0, 0, 0];
   for (let i = 0; i < 4000; i++) {

@@ -104,10 +104,20 @@ export class ActorHost implements HostApi {
     this.#sweeper.unref();
   }
 
-  async send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
+  send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
     const preparing = this.#prepare(kind);
-    if (preparing) await preparing;
-    const cell = this.#cell(kind, actorId);
+    if (preparing) return preparing.then(() => this.#send(kind, actorId, message, deadline));
+    return this.#send(kind, actorId, message, deadline);
+  }
+
+  /** send once the kind is prepared: not an async function, so the actor's own promise is the answer (one less per call). */
+  #send(kind: string, actorId: string, message: unknown, deadline: number | undefined): Promise<unknown> {
+    let cell: Cell;
+    try {
+      cell = this.#cell(kind, actorId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#post(cell, deadline, (cancelled) => cell.actor.receive(message, cancelled));
   }
 

@@ -1,4 +1,4 @@
-// An actor's mailbox: runs tasks one at a time, in arrival order, so an actor's state needs no locks.
+// Actor host thread. An actor's mailbox: runs tasks one at a time, in arrival order, so an actor's state needs no locks.
 // Modelled on piscina's task queue: bounded (a full mailbox refuses at once instead of growing), and a task
 // posted with an AbortSignal leaves the queue unrun when the signal fires; a task already running receives
 // the signal and checks it before it commits.
@@ -6,14 +6,25 @@ import { ActorBusyError, CallCancelledError } from './errors.js';
 
 export type MailboxTask<T> = (signal?: AbortSignal) => Promise<T> | T;
 
-interface Entry {
-  start(): Promise<unknown>;
+/** A task waiting behind another, with the settlers of the promise its poster holds. */
+interface Queued {
+  task: MailboxTask<unknown>;
+  signal: AbortSignal | undefined;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** Set while it listens for its signal's abort. */
+  onAbort?: () => void;
 }
 
 export class Mailbox {
-  readonly #queue: Entry[] = [];
+  readonly #queue: Queued[] = [];
   #running = false;
   #drained: (() => void)[] = [];
+  /** Runs once the running task settles, however it ends: made once, not per task. */
+  readonly #finished = () => {
+    this.#running = false;
+    this.#next();
+  };
 
   /** `limit`: tasks queued or running at once; one more is refused with ActorBusyError. */
   constructor(readonly limit = Number.POSITIVE_INFINITY) {}
@@ -23,32 +34,27 @@ export class Mailbox {
     return this.#queue.length + (this.#running ? 1 : 0);
   }
 
+  /**
+   * Runs `task` once the tasks before it have settled; resolves or rejects as it does. An idle mailbox (the
+   * common case: one message per actor at a time) starts it at once, and the poster gets the task's own promise.
+   */
   post<T>(task: MailboxTask<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(cancelledBy(signal));
     if (this.pending >= this.limit) return Promise.reject(new ActorBusyError(`Actor mailbox full (${this.limit} messages)`));
+    if (!this.#running) return this.#run(task, signal);
     return new Promise<T>((resolve, reject) => {
-      let listening = false;
-      const onAbort = () => {
-        const index = this.#queue.indexOf(entry);
-        if (index < 0) return;
-        this.#queue.splice(index, 1);
-        reject(cancelledBy(signal!));
-        this.#settleDrain();
-      };
-      const entry: Entry = {
-        start: () => {
-          if (listening) signal!.removeEventListener('abort', onAbort);
-          const result = Promise.resolve().then(() => task(signal));
-          result.then(resolve, reject);
-          return result.catch(() => undefined);
-        },
-      };
-      this.#queue.push(entry);
-      this.#next();
+      const queued: Queued = { task, signal, resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push(queued);
       // Only a task that waits behind another listens for its signal (adding and removing a listener is not free).
-      if (signal && this.#queue.at(-1) === entry) {
-        listening = true;
-        signal.addEventListener('abort', onAbort, { once: true });
+      if (signal) {
+        queued.onAbort = () => {
+          const index = this.#queue.indexOf(queued);
+          if (index < 0) return;
+          this.#queue.splice(index, 1);
+          reject(cancelledBy(signal));
+          this.#settleDrain();
+        };
+        signal.addEventListener('abort', queued.onAbort, { once: true });
       }
     });
   }
@@ -59,15 +65,24 @@ export class Mailbox {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
-  #next(): void {
-    if (this.#running) return;
-    const entry = this.#queue.shift();
-    if (!entry) return this.#settleDrain();
+  /** Starts `task` now; the mailbox moves on when its promise settles. A synchronous throw is its rejection. */
+  #run<T>(task: MailboxTask<T>, signal: AbortSignal | undefined): Promise<T> {
     this.#running = true;
-    void entry.start().then(() => {
-      this.#running = false;
-      this.#next();
-    });
+    let result: Promise<T>;
+    try {
+      result = Promise.resolve(task(signal));
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(this.#finished, this.#finished);
+    return result;
+  }
+
+  #next(): void {
+    const queued = this.#queue.shift();
+    if (!queued) return this.#settleDrain();
+    if (queued.onAbort) queued.signal!.removeEventListener('abort', queued.onAbort);
+    this.#run(queued.task, queued.signal).then(queued.resolve, queued.reject);
   }
 
   #settleDrain(): void {

@@ -59,15 +59,16 @@ class UssdActor implements Actor<UssdShape> {
     private readonly services: UssdServices,
   ) {}
 
-  async receive(message: DialMessage | InspectMessage, cancelled?: AbortSignal): Promise<string | SessionView | null> {
+  receive(message: DialMessage | InspectMessage, cancelled?: AbortSignal): Promise<string | SessionView | null> {
     return message.type === 'dial' ? this.#dial(message, cancelled) : this.#inspect();
   }
 
-  async #load(): Promise<Versioned<UssdSession> | null> {
+  /** The session as stored: at once when this actor holds it (no promise for the common step); none is read again. */
+  #load(): Versioned<UssdSession> | null | Promise<Versioned<UssdSession> | null> {
     // Cluster mode: the session's partition may have moved away and back since this actor last ran, and another
     // node may have written meanwhile, so every message reads the record (one KV read); a single node caches it.
-    if (!this.services.cachesSessions) this.#stored = undefined;
-    return (this.#stored ??= (await this.services.sessions.get(this.sessionId)) ?? null);
+    if (this.services.cachesSessions && this.#stored) return this.#stored;
+    return this.services.sessions.get(this.sessionId).then((stored) => (this.#stored = stored ?? null));
   }
 
   async #inspect(): Promise<SessionView | null> {
@@ -80,7 +81,8 @@ class UssdActor implements Actor<UssdShape> {
   async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
     const { sessions, deps } = this.services;
     const now = deps.now();
-    const stored = await this.#load();
+    const loading = this.#load();
+    const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
 
     // A session id belongs to one phone: another number cannot continue (or read) it.
@@ -94,7 +96,8 @@ class UssdActor implements Actor<UssdShape> {
       return SESSION_EXPIRED;
     }
 
-    const step = await answer(live?.value, dial, deps);
+    const answering = answer(live?.value, dial, deps);
+    const step = answering instanceof Promise ? await answering : answering;
     if (step.retry) {
       ussdStep.retry.inc();
       return step.screen;

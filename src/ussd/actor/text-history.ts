@@ -9,7 +9,12 @@ export type NewInput = { kind: 'retry' } | { kind: 'input'; input: string };
 
 export type { ConsumedHistory };
 
-type Digest = (text: string) => string;
+/** Keyed digests of histories (PinCipher): the history's text is never stored. */
+export interface HistoryDigests {
+  digest(text: string): string;
+  /** Also true for a digest of an earlier form, so sessions stored before an upgrade continue. */
+  isDigestOf(stored: string, text: string): boolean;
+}
 
 /**
  * Returns the input the user just typed, given the history the session already consumed and the `text` of
@@ -29,14 +34,14 @@ export function newInput(consumed: string, text: string): NewInput {
   return split(consumed.length, (prefix) => prefix === consumed, text);
 }
 
-/** newInput for a history kept as length and digest; `digest` must be the one that made `history`. */
-export function newInputAfter(history: ConsumedHistory, text: string, digest: Digest): NewInput {
-  return split(history.length, (prefix) => digest(prefix) === history.digest, text);
+/** newInput for a history kept as length and digest; `digests` must hold the key that made `history`. */
+export function newInputAfter(history: ConsumedHistory, text: string, digests: HistoryDigests): NewInput {
+  return split(history.length, (prefix) => digests.isDigestOf(history.digest, prefix), text);
 }
 
 /** What a session stores of `text` once it has applied it. */
-export function rememberHistory(text: string, digest: Digest): ConsumedHistory {
-  return { length: text.length, digest: digest(text) };
+export function rememberHistory(text: string, digests: HistoryDigests): ConsumedHistory {
+  return { length: text.length, digest: digests.digest(text) };
 }
 
 function split(length: number, isConsumed: (prefix: string) => boolean, text: string): NewInput {

@@ -17,8 +17,19 @@ export interface MenuStep {
 
 export { ENDED_STATE };
 
+/** A value now or later: the menu's states are mostly synchronous, and only a store read makes a step wait. */
+type Maybe<T> = T | Promise<T>;
+
+/**
+ * `next(value)`, at once when `value` is not a promise. Instead of async functions: four nested ones per step
+ * each cost a promise, a suspended frame and a microtask turn, for states that almost never wait.
+ */
+function andThen<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
 /** The session and welcome menu of a new dial. `dial.text` (usually '') counts as consumed. */
-export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep> {
+export function welcome(dial: UssdDial, deps: MenuDeps): Maybe<MenuStep> {
   const now = deps.now();
   const draft: UssdSession = {
     sessionId: dial.sessionId,
@@ -26,17 +37,17 @@ export async function welcome(dial: UssdDial, deps: MenuDeps): Promise<MenuStep>
     serviceCode: dial.serviceCode,
     state: 'preMenu',
     context: { sessionId: dial.sessionId, phoneNumber: dial.phoneNumber, message: '', isAuthenticated: false },
-    history: rememberHistory(dial.text, (text) => deps.pinCipher.digest(text)),
+    history: rememberHistory(dial.text, deps.pinCipher),
     screen: '',
     createdAt: now,
     updatedAt: now,
     expiresAt: now + deps.sessionTtlSeconds * 1000,
   };
-  return shown(draft, draft.context, 'CON ', await render('preMenu', undefined, draft, deps));
+  return andThen(render('preMenu', undefined, draft, deps), (message) => shown(draft, draft.context, 'CON ', message));
 }
 
 /** Applies one user input to the session. Never throws for bad input; store faults propagate. */
-export function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Promise<MenuStep> {
+export function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Maybe<MenuStep> {
   return applyInputRemembering(session, rawInput, deps, session.history);
 }
 
@@ -46,32 +57,28 @@ export function applyInput(session: UssdSession, rawInput: string, deps: MenuDep
  * consumed history.
  * Expiry is the caller's business: pass only a live session.
  */
-export async function answer(
-  existing: UssdSession | undefined,
-  dial: UssdDial,
-  deps: MenuDeps,
-): Promise<MenuStep & { retry: boolean }> {
-  if (!existing) return { ...(await welcome(dial, deps)), retry: false };
-  const digest = (text: string) => deps.pinCipher.digest(text);
-  const next = newInputAfter(existing.history, dial.text, digest);
+export function answer(existing: UssdSession | undefined, dial: UssdDial, deps: MenuDeps): Maybe<MenuStep & { retry: boolean }> {
+  if (!existing) return andThen(welcome(dial, deps), asNewStep);
+  const next = newInputAfter(existing.history, dial.text, deps.pinCipher);
   if (next.kind === 'retry') {
     return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
   }
   // The session is built once, with the history it will store (no copy of it to swap the history in).
-  const step = await applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, digest));
-  return { session: step.session, screen: step.screen, ended: step.ended, retry: false };
+  return andThen(applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, deps.pinCipher)), asNewStep);
 }
 
+const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } => ({ session: step.session, screen: step.screen, ended: step.ended, retry: false });
+
 /** applyInput, the next session storing `history` as its consumed history. */
-async function applyInputRemembering(session: UssdSession, rawInput: string, deps: MenuDeps, history: ConsumedHistory): Promise<MenuStep> {
+function applyInputRemembering(session: UssdSession, rawInput: string, deps: MenuDeps, history: ConsumedHistory): Maybe<MenuStep> {
   if (session.state === ENDED_STATE) return { session: { ...session, history }, screen: session.screen, ended: true };
   const input = rawInput.trim();
   const state = STATES[session.state as StateName] as StateDef | undefined;
-  let outcome: Outcome;
+  let outcome: Maybe<Outcome>;
   if (!state) outcome = { to: 'preMenu' };
   else if (state.auth && !session.context.isAuthenticated) outcome = { to: 'preMenu', notice: TEXT.loginFirst };
-  else outcome = navigation(state, input, session) ?? (await state.handle(input, session, deps));
-  return settle(session, outcome, deps, history);
+  else outcome = navigation(state, input, session) ?? state.handle(input, session, deps);
+  return andThen(outcome, (settled) => settle(session, settled, deps, history));
 }
 
 function navigation(state: StateDef, input: string, session: UssdSession): Outcome | undefined {
@@ -81,7 +88,7 @@ function navigation(state: StateDef, input: string, session: UssdSession): Outco
   return undefined;
 }
 
-async function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps, history: ConsumedHistory): Promise<MenuStep> {
+function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps, history: ConsumedHistory): Maybe<MenuStep> {
   const now = deps.now();
   const context = outcome.context ? changed(session.context, outcome.context) : session.context;
   const expiresAt = now + deps.sessionTtlSeconds * 1000;
@@ -91,7 +98,7 @@ async function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps, hi
   if (STATES[target]?.auth && !context.isAuthenticated) [target, notice] = ['preMenu', TEXT.loginFirst];
   const pending = keep(session.pending, 'pending' in outcome ? outcome.pending : undefined, STATES[target]?.keeps);
   const draft = nextSession(session, target, context, pending, history, now, expiresAt);
-  return shown(draft, context, 'CON ', await render(target, notice, draft, deps));
+  return andThen(render(target, notice, draft, deps), (message) => shown(draft, context, 'CON ', message));
 }
 
 /**
@@ -120,10 +127,11 @@ function shown(draft: UssdSession, context: UssdContext, prefix: 'CON ' | 'END '
   return { session: draft, screen: draft.screen, ended: prefix === 'END ' };
 }
 
-async function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): Promise<string> {
+function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): Maybe<string> {
   const state = STATES[name];
-  const body = await state.body(session, deps);
-  return compose(notice, body, state.back ? NAV.back : undefined, state.home ? NAV.home : undefined, state.exit ? NAV.exit : undefined);
+  return andThen(state.body(session, deps), (body) =>
+    compose(notice, body, state.back ? NAV.back : undefined, state.home ? NAV.home : undefined, state.exit ? NAV.exit : undefined),
+  );
 }
 
 /**

@@ -1,0 +1,91 @@
+// The actor host's half of a USSD step, in process: an ActorHost with the USSD kind and real LMDB on this
+// thread (no HTTP, no RPC hop), `concurrency` sessions stepping at once through the bench's six requests
+// (bench/ussd.ts). Prints this thread's CPU per step (/proc/self/task/<pid>/stat: the host's JS thread),
+// the process's (adds LMDB's writer and V8's GC helpers), the scavenges and GC time.
+// `ROOT` is the build to measure (default: this one), so the same harness runs against a built copy of main:
+//   node dist/bench/ussd-host.js [ROOT] [STEPS=100000] [CONCURRENCY=100]
+// On a shared machine, run two builds AT THE SAME TIME (`node ... A & node ... B; wait`): both see the same load,
+// and the pair's difference is far steadier than that of runs one after the other.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { STEPS } from './ussd.js';
+
+const root = resolve(process.argv[2] ?? join(fileURLToPath(import.meta.url), '../../..'));
+const steps = Number(process.argv[3] ?? 100_000);
+const concurrency = Number(process.argv[4] ?? 100);
+
+const from = (path: string) => import(join(root, 'dist/src', path));
+const { loadConfig } = await from('config.js');
+const { openStore } = await from('store/env.js');
+const { ActorHost } = await from('runtime/actor-host.js');
+const { ussdActorKind } = await from('ussd/actor/session-actor.js');
+const { createLogger } = await from('log.js');
+
+const dir = mkdtempSync(join(tmpdir(), 'sar-ussd-host-'));
+const config = loadConfig({ DATA_DIR: dir, PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' });
+const store = openStore(dir);
+const host = new ActorHost([ussdActorKind], { hostIndex: 0, config, store, log: createLogger('warn'), publish() {} }, 60_000, {
+  mailboxLimit: config.ACTOR_MAILBOX_LIMIT,
+});
+
+let sessions = 0;
+let done = 0;
+let wrong = 0;
+async function client(budget: number): Promise<void> {
+  while (done < budget) {
+    const sessionId = `host-${process.pid}-${++sessions}`;
+    for (const text of STEPS) {
+      const message = { type: 'dial', sessionId, phoneNumber: '+254700000001', serviceCode: '*123#', text };
+      const screen = await host.send('ussd', sessionId, message, Date.now() + 10_000);
+      if (!/^(CON|END) /.test(screen)) wrong++;
+      done++;
+    }
+  }
+}
+const run = async (budget: number) => {
+  done = 0;
+  await Promise.all(Array.from({ length: concurrency }, () => client(budget)));
+};
+/** This thread's CPU in ms (user + system clock ticks of 10 ms). */
+const threadCpuMs = () => {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+await run(steps / 3); // warm-up: JIT, LMDB pages
+let scavenges = 0;
+let gcMs = 0;
+const gc = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+    gcMs += entry.duration;
+  }
+});
+gc.observe({ entryTypes: ['gc'] });
+const thread0 = threadCpuMs();
+const process0 = process.cpuUsage();
+const wall0 = performance.now();
+await run(steps);
+const threadMs = threadCpuMs() - thread0;
+const processCpu = process.cpuUsage(process0);
+const wallMs = performance.now() - wall0;
+await new Promise((resolve) => setTimeout(resolve, 50)); // the last GC entries
+gc.disconnect();
+console.log(
+  JSON.stringify({
+    root,
+    steps: done,
+    hostThreadUsPerStep: +((threadMs * 1000) / done).toFixed(2),
+    processUsPerStep: +((processCpu.user + processCpu.system) / done).toFixed(2),
+    scavenges,
+    gcMsPer1000Steps: +((gcMs / done) * 1000).toFixed(2),
+    stepsPerSecond: Math.round((done / wallMs) * 1000),
+    wrong,
+  }),
+);
+await host.close(1000);
+rmSync(dir, { recursive: true, force: true });
