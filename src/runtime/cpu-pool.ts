@@ -12,6 +12,11 @@ export class CpuPool {
       minThreads: 1,
       maxThreads: options.maxThreads ?? Math.max(1, availableParallelism() - 1),
       idleTimeout: 30_000,
+      // A busy thread gets its next task at once, into its own inbox: it starts it as soon as the current one
+      // ends instead of waiting for the main thread to hand it over. Under a burst of cold UCAN verifications
+      // (one thread on 2 cores) this halved the tasks (bigger batches) and cut the server's CPU per request by
+      // 7-23% in paired runs (bench/README.md, session 6). More threads still start once each has two tasks.
+      concurrentTasksPerWorker: 2,
     });
   }
 
