@@ -8,7 +8,6 @@ import { httpErrors } from './errors.js';
 import { readHeaders } from './headers.js';
 import { answerAndClose, type Admission } from './websocket.js';
 
-
 export interface SocketIoOptions {
   path: string;
   corsOrigin: string;
