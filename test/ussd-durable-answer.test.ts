@@ -1,0 +1,92 @@
+// "Committed and synced before the answer", watched at the system calls: the real server runs as its own process
+// with strace attached to all its threads; for a dial and for a continuation, the LMDB page holding the session's
+// key is written and data.mdb is fdatasync'ed after the request was read and before the answer's first byte is
+// sent. A server that answered first, or committed without a sync, fails here.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { startChildServer } from './helpers/child-server.js';
+import { ensureSystemTool } from './helpers/system-tools.js';
+
+/** One system call as strace printed it: its start (with its arguments) and the line where it returned. */
+interface Call {
+  name: string;
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The calls of an `strace -f -o` file, in the order they started; interleaved calls are split by strace into "unfinished" and "resumed" lines. */
+function callsIn(trace: string): Call[] {
+  const calls: Call[] = [];
+  const open = new Map<string, Call>();
+  trace.split('\n').forEach((line, index) => {
+    const resumed = /^(\d+)\s+[\d.]+ <\.\.\. (\w+) resumed>/.exec(line);
+    if (resumed) {
+      const call = open.get(resumed[1]);
+      if (call) call.end = index;
+      open.delete(resumed[1]);
+      return;
+    }
+    const started = /^(\d+)\s+[\d.]+ (\w+)\((.*)$/.exec(line);
+    if (!started) return;
+    const call = { name: started[2], start: index, end: index, text: started[3] };
+    calls.push(call);
+    if (line.endsWith('<unfinished ...>')) open.set(started[1], call);
+  });
+  return calls;
+}
+
+async function traced(t: Tap.Test, pid: number, file: string) {
+  const strace = ensureSystemTool('strace', 'strace');
+  const tracer = spawn(strace, ['-f', '-p', String(pid), '-ttt', '-y', '-s', '8192', '-e', 'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.teardown(() => void tracer.kill('SIGKILL'));
+  const exited = new Promise((resolve) => tracer.once('exit', resolve));
+  // strace says "Process N attached with M threads" once it traces all of them.
+  await new Promise<void>((resolve, reject) => {
+    let said = '';
+    tracer.stderr.on('data', (chunk) => {
+      said += chunk;
+      if (said.includes('attached')) resolve();
+    });
+    void exited.then(() => reject(new Error(`strace ended before attaching (ptrace not permitted here?):\n${said}`)));
+  });
+  return async () => {
+    tracer.kill('SIGINT'); // detaches and flushes its file
+    await exited;
+    return callsIn(readFileSync(file, 'utf8'));
+  };
+}
+
+t.test('a step is written and synced to disk after its request is read and before its answer is sent', async (t) => {
+  const server = await startChildServer(t, { ACTOR_THREADS: '1' });
+  const dir = mkdtempSync(join(tmpdir(), 'sar-strace-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const stop = await traced(t, server.child.pid!, join(dir, 'trace'));
+
+  const sessionId = `durable-${process.pid}-${Date.now()}`;
+  const steps = ['', '1'];
+  for (const text of steps) {
+    const response = await fetch(`${server.url}/api/ussd`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId, serviceCode: '*384#', phoneNumber: '+254700000001', text }),
+    });
+    t.match(await response.text(), /^CON /);
+  }
+  const calls = await stop();
+
+  for (const text of steps) {
+    const request = calls.find((call) => call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`));
+    t.ok(request, `the request of step "${text}" was read`);
+    const answer = calls.find((call) => call.name === 'sendto' && call.start > request!.end && /HTTP\/1\.1 200/.test(call.text));
+    t.ok(answer, `its answer was sent`);
+    const between = calls.filter((call) => call.start > request!.end && call.end < answer!.start);
+    const written = between.find((call) => /^(pwrite64|pwritev|writev)$/.test(call.name) && /data\.mdb>/.test(call.text) && call.text.includes(sessionId));
+    t.ok(written, `step "${text}": the page with the session's key was written to data.mdb before the answer`);
+    const synced = written && between.find((call) => /^f(data)?sync$/.test(call.name) && /data\.mdb>/.test(call.text) && call.start > written.end);
+    t.ok(synced, `step "${text}": then data.mdb was synced, before the answer`);
+  }
+});
