@@ -54,7 +54,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   // Cluster mode connects first: a node that cannot reach NATS JetStream does not start.
   const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log) : undefined;
   const store = openStore(baseConfig.DATA_DIR);
-  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store.root);
+  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key.
   const pinKey = await resolvePinKey(baseConfig, log, (secret, salt) =>

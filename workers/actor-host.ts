@@ -39,7 +39,7 @@ const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000
 
 serve(host, batchingEndpoint(rpcPort));
 if (metricsPort) {
-  timeStoreCommits(store.root);
+  timeStoreCommits(store);
   reportHostMetrics(metricsPort, () => host.load());
 }
 log.debug('actor host ready');

@@ -1,13 +1,15 @@
-// store_commit_duration_seconds from lmdb's own events: `beforecommit` fires once per write batch (lmdb groups
-// the writes of one event-loop turn), and `committed` settles when that batch is synced. One timer per batch,
-// nothing per write.
-import type { RootDatabase } from 'lmdb';
+// store_commit_duration_seconds, one observation per transaction, nothing per write: for lmdb's asynchronous
+// writes from its own events (`beforecommit` fires once per write batch, the writes of one event-loop turn, and
+// `committed` settles when that batch is synced), and for this thread's synchronous turn commits (turn-commit.ts)
+// from their own timing.
+import type { Store } from '../store/env.js';
 import { storeCommitDuration } from './catalogue.js';
 
 const commits = storeCommitDuration.with();
 const ignore = () => {};
 
-export function timeStoreCommits(root: RootDatabase): void {
+export function timeStoreCommits({ root, turn }: Store): void {
+  turn.onCommitted((seconds) => commits.observe(seconds));
   root.on('beforecommit', function timeCommit() {
     const started = performance.now();
     // A failed commit rejects the writers' own promises; here it is only not timed.

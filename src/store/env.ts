@@ -2,6 +2,7 @@
 // Each record family gets its own named database; names are listed here so they stay unique.
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { TurnCommit } from './turn-commit.js';
 
 export const DATABASES = [
   /** Before revisions were LMDB entry versions; read once to move its sessions to `ussd-session-records`. */
@@ -37,6 +38,8 @@ const OPTIONS: Partial<Record<DatabaseName, DatabaseOptions>> = {
 export interface Store {
   readonly root: RootDatabase;
   db<V = unknown>(name: DatabaseName): Database<V, string>;
+  /** Writes applied at the end of this event-loop turn in one synced transaction on this thread (turn-commit.ts). */
+  readonly turn: TurnCommit;
   /** True once close() was called: writes would fail (lmdb throws them from a later tick). */
   readonly closed: boolean;
   close(): Promise<void>;
@@ -51,6 +54,7 @@ export function openStore(dataDir: string): Store {
   let closing: Promise<void> | undefined;
   return {
     root,
+    turn: new TurnCommit(root),
     db<V>(name: DatabaseName) {
       let db = cache.get(name);
       if (!db) {

@@ -1,8 +1,8 @@
 // Both threads: USSD sessions in LMDB, database `ussd-session-records` (by session ID, the revision as LMDB's entry
 // version), and their index by expiry, `ussd-session-expiry-buckets`: key `<bucket, 15 digits>:<sessionId>`, value
 // LIVE or ENDED, where the bucket is the session's expiry rounded up to a whole minute (see bucketOf). A session
-// and its index entry are written in one conditional batch (one transaction, applied only while the record's
-// version is the one the writer read, checked by LMDB's writer thread); a step that keeps the bucket and the
+// and its index entry are written in one transaction (the actor host's turn commit, store/turn-commit.ts), applied
+// only while the record's version is the one the writer read, checked by LMDB inside it; a step that keeps the bucket and the
 // state writes the record alone, so most steps write no index entry. The sweep and the live listing read only
 // the index range they need (expired: buckets up to now's; live: from now's) and the records it names, never
 // the whole session database.
@@ -17,6 +17,7 @@
 // expiry, finds every expired session, and the live listing, reading the buckets from now's on, every live one.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
+import type { TurnCommit } from '../../store/turn-commit.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
@@ -52,13 +53,21 @@ const sessionIdOf = (key: string) => key.slice(TIME_DIGITS + 1);
 
 const indexValue = (session: UssdSession): IndexValue => (session.state === ENDED_STATE ? ENDED : LIVE);
 
+/**
+ * lmdb's conditional put inside a transaction (its typings omit this form): stores `value` at `version` and returns
+ * true only while the entry's version is `ifVersion`, or, for null, while there is no entry.
+ */
+type ConditionalPut = (key: string, value: UssdSession, version: number, ifVersion: number | null) => boolean;
+
 const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
 
 export class LmdbUssdSessionRepository implements UssdSessionRepository {
   readonly #sessions: Database<UssdSession, string>;
   readonly #index: Database<IndexValue, string>;
+  readonly #turn: TurnCommit;
 
   constructor(store: Store) {
+    this.#turn = store.turn;
     this.#sessions = store.db('ussd-session-records');
     this.#index = store.db('ussd-session-expiry-buckets');
     this.#moveSessionsOfTheUnversionedDatabase(store.db('ussd-sessions'));
@@ -128,24 +137,26 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
   /**
    * Writes `session`, replacing `replaced` (the record as its writer read it), or creating it when none, and its
    * index entry when its bucket or its state changed; refused (RevisionConflictError) once the stored record is no
-   * longer at `replaced`'s revision, or exists when none was expected. No transaction callback runs on this
-   * thread: LMDB's writer checks the version and applies the writes, or none, in the transaction it commits
-   * (synced) before the promise resolves.
+   * longer at `replaced`'s revision, or exists when none was expected. The write joins this thread's turn commit
+   * (store/turn-commit.ts): one synchronous transaction for the steps of an event-loop turn, synced to disk before
+   * the promise resolves; the version check is LMDB's, inside that transaction.
    */
   async #write(session: UssdSession, replaced: Versioned<UssdSession> | undefined): Promise<Revision> {
-    const { sessionId } = session;
     const revision = (replaced?.revision ?? 0) + 1;
+    if (!(await this.#turn.write(() => this.#apply(session, revision, replaced)))) throw new RevisionConflictError(session.sessionId, replaced?.revision);
+    return revision;
+  }
+
+  /** Inside the transaction: the record if still at `replaced`'s revision (absent when none), and its index entry. */
+  #apply(session: UssdSession, revision: Revision, replaced: Versioned<UssdSession> | undefined): boolean {
+    const { sessionId } = session;
+    const putIfVersion = this.#sessions.putSync as unknown as ConditionalPut;
+    if (!putIfVersion.call(this.#sessions, sessionId, session, revision, replaced ? replaced.revision : null)) return false;
     const old = replaced?.value;
     const stale = old && bucketOf(old.expiresAt) !== bucketOf(session.expiresAt) ? indexKey(sessionId, old.expiresAt) : undefined;
-    const indexed = !old || stale !== undefined || indexValue(old) !== indexValue(session);
-    const writes = () => {
-      this.#sessions.put(sessionId, session, revision);
-      if (stale) this.#index.remove(stale);
-      if (indexed) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
-    };
-    const written = replaced ? await this.#sessions.ifVersion(sessionId, replaced.revision, writes) : await this.#sessions.ifNoExists(sessionId, writes);
-    if (!written) throw new RevisionConflictError(sessionId, replaced?.revision);
-    return revision;
+    if (stale) this.#index.remove(stale);
+    if (!old || stale !== undefined || indexValue(old) !== indexValue(session)) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
+    return true;
   }
 
   /** A data directory from before revisions were entry versions: its sessions move here once, revision kept. */
