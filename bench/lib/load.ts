@@ -1,6 +1,6 @@
 // One autocannon run against a server process: throughput, latency and the server's own CPU and memory.
 import autocannon from 'autocannon';
-import { cpuPerOpByPart, portFor, type LoadTarget } from './process.js';
+import { cpuPerOpByPart, cpuSnapshot, portFor, type LoadTarget } from './process.js';
 import { monotonicUs, type Measured } from './report.js';
 
 export type LoadOptions = Omit<autocannon.Options, 'url'> & { path?: string };
@@ -16,16 +16,16 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
   const urls = (target.ports ?? [target.port]).map((_, i) => `http://127.0.0.1:${portFor(target, i)}${path}`);
   const url = (urls.length === 1 ? urls[0] : urls) as string;
   if (rest.duration && !rest.amount) await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
-  const cpuBefore = target.cpuSeconds();
+  const cpuBefore = cpuSnapshot(target);
   const mainBefore = target.mainThreadCpuSeconds();
   const threadsBefore = target.threadCpuSeconds();
-  const partsBefore = target.cpuSecondsByPart?.();
   const startUs = monotonicUs();
   const { result, lastResponseUs } = await run({ url, ...rest });
   // A run of a fixed amount ends at its last response: autocannon only notices it is done on its next one-second
   // sample, so its own duration rounds the run up to whole seconds (10,000 requests in 3.1 s read as 2,500/s).
   const window = { startUs, endUs: rest.amount ? lastResponseUs : monotonicUs() };
-  const cpuSeconds = target.cpuSeconds() - cpuBefore;
+  const cpuAfter = cpuSnapshot(target);
+  const cpuSeconds = cpuAfter.seconds - cpuBefore.seconds;
   const mainSeconds = target.mainThreadCpuSeconds() - mainBefore;
   const busiest = busiestOtherThreads(target, threadsBefore, target.threadCpuSeconds());
   const count = result.requests.total;
@@ -42,7 +42,7 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
     window,
     extra: {
       mainThreadCpuMsPerOp: count ? (mainSeconds * 1000) / count : NaN,
-      ...cpuPerOpByPart(target, partsBefore, count),
+      ...cpuPerOpByPart(cpuBefore, cpuAfter, count),
       // Where the rest goes: an actor host's worker thread shows as the busiest other thread.
       ...Object.fromEntries(busiest.map((seconds, i) => [`thread${i + 2}CpuMsPerOp`, count ? (seconds * 1000) / count : NaN])),
     },

@@ -30,11 +30,19 @@ export interface LoadTarget {
 /** The port caller or connection `index` sends to. */
 export const portFor = (target: Pick<LoadTarget, 'port' | 'ports'>, index: number) => (target.ports?.length ? target.ports[index % target.ports.length] : target.port);
 
-/** `<part>CpuMsPerOp` for each part of a target of several processes, over a run that completed `count` operations. */
-export function cpuPerOpByPart(target: LoadTarget, before: Record<string, number> | undefined, count: number): Record<string, number> {
-  if (!before || !target.cpuSecondsByPart) return {};
-  const after = target.cpuSecondsByPart();
-  return Object.fromEntries(Object.keys(after).map((part) => [`${part}CpuMsPerOp`, count ? ((after[part] - (before[part] ?? 0)) * 1000) / count : NaN]));
+/**
+ * CPU seconds so far of the whole target and, for several processes, of each part, read at one moment: the whole
+ * is then the sum of its parts, never a figure read a few milliseconds apart from them.
+ */
+export function cpuSnapshot(target: LoadTarget): { seconds: number; parts?: Record<string, number> } {
+  const parts = target.cpuSecondsByPart?.();
+  return parts ? { seconds: Object.values(parts).reduce((a, b) => a + b, 0), parts } : { seconds: target.cpuSeconds() };
+}
+
+/** `<part>CpuMsPerOp` for each part of a target of several processes, between two snapshots of a run that completed `count` operations. */
+export function cpuPerOpByPart(before: ReturnType<typeof cpuSnapshot>, after: ReturnType<typeof cpuSnapshot>, count: number): Record<string, number> {
+  if (!before.parts || !after.parts) return {};
+  return Object.fromEntries(Object.keys(after.parts).map((part) => [`${part}CpuMsPerOp`, count ? ((after.parts![part] - (before.parts![part] ?? 0)) * 1000) / count : NaN]));
 }
 
 export interface BenchProcess extends LoadTarget {

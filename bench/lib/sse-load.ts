@@ -3,7 +3,7 @@
 // first frame is kept as an extra figure.
 import { Agent, request } from 'node:http';
 import { percentile } from './load.js';
-import { cpuPerOpByPart, portFor, type LoadTarget } from './process.js';
+import { cpuPerOpByPart, cpuSnapshot, portFor, type LoadTarget } from './process.js';
 import { monotonicUs, type Measured } from './report.js';
 
 export interface SseLoadOptions {
@@ -43,9 +43,8 @@ export async function measureSse(target: LoadTarget, options: SseLoadOptions): P
   const dones: number[] = [];
   let errors = 0;
   let bytes = 0;
-  const cpuBefore = target.cpuSeconds();
+  const cpuBefore = cpuSnapshot(target);
   const mainBefore = target.mainThreadCpuSeconds();
-  const partsBefore = target.cpuSecondsByPart?.();
   const started = performance.now();
   const startUs = monotonicUs();
   const end = started + options.seconds * 1000;
@@ -66,7 +65,8 @@ export async function measureSse(target: LoadTarget, options: SseLoadOptions): P
   );
   const elapsed = (performance.now() - started) / 1000;
   const window = { startUs, endUs: monotonicUs() };
-  const cpu = target.cpuSeconds() - cpuBefore;
+  const cpuAfter = cpuSnapshot(target);
+  const cpu = cpuAfter.seconds - cpuBefore.seconds;
   const main = target.mainThreadCpuSeconds() - mainBefore;
   agent.destroy();
   firsts.sort((a, b) => a - b);
@@ -82,7 +82,7 @@ export async function measureSse(target: LoadTarget, options: SseLoadOptions): P
     errors,
     extra: {
       mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN,
-      ...cpuPerOpByPart(target, partsBefore, dones.length),
+      ...cpuPerOpByPart(cpuBefore, cpuAfter, dones.length),
       firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes,
     },
     window,

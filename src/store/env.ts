@@ -27,8 +27,8 @@ export type DatabaseName = (typeof DATABASES)[number];
 
 /**
  * Databases opened with options of their own. `ussd-session-records` (a write per USSD step): the revision is
- * LMDB's entry version, so a revision-checked write is a conditional write that LMDB's writer thread checks, with
- * no JavaScript transaction callback and no read; and its msgpack record shapes are stored once, under a symbol
+ * LMDB's entry version, so a revision-checked write is a conditional put that LMDB checks inside the transaction,
+ * with no read and no decoding of the stored record; and its msgpack record shapes are stored once, under a symbol
  * key (no string key equals it), instead of inside every record.
  */
 const OPTIONS: Partial<Record<DatabaseName, DatabaseOptions>> = {
