@@ -7,7 +7,7 @@ import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd
 import { measure } from './lib/load.js';
 import type { BenchOptions } from './lib/options.js';
 import { startNode, startServerProcess, type LoadTarget } from './lib/process.js';
-import { printRows, row, type Row } from './lib/report.js';
+import { overRuns, printRows, row, type Measured, type Row } from './lib/report.js';
 
 /** One session: dial, then 5 inputs through the information menu and back home. */
 export const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
@@ -42,21 +42,32 @@ export async function measureUssd(target: LoadTarget, options: Pick<BenchOptions
 }
 
 export async function benchUssd(options: BenchOptions): Promise<Row[]> {
+  // Both servers stay up for all the pairs: with several, each pair alternates which of the two runs first, so
+  // that the machine's drift between runs (a bare route's CPU per request moves by half between runs minutes
+  // apart on a shared VM) falls on both sides alike.
   const bare = await startNode('dist/bench/baselines/bare-uws.js');
-  let baseline: Row;
-  try {
-    baseline = row('ussd', 'bare uWS, fixed CON', await measureUssd(bare, options, 'bare'));
-  } finally {
+  const server = await startServerProcess().catch(async (error: unknown) => {
     await bare.stop();
-  }
-  const server = await startServerProcess();
-  let ussd: Row;
+    throw error;
+  });
+  const runs: { bare: Measured; ussd: Measured }[] = [];
   try {
-    ussd = row('ussd', 'USSD durable step', await measureUssd(server, options, 'ussd'), baseline);
+    for (let pair = 0; pair < options.pairs; pair++) {
+      const run = { bare: () => measureUssd(bare, options, 'bare'), ussd: () => measureUssd(server, options, 'ussd') };
+      if (pair % 2) runs.push({ ussd: await run.ussd(), bare: await run.bare() });
+      else runs.push({ bare: await run.bare(), ussd: await run.ussd() });
+    }
   } finally {
-    await server.stop();
+    await Promise.all([bare.stop(), server.stop()]);
   }
+  const baseline = row('ussd', 'bare uWS, fixed CON', overRuns(runs.map((r) => r.bare)));
+  const ussd = row('ussd', 'USSD durable step', overRuns(runs.map((r) => r.ussd)), baseline);
   const rows = [baseline, ussd];
-  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both`, rows);
+  const over = options.pairs > 1 ? `, each row over ${options.pairs} runs alternating with the other's` : '';
+  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both${over}`, rows);
+  if (options.pairs > 1) {
+    const each = (figure: (r: Measured) => number) => runs.map((r) => (figure(r.ussd) / figure(r.bare)).toFixed(2)).join(' ');
+    console.log(`USSD vs bare in each pair: CPU per step ${each((r) => r.cpuMsPerOp)}; steps per second ${each((r) => r.throughput)}`);
+  }
   return rows;
 }

@@ -59,3 +59,36 @@ t.test('a bad flag stops the run with a message', async (t) => {
   t.equal(run.code, 1);
   t.match(run.stderr, /--only: unknown benchmark nope/);
 });
+
+t.test('with --pairs, each row is over all its runs, and each pair ratio is printed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const json = join(dir, 'bench.json');
+  const run = await node(RUN, ['--only', 'ussd', '--seconds', '0.4', '--connections', '4', '--pairs', '2', '--json', json]);
+  t.equal(run.code, 0, run.stderr);
+  t.match(run.stdout, /each row over 2 runs alternating with the other's/);
+  t.match(run.stdout, /USSD vs bare in each pair: CPU per step \d+\.\d\d \d+\.\d\d; steps per second \d+\.\d\d \d+\.\d\d/);
+  const { options, rows } = JSON.parse(readFileSync(json, 'utf8'));
+  t.equal(options.pairs, 2);
+  t.equal(rows.length, 2);
+  t.equal(rows[1].ratio.cpu, rows[1].cpuMsPerOp / rows[0].cpuMsPerOp, 'the ratio is of the rows over all runs');
+});
+
+t.test('runs combined: operations, time and CPU summed; per-operation figures weighted by operations', async (t) => {
+  const { overRuns } = await import('../dist/bench/lib/report.js');
+  const run = (count: number, seconds: number, cpuMsPerOp: number, p50Ms: number, mainThreadCpuMsPerOp: number) => ({
+    unit: 'request', count, throughput: count / seconds, p50Ms, p99Ms: p50Ms * 2, cpuMsPerOp, rssBytes: count, errors: 1,
+    window: { startUs: 0, endUs: 1 }, extra: { mainThreadCpuMsPerOp },
+  });
+  const one = run(100, 1, 0.5, 3, 0.2);
+  t.equal(overRuns([one]), one, 'one run is itself');
+  const both = overRuns([one, run(300, 2, 0.1, 5, 0.05)]);
+  t.equal(both.count, 400);
+  t.equal(both.throughput, 400 / 3, 'operations over the time of both');
+  t.equal(both.cpuMsPerOp, (100 * 0.5 + 300 * 0.1) / 400, 'CPU over operations of both');
+  t.equal(both.extra?.mainThreadCpuMsPerOp, (100 * 0.2 + 300 * 0.05) / 400);
+  t.equal(both.p50Ms, 4, 'percentiles: the median of the runs');
+  t.equal(both.errors, 2);
+  t.equal(both.rssBytes, 300, 'RSS: the last run');
+  t.equal(both.window, undefined, 'no single window');
+});

@@ -22,6 +22,8 @@ export interface BenchOptions {
   ussdSessions: number;
   /** Rounds of `ussdSessions` sessions, each left to expire before the next. */
   ussdRounds: number;
+  /** Runs of the `ussd` row and of its baseline, alternating which goes first; the rows are over all of them. */
+  pairs: number;
   json?: string;
 }
 
@@ -36,6 +38,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --ussd-rounds N        rounds of those sessions, each left to expire (default 2)
                          issue 13's scale: --only memory --ws-sockets 50000 --ussd-sessions 20000 --ussd-rounds 5
                          (sockets beyond the server's hard limit on open files are not attempted)
+  --pairs N              runs of the ussd row and of its baseline, both servers up throughout, alternating which
+                         goes first; each row is over all its runs (BENCH_PAIRS, default 1)
   --json PATH            write every row as JSON (BENCH_JSON)
 BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".`;
 
@@ -59,6 +63,7 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'ws-sockets': { type: 'string' },
       'ussd-sessions': { type: 'string' },
       'ussd-rounds': { type: 'string' },
+      pairs: { type: 'string', default: env.BENCH_PAIRS },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -76,6 +81,7 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     wsSockets: positive('ws-sockets', values['ws-sockets'], 2000),
     ussdSessions: positive('ussd-sessions', values['ussd-sessions'], 3000),
     ussdRounds: positive('ussd-rounds', values['ussd-rounds'], 2),
+    pairs: positive('pairs', values.pairs, 1),
     json: values.json || undefined,
   };
 }

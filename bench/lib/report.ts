@@ -41,6 +41,36 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const quotient = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : null);
 
+/**
+ * Several runs of one row as one measurement: operations, CPU and time summed (so throughput and CPU per operation
+ * are over all the runs), latency percentiles the median of the runs' (their histograms are not kept), errors
+ * summed, RSS the last run's; no window (the runs are not one span of time).
+ */
+export function overRuns(runs: readonly Measured[]): Measured {
+  if (runs.length === 1) return runs[0];
+  const count = runs.reduce((n, r) => n + r.count, 0);
+  const seconds = runs.reduce((s, r) => s + r.count / r.throughput, 0);
+  const perOp = (figure: (r: Measured) => number | undefined) => runs.reduce((sum, r) => sum + (figure(r) ?? NaN) * r.count, 0) / count;
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  };
+  const extraKeys = Object.keys(runs[0].extra ?? {});
+  return {
+    ...runs[runs.length - 1],
+    count,
+    throughput: count / seconds,
+    p50Ms: median(runs.map((r) => r.p50Ms)),
+    p99Ms: median(runs.map((r) => r.p99Ms)),
+    cpuMsPerOp: perOp((r) => r.cpuMsPerOp),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    window: undefined,
+    // Per-operation figures (…PerOp), weighted by each run's operations like the CPU above.
+    extra: Object.fromEntries(extraKeys.map((key) => [key, perOp((r) => r.extra?.[key])])),
+  };
+}
+
 /** Names a measurement and, when a baseline is given, fills the ratios against it. */
 export function row(bench: string, name: string, measured: Measured, baseline?: Row): Row {
   const { extra = {}, ...figures } = measured;
