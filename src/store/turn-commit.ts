@@ -6,9 +6,9 @@
 // pool, which polls for more instructions with timed waits and hands each result back to this thread, so every
 // transaction wakes two or three threads several times; on this project's 2-core VM a wake-up costs 30–70 µs of
 // CPU. A synchronous transaction sleeps only in its two syncs (the data's and the meta page's). Measured on a
-// USSD step (bench/README.md, "Session 7"): the process's CPU per step fell by about a tenth. The cost: this
-// thread does not run other work while its transaction syncs (about 0.1–0.2 ms on this disk; the disk's own
-// sync latency on a slower one), which is time the step waits for anyway.
+// USSD step (bench/README.md, "Session 7"): the process's CPU per step fell by a fifth in process and by 7–17%
+// in the bench. The cost: this thread runs nothing else while its transaction syncs (about 1 ms under the bench's
+// load here; a slower disk's sync latency on one), so the steps that arrive meanwhile wait for the next one.
 import { TransactionFlags, type RootDatabase } from 'lmdb';
 
 interface Queued {
