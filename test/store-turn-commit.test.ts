@@ -1,5 +1,6 @@
 // The turn commit (src/store/turn-commit.ts): the writes of one event-loop turn go in one synchronous LMDB
-// transaction at the turn's end, all or nothing, resolved only once it committed; later writes join the next.
+// transaction at the turn's end, resolved only once it committed; later writes join the next; a faulty write
+// fails alone.
 import t from 'tap';
 import { tempStore } from './helpers/store.js';
 
@@ -26,22 +27,27 @@ t.test('the writes of one turn share one transaction; each resolves with what it
   t.equal(commits.length, 2);
 });
 
-t.test('a write that throws rejects every write of its turn, and none of them is stored', async (t) => {
+t.test('a write that throws is refused and leaves nothing behind; the other writes of its turn still commit', async (t) => {
   const store = tempStore(t);
   const db = store.db<string>('health');
+  const commits: number[] = [];
+  store.turn.onCommitted((seconds) => commits.push(seconds));
   const failure = new Error('this write cannot be made');
-  const first = store.turn.write(() => db.put('kept?', 'no'));
-  const second = store.turn.write(() => {
+  const before = store.turn.write(() => (db.put('before', 'kept'), 'first'));
+  const faulty = store.turn.write(() => {
     db.put('half', 'written');
     throw failure;
   });
-  await t.rejects(first, failure, 'a write of the same turn is refused with the error');
-  await t.rejects(second, failure);
-  t.equal(db.get('kept?'), undefined, 'the transaction was aborted');
+  const after = store.turn.write(() => (db.put('after', 'kept'), 'third'));
+  await t.rejects(faulty, failure, 'the faulty write is refused with its error');
+  t.equal(await before, 'first', 'a write of the same turn commits');
+  t.equal(await after, 'third');
   t.equal(db.get('half'), undefined, 'nothing half-written stays behind');
+  t.same([db.get('before'), db.get('after')], ['kept', 'kept']);
+  t.equal(commits.length, 2, 'the turn failed together, then its good writes committed one by one');
 
-  t.equal(await store.turn.write(() => (db.put('next', 'turn'), 'ok')), 'ok', 'the next turn commits again');
-  t.equal(db.get('next'), 'turn');
+  t.equal(await store.turn.write(() => (db.put('next', 'turn'), 'ok')), 'ok', 'the next turn commits together again');
+  t.equal(commits.length, 3);
 });
 
 t.test("lmdb's asynchronous writes from the same thread, in flight meanwhile, are kept too", async (t) => {
@@ -56,10 +62,10 @@ t.test("lmdb's asynchronous writes from the same thread, in flight meanwhile, ar
   t.equal([...db.getKeys({ start: 'turn-', end: 'turn.' })].length, 100);
 });
 
-t.test('a closed store refuses the writes of the turn', async (t) => {
+t.test('a closed store refuses every write of the turn', async (t) => {
   const store = tempStore(t);
   const db = store.db<string>('health');
-  const write = store.turn.write(() => db.put('late', 'write'));
+  const writes = [store.turn.write(() => db.put('late', 'write')), store.turn.write(() => db.put('later', 'write'))];
   await store.close();
-  await t.rejects(write, 'the transaction cannot begin');
+  for (const write of writes) await t.rejects(write, 'the transaction cannot begin');
 });

@@ -6,8 +6,8 @@
 // pool, which polls for more instructions with timed waits and hands each result back to this thread, so every
 // transaction wakes two or three threads several times; on this project's 2-core VM a wake-up costs 30–70 µs of
 // CPU. A synchronous transaction sleeps only in its two syncs (the data's and the meta page's). Measured on a
-// USSD step (bench/README.md, "Session 7"): the process's CPU per step fell by a fifth in process and by 7–17%
-// in the bench. The cost: this thread runs nothing else while its transaction syncs (about 1 ms under the bench's
+// USSD step (bench/README.md, "Session 7"): the process's CPU per step fell by a fifth in process, and by 1–20%
+// in the bench (the medians of five series of pairs). The cost: this thread runs nothing else while its transaction syncs (about 1 ms under the bench's
 // load here; a slower disk's sync latency on one), so the steps that arrive meanwhile wait for the next one.
 import { TransactionFlags, type RootDatabase } from 'lmdb';
 
@@ -28,14 +28,14 @@ export class TurnCommit {
 
   /**
    * Runs `apply` inside the transaction of this turn's end (it may read and write any database of the root,
-   * synchronously) and resolves with what it returned once that transaction is on disk. The transaction is all
-   * or nothing: when an `apply` throws or the commit fails, every write of the turn is rejected with that error
-   * and none is stored.
+   * synchronously, and nothing else: it runs again, alone, when its turn's transaction fails) and resolves with
+   * what it returned once that transaction is on disk. A write whose `apply` throws, or whose commit fails, is
+   * refused with that error and leaves nothing behind; the other writes of its turn still commit.
    */
   write<T>(apply: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const queued: Queued = { apply, resolve: resolve as (result: unknown) => void, reject };
-      if (this.#queued.push(queued) === 1) setImmediate(this.#commit);
+      if (this.#queued.push(queued) === 1) setImmediate(this.#commitTurn);
     });
   }
 
@@ -44,19 +44,25 @@ export class TurnCommit {
     this.#committed.push(listener);
   }
 
-  readonly #commit = () => {
+  readonly #commitTurn = () => {
     const queued = this.#queued;
     this.#queued = [];
+    this.#commit(queued);
+  };
+
+  #commit(writes: Queued[]): void {
     const started = performance.now();
     let results: unknown[];
     try {
-      results = this.root.transactionSync(() => queued.map((write) => write.apply()), SYNCED);
+      results = this.root.transactionSync(() => writes.map((write) => write.apply()), SYNCED);
     } catch (error) {
-      for (const write of queued) write.reject(error);
+      // One faulty write must not refuse the others of its turn (another caller's step): each commits on its own.
+      if (writes.length === 1) writes[0].reject(error);
+      else for (const write of writes) this.#commit([write]);
       return;
     }
     const seconds = (performance.now() - started) / 1000;
     for (const listener of this.#committed) listener(seconds);
-    queued.forEach((write, i) => write.resolve(results[i]));
-  };
+    writes.forEach((write, i) => write.resolve(results[i]));
+  }
 }
