@@ -2,13 +2,14 @@
 // applied at the turn's end in ONE synchronous LMDB transaction on this thread, committed and synced to disk
 // before any of their promises resolves: a group commit without a second thread.
 //
-// Why not lmdb-js's asynchronous writes, which also group a turn's writes: their transaction runs on libuv's
-// pool, which polls for more instructions with timed waits and hands each result back to this thread, so every
-// transaction wakes two or three threads several times; on this project's 2-core VM a wake-up costs 30–70 µs of
-// CPU. A synchronous transaction sleeps only in its two syncs (the data's and the meta page's). Measured on a
-// USSD step (bench/README.md, "Session 7"): the process's CPU per step fell by a fifth in process, and by 1–20%
-// in the bench (the medians of five series of pairs). The cost: this thread runs nothing else while its transaction syncs (about 1 ms under the bench's
-// load here; a slower disk's sync latency on one), so the steps that arrive meanwhile wait for the next one.
+// Why not lmdb-js's asynchronous writes, which also group a turn's writes: their transaction runs on libuv's pool,
+// which polls for more instructions with timed waits and hands each result back to this thread, so every transaction
+// wakes two or three threads several times; on this project's 2-core VM a wake-up costs 30–70 µs of CPU. A
+// synchronous transaction sleeps only in its two syncs (the data's and the meta page's). Measured on a USSD step
+// (bench/README.md, "Session 7"): the process's CPU per step fell by a fifth in process, and by 1–20% in the bench
+// (the medians of five series of pairs). The cost: this thread runs nothing else while its transaction syncs (about a
+// millisecond under the bench's load here; a slower disk's sync latency on one), so the steps that arrive meanwhile
+// wait for the next one.
 import { TransactionFlags, type RootDatabase } from 'lmdb';
 
 interface Queued {

@@ -1,11 +1,11 @@
 // Both threads: USSD sessions in LMDB, database `ussd-session-records` (by session ID, the revision as LMDB's entry
 // version), and their index by expiry, `ussd-session-expiry-buckets`: key `<bucket, 15 digits>:<sessionId>`, value
-// LIVE or ENDED, where the bucket is the session's expiry rounded up to a whole minute (see bucketOf). A session
-// and its index entry are written in one transaction (the actor host's turn commit, store/turn-commit.ts), applied
-// only while the record's version is the one the writer read, checked by LMDB inside it; a step that keeps the bucket and the
-// state writes the record alone, so most steps write no index entry. The sweep and the live listing read only
-// the index range they need (expired: buckets up to now's; live: from now's) and the records it names, never
-// the whole session database.
+// LIVE or ENDED, where the bucket is the session's expiry rounded up to a whole minute (see bucketOf). A session and
+// its index entry are written in one transaction (the actor host's turn commit, store/turn-commit.ts), applied only
+// while the record's version is the one the writer read, checked by LMDB inside it; a step that keeps the bucket and
+// the state writes the record alone, so most steps write no index entry. The sweep and the live listing read only the
+// index range they need (expired: buckets up to now's; live: from now's) and the records it names, never the whole
+// session database.
 //
 // Why both stay exact. Invariant: each stored record R has exactly one index entry, `<bucketOf(R.expiresAt)>:<id>`
 // with R's state, and there is no other entry. Every write keeps it in the transaction that writes the record:
@@ -143,7 +143,8 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
    */
   async #write(session: UssdSession, replaced: Versioned<UssdSession> | undefined): Promise<Revision> {
     const revision = (replaced?.revision ?? 0) + 1;
-    if (!(await this.#turn.write(() => this.#apply(session, revision, replaced)))) throw new RevisionConflictError(session.sessionId, replaced?.revision);
+    const applied = await this.#turn.write(() => this.#apply(session, revision, replaced));
+    if (!applied) throw new RevisionConflictError(session.sessionId, replaced?.revision);
     return revision;
   }
 
