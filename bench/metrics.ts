@@ -10,7 +10,7 @@ import { printMarkdownTable } from './lib/table.js';
 import { measure, type LoadOptions } from './lib/load.js';
 import { parseBenchOptions, type BenchOptions } from './lib/options.js';
 import { startServerProcess, type BenchProcess } from './lib/process.js';
-import { row, type Measured, type Row } from './lib/report.js';
+import { median, row, type Measured, type Row } from './lib/report.js';
 import { ussdSessions } from './ussd.js';
 
 const SCRAPE_SECONDS = 5;
@@ -20,11 +20,6 @@ interface Case {
   options: () => LoadOptions;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
 
 /** The median pair as report rows: metrics off as the baseline of metrics on. */

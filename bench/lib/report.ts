@@ -41,6 +41,12 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const quotient = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : null);
 
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /**
  * Several runs of one row as one measurement: operations, CPU and time summed (so throughput and CPU per operation
  * are over all the runs), latency percentiles the median of the runs' (their histograms are not kept), errors
@@ -51,11 +57,6 @@ export function overRuns(runs: readonly Measured[]): Measured {
   const count = runs.reduce((n, r) => n + r.count, 0);
   const seconds = runs.reduce((s, r) => s + r.count / r.throughput, 0);
   const perOp = (figure: (r: Measured) => number | undefined) => runs.reduce((sum, r) => sum + (figure(r) ?? NaN) * r.count, 0) / count;
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-  };
   const extraKeys = Object.keys(runs[0].extra ?? {});
   return {
     ...runs[runs.length - 1],
