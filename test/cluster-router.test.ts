@@ -101,6 +101,16 @@ t.test("after a node dies its partitions' messages are served by the survivors w
   // Death: its connection goes, so its subscriptions vanish and its lease lapses without anything given back.
   const diedAt = performance.now();
   await c.connection.close();
+  // The dead node's subscriptions leave the other NATS servers a moment later (the routes carry the lost interest).
+  // Until then a request can still be forwarded towards it and go unanswered, which the router rightly reports as
+  // "died with the call in flight" (the dead node might have run it); on a loaded machine that moment is visible.
+  // So wait until a request on each orphaned subject no longer times out (no responders, or a survivor answers).
+  for (const node of [a, b]) {
+    for (const partition of new Set(orphans.map((id) => partitionOf(id, PARTITIONS)))) {
+      const subject = node.router.subjectOf(partition);
+      while (await node.connection.nc.request(subject, '', { timeout: 200 }).then(() => false, (e: Error) => e.name === 'TimeoutError'));
+    }
+  }
   // Chat state is still node-local LMDB, so the survivors answer from their own: the session is not there.
   const answers = await Promise.all(orphans.flatMap((id) => [a, b].map((node) => node.router.send(CHAT, id, { type: 'owns', userDid }))));
   const servedMs = performance.now() - diedAt;
