@@ -50,12 +50,13 @@ export async function benchUssd(options: BenchOptions): Promise<Row[]> {
     await bare.stop();
     throw error;
   });
+  const runBare = () => measureUssd(bare, options, 'bare');
+  const runUssd = () => measureUssd(server, options, 'ussd');
   const runs: { bare: Measured; ussd: Measured }[] = [];
   try {
     for (let pair = 0; pair < options.pairs; pair++) {
-      const run = { bare: () => measureUssd(bare, options, 'bare'), ussd: () => measureUssd(server, options, 'ussd') };
-      if (pair % 2) runs.push({ ussd: await run.ussd(), bare: await run.bare() });
-      else runs.push({ bare: await run.bare(), ussd: await run.ussd() });
+      if (pair % 2) runs.push({ ussd: await runUssd(), bare: await runBare() });
+      else runs.push({ bare: await runBare(), ussd: await runUssd() });
     }
   } finally {
     await Promise.all([bare.stop(), server.stop()]);

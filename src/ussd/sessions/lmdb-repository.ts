@@ -155,6 +155,7 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     if (!putIfVersion.call(this.#sessions, sessionId, session, revision, replaced ? replaced.revision : null)) return false;
     const old = replaced?.value;
     const stale = old && bucketOf(old.expiresAt) !== bucketOf(session.expiresAt) ? indexKey(sessionId, old.expiresAt) : undefined;
+    // Inside a transaction lmdb applies put and remove at once (their promise is already settled).
     if (stale) this.#index.remove(stale);
     if (!old || stale !== undefined || indexValue(old) !== indexValue(session)) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
     return true;
