@@ -1,6 +1,7 @@
-// The UssdSessionRepository contract against LMDB, and the LMDB expiry index by bucket: a step writes an index entry
-// only when its bucket or its state changes, the sweep removes exactly the expired sessions reading only the buckets
-// up to now's (never the session database as a whole), and older layouts are indexed once.
+// The UssdSessionRepository contract against LMDB, and its layout: records keyed by start (sessions in progress are
+// neighbours whatever their IDs), the expiry index by bucket: a step writes an index entry only when its bucket or
+// its state changes, the sweep removes exactly the expired sessions reading only the buckets up to now's (never the
+// session database as a whole), and the sessions of older layouts move once.
 import t from 'tap';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -13,11 +14,17 @@ import { tempStore } from './helpers/store.js';
 
 const freshStore = (t: Tap.Test) => tempStore(t, 'repo-ussd-sessions--');
 
-/** An index key: the bucket end (epoch ms, 15 digits), then the session ID. */
-const key = (bucket: number, sessionId: string) => `${String(bucket).padStart(15, '0')}:${sessionId}`;
+const ms = (time: number) => String(time).padStart(15, '0');
+/** A record key: the session's start (epoch ms, 15 digits), then its ID. */
+const recordKey = (sessionId: string, start = T0) => `${ms(start)}:${sessionId}`;
+/** An index key: the bucket end (epoch ms, 15 digits), then the record's key. */
+const key = (bucket: number, sessionId: string, start = T0) => `${ms(bucket)}:${recordKey(sessionId, start)}`;
 
 /** The bucketed index's entries, as [key, LIVE 0 | ENDED 1]. */
-const indexOf = (store: Store) => [...store.db('ussd-session-expiry-buckets').getRange()].map((entry) => [entry.key, entry.value]);
+const indexOf = (store: Store) => [...store.db('ussd-session-expiry-index').getRange()].map((entry) => [entry.key, entry.value]);
+/** Every record key, and every start entry as [session ID, start]. */
+const recordsOf = (store: Store) => [...store.db('ussd-sessions-by-start').getKeys()];
+const startsOf = (store: Store) => [...store.db('ussd-session-starts').getRange()].map((entry) => [entry.key, entry.value]);
 
 ussdSessionRepositoryContract(t, async (t) => new LmdbUssdSessionRepository(freshStore(t)));
 
@@ -66,8 +73,8 @@ t.test('the sweep removes exactly the expired sessions, reading the index up to 
   t.equal(await repository.removeExpired(now), 100, 'the 100 expired sessions are removed');
   const rangeReads = calls.filter(({ call }) => call.endsWith('.getRange') || call.endsWith('.getKeys'));
   t.equal(rangeReads.length, 1, 'one range read');
-  t.match(rangeReads[0], { call: 'ussd-session-expiry-buckets.getKeys', args: [{ start: undefined, end: String(T0 + 180_001).padStart(15, '0') }] }, 'of the index, from its beginning to the end of now\'s bucket');
-  const sessionsRead = new Set(calls.filter(({ call }) => call === 'ussd-session-records.get').map(({ args }) => args[0]));
+  t.match(rangeReads[0], { call: 'ussd-session-expiry-index.getKeys', args: [{ start: undefined, end: ms(T0 + 180_001) }] }, 'of the index, from its beginning to the end of now\'s bucket');
+  const sessionsRead = new Set(calls.filter(({ call }) => call === 'ussd-sessions-by-start.get').map(({ args }) => String(args[0]).slice(16)));
   const upToNowsBucket = Array.from({ length: 2000 }, (_, i) => i).filter((i) => expiryOf(i) <= T0 + 180_000);
   t.ok(upToNowsBucket.length > 400 && upToNowsBucket.length < 1000, 'several hundred sessions expire by the end of now\'s bucket');
   t.same([...sessionsRead].sort(), upToNowsBucket.map((i) => `s-${i}`).sort(), 'only the sessions of the buckets up to now\'s are read');
@@ -118,13 +125,10 @@ t.test('sessions stored before the index existed are indexed when the repository
   t.equal(await repository.get('old-expired'), undefined);
 });
 
-t.test('sessions of the database from before entry versions move once, each with its revision, index kept', async (t) => {
+t.test('sessions of the database from before entry versions move once, each with its revision, and are indexed', async (t) => {
   const store = freshStore(t);
   const old = session('old', T0 + 5000);
-  const first = new LmdbUssdSessionRepository(store);
-  await first.begin(old, T0); // indexed by the repository, as it was before the move
   const unversioned = store.db<Record<string, unknown>>('ussd-sessions');
-  await store.db('ussd-session-records').remove('old');
   await unversioned.put('old', { ...old, revision: 4 });
 
   const repository = new LmdbUssdSessionRepository(store);
@@ -137,11 +141,57 @@ t.test('sessions of the database from before entry versions move once, each with
   t.same(await repository.live(T0), [{ sessionId: 'old', expiresAt: T0 + 9000 }], 'the index moved with the update');
 });
 
+t.test('sessions keyed by their ID, indexed by bucket and ID, move once to records keyed by start, revisions kept', async (t) => {
+  const store = freshStore(t);
+  const byId = store.db<UssdSession>('ussd-session-records');
+  const buckets = store.db<number>('ussd-session-expiry-buckets');
+  const live = session('live', T0 + 5000, { createdAt: T0 - 2000 });
+  const ended = session('ended', T0 + 70_000, { state: 'ended' });
+  for (const [value, revision] of [[live, 3], [ended, 2]] as const) {
+    await byId.put(value.sessionId, value, revision);
+    await buckets.put(`${ms(Math.ceil(value.expiresAt / 60_000) * 60_000)}:${value.sessionId}`, value.state === 'ended' ? 1 : 0);
+  }
+
+  const repository = new LmdbUssdSessionRepository(store);
+  new LmdbUssdSessionRepository(store);
+  t.same([[...byId.getKeys()], [...buckets.getKeys()]], [[], []], 'the older databases are empty');
+  t.same(recordsOf(store), [recordKey('live', T0 - 2000), recordKey('ended')], 'the records are keyed by start');
+  t.same(startsOf(store), [['ended', T0], ['live', T0 - 2000]]);
+  t.same(indexOf(store), [[key(T0 + 60_000, 'live', T0 - 2000), 0], [key(T0 + 120_000, 'ended'), 1]]);
+  t.same(await repository.get('live'), { value: live, revision: 3 });
+  t.same(await repository.get('ended'), { value: ended, revision: 2 });
+  t.equal(await repository.update(session('live', T0 + 9000, { createdAt: T0 - 2000 }), { value: live, revision: 3 }), 4);
+});
+
+t.test('sessions in progress are neighbours in the records whatever their IDs; the starts map each ID to its record', async (t) => {
+  const store = freshStore(t);
+  const repository = new LmdbUssdSessionRepository(store);
+  // Gateway-shaped random IDs, begun one millisecond apart: the records sort by start, not by ID.
+  const ids = Array.from({ length: 50 }, (_, i) => `ATUid_${((i * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}`);
+  for (const [i, id] of ids.entries()) await repository.begin(session(id, T0 + 300_000, { createdAt: T0 + i }), T0 + i);
+  t.not(JSON.stringify([...ids].sort()), JSON.stringify(ids), 'the IDs themselves are not in start order');
+  t.same(recordsOf(store), ids.map((id, i) => recordKey(id, T0 + i)), 'the records are in start order');
+  t.same(startsOf(store), ids.map((id, i) => [id, T0 + i]).sort(([x], [y]) => String(x).localeCompare(String(y))));
+  for (const [i, id] of ids.entries()) t.equal((await repository.get(id))?.value.createdAt, T0 + i);
+});
+
+t.test('a session begun again under the ID of an expired one leaves one record, one start and one index entry', async (t) => {
+  const store = freshStore(t);
+  const repository = new LmdbUssdSessionRepository(store);
+  await repository.begin(session('s-1', T0 + 1000), T0);
+  await repository.begin(session('s-1', T0 + 301_000, { createdAt: T0 + 1000 }), T0 + 1000);
+  t.same(recordsOf(store), [recordKey('s-1', T0 + 1000)], 'the expired record went');
+  t.same(startsOf(store), [['s-1', T0 + 1000]]);
+  t.same(indexOf(store), [[key(T0 + 360_000, 's-1', T0 + 1000), 0]]);
+  t.equal(await repository.removeExpired(T0 + 60_000), 0, 'the sweep finds nothing of the old session');
+  t.same(startsOf(store), [['s-1', T0 + 1000]]);
+});
+
 t.test('records keep no key list of their own: the msgpack shapes are stored once for the database', async (t) => {
   const store = freshStore(t);
   const repository = new LmdbUssdSessionRepository(store);
   await repository.begin(session('s-1', T0 + 5000), T0);
-  const bytes = store.db('ussd-session-records').getBinary('s-1');
+  const bytes = store.db('ussd-sessions-by-start').getBinary(recordKey('s-1'));
   t.ok(bytes && !bytes.toString('latin1').includes('phoneNumber'), 'no field name inside the record');
   t.same((await new LmdbUssdSessionRepository(store).get('s-1'))?.value, session('s-1', T0 + 5000), 'read back through another repository');
 });
@@ -156,7 +206,7 @@ t.test('a step within its bucket writes the record alone; crossing a bucket or e
     const value = session('s-1', expiresAt, fields);
     read = { value, revision: await repository.update(value, read) };
   };
-  const indexWrites = () => calls.filter(({ call }) => call.startsWith('ussd-session-expiry-buckets.')).map(({ call, args }) => [call, args[0]]);
+  const indexWrites = () => calls.filter(({ call }) => call.startsWith('ussd-session-expiry-index.')).map(({ call, args }) => [call, args[0]]);
   t.same(indexOf(store), [[key(T0 + 360_000, 's-1'), 0]], 'begin indexes the session in the bucket ending at or after its expiry');
 
   calls.length = 0;
@@ -167,12 +217,12 @@ t.test('a step within its bucket writes the record alone; crossing a bucket or e
   t.equal((await repository.get('s-1'))?.value.expiresAt, T0 + 360_000, 'the record was written');
 
   await step(T0 + 360_001);
-  t.same(indexWrites(), [['ussd-session-expiry-buckets.remove', key(T0 + 360_000, 's-1')], ['ussd-session-expiry-buckets.put', key(T0 + 420_000, 's-1')]], 'one remove, one put');
+  t.same(indexWrites(), [['ussd-session-expiry-index.removeSync', key(T0 + 360_000, 's-1')], ['ussd-session-expiry-index.putSync', key(T0 + 420_000, 's-1')]], 'one remove, one put');
   t.same(indexOf(store), [[key(T0 + 420_000, 's-1'), 0]], 'crossing into the next bucket moves the entry');
 
   calls.length = 0;
   await step(T0 + 400_000, { state: 'ended' });
-  t.same(indexWrites(), [['ussd-session-expiry-buckets.put', key(T0 + 420_000, 's-1')]]);
+  t.same(indexWrites(), [['ussd-session-expiry-index.putSync', key(T0 + 420_000, 's-1')]]);
   t.same(indexOf(store), [[key(T0 + 420_000, 's-1'), 1]], 'an END within the bucket marks the entry ENDED in place');
   await step(T0 + 470_000, { state: 'ended' });
   t.same(indexOf(store), [[key(T0 + 480_000, 's-1'), 1]], 'an ended session moved to a later bucket stays ENDED');
@@ -193,8 +243,7 @@ t.test('at every bucket boundary the sweep and the live listing match a model of
   await t.resolves(
     fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 20 }), async (ops) => {
-        store.db('ussd-session-records').clearSync();
-        store.db('ussd-session-expiry-buckets').clearSync();
+        for (const name of ['ussd-sessions-by-start', 'ussd-session-starts', 'ussd-session-expiry-index'] as const) store.db(name).clearSync();
         const model = new Map<string, { value: UssdSession; revision: number }>();
         let now = T0;
         for (const o of ops) {
@@ -239,7 +288,7 @@ t.test('a data directory whose index keyed exact expiry times is indexed by buck
 
   const repository = new LmdbUssdSessionRepository(store);
   new LmdbUssdSessionRepository(store); // another thread opening the same store: nothing left to do
-  t.same([...exact.getKeys()], [], 'the old index is empty');
+  t.same([[...exact.getKeys()], [...records.getKeys()]], [[], []], 'the old index and records are empty');
   t.same(indexOf(store), [
     [key(T0 + 60_000, 'expired'), 0],
     [key(T0 + 60_000, 'live'), 0],

@@ -43,7 +43,8 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
     await store.close();
     rmSync(server.dataDir, { recursive: true, force: true });
   });
-  const keys = (name: 'ussd-session-records' | 'ussd-session-expiry-buckets') => [...store.db(name).getKeys()].length;
-  t.equal(keys('ussd-session-records'), 0, 'no session record left in LMDB');
-  t.equal(keys('ussd-session-expiry-buckets'), 0, 'no expiry-index entry left in LMDB');
+  const keys = (name: 'ussd-sessions-by-start' | 'ussd-session-starts' | 'ussd-session-expiry-index') => [...store.db(name).getKeys()].length;
+  t.equal(keys('ussd-sessions-by-start'), 0, 'no session record left in LMDB');
+  t.equal(keys('ussd-session-starts'), 0, 'no start entry left in LMDB');
+  t.equal(keys('ussd-session-expiry-index'), 0, 'no expiry-index entry left in LMDB');
 });

@@ -16,16 +16,29 @@ function legacyDigest(key: Buffer, text: string): string {
   return createHmac('sha256', subkey).update(text, 'utf8').digest('base64url');
 }
 
-/** Opens the stopped server's data directory, hands `use` the session records, closes it again. */
-async function withRecords<T>(dataDir: string, use: (records: ReturnType<typeof recordsOf>) => T): Promise<T> {
+/** The stored records of a stopped server's data directory, by session ID: read, and written at the same version. */
+interface Records {
+  getEntry(sessionId: string): { value: UssdSession; version: number } | undefined;
+  get(sessionId: string): UssdSession | undefined;
+  putSync(sessionId: string, value: UssdSession, version: number): void;
+}
+
+/** Opens the stopped server's data directory, hands `use` its session records, closes it again. */
+async function withRecords<T>(dataDir: string, use: (records: Records) => T): Promise<T> {
   const store = openStore(dataDir);
+  // Records are keyed `<start>:<sessionId>`; the start of each session ID is in `ussd-session-starts`.
+  const records = store.db<UssdSession>('ussd-sessions-by-start');
+  const keyOf = (sessionId: string) => `${String(store.db<number>('ussd-session-starts').get(sessionId)).padStart(15, '0')}:${sessionId}`;
   try {
-    return use(recordsOf(store));
+    return use({
+      getEntry: (sessionId) => records.getEntry(keyOf(sessionId)) as { value: UssdSession; version: number } | undefined,
+      get: (sessionId) => records.get(keyOf(sessionId)),
+      putSync: (sessionId, value, version) => void records.putSync(keyOf(sessionId), value, version),
+    });
   } finally {
     await store.close();
   }
 }
-const recordsOf = (store: ReturnType<typeof openStore>) => store.db<UssdSession>('ussd-session-records');
 
 t.test('sessions stored with the HMAC history digest continue after the upgrade, retries included', async (t) => {
   const key = randomBytes(32);

@@ -5,10 +5,17 @@ import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lm
 import { TurnCommit } from './turn-commit.js';
 
 export const DATABASES = [
-  /** Before revisions were LMDB entry versions; read once to move its sessions to `ussd-session-records`. */
+  /** USSD sessions by start (src/ussd/sessions/lmdb-repository.ts): records, session ID -> start, expiry index. */
+  'ussd-sessions-by-start',
+  'ussd-session-starts',
+  'ussd-session-expiry-index',
+  /**
+   * Older layouts, read once to move their sessions to the three above, then empty: records by session ID without
+   * entry versions (`ussd-sessions`) and with them (`ussd-session-records`); the expiry index by exact expiry
+   * (`ussd-session-expiry`) and by bucket and session ID (`ussd-session-expiry-buckets`).
+   */
   'ussd-sessions',
   'ussd-session-records',
-  /** Before the index was bucketed (keys by exact expiry); emptied once when a data directory of that layout opens. */
   'ussd-session-expiry',
   'ussd-session-expiry-buckets',
   'ussd-customers',
@@ -26,13 +33,15 @@ export const DATABASES = [
 export type DatabaseName = (typeof DATABASES)[number];
 
 /**
- * Databases opened with options of their own. `ussd-session-records` (a write per USSD step): the revision is
+ * Databases opened with options of their own. USSD session records (a write per USSD step): the revision is
  * LMDB's entry version, so a revision-checked write is a conditional put that LMDB checks inside the transaction,
- * with no read and no decoding of the stored record; and its msgpack record shapes are stored once, under a symbol
- * key (no string key equals it), instead of inside every record.
+ * with no read and no decoding of the stored record; and their msgpack record shapes are stored once, under a
+ * symbol key (no string key equals it), instead of inside every record.
  */
+const SESSION_RECORDS: DatabaseOptions = { useVersions: true, sharedStructuresKey: Symbol.for('structures') };
 const OPTIONS: Partial<Record<DatabaseName, DatabaseOptions>> = {
-  'ussd-session-records': { useVersions: true, sharedStructuresKey: Symbol.for('structures') },
+  'ussd-sessions-by-start': SESSION_RECORDS,
+  'ussd-session-records': SESSION_RECORDS,
 };
 
 export interface Store {

@@ -1,20 +1,33 @@
-// Both threads: USSD sessions in LMDB, database `ussd-session-records` (by session ID, the revision as LMDB's entry
-// version), and their index by expiry, `ussd-session-expiry-buckets`: key `<bucket, 15 digits>:<sessionId>`, value
-// LIVE or ENDED, where the bucket is the session's expiry rounded up to a whole minute (see bucketOf). A session and
-// its index entry are written in one transaction (the actor host's turn commit, store/turn-commit.ts), applied only
-// while the record's version is the one the writer read, checked by LMDB inside it; a step that keeps the bucket and
-// the state writes the record alone, so most steps write no index entry. The sweep and the live listing read only the
+// Both threads: USSD sessions in LMDB, in three databases written together in one transaction:
+// - `ussd-sessions-by-start`: the records, keyed `<start, 15 digits>:<sessionId>` (the start is the record's
+//   createdAt), the revision as LMDB's entry version;
+// - `ussd-session-starts`: session ID -> start, to find a record by its session ID;
+// - `ussd-session-expiry-index`: key `<bucket, 15 digits>:<start, 15 digits>:<sessionId>`, value LIVE or ENDED, where
+//   the bucket is the session's expiry rounded up to a whole minute (see bucketOf).
+//
+// Why records are keyed by start and not by session ID. Gateways name sessions with random IDs (Africa's Talking:
+// `ATUid_` and hex). Keyed by them, the few hundred sessions in progress at any moment sit on as many B-tree leaf
+// pages, spread over the whole database, and every step copies and writes its own page: a synced transaction of
+// ~30 steps wrote ~30 scattered pages. Keyed by start, sessions in progress are neighbours on a few pages at the
+// end of the tree, whatever their IDs; only `ussd-session-starts` takes a random page, once per session when it
+// begins. Measured with random IDs (bench/README.md, "Session 8"): 27 -> 16 µs of CPU per step for the commit in a
+// standalone loop, and in the bench's USSD row with gateway-shaped IDs, see there.
+//
+// A write (the actor host's turn commit, store/turn-commit.ts) applies only while the record's version is the one
+// the writer read, checked by LMDB inside the transaction; a step that keeps the bucket and the state writes the
+// record alone, so most steps write neither the index nor the starts. The sweep and the live listing read only the
 // index range they need (expired: buckets up to now's; live: from now's) and the records it names, never the whole
 // session database.
 //
-// Why both stay exact. Invariant: each stored record R has exactly one index entry, `<bucketOf(R.expiresAt)>:<id>`
-// with R's state, and there is no other entry. Every write keeps it in the transaction that writes the record:
-// begin and update replace the entry of the record they replace (that record is the stored one, since the write
-// applies only at its revision) when the bucket or the state changes, and the sweep removes a record with its
-// entry. Since bucketOf(t) >= t, an entry whose bucket is at or before now names an expired session (a live
-// session can never sit in a passed bucket: its step would have moved the entry); and a session expired by now
-// has bucketOf(expiresAt) <= bucketOf(now), so the sweep, reading the buckets up to now's and each record's exact
-// expiry, finds every expired session, and the live listing, reading the buckets from now's on, every live one.
+// Why they stay exact. Invariant: each stored record R has exactly one start entry, R.sessionId -> R.createdAt, and
+// exactly one index entry, `<bucketOf(R.expiresAt)>:<R.createdAt>:<id>` with R's state, and there are no other
+// entries. Every write keeps it in the transaction that writes the record: begin and update replace the entries of
+// the record they replace (the stored one, since the write applies only at its revision) when they change, and the
+// sweep removes a record with its entries. Since bucketOf(t) >= t, an entry whose bucket is at or before now names
+// an expired session (a live session can never sit in a passed bucket: its step would have moved the entry); and a
+// session expired by now has bucketOf(expiresAt) <= bucketOf(now), so the sweep, reading the buckets up to now's and
+// each record's exact expiry, finds every expired session, and the live listing, reading the buckets from now's on,
+// every live one.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
 import type { TurnCommit } from '../../store/turn-commit.js';
@@ -45,11 +58,16 @@ const bucketOf = (expiresAt: number) => Math.ceil(expiresAt / EXPIRY_BUCKET_MS) 
 /** Epoch ms zero-padded, so string order is time order. */
 const time = (ms: number) => String(ms).padStart(TIME_DIGITS, '0');
 
-const indexKey = (sessionId: string, expiresAt: number) => `${time(bucketOf(expiresAt))}:${sessionId}`;
+const recordKey = (createdAt: number, sessionId: string) => `${time(createdAt)}:${sessionId}`;
+const recordKeyOf = (session: UssdSession) => recordKey(session.createdAt, session.sessionId);
 
+const indexKey = (session: UssdSession) => `${time(bucketOf(session.expiresAt))}:${recordKeyOf(session)}`;
+/** The parts of an index key: its bucket, and the key of the record it names. */
 const bucketIn = (key: string) => Number(key.slice(0, TIME_DIGITS));
-
-const sessionIdOf = (key: string) => key.slice(TIME_DIGITS + 1);
+const recordKeyIn = (key: string) => key.slice(TIME_DIGITS + 1);
+const sessionIdIn = (key: string) => key.slice(2 * (TIME_DIGITS + 1));
+/** The start in a record key. */
+const startIn = (recordKey: string) => Number(recordKey.slice(0, TIME_DIGITS));
 
 const indexValue = (session: UssdSession): IndexValue => (session.state === ENDED_STATE ? ENDED : LIVE);
 
@@ -58,20 +76,23 @@ const indexValue = (session: UssdSession): IndexValue => (session.state === ENDE
  * true only while the entry's version is `ifVersion`, or, for null, while there is no entry.
  */
 type ConditionalPut = (key: string, value: UssdSession, version: number, ifVersion: number | null) => boolean;
+/** lmdb's conditional remove (typed for values only): removes the entry only while its version is `ifVersion`. */
+type ConditionalRemove = (key: string, ifVersion: number) => boolean;
 
 const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
 
 export class LmdbUssdSessionRepository implements UssdSessionRepository {
-  readonly #sessions: Database<UssdSession, string>;
+  readonly #records: Database<UssdSession, string>;
+  readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
   readonly #turn: TurnCommit;
 
   constructor(store: Store) {
     this.#turn = store.turn;
-    this.#sessions = store.db('ussd-session-records');
-    this.#index = store.db('ussd-session-expiry-buckets');
-    this.#moveSessionsOfTheUnversionedDatabase(store.db('ussd-sessions'));
-    this.#rebuildTheIndexOfAnOlderLayout(store.db('ussd-session-expiry'));
+    this.#records = store.db('ussd-sessions-by-start');
+    this.#starts = store.db('ussd-session-starts');
+    this.#index = store.db('ussd-session-expiry-index');
+    this.#moveTheSessionsOfOlderLayouts(store);
   }
 
   async get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
@@ -93,9 +114,8 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     const live: LiveSession[] = [];
     for (const { key, value } of this.#index.getRange({ start: time(bucketOf(now)) })) {
       if (value !== LIVE) continue;
-      const sessionId = sessionIdOf(key);
-      const session = this.#sessions.get(sessionId);
-      if (isLive(session, now)) live.push({ sessionId, expiresAt: session.expiresAt });
+      const session = this.#records.get(recordKeyIn(key));
+      if (isLive(session, now)) live.push({ sessionId: sessionIdIn(key), expiresAt: session.expiresAt });
     }
     return live;
   }
@@ -104,7 +124,7 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     // The buckets up to now's: all of their sessions expired, but those of now's bucket that expire after now.
     const end = time(bucketOf(now) + 1);
     const expired = (key: string) => {
-      const session = this.#sessions.get(sessionIdOf(key));
+      const session = this.#records.get(recordKeyIn(key));
       return !session || session.expiresAt <= now;
     };
     let removed = 0;
@@ -115,11 +135,15 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
       const due = keys.filter((key) => bucketIn(key) <= now || expired(key));
       if (due.length > 0) {
         // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
-        removed += await this.#sessions.transaction(() => {
+        removed += await this.#records.transaction(() => {
           let count = 0;
           for (const key of due.filter(expired)) {
+            const record = recordKeyIn(key);
+            const sessionId = sessionIdIn(key);
             this.#index.removeSync(key);
-            count += this.#sessions.removeSync(sessionIdOf(key)) ? 1 : 0;
+            // The start names this record unless a session of the same ID began since (and moved it).
+            if (this.#starts.get(sessionId) === startIn(record)) this.#starts.removeSync(sessionId);
+            count += this.#records.removeSync(record) ? 1 : 0;
           }
           return count;
         });
@@ -130,14 +154,16 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
   }
 
   #read(sessionId: string): Versioned<UssdSession> | undefined {
-    const entry = this.#sessions.getEntry(sessionId);
+    const createdAt = this.#starts.get(sessionId);
+    if (createdAt === undefined) return undefined;
+    const entry = this.#records.getEntry(recordKey(createdAt, sessionId));
     return entry && { value: entry.value, revision: entry.version ?? 0 };
   }
 
   /**
    * Writes `session`, replacing `replaced` (the record as its writer read it), or creating it when none, and its
-   * index entry when its bucket or its state changed; refused (RevisionConflictError) once the stored record is no
-   * longer at `replaced`'s revision, or exists when none was expected. The write joins this thread's turn commit
+   * start and index entries when they changed; refused (RevisionConflictError) once the stored record is no longer at
+   * `replaced`'s revision, or exists when none was expected. The write joins this thread's turn commit
    * (store/turn-commit.ts): one synchronous transaction for the steps of an event-loop turn, synced to disk before
    * the promise resolves; the version check is LMDB's, inside that transaction.
    */
@@ -148,44 +174,64 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     return revision;
   }
 
-  /** Inside the transaction: the record if still at `replaced`'s revision (absent when none), and its index entry. */
+  /**
+   * Inside the transaction: the record if `replaced` is still the stored one (none when undefined), and its start
+   * and index entries. Returns false, having written nothing, when it is not.
+   */
   #apply(session: UssdSession, revision: Revision, replaced: Versioned<UssdSession> | undefined): boolean {
-    const { sessionId } = session;
-    const putIfVersion = this.#sessions.putSync as unknown as ConditionalPut;
-    if (!putIfVersion.call(this.#sessions, sessionId, session, revision, replaced ? replaced.revision : null)) return false;
+    const key = recordKeyOf(session);
     const old = replaced?.value;
-    const stale = old && bucketOf(old.expiresAt) !== bucketOf(session.expiresAt) ? indexKey(sessionId, old.expiresAt) : undefined;
-    // Inside a transaction lmdb applies put and remove at once (their promise is already settled).
-    if (stale) this.#index.remove(stale);
-    if (!old || stale !== undefined || indexValue(old) !== indexValue(session)) this.#index.put(indexKey(sessionId, session.expiresAt), indexValue(session));
+    const oldKey = old && recordKeyOf(old);
+    const putIfVersion = this.#records.putSync as unknown as ConditionalPut;
+    const removeIfVersion = this.#records.removeSync as unknown as ConditionalRemove;
+    if (oldKey === key) {
+      if (!putIfVersion.call(this.#records, key, session, revision, replaced!.revision)) return false;
+    } else {
+      // A new session, or one begun again under the ID of an expired one (with a new start): the start entry must
+      // still name the replaced record (no record for a new session), and the replaced record goes.
+      if (this.#starts.get(session.sessionId) !== old?.createdAt) return false;
+      if (old && !removeIfVersion.call(this.#records, oldKey!, replaced!.revision)) return false;
+      if (!putIfVersion.call(this.#records, key, session, revision, null)) {
+        // A record under the new key without a start entry breaks the invariant: thrown, so the turn commit
+        // aborts this write's transaction and nothing of it stays.
+        throw new RevisionConflictError(session.sessionId, replaced?.revision);
+      }
+      this.#starts.putSync(session.sessionId, session.createdAt);
+    }
+    const entry = indexKey(session);
+    const oldEntry = old && indexKey(old);
+    if (oldEntry !== undefined && oldEntry !== entry) this.#index.removeSync(oldEntry);
+    if (oldEntry !== entry || indexValue(old!) !== indexValue(session)) this.#index.putSync(entry, indexValue(session));
     return true;
   }
 
-  /** A data directory from before revisions were entry versions: its sessions move here once, revision kept. */
-  #moveSessionsOfTheUnversionedDatabase(unversioned: Database<Stored<UssdSession>, string>): void {
-    if (isEmpty(unversioned)) return;
-    this.#sessions.transactionSync(() => {
-      for (const { key, value } of [...unversioned.getRange()]) {
-        const { revision = 0, ...session } = value;
-        if (!this.#sessions.doesExist(key)) this.#sessions.putSync(key, session as UssdSession, revision);
-        unversioned.removeSync(key);
-      }
-    });
+  /** Stores a record of an older layout with its revision, start and index entries (inside the move's transaction). */
+  #place(session: UssdSession, revision: Revision): void {
+    this.#records.putSync(recordKeyOf(session), session, revision);
+    this.#starts.putSync(session.sessionId, session.createdAt);
+    this.#index.putSync(indexKey(session), indexValue(session));
   }
 
   /**
-   * A data directory of an older layout, whose index keys were exact expiry times (`ussd-session-expiry`), or
-   * from before any index: the bucketed index is built once from the records, and the old one emptied, so no
-   * entry of it is left behind. Checked again inside the transaction: every thread opens the repository.
+   * A data directory of an older layout (records by session ID, with entry versions or, before those, with the
+   * revision as a field; the expiry index by exact expiry or by bucket and session ID): its sessions move here once,
+   * each with its revision, indexed anew, and the older databases are emptied, so no entry of them is left behind.
+   * Checked again inside the transaction: every thread opens the repository.
    */
-  #rebuildTheIndexOfAnOlderLayout(exact: Database<unknown, string>): void {
-    const older = () => !isEmpty(exact) || (isEmpty(this.#index) && !isEmpty(this.#sessions));
-    if (!older()) return;
-    this.#sessions.transactionSync(() => {
-      if (!older()) return;
-      for (const key of [...exact.getKeys()]) exact.removeSync(key);
-      for (const key of [...this.#index.getKeys()]) this.#index.removeSync(key);
-      for (const { key, value } of this.#sessions.getRange()) this.#index.putSync(indexKey(key, value.expiresAt), indexValue(value));
+  #moveTheSessionsOfOlderLayouts(store: Store): void {
+    const byId = store.db<UssdSession>('ussd-session-records');
+    const unversioned = store.db<Stored<UssdSession>>('ussd-sessions');
+    const older = [byId, unversioned, store.db('ussd-session-expiry'), store.db('ussd-session-expiry-buckets')];
+    const anyOlder = () => older.some((db) => !isEmpty(db));
+    if (!anyOlder()) return;
+    this.#records.transactionSync(() => {
+      if (!anyOlder()) return;
+      for (const { value, version } of byId.getRange({ versions: true })) this.#place(value, version ?? 0);
+      for (const { key, value } of unversioned.getRange()) {
+        const { revision = 0, ...session } = value;
+        if (this.#starts.get(key) === undefined) this.#place(session as UssdSession, revision);
+      }
+      for (const db of older) for (const key of [...db.getKeys()]) db.removeSync(key);
     });
   }
 }
