@@ -114,7 +114,7 @@ async function measureTarget(target: Target, options: ClusterBenchOptions, invoc
   const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
-    results.ussd = withRss(await measureUssd(target, options, `ussd-${label}`));
+    results.ussd = withRss(await measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`));
   }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.

@@ -127,7 +127,7 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
     let seconds = 0;
     const cpuBefore = server.cpuSeconds();
     for (let round = 0; round < options.ussdRounds; round++) {
-      const client = ussdSessions(`expiry${round}`);
+      const client = ussdSessions(`expiry${round}`, options.ussdIds);
       const measured = await measure(server, { amount: options.ussdSessions * STEPS.length, connections: options.connections, requests: client.requests });
       sessions += client.sessions();
       errors += measured.errors + client.wrong();

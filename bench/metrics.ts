@@ -37,7 +37,7 @@ export async function benchMetrics(bench: BenchOptions): Promise<Row[]> {
   const { seconds: duration, connections } = bench;
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const cases: Case[] = [
-    { name: 'USSD sessions', options: () => ({ duration, connections, requests: ussdSessions('metrics').requests }) },
+    { name: 'USSD sessions', options: () => ({ duration, connections, requests: ussdSessions('metrics', bench.ussdIds).requests }) },
     { name: 'GET / (bare route)', options: () => ({ duration, connections, path: '/' }) },
   ];
   const off = await startServerProcess({ METRICS_ENABLED: 'false' });

@@ -5,7 +5,8 @@
 import type autocannon from 'autocannon';
 import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd/answers.js';
 import { measure } from './lib/load.js';
-import type { BenchOptions } from './lib/options.js';
+import { randomBytes } from 'node:crypto';
+import type { BenchOptions, UssdIds } from './lib/options.js';
 import { startNode, startServerProcess, type LoadTarget } from './lib/process.js';
 import { overRuns, printRows, row, type Measured, type Row } from './lib/report.js';
 
@@ -13,8 +14,18 @@ import { overRuns, printRows, row, type Measured, type Row } from './lib/report.
 export const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
 const FAILURES = new Set([INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED]);
 
+/**
+ * A new session ID per call. `gateway`: random, shaped as an aggregator's (`ATUid_` and 32 hex digits), so the
+ * sessions in progress share nothing in their IDs, as in real traffic; `sequential`: `<prefix>-<pid>-<n>`, the
+ * bench's IDs before session 8, whose sessions in progress sort next to each other.
+ */
+export function ussdSessionIds(prefix: string, ids: UssdIds): (n: number) => string {
+  return ids === 'gateway' ? () => `ATUid_${randomBytes(16).toString('hex')}` : (n) => `${prefix}-${process.pid}-${n}`;
+}
+
 /** Requests of whole sessions, each with a session id of its own; counts sessions and wrong answers. */
-export function ussdSessions(prefix: string): { requests: autocannon.Request[]; sessions(): number; wrong(): number } {
+export function ussdSessions(prefix: string, ids: UssdIds = 'gateway'): { requests: autocannon.Request[]; sessions(): number; wrong(): number } {
+  const sessionId = ussdSessionIds(prefix, ids);
   let sessions = 0;
   let wrong = 0;
   const requests = STEPS.map((text, step) => ({
@@ -22,7 +33,7 @@ export function ussdSessions(prefix: string): { requests: autocannon.Request[]; 
     path: '/api/ussd',
     headers: { 'content-type': 'application/json' },
     setupRequest(req: autocannon.Request, context: { sessionId?: string }) {
-      if (step === 0) context.sessionId = `${prefix}-${process.pid}-${++sessions}`;
+      if (step === 0) context.sessionId = sessionId(++sessions);
       req.body = JSON.stringify({ sessionId: context.sessionId, serviceCode: '*123#', phoneNumber: '+254700000001', text });
       return req;
     },
@@ -34,8 +45,8 @@ export function ussdSessions(prefix: string): { requests: autocannon.Request[]; 
 }
 
 /** Whole USSD sessions (`ussdSessions`) over `connections` for `seconds`; wrong answers count as errors. */
-export async function measureUssd(target: LoadTarget, options: Pick<BenchOptions, 'seconds' | 'connections'>, prefix: string) {
-  const client = ussdSessions(prefix);
+export async function measureUssd(target: LoadTarget, options: Pick<BenchOptions, 'seconds' | 'connections' | 'ussdIds'>, prefix: string) {
+  const client = ussdSessions(prefix, options.ussdIds);
   const measured = await measure(target, { duration: options.seconds, connections: options.connections, requests: client.requests });
   // Wrong answers of the warm-up count too: an error is an error.
   return { ...measured, errors: measured.errors + client.wrong() };

@@ -92,3 +92,19 @@ t.test('runs combined: operations, time and CPU summed; per-operation figures we
   t.equal(both.rssBytes, 300, 'RSS: the last run');
   t.equal(both.window, undefined, 'no single window');
 });
+
+t.test('USSD session IDs: random and gateway-shaped by default, from a counter with --ussd-ids sequential', async (t) => {
+  const { parseBenchOptions } = await import('../dist/bench/lib/options.js');
+  const { ussdSessionIds } = await import('../dist/bench/ussd.js');
+  t.match(parseBenchOptions([]), { ussdIds: 'gateway' });
+  t.match(parseBenchOptions(['--ussd-ids', 'sequential']), { ussdIds: 'sequential' });
+  t.match(parseBenchOptions([], { BENCH_USSD_IDS: 'sequential' }), { ussdIds: 'sequential' });
+  t.throws(() => parseBenchOptions(['--ussd-ids', 'uuid']), /--ussd-ids must be gateway or sequential, not "uuid"/);
+  const gateway = ussdSessionIds('x', 'gateway');
+  const ids = Array.from({ length: 1000 }, (_, n) => gateway(n));
+  for (const id of ids.slice(0, 3)) t.match(id, /^ATUid_[0-9a-f]{32}$/);
+  t.equal(new Set(ids).size, ids.length, 'no two alike');
+  t.not(JSON.stringify([...ids].sort()), JSON.stringify(ids), 'not in the order they were made');
+  const sequential = ussdSessionIds('x', 'sequential');
+  t.same([sequential(1), sequential(2)], [`x-${process.pid}-1`, `x-${process.pid}-2`]);
+});

@@ -2,6 +2,9 @@
 import { parseArgs } from 'node:util';
 
 export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout', 'metrics'] as const;
+/** `gateway`: random, as an aggregator names sessions (`ATUid_` and 32 hex digits); `sequential`: a counter. */
+export const USSD_IDS = ['gateway', 'sequential'] as const;
+export type UssdIds = (typeof USSD_IDS)[number];
 export type BenchName = (typeof BENCHES)[number];
 /** `fanout` (thousands of sockets against Socket.IO) and `metrics` (rounds of paired runs) take a minute or more: only when asked for. */
 const DEFAULT_BENCHES: BenchName[] = ['ussd', 'auth', 'sse', 'gateway', 'memory'];
@@ -24,6 +27,8 @@ export interface BenchOptions {
   ussdRounds: number;
   /** Runs of the `ussd` row and of its baseline, alternating which goes first; the rows are over all of them. */
   pairs: number;
+  /** The shape of the USSD rows' session IDs (ussdSessionIds in bench/ussd.ts). */
+  ussdIds: UssdIds;
   json?: string;
 }
 
@@ -40,6 +45,9 @@ export const USAGE = `usage: npm run bench -- [flags]
                          (sockets beyond the server's hard limit on open files are not attempted)
   --pairs N              runs of the ussd row and of its baseline, both servers up throughout, alternating which
                          goes first; each row is over all its runs (BENCH_PAIRS, default 1)
+  --ussd-ids gateway|sequential
+                         session IDs of the USSD rows: random as a gateway's (default), or from a counter, as
+                         before session 8 (BENCH_USSD_IDS)
   --json PATH            write every row as JSON (BENCH_JSON)
 BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".`;
 
@@ -64,6 +72,7 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'ussd-sessions': { type: 'string' },
       'ussd-rounds': { type: 'string' },
       pairs: { type: 'string', default: env.BENCH_PAIRS },
+      'ussd-ids': { type: 'string', default: env.BENCH_USSD_IDS },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -72,6 +81,8 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
   const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_BENCHES;
   const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
+  const ussdIds = values['ussd-ids'] || 'gateway';
+  if (!(USSD_IDS as readonly string[]).includes(ussdIds)) throw new Error(`--ussd-ids must be ${USSD_IDS.join(' or ')}, not ${JSON.stringify(ussdIds)}`);
   return {
     only: only as BenchName[],
     seconds: positive('seconds', values.seconds, 3),
@@ -82,6 +93,7 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     ussdSessions: positive('ussd-sessions', values['ussd-sessions'], 3000),
     ussdRounds: positive('ussd-rounds', values['ussd-rounds'], 2),
     pairs: positive('pairs', values.pairs, 1),
+    ussdIds: ussdIds as UssdIds,
     json: values.json || undefined,
   };
 }

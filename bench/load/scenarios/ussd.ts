@@ -23,12 +23,13 @@ function checkScreen(answer: HttpAnswer, last: boolean): void {
 export function ussdScenario(ctx: ScenarioContext): Scenario {
   const { ussdPaths, ussdRoute, serviceCode, phonePrefix, thinkMs, headers } = ctx.options;
   const pickPath = weightedPicker<UssdPath>(ussdPaths, (p) => p.weight);
-  const runId = randomBytes(4).toString('hex');
   const phoneDigits = 12 - phonePrefix.length;
   let callers = 0;
   const newCaller = () => {
     const n = ++callers;
-    return { sessionId: `load-${runId}-${n}`, phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0') };
+    // Random, as an aggregator names sessions (Africa's Talking: `ATUid_` and hex): a counter's IDs would sort the
+    // sessions in progress next to each other, which real traffic never does (see src/ussd/sessions/lmdb-repository.ts).
+    return { sessionId: `ATUid_${randomBytes(16).toString('hex')}`, phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0') };
   };
   const body = (caller: { sessionId: string; phoneNumber: string }, text: string) => JSON.stringify({ ...caller, serviceCode, text });
   const post = (payload: string) => ctx.client.request('POST', ussdRoute, { headers: { ...headers, 'content-type': 'application/json' }, body: payload });
