@@ -3,7 +3,13 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 const root = process.argv[2]; const seconds = Number(process.argv[3] ?? 5);
 const { startServerProcess } = await import(join(root, 'dist/bench/lib/process.js'));
-const { ussdSessions } = await import(join(root, 'dist/bench/ussd.js'));
+// IDS=random|seq (session 8): session IDs made here, gateway-shaped or from a counter, whatever ROOT's bench makes.
+const { randomBytes } = await import('node:crypto');
+const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
+let made = 0;
+const newId = () => (process.env.IDS === 'random' ? `ATUid_${randomBytes(16).toString('hex')}` : `d-${process.pid}-${++made}`);
+const ownSessions = () => ({ requests: STEPS.map((text, step) => ({ method: 'POST', path: '/api/ussd', headers: { 'content-type': 'application/json' }, setupRequest(req, ctx) { if (step === 0) ctx.sessionId = newId(); req.body = JSON.stringify({ sessionId: ctx.sessionId, serviceCode: '*123#', phoneNumber: '+254700000001', text }); return req; } })) });
+const ussdSessions = process.env.IDS ? ownSessions : (await import(join(root, 'dist/bench/ussd.js'))).ussdSessions;
 const autocannon = (await import(join(root, 'node_modules/autocannon/autocannon.js'))).default;
 const server = await startServerProcess();
 const snap = (pid) => Object.fromEntries(readdirSync(`/proc/${pid}/task`).map((tid) => {

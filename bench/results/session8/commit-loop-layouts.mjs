@@ -1,5 +1,5 @@
 // node commit-loop-layouts.mjs old|new : synced LMDB transactions of 27 steps with random session IDs, records keyed by ID (old) or by start with a start entry per session (new); CPU per step
-import { open, TransactionFlags } from '/work/main/node_modules/lmdb/index.js';
+import { open, TransactionFlags } from 'lmdb';
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 const mode = process.argv[2]; const dir = '/tmp/s8/lm/db3-' + mode; rmSync(dir, { recursive: true, force: true });
