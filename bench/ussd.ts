@@ -2,10 +2,10 @@
 // fresh session and walks 5 inputs, every request with its own JSON body built in setupRequest and every answer
 // checked in onResponse. The same requests go to a bare uWebSockets.js route answering a fixed CON (the
 // ceiling) and to the real server (validated, actor-routed, committed to LMDB and synced before the answer).
+import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd/answers.js';
 import { measure } from './lib/load.js';
-import { randomBytes } from 'node:crypto';
 import type { BenchOptions, UssdIds } from './lib/options.js';
 import { startNode, startServerProcess, type LoadTarget } from './lib/process.js';
 import { overRuns, printRows, row, type Measured, type Row } from './lib/report.js';
@@ -76,7 +76,7 @@ export async function benchUssd(options: BenchOptions): Promise<Row[]> {
   const ussd = row('ussd', 'USSD durable step', overRuns(runs.map((r) => r.ussd)), baseline);
   const rows = [baseline, ussd];
   const over = options.pairs > 1 ? `, each row over ${options.pairs} runs alternating with the other's` : '';
-  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both${over}`, rows);
+  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both, ${options.ussdIds} session IDs${over}`, rows);
   if (options.pairs > 1) {
     const each = (figure: (r: Measured) => number) => runs.map((r) => (figure(r.ussd) / figure(r.bare)).toFixed(2)).join(' ');
     console.log(`USSD vs bare in each pair: CPU per step ${each((r) => r.cpuMsPerOp)}; steps per second ${each((r) => r.throughput)}`);
