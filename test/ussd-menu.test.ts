@@ -45,7 +45,8 @@ async function dial(t: any, phoneNumber = PHONE) {
     if (!/^(CON|END) /.test(screen) || screen.length > MAX_SCREEN) t.fail(`bad screen in ${session.state}: ${JSON.stringify(screen)}`);
     t.equal(session.context.message, screen.slice(4), 'context.message is the screen text');
     seen.set(session.state, Math.max(seen.get(session.state) ?? 0, screen.length));
-    const record = JSON.stringify(session);
+    // Customer IDs (C and 8 random hex digits) left out: one may hold five equal digits by chance ('33333').
+    const record = JSON.stringify(session).replaceAll(/C[0-9A-F]{8}/g, '');
     for (const pin of TYPED_PINS) if (record.includes(pin)) t.fail(`PIN ${pin} in the session record (${session.state})`);
     t.same(Object.keys(session.context).filter((k) => !['sessionId', 'phoneNumber', 'message', 'isAuthenticated', 'customerId'].includes(k)), []);
   };
