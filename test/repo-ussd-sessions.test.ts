@@ -166,7 +166,8 @@ t.test('sessions keyed by their ID, indexed by bucket and ID, move once to recor
 t.test('sessions in progress are neighbours in the records whatever their IDs; the starts map each ID to its record', async (t) => {
   const store = freshStore(t);
   const repository = new LmdbUssdSessionRepository(store);
-  // Gateway-shaped random IDs, begun one millisecond apart: the records sort by start, not by ID.
+  // Gateway-shaped IDs in no order of their own (a multiplicative hash), begun one millisecond apart: the records
+  // sort by start, not by ID.
   const ids = Array.from({ length: 50 }, (_, i) => `ATUid_${((i * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}`);
   for (const [i, id] of ids.entries()) await repository.begin(session(id, T0 + 300_000, { createdAt: T0 + i }), T0 + i);
   t.not(JSON.stringify([...ids].sort()), JSON.stringify(ids), 'the IDs themselves are not in start order');
