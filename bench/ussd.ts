@@ -14,13 +14,16 @@ import { overRuns, printRows, row, type Measured, type Row } from './lib/report.
 export const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
 const FAILURES = new Set([INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED]);
 
+/** A random session ID shaped as an aggregator's (Africa's Talking: `ATUid_` and 32 hex digits), as real traffic has. */
+export const gatewaySessionId = () => `ATUid_${randomBytes(16).toString('hex')}`;
+
 /**
- * A new session ID per call. `gateway`: random, shaped as an aggregator's (`ATUid_` and 32 hex digits), so the
- * sessions in progress share nothing in their IDs, as in real traffic; `sequential`: `<prefix>-<pid>-<n>`, the
- * bench's IDs before session 8, whose sessions in progress sort next to each other.
+ * A new session ID per call. `gateway`: gatewaySessionId, so the sessions in progress share nothing in their IDs;
+ * `sequential`: `<prefix>-<pid>-<n>`, the bench's IDs before session 8, whose sessions in progress sort next to
+ * each other.
  */
 export function ussdSessionIds(prefix: string, ids: UssdIds): (n: number) => string {
-  return ids === 'gateway' ? () => `ATUid_${randomBytes(16).toString('hex')}` : (n) => `${prefix}-${process.pid}-${n}`;
+  return ids === 'gateway' ? gatewaySessionId : (n) => `${prefix}-${process.pid}-${n}`;
 }
 
 /** Requests of whole sessions, each with a session id of its own; counts sessions and wrong answers. */

@@ -1,7 +1,7 @@
 // USSD: each journey is one caller (its own session id and phone number) dialling and walking a menu path, one
 // POST per input with the whole history in `text` as a telecom gateway sends it, thinking between steps.
-import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
+import { gatewaySessionId } from '../../ussd.js';
 import { expectStatus, LoadError, timed, type HttpAnswer } from '../http.js';
 import type { UssdPath } from '../options.js';
 import { sleep, thinkTime, weightedPicker } from './pick.js';
@@ -27,9 +27,9 @@ export function ussdScenario(ctx: ScenarioContext): Scenario {
   let callers = 0;
   const newCaller = () => {
     const n = ++callers;
-    // Random, as an aggregator names sessions (Africa's Talking: `ATUid_` and hex): a counter's IDs would sort the
-    // sessions in progress next to each other, which real traffic never does (see src/ussd/sessions/lmdb-repository.ts).
-    return { sessionId: `ATUid_${randomBytes(16).toString('hex')}`, phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0') };
+    // Random, as an aggregator names sessions: a counter's IDs would sort the sessions in progress next to each
+    // other, which real traffic never does (see src/ussd/sessions/lmdb-repository.ts).
+    return { sessionId: gatewaySessionId(), phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0') };
   };
   const body = (caller: { sessionId: string; phoneNumber: string }, text: string) => JSON.stringify({ ...caller, serviceCode, text });
   const post = (payload: string) => ctx.client.request('POST', ussdRoute, { headers: { ...headers, 'content-type': 'application/json' }, body: payload });
