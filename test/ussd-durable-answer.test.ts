@@ -1,7 +1,9 @@
 // "Committed and synced before the answer", watched at the system calls: the real server runs as its own process
 // with strace attached to all its threads; for a dial and for a continuation, the LMDB page holding the session's
-// key is written and data.mdb is fdatasync'ed after the request was read and before the answer's first byte is
-// sent. A server that answered first, or committed without a sync, fails here.
+// key is written and data.mdb is fdatasync'ed after the request was read, and then the meta page that makes that
+// commit the database's state reaches the disk (written through an O_DSYNC descriptor, or synced after), all before
+// the answer's first byte is sent. A server that answered first, committed without a sync, or left the meta page
+// to a later commit's sync (LMDB's noMetaSync: after a crash the step would be gone), fails here.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,7 +87,31 @@ t.test('a step is written and synced to disk after its request is read and befor
     const between = calls.filter((call) => call.start > request!.end && call.end < answer!.start);
     const written = between.find((call) => /^(pwrite64|pwritev|writev)$/.test(call.name) && /data\.mdb>/.test(call.text) && call.text.includes(sessionId));
     t.ok(written, `step "${text}": the page with the session's key was written to data.mdb before the answer`);
-    const synced = written && between.find((call) => /^f(data)?sync$/.test(call.name) && /data\.mdb>/.test(call.text) && call.start > written.end);
+    const synced = written && between.find((call) => isSyncOfDataFile(call) && call.start > written.end);
     t.ok(synced, `step "${text}": then data.mdb was synced, before the answer`);
+    const meta = synced && between.map(metaPageWrite).find((write) => write && write.call.start > synced.end);
+    t.ok(meta, `step "${text}": then a meta page of data.mdb was written, before the answer`);
+    if (!meta) continue;
+    const durable = isSynchronousWrite(server.child.pid!, meta.fd) || between.some((call) => isSyncOfDataFile(call) && call.start > meta.call.end);
+    t.ok(durable, `step "${text}": that meta page reached the disk before the answer (O_DSYNC descriptor, or synced after)`);
   }
 });
+
+const isSyncOfDataFile = (call: Call) => /^f(data)?sync$/.test(call.name) && /data\.mdb>/.test(call.text);
+
+/**
+ * A write to one of LMDB's two meta pages, the first two pages of data.mdb: `pwrite64(FD</path/data.mdb>, "...", LENGTH,
+ * OFFSET)`. The page size is the OS's, 4096 on the machines this runs on.
+ */
+function metaPageWrite(call: Call): { call: Call; fd: number } | undefined {
+  if (call.name !== 'pwrite64') return undefined;
+  const match = /^(\d+)<[^>]*data\.mdb>.*, \d+, (\d+)\)(?: = | <unfinished)/.exec(call.text);
+  return match && Number(match[2]) < 2 * 4096 ? { call, fd: Number(match[1]) } : undefined;
+}
+
+/** Whether the server's descriptor `fd` was opened with O_DSYNC (or O_SYNC, which includes it): each write is on disk when it returns. */
+function isSynchronousWrite(pid: number, fd: number): boolean {
+  const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'));
+  const O_DSYNC = 0o10000;
+  return flags !== null && (parseInt(flags[1], 8) & O_DSYNC) !== 0;
+}
