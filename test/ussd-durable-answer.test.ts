@@ -101,11 +101,12 @@ const isSyncOfDataFile = (call: Call) => /^f(data)?sync$/.test(call.name) && /da
 
 /**
  * A write to one of LMDB's two meta pages, the first two pages of data.mdb: `pwrite64(FD</path/data.mdb>, "...", LENGTH,
- * OFFSET)`. The page size is the OS's, 4096 on the machines this runs on.
+ * OFFSET) = N`, or `... OFFSET <unfinished ...>` when another thread's call came in between. The page size is the
+ * OS's, 4096 on the machines this runs on.
  */
 function metaPageWrite(call: Call): { call: Call; fd: number } | undefined {
   if (call.name !== 'pwrite64') return undefined;
-  const match = /^(\d+)<[^>]*data\.mdb>.*, \d+, (\d+)\)(?: = | <unfinished)/.exec(call.text);
+  const match = /^(\d+)<[^>]*data\.mdb>.*, \d+, (\d+)(?:\) = | <unfinished)/.exec(call.text);
   return match && Number(match[2]) < 2 * 4096 ? { call, fd: Number(match[1]) } : undefined;
 }
 
