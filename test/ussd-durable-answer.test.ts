@@ -3,7 +3,7 @@
 // key is written and data.mdb is fdatasync'ed after the request was read, and then the meta page that makes that
 // commit the database's state reaches the disk (written through an O_DSYNC descriptor, or synced after), all before
 // the answer's first byte is sent. A server that answered first, committed without a sync, or left the meta page
-// to a later commit's sync (LMDB's noMetaSync: after a crash the step would be gone), fails here.
+// to a later commit's sync (LMDB's noMetaSync: a power loss then could undo an answered step), fails here.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
