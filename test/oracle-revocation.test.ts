@@ -1,4 +1,4 @@
-// DELETE /delegation revokes the delegation by CID: sent again (x-ucan-delegation on HTTP, the /ws and
+// DELETE /delegation revokes the delegation by its signature: sent again (x-ucan-delegation on HTTP, the /ws and
 // Socket.IO handshakes) or carried as an invocation's proof, it is refused, though it was verified and
 // cached before, and still after a restart on the same DATA_DIR. The user's other credentials keep working.
 import t from 'tap';
@@ -38,7 +38,11 @@ t.test('a revoked delegation is refused on HTTP, /ws and Socket.IO, with its inv
   // would be the very same UCAN (same CID), revoked with this one.
   const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 700 });
   const raw = await encodeArtifact(delegation);
-  const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, proofs: [delegation] });
+  // A chain that carries it as a proof, each proof addressed to the issuer above it: the oracle passes ada's
+  // delegation on to bob, who invokes the oracle with it.
+  const bob = await newUser(server.oracleDid);
+  const passedOn = await createDelegation({ issuer: server.oracleKey, audience: bob.did, ttlSeconds: 700, proofs: [delegation] });
+  const carrying = await mintInvocation({ issuer: bob.key, audience: server.oracleDid, proofs: [passedOn] });
 
   // Verified (and cached) before the revocation.
   t.equal((await call(server, 'GET', '/sessions', { headers: delegationHeaders(raw) })).status, 200, 'x-ucan-delegation authenticates');
@@ -53,7 +57,7 @@ t.test('a revoked delegation is refused on HTTP, /ws and Socket.IO, with its inv
   const again = await call(server, 'GET', '/sessions', { headers: delegationHeaders(raw) });
   t.equal(again.status, 401, 'x-ucan-delegation is refused');
   t.equal(again.body.message, 'Invalid UCAN invocation');
-  t.match(again.body.reason, new RegExp(`delegation ${delegation.cid} was revoked`));
+  t.match(again.body.reason, /was revoked/);
   const proof = await call(server, 'GET', '/sessions', { headers: invocationHeaders(carrying) });
   t.equal(proof.status, 401, 'an invocation carrying it is refused');
   t.match(proof.body.reason, /was revoked/);

@@ -1,4 +1,4 @@
-// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by CID.
+// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by revocation key.
 import type { Store } from '../store/env.js';
 import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
 

@@ -5,6 +5,7 @@
 import { base58btc } from '@ucanto/core';
 import { checkTimeWindow } from '../artifact.js';
 import { fail, VerifierUnavailable } from '../failure.js';
+import { revocationKey } from '../revocation-key.js';
 import type { SignatureVerifier } from '../verifier.js';
 import { readArchive } from './archive.js';
 import { cidText } from './cid-text.js';
@@ -22,7 +23,7 @@ export interface FastVerified {
   expiration: number;
   /** No proofs, so no delegation whose end would end the authority (AuthIdentity.authorityExpiration). */
   authorityExpiration: number;
-  /** The invocation's CID: its whole chain. */
+  /** The invocation's revocation key: its whole chain. */
   chain: [string];
 }
 
@@ -90,5 +91,5 @@ export async function verifyFastInvocation(car: Uint8Array, audience: FastAudien
   // ucanto's InvalidSignature for a did:key issuer, as invocation.ts's describeRefusal reports it.
   if (valid[0] !== true) fail(`Proof ${cid} does not has a valid signature from ${did}`);
   // No proofs: nothing but the user's own key stands behind it.
-  return { did, expiration: ucan.expiration, authorityExpiration: Infinity, chain: [cid] };
+  return { did, expiration: ucan.expiration, authorityExpiration: Infinity, chain: [revocationKey(ucan.signature)] };
 }
