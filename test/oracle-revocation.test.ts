@@ -6,6 +6,7 @@ import { createDelegation, encodeArtifact, formatKey, mintInvocation } from '../
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
 import { call, createSession, newUser, startOracleServer } from './helpers/oracle.js';
 import { startTestServer } from './helpers/server.js';
+import { archiveOf, reEncodings, ucantoReadsSigned, viewOf } from './helpers/ucan-mutations.js';
 
 const delegationHeaders = (raw: string) => ({ 'x-ucan-delegation': raw });
 const invocationHeaders = (raw: string) => ({ authorization: `Bearer ${raw}`, 'x-auth-type': 'ucan' });
@@ -20,9 +21,9 @@ async function wsOutcome(url: string, query: Record<string, string>): Promise<nu
   }
 }
 
-async function socketIoOutcome(url: string, sessionId: string, ucanDelegation: string): Promise<number> {
+async function socketIoOutcome(url: string, sessionId: string, ucanDelegation: string, auth: Record<string, string> = { ucanDelegation }): Promise<number> {
   try {
-    const client = await SocketIoClient.connect(url, { sessionId }, { ucanDelegation });
+    const client = await SocketIoClient.connect(url, { sessionId }, auth);
     client.close();
     return 101;
   } catch (error) {
@@ -85,4 +86,42 @@ t.test('DELETE /delegation also revokes the delegation it was authenticated with
   const raw = await encodeArtifact(await createDelegation({ issuer: bob.key, audience: server.oracleDid, ttlSeconds: 600 }));
   t.equal((await call(server, 'DELETE', '/delegation', { headers: delegationHeaders(raw) })).status, 200, 'nothing stored, still revoked');
   t.equal((await call(server, 'GET', '/delegation', { headers: delegationHeaders(raw) })).status, 401);
+});
+
+t.test('every re-encoding of a revoked delegation is refused on HTTP, /ws and Socket.IO, alone and as a proof', async (t) => {
+  const server = await startOracleServer(t);
+  const ada = await newUser(server.oracleDid);
+  const bob = await newUser(server.oracleDid);
+  const adaSession = await createSession(server, ada);
+  const bobSession = await createSession(server, bob);
+  const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 800 });
+  const raw = await encodeArtifact(delegation);
+  t.equal((await call(server, 'POST', '/delegation', { user: ada, body: { raw } })).status, 200, 'stored');
+  t.equal((await call(server, 'DELETE', '/delegation', { user: ada })).status, 200, 'revoked');
+
+  // The oracle passes the delegation on to bob, who invokes with it: each proof addressed to the issuer above it.
+  const carrying = async (proof: Parameters<typeof viewOf>[0] | undefined) => {
+    const passedOn = await createDelegation({ issuer: server.oracleKey, audience: bob.did, ttlSeconds: 800, proofs: [proof ? viewOf(proof) : delegation] });
+    return mintInvocation({ issuer: bob.key, audience: server.oracleDid, proofs: [passedOn] });
+  };
+  const outcomes = async (alone: string, chain: string) => [
+    (await call(server, 'GET', '/sessions', { headers: delegationHeaders(alone) })).status,
+    await wsOutcome(server.url, { sessionId: adaSession, ucanDelegation: alone }),
+    await socketIoOutcome(server.url, adaSession, alone),
+    (await call(server, 'GET', '/sessions', { headers: invocationHeaders(chain) })).status,
+    await wsOutcome(server.url, { sessionId: bobSession, invocation: chain }),
+    await socketIoOutcome(server.url, bobSession, '', { invocation: chain }),
+  ];
+  const refusedEverywhere = [401, 401, 401, 401, 401, 401];
+  t.same(await outcomes(raw, await carrying(undefined)), refusedEverywhere, 'the delegation as signed');
+  for (const [name, block] of Object.entries(reEncodings(delegation))) {
+    const alone = await archiveOf(block);
+    t.ok(await ucantoReadsSigned(alone), `${name}: ucanto reads the same signed delegation`);
+    t.same(await outcomes(alone, await carrying(block)), refusedEverywhere, `${name}: refused on every channel`);
+  }
+  // The control: a chain of the same shape with a delegation that is not revoked opens everywhere.
+  const fresh = await createDelegation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 900 });
+  const passedOn = await createDelegation({ issuer: server.oracleKey, audience: bob.did, ttlSeconds: 800, proofs: [fresh] });
+  const chain = await mintInvocation({ issuer: bob.key, audience: server.oracleDid, proofs: [passedOn] });
+  t.same(await outcomes(await encodeArtifact(fresh), chain), [200, 101, 101, 200, 101, 101], 'a delegation not revoked is accepted');
 });

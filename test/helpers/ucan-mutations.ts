@@ -2,8 +2,8 @@
 // over the same payload, in other bytes or under other CIDs. Each keeps ucanto's own verdict (Delegation.extract
 // reads it and its issuer's signature verifies), so the server must refuse them by its own rules.
 import { createHash } from 'node:crypto';
-import { CAR, CBOR, Delegation as DelegationCodec, decodeLink, UCAN } from '@ucanto/core';
-import type { Delegation, Link } from '@ucanto/interface';
+import { CAR, CBOR, Delegation as DelegationCodec, decodeLink, delegate, UCAN } from '@ucanto/core';
+import type { Delegation, Link, Signer } from '@ucanto/interface';
 import { ed25519 } from '@ucanto/principal';
 
 export interface RawBlock {
@@ -106,4 +106,21 @@ export async function ucantoReadsSigned(raw: string): Promise<Delegation | undef
   const delegation = extracted.ok as Delegation;
   const verifier = ed25519.Verifier.parse(delegation.issuer.did() as `did:key:${string}`);
   return (await UCAN.verifySignature(delegation.data, verifier)) ? delegation : undefined;
+}
+
+/**
+ * A delegation to `audience` whose proofs, `levels` deep, each link the level below `perLevel` times (all issued by
+ * `issuer` to itself): a few blocks that ucanto's archive() walks perLevel^levels times. Minted with links and
+ * archived here by hand, since ucanto's delegate() and archive() would walk every path themselves.
+ */
+export async function repeatedLinkDelegation(issuer: Signer, audience: string, perLevel: number, levels: number): Promise<string> {
+  const self = { did: () => issuer.did() };
+  let level: Delegation = await delegate({ issuer, audience: self, capabilities: [{ can: '*', with: 'ixo:oracle' }] });
+  const blocks: RawBlock[] = [level.root as RawBlock];
+  for (let i = 0; i < levels; i++) {
+    const to = i === levels - 1 ? { did: () => audience as `did:${string}:${string}` } : self;
+    level = await delegate({ issuer, audience: to, capabilities: [{ can: '*', with: 'ixo:oracle' }], proofs: Array(perLevel).fill(level.cid) });
+    blocks.push(level.root as RawBlock);
+  }
+  return archiveOf(blocks.pop()!, blocks);
 }
