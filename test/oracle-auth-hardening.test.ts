@@ -31,7 +31,7 @@ function authenticator(options: Partial<AuthenticatorOptions> = {}) {
 /** Revocations in memory (the LMDB and JetStream ones share test/contracts/revocations.ts). */
 function memoryRevocations() {
   const keys = new Set<string>();
-  return { keys, isRevoked: async (key: string) => keys.has(key) };
+  return { keys, firstRevoked: async (candidates: readonly string[]) => candidates.find((key) => keys.has(key)) };
 }
 
 const bearer = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
@@ -74,6 +74,17 @@ t.test('a revoked delegation is refused in every encoding, alone and as a proof 
     t.ok(await refusal(t, auth.authenticate({ 'x-ucan-delegation': raw })), `${name}: refused alone`);
     t.ok(await refusal(t, auth.authenticate(bearer(await carryingChain(viewOf(block))))), `${name}: refused as a proof`);
   }
+});
+
+t.test('a revocation recorded by CID (before the keys were signatures) is still honoured', async (t) => {
+  const revocations = memoryRevocations();
+  const auth = authenticator({ revocations });
+  const delegation = await createDelegation({ issuer: user, audience: ORACLE, ttlSeconds: 3600 });
+  const invocation = await createInvocation({ issuer: user, audience: ORACLE });
+  revocations.keys.add(delegation.cid.toString());
+  revocations.keys.add(invocation.cid.toString());
+  t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })), new RegExp(`${delegation.cid}`));
+  t.match(await refusal(t, auth.authenticate(bearer(await encodeArtifact(invocation)))), new RegExp(`${invocation.cid}`), 'on the fast path too');
 });
 
 t.test('re-encodings are refused outright: one encoding, hashes checked, no JWT form', async (t) => {

@@ -36,6 +36,12 @@ export class JetStreamRevocationRepository implements RevocationRepository {
     return stillRevoked(this.#revoked.get(cid), nowSeconds);
   }
 
+  async firstRevoked(keys: readonly string[], nowSeconds = Date.now() / 1000): Promise<string | undefined> {
+    await this.#watching();
+    await this.#caughtUp();
+    return keys.find((key) => stillRevoked(this.#revoked.get(key), nowSeconds));
+  }
+
   async revoke(cid: string, expiration?: number): Promise<void> {
     await this.#watching();
     const revision = await this.store.put([cid], { until: expiration ?? null, revokedAt: new Date().toISOString() });

@@ -6,6 +6,8 @@
 // same as once), so writes need no revision.
 export interface RevocationRepository {
   isRevoked(cid: string, nowSeconds?: number): Promise<boolean>;
+  /** The first of `keys` still revoked, or undefined: one catch-up for the whole chain (what authentication asks). */
+  firstRevoked(keys: readonly string[], nowSeconds?: number): Promise<string | undefined>;
   /** `expiration`: the delegation's own (seconds), absent when it never expires. */
   revoke(cid: string, expiration?: number): Promise<void>;
   /**

@@ -30,6 +30,16 @@ export function revocationRepositoryContract(t: Test, open: RevocationRepository
     t.equal(await revocations.isRevoked(revocationKey(other), 1e9), false, 'one bit of the signature apart: not revoked');
   });
 
+  t.test('firstRevoked: the first of a chain still revoked, or undefined', async (t) => {
+    const revocations = await open(t);
+    await revocations.revoke('sig-second', 1000);
+    await revocations.revoke('bafy-legacy-cid');
+    t.equal(await revocations.firstRevoked(['sig-first', 'sig-second', 'bafy-legacy-cid'], 999), 'sig-second');
+    t.equal(await revocations.firstRevoked(['sig-first', 'sig-second', 'bafy-legacy-cid'], 1000), 'bafy-legacy-cid', 'the expired one no longer counts');
+    t.equal(await revocations.firstRevoked(['sig-first'], 0), undefined);
+    t.equal(await revocations.firstRevoked([], 0), undefined);
+  });
+
   t.test('onRevoked hears each revocation by the time revoke resolves', async (t) => {
     const revocations = await open(t);
     const heard: string[] = [];
