@@ -5,9 +5,9 @@
 // form a tree of at most MAX_CHAIN_LENGTH delegations, each carried in the archive and linked once, so nothing
 // later (access(), archive() when minting for a user) walks more paths than there are blocks.
 import { createHash } from 'node:crypto';
-import { CAR, CBOR, Delegation, UCAN } from '@ucanto/core';
+import { CAR, CBOR, Delegation, isDelegation, UCAN } from '@ucanto/core';
 import type { Delegation as DelegationView } from '@ucanto/interface';
-import { fail } from './failure.js';
+import { AuthFailure, fail } from './failure.js';
 
 /** Longest proof chain accepted (the artifact and all its proofs). */
 export const MAX_CHAIN_LENGTH = 16;
@@ -38,25 +38,26 @@ export function readCanonicalArchive(bytes: Uint8Array): DelegationView {
   const ucanLink = variant && typeof variant === 'object' ? (variant as Record<string, unknown>)['ucan@0.9.1'] : undefined;
   const keys = variant && typeof variant === 'object' ? Object.keys(variant) : [];
   if (keys.length !== 1 || !ucanLink) fail('UCAN archive root is not { "ucan@0.9.1": <link> }');
-  const root = `${ucanLink as object}`;
-
-  // Depth first from the root: each block is linked once (a tree), so the walk visits each block once.
-  const linked = new Set<string>([root]);
-  const pending = [root];
+  const root = Delegation.view({ root: ucanLink as never, blocks: blocks as never }, null);
+  if (!root) return fail(`UCAN ${ucanLink as object} is not included in the archive`);
+  // Depth first from the root: each block is linked once (a tree), so the walk visits each block once. The
+  // views decode each block once (ucanto caches a decoding by its bytes), for this check and all later ones.
+  const linked = new Set<string>([root.cid.toString()]);
+  const pending: DelegationView[] = [root];
   while (pending.length > 0) {
-    const cid = pending.pop()!;
-    const block = blocks.get(cid);
-    if (!block) fail(`proof ${cid} is not included in the archive`);
-    for (const proof of canonicalUcan(block).proofs) {
-      const id = proof.toString();
+    const delegation = pending.pop()!;
+    checkCanonical(delegation);
+    for (const proof of delegation.proofs) {
+      if (!isDelegation(proof)) return fail(`proof ${proof} is not included in the archive`);
+      const id = proof.cid.toString();
       if (linked.has(id)) fail(`proof ${id} is linked more than once in the chain`);
       linked.add(id);
       if (linked.size > MAX_CHAIN_LENGTH) fail(`UCAN proof chain longer than ${MAX_CHAIN_LENGTH} delegations`);
-      pending.push(id);
+      pending.push(proof);
     }
   }
   if (linked.size + 1 !== blocks.size) fail('UCAN archive carries blocks outside its proof chain');
-  return Delegation.view({ root: (ucanLink as never), blocks: blocks as never });
+  return root;
 }
 
 /** A block whose CID is CIDv1, DAG-CBOR, sha2-256 of exactly its bytes. */
@@ -68,19 +69,21 @@ function checkBlock({ cid, bytes }: Block): void {
   if (!digest.equals(cid.multihash.digest)) fail(`UCAN archive block ${cid} does not match its CID`);
 }
 
-/** The UCAN of a block, which must be in dag-ucan's own DAG-CBOR encoding of it. */
-function canonicalUcan(block: Block): { proofs: readonly { toString(): string }[] } {
-  let ucan: ReturnType<typeof UCAN.decode>;
+/** A UCAN whose block is dag-ucan's own DAG-CBOR encoding of it. */
+function checkCanonical(delegation: DelegationView): void {
+  const { cid, bytes } = delegation.root;
   let encoded: Uint8Array;
   try {
-    ucan = UCAN.decode(block.bytes);
+    const ucan = delegation.data;
+    if ('jwt' in ucan.model && ucan.model.jwt) fail(`UCAN ${cid} is in the JWT form; send its DAG-CBOR form`);
     encoded = UCAN.encode(ucan);
   } catch (error) {
-    return fail(`UCAN ${block.cid} cannot be decoded (${message(error)})`);
+    if (error instanceof AuthFailure) throw error;
+    return fail(`UCAN ${cid} cannot be decoded (${message(error)})`);
   }
-  if ('jwt' in ucan.model && ucan.model.jwt) fail(`UCAN ${block.cid} is in the JWT form; send its DAG-CBOR form`);
-  if (!Buffer.from(encoded).equals(block.bytes)) fail(`UCAN ${block.cid} is not in canonical DAG-CBOR (as dag-ucan encodes it)`);
-  return ucan;
+  if (!Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength).equals(bytes)) {
+    fail(`UCAN ${cid} is not in canonical DAG-CBOR (as dag-ucan encodes it)`);
+  }
 }
 
 function decodeCbor(block: Block): unknown {
