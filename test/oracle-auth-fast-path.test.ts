@@ -121,7 +121,7 @@ type Decision = { identity: AuthIdentity } | { status: number; body: unknown };
 
 async function decide(fastPath: boolean, car: Uint8Array): Promise<{ decision: Decision; revocationAsked: string[] }> {
   const revocationAsked: string[] = [];
-  const revocations = { isRevoked: async (cid: string) => (revocationAsked.push(cid), false) };
+  const revocations = { firstRevoked: async (keys: readonly string[]) => (revocationAsked.push(...keys), undefined) };
   const authenticator = createAuthenticator({ oracleDid: ORACLE, maxTtlSeconds: MAX_TTL, verifier: inProcessVerifier(), revocations, fastPath });
   const invocation = Buffer.from(car).toString('base64');
   const decision = await authenticator.authenticateArtifacts({ invocation }).then(

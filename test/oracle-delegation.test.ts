@@ -5,6 +5,7 @@ import { Delegation as DelegationCodec, UCAN } from '@ucanto/core';
 import type { Delegation } from '@ucanto/interface';
 import { createDelegation, encodeArtifact, generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
 import { call, newUser, startOracleServer } from './helpers/oracle.js';
+import { archiveOf, reEncodings, repeatedLinkDelegation } from './helpers/ucan-mutations.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -47,6 +48,9 @@ t.test('refused delegations: 400 with the reason', async (t) => {
     ['expired', { raw: await mintDelegation({ issuer: ada.key, audience: server.oracleDid, expiration: now() - 10 }) }, /expired/i],
     ['tampered', { raw: await forge(genuine, (model) => ({ ...model, exp: (model.exp as number) + 86_400 })) }, /signature/],
     ['not a UCAN', { raw: 'aGVsbG8=' }, /archive|ucanto|malformed/i],
+    ['for another capability', { raw: await mintDelegation({ issuer: ada.key, audience: server.oracleDid, capabilities: [{ can: '*', with: 'IXO:oracle' }] }) }, /does not carry the capability/],
+    ['proofs linking one proof 60 times a level, 15 levels', { raw: await repeatedLinkDelegation(ada.key, server.oracleDid, 60, 15) }, /linked more than once/],
+    ['a re-encoding (map keys out of order)', { raw: await archiveOf(reEncodings(genuine)['map keys out of order']!) }, /not in canonical DAG-CBOR/],
     ['body issuer is not the caller', { raw: await encodeArtifact(genuine), issuer: stranger.did() }, /is not the authenticated user/],
     ['body audience is not this oracle', { raw: await encodeArtifact(genuine), audience: stranger.did() }, /is not this oracle/],
   ];

@@ -3,7 +3,7 @@
 // disconnect), a reconnect with it is refused, and another user's socket keeps its feed. A delegation that expires
 // while its socket is open closes that socket ("credential expired"); a proof-less invocation's own expiry does not.
 import t from 'tap';
-import { createDelegation, encodeArtifact, mintInvocation } from '../dist/src/tools/mint-ucan.js';
+import { createDelegation, encodeArtifact, generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
 import { call, createSession, newUser, startOracleServer } from './helpers/oracle.js';
 
@@ -61,7 +61,9 @@ t.test("a socket closes when the authority behind its credential expires, not wi
   const now = Math.floor(Date.now() / 1000);
   const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 3 });
   const raw = await encodeArtifact(delegation);
-  const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 600, proofs: [delegation] });
+  // Each proof addressed to the issuer above it: a grant to ada that ends with the delegation.
+  const grant = await createDelegation({ issuer: await generateKey(), audience: ada.did, expiration: now + 3 });
+  const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 600, proofs: [grant] });
   const brief = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 2 });
 
   const ws = await NativeClient.connect(server.url, { sessionId, ucanDelegation: raw });

@@ -1,5 +1,5 @@
 // Cluster mode (main thread: each authentication reads it): revocations in the JetStream KV bucket
-// `oracle_revocations`, by CID. Every node watches the bucket into a local map, so a check reads memory. Before it
+// `oracle_revocations`, by revocation key. Every node watches the bucket into a local map, so a check reads memory. Before it
 // answers, the map is brought up to the bucket's last write as of the check (its sequence, one request), so a
 // revocation acknowledged on any node before the check is refused here too. Checks that arrive while such a probe
 // is in flight share the next one: at most one probe is outstanding, however many requests authenticate.
@@ -34,6 +34,12 @@ export class JetStreamRevocationRepository implements RevocationRepository {
     await this.#watching();
     await this.#caughtUp();
     return stillRevoked(this.#revoked.get(cid), nowSeconds);
+  }
+
+  async firstRevoked(keys: readonly string[], nowSeconds = Date.now() / 1000): Promise<string | undefined> {
+    await this.#watching();
+    await this.#caughtUp();
+    return keys.find((key) => stillRevoked(this.#revoked.get(key), nowSeconds));
   }
 
   async revoke(cid: string, expiration?: number): Promise<void> {

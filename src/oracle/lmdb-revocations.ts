@@ -1,4 +1,4 @@
-// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by CID.
+// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by revocation key.
 import type { Store } from '../store/env.js';
 import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
 
@@ -7,6 +7,7 @@ export function openLmdbRevocations(store: Store): RevocationRepository {
   const listeners: ((cid: string) => void)[] = [];
   return {
     isRevoked: async (cid, nowSeconds = Date.now() / 1000) => stillRevoked(db.get(cid), nowSeconds),
+    firstRevoked: async (keys, nowSeconds = Date.now() / 1000) => keys.find((key) => stillRevoked(db.get(key), nowSeconds)),
     async revoke(cid, expiration) {
       await db.put(cid, { until: expiration ?? null, revokedAt: new Date().toISOString() });
       for (const listener of listeners) listener(cid);

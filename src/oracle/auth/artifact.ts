@@ -1,13 +1,14 @@
-// UCAN artifacts as they travel: standard base64 of a ucanto archive (CARv1), read with Delegation.extract.
-import { Delegation, isDelegation, UCAN } from '@ucanto/core';
+// UCAN artifacts as they travel: standard base64 of a ucanto archive (CARv1) in its canonical encoding
+// (canonical-archive.ts).
+import { isDelegation, UCAN } from '@ucanto/core';
 import type { Delegation as DelegationView } from '@ucanto/interface';
+import { MAX_CHAIN_LENGTH, readCanonicalArchive } from './canonical-archive.js';
 import { fail } from './failure.js';
+
+export { MAX_CHAIN_LENGTH };
 
 /** Headers are bounded by the HTTP server anyway; this keeps a hostile artifact's decoding cost small. */
 export const MAX_ARTIFACT_CHARS = 64 * 1024;
-/** Longest proof chain accepted (the artifact and all its proofs). */
-export const MAX_CHAIN_LENGTH = 16;
-
 const BASE64 = /^[A-Za-z0-9+/\-_]+={0,2}$/;
 
 /** The bytes of a base64 ucanto archive, refused when empty, too long or not base64. */
@@ -19,11 +20,9 @@ export function artifactBytes(value: string): Buffer {
   return Buffer.from(text, 'base64');
 }
 
-/** The root delegation of a ucanto archive (an invocation is a delegation too). */
+/** The root delegation of a canonical ucanto archive (an invocation is a delegation too). */
 export async function extractArtifact(bytes: Uint8Array): Promise<DelegationView> {
-  const extracted = await Delegation.extract(bytes);
-  if (extracted.error) fail(`UCAN artifact is not a ucanto archive (${extracted.error.message})`);
-  return extracted.ok;
+  return readCanonicalArchive(bytes);
 }
 
 /** Decodes a base64 ucanto archive into its root delegation. */
@@ -31,7 +30,7 @@ export function decodeArtifact(value: string): Promise<DelegationView> {
   return extractArtifact(artifactBytes(value));
 }
 
-/** The delegation and every proof it embeds, depth first, each once. Proofs sent only as links are not here. */
+/** The delegation and every proof it embeds, depth first, each once (readCanonicalArchive refused link-only proofs). */
 export function chainOf(root: DelegationView): DelegationView[] {
   const seen = new Map<string, DelegationView>();
   const visit = (delegation: DelegationView) => {
@@ -43,6 +42,21 @@ export function chainOf(root: DelegationView): DelegationView[] {
   };
   visit(root);
   return [...seen.values()];
+}
+
+/**
+ * Refuses a chain in which a proof is not carried in the archive, or is addressed to someone other than the
+ * issuer of the delegation (or invocation) above it.
+ */
+export function checkProofLinks(chain: readonly DelegationView[]): void {
+  for (const link of chain) {
+    for (const proof of link.proofs) {
+      if (!isDelegation(proof)) fail(`proof ${proof} of ${link.cid} is not included in the archive`);
+      if (proof.audience.did() !== link.issuer.did()) {
+        fail(`broken chain: proof ${proof.cid} is addressed to ${proof.audience.did()}, not to ${link.issuer.did()} who issued ${link.cid}`);
+      }
+    }
+  }
 }
 
 /** Refuses a delegation outside its time bounds. */

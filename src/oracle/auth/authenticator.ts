@@ -13,6 +13,7 @@ import { verifyInvocation } from './invocation.js';
 import { InFlight } from '../../in-flight.js';
 import { ucanVerifications } from '../../metrics/catalogue.js';
 import { authErrors } from './messages.js';
+import { revocationKeyOf } from './revocation-key.js';
 import { SignatureSession } from './signatures.js';
 import type { SignatureVerifier } from './verifier.js';
 
@@ -23,8 +24,9 @@ export interface AuthIdentity {
   /** Seconds since the epoch: the earliest expiration along the chain; absent when nothing in it expires. */
   expiration?: number;
   /**
-   * CIDs of the artifact that authenticated and of the proofs it embeds (shared with the verification cache:
-   * read only). Revoking any of them refuses it; the event channel closes sockets opened with it.
+   * Revocation keys (revocation-key.ts: the issuer's signature) of the artifact that authenticated and of the
+   * proofs it embeds (shared with the verification cache: read only). Revoking any of them refuses it; the
+   * event channel closes sockets opened with it.
    */
   chain: readonly string[];
   /**
@@ -64,7 +66,7 @@ export interface AuthenticatorOptions {
   /** Verified artifacts kept (default 10 000). */
   cacheSize?: number;
   /** Revoked delegations: an artifact with one of them in its chain is refused (checked past the cache). */
-  revocations?: { isRevoked(cid: string): Promise<boolean> };
+  revocations?: { firstRevoked(keys: readonly string[]): Promise<string | undefined> };
   /** false sends every invocation through ucanto's path (the fast path's equivalence test compares the two). */
   fastPath?: boolean;
 }
@@ -74,8 +76,10 @@ interface Verified {
   expiration: number;
   /** The decoded artifact; absent for an invocation checked by the fast path (only delegations are kept). */
   artifact?: Delegation;
-  /** CIDs of the artifact and the proofs it embeds. */
+  /** Revocation keys of the artifact and the proofs it embeds. */
   chain: string[];
+  /** `chain` and the CIDs of the same UCANs, which revocations made before the keys were signatures name. */
+  revocationKeys: string[];
   /** See AuthIdentity.authorityExpiration; Infinity when nothing ends it. */
   authorityExpiration: number;
 }
@@ -177,10 +181,8 @@ export class UcanAuthenticator {
   /** Verified, and nothing along its chain revoked. */
   async #verified(kind: Kind, raw: string): Promise<Verified> {
     const verified = await this.#verifiedCached(kind, raw);
-    const revocations = this.#options.revocations;
-    for (const cid of revocations ? verified.chain : []) {
-      if (await revocations!.isRevoked(cid)) throw new AuthFailure(`delegation ${cid} was revoked`);
-    }
+    const revoked = await this.#options.revocations?.firstRevoked(verified.revocationKeys);
+    if (revoked !== undefined) throw new AuthFailure(`a delegation in this UCAN's chain was revoked (${revoked})`);
     return verified;
   }
 
@@ -249,7 +251,9 @@ async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOpt
         : await verifyDelegation(artifact, options.oracleDid, session);
     // An invocation's authority is its proofs (chainOf puts the root first); a delegation's is its whole chain.
     const authorityExpiration = kind === 'invocation' ? chainExpiration(verified.chain.slice(1)) : verified.expiration;
-    return { did: verified.did, expiration: verified.expiration, authorityExpiration, artifact, chain: verified.chain.map((link) => link.cid.toString()) };
+    const chain = verified.chain.map(revocationKeyOf);
+    const revocationKeys = [...chain, ...verified.chain.map((link) => link.cid.toString())];
+    return { did: verified.did, expiration: verified.expiration, authorityExpiration, artifact, chain, revocationKeys };
   } catch (error) {
     if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
     // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.

@@ -1,5 +1,6 @@
 // Public keys of UCAN issuers. did:key carries its key; any other DID method goes through a DidResolver.
 import { base58btc, DID } from '@ucanto/core';
+import { isUnsafeEd25519Key } from './ed25519.js';
 import { AuthFailure } from './failure.js';
 
 /** Finds the Ed25519 public keys (raw, 32 bytes each) that may sign for a DID. Throws AuthFailure with a reason. */
@@ -38,6 +39,7 @@ function parseDidKey(did: string): Uint8Array {
   if (bytes.byteLength !== 34 || bytes[0] !== ED25519_PUB_PREFIX[0] || bytes[1] !== ED25519_PUB_PREFIX[1]) {
     throw new AuthFailure(`${did} is not an Ed25519 did:key (only Ed25519 keys are accepted)`);
   }
+  if (isUnsafeEd25519Key(bytes.subarray(2))) throw new AuthFailure(`${did} is a small-order or non-canonical Ed25519 key: anyone can sign for it`);
   return bytes.subarray(2);
 }
 

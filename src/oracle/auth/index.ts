@@ -16,6 +16,7 @@ export {
   type UcanArtifacts,
 } from './authenticator.js';
 export { decodeArtifact } from './artifact.js';
+export { revocationKey, revocationKeyOf } from './revocation-key.js';
 export { didKeyOf, didKeyPublicKey, ixoResolverUnavailable, type DidResolver, type DidResolvers } from './did.js';
 export { verifyEd25519 } from './ed25519.js';
 export { AuthFailure } from './failure.js';

@@ -2,7 +2,7 @@
 // oracle. It proves who calls, so it must be short-lived.
 import type { Delegation, DID, Verifier } from '@ucanto/interface';
 import { access, capability, Schema } from '@ucanto/validator';
-import { chainExpiration, chainOf, checkTimeBounds } from './artifact.js';
+import { chainExpiration, chainOf, checkProofLinks, checkTimeBounds } from './artifact.js';
 import { fail } from './failure.js';
 import type { SignatureSession } from './signatures.js';
 
@@ -15,6 +15,13 @@ export const OracleAccess = capability({
   can: '*',
   with: Schema.literal(COVERING_RESOURCES[0]).or(Schema.literal(COVERING_RESOURCES[1])).or(Schema.literal(COVERING_RESOURCES[2])),
 });
+
+/**
+ * The capability rule for a delegation to the oracle, as OracleAccess matches an invocation's: `can` exactly '*'
+ * (ucanto matches an invocation's ability exactly) on the oracle or a covering wildcard, case and all.
+ */
+export const grantsOracleAccess = (cap: { can: string; with: string }): boolean =>
+  cap.can === '*' && (COVERING_RESOURCES as readonly string[]).includes(cap.with);
 
 // `ixo:oracle` is not a resource someone owns: any principal may invoke it to prove who it is
 // (ucanto's default only lets a principal self-issue capabilities on its own DID).
@@ -40,6 +47,9 @@ export async function verifyInvocation(invocation: Delegation, check: Invocation
   const chain = chainOf(invocation);
   checkTimeBounds(invocation, 'invocation');
   for (const proof of chain.slice(1)) checkTimeBounds(proof, 'proof');
+  // Every proof carried and addressed to the issuer above it: the chain and authorityExpiration reported from
+  // it are made of verified proofs only.
+  checkProofLinks(chain);
 
   const proofs = chain.slice(1);
   // The issuer's keys first: an issuer whose DID cannot be resolved is refused with the resolver's reason.

@@ -7,6 +7,7 @@ import { base58btc } from '@ucanto/core';
 import { InFlight } from '../../in-flight.js';
 import { ExpiringLru } from './cache.js';
 import { ED25519_PUB_PREFIX, type DidResolver } from './did.js';
+import { isUnsafeEd25519Key } from './ed25519.js';
 import { AuthFailure } from './failure.js';
 
 /** The chain's iid module, as far as the oracle reads it (the composition root's chain client). */
@@ -29,7 +30,7 @@ export interface IidDocumentKeys {
 
 /**
  * The raw Ed25519 keys of a document. A `z...` value is either a multikey (0xed01 prefix, as in did:key)
- * or the bare 32-byte key; anything else is skipped.
+ * or the bare 32-byte key; anything else, and a small-order or non-canonical key, is skipped.
  */
 export function ed25519KeysOf(document: IidDocumentKeys): Uint8Array[] {
   const keys: Uint8Array[] = [];
@@ -42,8 +43,9 @@ export function ed25519KeysOf(document: IidDocumentKeys): Uint8Array[] {
     } catch {
       continue;
     }
-    if (bytes.length === 34 && bytes[0] === ED25519_PUB_PREFIX[0] && bytes[1] === ED25519_PUB_PREFIX[1]) keys.push(bytes.slice(2));
-    else if (bytes.length === 32) keys.push(bytes);
+    const key = bytes.length === 34 && bytes[0] === ED25519_PUB_PREFIX[0] && bytes[1] === ED25519_PUB_PREFIX[1] ? bytes.slice(2) : bytes;
+    // A small-order or non-canonical key would let anyone sign for the DID.
+    if (key.length === 32 && !isUnsafeEd25519Key(key)) keys.push(key);
   }
   return keys;
 }

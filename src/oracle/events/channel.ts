@@ -76,7 +76,7 @@ export class EventChannel {
   readonly #members = new Map<string, Map<TransportName, Set<ChannelClient>>>();
   readonly #clients = new Set<ChannelClient>();
   readonly #fanOuts = new Map<TransportName, FanOut>();
-  /** No socket outlives its credential: closed when a CID of its chain is revoked, or when it expires. */
+  /** No socket outlives its credential: closed when a revocation key of its chain is revoked, or when it expires. */
   readonly #credentials = new CredentialWatch<ChannelClient>((client, why) => EventChannel.#end(client, why));
 
   constructor(private readonly deps: EventChannelDeps) {}

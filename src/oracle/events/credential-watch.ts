@@ -1,5 +1,5 @@
-// Main thread: the credentials of the open event sockets, so none outlives its UCAN. A revoked CID closes every
-// socket whose chain holds it (one index CID -> sockets), and an expiry closes the sockets whose chain ends then.
+// Main thread: the credentials of the open event sockets, so none outlives its UCAN. A revoked key closes every
+// socket whose chain holds it (one index key -> sockets), and an expiry closes the sockets whose chain ends then.
 // Expiries are whole seconds (UCAN `exp`), so sockets are bucketed by that second and one 1 s sweep, running only
 // while a bucket exists, visits the buckets that came due: no timer per socket (a Node timer is ~150 bytes plus a
 // heap entry; here a socket costs an entry in each index, see Index).
@@ -7,7 +7,7 @@
 /** What the watch needs of a socket. */
 export interface WatchedSocket {
   readonly identity: {
-    /** CIDs of the artifact the socket authenticated with and its proofs (shared with the verification cache). */
+    /** Revocation keys of the artifact the socket authenticated with and of its proofs (shared with the verification cache). */
     readonly chain: readonly string[];
     /** Seconds since the epoch; absent when nothing in the chain expires. */
     readonly expiration?: number;
@@ -30,7 +30,7 @@ export class CredentialWatch<S extends WatchedSocket> {
   /** The last second swept: buckets up to it are gone. */
   #swept = nowSeconds();
   #sweeper: NodeJS.Timeout | undefined;
-  /** CID -> when its revocation was heard (rare: kept RECENT_MS, pruned as new ones come). */
+  /** Key -> when its revocation was heard (rare: kept RECENT_MS, pruned as new ones come). */
   readonly #recent = new Map<string, number>();
 
   /** `end` closes a socket; the transport's close then calls `remove`. */
@@ -56,7 +56,7 @@ export class CredentialWatch<S extends WatchedSocket> {
     this.#stopWhenIdle();
   }
 
-  /** A CID was revoked: every socket whose chain holds it is closed. */
+  /** A key was revoked: every socket whose chain holds it is closed. */
   revoked(cid: string): void {
     const now = Date.now();
     for (const [old, heardAt] of this.#recent) {

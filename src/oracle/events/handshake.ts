@@ -11,7 +11,7 @@ import type { SessionReads } from '../routes/session-reads.js';
 export interface ChannelIdentity {
   readonly sessionId: string;
   readonly userDid: string;
-  /** CIDs of the credential the socket authenticated with and its proofs: revoking one closes the socket. */
+  /** Revocation keys of the credential the socket authenticated with and of its proofs: revoking one closes the socket. */
   readonly chain: readonly string[];
   /** Seconds since the epoch when the authority behind the credential ends (AuthIdentity.authorityExpiration): the socket closes then; undefined: never. */
   readonly expiration: number | undefined;

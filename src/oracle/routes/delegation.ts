@@ -2,7 +2,7 @@
 import { reply } from '../../http/types.js';
 import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema, ErrorBodySchema } from '../answer-schemas.js';
 import { oracleErrors } from '../errors.js';
-import { decodeArtifact } from '../auth/index.js';
+import { decodeArtifact, revocationKeyOf } from '../auth/index.js';
 import { StoreDelegationSchema } from '../schemas.js';
 import { delegationStatus } from '../delegations.js';
 import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
@@ -65,10 +65,13 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       tags,
       responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
       async handler({ identity: { did, delegation } }) {
-        // Revoked by CID, not only forgotten: sent again (x-ucan-delegation, or as an invocation's proof) it is refused.
+        // Revoked by its signature, not only forgotten: sent again in any encoding (x-ucan-delegation, or as a
+        // proof anywhere in an invocation's chain) it is refused.
         const stored = await delegations.get(did);
-        if (stored) await revocations.revoke((await decodeArtifact(stored.raw)).cid.toString(), stored.expiration);
-        if (delegation) await revocations.revoke(delegation.cid.toString(), finiteOrUndefined(delegation.expiration));
+        // A stored delegation that no longer reads (stored before the canonical-encoding rule) authenticates nobody.
+        const storedDelegation = stored ? await decodeArtifact(stored.raw).catch(() => undefined) : undefined;
+        if (storedDelegation) await revocations.revoke(revocationKeyOf(storedDelegation), stored!.expiration);
+        if (delegation) await revocations.revoke(revocationKeyOf(delegation), finiteOrUndefined(delegation.expiration));
         await delegations.remove(did);
         return reply.json(200, { ok: true });
       },

@@ -5,6 +5,7 @@
 import { base58btc } from '@ucanto/core';
 import { checkTimeWindow } from '../artifact.js';
 import { fail, VerifierUnavailable } from '../failure.js';
+import { revocationKey } from '../revocation-key.js';
 import type { SignatureVerifier } from '../verifier.js';
 import { readArchive } from './archive.js';
 import { cidText } from './cid-text.js';
@@ -22,8 +23,10 @@ export interface FastVerified {
   expiration: number;
   /** No proofs, so no delegation whose end would end the authority (AuthIdentity.authorityExpiration). */
   authorityExpiration: number;
-  /** The invocation's CID: its whole chain. */
+  /** The invocation's revocation key: its whole chain. */
   chain: [string];
+  /** Its key and its CID (revocations made before the keys were signatures name CIDs). */
+  revocationKeys: [string, string];
 }
 
 /** The audience as dag-ucan encodes it, and as JSON; undefined when the oracle's DID is not a plain one. */
@@ -90,5 +93,6 @@ export async function verifyFastInvocation(car: Uint8Array, audience: FastAudien
   // ucanto's InvalidSignature for a did:key issuer, as invocation.ts's describeRefusal reports it.
   if (valid[0] !== true) fail(`Proof ${cid} does not has a valid signature from ${did}`);
   // No proofs: nothing but the user's own key stands behind it.
-  return { did, expiration: ucan.expiration, authorityExpiration: Infinity, chain: [cid] };
+  const key = revocationKey(ucan.signature);
+  return { did, expiration: ucan.expiration, authorityExpiration: Infinity, chain: [key], revocationKeys: [key, cid] };
 }

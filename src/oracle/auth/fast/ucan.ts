@@ -2,6 +2,7 @@
 // UCAN shape: version 0.9.1, an EdDSA signature, a did:key Ed25519 issuer, the expected audience, one capability
 // `{ can: '*', with }` and nothing else, a finite expiration, an optional not-before and nonce, no facts, no
 // proofs. Keys must come in DAG-CBOR's canonical order. Anything else is out of shape (ucanto's path decides).
+import { isUnsafeEd25519Key } from '../ed25519.js';
 import { CborReader, MAJOR } from './cbor.js';
 import { ascii, outOfShape, startsWith } from './shape.js';
 
@@ -57,8 +58,12 @@ export function readCommonUcan(block: Uint8Array, audience: Uint8Array): CommonU
   field(KEYS.iss);
   const issuerKeyCode = cbor.byteString();
   if (issuerKeyCode.length !== 34 || !startsWith(issuerKeyCode, 0, ED25519_KEY)) outOfShape('issuer other than a did:key Ed25519');
+  // ucanto's path refuses such a key with its reason.
+  if (isUnsafeEd25519Key(issuerKeyCode.subarray(2))) outOfShape('small-order or non-canonical issuer key');
   let read = 7;
   const notBefore = cbor.skipText(KEYS.nbf) ? (read++, cbor.head(MAJOR.uint)) : undefined;
+  // dag-ucan leaves out a zero nbf: written, it is not the canonical encoding, which ucanto's path refuses.
+  if (notBefore === 0) outOfShape('nbf written as 0');
   const nonce = cbor.skipText(KEYS.nnc) ? (read++, cbor.printableText()) : undefined;
   field(KEYS.prf);
   if (cbor.head(MAJOR.array) !== 0) outOfShape('proofs');
