@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { startServer } from './server.js';
+import { startBanner } from './start-banner.js';
 
 let config: Config;
 try {
@@ -17,6 +18,11 @@ try {
 const log = createLogger(config.LOG_LEVEL);
 try {
   const server = await startServer(config, log);
+  // Info for a person; quieter levels (npm run cluster runs its nodes at warn) keep stdout to the JSON log.
+  if (['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) {
+    // After the log lines written so far (pino writes asynchronously), so the block is not cut by them.
+    log.flush(() => console.log(startBanner(server).join('\n')));
+  }
   const stop = (signal: string) => {
     // A second signal, or a drain that hangs, must not keep the process alive.
     setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
