@@ -1,7 +1,7 @@
 // USSD: each journey is one caller (its own session id and phone number) dialling and walking a menu path, one
 // POST per input with the whole history in `text` as a telecom gateway sends it, thinking between steps.
 import type autocannon from 'autocannon';
-import { gatewaySessionId } from '../../ussd.js';
+import { gatewaySessionId } from '../session-ids.js';
 import { expectStatus, LoadError, timed, type HttpAnswer } from '../http.js';
 import type { UssdPath } from '../options.js';
 import { sleep, thinkTime, weightedPicker } from './pick.js';

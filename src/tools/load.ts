@@ -1,18 +1,18 @@
-// `npm run load` (node dist/bench/load.js; it never rebuilds): load for any deployment. See bench/load/options.ts
-// for the flags (or --help) and README.md "Load testing a deployment" for reading the results.
+// `npm run load` (node dist/src/tools/load.js; it never rebuilds): load for any deployment. See load/options.ts
+// for the flags (or --help) and docs/load.md for reading the results.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { searchCapacity } from './load/capacity.js';
 import { compareReports, formatComparison } from './load/compare.js';
 import { HttpClient } from './load/http.js';
 import { parseOptions, USAGE, type LoadOptions } from './load/options.js';
-import { Recorder } from './load/recorder.js';
+import { Recorder, valueAtPercentile } from './load/recorder.js';
 import { buildReport, writeJson, type CapacityStep, type LoadReport } from './load/report-json.js';
 import { writeHtml } from './load/report-html.js';
 import { runOnce, type RunSummary } from './load/run.js';
 import { createScenario } from './load/scenarios/index.js';
 import { MetricsScraper, type ServerMetrics } from './load/server-metrics.js';
-import { sloViolations } from './load/slo.js';
+import { sloViolations, type SloFigures } from './load/slo.js';
 import { formatSummary } from './load/summary.js';
 
 function readOldReport(path: string): LoadReport {
@@ -25,8 +25,18 @@ function readOldReport(path: string): LoadReport {
   }
 }
 
+function figuresOf(recorder: Recorder, summary: RunSummary): SloFigures {
+  return {
+    latencyAt: (p) => (recorder.latency.totalCount ? valueAtPercentile(recorder.latency, p) / 1000 : 0),
+    errorRate: summary.errorRate,
+    completed: summary.requests.ok + summary.requests.errors,
+  };
+}
+
 interface Outcome {
   main: RunSummary;
+  /** The SLO clauses the main run broke. */
+  violations: string[];
   capacity?: { highestRate?: number; steps: CapacityStep[] };
 }
 
@@ -35,26 +45,23 @@ async function runLoad(options: LoadOptions, client: HttpClient, origin: number)
   const scenario = await createScenario({ options, client, recorder: () => recorder });
   if (!options.findCapacity) {
     const main = await runOnce(options, scenario, recorder, { rate: options.rate, durationMs: options.durationMs, label: '' }, origin);
+    const violations = sloViolations(options.slo, figuresOf(recorder, main));
     recorder.destroy();
-    return { main };
+    return { main, violations };
   }
   const search = await searchCapacity(
     { startRate: options.rate!, factor: options.stepFactor, maxRate: options.maxRate, refine: options.refine },
     async (rate): Promise<CapacityStep> => {
       recorder = new Recorder();
       const summary = await runOnce(options, scenario, recorder, { rate, durationMs: options.stepDurationMs, label: `[${rate}/s]` }, origin);
-      const violations = sloViolations(options.slo, {
-        latencyAt: (p) => (recorder.latency.totalCount ? recorder.latency.getValueAtPercentile(p) / 1000 : 0),
-        errorRate: summary.errorRate,
-        completed: summary.requests.ok + summary.requests.errors,
-      });
+      const violations = sloViolations(options.slo, figuresOf(recorder, summary));
       recorder.destroy();
       console.log(`rate ${rate}/s: ${violations.length ? `broke (${violations.join('; ')})` : 'held'}, p99 ${summary.latencyMs.p99.toFixed(1)} ms, errors ${summary.requests.errors}`);
       return { ...summary, rate, held: violations.length === 0, violations };
     },
   );
   const best = search.steps.find((s) => s.held && s.rate === search.highestHeld) ?? search.steps[0];
-  return { main: best, capacity: { highestRate: search.highestHeld, steps: search.steps } };
+  return { main: best, violations: best.violations, capacity: { highestRate: search.highestHeld, steps: search.steps } };
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<number> {
@@ -85,7 +92,7 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
     client.close();
     scrapeClient.close();
   }
-  const report = buildReport(options, startedAt, outcome.main, server, outcome.capacity);
+  const report = buildReport(options, startedAt, outcome.main, server, outcome.violations, outcome.capacity);
   console.log(formatSummary(report));
   if (options.json) writeJson(options.json, report);
   if (options.html) writeHtml(options.html, report);

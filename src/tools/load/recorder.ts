@@ -27,8 +27,16 @@ export interface SeriesPoint {
 const newHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
 const ms = (micros: number) => Math.round(micros) / 1000;
 
+/**
+ * The latency (microseconds) at a percentile, never above the largest recorded: the histogram answers the top of
+ * the value's bucket (up to 0.1% above what was recorded), which would put a p99.9 above the max.
+ */
+export function valueAtPercentile(histogram: hdr.Histogram, percentile: number): number {
+  return Math.min(histogram.getValueAtPercentile(percentile), histogram.maxValue);
+}
+
 export function summarize(histogram: hdr.Histogram): LatencySummary {
-  const at = (p: number) => (histogram.totalCount ? ms(histogram.getValueAtPercentile(p)) : 0);
+  const at = (p: number) => (histogram.totalCount ? ms(valueAtPercentile(histogram, p)) : 0);
   return {
     p50: at(50),
     p90: at(90),
@@ -47,7 +55,7 @@ export function distribution(histogram: hdr.Histogram): { percentile: number; ms
   // Evenly spaced in -log10(1 - p): as many points between 90 and 99 as between 0 and 90.
   for (let x = 0; x <= 5.0001; x += 0.05) {
     const percentile = Math.min(100, (1 - 10 ** -x) * 100);
-    points.push({ percentile: +percentile.toFixed(5), ms: ms(histogram.getValueAtPercentile(percentile)) });
+    points.push({ percentile: +percentile.toFixed(5), ms: ms(valueAtPercentile(histogram, percentile)) });
   }
   points.push({ percentile: 100, ms: ms(histogram.maxValue) });
   return points;

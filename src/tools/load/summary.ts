@@ -25,6 +25,10 @@ export function formatSummary(report: LoadReport): string {
       s.rate!, s.held ? 'yes' : 'no', s.throughput.rps.toFixed(1), s.latencyMs.p50.toFixed(1), s.latencyMs.p99.toFixed(1), (s.errorRate * 100).toFixed(3), s.violations.join('; ') || '-',
     ])));
   }
+  if (!report.capacity) {
+    out.push('', report.slo.violations.length ? `SLO ${report.slo.objective} broken: ${report.slo.violations.join('; ')}` : `SLO ${report.slo.objective} held`);
+  }
+  for (const hint of report.hints) out.push('', `NOTE: ${hint}`);
   out.push('', report.server.available ? `server metrics: ${report.server.series.length} scrapes of /metrics` : `server metrics unavailable: ${report.server.reason}`);
   return out.join('\n');
 }

@@ -84,10 +84,21 @@ const escapeHtml = (s: string | number) => String(s).replace(/[&<>"]/g, (c) => (
 const table = (columns: string[], rows: (string | number)[][]) =>
   `<table><tr>${columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</table>`;
 
+/** The SLO verdict on top, flagged when it broke (an error rate over the objective first of all), and the hints. */
+function verdict(report: LoadReport): string[] {
+  const lines: string[] = [];
+  const { objective, violations } = report.slo;
+  if (violations.length) lines.push(`<p class="note slo-broken"><strong>Over the SLO (${escapeHtml(objective)}):</strong> ${escapeHtml(violations.join('; '))}</p>`);
+  else lines.push(`<p class="slo-held">Within the SLO (${escapeHtml(objective)}).</p>`);
+  for (const hint of report.hints) lines.push(`<p class="note hint">${escapeHtml(hint)}</p>`);
+  return lines;
+}
+
 function tables(report: LoadReport): string {
   const l = report.latencyMs;
   const mode = report.mode === 'open' ? `open loop at ${report.rate}/s (latency from each scheduled start)` : `closed loop, ${report.connections} connections (latency from each send)`;
   const parts = [
+    ...verdict(report),
     `<p>${escapeHtml(report.scenario)} against ${escapeHtml(report.target)}, ${escapeHtml(mode)}, ${report.durationS.toFixed(1)} s, started ${escapeHtml(report.startedAt)}</p>`,
     table(['sent', 'ok', 'errors', 'error %', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms'], [
       [report.requests.sent, report.requests.ok, report.requests.errors, (report.errorRate * 100).toFixed(3), report.throughput.rps, l.p50, l.p90, l.p99, l.p999, l.max],
@@ -115,7 +126,7 @@ export function renderHtml(report: LoadReport): string {
 <style>${asset('uplot/dist/uPlot.min.css')}
 body { font: 14px system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-.chart { margin: 1.5em 0; } .note { color: #a33; } h2 { font-size: 1.1em; }</style></head>
+.chart { margin: 1.5em 0; } .note { color: #a33; } .slo-broken { border: 2px solid #a33; padding: 0.5em; background: #fdecea; } h2 { font-size: 1.1em; }</style></head>
 <body><h1>Load report</h1>
 ${tables(report)}
 <div id="charts"></div>

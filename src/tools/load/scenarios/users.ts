@@ -1,6 +1,6 @@
 // Chat users for chat and ws: real Ed25519 keys and UCAN invocations minted by the tool for --oracle-did, as the
 // client SDK does; each invocation is reused (the server caches its verification) and re-minted before it expires.
-import { generateKey, mintInvocation } from '../../../src/tools/mint-ucan.js';
+import { generateKey, mintInvocation } from '../../mint-ucan.js';
 
 /** Within the server's default UCAN_AUTH_MAX_TTL_SECONDS (900). */
 const TTL_SECONDS = 600;

@@ -1,6 +1,7 @@
 // The --json report: every figure of the run. With --find-capacity the top-level figures are those of the
 // highest rate that held (or of the first step when none held) and `capacity.steps` has every step tried.
 import { writeFileSync } from 'node:fs';
+import { hintsFor } from './hints.js';
 import type { LoadOptions } from './options.js';
 import type { RunSummary } from './run.js';
 import type { ServerMetrics } from './server-metrics.js';
@@ -20,10 +21,21 @@ export interface LoadReport extends RunSummary {
   scenario: string;
   mix?: LoadOptions['mix'];
   capacity?: { slo: string; highestRate: number | null; steps: Omit<CapacityStep, 'distribution'>[] };
+  /** The run's figures against --slo: the clauses that broke (empty: it held). */
+  slo: { objective: string; violations: string[] };
+  /** What the figures say beyond the numbers (a rate limit that refused the load). */
+  hints: string[];
   server: ServerMetrics;
 }
 
-export function buildReport(options: LoadOptions, startedAt: Date, main: RunSummary, server: ServerMetrics, capacity?: { highestRate?: number; steps: CapacityStep[] }): LoadReport {
+export function buildReport(
+  options: LoadOptions,
+  startedAt: Date,
+  main: RunSummary,
+  server: ServerMetrics,
+  sloViolations: string[],
+  capacity?: { highestRate?: number; steps: CapacityStep[] },
+): LoadReport {
   return {
     tool: 'npm run load',
     version: 1,
@@ -37,6 +49,8 @@ export function buildReport(options: LoadOptions, startedAt: Date, main: RunSumm
       highestRate: capacity.highestRate ?? null,
       steps: capacity.steps.map(({ distribution: _omit, ...step }) => step),
     },
+    slo: { objective: options.sloText, violations: sloViolations },
+    hints: hintsFor(main),
     server,
   };
 }
