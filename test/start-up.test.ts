@@ -52,6 +52,7 @@ t.test('npm start prints where to go, and every address it prints answers', asyn
   const config = (await (await fetch(`${base}/playground/config.json`)).json()) as { oracleDid: string };
   t.equal(line('oracle DID'), config.oracleDid, 'the oracle DID is the one UCANs must name');
   t.match(server.stdout(), /"msg":"listening"/, 'the JSON log is still written');
+  t.ok(server.stdout().indexOf('"msg":"listening"') < server.stdout().indexOf('listening on http'), 'the block comes after the log lines before it, uncut');
   server.child.kill('SIGTERM');
   t.equal(await server.exited, 0);
 });
