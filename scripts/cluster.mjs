@@ -71,22 +71,31 @@ try {
 
   const nodePorts = (await portsFree(range(3001))) ? range(3001) : undefined;
   console.log(`starting 3 nodes${nodePorts ? '' : ' (3001-3003 busy: picking free ports)'} ...`);
-  nodes = await startLocalNodes({
-    natsUrl: nats.urls,
-    ports: nodePorts,
-    dataDir: join(dataDir, 'nodes'),
-    ownProcessGroup: true,
-    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-    // Warnings and errors of the nodes, one line each, so a person sees what goes wrong.
-    onLog(nodeId, line) {
-      try {
-        const entry = JSON.parse(line);
-        if (entry.level >= 40) console.log(`[${nodeId}] ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${entry.msg}`);
-      } catch {
-        if (line.trim()) console.log(`[${nodeId}] ${line}`);
-      }
-    },
-  });
+  const startNodes = (ports, dir) =>
+    startLocalNodes({
+      natsUrl: nats.urls,
+      ports,
+      dataDir: join(dataDir, dir),
+      ownProcessGroup: true,
+      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      // Warnings and errors of the nodes, one line each, so a person sees what goes wrong.
+      onLog(nodeId, line) {
+        try {
+          const entry = JSON.parse(line);
+          if (entry.level >= 40) console.log(`[${nodeId}] ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${entry.msg}`);
+        } catch {
+          if (line.trim()) console.log(`[${nodeId}] ${line}`);
+        }
+      },
+    });
+  try {
+    nodes = await startNodes(nodePorts, 'nodes');
+  } catch (error) {
+    // The ports were free when probed and something else took one before a node bound it: free ports instead.
+    if (!nodePorts || !/Cannot listen on/.test(error.message)) throw error;
+    console.log('a port of 3001-3003 was taken meanwhile: starting the nodes on free ports ...');
+    nodes = await startNodes(undefined, 'nodes-free-ports');
+  }
 } catch (error) {
   console.error(`could not start the cluster:\n${error.message}`);
   await stop('start-up failed', 1);
