@@ -214,7 +214,7 @@ t.test('typing before Connect connects, starts a session and sends', async (t) =
   t.same(errors, []);
 });
 
-t.test('Connect refused by the rate limit says so in words, and when to try again', async (t) => {
+t.test('Connect and a dial refused by the rate limit say so in words, and when to try again', async (t) => {
   const limited = await startTestServer(t, { env: { RATE_LIMIT_MAX: '15', RATE_LIMIT_WINDOW_SECONDS: '600' } });
   const fresh = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   t.teardown(() => fresh.close());
@@ -234,6 +234,10 @@ t.test('Connect refused by the rate limit says so in words, and when to try agai
   const text = (await fresh.getByTestId('chat-identity').textContent()) ?? '';
   t.match(text, /Too many requests from this address: the server's rate limit \(RATE_LIMIT_MAX requests per window\) refused this one\. Try again in \d+ s\./);
   t.notMatch(text, /JSON|Unexpected token/, 'not a parse error');
+  // The phone says the same in words when a dial is refused.
+  await fresh.getByTestId('ussd-dial').click();
+  await fresh.waitForFunction(() => /Too many requests/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  t.match(await fresh.getByTestId('ussd-screen').textContent(), /rate limit .* Try again in \d+ s\./);
   t.same(errors, [], 'no script error');
 });
 
