@@ -2,9 +2,9 @@
 // fresh session and walks 5 inputs, every request with its own JSON body built in setupRequest and every answer
 // checked in onResponse. The same requests go to a bare uWebSockets.js route answering a fixed CON (the
 // ceiling) and to the real server (validated, actor-routed, committed to LMDB and synced before the answer).
-import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED } from '../src/ussd/answers.js';
+import { gatewaySessionId } from '../src/tools/load/session-ids.js';
 import { measure } from './lib/load.js';
 import type { BenchOptions, UssdIds } from './lib/options.js';
 import { startNode, startServerProcess, type LoadTarget } from './lib/process.js';
@@ -14,8 +14,7 @@ import { overRuns, printRows, row, type Measured, type Row } from './lib/report.
 export const STEPS = ['', '1', '1*1', '1*1*0', '1*1*0*2', '1*1*0*2*00'];
 const FAILURES = new Set([INVALID_INPUT, SERVICE_UNAVAILABLE, SESSION_EXPIRED]);
 
-/** A random session ID shaped as an aggregator's (Africa's Talking: `ATUid_` and 32 hex digits), as real traffic has. */
-export const gatewaySessionId = () => `ATUid_${randomBytes(16).toString('hex')}`;
+export { gatewaySessionId };
 
 /**
  * A new session ID per call. `gateway`: gatewaySessionId, so the sessions in progress share nothing in their IDs;

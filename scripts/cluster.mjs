@@ -1,10 +1,20 @@
 // `npm run cluster`: a local cluster on loopback to try cluster mode with, until Ctrl-C: 3 nats-server processes
 // with JetStream (client ports 4222-4224) and 3 server nodes (ports 3001-3003), each range used when free, else
-// free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. How the nodes share
-// actors, records and events: docs/cluster.md.
+// free ports are picked. Ctrl-C or SIGTERM stops the nodes, then NATS, and removes the temp data. How the nodes
+// share actors, records and events: docs/cluster.md.
+//
+// The servers run in process groups of their own: a terminal's Ctrl-C goes to the whole foreground group, and NATS
+// stopped together with the nodes would leave them failing their last writes. With the output piped (`| tee log`)
+// the reader dies of the same Ctrl-C, so writes to stdout fail (EPIPE) and are dropped rather than ending the
+// script before it cleaned up.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
 import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 const natsServer = findNatsServer();
 if (!natsServer) {
@@ -25,44 +35,67 @@ async function portsFree(ports) {
 
 const range = (first, count = 3) => Array.from({ length: count }, (_, i) => first + i);
 
+const dataDir = mkdtempSync(join(tmpdir(), 'sar-cluster-'));
 let nats;
 let nodes;
 let stopping = false;
 const stop = async (reason, code = 0) => {
   if (stopping) return;
   stopping = true;
-  console.log(`\n${reason}: stopping the nodes and the NATS cluster ...`);
-  await nodes?.stop();
-  await nats?.stop();
-  console.log('stopped, temp data removed');
+  console.log(`\n${reason}: stopping the nodes, then the NATS cluster ...`);
+  try {
+    await nodes?.stop();
+    console.log('nodes stopped');
+    await nats?.stop();
+    console.log('NATS stopped');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  console.log(`stopped, temp data removed (${dataDir})`);
   process.exit(code);
 };
-process.once('SIGINT', () => void stop('SIGINT'));
-process.once('SIGTERM', () => void stop('SIGTERM'));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));
 
 const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
 const fixedNats = await portsFree([...range(natsPorts.client), ...range(natsPorts.cluster), ...range(natsPorts.monitor)]);
 console.log(`starting 3 nats-server processes with JetStream on 127.0.0.1${fixedNats ? '' : ' (4222-4224 busy: picking free ports)'} ...`);
 try {
-  nats = await startNatsCluster({ binary: natsServer, basePorts: fixedNats ? natsPorts : undefined });
+  mkdirSync(join(dataDir, 'nats'));
+  nats = await startNatsCluster({
+    binary: natsServer,
+    basePorts: fixedNats ? natsPorts : undefined,
+    dataDir: join(dataDir, 'nats'),
+    ownProcessGroup: true,
+  });
   await nats.waitForMetaLeader();
 
   const nodePorts = (await portsFree(range(3001))) ? range(3001) : undefined;
   console.log(`starting 3 nodes${nodePorts ? '' : ' (3001-3003 busy: picking free ports)'} ...`);
-  nodes = await startLocalNodes({
-    natsUrl: nats.urls,
-    ports: nodePorts,
-    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-    // Warnings and errors of the nodes, one line each, so a person sees what goes wrong.
-    onLog(nodeId, line) {
-      try {
-        const entry = JSON.parse(line);
-        if (entry.level >= 40) console.log(`[${nodeId}] ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${entry.msg}`);
-      } catch {
-        if (line.trim()) console.log(`[${nodeId}] ${line}`);
-      }
-    },
-  });
+  const startNodes = (ports, dir) =>
+    startLocalNodes({
+      natsUrl: nats.urls,
+      ports,
+      dataDir: join(dataDir, dir),
+      ownProcessGroup: true,
+      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      // Warnings and errors of the nodes, one line each, so a person sees what goes wrong.
+      onLog(nodeId, line) {
+        try {
+          const entry = JSON.parse(line);
+          if (entry.level >= 40) console.log(`[${nodeId}] ${entry.level >= 50 ? 'ERROR' : 'WARN'} ${entry.msg}`);
+        } catch {
+          if (line.trim()) console.log(`[${nodeId}] ${line}`);
+        }
+      },
+    });
+  try {
+    nodes = await startNodes(nodePorts, 'nodes');
+  } catch (error) {
+    // The ports were free when probed and something else took one before a node bound it: free ports instead.
+    if (!nodePorts || !/Cannot listen on/.test(error.message)) throw error;
+    console.log('a port of 3001-3003 was taken meanwhile: starting the nodes on free ports ...');
+    nodes = await startNodes(undefined, 'nodes-free-ports');
+  }
 } catch (error) {
   console.error(`could not start the cluster:\n${error.message}`);
   await stop('start-up failed', 1);
@@ -73,6 +106,8 @@ console.log(`
 NATS (JetStream, 3 servers):
 ${nats.servers.map((s) => `  ${s.name}  ${s.url}  monitoring http://127.0.0.1:${s.monitorPort}/jsz`).join('\n')}
   NATS_URL=${nats.urls}
+
+Data (removed on exit): ${dataDir}
 
 Nodes (each its own process with its actor hosts):
 ${nodes.nodes.map((n) => `  ${n.nodeId}  ${n.url}  pid ${n.pid}`).join('\n')}

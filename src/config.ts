@@ -5,14 +5,14 @@ import * as v from 'valibot';
 import { boolean, integer, list, oneOf, text } from './env-schema.js';
 import { isValidAddressPattern } from './http/client-address.js';
 import { isValidProxyPattern } from './http/proxy-trust.js';
-import { ussdEnv } from './ussd/config.js';
+import { ussdConfigProblems, ussdEnv } from './ussd/config.js';
 import { oracleEnv } from './oracle/config.js';
 import { gatewayEnv } from './gateway/config.js';
 import { metricsEnv } from './metrics/config.js';
 import { playgroundEnv } from './playground/config.js';
 import { clusterConfigProblems, clusterEnv } from './cluster/config.js';
 
-const coreEnv = {
+export const coreEnv = {
   NODE_ENV: text('development'),
   PORT: integer(3000, 0, 65535),
   HOST: text('0.0.0.0'),
@@ -55,7 +55,8 @@ export type Config = v.InferOutput<typeof envSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    // One problem fits one line (what an operator reads in the journal); several get one line each.
+    super(problems.length === 1 ? `Invalid configuration: ${problems[0]}` : `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
 }
@@ -69,7 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = v.safeParse(envSchema, input);
   if (result.success) {
-    const problems = clusterConfigProblems(result.output);
+    const problems = [...ussdConfigProblems(result.output), ...clusterConfigProblems(result.output)];
     if (problems.length === 0) return result.output;
     throw new ConfigError(problems);
   }

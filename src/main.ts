@@ -1,7 +1,8 @@
 // Entry point: configuration -> server; SIGTERM/SIGINT drain within a bounded time.
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, stdoutDestination } from './log.js';
 import { startServer } from './server.js';
+import { startBanner } from './start-banner.js';
 
 let config: Config;
 try {
@@ -14,9 +15,15 @@ try {
   throw error;
 }
 
-const log = createLogger(config.LOG_LEVEL);
+const stdout = stdoutDestination();
+const log = createLogger(config.LOG_LEVEL, 'runtime', stdout);
 try {
   const server = await startServer(config, log);
+  // Info for a person; quieter levels (npm run cluster runs its nodes at warn) keep stdout to the JSON log.
+  if (['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) {
+    // Through the log's own stream: pino writes asynchronously, and a console.log would overtake its buffered lines.
+    stdout.write(`${startBanner(server).join('\n')}\n`);
+  }
   const stop = (signal: string) => {
     // A second signal, or a drain that hangs, must not keep the process alive.
     setTimeout(() => process.exit(1), config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();

@@ -1,9 +1,12 @@
 // `npm run cluster` (scripts/cluster.mjs) as a person runs it: it says ready with three node URLs that answer
-// /health in cluster mode, and Ctrl-C (SIGINT) ends it with every process it started (3 nats-server, 3 nodes).
+// /health in cluster mode, and Ctrl-C (SIGINT) ends it with every process it started (3 nats-server, 3 nodes),
+// also when its output is piped through tee (which the same Ctrl-C ends): nodes first, then NATS, data removed.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { processAlive } from './helpers/cluster-nodes.js';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { processAlive, until } from './helpers/cluster-nodes.js';
 import { ensureSystemTool } from './helpers/system-tools.js';
 
 t.setTimeout(150_000);
@@ -34,6 +37,7 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   t.equal(urls.length, 3, 'three node URLs');
   t.match(output, /NATS_URL=nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+/);
   t.match(output, /curl -X POST http:\/\/127\.0\.0\.1:\d+\/api\/ussd/, 'says how to try it');
+  t.notMatch(output, /\] listening on http/, "the nodes (at LOG_LEVEL warn) leave the start-up lines to the script's");
 
   const ids: (string | undefined)[] = [];
   for (const url of urls) {
@@ -54,4 +58,58 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   t.equal(await exited, 0, 'exits 0 on Ctrl-C');
   t.match(output, /stopped, temp data removed/);
   t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+});
+
+t.test('with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data', async (t) => {
+  ensureSystemTool('nats-server', 'nats-server');
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-pipe-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'log');
+  // A shell of its own process group, as a terminal runs a pipeline in the foreground: Ctrl-C is SIGINT to the group.
+  const shell = spawn('sh', ['-c', `exec ${process.execPath} scripts/cluster.mjs 2>&1 | tee ${log} > /dev/null`], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  const shellExited = new Promise((resolve) => shell.once('exit', resolve));
+  let servers: number[] = [];
+  t.teardown(() => {
+    for (const pid of servers) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+    try {
+      process.kill(-shell.pid!, 'SIGKILL');
+    } catch {
+      // The group is gone already.
+    }
+  });
+  const output = await until('the script says ready in the piped log', async () => {
+    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+    return /cluster ready: /.test(text) ? text : undefined;
+  }, 120_000);
+  const dataDir = /Data \(removed on exit\): (\S+)/.exec(output)?.[1];
+  t.ok(dataDir && existsSync(dataDir), 'the script names its data dir, which exists while it runs');
+  const script = childrenOf(shell.pid!).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('cluster.mjs'));
+  t.ok(script, 'the script runs under the shell');
+  const children = childrenOf(script!);
+  const isNats = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nats-server');
+  const natsPids = children.filter(isNats);
+  const nodePids = children.filter((pid) => !isNats(pid));
+  servers = children;
+  t.equal(natsPids.length, 3, 'three nats-server children');
+  t.equal(nodePids.length, 3, 'three node children');
+
+  // Ctrl-C: SIGINT to the foreground group (the shell, the script and tee; the servers are in groups of their own).
+  process.kill(-shell.pid!, 'SIGINT');
+  // Watch the order the servers go in. NATS is read before the nodes in each look, so a look that finds NATS gone
+  // and a node still up proves NATS went first (a node's drain takes SHUTDOWN_QUIET_MS, so that order would show).
+  let natsGoneBeforeNodes = false;
+  const deadline = Date.now() + 60_000;
+  while (children.some(processAlive) && Date.now() < deadline) {
+    const natsGone = !natsPids.every(processAlive);
+    if (natsGone && nodePids.some(processAlive)) natsGoneBeforeNodes = true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+  t.equal(natsGoneBeforeNodes, false, 'no nats-server stopped while a node still ran');
+  await until('the script exited', async () => (processAlive(script!) ? undefined : true), 30_000);
+  await shellExited;
+  t.notOk(existsSync(dataDir!), 'its data dir is removed');
 });

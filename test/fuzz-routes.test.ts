@@ -180,7 +180,7 @@ function errorBodyProblem(gatewayBases: readonly string[], request: FuzzRequest,
   if (gatewayBases.some((base) => route === base || route.startsWith(`${base}/`))) return cosmos ? undefined : 'not the Cosmos error body';
   // Engine.IO answers its own protocol's errors: { code, message }.
   if (route.startsWith('/socket.io/')) return Number.isInteger(body?.code) && typeof body.message === 'string' ? undefined : 'not the Engine.IO error body';
-  // The USSD debug route's "session not found" is its debug record with the error in it (README).
+  // The USSD debug route's "session not found" is its debug record with the error in it (docs/api.md).
   const debugRecord = answer.status === 404 && typeof body?.debugInfo?.error === 'string' && Array.isArray(body.activeSessions);
   if (route.startsWith('/api/ussd/debug/') && debugRecord) return undefined;
   return nest ? undefined : 'not the { statusCode, message, error } body';

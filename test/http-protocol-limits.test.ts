@@ -1,7 +1,7 @@
 // Pins what this uWebSockets.js build (@trufflesuite/uws-js-unofficial 20.30) does with requests it cannot parse:
 // HTTP/1.0 and malformed request lines get NO answer (the socket is closed at uWS's ~10 s HTTP idle timeout).
-// README "Operators: proxies and health checks" says how to configure proxies around it. If a uWS upgrade starts
-// answering these (a 400/505 and close), this test fails: update the README and this test then.
+// docs/operations.md "Health checks and HTTP/1.0" says how to configure proxies around it. If a uWS upgrade starts
+// answering these (a 400/505 and close), this test fails: update docs/operations.md and this test then.
 import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Shared by the load-tool tests: run `node dist/bench/load.js` as a child process, stub HTTP servers in this
+// Shared by the load-tool tests: run `node dist/src/tools/load.js` as a child process, stub HTTP servers in this
 // process, and a delay server in a child process (so that it can be paused with SIGSTOP).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 type Teardown = { teardown(fn: () => unknown): void };
 
-const LOAD = fileURLToPath(new URL('../dist/bench/load.js', import.meta.url));
+const LOAD = fileURLToPath(new URL('../dist/src/tools/load.js', import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -38,7 +38,7 @@ export function runLoadCli(args: string[], onLine?: (line: string) => void): Pro
 
 /** Runs the load tool in this process (no start-up cost; its printing is captured, not shown). */
 export async function runLoadInProcess(args: string[]): Promise<CliRun> {
-  const { main } = await import('../dist/bench/load.js');
+  const { main } = await import('../dist/src/tools/load.js');
   const { log, error } = console;
   let stdout = '';
   let stderr = '';

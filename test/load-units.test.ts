@@ -2,14 +2,14 @@
 // comparison, Prometheus parsing, the command line.
 import t from 'tap';
 import fc from 'fast-check';
-import { searchCapacity } from '../dist/bench/load/capacity.js';
-import { compareReports } from '../dist/bench/load/compare.js';
-import { arrivalTime, arrivalsDue, totalArrivals } from '../dist/bench/load/open-loop.js';
-import { parseOptions } from '../dist/bench/load/options.js';
-import { parsePrometheus } from '../dist/bench/load/server-metrics.js';
-import { parseSlo, sloViolations } from '../dist/bench/load/slo.js';
-import { ussdTexts } from '../dist/bench/load/scenarios/ussd.js';
-import { parseDuration, parseRate } from '../dist/bench/load/units.js';
+import { searchCapacity } from '../dist/src/tools/load/capacity.js';
+import { compareReports } from '../dist/src/tools/load/compare.js';
+import { arrivalTime, arrivalsDue, totalArrivals } from '../dist/src/tools/load/open-loop.js';
+import { parseOptions } from '../dist/src/tools/load/options.js';
+import { parsePrometheus } from '../dist/src/tools/load/server-metrics.js';
+import { parseSlo, sloViolations } from '../dist/src/tools/load/slo.js';
+import { ussdTexts } from '../dist/src/tools/load/scenarios/ussd.js';
+import { parseDuration, parseRate } from '../dist/src/tools/load/units.js';
 
 t.test('arrival schedule: evenly spaced from 0, due counts never skip or exceed the total', async (t) => {
   t.equal(totalArrivals(200, 1500), 300);

@@ -4,7 +4,7 @@
 // not found` everywhere, as for an unknown id. Cold actors (not in memory) are woken by the read.
 import t from 'tap';
 import { closeAll, invocationOf, NativeClient } from './helpers/events.js';
-import { call, createSession, newUser, openStream, readSse, startOracleServer } from './helpers/oracle.js';
+import { call, createSession, eventually, newUser, openStream, readSse, startOracleServer } from './helpers/oracle.js';
 
 const server = await startOracleServer(t, { env: { BROWSER_TOOL_TIMEOUT_MS: '20000', ACTOR_IDLE_SECONDS: '1' } });
 const ada = await newUser(server.oracleDid);
@@ -51,7 +51,7 @@ t.test('a cold session (its actor not in memory) is woken by the read; unknown i
   for (let i = 0; i < 3; i++) await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: `message ${i}` } });
   // ACTOR_IDLE_SECONDS=1: wait until the actor has left memory (the hosts' count of actors is the witness).
   const actorsOf = async () => Number((await (await fetch(`${server.url}/metrics`)).text()).match(/^actors_active\{kind="oracle-chat"\} (\d+)/m)?.[1] ?? 0);
-  for (let waited = 0; (await actorsOf()) > 0 && waited < 60; waited++) await new Promise((resolve) => setTimeout(resolve, 250));
+  await eventually(async () => (await actorsOf()) === 0, 'the chat actor to leave memory', 600);
   t.equal(await actorsOf(), 0, 'no chat actor in memory');
   const listed = await call(server, 'GET', `/messages/${sessionId}`, { user: ada });
   t.same([listed.status, listed.body.messages.length], [200, 6]);

@@ -119,11 +119,16 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   const toolTurn = page.locator('[data-testid="chat-turn"]').last();
   const call = toolTurn.getByTestId('chat-tool-call');
   t.equal(await call.getAttribute('data-status'), 'done');
-  t.match(await call.textContent(), /getPageTitle .*Session actor runtime playground/);
+  t.match(await call.textContent(), /^getPageTitle\(\) · done → .*Session actor runtime playground/, 'the call reads as name(arguments) · status → result');
   t.match(await toolTurn.getByTestId('chat-reply').textContent(), /getPageTitle returned: .*Session actor runtime playground/);
   const events = (await byTestId('chat-events').textContent()) ?? '';
   t.match(events, /← browser_tool_call .*getPageTitle/);
   t.match(events, /→ tool_result .*Session actor runtime playground/);
+  // Each event is one line for a person (its payload folded underneath), not a wall of JSON.
+  const lines = await page.locator('[data-testid="chat-events"] li summary').allTextContents();
+  t.ok(lines.some((line) => / ← browser_tool_call getPageTitle\(\)$/.test(line)), 'the browser tool call reads as a call');
+  t.ok(lines.some((line) => / → tool_result → title: ".*Session actor runtime playground/.test(line)), 'its result reads as a result');
+  t.notOk(lines.some((line) => line.includes('{"')), 'no raw JSON on the lines');
   await page.locator('#chat').screenshot({ path: artifactPath('playground-chat.png') });
 
   // The transcript comes back from the server when the session is opened again.
@@ -133,15 +138,17 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
 
   await page.locator('[data-testid="chat-sessions"] li button', { hasText: 'Delete' }).click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-sessions"] li').length === 0);
-  t.ok(await byTestId('chat-input').isDisabled(), 'no session selected after deleting it');
+  t.equal(await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(), 0, 'no session selected after deleting it');
   t.equal(await byTestId('chat-socket-state').getAttribute('data-state'), 'closed', 'its event channel closed');
+  t.ok(await byTestId('chat-input').isEnabled(), 'the input stays usable: sending starts a session');
 
-  // Stop: a turn waiting for a held browser tool answer is aborted on the server and its stream ends.
-  await byTestId('chat-new-session').click();
-  await page.waitForSelector('[data-testid="chat-socket-state"][data-state="open"]');
+  // Typing without a session starts one; Stop: a turn waiting for a held browser tool answer is aborted on the
+  // server and its stream ends.
   await holdToolResults();
   await byTestId('chat-input').fill('use getPageTitle {}');
   await byTestId('chat-send').click();
+  await page.waitForSelector('[data-testid="chat-socket-state"][data-state="open"]');
+  t.equal(await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(), 1, 'a session was started for the message');
   await page.waitForSelector('[data-testid="chat-tool-call"][data-status="isRunning"]');
   await byTestId('chat-abort').click();
   await page.waitForSelector('[data-testid="chat-turn"]:not([data-state="streaming"])');
@@ -189,6 +196,49 @@ t.test('the page fits a phone screen', async (t) => {
   t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no horizontal scrolling at 390 px');
   await page.screenshot({ path: artifactPath('playground-phone-width.png'), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 1000 });
+});
+
+t.test('typing before Connect connects, starts a session and sends', async (t) => {
+  const fresh = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  t.teardown(() => fresh.close());
+  const errors: string[] = [];
+  fresh.on('pageerror', (error) => errors.push(error.message));
+  await fresh.goto(`${server.url}/playground#chat`);
+  t.ok(await fresh.getByTestId('chat-input').isEnabled(), 'the input is usable before Connect');
+  await fresh.getByTestId('chat-input').fill('hello before connecting');
+  await fresh.getByTestId('chat-input').press('Enter');
+  await fresh.waitForSelector('[data-testid="chat-turn"][data-state="done"]');
+  t.match(await fresh.getByTestId('chat-identity').textContent(), /You are did:key:z6Mk/, 'connected');
+  t.equal(await fresh.locator('[data-testid="chat-sessions"] li').count(), 1, 'one session started');
+  t.match(await fresh.getByTestId('chat-reply').textContent(), /You said: "hello before connecting"/);
+  t.same(errors, []);
+});
+
+t.test('Connect and a dial refused by the rate limit say so in words, and when to try again', async (t) => {
+  const limited = await startTestServer(t, { env: { RATE_LIMIT_MAX: '15', RATE_LIMIT_WINDOW_SECONDS: '600' } });
+  const fresh = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  t.teardown(() => fresh.close());
+  const errors: string[] = [];
+  fresh.on('pageerror', (error) => errors.push(error.message));
+  await fresh.goto(`${limited.url}/playground#chat`);
+  // Use up what is left of this address's budget (the page and its files took some).
+  let status = 0;
+  for (let i = 0; i < 50 && status !== 429; i++) {
+    const response = await fetch(`${limited.url}/health`);
+    await response.arrayBuffer();
+    status = response.status;
+  }
+  t.equal(status, 429, 'the budget is spent');
+  await fresh.getByTestId('chat-connect').click();
+  await fresh.waitForFunction(() => /Could not connect/.test(document.querySelector('[data-testid="chat-identity"]')?.textContent ?? ''));
+  const text = (await fresh.getByTestId('chat-identity').textContent()) ?? '';
+  t.match(text, /Too many requests from this address: the server's rate limit \(RATE_LIMIT_MAX requests per window\) refused this one\. Try again in \d+ s\./);
+  t.notMatch(text, /JSON|Unexpected token/, 'not a parse error');
+  // The phone says the same in words when a dial is refused.
+  await fresh.getByTestId('ussd-dial').click();
+  await fresh.waitForFunction(() => /Too many requests/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  t.match(await fresh.getByTestId('ussd-screen').textContent(), /rate limit .* Try again in \d+ s\./);
+  t.same(errors, [], 'no script error');
 });
 
 t.test('no script errors on the page', async (t) => {

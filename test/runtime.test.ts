@@ -3,6 +3,7 @@ import t from 'tap';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
 import { shardOf } from '../dist/src/runtime/shard.js';
+import { eventually } from './helpers/oracle.js';
 import { startTestServer } from './helpers/server.js';
 import { GatewaySession } from './helpers/ussd-gateway.js';
 
@@ -126,11 +127,8 @@ t.test('several hosts: sessions spread over them, idle actors leave memory, sess
   for (let i = 0; i < 12; i++) t.equal(server.runtime.hostOf(`spread-${i}`), shardOf(`spread-${i}`, 2));
 
   // After the idle time the actors are dropped; the next input reloads each session from LMDB.
-  let actors = 12;
-  for (let i = 0; i < 100 && actors > 0; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    actors = (await server.runtime.stats()).reduce((sum, host) => sum + host.actors, 0);
-  }
-  t.equal(actors, 0, 'idle actors were evicted');
+  const actorsHeld = async () => (await server.runtime.stats()).reduce((sum, host) => sum + host.actors, 0);
+  await eventually(async () => (await actorsHeld()) === 0, 'idle actors to be evicted', 400);
+  t.equal(await actorsHeld(), 0, 'idle actors were evicted');
   for (const s of sessions) t.match(await s.send('2'), /^CON Pricing/);
 });

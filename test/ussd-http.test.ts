@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startChildServer } from './helpers/child-server.js';
+import { eventually } from './helpers/oracle.js';
 import { startTestServer } from './helpers/server.js';
 import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
 
@@ -247,7 +248,8 @@ t.test('sessions expire after USSD_SESSION_TTL_SECONDS; END closes at once', asy
   t.same(listed, { activeSessions: ['ttl-1'], count: 1 }, 'an ended session is not active');
   t.equal((await fetch(`${url}/api/ussd/debug/ttl-2`)).status, 404, 'an ended session is unknown to the debug route');
 
-  await new Promise((resolve) => setTimeout(resolve, 1300));
+  // Expiry is due 1 s after the last step: wait for it to show rather than for a fixed time.
+  await eventually(async () => (await fetch(`${url}/api/ussd/debug/ttl-1`)).status === 404, 'ttl-1 to expire', 400);
   t.equal((await fetch(`${url}/api/ussd/debug/ttl-1`)).status, 404, 'an expired session is unknown');
   t.same(await (await fetch(`${url}/api/ussd/sessions`)).json(), { activeSessions: [], count: 0 });
   t.match(await s.send('1'), /^END .*expired.*dial again/i, 'the next input after expiry asks to dial again');
@@ -280,7 +282,7 @@ t.test('a terminated actor host: in-flight calls get the unavailable answer, the
   // While the host restarts, a request is answered with the spec's fault text, never an HTTP error.
   const during = await postUssd(server.url, { ...valid, sessionId: 'crash-2' });
   t.same([during.status, during.body], [200, UNAVAILABLE]);
-  for (let i = 0; i < 100 && !server.runtime.isHostAlive(0); i++) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => server.runtime.isHostAlive(0), 'the host to come back', 400);
   t.equal(server.runtime.restartCount(0), 1, 'the host was restarted');
   t.match(await s.send('2'), /^CON Pricing/, 'the session resumed where it was');
 });

@@ -46,6 +46,12 @@ export interface NatsClusterOptions {
   basePorts?: { client: number; cluster: number; monitor: number };
   /** Called with each line a server writes to stderr. */
   onLog?: (server: string, line: string) => void;
+  /**
+   * Each server in its own process group, so a terminal's Ctrl-C (sent to the whole foreground group) reaches only
+   * the launcher, which then stops the nodes before NATS (npm run cluster); default false, so a test runner killed
+   * by a signal takes its servers with it.
+   */
+  ownProcessGroup?: boolean;
 }
 
 /** The nats-server binary on PATH, or Debian's /usr/sbin/nats-server (not on every user's PATH); undefined if neither. */
@@ -132,7 +138,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   }
 
   const launch = (slot: ServerSlot) => {
-    const child = spawn(binary, ['-c', slot.configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary, ['-c', slot.configPath], { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
     slot.child = child;
     slot.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let partial = '';

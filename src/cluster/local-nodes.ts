@@ -72,6 +72,8 @@ export interface LocalNodesOptions {
   stopTimeoutMs?: number;
   /** Called with each line a node writes (stdout and stderr). */
   onLog?: (nodeId: string, line: string) => void;
+  /** Each node in its own process group, out of reach of a terminal's Ctrl-C (see NatsClusterOptions). */
+  ownProcessGroup?: boolean;
 }
 
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -92,8 +94,8 @@ interface NodeSlot {
 
 const isRunning = (slot: NodeSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
-function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog']): void {
-  const child = spawn(process.execPath, [...slot.nodeArgs, MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'] });
+function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = false): void {
+  const child = spawn(process.execPath, [...slot.nodeArgs, MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   slot.child = child;
   slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let partial = '';
@@ -216,14 +218,14 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     },
     async restart() {
       await stopSlot(slot, 'SIGTERM', stopTimeoutMs);
-      launch(slot, options.onLog);
+      launch(slot, options.onLog, options.ownProcessGroup);
       await waitForHealthy(slot, startTimeoutMs);
     },
     log: () => slot.log,
   }));
 
   try {
-    for (const slot of slots) launch(slot, options.onLog);
+    for (const slot of slots) launch(slot, options.onLog, options.ownProcessGroup);
     await Promise.all(slots.map((slot) => waitForHealthy(slot, startTimeoutMs)));
   } catch (error) {
     await stop();

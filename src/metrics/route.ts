@@ -16,7 +16,7 @@ export function registerMetricsRoute(router: Router, options: { public: boolean;
       method: 'GET',
       path: METRICS_PATH,
       auth: options.public ? 'public' : 'operator',
-      summary: 'Prometheus metrics (text exposition format 0.0.4); see README "What to scrape"',
+      summary: 'Prometheus metrics (text exposition format 0.0.4); see docs/metrics.md "What to scrape"',
       tags: ['operator'],
       responses: {
         200: { description: 'Every metric of this process, actor hosts included', contentType: 'text/plain' },

@@ -8,3 +8,12 @@ export const ussdEnv = {
   /** 64 hex characters are used as the AES-256 key; any other string is stretched with scrypt. */
   PIN_ENCRYPTION_KEY: text(),
 };
+
+/**
+ * Rules across variables: a production server must not fall back to a PIN key generated into DATA_DIR (a restore
+ * on a new machine would lose every PIN), so the start-up stops with a configuration error (exit 78) instead.
+ */
+export function ussdConfigProblems(config: { NODE_ENV: string; PIN_ENCRYPTION_KEY?: string }): string[] {
+  if (config.NODE_ENV !== 'production' || config.PIN_ENCRYPTION_KEY) return [];
+  return ['PIN_ENCRYPTION_KEY="": is required when NODE_ENV=production (64 hex characters: openssl rand -hex 32, or a long passphrase)'];
+}

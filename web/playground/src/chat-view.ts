@@ -1,6 +1,7 @@
 // Renders a chat turn in the transcript as its SSE frames arrive: reasoning, tool and action calls, message
 // deltas, errors; and the stored transcript of a session (GET /messages/:id).
 import { el } from './dom.js';
+import { callText, outputText, statusWord } from './readable.js';
 import type { SseFrame, TranscriptItem } from './oracle-client.js';
 
 export class TurnView {
@@ -27,11 +28,11 @@ export class TurnView {
       case 'tool_call': {
         const args = (data.args ?? {}) as Record<string, unknown>;
         const { toolName, ...rest } = args;
-        this.#call(String(data.eventId), `${String(toolName)} ${JSON.stringify(rest)}`, String(data.status), data.output);
+        this.#call(String(data.eventId), callText(String(toolName), rest), String(data.status), data.output);
         return;
       }
       case 'action_call':
-        this.#call(String(data.toolCallId), `action ${String(data.toolName)}`, String(data.status), data.output ?? data.error);
+        this.#call(String(data.toolCallId), `action ${callText(String(data.toolName), data.args)}`, String(data.status), data.output ?? data.error);
         return;
       case 'error':
         this.element.append(el('p', `Error: ${String(data.error)}`, { class: 'error', role: 'alert' }));
@@ -56,7 +57,17 @@ export class TurnView {
       this.#tools.append(item);
     }
     item.dataset.status = status;
-    item.textContent = `${label} · ${status}${output === undefined ? '' : ` → ${typeof output === 'string' ? output : JSON.stringify(output)}`}`;
+    item.replaceChildren(el('code', label, { class: 'tool-name' }), ' · ', el('span', statusWord(status), { class: 'tool-status' }));
+    if (output === undefined) return;
+    const text = outputText(output);
+    // A short one-line result reads inline; a longer one is folded, its first line as the summary.
+    if (text.length <= 80 && !text.includes('\n')) {
+      item.append(' → ', el('span', text, { class: 'tool-output' }));
+      return;
+    }
+    const details = el('details', '', { class: 'tool-output' });
+    details.append(el('summary', `result (${text.length} characters)`), el('pre', text));
+    item.append(details);
   }
 }
 

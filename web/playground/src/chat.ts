@@ -2,7 +2,8 @@
 import { storedTurn, humanTurn, TurnView } from './chat-view.js';
 import { appendLog, byId, el, errorMessage } from './dom.js';
 import { EventChannel } from './event-channel.js';
-import { OracleClient, type SessionRecord } from './oracle-client.js';
+import { failure, OracleClient, type SessionRecord } from './oracle-client.js';
+import { eventItem } from './readable.js';
 import { pageTools } from './page-tools.js';
 import { UcanIdentity } from './ucan.js';
 
@@ -26,8 +27,7 @@ export function setupChat(): void {
 
   const channel = new EventChannel({
     onEvent({ event, data }, direction) {
-      const text = `${direction === 'in' ? '←' : '→'} ${event} ${JSON.stringify(data).slice(0, 300)}`;
-      appendLog(events, el('li', text, { 'data-event': event, 'data-direction': direction }));
+      appendLog(events, eventItem(event, data, direction));
     },
     onState(state, reason) {
       socketState.textContent = reason ? `${state} (${reason})` : state;
@@ -35,9 +35,10 @@ export function setupChat(): void {
     },
   });
 
+  // Typing is always possible outside a turn: sending connects and starts a session when there is none yet.
+  let starting = false;
   const render = () => {
-    const ready = client !== undefined && current !== undefined;
-    input.disabled = send.disabled = !ready || turn !== undefined;
+    input.disabled = send.disabled = turn !== undefined || starting;
     abort.disabled = turn === undefined;
     newSession.disabled = newKey.disabled = client === undefined;
   };
@@ -102,7 +103,9 @@ export function setupChat(): void {
     identityLine.textContent = 'Connecting…';
     try {
       if (!window.isSecureContext) throw new Error('Browsers give WebCrypto only to secure pages: open the playground at localhost, 127.0.0.1 or over HTTPS.');
-      const config = (await (await fetch('/playground/config.json')).json()) as { oracleDid: string; oracleName: string };
+      const answer = await fetch('/playground/config.json');
+      if (!answer.ok) throw await failure(answer);
+      const config = (await answer.json()) as { oracleDid: string; oracleName: string };
       const identity = await UcanIdentity.open(config.oracleDid, fresh);
       client = new OracleClient(identity);
       await client.storeDelegation();
@@ -124,20 +127,43 @@ export function setupChat(): void {
   connect.addEventListener('click', () => void open(false));
   newKey.addEventListener('click', () => void open(true));
 
-  newSession.addEventListener('click', async () => {
-    if (!client) return;
+  /** Creates a session and opens it; false (the reason reported) when it could not. */
+  const startSession = async (): Promise<boolean> => {
+    if (!client) return false;
     try {
       const session = await client.createSession();
       await selectSession(session.sessionId);
+      return current === session.sessionId;
     } catch (error) {
       report(errorMessage(error));
+      return false;
     }
-  });
+  };
+  newSession.addEventListener('click', () => void startSession());
+
+  /** What a message needs before it can be sent: a connection and a session, made now when missing. */
+  const ready = async (): Promise<boolean> => {
+    if (client && current) return true;
+    starting = true;
+    render();
+    try {
+      if (!client) await open(false);
+      if (!client) {
+        report(`Not connected: ${identityLine.textContent ?? ''}`);
+        return false;
+      }
+      return current !== undefined || (await startSession());
+    } finally {
+      starting = false;
+      render();
+    }
+  };
 
   byId<HTMLFormElement>('chat-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const text = input.value.trim();
-    if (!client || !current || !text || turn) return;
+    if (!text || turn || starting) return;
+    if (!(await ready()) || !client || !current) return;
     input.value = '';
     const view = new TurnView();
     transcript.append(humanTurn(text), view.element);

@@ -1,6 +1,7 @@
 // The oracle's REST routes and its SSE stream, every request signed with a fresh-enough UCAN invocation.
 import { createParser } from 'eventsource-parser';
 import type { UcanIdentity } from './ucan.js';
+import { refusal } from './readable.js';
 
 export interface SessionRecord {
   sessionId: string;
@@ -29,19 +30,20 @@ export interface PageTool {
 
 /** An error answer of the oracle (NestJS-shaped body: `message` is a string or a list). */
 export class OracleError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(`HTTP ${status}: ${message}`);
+  constructor(readonly status: number, message: string, retryAfter: string | null = null) {
+    super(refusal(status, message, retryAfter));
   }
 }
 
-async function failure(response: Response): Promise<OracleError> {
+export async function failure(response: Response): Promise<OracleError> {
   const text = await response.text();
+  const retryAfter = response.headers.get('retry-after');
   try {
     const body = JSON.parse(text) as { message?: string | string[] };
     const message = Array.isArray(body.message) ? body.message.join('; ') : body.message;
-    return new OracleError(response.status, message ?? text);
+    return new OracleError(response.status, message ?? text, retryAfter);
   } catch {
-    return new OracleError(response.status, text.slice(0, 200));
+    return new OracleError(response.status, text.slice(0, 200), retryAfter);
   }
 }
 

@@ -1,6 +1,7 @@
 // The USSD phone: one POST /api/ussd per answer, `text` = every answer of the session joined by `*`, exactly
 // as a telecom gateway (and src/tools/ussd-simulator.ts) sends it; CON keeps the session, END closes it.
 import { appendLog, byId, el, errorMessage } from './dom.js';
+import { refusal } from './readable.js';
 
 /** The USSD limit: a screen (with its CON/END prefix) and the accumulated `text` are at most this long. */
 export const USSD_LIMIT = 182;
@@ -57,7 +58,8 @@ export function setupUssdPhone(): void {
       const match = /^(CON|END) ([\s\S]*)$/.exec(answer);
       if (response.status !== 200 || !match) {
         // A gateway ends the user's session on anything but a CON/END answer.
-        show(`Unexpected answer (HTTP ${response.status}):\n${answer.slice(0, 300)}`, 0);
+        const why = response.status === 429 ? refusal(429, answer, response.headers.get('retry-after')) : `Unexpected answer (HTTP ${response.status}):\n${answer.slice(0, 300)}`;
+        show(why, 0);
         call = undefined;
         return;
       }

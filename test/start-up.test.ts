@@ -1,0 +1,82 @@
+// What `npm start` tells a person (the real process): where to go once it listens, and one line naming the missing
+// secret (exit 78, which the systemd unit does not restart) when a production start lacks one.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+t.setTimeout(120_000);
+
+function freshDataDir(t: { teardown(fn: () => unknown): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sar-start-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+t.test('npm start prints where to go, and every address it prints answers', async (t) => {
+  const server = run(t, { NODE_ENV: 'development' });
+  const banner = await new Promise<string>((resolve, reject) => {
+    server.child.stdout.on('data', () => {
+      const match = /^listening on .*\n(?: {2}.*\n)+/m.exec(server.stdout());
+      if (match && /try USSD/.test(match[0])) resolve(match[0]);
+    });
+    void server.exited.then((code) => reject(new Error(`the server exited with ${code}:\n${server.stdout()}${server.stderr()}`)));
+  });
+  const base = /^listening on (http:\/\/127\.0\.0\.1:\d+) /.exec(banner)?.[1];
+  t.ok(base, 'names the address to open');
+  const line = (label: string) => new RegExp(`^ {2}${label} +(\\S+)$`, 'm').exec(banner)?.[1];
+  t.equal(line('playground'), `${base}/playground`);
+  t.equal(line('API docs'), `${base}/docs`);
+  for (const label of ['playground', 'API docs', 'health']) {
+    const response = await fetch(line(label)!);
+    t.equal(response.status, 200, `${label} answers 200`);
+    await response.arrayBuffer();
+  }
+  const config = (await (await fetch(`${base}/playground/config.json`)).json()) as { oracleDid: string };
+  t.equal(line('oracle DID'), config.oracleDid, 'the oracle DID is the one UCANs must name');
+  t.match(server.stdout(), /"msg":"listening"/, 'the JSON log is still written');
+  t.ok(server.stdout().indexOf('"msg":"listening"') < server.stdout().indexOf('listening on http'), 'the block comes after the log lines before it, uncut');
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0);
+});
+
+t.test('a production start without PIN_ENCRYPTION_KEY exits 78 with one line naming it', async (t) => {
+  const server = run(t, { NODE_ENV: 'production', PIN_ENCRYPTION_KEY: '' });
+  t.equal(await server.exited, 78, 'exit 78 (EX_CONFIG): the systemd unit does not restart it');
+  const lines = server.stderr().trim().split('\n');
+  t.equal(lines.length, 1, 'one line');
+  t.match(lines[0], /PIN_ENCRYPTION_KEY/, 'naming the variable');
+  t.match(lines[0], /NODE_ENV=production/, 'and why it is required');
+  t.notMatch(server.stderr(), /\n\s+at /, 'no stack trace');
+  t.equal(server.stdout(), '', 'nothing started');
+});
+
+t.test('the same start with the key set gets past configuration', async (t) => {
+  const server = run(t, { NODE_ENV: 'production', PIN_ENCRYPTION_KEY: 'a'.repeat(64) });
+  await new Promise<void>((resolve, reject) => {
+    server.child.stdout.on('data', () => {
+      if (/listening on http/.test(server.stdout())) resolve();
+    });
+    void server.exited.then((code) => reject(new Error(`exited with ${code}:\n${server.stderr()}`)));
+  });
+  t.notMatch(server.stdout(), /playground/, 'no playground line in production (the page is off there)');
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0);
+});
