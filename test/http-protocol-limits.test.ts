@@ -5,7 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
-import { HttpServer } from '../dist/src/http/server.js';
+import { frontDoor } from './helpers/engine.js';
 import { Router } from '../dist/src/http/router.js';
 import { reply } from '../dist/src/http/types.js';
 
@@ -34,7 +34,7 @@ function rawRequest(port: number, text: string) {
 
 t.test('requests this uWS build cannot parse are not answered (pinned behaviour)', async (t) => {
   const router = new Router().get('/health', () => reply.json(200, { status: 'ok' }));
-  const server = new HttpServer({
+  const server = frontDoor({
     host: '127.0.0.1', port: 0, bodyLimitBytes: 1024, corsOrigin: '*', drainQuietMs: 0, log: pino({ level: 'silent' }),
     rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
     streamLimits: { maxBufferBytes: 1 << 20, stallTimeoutMs: 30_000 },
