@@ -50,9 +50,11 @@ class NodeExchange extends Exchange {
     for (const [name, value] of this.cors) head.push(name, value);
     if (reply.headers) for (const name in reply.headers) head.push(name, reply.headers[name]);
     if (closeConnection) head.push('Connection', 'close');
+    // As uWS: a HEAD answer says Content-Length 0 (node:http leaves its body out itself).
+    const body = this.method === 'HEAD' ? '' : reply.body;
+    head.push('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
     this.res.writeHead(reply.status, head);
-    // node:http leaves out the body of a HEAD answer itself, and sets Content-Length from the body.
-    this.res.end(reply.body);
+    this.res.end(body);
   }
 
   protected readBody(limit: number): void {
@@ -188,7 +190,7 @@ export class NodeFrontDoor implements FrontDoor {
   }
 
   #request(req: IncomingMessage, res: ServerResponse): void {
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/');
     const mark = url.indexOf('?');
     const path = mark < 0 ? url : url.slice(0, mark);
     const rawQuery = mark < 0 ? '' : url.slice(mark + 1);
@@ -214,7 +216,7 @@ export class NodeFrontDoor implements FrontDoor {
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.#upgraded.add(socket);
     socket.once('close', () => this.#upgraded.delete(socket));
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/');
     const mark = url.indexOf('?');
     const path = mark < 0 ? url : url.slice(0, mark);
     const rawQuery = mark < 0 ? '' : url.slice(mark + 1);
@@ -225,5 +227,16 @@ export class NodeFrontDoor implements FrontDoor {
     const route = req.method === 'GET' ? this.#sockets.match('GET', path) : undefined;
     if (route) return route.value.handle(req, socket, head, headers, peer, rawQuery);
     answerSocketAndClose(socket, httpErrors.notFound(`Cannot ${req.method} ${path}`));
+  }
+}
+
+/** A request target in absolute form (`http://host/path?q`, which HTTP/1.1 servers must accept) as origin form. */
+function originForm(target: string): string {
+  if (target[0] === '/') return target;
+  try {
+    const url = new URL(target);
+    return url.pathname + url.search;
+  } catch {
+    return target;
   }
 }
