@@ -119,9 +119,9 @@ t.test('the same requests get the same answers from both engines', async (t) => 
   t.match(answers.get('HEAD is its own method (404, no body)'), /^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: 0\r\n\r\n$/);
   t.match(answers.get('an SSE stream'), /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/event-stream\r\n[^]*event: one\ndata: 1\n\n[^]*data: two\n\n/);
   t.match(answers.get('a handler that throws (500)'), /"message":"Internal server error"/);
-  for (const [name, answer] of answers) t.match(answer, /X-Request-Id: fixed-id\r\n|^HTTP\/1\.1 4\d\d|^$/, `${name}: the request id is echoed`);
+  for (const [name, answer] of answers) t.match(answer, /^HTTP\/1\.1 [^]*X-Request-Id: fixed-id\r\n/, `${name}: answered, the request id echoed`);
 
-  if (!native.module) return void t.skip(`no native uWS build loads here (${native.reason}): the portable engine's answers alone`);
+  if (!native.module) return void t.comment(`no native uWS build loads here (${native.reason}): the portable engine's answers alone`);
   const uws = await start(t, 'uws');
   for (const [name, text] of Object.entries(REQUESTS)) {
     t.equal(contractPart(await exchange(uws.port, text)), answers.get(name), name);
