@@ -14,6 +14,13 @@ import type { Admission } from './websocket.js';
 interface EngineIo {
   handleRequest(req: IncomingMessage, res: ServerResponse): void;
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  on(event: 'connection', listener: (socket: EngineIoSocket) => void): void;
+}
+
+/** What is read of an Engine.IO socket: its transport's `ws` socket, when it is the WebSocket transport. */
+interface EngineIoSocket {
+  transport?: { socket?: { bufferedAmount?: number; terminate?: () => void } };
+  on(event: 'packetCreate', listener: () => void): void;
 }
 
 export class NodeSocketIo {
@@ -30,6 +37,14 @@ export class NodeSocketIo {
     this.io.attach(createServer());
     this.#engine = this.io.engine as unknown as EngineIo;
     this.prefix = `${options.path.replace(/\/$/, '')}/`;
+    // As uWS's maxBackpressure: a WebSocket reader past the bound is closed, its buffer freed (a long-polling
+    // one holds at most what a heartbeat interval brings, then misses the heartbeat and is closed).
+    this.#engine.on('connection', (socket) => {
+      socket.on('packetCreate', () => {
+        const ws = socket.transport?.socket;
+        if ((ws?.bufferedAmount ?? 0) > options.maxBackpressureBytes) ws?.terminate?.();
+      });
+    });
   }
 
   request(req: IncomingMessage, res: ServerResponse, rawQuery: string, headers: Readonly<Record<string, string>>, peer: string): void {
