@@ -27,6 +27,8 @@ export abstract class Exchange implements HttpResponse {
   finished = false;
   /** Counted in http_requests_total: when answered or when a stream's headers went out, else when abandoned. */
   #observed = false;
+  /** Cluster mode: the count every node shares, asked while the body is read. */
+  #admitted: Promise<number> | undefined;
 
   constructor(
     readonly door: DoorCore,
@@ -116,8 +118,6 @@ export abstract class Exchange implements HttpResponse {
     if (Number(this.headers['content-length'] ?? 0) > limit) return this.tooLarge();
     this.readBody(limit);
   }
-
-  #admitted: Promise<number> | undefined;
 
   tooLarge(): void {
     this.send(httpErrors.payloadTooLarge(this.door.options.bodyLimitBytes).toReply(), true);

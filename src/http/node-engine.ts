@@ -23,8 +23,9 @@ import { openStreamWriter } from './stream.js';
 import type { Reply, StreamWriter } from './types.js';
 import { Topics, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
 
-/** uWS closes a keep-alive connection idle for 10 s: the same here (node's default is 5 s). */
+/** uWS closes a keep-alive connection idle for 10 s, and one whose headers do not come: the same here (node: 5 s and 60 s). */
 const KEEP_ALIVE_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 
 class NodeExchange extends Exchange {
   constructor(
@@ -117,7 +118,7 @@ export class NodeFrontDoor implements FrontDoor {
 
   constructor(private readonly options: HttpServerOptions) {
     this.#core = new DoorCore(options);
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS, noDelay: true }, (req, res) => this.#request(req, res));
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: HEADERS_TIMEOUT_MS, noDelay: true }, (req, res) => this.#request(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
   }
 
