@@ -2,7 +2,7 @@
 // portable node:http engine, the same raw requests, and the same answers byte for byte once what each engine
 // writes of its own is set aside (Date; uWS's `uWebSockets: 20`; node's keep-alive lines). Covers routing,
 // bodies, CORS, request ids, SSE, the rate limit, proxy trust and the 503 of a drain. The suites run on both
-// engines too (test/engine-node/ runs the front-door, drain, slow-reader, protocol and /ws + Socket.IO files on
+// engines too (test/engine-node/ runs the drain, slow-reader, protocol and /ws + Socket.IO files on
 // the portable engine).
 import { connect } from 'node:net';
 import { pino } from 'pino';

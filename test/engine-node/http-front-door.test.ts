@@ -1,3 +1,0 @@
-// ../http-front-door.test.ts on the portable engine (HTTP_ENGINE=node): the front-door contract is the same on both engines.
-process.env.TEST_HTTP_ENGINE = 'node';
-await import('../http-front-door.test.js');
