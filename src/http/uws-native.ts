@@ -47,7 +47,9 @@ function tryCandidates(): NativeUws {
 
 function firstLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  // The official loader wraps the dlopen error after its own sentence: keep the dlopen part, it names the cause.
+  // The official loader wraps the dlopen error after a sentence of its own: the dlopen part names the cause.
+  const glibc = /version `(GLIBC_[\d.]+)' not found/.exec(text);
+  if (glibc) return `this system's glibc is older than its binary needs (${glibc[1]} not found)`;
   const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
-  return (lines.find((line) => /GLIBC|cannot open|not found|Cannot find module/i.test(line)) ?? lines[0] ?? 'unknown').slice(0, 200);
+  return (lines.find((line) => /cannot open shared object|Cannot find module/.test(line)) ?? lines[0] ?? 'unknown').slice(0, 200);
 }
