@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Platform smoke: the built server (dist/) started on a given Node.js binary and every face walked once:
-// /health (and the engine it reports), a USSD walk, an SSE chat turn, /ws, Socket.IO, a gateway GET (against
-// the embedded local chain node, started on the same binary), /docs, and a drain on SIGTERM.
+// Platform smoke on a given Node.js binary: its native addons (lmdb, msgpackr-extract) load, then the built server
+// (dist/) starts on it and every face is walked once: /health (and the engine it reports), a USSD walk, an SSE
+// chat turn, /ws, Socket.IO, a gateway GET (against the embedded local chain node, started on the same binary),
+// /docs, and a drain on SIGTERM.
 //   node scripts/platform-smoke.mjs [--node PATH] [--engine auto|uws|node] [--expect-engine uws|node]
 // Prints one `ok`/`not ok` line per check and `PASS`/`FAIL`; exits 0 only when every check passed.
 import { spawn } from 'node:child_process';
@@ -81,6 +82,18 @@ const version = await new Promise((resolve) => {
   child.once('error', () => resolve('unavailable'));
 });
 console.log(`# platform smoke: Node.js ${version} (${nodeBinary}), HTTP_ENGINE=${args.engine ?? 'auto'}`);
+
+await check('native addons load: lmdb and msgpackr-extract', async () => {
+  const probe = "const l = require('lmdb'); const m = require('msgpackr'); require('msgpackr-extract');" +
+    "if (!l.version || !m.isNativeAccelerationEnabled) throw new Error('not native'); console.log(l.version.versionString)";
+  const child = spawn(nodeBinary, ['-e', probe], { cwd: ROOT });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error(out.trim().split('\n').at(-1));
+  return out.trim();
+});
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sar-smoke-'));
 const chainDir = mkdtempSync(join(tmpdir(), 'sar-smoke-chain-'));
