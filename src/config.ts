@@ -16,6 +16,8 @@ export const coreEnv = {
   NODE_ENV: text('development'),
   PORT: integer(3000, 0, 65535),
   HOST: text('0.0.0.0'),
+  /** The front door's engine: auto (uWS when a native build loads, else node), uws, or node (node:http). */
+  HTTP_ENGINE: oneOf(['auto', 'uws', 'node'], 'auto'),
   DATA_DIR: text('./data'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { ClusterHealthSchema, type ClusterNode } from './cluster/node.js';
 import { declarer, mountRoutes, plainContext } from './http/route.js';
 import type { Router } from './http/router.js';
+import type { HttpEngine } from './http/front-door.js';
 import { reply } from './http/types.js';
 import { InFlight } from './in-flight.js';
 import type { Store } from './store/env.js';
@@ -44,12 +45,16 @@ const HealthSchema = v.object({
   timestamp: Timestamp,
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
   database: v.pipe(v.picklist(['connected', 'disconnected']), v.description('LMDB answered a write and a read; in cluster mode JetStream answered too')),
+  httpEngine: v.pipe(
+    v.object({ name: v.picklist(['uws', 'node']), build: v.optional(v.picklist(['official', 'trufflesuite'])), version: v.string() }),
+    v.description('The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)'),
+  ),
   cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
 });
 
 const route = declarer<void>();
 
-export function registerHealthRoutes(router: Router, config: Config, store: Store, cluster?: ClusterNode): void {
+export function registerHealthRoutes(router: Router, config: Config, store: Store, httpEngine: HttpEngine, cluster?: ClusterNode): void {
   const environment = config.NODE_ENV;
   const probes = new InFlight<boolean>();
   const clusterProbes = new InFlight<Awaited<ReturnType<ClusterNode['health']>>>();
@@ -87,6 +92,7 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
           timestamp: new Date().toISOString(),
           uptime: process.uptime(),
           database: database ? 'connected' : 'disconnected',
+          httpEngine,
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
         });
       },

@@ -1,4 +1,4 @@
-// Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> uWS front door. In cluster mode
+// Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> front door (uWS or node:http). In cluster mode
 // (NATS_URL) the node connects to NATS first and, once its actor hosts run, joins the partition leases: the faces
 // then reach actors through the cluster's router (docs/cluster.md).
 import type { Config } from './config.js';
@@ -10,10 +10,11 @@ import type { Face, FaceContext, FaceFactory } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
 import { Router } from './http/router.js';
-import { HttpServer, uwsIsNative } from './http/server.js';
+import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
 import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
+import { httpEngineInfo } from './metrics/catalogue.js';
 import { registerMetricsRoute } from './metrics/route.js';
 import { timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
@@ -47,10 +48,6 @@ export interface RunningServer {
 }
 
 export async function startServer(baseConfig: Config, log: Logger = createLogger(baseConfig.LOG_LEVEL)): Promise<RunningServer> {
-  log.info({ uws: uwsIsNative ? 'native' : 'javascript-fallback' }, uwsIsNative
-    ? 'uWebSockets.js native build loaded'
-    : 'uWebSockets.js native build NOT loaded: running on the slow JavaScript fallback');
-
   // Cluster mode connects first: a node that cannot reach NATS JetStream does not start.
   const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log) : undefined;
   const store = openStore(baseConfig.DATA_DIR);
@@ -86,17 +83,6 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
 
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
-  const router = new Router();
-  registerHealthRoutes(router, config, store, cluster);
-  for (const face of faces) face.routes(router);
-  if (config.METRICS_ENABLED) {
-    const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
-    registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly });
-  }
-  if (playgroundEnabled(config)) registerPlaygroundRoutes(router, { oracle: oracle!.identity, log });
-  // Last, so the OpenAPI document sees every route.
-  registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
-
   // Cluster mode: one rate-limit budget per client for all nodes (counters in a JetStream KV bucket).
   const sharedLimiter = cluster
     ? await ClusterRateLimiter.open(cluster.connection, {
@@ -105,7 +91,8 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
         allowlist: new AddressList(config.RATE_LIMIT_ALLOWLIST),
       })
     : undefined;
-  const http = new HttpServer({
+  const http = createHttpServer({
+    engine: config.HTTP_ENGINE,
     host: config.HOST,
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
@@ -118,6 +105,19 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
     log,
   });
+  logEngine(http.engine, config.HTTP_ENGINE, log);
+  httpEngineInfo.with(http.engine.name, http.engine.name === 'uws' ? http.engine.build : 'none').value = 1;
+  const router = new Router();
+  registerHealthRoutes(router, config, store, http.engine, cluster);
+  for (const face of faces) face.routes(router);
+  if (config.METRICS_ENABLED) {
+    const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
+    registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly });
+  }
+  if (playgroundEnabled(config)) registerPlaygroundRoutes(router, { oracle: oracle!.identity, log });
+  // Last, so the OpenAPI document sees every route.
+  registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
+
   for (const face of faces) face.sockets?.(http);
   http.mount(router);
   const port = await http.listen();

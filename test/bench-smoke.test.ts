@@ -26,16 +26,20 @@ t.test('a short USSD row writes the figures and ratios as JSON', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');
-  const run = await node(RUN, ['--only', 'ussd', '--seconds', '0.5', '--connections', '4', '--json', json]);
+  const run = await node(RUN, ['--only', 'ussd', '--engines', 'uws,node', '--seconds', '0.5', '--connections', '4', '--json', json]);
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /\| USSD durable step \| request \|/);
+  t.match(run.stdout, /^# ussd \(engine node\)$/m, 'the same benchmark on the portable engine, same run');
 
   const report = JSON.parse(readFileSync(json, 'utf8'));
   t.match(report, { tool: 'npm run bench', commit: String, node: String, cpus: Number, loadAverage: Array });
-  const [baseline, ussd] = report.rows;
-  t.equal(report.rows.length, 2);
+  t.same(report.options.engines, ['uws', 'node']);
+  const [baseline, ussd, nodeBaseline, nodeUssd] = report.rows;
+  t.equal(report.rows.length, 4);
   t.match(baseline, { bench: 'ussd', name: 'bare uWS, fixed CON', ratio: null });
   t.equal(ussd.baseline, baseline.name);
+  t.match(nodeBaseline, { bench: 'ussd', name: 'bare uWS, fixed CON (engine node)', ratio: null });
+  t.match(nodeUssd, { name: 'USSD durable step (engine node)', baseline: nodeBaseline.name });
   for (const r of report.rows) {
     t.equal(r.unit, 'request');
     t.equal(r.errors, 0, `${r.name}: no errors`);
@@ -58,13 +62,16 @@ t.test('a bad flag stops the run with a message', async (t) => {
   const run = await node(RUN, ['--only', 'nope']);
   t.equal(run.code, 1);
   t.match(run.stderr, /--only: unknown benchmark nope/);
+  const engine = await node(RUN, ['--engines', 'nginx']);
+  t.equal(engine.code, 1);
+  t.match(engine.stderr, /--engines: nginx \(known: uws, node\)/);
 });
 
 t.test('with --pairs, each row is over all its runs, and each pair ratio is printed', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');
-  const run = await node(RUN, ['--only', 'ussd', '--seconds', '0.4', '--connections', '4', '--pairs', '2', '--json', json]);
+  const run = await node(RUN, ['--only', 'ussd', '--engines', 'uws', '--seconds', '0.4', '--connections', '4', '--pairs', '2', '--json', json]);
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /each row over 2 runs alternating with the other's/);
   t.match(run.stdout, /USSD vs bare in each pair: CPU per step \d+\.\d\d \d+\.\d\d; steps per second \d+\.\d\d \d+\.\d\d/);

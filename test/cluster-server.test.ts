@@ -79,7 +79,8 @@ t.test('/health: single node unchanged; cluster node reports NATS, JetStream, it
   const single = await startTestServer(t);
   lap('single node started');
   const plain = (await (await fetch(`${single.url}/health`)).json()) as Record<string, unknown>;
-  t.same(Object.keys(plain).sort(), ['database', 'environment', 'status', 'timestamp', 'uptime'], 'no cluster field on a single node');
+  t.same(Object.keys(plain).sort(), ['database', 'environment', 'httpEngine', 'status', 'timestamp', 'uptime'], 'no cluster field on a single node');
+  t.equal(plain.httpEngine && (plain.httpEngine as { name: string }).name, single.http.engine.name, 'the engine serving');
 
   const nats = await startTestNatsCluster(t);
   lap('NATS cluster started');

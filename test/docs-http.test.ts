@@ -132,7 +132,7 @@ t.test('GET /docs-json is an OpenAPI 3.1 document of every route, USSD included'
 
   const health = doc.paths['/health'].get;
   t.same(health.security, []);
-  t.same(health.responses['200'].content['application/json'].schema.required, ['status', 'environment', 'timestamp', 'uptime', 'database']);
+  t.same(health.responses['200'].content['application/json'].schema.required, ['status', 'environment', 'timestamp', 'uptime', 'database', 'httpEngine']);
   t.ok(doc.paths['/'].get.responses['200']);
   t.ok(doc.paths['/docs'].get && doc.paths['/docs/{path}'].get && doc.paths['/docs-json'].get, 'the docs routes describe themselves');
   t.ok(doc.components.securitySchemes.bearerAuth && doc.components.securitySchemes.ucanDelegation);

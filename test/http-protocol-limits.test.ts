@@ -1,11 +1,13 @@
-// Pins what this uWebSockets.js build (@trufflesuite/uws-js-unofficial 20.30) does with requests it cannot parse:
-// HTTP/1.0 and malformed request lines get NO answer (the socket is closed at uWS's ~10 s HTTP idle timeout).
-// docs/operations.md "Health checks and HTTP/1.0" says how to configure proxies around it. If a uWS upgrade starts
+// Pins what the uWS engine (uWebSockets.js 20.30 and 20.57) does with requests it cannot parse: HTTP/1.0 and
+// malformed request lines get NO answer (the socket is closed at uWS's ~10 s HTTP idle timeout). docs/operations.md
+// "Health checks and HTTP/1.0" says how to configure proxies around it. If a uWS upgrade starts
 // answering these (a 400/505 and close), this test fails: update docs/operations.md and this test then.
+// The portable engine (HTTP_ENGINE=node; test/engine-node/ runs this file on it) answers them all: HTTP/1.0 and
+// an absolute-form target with the route's answer, malformed requests with 400 and a closed connection.
 import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
-import { HttpServer } from '../dist/src/http/server.js';
+import { frontDoor } from './helpers/engine.js';
 import { Router } from '../dist/src/http/router.js';
 import { reply } from '../dist/src/http/types.js';
 
@@ -32,9 +34,19 @@ function rawRequest(port: number, text: string) {
   return { socket, sent, answer: () => Buffer.concat(received).toString('latin1'), closed: () => closed };
 }
 
-t.test('requests this uWS build cannot parse are not answered (pinned behaviour)', async (t) => {
+const ANSWERED_BY_NODE: Record<string, RegExp> = {
+  'HTTP/1.0 (HAProxy option httpchk, nginx without proxy_http_version 1.1)': /^HTTP\/1\.1 200 OK\r\n[^]*Connection: close\r\n\r\n\{"status":"ok"\}$/,
+  'HTTP/1.0 with a Host': /^HTTP\/1\.1 200 OK\r\n[^]*\{"status":"ok"\}$/,
+  'a bare LF in a header': /^HTTP\/1\.1 400 Bad Request\r\n/,
+  'a bare CR in a header': /^HTTP\/1\.1 400 Bad Request\r\n/,
+  'bare LF line ends': /^HTTP\/1\.1 400 Bad Request\r\n/,
+  'a NUL in the URL': /^HTTP\/1\.1 400 Bad Request\r\n/,
+  'an absolute-form URL': /^HTTP\/1\.1 200 OK\r\n[^]*\{"status":"ok"\}$/,
+};
+
+t.test('requests uWS cannot parse: unanswered on uWS (pinned behaviour), answered by the portable engine', async (t) => {
   const router = new Router().get('/health', () => reply.json(200, { status: 'ok' }));
-  const server = new HttpServer({
+  const server = frontDoor({
     host: '127.0.0.1', port: 0, bodyLimitBytes: 1024, corsOrigin: '*', drainQuietMs: 0, log: pino({ level: 'silent' }),
     rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
     streamLimits: { maxBufferBytes: 1 << 20, stallTimeoutMs: 30_000 },
@@ -51,6 +63,14 @@ t.test('requests this uWS build cannot parse are not answered (pinned behaviour)
     const ok = rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     await new Promise((resolve) => ok.socket.once('close', resolve));
     t.match(ok.answer(), /^HTTP\/1\.1 200 OK\r\n/, 'HTTP/1.1 is answered');
+  }
+  if (server.engine.name === 'node') {
+    for (const { name, socket, answer } of pending) {
+      if (!socket.destroyed && !/Connection: close/.test(answer())) socket.end();
+      await new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)));
+      t.match(answer(), ANSWERED_BY_NODE[name], `${name}: answered`);
+    }
+    return;
   }
   for (const { name, answer, closed } of pending) {
     t.equal(answer(), '', `${name}: no answer`);

@@ -3,7 +3,7 @@
 import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
-import { HttpServer } from '../dist/src/http/server.js';
+import { frontDoor } from './helpers/engine.js';
 import { Router } from '../dist/src/http/router.js';
 import { nativeTopic } from '../dist/src/oracle/events/native.js';
 import { closeAll, invocationOf, NativeClient } from './helpers/events.js';
@@ -50,7 +50,7 @@ t.test('SSE: a stream whose reader never reads is closed at SSE_MAX_BUFFER_BYTES
       };
       pump();
     });
-  const server = new HttpServer({
+  const server = frontDoor({
     host: '127.0.0.1', port: 0, bodyLimitBytes: 1024, corsOrigin: '*', drainQuietMs: 0, log,
     rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
     streamLimits: { maxBufferBytes: 256 * 1024, stallTimeoutMs: 1000 },

@@ -38,6 +38,8 @@ t.test('the exposition parses, and its counters move by exactly the requests sen
   for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'actor_mailbox_depth']) {
     t.ok(before.types.has(name), `${name} is exported`);
   }
+  const engine = server.http.engine;
+  t.equal(before.value('http_engine_info', { engine: engine.name, build: engine.name === 'uws' ? engine.build : 'none' }), 1, `the engine serving: ${engine.name}`);
 
   // A USSD session: a dial and 3 inputs (CON each), the last input again (a gateway retry), one malformed request.
   const session = new GatewaySession(server.url, 'metrics-1');

@@ -1,12 +1,12 @@
 // The user-preferences plugin: validation, merging writes in LMDB, the set_user_preferences tool, and
 // GET /user-preferences served by the real uWebSockets.js front door.
 import t from 'tap';
+import { frontDoor } from './helpers/engine.js';
 import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../dist/src/store/env.js';
-import { HttpServer } from '../dist/src/http/server.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { createLogger } from '../dist/src/log.js';
@@ -125,7 +125,7 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
   t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 
-  const server = new HttpServer({
+  const server = frontDoor({
     host: '127.0.0.1',
     port: 0,
     bodyLimitBytes: 65536,

@@ -9,8 +9,14 @@ export type BenchName = (typeof BENCHES)[number];
 /** `fanout` (thousands of sockets against Socket.IO) and `metrics` (rounds of paired runs) take a minute or more: only when asked for. */
 const DEFAULT_BENCHES: BenchName[] = ['ussd', 'auth', 'sse', 'gateway', 'memory'];
 
+/** The front door engines the server under test runs on (HTTP_ENGINE), each benchmark once per engine. */
+export const ENGINES = ['uws', 'node'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
 export interface BenchOptions {
   only: BenchName[];
+  /** Default: both when a native uWS build loads here, else node. */
+  engines: EngineName[];
   /** Length of each load run. */
   seconds: number;
   /** autocannon connections (and concurrent gRPC callers). */
@@ -34,6 +40,10 @@ export interface BenchOptions {
 
 export const USAGE = `usage: npm run bench -- [flags]
   --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout, metrics)
+  --engines uws,node     front door engines of the server under test (BENCH_ENGINES; default both when a native
+                         uWS build loads here, else node): each benchmark runs on each, its rows side by side;
+                         rows of the node engine (baselines included, measured again in its pass) end in
+                         "(engine node)"
   --seconds N            length of each load run (BENCH_SECONDS, default 3)
   --connections N        autocannon connections / concurrent gRPC calls (BENCH_CONNECTIONS, default 100)
   --cold-invocations N   fresh UCAN invocations for the cold-verification rows (default 1000)
@@ -59,11 +69,12 @@ export function positive(name: string, value: string | undefined, fallback: numb
   return n;
 }
 
-export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env, defaultEngines: EngineName[] = ['uws', 'node']): BenchOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
       only: { type: 'string', default: env.BENCH_ONLY },
+      engines: { type: 'string', default: env.BENCH_ENGINES },
       seconds: { type: 'string', default: env.BENCH_SECONDS },
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       'cold-invocations': { type: 'string' },
@@ -81,10 +92,14 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
   const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_BENCHES;
   const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
+  const engines = values.engines ? values.engines.split(',').map((s) => s.trim()).filter(Boolean) : defaultEngines;
+  const badEngine = engines.filter((name) => !(ENGINES as readonly string[]).includes(name));
+  if (badEngine.length || engines.length === 0) throw new Error(`--engines: ${badEngine.join(', ') || 'none'} (known: ${ENGINES.join(', ')})`);
   const ussdIds = values['ussd-ids'] || 'gateway';
   if (!(USSD_IDS as readonly string[]).includes(ussdIds)) throw new Error(`--ussd-ids must be ${USSD_IDS.join(' or ')}, not ${JSON.stringify(ussdIds)}`);
   return {
     only: only as BenchName[],
+    engines: engines as EngineName[],
     seconds: positive('seconds', values.seconds, 3),
     connections: positive('connections', values.connections, 100),
     coldInvocations: positive('cold-invocations', values['cold-invocations'], 1000),

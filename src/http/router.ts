@@ -1,5 +1,5 @@
-// Faces register their routes here; src/http/server.ts mounts them on uWebSockets.js once at start-up.
-// Patterns use uWS syntax: `/messages/:sessionId`, `/docs/*`. Static routes win over parameter routes.
+// Faces register their routes here; the front door (src/http/server.ts picks its engine) mounts them once at start-up.
+// Patterns use uWS syntax on both engines: `/messages/:sessionId`, `/docs/*`. Static routes win over parameter routes.
 import type { Handler } from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

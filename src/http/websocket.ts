@@ -1,13 +1,7 @@
-// WebSocket routes on the front door's uWS app, behind a face-facing interface: a face says how to accept a
-// handshake and what to do with frames; this module does the uWS part (asynchronous upgrade, corking,
-// backpressure, idle timeout, frame size). uWS discipline: everything read from `req` is read before the
-// first await, `res.onAborted` is registered before it, and the upgrade is written inside `res.cork`.
+// WebSocket routes behind a face-facing interface: a face says how to accept a handshake and what to do with
+// frames; each engine does the socket part (uws-websocket.ts, node-websocket.ts): asynchronous upgrade,
+// backpressure, idle timeout, frame size. The topics (publish to a session's sockets) are shared.
 import type { Server as SocketIoServer } from 'socket.io';
-import uWS from 'uWebSockets.js';
-import type { Logger } from '../log.js';
-import { HttpError, httpErrors } from './errors.js';
-import { readHeaders } from './headers.js';
-import { statusLine } from './status-line.js';
 import type { SocketIoOptions } from './socket-io.js';
 
 /** What a face that accepts WebSockets gets of the front door (HttpServer implements it). */
@@ -66,7 +60,7 @@ export interface WebSocketLimits {
 /** The front-door checks a handshake shares with HTTP requests. */
 export interface Admission {
   /** The client's address from the socket's peer and the headers (X-Forwarded-For when trusted). */
-  clientAddress(res: uWS.HttpResponse, headers: Readonly<Record<string, string>>): string;
+  clientAddress(peer: string, headers: Readonly<Record<string, string>>): string;
   /**
    * 0 when allowed, else the seconds until the rate-limit window resets: at once on one node, a promise of the
    * count every node shares in cluster mode.
@@ -76,73 +70,15 @@ export interface Admission {
   corsHeaders(origin: string | undefined): [string, string][];
 }
 
-const textDecoder = new TextDecoder();
-
-/** Answers a refused handshake with `error`'s answer (and the request's CORS headers) and closes the connection. */
-export function answerAndClose(res: uWS.HttpResponse, error: HttpError, cors: readonly [string, string][] = []): void {
-  const answer = error.toReply();
-  res.cork(() => {
-    res.writeStatus(statusLine(answer.status));
-    res.writeHeader('Content-Type', answer.contentType);
-    for (const name in answer.headers) res.writeHeader(name, answer.headers[name]);
-    for (const [name, value] of cors) res.writeHeader(name, value);
-    res.end(answer.body, true);
-  });
-}
-
-/** uWS's `send` result when the frame was dropped: the socket's buffer is over maxBackpressure. */
-const DROPPED = 2;
-
-/**
- * One socket's state (uWS's user data holds it: uWS copies the user data's properties into an object of its
- * own). Held per idle socket, so kept small: its topics are an array (a socket follows one session, at most a
- * few dozen), not a Set (~150 bytes more each).
- */
-class Connection<T> implements SocketConnection<T> {
-  /** Unset once closed: uWS throws on any use of a closed socket. */
-  #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
+/** A socket as the topics see it (each engine's connection). */
+export interface Subscriber {
   /** Replaced, not pushed to: push and spread reserve 17 slots, concat allocates just the items. */
-  topics: readonly string[] = [];
-
-  constructor(
-    readonly data: T,
-    private readonly topicRegistry: Topics,
-    private readonly overflowed: (bufferedBytes: number) => void,
-  ) {}
-
-  attach(ws: uWS.WebSocket<{ connection: Connection<T> }>): void {
-    this.#ws = ws;
-  }
-
-  detach(): void {
-    this.#ws = undefined;
-    this.topicRegistry.leaveAll(this);
-  }
-
-  get bufferedAmount(): number {
-    return this.#ws?.getBufferedAmount() ?? 0;
-  }
-
-  send(text: string): void {
-    const ws = this.#ws;
-    if (!ws || ws.send(text, false) !== DROPPED) return;
-    // A reader this far behind (or one that never reads) is closed at once: its buffer is freed now, and a chat
-    // client must not silently miss a tool call.
-    this.overflowed(ws.getBufferedAmount());
-    ws.close();
-  }
-
-  subscribe(topic: string): void {
-    if (this.#ws) this.topicRegistry.join(this, topic);
-  }
-
-  end(code: number, reason: string): void {
-    this.#ws?.end(code, reason);
-  }
+  topics: readonly string[];
+  send(text: string): void;
 }
 
 /** The sockets subscribed to one topic. */
-class TopicMembers extends Set<Connection<unknown>> {
+class TopicMembers extends Set<Subscriber> {
   constructor(readonly topic: string) {
     super();
   }
@@ -155,7 +91,7 @@ class TopicMembers extends Set<Connection<unknown>> {
 export class Topics {
   readonly #members = new Map<string, TopicMembers>();
 
-  join(connection: Connection<unknown>, topic: string): void {
+  join(connection: Subscriber, topic: string): void {
     let members = this.#members.get(topic);
     if (!members) this.#members.set(topic, (members = new TopicMembers(topic)));
     members.add(connection);
@@ -163,7 +99,7 @@ export class Topics {
     if (!connection.topics.includes(topic)) connection.topics = connection.topics.concat(members.topic);
   }
 
-  leaveAll(connection: Connection<unknown>): void {
+  leaveAll(connection: Subscriber): void {
     for (const topic of connection.topics) {
       const members = this.#members.get(topic);
       members?.delete(connection);
@@ -178,76 +114,4 @@ export class Topics {
     // iterator tolerates (the rest are still visited once).
     if (members) for (const connection of members) connection.send(text);
   }
-}
-
-/** Registers `route` as a WebSocket route at `pattern` on `app`. */
-export function mountWebSocket<T>(
-  app: uWS.TemplatedApp,
-  pattern: string,
-  route: WebSocketRoute<T>,
-  limits: WebSocketLimits,
-  admission: Admission,
-  topics: Topics,
-  log: Logger,
-): void {
-  const overflowed = (bufferedBytes: number) =>
-    log.warn({ path: pattern, bufferedBytes, limitBytes: limits.maxBackpressureBytes }, 'WebSocket closed: its reader stopped reading (send buffer over the bound)');
-  app.ws<{ connection: Connection<T> }>(pattern, {
-    idleTimeout: limits.idleTimeoutSeconds,
-    sendPingsAutomatically: true,
-    maxPayloadLength: limits.maxPayloadBytes,
-    maxBackpressure: limits.maxBackpressureBytes,
-    // A send past the bound is dropped (and the socket closed, see Connection.send).
-    closeOnBackpressureLimit: 1,
-    upgrade(res, req, context) {
-      const headers = readHeaders(req);
-      const path = req.getUrl();
-      const query = new URLSearchParams(req.getQuery() ?? '');
-      const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
-      const extensions = req.getHeader('sec-websocket-extensions');
-      const ip = admission.clientAddress(res, headers);
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      const refuse = (error: HttpError) => {
-        if (!aborted) answerAndClose(res, error, admission.corsHeaders(headers.origin));
-      };
-      const admitted = (wait: number) => {
-        if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
-        if (aborted) return;
-        route.accept({ path, query, headers, ip }).then(
-          (data) => {
-            if (aborted) return;
-            res.cork(() => res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context));
-          },
-          (error: unknown) => {
-            if (error instanceof HttpError) return refuse(error);
-            route.failed?.(error);
-            refuse(httpErrors.internal());
-          },
-        );
-      };
-      // Cluster mode: the count every node shares is awaited, as for HTTP requests (it never rejects: it falls
-      // back to this node's count).
-      const wait = admission.retryAfter(ip);
-      if (typeof wait === 'number') admitted(wait);
-      else void wait.then(admitted);
-    },
-    open(ws) {
-      const connection = ws.getUserData().connection;
-      connection.attach(ws);
-      route.open(connection);
-    },
-    message(ws, message, isBinary) {
-      // The ArrayBuffer is only valid during this call: decode it now.
-      route.message(ws.getUserData().connection, isBinary ? undefined : textDecoder.decode(message));
-    },
-    close(ws, code) {
-      const connection = ws.getUserData().connection;
-      connection.detach();
-      route.close(connection, code);
-    },
-  });
 }

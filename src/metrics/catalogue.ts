@@ -47,6 +47,7 @@ export const gatewayUpstreamDuration = new HistogramFamily(
   ['service', 'method', 'code'],
   LATENCY_BUCKETS,
 );
+export const httpEngineInfo = new GaugeFamily('http_engine_info', 'The front door engine serving (value 1): engine uws or node, build official, trufflesuite or none', ['engine', 'build']);
 export const rateLimited = new CounterFamily('rate_limited_total', 'Requests and socket handshakes refused by the rate limit (429)');
 
 // Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
@@ -74,4 +75,5 @@ export const ALL_FAMILIES = [
   ucanVerifications,
   gatewayUpstreamDuration,
   rateLimited,
+  httpEngineInfo,
 ];

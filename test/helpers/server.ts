@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../dist/src/config.js';
 import { createLogger, type Logger } from '../../dist/src/log.js';
 import { startServer, type RunningServer } from '../../dist/src/server.js';
+import { testEngine } from './engine.js';
 
 export interface TestServer extends RunningServer {
   url: string;
@@ -32,6 +33,7 @@ export async function startTestServer(t: { teardown(fn: () => unknown): void }, 
     RATE_LIMIT_MAX: '100000',
     // Nothing sends during a test's teardown: no need to wait for stragglers on keep-alive connections.
     SHUTDOWN_QUIET_MS: '0',
+    HTTP_ENGINE: testEngine(),
     ...options.env,
   });
   const server = await startServer(config, options.log ?? createLogger('silent'));

@@ -1,6 +1,6 @@
 // Where signature checks run. The authenticator takes a SignatureVerifier so tests can count calls and the
 // server can move the work off the main thread: poolVerifier sends checks to the piscina pool
-// (workers/crypto.ts `verifyEd25519Batch`) so the uWS front door never runs Ed25519 itself.
+// (workers/crypto.ts `verifyEd25519Batch`) so the front door never runs Ed25519 itself.
 import { verifyEd25519Checks, type SignatureCheck } from './ed25519.js';
 
 export type { SignatureCheck };

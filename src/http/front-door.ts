@@ -1,0 +1,64 @@
+// The front door as the rest of the server sees it: one interface, two engines (uws-engine.ts on
+// uWebSockets.js, node-engine.ts on node:http). Nothing outside src/http/ knows which one serves.
+import type { Logger } from '../log.js';
+import type { ProxyTrust } from './proxy-trust.js';
+import type { SharedRateLimit } from './rate-limit.js';
+import type { Router } from './router.js';
+import type { UwsBuild } from './uws-native.js';
+import type { SocketFrontDoor } from './websocket.js';
+
+/** HTTP_ENGINE: `auto` takes uWS when a native build loads here, else the portable engine. */
+export type HttpEngineChoice = 'auto' | 'uws' | 'node';
+
+/** The engine serving, as logged at start-up and reported by /health and /metrics. */
+export type HttpEngine = { name: 'uws'; build: UwsBuild; version: string } | { name: 'node'; version: string };
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  bodyLimitBytes: number;
+  corsOrigin: string;
+  /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
+  proxyTrust?: ProxyTrust;
+  rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  /**
+   * Cluster mode: HTTP requests and handshakes are counted by every node together (a request or handshake waits
+   * for the count; this node's own count answers when the shared one fails). Unset: the synchronous in-memory count.
+   */
+  sharedRateLimit?: SharedRateLimit;
+  /** While draining, the server stays up until no request has arrived for this long (see drain). */
+  drainQuietMs: number;
+  /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
+  streamLimits: StreamLimits;
+  log: Logger;
+  /** Count and time every request for /metrics (METRICS_ENABLED). */
+  metrics?: boolean;
+  /** Default `auto`. */
+  engine?: HttpEngineChoice;
+}
+
+export interface StreamLimits {
+  /** Bytes written to a stream since the socket last took data (SSE_MAX_BUFFER_BYTES). */
+  maxBufferBytes: number;
+  /** How long a stream may stay unable to send (SSE_STALL_TIMEOUT_SECONDS). */
+  stallTimeoutMs: number;
+}
+
+export interface FrontDoor extends SocketFrontDoor {
+  readonly engine: HttpEngine;
+  /** The port listened on (0 before listen and after drain began). */
+  readonly port: number;
+  /** Requests taken and not yet answered (open streams included). */
+  readonly inFlight: number;
+  /** Mounts every route of the router, the CORS preflight and the JSON 404. */
+  mount(router: Router): void;
+  listen(): Promise<number>;
+  /**
+   * Stops accepting connections and answers every request that still arrives on an open (keep-alive) connection
+   * with 503, Connection: close and Retry-After, so a client moves to another node instead of being reset.
+   * Resolves once nothing is in flight and no request has come for drainQuietMs, or false when the timeout passes.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Closes every remaining connection. */
+  close(): void;
+}

@@ -1,0 +1,140 @@
+// WebSocket routes on the portable engine, with `ws` (see websocket.ts for the face-facing interface). The
+// same contract as uws-websocket.ts: the rate limit and the face's accept before the handshake completes, a
+// send past the backpressure bound closes the socket, frames over maxPayloadBytes close it (1009), and a
+// socket silent for idleTimeoutSeconds is closed after being pinged.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../log.js';
+import { HttpError, httpErrors } from './errors.js';
+import { answerSocketAndClose } from './node-answer.js';
+import type { Admission, SocketConnection, SocketHandshake, Subscriber, Topics, WebSocketLimits, WebSocketRoute } from './websocket.js';
+
+class Connection<T> implements SocketConnection<T>, Subscriber {
+  topics: readonly string[] = [];
+  /** When a frame (or pong) last came: the idle check's clock. */
+  lastSeen = Date.now();
+  #open = true;
+
+  constructor(
+    readonly data: T,
+    private readonly ws: WebSocket,
+    private readonly topicRegistry: Topics,
+    private readonly maxBackpressureBytes: number,
+    private readonly overflowed: (bufferedBytes: number) => void,
+  ) {}
+
+  get bufferedAmount(): number {
+    return this.#open ? this.ws.bufferedAmount : 0;
+  }
+
+  send(text: string): void {
+    if (!this.#open) return;
+    if (this.ws.bufferedAmount > this.maxBackpressureBytes) {
+      // As on uWS: a reader this far behind is closed at once, not silently skipped.
+      this.overflowed(this.ws.bufferedAmount);
+      this.ws.terminate();
+      return;
+    }
+    this.ws.send(text);
+  }
+
+  subscribe(topic: string): void {
+    if (this.#open) this.topicRegistry.join(this, topic);
+  }
+
+  end(code: number, reason: string): void {
+    if (this.#open) this.ws.close(code, reason);
+  }
+
+  detach(): void {
+    this.#open = false;
+    this.topicRegistry.leaveAll(this);
+  }
+}
+
+/** One WebSocket route: `handle` takes an upgrade request for its path. */
+export class NodeWebSocketRoute<T> {
+  readonly #wss: WebSocketServer;
+  readonly #live = new Set<{ connection: Connection<T>; ws: WebSocket }>();
+  readonly #idleCheck: NodeJS.Timeout;
+
+  constructor(
+    private readonly pattern: string,
+    private readonly route: WebSocketRoute<T>,
+    private readonly limits: WebSocketLimits,
+    private readonly admission: Admission,
+    private readonly topics: Topics,
+    private readonly log: Logger,
+  ) {
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+    const idleMs = limits.idleTimeoutSeconds * 1000;
+    this.#idleCheck = setInterval(() => this.#checkIdle(idleMs), Math.max(250, idleMs / 4));
+    this.#idleCheck.unref();
+  }
+
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer, headers: Readonly<Record<string, string>>, peer: string, rawQuery: string): void {
+    const ip = this.admission.clientAddress(peer, headers);
+    let aborted = false;
+    socket.once('close', () => {
+      aborted = true;
+    });
+    const refuse = (error: HttpError) => {
+      if (!aborted) answerSocketAndClose(socket, error, this.admission.corsHeaders(headers.origin));
+    };
+    const handshake: SocketHandshake = { path: this.pattern, query: new URLSearchParams(rawQuery), headers, ip };
+    const admitted = (wait: number) => {
+      if (wait > 0) return refuse(httpErrors.tooManyRequests(wait));
+      if (aborted) return;
+      this.route.accept(handshake).then(
+        (data) => {
+          if (!aborted) this.#wss.handleUpgrade(req, socket, head, (ws) => this.#open(ws, data));
+        },
+        (error: unknown) => {
+          if (error instanceof HttpError) return refuse(error);
+          this.route.failed?.(error);
+          refuse(httpErrors.internal());
+        },
+      );
+    };
+    const wait = this.admission.retryAfter(ip);
+    if (typeof wait === 'number') admitted(wait);
+    else void wait.then(admitted);
+  }
+
+  #open(ws: WebSocket, data: T): void {
+    const overflowed = (bufferedBytes: number) =>
+      this.log.warn({ path: this.pattern, bufferedBytes, limitBytes: this.limits.maxBackpressureBytes }, 'WebSocket closed: its reader stopped reading (send buffer over the bound)');
+    const connection = new Connection(data, ws, this.topics, this.limits.maxBackpressureBytes, overflowed);
+    const entry = { connection, ws };
+    this.#live.add(entry);
+    ws.on('message', (message, isBinary) => {
+      connection.lastSeen = Date.now();
+      this.route.message(connection, isBinary ? undefined : message.toString());
+    });
+    ws.on('pong', () => {
+      connection.lastSeen = Date.now();
+    });
+    ws.on('error', () => ws.terminate());
+    ws.on('close', (code) => {
+      this.#live.delete(entry);
+      connection.detach();
+      this.route.close(connection, code);
+    });
+    this.route.open(connection);
+  }
+
+  #checkIdle(idleMs: number): void {
+    const now = Date.now();
+    for (const { connection, ws } of this.#live) {
+      const silentFor = now - connection.lastSeen;
+      if (silentFor >= idleMs) ws.terminate();
+      else if (silentFor >= idleMs / 2) ws.ping();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.#idleCheck);
+    for (const { ws } of this.#live) ws.terminate();
+  }
+}

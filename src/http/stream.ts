@@ -1,0 +1,82 @@
+// A streamed answer (SSE) on either engine: the bounds on a reader that stops reading (bytes unsent since the
+// socket last took data, time unable to send) and the close/drain listeners. The engine supplies the socket side.
+import { sseStreamsActive } from '../metrics/catalogue.js';
+import type { Logger } from '../log.js';
+import type { StreamLimits } from './front-door.js';
+import type { StreamWriter } from './types.js';
+
+const sseStreams = sseStreamsActive.with();
+
+/** What an engine does for a stream. */
+export interface StreamSocket {
+  /** Writes a chunk; false when the socket did not take all of it (the rest is buffered). */
+  write(chunk: string): boolean;
+  /** Calls `listener` each time the socket has taken everything buffered. */
+  onWritable(listener: () => void): void;
+  end(): void;
+  /** Closes the connection now; the engine then reports the client gone (which calls the stream's close). */
+  destroy(): void;
+}
+
+export interface OpenedStream {
+  writer: StreamWriter;
+  /** The engine's signal that the connection closed (the client left, or destroy). */
+  closed(): void;
+}
+
+export function openStreamWriter(socket: StreamSocket, limits: StreamLimits, log: Logger, requestId: string, finish: () => void, alreadyClosed: boolean): OpenedStream {
+  const drainListeners: (() => void)[] = [];
+  const closeListeners: (() => void)[] = [];
+  const { maxBufferBytes, stallTimeoutMs } = limits;
+  let closed = alreadyClosed;
+  // Bytes written since the socket stopped taking data, and the timer that gives up on a reader that never reads.
+  let backlog = 0;
+  let stall: NodeJS.Timeout | undefined;
+  if (!closed) sseStreams.inc();
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearTimeout(stall);
+    sseStreams.dec();
+    finish();
+    for (const listener of closeListeners.splice(0)) listener();
+  };
+  const abandon = (reason: string) => {
+    if (closed) return;
+    log.warn({ reqId: requestId, reason, backlogBytes: backlog }, 'stream closed: its reader stopped reading');
+    socket.destroy();
+  };
+  socket.onWritable(() => {
+    backlog = 0;
+    clearTimeout(stall);
+    stall = undefined;
+    for (const listener of drainListeners.splice(0)) listener();
+  });
+  const writer: StreamWriter = {
+    get closed() {
+      return closed;
+    },
+    write(chunk) {
+      if (closed) return false;
+      const ok = socket.write(chunk);
+      if (ok && !stall) return true;
+      backlog += Buffer.byteLength(chunk);
+      stall ??= setTimeout(() => abandon(`nothing sent for ${stallTimeoutMs / 1000} s`), stallTimeoutMs);
+      if (backlog > maxBufferBytes) abandon(`over ${maxBufferBytes} bytes unsent`);
+      return false;
+    },
+    onDrain(listener) {
+      drainListeners.push(listener);
+    },
+    onClose(listener) {
+      if (closed) listener();
+      else closeListeners.push(listener);
+    },
+    end() {
+      if (closed) return;
+      socket.end();
+      close();
+    },
+  };
+  return { writer, closed: close };
+}

@@ -1,0 +1,55 @@
+// Which native uWebSockets.js build this process can load, tried in order of preference:
+//  1. the official release (v20.57, Node 20-25; its Linux binaries need glibc >= 2.38: Debian 13, Ubuntu 24.04),
+//     from the optional dependency @btc-vision/uwebsockets.js, a republish of upstream's release binaries;
+//  2. the trufflesuite build (v20.30, Node 16/18/20 only; built against an older glibc);
+//  3. none: the portable engine (node:http) serves, and the reason is kept for the start-up warning.
+// Loaded lazily and once: the portable engine never loads a native build at all.
+import { createRequire } from 'node:module';
+import type uWSModule from 'uWebSockets.js';
+
+export type UwsModule = typeof uWSModule;
+export type UwsBuild = 'official' | 'trufflesuite';
+
+export type NativeUws = { module: UwsModule; build: UwsBuild; version: string } | { module?: undefined; reason: string };
+
+const require = createRequire(import.meta.url);
+
+const CANDIDATES: readonly { build: UwsBuild; specifier: string; version: string }[] = [
+  { build: 'official', specifier: '@btc-vision/uwebsockets.js', version: '20.57.0' },
+  { build: 'trufflesuite', specifier: 'uWebSockets.js', version: '20.30.0' },
+];
+
+let loaded: NativeUws | undefined;
+
+/** The first native build that loads here, or why none did. */
+export function loadNativeUws(): NativeUws {
+  return (loaded ??= tryCandidates());
+}
+
+function tryCandidates(): NativeUws {
+  const reasons: string[] = [];
+  for (const candidate of CANDIDATES) {
+    try {
+      const module = require(candidate.specifier) as UwsModule;
+      // The trufflesuite package falls back to a JavaScript shim without its native helpers (and which fails on
+      // the first request) when it has no binary for this Node.js: that is not a native build.
+      if (typeof (module as unknown as { getParts?: unknown }).getParts !== 'function') {
+        reasons.push(`${candidate.build}: no binary for Node.js ${process.versions.node} (ABI ${process.versions.modules})`);
+        continue;
+      }
+      return { module, build: candidate.build, version: candidate.version };
+    } catch (error) {
+      reasons.push(`${candidate.build}: ${firstLine(error)}`);
+    }
+  }
+  return { reason: reasons.join('; ') };
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  // The official loader wraps the dlopen error after a sentence of its own: the dlopen part names the cause.
+  const glibc = /version `(GLIBC_[\d.]+)' not found/.exec(text);
+  if (glibc) return `this system's glibc is older than its binary needs (${glibc[1]} not found)`;
+  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
+  return (lines.find((line) => /cannot open shared object|Cannot find module/.test(line)) ?? lines[0] ?? 'unknown').slice(0, 200);
+}
