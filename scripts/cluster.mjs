@@ -3,8 +3,8 @@
 // free ports are picked. Ctrl-C or SIGTERM stops every process and removes the temp data. How the nodes share
 // actors, records and events: docs/cluster.md.
 import { createServer } from 'node:net';
-import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
-import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
+import { findNatsServer, startNatsCluster } from '../dist/src/tools/local-nats-cluster.js';
 
 const natsServer = findNatsServer();
 if (!natsServer) {

@@ -44,7 +44,9 @@ t.test('requests this uWS build cannot parse are not answered (pinned behaviour)
   t.teardown(() => server.close());
 
   const pending = Object.entries(UNANSWERED).map(([name, text]) => ({ name, ...rawRequest(port, text) }));
-  t.teardown(() => pending.forEach(({ socket }) => socket.destroy()));
+  t.teardown(() => {
+    for (const { socket } of pending) socket.destroy();
+  });
   // Once the kernel has them all, a well-formed HTTP/1.1 request, twice: by its second answer uWS has read the others.
   await Promise.all(pending.map(({ sent }) => sent));
   for (let i = 0; i < 2; i++) {

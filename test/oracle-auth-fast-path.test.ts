@@ -156,7 +156,7 @@ t.test('the fast path decides as ucanto does, with the same reasons and the same
       const car = await mint(s);
       const [fast, slow] = [await decide(true, car), await decide(false, car)];
       t.same(fast, slow, `same decision for ${JSON.stringify({ ...s, ttl: String(s.ttl) })}`);
-      let ucan;
+      let ucan: ReturnType<typeof readCommonUcan>;
       try {
         const archived = readArchive(car);
         ucan = readCommonUcan(archived.block, audience.bytes);

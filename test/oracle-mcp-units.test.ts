@@ -69,7 +69,7 @@ t.test('MCP_SERVERS: JSON or a JSON file; every problem named at start-up', asyn
 t.test('offered names: <server>__<tool>, MCP-only characters replaced, too long left out', async (t) => {
   t.equal(offeredName('weather', 'forecast'), 'weather__forecast');
   t.equal(offeredName('ixo_docs', 'search.v2/query'), 'ixo_docs__search_v2_query');
-  t.equal(offeredName('s', 'x'.repeat(61)), 's__' + 'x'.repeat(61));
+  t.equal(offeredName('s', 'x'.repeat(61)), `s__${'x'.repeat(61)}`);
   t.equal(offeredName('s', 'x'.repeat(62)), undefined);
   t.equal(mcpResource('did:key:z6Mk1', 'ledger', 'balance'), 'ixo:oracle:did:key:z6Mk1:mcp/ledger/balance');
 });

@@ -10,7 +10,8 @@ import { HttpServer } from '../dist/src/http/server.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { createLogger } from '../dist/src/log.js';
-import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from '../dist/src/oracle/plugins/front.js';
+import { createPlugins, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
 import { mountRoutes } from '../dist/src/http/route.js';
 import { refuseInput } from '../dist/src/oracle/errors.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
@@ -95,7 +96,7 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
   const store = tempStore(t);
   const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   t.same(plugins.map((p) => p.name), ['user-preferences'], 'credits off by default');
-  t.same(pluginAuthExcludedRoutes(plugins), []);
+  t.same(pluginAuthExcludedRoutes(createPluginFronts({ config, repositories: openLmdbOracleRepositories(store) })), []);
   const context = turn('did:key:zA');
   const [tool] = pluginTools(plugins, context);
   t.equal(tool.name, 'set_user_preferences');
@@ -113,7 +114,10 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
 
 t.test('GET /user-preferences through the uWebSockets.js front door', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
+  // The two halves over one store, as the main thread (routes) and an actor host (the tool) share LMDB.
+  const repositories = openLmdbOracleRepositories(store);
+  const plugins = createPlugins({ config, repositories });
+  const fronts = createPluginFronts({ config, repositories });
   // Stand-in for the UCAN layer (tested by its own suite): the user's DID from a test header, 401 without it.
   const authenticate = async (req: HttpRequest) => {
     const did = req.headers['x-test-user'];
@@ -121,7 +125,7 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
     return { did, via: 'invocation' as const };
   };
   const router = new Router();
-  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(plugins, { oracleDid: ORACLE }));
+  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(fronts, { oracleDid: ORACLE }));
   t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 

@@ -157,7 +157,7 @@ t.test('a node that died between a session\'s record and its index entry: unlist
 
 t.test('a revocation acknowledged on one node is refused at once on the others, and heard by their onRevoked', async (t) => {
   const heard = nodes.map(() => [] as string[]);
-  nodes.forEach((node, i) => node.revocations.onRevoked((cid) => heard[i].push(cid)));
+  for (const [i, node] of nodes.entries()) node.revocations.onRevoked((cid) => heard[i].push(cid));
   for (let round = 0; round < 10; round++) {
     const cid = `bafy-${round}`;
     t.equal(await nodes[(round + 1) % 3].revocations.isRevoked(cid), false);

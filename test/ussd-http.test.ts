@@ -197,7 +197,7 @@ t.test('three wrong PINs lock the account across sessions, not per dial', async 
     return screens.join('\n---\n');
   };
   const first = await attempt('lock-1', ['11112', '11113']);
-  t.match(first, /2 attempts left[^]*1 attempt left/);
+  t.match(first, /2 attempts left[\s\S]*1 attempt left/);
   // A new dial does not reset the counter: the third wrong PIN locks.
   const second = await attempt('lock-2', ['11114']);
   t.match(second, /Too many wrong PINs\. Account locked\. Try again in 30 min/);

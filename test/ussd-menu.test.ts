@@ -369,7 +369,7 @@ t.test('gateways that send only the latest input are understood', async (t) => {
 });
 
 t.test('every state fits 182 characters with the longest data and any input', async (t) => {
-  const longName = 'Nomvula-Thandiwe ' + 'Abcdefghij'.repeat(4) + "O'Mahlangu";
+  const longName = `Nomvula-Thandiwe ${'Abcdefghij'.repeat(4)}O'Mahlangu`;
   const name = longName.slice(0, 60);
   t.equal(name.length, 60);
   const email = `${'a'.repeat(52)}@example.org`;

@@ -3,7 +3,7 @@
 // backpressure, idle timeout, frame size). uWS discipline: everything read from `req` is read before the
 // first await, `res.onAborted` is registered before it, and the upgrade is written inside `res.cork`.
 import type { Server as SocketIoServer } from 'socket.io';
-import uWS from 'uWebSockets.js';
+import type uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
 import { readHeaders } from './headers.js';
