@@ -3,17 +3,19 @@
 // call; here a call is one object, two frames out, and all frames of one event-loop turn leave in one write.
 import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { readGoaway, readPing, readResetCode, readSettings, readWindowIncrement } from './control-frames.js';
 import {
-  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, SETTINGS_ACK,
-  goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, unpad,
+  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
+  dataFrame, goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
-import { type HeaderBlock, HeaderBlocks } from './header-blocks.js';
-import { clientOpening, FlowControl } from './flow-control.js';
-import { FrameWriter } from './frame-writer.js';
-import { encodeFields, fieldEncoder } from './hpack.js';
-import { grpcFrame, toRetry, type UnaryCall } from './unary-call.js';
+import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
+import { grpcFrame, type ResponseHeaders, type UnaryCall } from './unary-call.js';
 
+/** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
+const STREAM_WINDOW = 8 * 1024 * 1024;
+const CONNECTION_WINDOW = 32 * 1024 * 1024;
+/** A header block may not grow past this (CONTINUATION floods), nor its decoded list. */
+const MAX_HEADER_BLOCK = 256 * 1024;
+const HEADER_TABLE_SIZE = 4096;
 const LAST_STREAM_ID = 2 ** 31 - 1;
 
 export interface ConnectionEvents {
@@ -29,11 +31,13 @@ export class H2Connection {
   // The fields every call sends, encoded once: pseudo-headers (before `:path`), then the regular ones.
   readonly #pseudoBlock: Buffer;
   readonly #regularBlock: Buffer;
-  readonly #headerBlocks = new HeaderBlocks();
+  readonly #decoder = new HpackDecoder(HEADER_TABLE_SIZE);
   readonly #reader: FrameReader;
   readonly #streams = new Map<number, UnaryCall>();
   /** Calls waiting for a stream slot (the node's MAX_CONCURRENT_STREAMS). */
   #queue: UnaryCall[] = [];
+  /** Streams with message bytes held back by flow control. */
+  readonly #blocked = new Set<UnaryCall>();
   #nextStreamId = 1;
   #connected = false;
   #settingsReceived = false;
@@ -42,17 +46,26 @@ export class H2Connection {
   #destroyed = false;
   /** Our side of the socket ended (after a GOAWAY, once the last stream finished): nothing more is written. */
   #ended = false;
+  // The node's settings and our send window on the connection.
   /** Until the node's SETTINGS arrive, 100 streams at most (as nghttp2 assumes): a burst is not refused wholesale. */
   #maxConcurrent = 100;
-  readonly #writer: FrameWriter;
-  readonly #flow: FlowControl;
+  #peerInitialWindow = 65_535;
+  #peerMaxFrame = DEFAULT_MAX_FRAME_SIZE;
+  #sendWindow = 65_535;
+  // Our receive window on the connection.
+  #receiveWindow = CONNECTION_WINDOW;
+  #unacknowledged = 0;
+  /** A header block spread over HEADERS + CONTINUATION frames, until END_HEADERS. */
+  #partialBlock?: { streamId: number; endStream: boolean; parts: Buffer[]; length: number };
+  // Write coalescing: the frames of one event-loop turn, written together.
+  #out: Buffer[] = [];
+  #flushQueued = false;
+  readonly #flush = () => this.#writeOut();
   #keepalive?: NodeJS.Timeout;
   #pingOutstanding = false;
 
   constructor(socket: Socket, options: { authority: string; keepaliveMs: number }, events: ConnectionEvents) {
     this.#socket = socket;
-    this.#writer = new FrameWriter(socket);
-    this.#flow = new FlowControl((frame) => this.#write(frame));
     this.#events = events;
     this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', 'http'], [':authority', options.authority]]);
     this.#regularBlock = encodeFields([['content-type', 'application/grpc'], ['te', 'trailers']]);
@@ -73,7 +86,13 @@ export class H2Connection {
     socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? `Connection to the node failed: ${error.message}` : `No connection established: ${error.message}`));
     socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? 'Connection to the node closed' : 'No connection established'));
     // The client preface, our settings and the connection window, before any call (allowed with prior knowledge).
-    this.#write(clientOpening());
+    this.#write(PREFACE);
+    this.#write(settingsFrame([
+      [Setting.ENABLE_PUSH, 0],
+      [Setting.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
+      [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_BLOCK],
+    ]));
+    this.#write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
     // Pings keep NATs and proxies from dropping a quiet connection; one unanswered for a whole period drops it.
     this.#keepalive = setInterval(() => {
       if (this.#pingOutstanding) return this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered');
@@ -116,19 +135,22 @@ export class H2Connection {
     this.#nextStreamId += 2;
     if (this.#nextStreamId > LAST_STREAM_ID) this.#becomeUnusable();
     call.id = id;
-    this.#flow.open(call);
+    call.sendWindow = this.#peerInitialWindow;
+    call.receiveWindow = STREAM_WINDOW;
     call.cancel = () => this.#cancel(call);
     this.#streams.set(id, call);
     const block = [this.#pseudoBlock, pathField(call.path), this.#regularBlock, call.metadataBlock];
     const size = 5 + call.message.length;
-    if (this.#flow.takeWhole(call, size)) {
+    if (size <= Math.min(call.sendWindow, this.#sendWindow, this.#peerMaxFrame)) {
       // The usual case: the whole request in one buffer.
-      this.#write(requestFrames(id, block, call.message, this.#flow.peerMaxFrame));
+      this.#write(requestFrames(id, block, call.message, this.#peerMaxFrame));
+      call.sendWindow -= size;
+      this.#sendWindow -= size;
       return;
     }
-    this.#write(headerFrames(id, block, false, this.#flow.peerMaxFrame));
+    this.#write(headerFrames(id, block, false, this.#peerMaxFrame));
     call.body = grpcFrame(call.message);
-    this.#flow.sendBody(call);
+    this.#sendBody(call);
   }
 
   /** Queued calls take the stream slots that are free (a stream ended, or the node's SETTINGS raised the limit). */
@@ -143,9 +165,26 @@ export class H2Connection {
     this.#endStream(call);
   }
 
+  /** Sends as much of the message as the windows allow; the rest waits for WINDOW_UPDATE. */
+  #sendBody(call: UnaryCall): void {
+    while (call.body.length > 0) {
+      const size = Math.min(call.body.length, call.sendWindow, this.#sendWindow, this.#peerMaxFrame);
+      if (size <= 0) {
+        this.#blocked.add(call);
+        return;
+      }
+      const last = size === call.body.length;
+      this.#write(dataFrame(call.id, last ? call.body : call.body.subarray(0, size), last));
+      call.sendWindow -= size;
+      this.#sendWindow -= size;
+      call.body = call.body.subarray(size);
+    }
+    this.#blocked.delete(call);
+  }
+
   #endStream(call: UnaryCall): void {
     this.#streams.delete(call.id);
-    this.#flow.forget(call);
+    this.#blocked.delete(call);
     call.cancel = undefined;
     this.#openQueued();
     if (this.#closing && this.#streams.size === 0) this.#end();
@@ -154,8 +193,7 @@ export class H2Connection {
   /** Flushes what is queued and ends our side; the node closes its side in turn. */
   #end(): void {
     if (this.#ended || this.#destroyed) return;
-    this.#writer.flush();
-    this.#writer.stop();
+    this.#writeOut();
     this.#ended = true;
     this.#socket.end();
   }
@@ -178,26 +216,49 @@ export class H2Connection {
     this.#handBack(queued);
   }
 
-  /** Calls the node never saw go to another connection (once each: see toRetry). */
+  /**
+   * Calls the node never saw go to another connection, once each (so a node that refuses every connection
+   * cannot make a call go round forever): a second time they fail UNAVAILABLE.
+   */
   #handBack(calls: UnaryCall[], details = 'Connection closed by the node before the call was sent'): void {
-    const again = toRetry(calls, details);
+    const again: UnaryCall[] = [];
+    for (const call of calls) {
+      call.cancel = undefined;
+      if (call.retried) {
+        call.settle(GrpcStatus.UNAVAILABLE, details);
+      } else {
+        call.retried = true;
+        again.push(call);
+      }
+    }
     if (again.length > 0) this.#events.retry(again);
   }
 
   #write(frame: Buffer): void {
-    this.#writer.write(frame);
+    if (this.#destroyed || this.#ended) return;
+    this.#out.push(frame);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      setImmediate(this.#flush);
+    }
+  }
+
+  #writeOut(): void {
+    this.#flushQueued = false;
+    const out = this.#out;
+    if (out.length === 0 || this.#destroyed || this.#ended) return;
+    this.#out = [];
+    this.#socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
   }
 
   #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.#destroyed) return;
-    if (this.#headerBlocks.open && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
+    if (this.#partialBlock && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
     if (!this.#settingsReceived && type !== FrameType.SETTINGS) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the node did not start with SETTINGS');
     switch (type) {
       case FrameType.DATA: return this.#onData(flags, streamId, payload);
-      case FrameType.HEADERS:
-        this.#checkOpened(streamId, 'HEADERS');
-        return this.#onHeaderBlock(this.#headerBlocks.headers(flags, streamId, payload));
-      case FrameType.CONTINUATION: return this.#onHeaderBlock(this.#headerBlocks.continuation(flags, streamId, payload));
+      case FrameType.HEADERS: return this.#onHeaders(flags, streamId, payload);
+      case FrameType.CONTINUATION: return this.#onContinuation(flags, streamId, payload);
       case FrameType.RST_STREAM: return this.#onReset(streamId, payload);
       case FrameType.SETTINGS: return this.#onSettings(flags, streamId, payload);
       case FrameType.PING: return this.#onPing(flags, streamId, payload);
@@ -218,23 +279,72 @@ export class H2Connection {
     this.#checkOpened(streamId, 'DATA');
     // Flow control counts the whole payload, padding included.
     const size = payload.length;
-    this.#flow.received(size);
+    this.#receiveWindow -= size;
+    if (this.#receiveWindow < 0) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA past the connection window');
+    this.#consumed(size);
     const call = this.#streams.get(streamId);
     if (!call) return; // cancelled or finished here: its bytes still counted above
-    if (!this.#flow.receivedOnStream(call, size)) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
+    call.receiveWindow -= size;
+    if (call.receiveWindow < 0) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
     if (!call.onData(unpad(payload, flags))) {
       this.#cancel(call);
       return;
     }
     if (flags & Flag.END_STREAM) return this.#finish(call);
-    this.#flow.creditStream(call, size);
+    call.unacknowledged += size;
+    if (call.unacknowledged >= STREAM_WINDOW / 2) {
+      this.#write(windowUpdateFrame(streamId, call.unacknowledged));
+      call.receiveWindow += call.unacknowledged;
+      call.unacknowledged = 0;
+    }
   }
 
-  #onHeaderBlock(block: HeaderBlock | undefined): void {
-    const call = block && this.#streams.get(block.streamId);
+  /** Received bytes are used at once (kept with their call), so the connection window is credited back at half. */
+  #consumed(size: number): void {
+    this.#unacknowledged += size;
+    if (this.#unacknowledged >= CONNECTION_WINDOW / 2) {
+      this.#write(windowUpdateFrame(0, this.#unacknowledged));
+      this.#receiveWindow += this.#unacknowledged;
+      this.#unacknowledged = 0;
+    }
+  }
+
+  #onHeaders(flags: number, streamId: number, payload: Buffer): void {
+    this.#checkOpened(streamId, 'HEADERS');
+    let block = unpad(payload, flags);
+    if (flags & Flag.PRIORITY) {
+      if (block.length < 5) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
+      block = block.subarray(5);
+    }
+    const endStream = (flags & Flag.END_STREAM) !== 0;
+    if (flags & Flag.END_HEADERS) return this.#onHeaderBlock(streamId, endStream, block);
+    this.#partialBlock = { streamId, endStream, parts: [block], length: block.length };
+  }
+
+  #onContinuation(flags: number, streamId: number, payload: Buffer): void {
+    const partial = this.#partialBlock;
+    if (!partial || partial.streamId !== streamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
+    partial.parts.push(payload);
+    partial.length += payload.length;
+    if (partial.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    if (!(flags & Flag.END_HEADERS)) return;
+    this.#partialBlock = undefined;
+    this.#onHeaderBlock(streamId, partial.endStream, Buffer.concat(partial.parts, partial.length));
+  }
+
+  #onHeaderBlock(streamId: number, endStream: boolean, block: Buffer): void {
+    let fields: HeaderField[];
+    try {
+      // Decoded even for a stream forgotten here: the table is shared by the whole connection.
+      fields = this.#decoder.decode(block, MAX_HEADER_BLOCK);
+    } catch (error) {
+      if (error instanceof HpackError) throw new ConnectionError(ErrorCode.COMPRESSION_ERROR, error.message);
+      throw error;
+    }
+    const call = this.#streams.get(streamId);
     if (!call) return;
-    call.onHeaders(block.headers);
-    if (block.endStream) this.#finish(call);
+    call.onHeaders(headersOf(fields));
+    if (endStream) this.#finish(call);
   }
 
   #finish(call: UnaryCall, rstCode?: number): void {
@@ -252,10 +362,11 @@ export class H2Connection {
   }
 
   #onReset(streamId: number, payload: Buffer): void {
-    const code = readResetCode(payload);
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
     this.#checkOpened(streamId, 'RST_STREAM');
     const call = this.#streams.get(streamId);
     if (!call) return;
+    const code = payload.readUInt32BE(0);
     if (code === ErrorCode.REFUSED_STREAM && !call.headers) {
       // Refused before any processing: safe to send again (once), as grpc-js retries it transparently.
       this.#endStream(call);
@@ -265,42 +376,78 @@ export class H2Connection {
   }
 
   #onSettings(flags: number, streamId: number, payload: Buffer): void {
-    const settings = readSettings(flags, streamId, payload);
-    if (settings === 'ack') return;
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
+    if (flags & Flag.ACK) {
+      if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
+      return;
+    }
+    if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
     if (!this.#settingsReceived) this.#maxConcurrent = Infinity; // the node's own limit, if any, follows
     this.#settingsReceived = true;
-    if (settings.maxConcurrent !== undefined) this.#maxConcurrent = settings.maxConcurrent;
-    if (settings.initialWindow !== undefined) this.#flow.setInitialWindow(settings.initialWindow, this.#streams.values());
-    if (settings.maxFrame !== undefined) this.#flow.peerMaxFrame = settings.maxFrame;
+    for (let at = 0; at < payload.length; at += 6) {
+      const id = payload.readUInt16BE(at);
+      const value = payload.readUInt32BE(at + 2);
+      if (id === Setting.MAX_CONCURRENT_STREAMS) {
+        this.#maxConcurrent = value;
+      } else if (id === Setting.INITIAL_WINDOW_SIZE) {
+        if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
+        const delta = value - this.#peerInitialWindow;
+        this.#peerInitialWindow = value;
+        for (const call of this.#streams.values()) call.sendWindow += delta;
+      } else if (id === Setting.MAX_FRAME_SIZE) {
+        if (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+        this.#peerMaxFrame = value;
+      }
+      // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
+    }
     this.#write(SETTINGS_ACK);
-    this.#flow.resume();
+    this.#resumeBlocked();
     this.#openQueued();
   }
 
   #onPing(flags: number, streamId: number, payload: Buffer): void {
-    if (readPing(flags, streamId, payload).ack) this.#pingOutstanding = false;
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
+    if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
+    if (flags & Flag.ACK) this.#pingOutstanding = false;
     else this.#write(pingFrame(payload, true));
   }
 
   #onGoaway(streamId: number, payload: Buffer): void {
-    const { lastStreamId, code } = readGoaway(streamId, payload);
+    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
+    if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
+    const lastStreamId = payload.readUInt32BE(0) & 0x7fffffff;
     this.#becomeUnusable();
     // Streams above the last id were never processed by the node: sent again elsewhere (once), as grpc-js does.
     const unseen = [...this.#streams.values()].filter((call) => call.id > lastStreamId);
-    for (const call of unseen) this.#streams.delete(call.id), this.#flow.forget(call);
-    this.#handBack(unseen, `Connection closed by the node (GOAWAY code ${code})`);
+    for (const call of unseen) this.#streams.delete(call.id), this.#blocked.delete(call);
+    this.#handBack(unseen, `Connection closed by the node (GOAWAY code ${payload.readUInt32BE(4)})`);
     this.#closing = true;
     if (this.#streams.size === 0) this.#end();
   }
 
   #onWindowUpdate(streamId: number, payload: Buffer): void {
-    const increment = readWindowIncrement(payload);
-    if (streamId === 0) return this.#flow.connectionIncrement(increment);
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of the wrong length');
+    const increment = payload.readUInt32BE(0) & 0x7fffffff;
+    if (streamId === 0) {
+      if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
+      this.#sendWindow += increment;
+      if (this.#sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
+      return this.#resumeBlocked();
+    }
     this.#checkOpened(streamId, 'WINDOW_UPDATE');
     const call = this.#streams.get(streamId);
     if (!call) return;
-    const wrong = this.#flow.streamIncrement(call, increment);
-    if (wrong !== undefined) this.#resetStream(call, wrong);
+    if (increment === 0) return this.#resetStream(call, ErrorCode.PROTOCOL_ERROR);
+    call.sendWindow += increment;
+    if (call.sendWindow > MAX_WINDOW) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
+    if (this.#blocked.has(call)) this.#sendBody(call);
+  }
+
+  #resumeBlocked(): void {
+    for (const call of [...this.#blocked]) {
+      if (this.#sendWindow <= 0) return;
+      this.#sendBody(call);
+    }
   }
 
   /**
@@ -324,8 +471,8 @@ export class H2Connection {
     clearInterval(this.#keepalive);
     const calls = [...this.#streams.values()];
     this.#streams.clear();
-    this.#flow.clear();
-    this.#writer.stop();
+    this.#blocked.clear();
+    this.#out = [];
     if (lastFrame && !this.#ended) {
       // Told why, then dropped: a node that does not close its side is not waited for.
       const socket = this.#socket;
@@ -339,6 +486,16 @@ export class H2Connection {
       call.settle(code, details);
     }
   }
+}
+
+/** Header fields as a record; a repeated name's values are joined with ", " (as node's http2 does for most). */
+function headersOf(fields: HeaderField[]): ResponseHeaders {
+  const headers: ResponseHeaders = {};
+  for (const [name, value] of fields) {
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+  }
+  return headers;
 }
 
 /** `:path` fields encoded once per path (the gateway's routes are a bounded set). */

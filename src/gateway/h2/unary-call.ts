@@ -153,21 +153,3 @@ export class UnaryCall {
     this.settle(outcome.code, outcome.details, outcome.bytes);
   }
 }
-
-/**
- * Of calls the node never saw, those to send on another connection: each goes round once (so a node that refuses
- * every connection cannot make a call go round forever); a second time it fails UNAVAILABLE with `details`.
- */
-export function toRetry(calls: UnaryCall[], details: string): UnaryCall[] {
-  const again: UnaryCall[] = [];
-  for (const call of calls) {
-    call.cancel = undefined;
-    if (call.retried) {
-      call.settle(GrpcStatus.UNAVAILABLE, details);
-    } else {
-      call.retried = true;
-      again.push(call);
-    }
-  }
-  return again;
-}
