@@ -53,7 +53,7 @@ for (const [i, id] of ['node-a', 'node-b', 'node-c'].entries()) nodes.push(await
 const [a, b, c] = nodes;
 const held = () => nodes.map((node) => node.leases.owned.size);
 while (held().reduce((x, y) => x + y, 0) !== PARTITIONS || held().some((n) => n === 0)) {
-  await new Promise((resolve) => a.leases.once('table', resolve));
+  await new Promise<void>((resolve) => a.leases.once('table', () => resolve()));
 }
 
 /** A fresh session whose partition `owner` holds, created through another node. */

@@ -104,12 +104,12 @@ async function mutate(car: Uint8Array, invocation: Delegation, change: Spec['mut
       return archiveOf(Buffer.concat([block.subarray(0, at + 4), Buffer.from([0x1b, 0, 0, 0, 0]), block.subarray(at + 5)]));
     }
     case 'extra-field': {
-      const model = CBOR.decode(invocation.bytes) as Record<string, unknown>;
+      const model = CBOR.decode(invocation.bytes) as unknown as Record<string, unknown>;
       return archiveOf(CBOR.encode({ ...model, zzz: 1 }));
     }
     case 'zero-nbf': {
       // An explicit `nbf: 0`, which ucanto never writes and dag-ucan leaves out of the signed payload.
-      const model = CBOR.decode(invocation.bytes) as Record<string, unknown>;
+      const model = CBOR.decode(invocation.bytes) as unknown as Record<string, unknown>;
       return 'nbf' in model ? car : archiveOf(CBOR.encode({ ...model, nbf: 0 }));
     }
     case 'swap-blocks':

@@ -122,14 +122,14 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   t.equal(invocation.audience.did(), service.did());
   t.same(invocation.capabilities, [{ can: 'ledger/read', with: 'ixo:oracle:test:ledger' }]);
   t.equal(invocation.expiration, expiration, 'cut to the delegation (120 s < the 300 s default)');
-  t.equal(String(invocation.proofs[0].cid), String((await decode(raw)).cid), 'the stored delegation is the proof');
+  t.equal(String((invocation.proofs[0] as { cid?: unknown }).cid), String((await decode(raw)).cid), 'the stored delegation is the proof');
   t.equal((await decode(await minter.mintForUser({ ...request, ttlSeconds: 30 }))).expiration, now + 30, 'a shorter lifetime is kept');
 
   now = expiration;
   await t.rejects(minter.mintForUser(request), { reason: 'expired', message: /your delegation to this oracle has expired/ });
 
   await delegations.put({ raw: 'QUJD', issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
-  await t.rejects(minter.mintForUser(request), { reason: 'unreadable' });
+  await t.rejects(minter.mintForUser(request), { name: 'ReauthorisationRequired', reason: 'unreadable' });
 
   // The per-thread minter reads the identity from the configuration (what plugins use).
   const fromConfig = ucanMinterFor({ config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir }, delegations: openLmdbOracleRepositories(store).delegations });

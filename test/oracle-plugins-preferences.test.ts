@@ -19,6 +19,7 @@ import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/st
 import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import type { TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { AuthIdentity } from '../dist/src/oracle/auth/index.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };
 const ORACLE = 'did:key:zOracle';
@@ -119,10 +120,10 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
   const plugins = createPlugins({ config, repositories });
   const fronts = createPluginFronts({ config, repositories });
   // Stand-in for the UCAN layer (tested by its own suite): the user's DID from a test header, 401 without it.
-  const authenticate = async (req: HttpRequest) => {
+  const authenticate = async (req: HttpRequest): Promise<AuthIdentity> => {
     const did = req.headers['x-test-user'];
     if (!did) throw httpErrors.unauthorized('Missing UCAN authentication');
-    return { did, via: 'invocation' as const };
+    return { did, via: 'invocation', chain: [] };
   };
   const router = new Router();
   mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(fronts, { oracleDid: ORACLE }));
@@ -134,7 +135,8 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
     port: 0,
     bodyLimitBytes: 65536,
     corsOrigin: '*',
-    trustProxy: false,
+    drainQuietMs: 1000,
+    streamLimits: { maxBufferBytes: 256 * 1024, stallTimeoutMs: 30_000 },
     rateLimit: { max: 10000, windowSeconds: 60, allowlist: [] },
     log: createLogger('silent'),
   });
@@ -154,7 +156,7 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
   await pluginTools(plugins, turn('did:key:zA'))[0].execute({ userName: 'Ada', formality: 'formal' }, { ...turn('did:key:zA'), toolCallId: 'c' });
   const saved = await get('did:key:zA');
   t.equal(saved.status, 200);
-  const body = await saved.json();
+  const body: any = await saved.json();
   t.match(body, { userName: 'Ada', formality: 'formal' });
   t.ok(Date.parse(body.updatedAt));
   t.same(Object.keys(body).sort(), ['formality', 'updatedAt', 'userName']);

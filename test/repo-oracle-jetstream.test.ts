@@ -8,6 +8,7 @@ import { openJetStreamDelegations } from '../dist/src/oracle/jetstream-delegatio
 import { JetStreamRevocationRepository } from '../dist/src/oracle/jetstream-revocations.js';
 import { openJetStreamCredits } from '../dist/src/oracle/plugins/credits/jetstream-repository.js';
 import { openJetStreamPreferences } from '../dist/src/oracle/plugins/user-preferences/jetstream-repository.js';
+import type { CreditAccount } from '../dist/src/oracle/plugins/credits/repository.js';
 import { JetStreamSessionRepository } from '../dist/src/oracle/sessions/jetstream-repository.js';
 import { JetStreamTranscriptRepository } from '../dist/src/oracle/sessions/jetstream-transcript-repository.js';
 import { openJetStreamSessionStores } from '../dist/src/oracle/sessions/jetstream-turn-commit.js';
@@ -58,7 +59,7 @@ t.test('credits', (t) => (creditRepositoryContract(t, () => openJetStreamCredits
 t.test('30 debits through three nodes against a balance of 12 pay exactly 12', async (t) => {
   const ledgers = nodes.map((node) => creditLedger(node.credits, { initial: 12, perMessage: 1 }));
   const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => ledgers[i % 3].charge('did:key:zPayer')));
-  const paid = outcomes.filter((o): o is PromiseFulfilledResult<{ balance: number }> => o.status === 'fulfilled');
+  const paid = outcomes.filter((o): o is PromiseFulfilledResult<CreditAccount> => o.status === 'fulfilled');
   t.equal(paid.length, 12);
   t.same(paid.map((o) => o.value.balance).sort((a, b) => a - b), [...Array(12).keys()], 'each paid debit saw its own balance');
   t.equal((await ledgers[1].account('did:key:zPayer')).balance, 0);
