@@ -5,8 +5,8 @@
 // a target (for the cluster: nodes and nats-servers, also apart).
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startLocalNodes } from '../src/cluster/local-nodes.js';
-import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/cluster/local-nats-cluster.js';
+import { startLocalNodes } from '../src/tools/local-nodes.js';
+import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools/local-nats-cluster.js';
 import { positive } from './lib/options.js';
 import { createSessions, oracleKeys, startOracle, warmInvocation } from './lib/oracle.js';
 import { cpuSecondsOf, portFor, rssBytesOf, type LoadTarget } from './lib/process.js';

@@ -9,6 +9,7 @@ import { openStore } from '../src/store/env.js';
 
 const count = Number(process.env.BENCH_ENTITIES ?? 100);
 const fixture = readFixture(DEFAULT_FIXTURE);
+// biome-ignore lint/suspicious/noExplicitAny: fixture records are JSON of any protobuf message
 const template = (fixture.records.entity as Record<string, any>[])[0];
 const entities = Array.from({ length: count }, (_, i) => {
   const id = `did:ixo:entity:bench${String(i).padStart(27, '0')}`;

@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
-import { findNatsServer, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
+import { findNatsServer, startNatsCluster } from '../dist/src/tools/local-nats-cluster.js';
 
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 

@@ -6,7 +6,7 @@ import { clusterModeOn } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { ClusterRateLimiter } from './cluster/rate-limit.js';
 import { registerDocsRoutes } from './docs/index.js';
-import type { Face, FaceContext, FaceFactory } from './face.js';
+import type { Face, FaceContext } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
 import { Router } from './http/router.js';
@@ -20,16 +20,13 @@ import { timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { openStore, type Store } from './store/env.js';
-import { createChainClient, type ChainQuery } from './chain-client.js';
+import { createChainClient } from './chain-client.js';
 import { createGatewayFace } from './gateway/index.js';
-import { createOracleFace, type OracleFace } from './oracle/index.js';
+import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace } from './ussd/index.js';
 import { resolvePinKey } from './ussd/pin-key.js';
-
-/** The faces of the server, in the order their routes are registered. */
-const FACES: readonly FaceFactory[] = [createUssdFace, createOracleFace, createGatewayFace];
 
 export interface RunningServer {
   readonly port: number;
@@ -73,13 +70,15 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     cpuPool,
     ...(cluster && routed ? { cluster: cluster.connection, events: routed.events } : {}),
   };
-  const faces: Face[] = [];
-  for (const factory of FACES) faces.push(await factory(context));
+  // Each face made by name, so what one gives another is wired here, typed: the faces never import each other.
+  const ussd = await createUssdFace(context);
+  const oracle = await createOracleFace(context);
+  const gateway = createGatewayFace(context);
+  /** In the order their routes are registered. */
+  const faces: readonly Face[] = [ussd, oracle, gateway];
   for (const face of faces) await face.start?.();
   // did:ixo issuers resolve through the chain client, over the gateway's node (its address is known once it started).
-  const oracle = faces.find((face): face is OracleFace => face.name === 'oracle');
-  const chainNode = faces.find((face): face is Face & { upstream?: ChainQuery } => face.name === 'gateway')?.upstream;
-  if (oracle && chainNode) oracle.authenticator.setDidResolver('ixo', createIxoDidResolver(createChainClient(chainNode)));
+  if (gateway.upstream) oracle.authenticator.setDidResolver('ixo', createIxoDidResolver(createChainClient(gateway.upstream)));
 
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
@@ -114,7 +113,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);
     registerMetricsRoute(router, { public: config.METRICS_PUBLIC, operatorOnly });
   }
-  if (playgroundEnabled(config)) registerPlaygroundRoutes(router, { oracle: oracle!.identity, log });
+  if (playgroundEnabled(config)) registerPlaygroundRoutes(router, { oracle: oracle.identity, log });
   // Last, so the OpenAPI document sees every route.
   registerDocsRoutes(router, { faces, info: { title: 'Session actor runtime API', version: '0.1.0' } });
 

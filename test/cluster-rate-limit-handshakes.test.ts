@@ -25,7 +25,7 @@ t.test('handshakes from one address over three nodes share one budget', async (t
     TRUST_PROXY_ENABLED: 'true',
   };
   // One after another: nodes creating the same bucket at once cost a JetStream timeout (docs/cluster.md).
-  const nodes = [];
+  const nodes: Awaited<ReturnType<typeof startTestServer>>[] = [];
   for (const id of ['a', 'b', 'c']) nodes.push(await startTestServer(t, { env: { ...env, NODE_ID: `node-${id}` } }));
 
   // The windows are fixed minutes: start in a fresh one, so all handshakes fall into the same window.

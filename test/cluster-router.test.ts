@@ -49,12 +49,12 @@ async function joinCluster(id: string, server: number, runtime: ActorRuntime) {
 // other, which keeps the test short (three first joins racing on a new lease bucket cost a NATS request timeout).
 const ids = ['node-a', 'node-b', 'node-c'];
 const runtimes = await Promise.all(ids.map(startRuntime));
-const nodes = [];
+const nodes: Awaited<ReturnType<typeof joinCluster>>[] = [];
 for (const [i, id] of ids.entries()) nodes.push(await joinCluster(id, i, runtimes[i]));
 const partitionsHeld = () => nodes.map((node) => node.leases.owned.size);
 // Wait until the three hold every partition between them (the leases' own test shows the balance).
 while (partitionsHeld().reduce((a, b) => a + b, 0) !== PARTITIONS || partitionsHeld().some((n) => n === 0)) {
-  await new Promise((resolve) => nodes[0].leases.once('table', resolve));
+  await new Promise<void>((resolve) => nodes[0].leases.once('table', () => resolve()));
 }
 const ownerOf = (sessionId: string) => nodes.find((node) => node.leases.owns(partitionOf(sessionId, PARTITIONS)))!;
 const sessionIds = Array.from({ length: 12 }, (_, i) => `router-session-${i}`);

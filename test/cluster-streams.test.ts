@@ -53,7 +53,7 @@ for (const [i, id] of ['node-a', 'node-b', 'node-c'].entries()) nodes.push(await
 const [a, b, c] = nodes;
 const held = () => nodes.map((node) => node.leases.owned.size);
 while (held().reduce((x, y) => x + y, 0) !== PARTITIONS || held().some((n) => n === 0)) {
-  await new Promise((resolve) => a.leases.once('table', resolve));
+  await new Promise<void>((resolve) => a.leases.once('table', () => resolve()));
 }
 
 /** A fresh session whose partition `owner` holds, created through another node. */
@@ -170,7 +170,9 @@ t.test('events of a turn reach the sockets following its session on other nodes 
   a.events.follow(sessionId); // the owner has a socket too: its own events must not come back to it
   b.events.follow(sessionId);
   c.events.follow('another-session');
-  t.teardown(() => [a, b].forEach((node) => node.events.unfollow(sessionId)));
+  t.teardown(() => {
+    for (const node of [a, b]) node.events.unfollow(sessionId);
+  });
   await Promise.all(nodes.map((node) => node.connection.nc.flush()));
   t.equal(await c.events.followedElsewhere(sessionId), true, 'another node follows the session');
   t.equal(await c.events.followedElsewhere('nobody-follows-this'), false, 'no node follows that one');

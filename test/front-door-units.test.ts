@@ -43,7 +43,9 @@ t.test("a peer's address read as bytes is the address its text form gives", asyn
   const listening = (host: string) =>
     new Promise<uWS.us_listen_socket | false>((resolve) => app.listen(host, 0, resolve));
   const sockets = [await listening('127.0.0.1'), await listening('::')].filter((s): s is uWS.us_listen_socket => Boolean(s));
-  t.teardown(() => sockets.forEach((s) => uWS.us_listen_socket_close(s)));
+  t.teardown(() => {
+    for (const s of sockets) uWS.us_listen_socket_close(s);
+  });
   const [v4, dual] = sockets.map((s) => uWS.us_socket_local_port(s));
   const peers: [string, string][] = [[`http://127.0.0.1:${v4}/`, '127.0.0.1']];
   if (dual) peers.push([`http://127.0.0.1:${dual}/`, '127.0.0.1'], [`http://[::1]:${dual}/`, '::1']);

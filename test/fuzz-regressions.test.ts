@@ -97,5 +97,5 @@ t.test('headers and path parameters named like Object.prototype members are plai
   const server = await startTestServer(t);
   const res = await fetch(`${server.url}/api/ussd/debug/constructor`, { headers: { constructor: 'x', hasOwnProperty: 'y', __proto__: 'z' } as Record<string, string> });
   t.equal(res.status, 404);
-  t.equal((await res.json()).sessionId, 'constructor');
+  t.equal(((await res.json()) as { sessionId: unknown }).sessionId, 'constructor');
 });

@@ -16,7 +16,7 @@ t.test('bond prices through the gateway over the embedded node', async (t) => {
   const server = await startTestServer(t);
   const get = async (path: string) => {
     const res = await fetch(server.url + path);
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: (await res.json()) as any };
   };
   const expectError = async (path: string, status: number, code: number, message: string) => {
     const answer = await get(path);

@@ -6,6 +6,7 @@
 // The same answers go through bundled descriptors, the node's reflection descriptors, and `auto` with a
 // node that describes only the claims module (token routes then come from the bundled files).
 import t from 'tap';
+import type { Test } from 'tap';
 import * as grpc from '@grpc/grpc-js';
 import { fileDescriptorsOf } from '../dist/src/gateway/descriptors.js';
 import { fileURLToPath } from 'node:url';
@@ -266,10 +267,11 @@ const identity = (value: Buffer) => value;
 const FIXTURES = fileURLToPath(new URL('./fixtures/gateway/', import.meta.url));
 
 /** A node answering every golden method by path with its bytes; the requests it got are kept by path. */
-async function startGoldenNode(t: Tap.Test, descriptorFiles?: readonly string[]) {
+async function startGoldenNode(t: Test, descriptorFiles?: readonly string[]) {
   const requests = new Map<string, Buffer>();
   const server = new grpc.Server();
-  const definition: grpc.ServiceDefinition = {};
+  // Built here method by method (the type's index signature is read-only for services built once).
+  const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
   const implementation: grpc.UntypedServiceImplementation = {};
   const byMethod = new Map<string, Golden[]>();
   for (const golden of GOLDEN) byMethod.set(golden.method, [...(byMethod.get(golden.method) ?? []), golden]);

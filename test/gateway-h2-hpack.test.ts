@@ -54,7 +54,7 @@ t.test('RFC 7541 C.3 and C.4: requests without and with Huffman, one connection 
   ];
   for (const [name, blocks] of [['C.3', plain], ['C.4', huffman]] as const) {
     const decoder = new HpackDecoder();
-    blocks.forEach((block, i) => t.same(decoder.decode(hex(block)), REQUESTS[i], `${name}.${i + 1}`));
+    for (const [i, block] of blocks.entries()) t.same(decoder.decode(hex(block)), REQUESTS[i], `${name}.${i + 1}`);
     t.equal(decoder.tableSize, 164, `${name} table size`);
     t.same(decoder.table, [['custom-key', 'custom-value'], ['cache-control', 'no-cache'], [':authority', 'www.example.com']]);
   }

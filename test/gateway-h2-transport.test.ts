@@ -3,6 +3,7 @@
 // larger than the windows, MAX_CONCURRENT_STREAMS 2 with 100 calls, a hostile node sending malformed frames, and
 // the dial backoff while the node cannot be reached.
 import t from 'tap';
+import type { Test } from 'tap';
 import http2 from 'node:http2';
 import { createServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -14,7 +15,7 @@ const OPTIONS = { maxReceiveBytes: 64 * 1024 * 1024, keepaliveMs: 60_000 };
 const same = (b: Buffer) => b;
 const method = (path: string) => ({ path, requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same });
 
-function channelTo(t: Tap.Test, port: number): H2Channel {
+function channelTo(t: Test, port: number): H2Channel {
   const channel = new H2Channel({ host: '127.0.0.1', port }, OPTIONS);
   t.teardown(() => channel.close());
   return channel;
@@ -38,7 +39,7 @@ async function startGrpcNode(port = 0) {
 }
 
 /** A node:http2 server whose streams are handled by `handle`; counts sessions. */
-async function startH2Node(t: Tap.Test, handle: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void, settings: http2.Settings = {}) {
+async function startH2Node(t: Test, handle: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void, settings: http2.Settings = {}) {
   const server = http2.createServer({ settings });
   const sessions: http2.ServerHttp2Session[] = [];
   server.on('session', (session) => sessions.push(session));
@@ -281,7 +282,7 @@ t.test('MAX_CONCURRENT_STREAMS 2: 100 calls at once are queued, never more than 
 });
 
 /** A raw TCP node: reads the preface, then sends what `script` writes. Counts connections. */
-async function startRawNode(t: Tap.Test, script: (socket: Socket) => void) {
+async function startRawNode(t: Test, script: (socket: Socket) => void) {
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);

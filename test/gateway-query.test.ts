@@ -1,6 +1,7 @@
 // Query parameters and path values -> request fields (grpc-gateway v1 rules), checked on the encoded
 // request so what reaches the node is what is asserted.
 import t from 'tap';
+import type { Test } from 'tap';
 import { fileURLToPath } from 'node:url';
 import { HttpError } from '../dist/src/http/errors.js';
 import { loadProtoFiles } from '../dist/src/gateway/proto-root.js';
@@ -15,7 +16,7 @@ function request(query: string, id = 'x'): Record<string, any> {
   return Echo.toObject(Echo.decode(mapper.encode(new Map([['id', id]]), query)), { longs: String, enums: String, bytes: String });
 }
 
-function refused(t: Tap.Test, query: string, field: string) {
+function refused(t: Test, query: string, field: string) {
   try {
     request(query);
     t.fail(`${query} was accepted`);

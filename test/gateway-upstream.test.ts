@@ -3,6 +3,7 @@
 // past the deadline, block height metadata both ways, identical concurrent requests sharing one call,
 // an unreachable node.
 import t from 'tap';
+import type { Test } from 'tap';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,7 @@ const GOLDEN_KITCHEN = (name: string) =>
   `"list":[${DEFAULT_SCALARS}]}`;
 
 /** A chain-like node for test.kitchen.v1.Query; counts the calls of Count per key. */
-async function startTestNode(t: Tap.Test) {
+async function startTestNode(t: Test) {
   const calls = new Map<string, number>();
   const heightOf = (call: grpc.ServerUnaryCall<any, any>) => String(call.metadata.get(HEIGHT)[0] ?? '');
   const withHeight = (call: grpc.ServerUnaryCall<any, any>) => {
@@ -48,7 +49,7 @@ async function startTestNode(t: Tap.Test) {
     callback(null, { ...call.request.toJSON(), height_seen: heightOf(call) });
   };
   const server = new grpc.Server();
-  const query = serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query'));
+  const query: Record<string, grpc.MethodDefinition<any, any>> = { ...serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')) };
   // Field 1, length 255, then nothing: not a decodable message.
   query.Garbage = { ...query.Garbage, responseSerialize: () => Buffer.from([0x0a, 0xff, 0x01]) };
   server.addService(query, {

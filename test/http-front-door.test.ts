@@ -15,20 +15,20 @@ t.test('unknown routes answer a JSON 404 with the request id echoed', async (t) 
 
 t.test('GET / and GET /health carry the spec fields; /health really touches LMDB', async (t) => {
   const server = await startTestServer(t, { env: { NODE_ENV: 'test' } });
-  const landing = await (await fetch(`${server.url}/`)).json();
+  const landing: any = await (await fetch(`${server.url}/`)).json();
   t.equal(landing.status, 'ok');
   t.equal(landing.environment, 'test');
   t.type(landing.message, 'string');
   t.ok(Date.parse(landing.timestamp));
   const res = await fetch(`${server.url}/health`);
   t.equal(res.status, 200);
-  const health = await res.json();
+  const health: any = await res.json();
   t.match(health, { status: 'ok', environment: 'test', database: 'connected' });
   t.type(health.uptime, 'number');
   t.ok(Date.parse(health.timestamp));
 
   // Probes at the same moment (a load balancer and an orchestrator) do not make each other fail.
-  const together = await Promise.all(Array.from({ length: 20 }, () => fetch(`${server.url}/health`).then(async (r) => [r.status, (await r.json()).database])));
+  const together = await Promise.all(Array.from({ length: 20 }, () => fetch(`${server.url}/health`).then(async (r) => [r.status, ((await r.json()) as { database: unknown }).database])));
   t.same(together, Array.from({ length: 20 }, () => [200, 'connected']), 'concurrent probes all answer 200 connected');
 
   // Closing LMDB under the running server makes the probe fail: 503 and "disconnected".

@@ -56,7 +56,9 @@ t.test('requests uWS cannot parse: unanswered on uWS (pinned behaviour), answere
   t.teardown(() => server.close());
 
   const pending = Object.entries(UNANSWERED).map(([name, text]) => ({ name, ...rawRequest(port, text) }));
-  t.teardown(() => pending.forEach(({ socket }) => socket.destroy()));
+  t.teardown(() => {
+    for (const { socket } of pending) socket.destroy();
+  });
   // Once the kernel has them all, a well-formed HTTP/1.1 request, twice: by its second answer uWS has read the others.
   await Promise.all(pending.map(({ sent }) => sent));
   for (let i = 0; i < 2; i++) {

@@ -85,7 +85,7 @@ t.test('operator routes never believe forwarded addresses', async (t) => {
   const request = (ip: string) => ({ ip, headers: {} }) as unknown as Parameters<ReturnType<typeof createOperatorGuard>>[0];
   for (const env of [{ TRUST_PROXY_ENABLED: 'true' }, { TRUST_PROXY_HOPS: '2' }, { TRUSTED_PROXIES: '127.0.0.0/8' }]) {
     const guard = createOperatorGuard(undefined, trustsProxies(loadConfig(env)));
-    t.throws(() => guard(request('127.0.0.1')), { status: 403 }, JSON.stringify(env));
+    t.throws(() => guard(request('127.0.0.1')), { name: 'HttpError', status: 403 }, JSON.stringify(env));
   }
   t.doesNotThrow(() => createOperatorGuard(undefined, trustsProxies(loadConfig({})))(request('127.0.0.1')), 'loopback without a proxy');
 

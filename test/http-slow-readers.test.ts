@@ -9,7 +9,7 @@ import { nativeTopic } from '../dist/src/oracle/events/native.js';
 import { closeAll, invocationOf, NativeClient } from './helpers/events.js';
 import { createSession, newUser, startOracleServer } from './helpers/oracle.js';
 
-const CHUNK = 'data: ' + 'x'.repeat(64 * 1024 - 8) + '\n\n';
+const CHUNK = `data: ${'x'.repeat(64 * 1024 - 8)}\n\n`;
 const ANSWER_CHUNKS = 160; // 10 MiB: more than the socket buffers of a reader that never reads hold (~5 MiB here)
 
 /** A request whose answer is never read: the socket reads only until its own buffer is full. */

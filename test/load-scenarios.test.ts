@@ -1,6 +1,7 @@
 // Each scenario against the real server (in this process), with tiny counts: every request succeeds and the
 // figures show the journeys a real user makes (USSD steps, chat frames and timings, WebSocket events).
 import t from 'tap';
+import type { Test } from 'tap';
 import { join } from 'node:path';
 import { startOracleServer, type OracleServer } from './helpers/oracle.js';
 import { readJson, runLoadInProcess as runLoad, tempDir } from './load-helpers.js';
@@ -10,7 +11,7 @@ t.before(async () => {
   server = await startOracleServer(t);
 });
 
-async function load(t: Tap.Test, args: string[]) {
+async function load(t: Test, args: string[]) {
   const out = join(tempDir(t), 'report.json');
   const run = await runLoad(['--target', server.url, '--duration', '0.5s', '--think', '10ms', '--no-metrics', '--json', out, ...args]);
   t.equal(run.code, 0, run.stdout);

@@ -26,7 +26,7 @@ t.test('the exposition parses, and its counters move by exactly the requests sen
   });
   t.equal((await fetch(`${server.url}/metrics`)).status, 401, 'no token');
   t.equal((await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status, 401, 'wrong token');
-  const doc = await (await fetch(`${server.url}/docs-json`)).json();
+  const doc: any = await (await fetch(`${server.url}/docs-json`)).json();
   t.same(doc.paths['/metrics'].get.security, [{ operatorToken: [] }], 'documented as an operator route');
   const before = await scrape(server.url, OPERATOR);
 
@@ -130,7 +130,7 @@ t.test('guard: behind a trusted proxy without OPERATOR_TOKEN nobody is served; M
   t.equal(ok.status, 200, 'public: a remote caller is served');
   t.match(ok.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   await ok.text();
-  const doc = await (await fetch(`${open.url}/docs-json`)).json();
+  const doc: any = await (await fetch(`${open.url}/docs-json`)).json();
   t.same(doc.paths['/metrics'].get.security, [], 'documented as public');
 });
 

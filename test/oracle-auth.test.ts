@@ -1,5 +1,6 @@
 // UCAN authentication of the oracle face, with real ucanto-signed invocations and delegations and real keys.
 import t from 'tap';
+import type { Test } from 'tap';
 import { Signature, UCAN, Delegation as DelegationCodec } from '@ucanto/core';
 import type { Delegation, Signer } from '@ucanto/interface';
 import {
@@ -50,7 +51,7 @@ const bearer = (invocation: string, extra: Record<string, string> = {}) => ({
 });
 
 /** Asserts the 401 of the wire format and answers its reason. */
-async function refused(t: Tap.Test, promise: Promise<unknown>, message = INVALID_UCAN_MESSAGE): Promise<string> {
+async function refused(t: Test, promise: Promise<unknown>, message = INVALID_UCAN_MESSAGE): Promise<string> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,

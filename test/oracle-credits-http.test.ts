@@ -22,7 +22,7 @@ t.test('running out of credits: 402 with claims and outstandingClaims', async (t
   const asStream = await openStream(server, ada, id, { message: 'four' });
   t.equal(asStream.status, 402, 'a stream request is refused before the stream opens');
   t.match(asStream.headers.get('content-type'), /application\/json/);
-  const body = await asStream.json();
+  const body: any = await asStream.json();
   t.equal(body.outstandingClaims.length, 2, 'every unsettled claim is listed');
   t.same(body.outstandingClaims[0], refused.body.claims[0]);
 

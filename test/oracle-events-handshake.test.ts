@@ -2,6 +2,7 @@
 // /ws (query or headers) and Socket.IO at /socket.io/ (auth object), refused at once without a session id,
 // without a valid UCAN, or for a session that is not the user's; accepted ones hear `connected`.
 import t from 'tap';
+import type { Test } from 'tap';
 import { INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
 import { MISSING_SESSION_ID } from '../dist/src/oracle/events/handshake.js';
 import { generateKey, mintDelegation, mintInvocation } from '../dist/src/tools/mint-ucan.js';
@@ -10,7 +11,7 @@ import { createSession, newUser, startOracleServer } from './helpers/oracle.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
-async function setup(t: Tap.Test, env: Record<string, string> = {}) {
+async function setup(t: Test, env: Record<string, string> = {}) {
   const server = await startOracleServer(t, { env });
   const ada = await newUser(server.oracleDid);
   const bob = await newUser(server.oracleDid);

@@ -70,7 +70,7 @@ t.test('MCP_SERVERS: JSON or a JSON file; every problem named at start-up', asyn
 t.test('offered names: <server>__<tool>, MCP-only characters replaced, too long left out', async (t) => {
   t.equal(offeredName('weather', 'forecast'), 'weather__forecast');
   t.equal(offeredName('ixo_docs', 'search.v2/query'), 'ixo_docs__search_v2_query');
-  t.equal(offeredName('s', 'x'.repeat(61)), 's__' + 'x'.repeat(61));
+  t.equal(offeredName('s', 'x'.repeat(61)), `s__${'x'.repeat(61)}`);
   t.equal(offeredName('s', 'x'.repeat(62)), undefined);
   t.equal(mcpResource('did:key:z6Mk1', 'ledger', 'balance'), 'ixo:oracle:did:key:z6Mk1:mcp/ledger/balance');
 });
@@ -123,14 +123,14 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   t.equal(invocation.audience.did(), service.did());
   t.same(invocation.capabilities, [{ can: 'ledger/read', with: 'ixo:oracle:test:ledger' }]);
   t.equal(invocation.expiration, expiration, 'cut to the delegation (120 s < the 300 s default)');
-  t.equal(String(invocation.proofs[0].cid), String((await decode(raw)).cid), 'the stored delegation is the proof');
+  t.equal(String((invocation.proofs[0] as { cid?: unknown }).cid), String((await decode(raw)).cid), 'the stored delegation is the proof');
   t.equal((await decode(await minter.mintForUser({ ...request, ttlSeconds: 30 }))).expiration, now + 30, 'a shorter lifetime is kept');
 
   now = expiration;
   await t.rejects(minter.mintForUser(request), { reason: 'expired', message: /your delegation to this oracle has expired/ });
 
   await delegations.put({ raw: 'QUJD', issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
-  await t.rejects(minter.mintForUser(request), { reason: 'unreadable' });
+  await t.rejects(minter.mintForUser(request), { name: 'ReauthorisationRequired', reason: 'unreadable' });
   // Stored before POST /delegation refused it: proofs linking one proof 60 times a level, 15 levels, which
   // archive() would walk 60^15 times. Refused as unreadable at once, never archived.
   await delegations.put({ raw: await repeatedLinkDelegation(user, oracle.did(), 60, 15), issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });

@@ -12,7 +12,7 @@ import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 const oracleKey = await generateKey();
 const oracleDid = oracleKey.did();
-const resource = (server: string, tool: string) => `ixo:oracle:${oracleDid}:mcp/${server}/${tool}`;
+const resource = (server: string, tool: string): `${string}:${string}` => `ixo:oracle:${oracleDid}:mcp/${server}/${tool}`;
 
 let plain = await startMcpServer({ name: 'plain' });
 const secure = await startMcpServer({ name: 'secure', oracleDid });

@@ -10,7 +10,8 @@ import { openStore } from '../dist/src/store/env.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { createLogger } from '../dist/src/log.js';
-import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
+import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from '../dist/src/oracle/plugins/front.js';
+import { createPlugins, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
 import { mountRoutes } from '../dist/src/http/route.js';
 import { refuseInput } from '../dist/src/oracle/errors.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
@@ -18,6 +19,7 @@ import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/st
 import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import type { TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { AuthIdentity } from '../dist/src/oracle/auth/index.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };
 const ORACLE = 'did:key:zOracle';
@@ -95,7 +97,7 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
   const store = tempStore(t);
   const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
   t.same(plugins.map((p) => p.name), ['user-preferences'], 'credits off by default');
-  t.same(pluginAuthExcludedRoutes(plugins), []);
+  t.same(pluginAuthExcludedRoutes(createPluginFronts({ config, repositories: openLmdbOracleRepositories(store) })), []);
   const context = turn('did:key:zA');
   const [tool] = pluginTools(plugins, context);
   t.equal(tool.name, 'set_user_preferences');
@@ -113,15 +115,18 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
 
 t.test('GET /user-preferences through the uWebSockets.js front door', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
+  // The two halves over one store, as the main thread (routes) and an actor host (the tool) share LMDB.
+  const repositories = openLmdbOracleRepositories(store);
+  const plugins = createPlugins({ config, repositories });
+  const fronts = createPluginFronts({ config, repositories });
   // Stand-in for the UCAN layer (tested by its own suite): the user's DID from a test header, 401 without it.
-  const authenticate = async (req: HttpRequest) => {
+  const authenticate = async (req: HttpRequest): Promise<AuthIdentity> => {
     const did = req.headers['x-test-user'];
     if (!did) throw httpErrors.unauthorized('Missing UCAN authentication');
-    return { did, via: 'invocation' as const };
+    return { did, via: 'invocation', chain: [] };
   };
   const router = new Router();
-  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(plugins, { oracleDid: ORACLE }));
+  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(fronts, { oracleDid: ORACLE }));
   t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 
@@ -130,7 +135,8 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
     port: 0,
     bodyLimitBytes: 65536,
     corsOrigin: '*',
-    trustProxy: false,
+    drainQuietMs: 1000,
+    streamLimits: { maxBufferBytes: 256 * 1024, stallTimeoutMs: 30_000 },
     rateLimit: { max: 10000, windowSeconds: 60, allowlist: [] },
     log: createLogger('silent'),
   });
@@ -150,7 +156,7 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
   await pluginTools(plugins, turn('did:key:zA'))[0].execute({ userName: 'Ada', formality: 'formal' }, { ...turn('did:key:zA'), toolCallId: 'c' });
   const saved = await get('did:key:zA');
   t.equal(saved.status, 200);
-  const body = await saved.json();
+  const body: any = await saved.json();
   t.match(body, { userName: 'Ada', formality: 'formal' });
   t.ok(Date.parse(body.updatedAt));
   t.same(Object.keys(body).sort(), ['formality', 'updatedAt', 'userName']);

@@ -143,7 +143,7 @@ t.test('GET /sessions is never stale after a write was answered (it answers from
 
 t.test('GET /docs-json documents the oracle routes from the schemas that validate them', async (t) => {
   const server = await startOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
-  const doc = await (await fetch(`${server.url}/docs-json`)).json();
+  const doc: any = await (await fetch(`${server.url}/docs-json`)).json();
   const send = doc.paths['/messages/{sessionId}'].post;
   t.equal(send.requestBody.content['application/json'].schema.properties.attachments.maxItems, 10);
   t.same(send.requestBody.content['application/json'].schema.required, ['message']);

@@ -1,10 +1,11 @@
 // Stopping generations: abort route, client disconnect, a newer message, a crashed actor host; heartbeats.
 // The model is the local chat-completions stand-in, holding its answer open so a stream is surely mid-way.
 import t from 'tap';
+import type { Test } from 'tap';
 import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { call, createSession, eventually, newUser, openStream, sseEvents, startOracleServer, type SseItem, type User } from './helpers/oracle.js';
 
-async function setup(t: Tap.Test, env: Record<string, string> = {}) {
+async function setup(t: Test, env: Record<string, string> = {}) {
   const llm = await startLlmStandIn();
   t.teardown(() => llm.close());
   const server = await startOracleServer(t, { env: { LLM_BASE_URL: llm.baseUrl, ...env } });

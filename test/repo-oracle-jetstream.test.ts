@@ -8,6 +8,7 @@ import { openJetStreamDelegations } from '../dist/src/oracle/jetstream-delegatio
 import { JetStreamRevocationRepository } from '../dist/src/oracle/jetstream-revocations.js';
 import { openJetStreamCredits } from '../dist/src/oracle/plugins/credits/jetstream-repository.js';
 import { openJetStreamPreferences } from '../dist/src/oracle/plugins/user-preferences/jetstream-repository.js';
+import type { CreditAccount } from '../dist/src/oracle/plugins/credits/repository.js';
 import { JetStreamSessionRepository } from '../dist/src/oracle/sessions/jetstream-repository.js';
 import { JetStreamTranscriptRepository } from '../dist/src/oracle/sessions/jetstream-transcript-repository.js';
 import { openJetStreamSessionStores } from '../dist/src/oracle/sessions/jetstream-turn-commit.js';
@@ -58,7 +59,7 @@ t.test('credits', (t) => (creditRepositoryContract(t, () => openJetStreamCredits
 t.test('30 debits through three nodes against a balance of 12 pay exactly 12', async (t) => {
   const ledgers = nodes.map((node) => creditLedger(node.credits, { initial: 12, perMessage: 1 }));
   const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => ledgers[i % 3].charge('did:key:zPayer')));
-  const paid = outcomes.filter((o): o is PromiseFulfilledResult<{ balance: number }> => o.status === 'fulfilled');
+  const paid = outcomes.filter((o): o is PromiseFulfilledResult<CreditAccount> => o.status === 'fulfilled');
   t.equal(paid.length, 12);
   t.same(paid.map((o) => o.value.balance).sort((a, b) => a - b), [...Array(12).keys()], 'each paid debit saw its own balance');
   t.equal((await ledgers[1].account('did:key:zPayer')).balance, 0);
@@ -157,7 +158,7 @@ t.test('a node that died between a session\'s record and its index entry: unlist
 
 t.test('a revocation acknowledged on one node is refused at once on the others, and heard by their onRevoked', async (t) => {
   const heard = nodes.map(() => [] as string[]);
-  nodes.forEach((node, i) => node.revocations.onRevoked((cid) => heard[i].push(cid)));
+  for (const [i, node] of nodes.entries()) node.revocations.onRevoked((cid) => heard[i].push(cid));
   for (let round = 0; round < 10; round++) {
     const cid = `bafy-${round}`;
     t.equal(await nodes[(round + 1) % 3].revocations.isRevoked(cid), false);

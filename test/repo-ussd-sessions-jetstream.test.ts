@@ -2,6 +2,7 @@
 // and what only the cluster shows: expiry by the bucket's max age, a live set that sees every node's writes, and
 // nodes on different servers racing to begin one session.
 import t from 'tap';
+import type { Test } from 'tap';
 import { JetStreamUssdSessionRepository, SESSION_BUCKET_MARGIN_MS } from '../dist/src/ussd/sessions/jetstream-repository.js';
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -13,7 +14,7 @@ const everywhere = await connectTo(t, nats);
 const perServer = await Promise.all(nats.servers.map((server, i) => connectTo(t, nats, [server.url], `node-${i}`)));
 const FIVE_MINUTES = 300_000;
 
-async function open(t: Tap.Test, connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES, marginMs?: number) {
+async function open(t: Test, connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES, marginMs?: number) {
   const repository = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs, marginMs });
   t.teardown(() => repository.close());
   return repository;
@@ -22,7 +23,7 @@ async function open(t: Tap.Test, connection: ClusterConnection, maxLifetimeMs = 
 ussdSessionRepositoryContract(t, (t) => open(t, freshDeployment(everywhere)[0]));
 
 /** One new deployment opened by three nodes: the first creates the bucket (nats-server 2.9 may leave concurrent creates unanswered). */
-async function threeNodes(t: Tap.Test) {
+async function threeNodes(t: Test) {
   const [first, ...others] = freshDeployment(...perServer);
   const opened = await open(t, first);
   return [opened, ...(await Promise.all(others.map((connection) => open(t, connection))))];

@@ -3,6 +3,7 @@
 // its state changes, the sweep removes exactly the expired sessions reading only the buckets up to now's (never the
 // session database as a whole), and the sessions of older layouts move once.
 import t from 'tap';
+import type { Test } from 'tap';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Store } from '../dist/src/store/env.js';
@@ -12,7 +13,7 @@ import { rejectsWithConflict } from './contracts/revision.js';
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
 import { tempStore } from './helpers/store.js';
 
-const freshStore = (t: Tap.Test) => tempStore(t, 'repo-ussd-sessions--');
+const freshStore = (t: Test) => tempStore(t, 'repo-ussd-sessions--');
 
 const ms = (time: number) => String(time).padStart(15, '0');
 /** A record key: the session's start (epoch ms, 15 digits), then its ID. */
@@ -39,8 +40,8 @@ function recorded(store: Store) {
     get closed() {
       return store.closed;
     },
-    db(name) {
-      const db = store.db(name);
+    db<V = unknown>(name: Parameters<Store['db']>[0]) {
+      const db = store.db<V>(name);
       return new Proxy(db, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
@@ -115,7 +116,7 @@ t.test('a renewed session leaves no stale index entry behind: the sweep at its o
 
 t.test('sessions stored before the index existed are indexed when the repository opens', async (t) => {
   const store = freshStore(t);
-  const raw = store.db<Record<string, unknown>>('ussd-sessions');
+  const raw = store.db<ReturnType<typeof session>>('ussd-sessions');
   await raw.put('old-live', session('old-live', T0 + 5000));
   await raw.put('old-expired', session('old-expired', T0 + 1000));
   const repository = new LmdbUssdSessionRepository(store);

@@ -8,7 +8,7 @@ import { SECURITY_OF } from '../dist/src/docs/security.js';
 import { newUser, startOracleServer } from './helpers/oracle.js';
 
 const server = await startOracleServer(t);
-const doc = await (await fetch(`${server.url}/docs-json`)).json();
+const doc: any = await (await fetch(`${server.url}/docs-json`)).json();
 const routes = server.router.routes.map((route) => ({ route, docs: readApiDocs(route) })).filter(({ docs }) => !docs.hidden);
 const key = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 
@@ -51,7 +51,7 @@ t.test('the declared schemas validate: guard first, then input, in each face\'s 
 
 t.test('a gated gateway documents its operations as needing an API key', async (t) => {
   const gated = await startOracleServer(t, { env: { GATEWAY_API_KEYS: 'k1' } });
-  const gatedDoc = await (await fetch(`${gated.url}/docs-json`)).json();
+  const gatedDoc: any = await (await fetch(`${gated.url}/docs-json`)).json();
   const [path] = gated.faces.flatMap((face) => Object.keys(face.openApi?.()?.paths ?? {}));
   t.same(gatedDoc.paths[path].get.security, SECURITY_OF['api-key']);
   t.match(gatedDoc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' });

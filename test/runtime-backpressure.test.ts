@@ -2,6 +2,7 @@
 // whose caller gave up does not commit, signals never wake an actor, and a stop drains hosts before closing.
 // Slow actors are real ones: a chat turn waits on the local model stand-in, which holds its answer until released.
 import t from 'tap';
+import type { Test } from 'tap';
 import { loadConfig } from '../dist/src/config.js';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
@@ -16,7 +17,7 @@ const UNAVAILABLE = 'END Service temporarily unavailable. Please try again later
 /** A model answer given at once. */
 const answer = (text: string) => sse([chunk({ content: text }), chunk({ content: 'and the rest.' }, 'stop')]);
 
-async function oracleWith(t: Tap.Test, env: Record<string, string>): Promise<{ llm: LlmStandIn; server: OracleServer; ada: User }> {
+async function oracleWith(t: Test, env: Record<string, string>): Promise<{ llm: LlmStandIn; server: OracleServer; ada: User }> {
   const llm = await startLlmStandIn();
   t.teardown(() => llm.close());
   const server = await startOracleServer(t, { env: { LLM_BASE_URL: llm.baseUrl, ...env } });

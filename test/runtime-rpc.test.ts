@@ -1,6 +1,7 @@
 // The lean RPC between the main thread and an actor host (runtime/rpc.ts) and the host's shared deadline signals
 // (runtime/deadline-signals.ts), over real MessageChannels as between threads.
 import t from 'tap';
+import type { Test } from 'tap';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { batchingEndpoint } from '../dist/src/runtime/batching-endpoint.js';
 import { DeadlineSignals } from '../dist/src/runtime/deadline-signals.js';
@@ -13,7 +14,7 @@ interface Api {
   pipe(port: MessagePort): void;
 }
 
-function connect(t: Tap.Test, sweepMs = 10) {
+function connect(t: Test, sweepMs = 10) {
   const { port1, port2 } = new MessageChannel();
   t.teardown(() => {
     port1.close();

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import type { Test } from 'tap';
 import { startChildServer } from './helpers/child-server.js';
 import { ensureSystemTool } from './helpers/system-tools.js';
 
@@ -41,7 +42,7 @@ function callsIn(trace: string): Call[] {
   return calls;
 }
 
-async function traced(t: Tap.Test, pid: number, file: string) {
+async function traced(t: Test, pid: number, file: string) {
   const strace = ensureSystemTool('strace', 'strace');
   const tracer = spawn(strace, ['-f', '-p', String(pid), '-ttt', '-y', '-s', '8192', '-e', 'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(() => void tracer.kill('SIGKILL'));

@@ -20,14 +20,14 @@ const NEW_PIN = '70395';
 const TYPED_PINS = [PIN, NEW_PIN, '33333', '35791', '24680', '97531', '13579', '86420'];
 
 const clock = { now: T0 };
-const store = openStore(mkdtempSync(join(tmpdir(), 'ussd-menu-')));
+const dataDir = mkdtempSync(join(tmpdir(), 'ussd-menu-'));
+const store = openStore(dataDir);
 const pinCipher = new PinCipher(randomBytes(32));
 const customers = new CustomerAccounts(new LmdbCustomerRepository(store), pinCipher, { pinLockMinutes: 30 });
 const deps = { customers, pinCipher, now: () => clock.now, sessionTtlSeconds: 300 };
 t.teardown(async () => {
-  const path = store.root.path;
   await store.close();
-  rmSync(path, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** Every screen any test saw, by the state it left the session in. */
@@ -369,7 +369,7 @@ t.test('gateways that send only the latest input are understood', async (t) => {
 });
 
 t.test('every state fits 182 characters with the longest data and any input', async (t) => {
-  const longName = 'Nomvula-Thandiwe ' + 'Abcdefghij'.repeat(4) + "O'Mahlangu";
+  const longName = `Nomvula-Thandiwe ${'Abcdefghij'.repeat(4)}O'Mahlangu`;
   const name = longName.slice(0, 60);
   t.equal(name.length, 60);
   const email = `${'a'.repeat(52)}@example.org`;

@@ -11,9 +11,11 @@ import { ActorHost, type HostContext } from '../src/runtime/actor-host.js';
 import { batchingEndpoint } from '../src/runtime/batching-endpoint.js';
 import { serve } from '../src/runtime/rpc.js';
 import type { HostInit } from '../src/runtime/messages.js';
+import type { Config } from '../src/config.js';
 import { openStore } from '../src/store/env.js';
 
-const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit;
+// The main thread passes the whole configuration (HostInit types only the runtime's slice of it).
+const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit & { config: Config };
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 const store = openStore(config.DATA_DIR);
 // A NATS connection cannot be shared between threads: each host opens its own (the main thread checked NATS already).

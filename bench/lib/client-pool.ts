@@ -17,7 +17,9 @@ export class ClientPool {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       }),
     );
-    const kill = () => children.forEach((child) => child.kill('SIGKILL'));
+    const kill = () => {
+      for (const child of children) child.kill('SIGKILL');
+    };
     process.once('exit', kill);
     return new ClientPool(children);
   }

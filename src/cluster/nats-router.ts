@@ -21,7 +21,8 @@ import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
 import { DEFAULT_STREAM_LIVENESS, openRemoteStream, relayToCaller, type StreamLiveness, type StreamOpen } from './remote-stream.js';
-import { fromWire, toWire, unavailable, type WireError } from './wire-errors.js';
+import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
+import { unavailable } from './unavailable.js';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -74,7 +75,9 @@ export class NatsActorRouter implements ActorRouter {
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
   /** Checks of calls in flight to other nodes, run on every change of the lease table (one listener for all). */
   readonly #watchers = new Set<() => void>();
-  readonly #onTable = () => this.#watchers.forEach((check) => check());
+  readonly #onTable = () => this.#watchers.forEach((check) => {
+    check();
+  });
 
   constructor(options: NatsActorRouterOptions) {
     this.#connection = options.connection;

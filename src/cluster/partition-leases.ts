@@ -56,14 +56,14 @@ export function shareOf(nodeId: string, live: readonly string[], partitions: num
   return Math.floor(partitions / live.length) + (index < partitions % live.length ? 1 : 0);
 }
 
-export interface PartitionLeases {
+interface LeaseEvents {
   /** This node's owned set changed. */
-  on(event: 'change', listener: (owned: ReadonlySet<number>) => void): this;
+  change: [owned: ReadonlySet<number>];
   /** The lease table changed (any node's heartbeat or any partition's owner, as the watch delivered it). */
-  on(event: 'table', listener: () => void): this;
+  table: [];
 }
 
-export class PartitionLeases extends EventEmitter {
+export class PartitionLeases extends EventEmitter<LeaseEvents> {
   readonly nodeId: string;
   readonly partitions: number;
   readonly leaseTtlMs: number;

@@ -62,7 +62,9 @@ export class ClusterRateLimiter {
       const waiters = queue.splice(0);
       try {
         const granted = await this.#take(key, waiters.length);
-        waiters.forEach((waiter, i) => waiter.resolve(i < granted ? 0 : Math.max(1, Math.ceil((windowEndMs - waiter.now) / 1000))));
+        for (const [i, waiter] of waiters.entries()) {
+          waiter.resolve(i < granted ? 0 : Math.max(1, Math.ceil((windowEndMs - waiter.now) / 1000)));
+        }
       } catch (error) {
         for (const waiter of waiters) waiter.reject(error);
       }

@@ -14,7 +14,8 @@
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { ActorStream } from '../runtime/router.js';
 import type { StreamChannel } from '../runtime/stream-channel.js';
-import { fromWire, toWire, unavailable, type WireError } from './wire-errors.js';
+import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
+import { unavailable } from './unavailable.js';
 
 export interface StreamLiveness {
   /** How often the caller pings the owner (default 1 s). */

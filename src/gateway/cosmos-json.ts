@@ -9,7 +9,9 @@ import { customJson, gogoFieldOf } from './gogo-options.js';
 import { protobuf } from './proto-root.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+// biome-ignore lint/suspicious/noExplicitAny: protobufjs messages: fields are read by the names the descriptors give at run time
 type Message = Record<string, any>;
+// biome-ignore lint/suspicious/noExplicitAny: a field writer takes whatever protobufjs decoded for that field
 type ValueOf = (value: any) => Json;
 type Write = (message: Message, out: Record<string, Json>) => void;
 
@@ -17,7 +19,7 @@ const EMPTY = new Uint8Array(0);
 /** time.Time{} through gogo jsonpb. */
 const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 
-const has = (message: Message, name: string) => Object.prototype.hasOwnProperty.call(message, name) && message[name] != null;
+const has = (message: Message, name: string) => Object.hasOwn(message, name) && message[name] != null;
 
 export class CosmosJson {
   readonly #plans = new WeakMap<protobuf.Type, (message: Message) => Json>();
@@ -73,45 +75,45 @@ export class CosmosJson {
         oneofsDone.add(oneof);
         const members = oneof.fieldsArray.map((member) => [member.name, this.#valueOf(member.resolve(), true)] as const);
         writers.push((message, out) => {
-          for (const [member, valueOf] of members) {
+          for (const [member, writeValue] of members) {
             if (has(message, member)) {
-              out[member] = valueOf(message[member]);
+              out[member] = writeValue(message[member]);
               return;
             }
           }
         });
       } else if (field.map) {
-        const valueOf = this.#valueOf(field, false);
+        const writeValue = this.#valueOf(field, false);
         const keyOf = mapKey(field as unknown as protobuf.MapField);
         writers.push((message, out) => {
           const map = message[name] ?? {};
           const object: Record<string, Json> = {};
-          for (const key of Object.keys(map)) object[keyOf(key)] = valueOf(map[key]);
+          for (const key of Object.keys(map)) object[keyOf(key)] = writeValue(map[key]);
           out[name] = object;
         });
       } else if (field.repeated) {
-        const valueOf = this.#valueOf(field, false);
+        const writeValue = this.#valueOf(field, false);
         writers.push((message, out) => {
           const list: unknown[] = message[name] ?? [];
           const array: Json[] = new Array(list.length);
-          for (let i = 0; i < list.length; i++) array[i] = valueOf(list[i]);
+          for (let i = 0; i < list.length; i++) array[i] = writeValue(list[i]);
           out[name] = array;
         });
       } else if (oneof) {
-        const valueOf = this.#valueOf(field, true);
+        const writeValue = this.#valueOf(field, true);
         writers.push((message, out) => {
-          out[name] = has(message, name) ? valueOf(message[name]) : null;
+          out[name] = has(message, name) ? writeValue(message[name]) : null;
         });
       } else {
-        const valueOf = this.#valueOf(field, true);
+        const writeValue = this.#valueOf(field, true);
         const absent = this.#absentValue(field);
         writers.push(
           absent === undefined
             ? (message, out) => {
-                out[name] = valueOf(message[name]);
+                out[name] = writeValue(message[name]);
               }
             : (message, out) => {
-                out[name] = has(message, name) ? valueOf(message[name]) : absent();
+                out[name] = has(message, name) ? writeValue(message[name]) : absent();
               },
         );
       }
@@ -168,8 +170,8 @@ export class CosmosJson {
         return (message) => this.#value(type, message);
     }
     if (isWrapper(type)) {
-      const valueOf = scalarWriter(type.fields.value.type, false);
-      return (message) => valueOf(message.value);
+      const writeValue = scalarWriter(type.fields.value.type, false);
+      return (message) => writeValue(message.value);
     }
     return undefined;
   }

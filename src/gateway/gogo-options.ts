@@ -86,7 +86,7 @@ function fromDescriptorOptions(given: unknown): [string, unknown][] {
   for (const name of GOGO_FIELD_OPTIONS) {
     // Only options the file sets: decoded proto2 messages answer defaults for the others.
     const key = `.gogoproto.${name}`;
-    if (Object.prototype.hasOwnProperty.call(options, key) && options[key] != null) found.push([`(gogoproto.${name})`, options[key]]);
+    if (Object.hasOwn(options, key) && options[key] != null) found.push([`(gogoproto.${name})`, options[key]]);
   }
   return found;
 }

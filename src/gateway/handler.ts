@@ -42,7 +42,7 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
   if (!match) throw gatewayErrors.routeNotFound();
   const { method, mapper } = match.route;
   const request = mapper.encode(match.bound, rawQuery);
-  let answered;
+  let answered: Awaited<ReturnType<typeof options.upstream.call>>;
   try {
     answered = await options.upstream.call(method.grpcPath, request, height);
   } catch (error) {

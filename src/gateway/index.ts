@@ -2,7 +2,7 @@
 // Routes come from the google.api.http annotations of the node's own descriptors (cosmos.reflection.v1)
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
 // GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
-import type { Face, FaceContext, FaceFactory } from '../face.js';
+import type { Face, FaceContext } from '../face.js';
 import type { Router } from '../http/router.js';
 import { CosmosJson } from './cosmos-json.js';
 import { bundledSchema, withFallback, type GatewaySchema } from './descriptors.js';
@@ -14,7 +14,7 @@ import { reflectedSchema } from './reflection-client.js';
 import { RouteTable } from './route-table.js';
 import { Upstream } from './upstream.js';
 
-class GatewayFace implements Face {
+export class GatewayFace implements Face {
   readonly name = 'gateway';
   #node?: LocalQueryNode;
   #upstream?: Upstream;
@@ -111,4 +111,4 @@ class GatewayFace implements Face {
   }
 }
 
-export const createGatewayFace: FaceFactory = (context) => new GatewayFace(context);
+export const createGatewayFace = (context: FaceContext): GatewayFace => new GatewayFace(context);

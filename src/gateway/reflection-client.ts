@@ -14,7 +14,7 @@ export const FILE_DESCRIPTORS_PATH = '/cosmos.reflection.v1.ReflectionService/Fi
 const RawFileDescriptors = new protobuf.Type('RawFileDescriptors').add(new protobuf.Field('files', 1, 'bytes', 'repeated'));
 
 export async function fetchFileDescriptors(upstream: Upstream): Promise<Uint8Array[]> {
-  let answer;
+  let answer: Awaited<ReturnType<Upstream['call']>>;
   try {
     answer = await upstream.call(FILE_DESCRIPTORS_PATH, new Uint8Array(0));
   } catch (error) {

@@ -3,7 +3,7 @@
 // value wins for singular fields, unknown keys are ignored, path-bound fields are not read from the query.
 import { gatewayErrors } from './errors.js';
 import { isRealOneof, resolveFieldPath } from './fields.js';
-import { protobuf } from './proto-root.js';
+import type { protobuf } from './proto-root.js';
 import { ParseError, parseFieldValue } from './scalar-parse.js';
 
 type Target = Record<string, unknown>;

@@ -93,7 +93,7 @@ export function parseBase64(raw: string): Buffer {
 }
 
 function parseEnum(type: protobuf.Enum, raw: string): number {
-  if (Object.prototype.hasOwnProperty.call(type.values, raw)) return type.values[raw];
+  if (Object.hasOwn(type.values, raw)) return type.values[raw];
   let number: bigint | undefined;
   try {
     number = parseInteger(raw, 'int32');

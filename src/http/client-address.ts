@@ -1,5 +1,6 @@
 // Client addresses: normalisation of what uWebSockets.js reports, loopback checks and allow-list (CIDR) matching.
 import { BlockList, isIP } from 'node:net';
+import { BoundedMap } from '../bounded-map.js';
 
 /** uWS reports IPv4 peers on a dual-stack socket as IPv4-mapped IPv6 (`0000:...:ffff:7f00:0001`). */
 export function normalizeAddress(raw: string): string {
@@ -40,13 +41,13 @@ function isMappedIPv4(bytes: Uint8Array): boolean {
 }
 
 function expandIPv6(address: string): number[] {
-  let [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
+  const [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
   const parse = (part: string | undefined) => (part ? part.split(':') : []);
   let left = parse(head);
   let right = parse(tail);
   // An embedded IPv4 tail (`::ffff:1.2.3.4`) counts as two groups.
   const last = (right.length ? right : left).at(-1);
-  if (last && last.includes('.')) {
+  if (last?.includes('.')) {
     const octets = last.split('.').map(Number);
     const groups = [((octets[0] << 8) | octets[1]).toString(16), ((octets[2] << 8) | octets[3]).toString(16)];
     if (right.length) right = [...right.slice(0, -1), ...groups];
@@ -84,7 +85,8 @@ export function isValidAddressPattern(pattern: string): boolean {
 export class AddressList {
   readonly #list = new BlockList();
   /** BlockList.check allocates (a SocketAddress) on every call and is asked once per request: answers kept. */
-  readonly #answers = new Map<string, boolean>();
+  /** Bounded like the rate limiter's own map: many distinct clients only cost a re-check. */
+  readonly #answers = new BoundedMap<string, boolean>(10_000);
   readonly size: number;
 
   constructor(patterns: readonly string[]) {
@@ -103,8 +105,6 @@ export class AddressList {
     if (answer === undefined) {
       const family = isIP(address);
       answer = family !== 0 && this.#list.check(address, family === 4 ? 'ipv4' : 'ipv6');
-      // Bounded like the rate limiter's own map: many distinct clients only cost a re-check.
-      if (this.#answers.size >= 10_000) this.#answers.clear();
       this.#answers.set(address, answer);
     }
     return answer;

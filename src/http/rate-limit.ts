@@ -3,6 +3,7 @@
 import type { Logger } from '../log.js';
 import { rateLimited } from '../metrics/catalogue.js';
 import { rateLimitKey, type AddressList } from './client-address.js';
+import { BoundedMap } from '../bounded-map.js';
 
 const refusals = rateLimited.with();
 
@@ -16,7 +17,7 @@ export class RateLimiter {
   #windowStart = Date.now();
   #counts = new Map<string, number>();
   /** BlockList.check allocates on every call; the answer per address never changes: null = exempt. */
-  #keys = new Map<string, string | null>();
+  readonly #keys = new BoundedMap<string, string | null>(10_000);
 
   constructor(private readonly options: RateLimitOptions) {}
 
@@ -30,7 +31,6 @@ export class RateLimiter {
     }
     let key = this.#keys.get(address);
     if (key === undefined) {
-      if (this.#keys.size > 10_000) this.#keys.clear();
       key = allowlist.has(address) ? null : rateLimitKey(address);
       this.#keys.set(address, key);
     }

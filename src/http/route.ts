@@ -5,6 +5,7 @@ import type { ApiDocs, ResponseDoc } from '../docs/route-docs.js';
 import { HttpError } from './errors.js';
 import type { Method, Router } from './router.js';
 import type { Handler, HttpRequest, HttpResponse, Reply } from './types.js';
+import { BoundedMap } from '../bounded-map.js';
 
 /** Who may call a route: anyone, a UCAN-authenticated user, the operator, or an API-key holder. */
 export type RouteAuth = 'public' | 'ucan' | 'operator' | 'api-key';
@@ -43,6 +44,10 @@ export interface RouteDeclaration<P = undefined, Q = undefined, B = undefined, I
   readonly responses?: Record<string, ResponseDoc>;
   readonly handler: (input: RouteInput<P, Q, B, I>) => Reply | void | Promise<Reply | void>;
 }
+
+/** A route of any input schemas, in a face's list of routes: each was type-checked when it was declared. */
+// biome-ignore lint/suspicious/noExplicitAny: a list holds routes of different schemas; `unknown` would reject their handlers
+export type AnyRoute<I = unknown> = RouteDeclaration<any, any, any, I>;
 
 /** How a face checks its callers and answers bad input, given once when its routes are mounted. */
 export interface RouteContext<I> {
@@ -93,7 +98,7 @@ export function docsOf(route: RouteDeclaration<unknown, unknown, unknown, never>
  * (401 before any 400), then path parameters, query and body; only then does the handler run. A route whose auth
  * the face has no guard for is a programming error, refused at mount time.
  */
-export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes: readonly RouteDeclaration<any, any, any, I>[]): void {
+export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes: readonly AnyRoute<I>[]): void {
   for (const route of routes) {
     const guard = route.auth === 'public' ? undefined : context.guards[route.auth];
     if (route.auth !== 'public' && !guard) throw new TypeError(`${route.method} ${route.path}: no guard for auth '${route.auth}'`);
@@ -125,13 +130,12 @@ const QUERIES_KEPT = 64;
  * for the next request.
  */
 function queryChecker(schema: v.GenericSchema): (req: HttpRequest) => v.SafeParseResult<v.GenericSchema> {
-  const kept = new Map<string, v.SafeParseResult<v.GenericSchema>>();
+  const kept = new BoundedMap<string, v.SafeParseResult<v.GenericSchema>>(QUERIES_KEPT);
   return (req) => {
     const known = kept.get(req.rawQuery);
     if (known) return known;
     const result = v.safeParse(schema, Object.fromEntries(req.query));
     if (result.success) {
-      if (kept.size >= QUERIES_KEPT) kept.clear();
       Object.freeze(result.output);
       kept.set(req.rawQuery, Object.freeze(result));
     }

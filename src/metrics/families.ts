@@ -73,7 +73,9 @@ abstract class Family<S extends { labels: Labels }> {
     if (!series) {
       if (values.length !== this.labelNames.length) throw new TypeError(`${this.name} takes labels ${this.labelNames.join(', ')}`);
       const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]));
+      this.labelNames.forEach((name, i) => {
+        labels[name] = values[i];
+      });
       series = this.create(labels);
       this.#series.set(key, series);
     }

@@ -3,12 +3,16 @@
 import * as v from 'valibot';
 import { HttpError, httpErrors } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
-import { ActorBusyError, DomainError, HostUnavailableError } from '../runtime/errors.js';
-import { isRevisionConflict } from '../store/revision.js';
-import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
+import { type AnswerTable, failureOf, SESSION_CHANGED, SESSION_NOT_FOUND, streamAnswers } from './chat-failures.js';
 
-export const SESSION_NOT_FOUND = 'Session not found';
-const SESSION_CHANGED = 'The session changed while this message was answered; nothing was stored, please send it again';
+export {
+  CHAT_FAILURE_CODES,
+  type ChatFailure,
+  type ChatFailureCode,
+  failureOf,
+  SESSION_NOT_FOUND,
+  wsErrorText,
+} from './chat-failures.js';
 
 export const oracleErrors = {
   /** Unknown session, or someone else's: the same answer, so ids of other users' sessions reveal nothing more. */
@@ -30,40 +34,9 @@ export const oracleErrors = {
 };
 
 /**
- * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
- * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the session written
- * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
- * reloads, the message can be sent again), anything else (`internal`).
- */
-export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'session_changed', 'internal'] as const;
-export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
-
-/** A failed chat call as plain data (it crosses threads in a stream's ending). */
-export interface ChatFailure {
-  code: ChatFailureCode;
-  message: string;
-  details?: Record<string, unknown>;
-  /** actor_busy: when to retry. */
-  retryAfterSeconds?: number;
-}
-
-const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
-
-export function failureOf(error: unknown): ChatFailure {
-  if (error instanceof DomainError && isChatErrorCode(error.code)) return { code: error.code, message: error.message, details: error.details };
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof ActorBusyError) return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
-  if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
-  if (isRevisionConflict(error)) return { code: 'session_changed', message };
-  return { code: 'internal', message };
-}
-
-type AnswerTable<T> = { readonly [C in ChatFailureCode]: (failure: ChatFailure) => T };
-
-/**
  * The oracle's answer to each failure on each of its wire faces, declared once: the HTTP error (status and
- * body of the wire format), the text of a stream's SSE `error` frame (the stream is open: its status was 200),
- * the message of a WebSocket `error` event. A new code fails to compile until every face answers it.
+ * body of the wire format) here, the SSE and WebSocket texts in chat-failures.ts. A new code fails to compile
+ * until every face answers it.
  */
 export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<string>; websocket: AnswerTable<string> } = {
   http: {
@@ -75,31 +48,8 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     session_changed: () => HttpError.of(409, SESSION_CHANGED),
     internal: () => httpErrors.internal(),
   },
-  sse: {
-    session_not_found: () => SESSION_NOT_FOUND,
-    session_exists: ({ message }) => message,
-    credits_exhausted: ({ message }) => message,
-    actor_busy: () => 'The chat service is busy; please send your message again in a moment',
-    host_unavailable: () => 'The chat service stopped while answering; please send your message again',
-    session_changed: () => SESSION_CHANGED,
-    internal: () => 'The answer could not be completed; please send your message again',
-  },
-  websocket: {
-    session_not_found: () => SESSION_NOT_FOUND,
-    session_exists: ({ message }) => message,
-    credits_exhausted: ({ message }) => message,
-    actor_busy: () => 'The chat service is busy; try again in a moment',
-    host_unavailable: () => 'The chat service is restarting; the result was not delivered',
-    session_changed: () => SESSION_CHANGED,
-    internal: () => 'Internal server error',
-  },
+  ...streamAnswers,
 };
-
-/** A failure as the message of a WebSocket `error` event (chatAnswers.websocket). */
-export function wsErrorText(error: unknown): string {
-  const failure = failureOf(error);
-  return chatAnswers.websocket[failure.code](failure);
-}
 
 /**
  * A failed chat-actor call as its HTTP answer (chatAnswers.http). An `internal` failure is handed back as it

@@ -1,11 +1,11 @@
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
-import type { Face, FaceFactory } from '../face.js';
+import type { Face, FaceContext } from '../face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
 import { loadOracleIdentity, type OracleIdentity } from './identity.js';
-import { createPlugins, pluginAuthExcludedRoutes, pluginRoutes } from './plugins/index.js';
+import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from './plugins/front.js';
 import { OracleRouteAuth } from './route-auth.js';
 import { mountRoutes } from '../http/route.js';
 import { refuseInput } from './errors.js';
@@ -25,12 +25,12 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace: FaceFactory = async ({ config, store, log, actors, cpuPool, cluster, events: clusterEvents }): Promise<OracleFace> => {
+export const createOracleFace = async ({ config, store, log, actors, cpuPool, cluster, events: clusterEvents }: FaceContext): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
-  const plugins = createPlugins({ config, repositories });
+  const plugins = createPluginFronts({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
   const deps: OracleRouteDeps = {
     actors,

@@ -1,8 +1,8 @@
 // Front door: which of the oracle plugins' routes are public. Plugins declare their routes like the face's own
 // (http/route.ts); a route named by a plugin (`getAuthExcludedRoutes()`) or by AUTH_EXCLUDED_ROUTES is mounted
 // and documented as public. Entries are uWS-style patterns or paths: `/webhooks/*`, `/hooks/:id`, `/docs/(.*)`.
-import type { RouteDeclaration } from '../http/route.js';
-import { type AuthIdentity, type UcanAuthenticator } from './auth/index.js';
+import type { AnyRoute } from '../http/route.js';
+import type { AuthIdentity, UcanAuthenticator } from './auth/index.js';
 
 /** A path matcher for one exclusion entry. */
 export function exclusionMatcher(entry: string): RegExp {
@@ -38,7 +38,7 @@ export class OracleRouteAuth {
    * guard runs first), but its handler still needs its caller, so the headers are checked when it runs (401
    * without a UCAN), as they always were for an excluded route that reads the identity.
    */
-  withExclusions(routes: readonly RouteDeclaration<any, any, any, AuthIdentity>[]): RouteDeclaration<any, any, any, AuthIdentity>[] {
+  withExclusions(routes: readonly AnyRoute<AuthIdentity>[]): AnyRoute<AuthIdentity>[] {
     return routes.map((route) =>
       route.auth === 'ucan' && this.isPublic(route.path)
         ? { ...route, auth: 'public', handler: async (input) => route.handler({ ...input, identity: await this.#authenticator.authenticate(input.req.headers) }) }

@@ -4,7 +4,7 @@
 // closing frames (routes/stream-relay.ts), also when the actor's host died and no ending came, so `done` is written
 // once and last on every stream.
 import { DONE_FRAME, encodeSseFrame, errorFrame, SseFrameBuilder, type SseFrame } from './sse-frames.js';
-import { chatAnswers, failureOf, type ChatFailure } from './errors.js';
+import { failureOf, streamAnswers, type ChatFailure } from './chat-failures.js';
 
 export type StreamEnding =
   /** The turn ran, or was stale before it started: its outcome decides the last frames. */
@@ -22,6 +22,6 @@ export function closingFrames(ending: StreamEnding | undefined): string[] {
   let frames: SseFrame[];
   if (!ending) frames = [DONE_FRAME];
   else if (ending.type === 'turn') frames = new SseFrameBuilder(ending.sessionId, ending.requestId).end(ending);
-  else frames = [errorFrame(chatAnswers.sse[ending.failure.code](ending.failure)), DONE_FRAME];
+  else frames = [errorFrame(streamAnswers.sse[ending.failure.code](ending.failure)), DONE_FRAME];
   return frames.map((frame) => encodeSseFrame(frame));
 }

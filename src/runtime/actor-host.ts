@@ -3,8 +3,6 @@
 // A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the
 // running actor sees its AbortSignal fire and must not commit (the caller was told the call failed).
 import type { MessagePort } from 'node:worker_threads';
-import type { ClusterConnection } from '../cluster/connection.js';
-import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/env.js';
 import { DeadlineSignals } from './deadline-signals.js';
@@ -13,18 +11,19 @@ import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi } from './messages.js';
 import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
 
+/**
+ * What a host gives its actor kinds. The runtime knows no face and no cluster: the configuration and the cluster
+ * connection the kinds read are added to this interface by src/actor-kinds.ts, the one place that knows them all.
+ */
 export interface HostContext {
   readonly hostIndex: number;
-  readonly config: Config;
   readonly store: Store;
   readonly log: Logger;
-  /** Cluster mode (NATS_URL): this host's own NATS connection (a connection cannot cross threads); undefined on one node. */
-  readonly cluster?: ClusterConnection;
   /** Sends an event to every socket subscribed to `topic` on the main thread. */
   publish(topic: string, event: string, data: unknown): void;
 }
 
-export { type Actor } from './protocol.js';
+export type { Actor } from './protocol.js';
 
 /** How a host creates the actors of one kind; `name` is its protocol's kind (declared once, in the protocol). */
 export interface ActorKind<S extends ProtocolShape = ProtocolShape> {

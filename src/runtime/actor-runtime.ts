@@ -2,12 +2,12 @@
 // go through a lean typed RPC (rpc.ts) over a batching MessagePort; a host that dies fails its in-flight
 // calls and is restarted, and its actors resume from LMDB on their next message.
 import { MessageChannel, Worker, type TransferListItem } from 'node:worker_threads';
-import type { Config } from '../config.js';
+import type { RuntimeConfig } from './config.js';
 import type { Logger } from '../log.js';
 import { actorHostRestarts } from '../metrics/catalogue.js';
 import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-report.js';
 import { batchingEndpoint } from './batching-endpoint.js';
-import { ActorBusyError, HostUnavailableError } from './errors.js';
+import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import type { ActorProtocol, ProtocolShape } from './protocol.js';
 import { ActorRef, type Actors, type ActorStream } from './router.js';
@@ -49,7 +49,7 @@ class HostHandle {
 
   constructor(
     readonly index: number,
-    private readonly config: Config,
+    private readonly config: RuntimeConfig,
     private readonly log: Logger,
     private readonly onEvent: (event: ActorEvent) => void,
   ) {
@@ -155,23 +155,17 @@ class HostHandle {
   }
 
   /** Errors arrive from the host by name: back to the classes faces map. */
+  /** What a host's refusal means to callers (the codec, wire-errors.ts, already revived the runtime's classes). */
   #fromHost(error: Error, timeoutMs: number): Error {
-    switch (error.name) {
-      case 'ActorBusyError':
-        return new ActorBusyError(error.message);
-      case 'CallCancelledError':
-        return new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
-      case 'HostClosingError':
-        return new HostUnavailableError(this.index, 'stopping');
-      default:
-        return error;
-    }
+    if (error instanceof CallCancelledError) return new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
+    if (error instanceof HostClosingError) return new HostUnavailableError(this.index, 'stopping');
+    return error;
   }
 }
 
 export interface ActorRuntimeOptions {
   threads: number;
-  config: Config;
+  config: RuntimeConfig;
   log: Logger;
   /** An actor that does not answer within this time fails the call (default 15 s). */
   callTimeoutMs?: number;

@@ -1,5 +1,5 @@
 // Both threads. The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
-// and the main thread turns them back into these classes (fromHost), so faces can map them to their answers.
+// and the main thread turns them back into these classes (wire-errors.ts), so faces can map them to their answers.
 
 /** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */
 export class ActorBusyError extends Error {
@@ -34,18 +34,5 @@ export class HostClosingError extends Error {
   }
 }
 
-/**
- * A refusal of the domain, thrown by worker-side code (actors, plugins): a stable `code` and plain `details`,
- * no wire format. Each face maps it to its answer on the main thread (HTTP status and body, USSD END text,
- * SSE or WebSocket error). It crosses threads with its code and details (rpc.ts).
- */
-export class DomainError<C extends string = string> extends Error {
-  override readonly name = 'DomainError';
-  constructor(
-    readonly code: C,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
+// DomainError lives on the ground floor (src/errors.ts): storage throws it too, and storage knows no runtime.
+export { DomainError } from '../errors.js';

@@ -1,11 +1,12 @@
 // Everything that crosses between the main thread and an actor host, typed in one place.
 import type { MessagePort } from 'node:worker_threads';
-import type { Config } from '../config.js';
+import type { RuntimeConfig } from './config.js';
 
 /** workerData of an actor host. */
 export interface HostInit {
   hostIndex: number;
-  config: Config;
+  /** The whole configuration; the runtime reads only its own slice. */
+  config: RuntimeConfig;
   /** Port on which the host answers the main thread's calls (rpc.ts over a batching endpoint). */
   rpcPort: MessagePort;
   /** Port on which the host publishes actor events (fan-out to sockets on the main thread). */

@@ -6,19 +6,10 @@
 // the client only bounds how long it waits for an answer.
 import type { TransferListItem } from 'node:worker_threads';
 import type { Endpoint } from './batching-endpoint.js';
-import { DomainError } from './errors.js';
+import { fromWire, toWire, type WireError } from './wire-errors.js';
 
 type Call = [id: number, method: string, args: unknown[]];
 type Answer = [id: number, failed: 0 | 1, value: unknown];
-
-/** An error as it crosses: name, message and stack; a DomainError also keeps its code and details. */
-interface WireError {
-  name: string;
-  message: string;
-  stack?: string;
-  code?: string;
-  details?: Record<string, unknown>;
-}
 
 /** The names of `Api`'s methods. */
 export type MethodOf<Api> = {
@@ -31,7 +22,7 @@ export type ResultOf<Api, M extends MethodOf<Api>> = Api[M] extends (...args: ne
 /** Answers the calls that arrive on `endpoint` with `api`'s methods (the actor host's side). */
 export function serve<Api extends object>(api: Api, endpoint: Endpoint): void {
   const ok = (id: number, value: unknown) => endpoint.postMessage([id, 0, value] satisfies Answer);
-  const failed = (id: number, error: unknown) => endpoint.postMessage([id, 1, toWire(error)] satisfies Answer);
+  const failed = (id: number, error: unknown) => endpoint.postMessage([id, 1, toWire(error, true)] satisfies Answer);
   endpoint.onMessage((message) => {
     const [id, method, args] = message as Call;
     let result: unknown;
@@ -136,22 +127,4 @@ export class RpcClient<Api> {
       call.reject(call.policy.timedOut(call.timeoutMs));
     }
   }
-}
-
-function toWire(error: unknown): WireError {
-  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
-  const wire: WireError = { name: error.name, message: error.message, stack: error.stack };
-  if (error instanceof DomainError) {
-    wire.code = error.code;
-    wire.details = error.details;
-  }
-  return wire;
-}
-
-function fromWire(wire: WireError): Error {
-  if (wire.name === 'DomainError' && wire.code) return new DomainError(wire.code, wire.message, wire.details);
-  const error = new Error(wire.message);
-  error.name = wire.name;
-  if (wire.stack) error.stack = wire.stack;
-  return error;
 }

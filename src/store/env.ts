@@ -59,6 +59,7 @@ export function openStore(dataDir: string): Store {
   // Commits are synced to disk (lmdb's default): an answer is only sent after its write is durable.
   // noSubdir: false, or lmdb takes a path whose last part has a dot for a file.
   const root = open({ path: dataDir, noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 });
+  // biome-ignore lint/suspicious/noExplicitAny: each database holds its own value type; openDb gives it back typed
   const cache = new Map<string, Database<any, string>>();
   let closing: Promise<void> | undefined;
   return {

@@ -64,6 +64,6 @@ export class TurnCommit {
     }
     const seconds = (performance.now() - started) / 1000;
     for (const listener of this.#committed) listener(seconds);
-    writes.forEach((write, i) => write.resolve(results[i]));
+    for (const [i, write] of writes.entries()) write.resolve(results[i]);
   }
 }

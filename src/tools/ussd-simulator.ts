@@ -20,13 +20,16 @@ interface Options {
 
 type Answer = { kind: 'screen'; end: boolean; text: string } | { kind: 'problem'; message: string; fatal: boolean };
 
+const parseCommandLine = () =>
+  parseArgs({
+    options: { url: { type: 'string' }, phone: { type: 'string' }, code: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+
 /** The options, 'help' for --help, or the message of a bad command line. */
 function readOptions(): Options | 'help' | { error: string } {
-  let values;
+  let values: ReturnType<typeof parseCommandLine>['values'];
   try {
-    ({ values } = parseArgs({
-      options: { url: { type: 'string' }, phone: { type: 'string' }, code: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    }));
+    ({ values } = parseCommandLine());
   } catch (error) {
     return { error: (error as Error).message };
   }

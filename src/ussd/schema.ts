@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 
 /** No control characters: gateways send digits, `*`, `#` and typed text only. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses
 const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
 const SERVICE_CODE = /^\*\d+(\*\d+)*#$/;
 const E164 = /^\+[1-9]\d{6,14}$/;

@@ -3,7 +3,7 @@
 // than it held, and every refused one is recorded as a claim.
 import type { Test } from 'tap';
 import { creditLedger, PaymentRequiredError } from '../../dist/src/oracle/plugins/credits/ledger.js';
-import type { CreditRepository } from '../../dist/src/oracle/plugins/credits/repository.js';
+import type { CreditAccount, CreditRepository } from '../../dist/src/oracle/plugins/credits/repository.js';
 import { revisionedRecordsContract } from './revisioned-records.js';
 
 export type CreditRepositoryFactory = (t: Test) => Promise<CreditRepository>;
@@ -18,7 +18,7 @@ export function creditRepositoryContract(t: Test, open: CreditRepositoryFactory)
     const options = { initial: 12, perMessage: 1 };
     const ledgers = [creditLedger(repository, options), creditLedger(repository, options), creditLedger(repository, options)];
     const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => ledgers[i % 3].charge('did:key:zA')));
-    const paid = outcomes.filter((o): o is PromiseFulfilledResult<{ balance: number }> => o.status === 'fulfilled');
+    const paid = outcomes.filter((o): o is PromiseFulfilledResult<CreditAccount> => o.status === 'fulfilled');
     const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     t.equal(paid.length, 12, 'exactly the balance was spent');
     t.same(paid.map((o) => o.value.balance).sort((a, b) => a - b), [...Array(12).keys()], 'each paid debit saw its own balance');

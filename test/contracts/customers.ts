@@ -1,11 +1,12 @@
 // The behaviour every CustomerRepository must have (create-only IDs, creation keys, revision-checked updates),
 // run against LMDB by test/repo-customers.test.ts; a replicated implementation runs the same suite.
+import type { Test } from 'tap';
 import { isRevisionConflict } from '../../dist/src/store/revision.js';
 import type { CustomerRecord, CustomerRepository } from '../../dist/src/ussd/customers/repository.js';
 import { rejectsWithConflict } from './revision.js';
 
 /** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
-export type CustomerRepositoryFactory = (t: Tap.Test) => Promise<CustomerRepository>;
+export type CustomerRepositoryFactory = (t: Test) => Promise<CustomerRepository>;
 
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 
@@ -13,7 +14,7 @@ function account(customerId: string, fields: Partial<CustomerRecord> = {}): Cust
   return { customerId, fullName: 'Amina Otieno', phoneNumber: '+254712345678', pin: 'v1.sealed', failedPinAttempts: 0, createdAt: T0, ...fields };
 }
 
-export function customerRepositoryContract(t: Tap.Test, open: CustomerRepositoryFactory): void {
+export function customerRepositoryContract(t: Test, open: CustomerRepositoryFactory): void {
   t.test('create, then get answers the record and its revision; an unknown ID is undefined', async (t) => {
     const repository = await open(t);
     const created = await repository.create(account('C0000000A', { email: 'amina@example.org' }));

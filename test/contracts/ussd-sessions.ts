@@ -1,11 +1,12 @@
 // The behaviour every UssdSessionRepository must have (begin, revision-checked updates, the live set, expiry),
 // run against LMDB by test/repo-ussd-sessions.test.ts; a replicated implementation runs the same suite.
+import type { Test } from 'tap';
 import type { UssdSession } from '../../dist/src/ussd/session.js';
 import type { UssdSessionRepository } from '../../dist/src/ussd/sessions/repository.js';
 import { rejectsWithConflict } from './revision.js';
 
 /** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
-export type UssdSessionRepositoryFactory = (t: Tap.Test) => Promise<UssdSessionRepository>;
+export type UssdSessionRepositoryFactory = (t: Test) => Promise<UssdSessionRepository>;
 
 export const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 
@@ -25,7 +26,7 @@ export function session(sessionId: string, expiresAt: number, fields: Partial<Us
   };
 }
 
-export function ussdSessionRepositoryContract(t: Tap.Test, open: UssdSessionRepositoryFactory): void {
+export function ussdSessionRepositoryContract(t: Test, open: UssdSessionRepositoryFactory): void {
   t.test('begin creates a session; get answers it with its revision; an unknown id is undefined', async (t) => {
     const repository = await open(t);
     const revision = await repository.begin(session('s-1', T0 + 300_000), T0);

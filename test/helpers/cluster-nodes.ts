@@ -1,9 +1,9 @@
 // Real server processes in cluster mode on loopback for a test file, on a NATS cluster the file started
 // (test/helpers/nats-cluster.ts). Every process is stopped and every data dir removed in teardown.
-import { startLocalNodes, type LocalNodes, type LocalNodesOptions } from '../../dist/src/cluster/local-nodes.js';
+import { startLocalNodes, type LocalNodes, type LocalNodesOptions } from '../../dist/src/tools/local-nodes.js';
 import type { NatsCluster } from './nats-cluster.js';
 
-export type { LocalNode, LocalNodes } from '../../dist/src/cluster/local-nodes.js';
+export type { LocalNode, LocalNodes } from '../../dist/src/tools/local-nodes.js';
 
 /**
  * Starts `options.count` (default 3) nodes on `nats` and waits until each answers /health with 200. Nodes get one

@@ -23,7 +23,7 @@ class Inbox {
 
   /** The first event named `event` (and matching `test`) not taken yet; waits for it. */
   async take(event: string, test: (data: any) => boolean = () => true, what = event): Promise<any> {
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       const index = this.all.findIndex((item, i) => !this.#taken.has(i) && item.event === event && test(item.data));
       if (index >= 0) {
         this.#taken.add(index);

@@ -61,9 +61,16 @@ function covers(delegated: string, claimed: string): boolean {
   return delegated.endsWith('*') && claimed.startsWith(delegated.slice(0, -1));
 }
 
+/** A link of an authorization chain, down to its root. */
+interface ChainLink {
+  readonly proofs: readonly ChainLink[];
+  readonly delegation: { readonly issuer: { did(): string } };
+}
+
 const McpCall = capability({
   can: 'mcp/call',
-  with: Schema.text(),
+  // Any text, as the oracle's resources are (`ixo:oracle:<did>:mcp/...`); ucanto's type wants a URI reader.
+  with: Schema.text() as unknown as ReturnType<typeof Schema.URI.match>,
   derives: (claimed, delegated) =>
     covers(delegated.with, claimed.with) ? { ok: {} } : { error: new Failure(`${claimed.with} is not covered by ${delegated.with}`) },
 });
@@ -95,7 +102,7 @@ async function checkInvocation(header: string | undefined, authType: string | un
     validateAuthorization: () => ({ ok: {} }),
   });
   if (result.error) return { ...seen, reason: result.error.message.split('\n')[0] };
-  let root = result.ok;
+  let root: ChainLink = result.ok;
   while (root.proofs.length > 0) root = root.proofs[0];
   return { ...seen, ok: true, rootIssuer: root.delegation.issuer.did() };
 }

@@ -20,7 +20,7 @@ function parseSample(line: string): Sample {
   const text = match[2] ?? '';
   LABEL.lastIndex = 0;
   let read = 0;
-  for (let label; (label = LABEL.exec(text)); read = LABEL.lastIndex) {
+  for (let label: RegExpExecArray | null; (label = LABEL.exec(text)); read = LABEL.lastIndex) {
     labels[label[1]] = label[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
   }
   if (read !== text.length) throw new Error(`malformed labels: ${line}`);

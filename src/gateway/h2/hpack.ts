@@ -4,6 +4,7 @@
 // real servers (grpc-go, grpc-js via nghttp2) use all of it; the encoder only sends static-table indexes and
 // literals without indexing, so the peer's table never has to be tracked.
 import { huffmanDecode } from './huffman.js';
+import { BoundedMap } from '../../bounded-map.js';
 
 /** One decoded field: name (lower case, as HTTP/2 requires) and value, both Latin-1 as on the wire. */
 export type HeaderField = [name: string, value: string];
@@ -203,11 +204,10 @@ export function encodeFields(fields: readonly HeaderField[]): Buffer {
 
 /** A bounded memo of one field's encoding by value, for values that repeat (`:path` per route, `grpc-timeout`). */
 export function fieldEncoder(name: string, limit: number): (value: string) => Buffer {
-  const encoded = new Map<string, Buffer>();
+  const encoded = new BoundedMap<string, Buffer>(limit);
   return (value) => {
     let field = encoded.get(value);
     if (!field) {
-      if (encoded.size >= limit) encoded.clear();
       field = encodeFields([[name, value]]);
       encoded.set(value, field);
     }

@@ -4,6 +4,7 @@
 import { gogoFieldOf, parseDec } from '../gogo-options.js';
 import { protobuf } from '../proto-root.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: fixture JSON of any protobuf message, walked by its descriptor
 type Json = any;
 
 /** A copy of `json` (REST form of `type`) with customtype decimals in wire form. */

@@ -4,6 +4,7 @@ import { PaginationError } from './pagination.js';
 import type { RecordKind } from './records.js';
 import type { ChainState } from './state.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: protobufjs messages, read by field name per query
 export type Message = Record<string, any>;
 export type QueryHandler = (request: Message, state: ChainState) => Message;
 

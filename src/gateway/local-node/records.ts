@@ -2,6 +2,7 @@
 // Keys are laid out like a chain's KV store (module/family/...), so listing a family (or a sub-range,
 // e.g. one collection's members) is a range scan and pagination keys are the keys after the prefix.
 
+// biome-ignore lint/suspicious/noExplicitAny: fixture records are JSON of any protobuf message
 type Json = Record<string, any>;
 
 export interface RecordFamily {

@@ -8,6 +8,7 @@ import { restToWireJson } from './fixture-json.js';
 import { paginate, PaginationError, type Page, type PageRequestLike } from './pagination.js';
 import { RECORDS, type LocalNodeFixture, type RecordKind } from './records.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: protobufjs messages, read by field name per record kind
 type Message = Record<string, any>;
 const END = '\uffff';
 
@@ -29,7 +30,7 @@ export class ChainState {
       const entries: [string, Message][] =
         'single' in family ? [['', given]] : keyOf ? (given as Message[]).map((record) => [keyOf(record), record]) : Object.entries(given);
       for (const [key, json] of entries) {
-        let message;
+        let message: protobuf.Message;
         try {
           message = protojson.fromJson(type, restToWireJson(type, json));
         } catch (error) {

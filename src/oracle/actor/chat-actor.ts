@@ -5,7 +5,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
-import { SESSION_NOT_FOUND } from '../errors.js';
+import { SESSION_NOT_FOUND } from '../chat-failures.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import type { MessagesPage } from '../sessions/transcript.js';
 import { SessionState } from './session-state.js';

@@ -10,6 +10,7 @@ import { decodeArtifact } from '../auth/artifact.js';
 import { encodeArtifact } from '../auth/mint.js';
 import type { DelegationRepository } from '../delegations.js';
 import { loadOracleIdentity, type OracleIdentityEnv } from '../identity.js';
+import { BoundedMap } from '../../bounded-map.js';
 
 /** Default lifetime of a minted invocation; it never outlives the user's delegation. */
 export const MINTED_TTL_SECONDS = 300;
@@ -61,7 +62,7 @@ export interface MinterDeps {
 export function createUcanMinter(deps: MinterDeps): UcanMinter {
   const now = deps.now ?? (() => Date.now() / 1000);
   // Decoding a CAR costs more than signing: the last decoded delegation of each user is kept by its text.
-  const decoded = new Map<string, { raw: string; delegation: Delegation }>();
+  const decoded = new BoundedMap<string, { raw: string; delegation: Delegation }>(1000);
 
   /** The user's delegation and the earliest expiration along its chain (seconds; Infinity when none). */
   async function usableDelegation(userDid: string, oracleDid: string): Promise<{ delegation: Delegation; expiration: number }> {
@@ -77,7 +78,6 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
     } catch {
       throw new ReauthorisationRequired(userDid, 'unreadable', oracleDid);
     }
-    if (decoded.size >= 1000) decoded.delete(decoded.keys().next().value as string);
     decoded.set(userDid, { raw: stored.raw, delegation });
     return { delegation, expiration };
   }

@@ -2,6 +2,7 @@
 import { base58btc, DID } from '@ucanto/core';
 import { isUnsafeEd25519Key } from './ed25519.js';
 import { AuthFailure } from './failure.js';
+import { BoundedMap } from '../../bounded-map.js';
 
 /** Finds the Ed25519 public keys (raw, 32 bytes each) that may sign for a DID. Throws AuthFailure with a reason. */
 export interface DidResolver {
@@ -16,14 +17,13 @@ export const ED25519_PUB_PREFIX = [0xed, 0x01];
 
 const KEY_CACHE_LIMIT = 1024;
 /** Recent did:key -> key: a user signs many invocations, and base58 decoding is a visible share of a verification. */
-const keyOfDid = new Map<string, Uint8Array>();
+const keyOfDid = new BoundedMap<string, Uint8Array>(KEY_CACHE_LIMIT);
 
 /** The raw Ed25519 public key inside a did:key; throws AuthFailure for other key types or malformed DIDs. */
 export function didKeyPublicKey(did: string): Uint8Array {
   let key = keyOfDid.get(did);
   if (!key) {
     key = parseDidKey(did);
-    if (keyOfDid.size >= KEY_CACHE_LIMIT) keyOfDid.delete(keyOfDid.keys().next().value as string);
     keyOfDid.set(did, key);
   }
   return key;

@@ -1,6 +1,7 @@
 // Ed25519 signature checks with node:crypto (OpenSSL). ucanto's default verifier is pure JavaScript
 // (@noble/ed25519) and about 40 times slower. This file has no other imports so the piscina worker stays light.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { BoundedMap } from '../../bounded-map.js';
 
 /** One signature to check: a raw 32-byte public key, the signed bytes and the raw 64-byte signature. */
 export interface SignatureCheck {
@@ -12,7 +13,7 @@ export interface SignatureCheck {
 // DER header of a SubjectPublicKeyInfo for Ed25519 (OID 1.3.101.112); the raw key follows it.
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const KEY_CACHE_LIMIT = 1024;
-const keys = new Map<string, KeyObject>();
+const keys = new BoundedMap<string, KeyObject>(KEY_CACHE_LIMIT);
 
 /** A KeyObject for a raw Ed25519 public key; recent ones are kept because parsing costs as much as a check. */
 export function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
@@ -20,7 +21,6 @@ export function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
   let key = keys.get(id);
   if (!key) {
     key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]), format: 'der', type: 'spki' });
-    if (keys.size >= KEY_CACHE_LIMIT) keys.delete(keys.keys().next().value as string);
     keys.set(id, key);
   }
   return key;

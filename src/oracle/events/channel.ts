@@ -7,7 +7,7 @@ import { HostUnavailableError } from '../../runtime/errors.js';
 import type { Actors } from '../../runtime/router.js';
 import type { ActorEvent } from '../../runtime/messages.js';
 import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
-import { SESSION_NOT_FOUND, wsErrorText } from '../errors.js';
+import { SESSION_NOT_FOUND, wsErrorText } from '../chat-failures.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { CredentialWatch, type CredentialEnd } from './credential-watch.js';

@@ -73,7 +73,7 @@ export function nativeRoute({ channel, accept, highWaterBytes, log }: NativeRout
       channel.open(socket.data);
     },
     message(socket, text) {
-      let frame;
+      let frame: ReturnType<typeof parseEnvelope>;
       try {
         frame = parseEnvelope(text);
       } catch (error) {

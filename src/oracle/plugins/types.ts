@@ -1,6 +1,7 @@
-// The plugin contract of the oracle face. A plugin may add routes (main thread), tools and a
-// before-agent hook (chat actor, worker thread), and name routes that need no authentication.
-import type { RouteDeclaration } from '../../http/route.js';
+// The plugin contract of the oracle face, in two halves that load on different threads: the actor half
+// (OraclePlugin: tools and a before-agent hook, in the chat actor's host) and the front half (PluginFront: routes,
+// and routes that need no authentication, on the main thread). Actor code never loads a front half.
+import type { AnyRoute } from '../../http/route.js';
 import type { Tool, TurnContext } from '../agent-types.js';
 import type { AuthIdentity } from '../auth/index.js';
 import type { OracleRepositories } from '../repositories.js';
@@ -23,14 +24,20 @@ export interface PluginDeps {
   readonly repositories: Pick<OracleRepositories, 'preferences' | 'credits'>;
 }
 
-export interface OraclePlugin {
+/** A plugin's front half (main thread). */
+export interface PluginFront {
   readonly name: string;
-  /** Its HTTP routes (main thread), declared like the face's own (http/route.ts); a `ucan` route's handler gets the caller. */
-  routes?(deps: PluginRouteDeps): RouteDeclaration<any, any, any, AuthIdentity>[];
-  /** Tools offered to the agent for one turn (worker thread). */
-  tools?(context: TurnContext): Tool[];
+  /** Its HTTP routes, declared like the face's own (http/route.ts); a `ucan` route's handler gets the caller. */
+  routes?(deps: PluginRouteDeps): AnyRoute<AuthIdentity>[];
   /** Route patterns (uWS syntax, as registered) that are public. */
   getAuthExcludedRoutes?(): string[];
+}
+
+/** A plugin's actor half (worker thread). */
+export interface OraclePlugin {
+  readonly name: string;
+  /** Tools offered to the agent for one turn (worker thread). */
+  tools?(context: TurnContext): Tool[];
   /**
    * Runs before the agent of a turn is built: loads what the prompt needs (it may set fields of `context`)
    * or refuses the turn by throwing a DomainError (credits: `credits_exhausted`, answered 402 by the face).

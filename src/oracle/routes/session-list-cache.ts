@@ -5,6 +5,7 @@
 // older than its version: a list is never stale after a write was acknowledged. The page is kept as UTF-8
 // bytes, which uWS writes as they are (a string it would encode again on every answer).
 import type { SessionRepository } from '../sessions/repository.js';
+import { BoundedMap } from '../../bounded-map.js';
 
 interface CachedPage {
   version: number;
@@ -17,7 +18,7 @@ const MAX_PAGES = 2_000;
 export type SessionListJson = (userDid: string, page: { offset: number; limit: number }) => Promise<Buffer>;
 
 export function cachedSessionLists(sessions: SessionRepository, maxPages = MAX_PAGES): SessionListJson {
-  const pages = new Map<string, CachedPage>();
+  const pages = new BoundedMap<string, CachedPage>(maxPages);
   return async (userDid, page) => {
     const key = `${page.offset}|${page.limit}|${userDid}`;
     const version = await sessions.listVersion(userDid);
@@ -26,7 +27,6 @@ export function cachedSessionLists(sessions: SessionRepository, maxPages = MAX_P
     const json = Buffer.from(JSON.stringify(await sessions.listByUser(userDid, page)));
     pages.delete(key);
     pages.set(key, { version, json });
-    if (pages.size > maxPages) pages.delete(pages.keys().next().value!);
     return json;
   };
 }

@@ -39,7 +39,9 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
     const keys = entries.map((_, i) => keyOf(sessionId, from + i));
     const taken = keys.find((key) => db.doesExist(key));
     if (taken !== undefined) throw new RevisionConflictError(taken, undefined);
-    return () => keys.forEach((key, i) => db.put(key, entries[i]));
+    return () => {
+      for (const [i, key] of keys.entries()) db.put(key, entries[i]);
+    };
   };
 
   return {

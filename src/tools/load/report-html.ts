@@ -12,7 +12,7 @@ const asset = (path: string) => readFileSync(require.resolve(path), 'utf8');
 const scriptSafe = (text: string) => text.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 
 // Runs in the browser: draws every chart from REPORT with uPlot and lists them in window.charts (for tests).
-const CLIENT = String.raw`
+const CLIENT = `
 const R = REPORT;
 const COLORS = { a: '#1f77b4', b: '#d62728', c: '#2ca02c', d: '#9467bd' };
 window.charts = [];

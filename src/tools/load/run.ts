@@ -4,7 +4,7 @@ import { runClosedLoop } from './closed-loop.js';
 import { runOpenLoop } from './open-loop.js';
 import type { LoadOptions } from './options.js';
 import { progressLine } from './progress.js';
-import { distribution, Recorder, summarize, type LatencySummary, type SeriesPoint } from './recorder.js';
+import { distribution, type Recorder, summarize, type LatencySummary, type SeriesPoint } from './recorder.js';
 import type { Scenario } from './scenarios/types.js';
 
 export interface RunSummary {

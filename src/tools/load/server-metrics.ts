@@ -71,7 +71,7 @@ export class MetricsScraper {
 
   /** true, or why the metrics cannot be read. */
   private async scrape(): Promise<true | string> {
-    let answer;
+    let answer: Awaited<ReturnType<typeof this.client.request>>;
     try {
       answer = await this.client.request('GET', this.path, { headers: this.token ? { authorization: `Bearer ${this.token}` } : {} });
     } catch (error) {

@@ -49,7 +49,7 @@ function chart(container: HTMLElement, title: string, labels: string[], unit: st
 
 function push(target: Chart, at: number, values: (number | null)[]): void {
   target.series[0].push(at / 1000);
-  values.forEach((value, i) => target.series[i + 1].push(value));
+  for (const [i, value] of values.entries()) target.series[i + 1].push(value);
   if (target.series[0].length > WINDOW) for (const line of target.series) line.shift();
   target.plot.setData(target.series as uPlot.AlignedData);
 }

@@ -175,9 +175,11 @@ export const roundedUp = (amounts: DecCoin[]) => coins(amounts.map((a) => ({ den
 export const roundedDown = (amounts: DecCoin[]) => coins(amounts.map((a) => ({ denom: a.denom, amount: truncateInt(decOfWire(a.amount)) })));
 export const plus = (a: Coin[], b: Coin[]) => coins([...asInts(a), ...asInts(b)]);
 export const minus = (a: Coin[], b: Coin[]) => coins([...asInts(a), ...asInts(b).map((c) => ({ denom: c.denom, amount: -c.amount }))]);
+const minBig = (a: bigint, b: bigint) => (a < b ? a : b);
+
 /** Fees capped at what they are taken from, per denom (AdjustFees). */
 export const capped = (fees: Coin[], max: Coin[]) =>
-  coins(asInts(fees).map((f) => ({ denom: f.denom, amount: f.amount < amountOf(max, f.denom) ? f.amount : amountOf(max, f.denom) })));
+  coins(asInts(fees).map((f) => ({ denom: f.denom, amount: minBig(f.amount, amountOf(max, f.denom)) })));
 
 /** Swapper: what `from` returns in `toToken`, and the tx fee taken from it (GetReturnsForSwap). */
 export function returnsForSwap(bond: Message, from: { denom: string; amount: bigint }, toToken: string, reserve: Coin[]): { returns: Coin[]; fee: Coin } {

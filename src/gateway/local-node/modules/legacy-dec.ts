@@ -51,7 +51,7 @@ export function power(d: Dec, exponent: Dec): Dec {
     for (let i = 0n; i < exponent / PRECISION; i++) result = mul(result, d);
     return result;
   }
-  const value = Math.pow(Number(d) / 1e18, Number(exponent) / 1e18);
+  const value = (Number(d) / 1e18) ** (Number(exponent) / 1e18);
   if (!Number.isFinite(value)) throw new RangeError('numeric overflow');
   return decOfFloat(value);
 }

@@ -87,7 +87,9 @@ function* readChunk(data: string, assembler: ToolCallAssembler, finish: { reason
     const reasoning = delta.reasoning_content ?? delta.reasoning;
     if (reasoning) yield { type: 'reasoning', delta: reasoning };
     if (delta.content) yield { type: 'text', delta: delta.content };
-    delta.tool_calls?.forEach((fragment, position) => assembler.add(fragment, position));
+    delta.tool_calls?.forEach((fragment, position) => {
+      assembler.add(fragment, position);
+    });
     if (choice.finish_reason) finish.reason = choice.finish_reason;
   }
 }

@@ -12,6 +12,7 @@ import { cidText } from './cid-text.js';
 import { signedPayload } from './payload.js';
 import { OutOfShape } from './shape.js';
 import { readCommonUcan } from './ucan.js';
+import { BoundedMap } from '../../../bounded-map.js';
 
 export interface FastInvocationCheck {
   maxTtlSeconds: number;
@@ -51,14 +52,13 @@ export function fastAudience(oracleDid: string): FastAudience | undefined {
 
 const DID_CACHE_LIMIT = 1024;
 /** Recent issuer keys -> did:key: a user signs many invocations, and base58 costs more than the rest of a read. */
-const didOfKey = new Map<string, string>();
+const didOfKey = new BoundedMap<string, string>(DID_CACHE_LIMIT);
 
 function issuerDid(keyCode: Uint8Array): string {
   const id = Buffer.from(keyCode.buffer, keyCode.byteOffset, keyCode.byteLength).toString('latin1');
   let did = didOfKey.get(id);
   if (!did) {
     did = `did:key:${base58btc.encode(keyCode)}`;
-    if (didOfKey.size >= DID_CACHE_LIMIT) didOfKey.delete(didOfKey.keys().next().value as string);
     didOfKey.set(id, did);
   }
   return did;
@@ -69,7 +69,7 @@ function issuerDid(keyCode: Uint8Array): string {
  * Throws AuthFailure with invocation.ts's reasons, VerifierUnavailable when the verifier fails.
  */
 export async function verifyFastInvocation(car: Uint8Array, audience: FastAudience, check: FastInvocationCheck): Promise<FastVerified | undefined> {
-  let read;
+  let read: { cid: string; ucan: ReturnType<typeof readCommonUcan> };
   try {
     const archived = readArchive(car);
     read = { cid: cidText(archived.cid), ucan: readCommonUcan(archived.block, audience.bytes) };

@@ -1,7 +1,6 @@
-// The user-preferences plugin: a per (user, oracle) record, the `set_user_preferences` tool, the
-// GET /user-preferences route, and a before-agent hook so the first turn of a new session sees them.
+// The user-preferences plugin's actor half: a per (user, oracle) record, the `set_user_preferences` tool and a
+// before-agent hook so the first turn of a new session sees them. Its GET /user-preferences route: front.ts.
 import type { OraclePlugin, PluginDeps } from '../types.js';
-import { userPreferencesRoute } from './route.js';
 import { preferencesStore } from './store.js';
 import { setUserPreferencesTool } from './tool.js';
 
@@ -10,9 +9,6 @@ export function userPreferencesPlugin(deps: Pick<PluginDeps, 'repositories'>): O
   const tool = setUserPreferencesTool(preferences);
   return {
     name: 'user-preferences',
-    routes(routeDeps) {
-      return [userPreferencesRoute(routeDeps, preferences)];
-    },
     tools() {
       return [tool];
     },

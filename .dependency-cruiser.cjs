@@ -1,0 +1,75 @@
+// Layer rules, checked by `npm run lint` (dependency-cruiser). The floors, bottom up:
+//   src/errors.ts, src/store/        storage and the ground-floor error (know no runtime, no face)
+//   src/runtime/                     actors, hosts, rpc (knows no face and no cluster)
+//   src/cluster/                     NATS-backed pieces of the runtime and the faces
+//   src/ussd/ src/oracle/ src/gateway/  the faces (know no other face)
+//   src/http/                        the front door (main thread only)
+//   src/server.ts, src/main.ts       the composition root: the one place that knows every face
+// Type-only imports count here: a layer that names another's types depends on it. What a worker thread *loads*
+// is checked apart, by .dependency-cruiser.threads.cjs, where type-only imports (erased at build) do not count.
+const FACES = '(ussd|oracle|gateway)';
+/** The composition: the whole configuration, the actor kinds, the server (the ground floor, src/errors.ts, is not). */
+const ROOT = '^src/(config|actor-kinds|server|main|face)\\.ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'runtime-knows-no-face',
+      comment:
+        'src/runtime/ hosts any actor kind: it may not know USSD, chat or the chain, nor the cluster, nor the whole ' +
+        'configuration (it reads its own slice, runtime/config.ts).',
+      severity: 'error',
+      from: { path: '^src/runtime/' },
+      to: { path: [`^src/${FACES}/`, '^src/cluster/', '^src/http/', ROOT] },
+    },
+    {
+      name: 'store-knows-no-runtime-or-face',
+      comment: 'src/store/ is storage: no runtime, no face, no front door.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: [`^src/${FACES}/`, '^src/runtime/', '^src/cluster/', '^src/http/', ROOT] },
+    },
+    {
+      name: 'no-face-imports-another',
+      comment: 'Faces share through the floors below (errors, runtime, store, http), never through each other.',
+      severity: 'error',
+      from: { path: `^src/${FACES}/` },
+      to: { path: `^src/${FACES}/`, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'actor-code-not-in-front-door',
+      comment: 'Actor code (*/actor/) and workers/ never import the front door, not even its types.',
+      severity: 'error',
+      from: { path: ['^workers/', '^src/[^/]+/actor/'] },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'production-not-on-tools',
+      comment: 'src/tools/ holds operator and development tools (launchers, simulators); the server never loads them.',
+      severity: 'error',
+      from: { path: '^(src|workers)/', pathNot: '^src/tools/' },
+      to: { path: '^src/tools/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'A cycle makes load order matter and hides which module is the lower floor.',
+      severity: 'error',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^dist/', '^node_modules/'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

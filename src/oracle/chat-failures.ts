@@ -1,0 +1,72 @@
+// Runs on: both threads (pure). How a chat call fails, as plain data that crosses threads (a stream's ending), and
+// the words each streaming face (SSE frame, WebSocket event) answers it with. The HTTP answers live in errors.ts,
+// which is front-door code; actor code reads only this file.
+import { DomainError } from '../errors.js';
+import { ActorBusyError, HostUnavailableError } from '../runtime/errors.js';
+import { isRevisionConflict } from '../store/revision.js';
+import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
+
+export const SESSION_NOT_FOUND = 'Session not found';
+export const SESSION_CHANGED = 'The session changed while this message was answered; nothing was stored, please send it again';
+
+/**
+ * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
+ * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the session written
+ * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
+ * reloads, the message can be sent again), anything else (`internal`).
+ */
+export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'session_changed', 'internal'] as const;
+export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
+
+/** A failed chat call as plain data (it crosses threads in a stream's ending). */
+export interface ChatFailure {
+  code: ChatFailureCode;
+  message: string;
+  details?: Record<string, unknown>;
+  /** actor_busy: when to retry. */
+  retryAfterSeconds?: number;
+}
+
+const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
+
+export function failureOf(error: unknown): ChatFailure {
+  if (error instanceof DomainError && isChatErrorCode(error.code)) return { code: error.code, message: error.message, details: error.details };
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof ActorBusyError) return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
+  if (isRevisionConflict(error)) return { code: 'session_changed', message };
+  return { code: 'internal', message };
+}
+
+export type AnswerTable<T> = { readonly [C in ChatFailureCode]: (failure: ChatFailure) => T };
+
+/**
+ * The text of a stream's SSE `error` frame (the stream is open: its status was 200) and the message of a WebSocket
+ * `error` event, per failure. A new code fails to compile until every face answers it (HTTP: errors.ts).
+ */
+export const streamAnswers: { sse: AnswerTable<string>; websocket: AnswerTable<string> } = {
+  sse: {
+    session_not_found: () => SESSION_NOT_FOUND,
+    session_exists: ({ message }) => message,
+    credits_exhausted: ({ message }) => message,
+    actor_busy: () => 'The chat service is busy; please send your message again in a moment',
+    host_unavailable: () => 'The chat service stopped while answering; please send your message again',
+    session_changed: () => SESSION_CHANGED,
+    internal: () => 'The answer could not be completed; please send your message again',
+  },
+  websocket: {
+    session_not_found: () => SESSION_NOT_FOUND,
+    session_exists: ({ message }) => message,
+    credits_exhausted: ({ message }) => message,
+    actor_busy: () => 'The chat service is busy; try again in a moment',
+    host_unavailable: () => 'The chat service is restarting; the result was not delivered',
+    session_changed: () => SESSION_CHANGED,
+    internal: () => 'Internal server error',
+  },
+};
+
+/** A failure as the message of a WebSocket `error` event (streamAnswers.websocket). */
+export function wsErrorText(error: unknown): string {
+  const failure = failureOf(error);
+  return streamAnswers.websocket[failure.code](failure);
+}

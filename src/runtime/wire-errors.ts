@@ -1,0 +1,56 @@
+// Both threads, every node. The one codec for errors that cross a boundary: between the main thread and an actor
+// host (rpc.ts), and between nodes (the cluster's router and remote streams). An error crosses as plain data
+// (name, message; a DomainError also its code and details; between threads its stack too) and comes back as the
+// runtime's own class, so faces keep mapping it with instanceof. What an error *means* on arrival (a host's
+// cancelled call is its unavailability) is the receiver's policy, not the codec's.
+import { DomainError } from '../errors.js';
+import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
+
+/** An error as it crosses. */
+export interface WireError {
+  name: string;
+  message: string;
+  stack?: string;
+  code?: string;
+  details?: Record<string, unknown>;
+}
+
+/** `error` as plain data; its stack only when asked (between threads: one process, one log). */
+export function toWire(error: unknown, withStack = false): WireError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const wire: WireError = { name: error.name, message: error.message };
+  if (withStack && error.stack !== undefined) wire.stack = error.stack;
+  if (error instanceof DomainError) {
+    wire.code = error.code;
+    wire.details = error.details;
+  }
+  return wire;
+}
+
+/** Back to the class the runtime throws (a plain Error of the same name otherwise), with the sender's message. */
+export function fromWire(wire: WireError): Error {
+  let error: Error;
+  switch (wire.name) {
+    case 'DomainError':
+      error = new DomainError(wire.code ?? 'unknown', wire.message, wire.details);
+      break;
+    case 'ActorBusyError':
+      error = new ActorBusyError(wire.message);
+      break;
+    case 'HostUnavailableError':
+      error = new HostUnavailableError(-1, '');
+      break;
+    case 'CallCancelledError':
+      error = new CallCancelledError();
+      break;
+    case 'HostClosingError':
+      error = new HostClosingError();
+      break;
+    default:
+      error = new Error();
+      error.name = wire.name;
+  }
+  error.message = wire.message;
+  if (wire.stack !== undefined) error.stack = wire.stack;
+  return error;
+}
