@@ -45,11 +45,26 @@ const HealthSchema = v.object({
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
   database: v.pipe(v.picklist(['connected', 'disconnected']), v.description('LMDB answered a write and a read; in cluster mode JetStream answered too')),
   cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
+  gateway: v.optional(
+    v.pipe(
+      v.object({
+        upstream: v.object({
+          target: v.string(),
+          tls: v.boolean(),
+          state: v.picklist(['idle', 'connecting', 'ready', 'failing']),
+          address: v.optional(v.string()),
+          error: v.optional(v.pipe(v.string(), v.description('The last connection failure, e.g. "TLS handshake failed: DEPTH_ZERO_SELF_SIGNED_CERT: ..."'))),
+          keepaliveMs: v.number(),
+        }),
+      }),
+      v.description("The protocol gateway's chain node connection (does not change status: the node is not this service)"),
+    ),
+  ),
 });
 
 const route = declarer<void>();
 
-export function registerHealthRoutes(router: Router, config: Config, store: Store, cluster?: ClusterNode): void {
+export function registerHealthRoutes(router: Router, config: Config, store: Store, cluster?: ClusterNode, faceFields: () => Record<string, unknown> = () => ({})): void {
   const environment = config.NODE_ENV;
   const probes = new InFlight<boolean>();
   const clusterProbes = new InFlight<Awaited<ReturnType<ClusterNode['health']>>>();
@@ -88,6 +103,7 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
           uptime: process.uptime(),
           database: database ? 'connected' : 'disconnected',
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
+          ...faceFields(),
         });
       },
     }),

@@ -87,7 +87,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
   const router = new Router();
-  registerHealthRoutes(router, config, store, cluster);
+  registerHealthRoutes(router, config, store, cluster, () => Object.assign({}, ...faces.map((face) => face.health?.() ?? {})));
   for (const face of faces) face.routes(router);
   if (config.METRICS_ENABLED) {
     const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);

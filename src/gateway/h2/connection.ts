@@ -1,5 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). One cleartext HTTP/2 connection (prior knowledge, RFC 9113) carrying
-// unary gRPC calls. Hand-written for the hot path: node's http2 client builds an AsyncResource and a Duplex per
+// Main thread (the gateway's HTTP/2 client). One HTTP/2 connection (cleartext with prior knowledge, or TLS with
+// ALPN h2; RFC 9113) carrying unary gRPC calls. Hand-written for the hot path: node's http2 client builds an AsyncResource and a Duplex per
 // call; here a call is one object, two frames out, and all frames of one event-loop turn leave in one write.
 import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -7,22 +7,41 @@ import {
   ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
   dataFrame, goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
+import { MAX_HEADER_BLOCK, PartialHeaderBlock } from './header-block.js';
 import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
 import { grpcFrame, type ResponseHeaders, type UnaryCall } from './unary-call.js';
 
 /** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
 const STREAM_WINDOW = 8 * 1024 * 1024;
 const CONNECTION_WINDOW = 32 * 1024 * 1024;
-/** A header block may not grow past this (CONTINUATION floods), nor its decoded list. */
-const MAX_HEADER_BLOCK = 256 * 1024;
+/**
+ * Acknowledgements (SETTINGS, PING) queued while the socket has not drained: past this the node is flooding us
+ * without reading (nghttp2's max_outbound_ack), and the connection is dropped instead of buffering them.
+ */
+const MAX_UNSENT_ACKS = 1000;
+/** A keepalive PING unanswered this long (at most) drops the connection (grpc-go's and grpc-js's default). */
+const KEEPALIVE_TIMEOUT_MS = 20_000;
 const HEADER_TABLE_SIZE = 4096;
 const LAST_STREAM_ID = 2 ** 31 - 1;
+
+export interface ConnectionOptions {
+  authority: string;
+  /** 0: no keepalive PINGs. */
+  keepaliveMs: number;
+  /** TLS: `:scheme https`, and the socket is ready at 'secureConnect' (with ALPN h2), not at 'connect'. */
+  tls: boolean;
+  /** Appended to the failure of a plaintext connection that never saw HTTP/2 (e.g. that port 443 speaks TLS). */
+  plaintextHint?: string;
+  describeError(error: Error, connected: boolean): string;
+}
 
 export interface ConnectionEvents {
   /** The connection takes no new calls (GOAWAY, failure, close): the channel dials another for the next call. */
   unusable(connection: H2Connection): void;
   /** Calls the node never saw (queued here, or above a GOAWAY's last stream id): to be sent on another connection. */
   retry(calls: UnaryCall[]): void;
+  /** The node's first SETTINGS arrived: it speaks HTTP/2. */
+  reached(connection: H2Connection): void;
 }
 
 export class H2Connection {
@@ -40,6 +59,9 @@ export class H2Connection {
   readonly #blocked = new Set<UnaryCall>();
   #nextStreamId = 1;
   #connected = false;
+  /** TCP connected (TLS: handshake done, h2 agreed): calls are written from here on, never before. */
+  #ready = false;
+  #unsentAcks = 0;
   #settingsReceived = false;
   #usable = true;
   #closing = false;
@@ -56,24 +78,34 @@ export class H2Connection {
   #receiveWindow = CONNECTION_WINDOW;
   #unacknowledged = 0;
   /** A header block spread over HEADERS + CONTINUATION frames, until END_HEADERS. */
-  #partialBlock?: { streamId: number; endStream: boolean; parts: Buffer[]; length: number };
+  #partialBlock?: PartialHeaderBlock;
   // Write coalescing: the frames of one event-loop turn, written together.
   #out: Buffer[] = [];
   #flushQueued = false;
   readonly #flush = () => this.#writeOut();
   #keepalive?: NodeJS.Timeout;
-  #pingOutstanding = false;
+  /** Set while a keepalive PING waits for its ACK. */
+  #pingTimeout?: NodeJS.Timeout;
+  readonly #options: ConnectionOptions;
 
-  constructor(socket: Socket, options: { authority: string; keepaliveMs: number }, events: ConnectionEvents) {
+  constructor(socket: Socket, options: ConnectionOptions, events: ConnectionEvents) {
     this.#socket = socket;
     this.#events = events;
-    this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', 'http'], [':authority', options.authority]]);
+    this.#options = options;
+    this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', options.tls ? 'https' : 'http'], [':authority', options.authority]]);
     this.#regularBlock = encodeFields([['content-type', 'application/grpc'], ['te', 'trailers']]);
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, (type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
     socket.setNoDelay(true);
     socket.unref();
     socket.on('connect', () => {
       this.#connected = true;
+      if (!options.tls) this.#becomeReady();
+    });
+    if (options.tls) socket.on('secureConnect', () => this.#becomeReady());
+    // The node ended its side (an idle timeout, a restart): no new call may go out on this connection.
+    // (Before its SETTINGS, the close that follows reports the failure.)
+    socket.on('end', () => {
+      if (this.#settingsReceived) this.#becomeUnusable();
     });
     socket.on('data', (chunk: Buffer) => {
       if (this.#destroyed) return;
@@ -83,8 +115,8 @@ export class H2Connection {
         this.#protocolFailure(error);
       }
     });
-    socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? `Connection to the node failed: ${error.message}` : `No connection established: ${error.message}`));
-    socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#connected ? 'Connection to the node closed' : 'No connection established'));
+    socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(options.describeError(error, this.#connected)), { retryUnanswered: true }));
+    socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(this.#connected ? 'Connection to the node closed' : 'No connection established'), { retryUnanswered: true }));
     // The client preface, our settings and the connection window, before any call (allowed with prior knowledge).
     this.#write(PREFACE);
     this.#write(settingsFrame([
@@ -93,12 +125,33 @@ export class H2Connection {
       [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_BLOCK],
     ]));
     this.#write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
-    // Pings keep NATs and proxies from dropping a quiet connection; one unanswered for a whole period drops it.
-    this.#keepalive = setInterval(() => {
-      if (this.#pingOutstanding) return this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered');
-      this.#pingOutstanding = true;
-      this.#write(pingFrame(Buffer.alloc(8), false));
-    }, options.keepaliveMs).unref();
+    // Pings keep NATs and proxies from dropping a quiet connection (only when asked for: a node with grpc-go's
+    // default policy answers pings on an idle connection with GOAWAY too_many_pings). One unanswered drops it.
+    if (options.keepaliveMs > 0) {
+      const timeout = Math.min(options.keepaliveMs, KEEPALIVE_TIMEOUT_MS);
+      this.#keepalive = setInterval(() => {
+        if (this.#pingTimeout) return;
+        this.#write(pingFrame(Buffer.alloc(8), false));
+        this.#pingTimeout = setTimeout(() => this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered'), timeout).unref();
+      }, options.keepaliveMs).unref();
+    }
+  }
+
+  /** The GOAWAY the node sent, if any: its code and debug text (`too_many_pings` doubles the keepalive). */
+  goaway?: { code: number; debug: string };
+
+  #becomeReady(): void {
+    if (this.#destroyed) return;
+    const alpn = (this.#socket as Socket & { alpnProtocol?: string | false }).alpnProtocol;
+    if (this.#options.tls && alpn !== 'h2') {
+      return this.#destroy(GrpcStatus.UNAVAILABLE, `TLS handshake done but the node did not agree to HTTP/2 (ALPN ${alpn ? JSON.stringify(alpn) : 'none'})`);
+    }
+    this.#ready = true;
+    this.#openQueued();
+  }
+
+  #withHint(details: string): string {
+    return this.#settingsReceived || !this.#options.plaintextHint ? details : `${details} (${this.#options.plaintextHint})`;
   }
 
   /** Why the connection failed (the details its calls got), once it has; undefined after a graceful end. */
@@ -120,7 +173,7 @@ export class H2Connection {
   }
 
   start(call: UnaryCall): void {
-    if (this.#streams.size >= this.#maxConcurrent) {
+    if (!this.#ready || this.#streams.size >= this.#maxConcurrent) {
       this.#queue.push(call);
       call.cancel = () => {
         this.#queue = this.#queue.filter((queued) => queued !== call);
@@ -155,7 +208,7 @@ export class H2Connection {
 
   /** Queued calls take the stream slots that are free (a stream ended, or the node's SETTINGS raised the limit). */
   #openQueued(): void {
-    while (this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+    while (this.#ready && this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
   }
 
   /** The deadline passed (or the answer grew too large): the node is told to stop, the stream is forgotten. */
@@ -213,18 +266,22 @@ export class H2Connection {
     this.#events.unusable(this);
     const queued = this.#queue;
     this.#queue = [];
-    this.#handBack(queued);
+    // Never written: a connection that never became ready sends them on at no cost (the channel's dial round
+    // and backoff bound how often).
+    this.#handBack(queued, this.failure, this.#settingsReceived);
   }
 
   /**
    * Calls the node never saw go to another connection, once each (so a node that refuses every connection
    * cannot make a call go round forever): a second time they fail UNAVAILABLE.
    */
-  #handBack(calls: UnaryCall[], details = 'Connection closed by the node before the call was sent'): void {
+  #handBack(calls: UnaryCall[], details = 'Connection closed by the node before the call was sent', counted = true): void {
     const again: UnaryCall[] = [];
     for (const call of calls) {
       call.cancel = undefined;
-      if (call.retried) {
+      if (!counted) {
+        again.push(call);
+      } else if (call.retried) {
         call.settle(GrpcStatus.UNAVAILABLE, details);
       } else {
         call.retried = true;
@@ -241,6 +298,13 @@ export class H2Connection {
       this.#flushQueued = true;
       setImmediate(this.#flush);
     }
+  }
+
+  /** An ACK the node asked for; a node that floods us with them without reading the answers is dropped. */
+  #acknowledge(frame: Buffer): void {
+    if (this.#out.length === 0 && this.#socket.writableLength === 0) this.#unsentAcks = 0;
+    if (++this.#unsentAcks > MAX_UNSENT_ACKS) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'flood of SETTINGS or PING frames whose acknowledgements the node does not read');
+    this.#write(frame);
   }
 
   #writeOut(): void {
@@ -318,18 +382,17 @@ export class H2Connection {
     }
     const endStream = (flags & Flag.END_STREAM) !== 0;
     if (flags & Flag.END_HEADERS) return this.#onHeaderBlock(streamId, endStream, block);
-    this.#partialBlock = { streamId, endStream, parts: [block], length: block.length };
+    if (block.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    this.#partialBlock = new PartialHeaderBlock(streamId, endStream, block);
   }
 
   #onContinuation(flags: number, streamId: number, payload: Buffer): void {
     const partial = this.#partialBlock;
     if (!partial || partial.streamId !== streamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
-    partial.parts.push(payload);
-    partial.length += payload.length;
-    if (partial.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    partial.add(payload);
     if (!(flags & Flag.END_HEADERS)) return;
     this.#partialBlock = undefined;
-    this.#onHeaderBlock(streamId, partial.endStream, Buffer.concat(partial.parts, partial.length));
+    this.#onHeaderBlock(streamId, partial.endStream, partial.block);
   }
 
   #onHeaderBlock(streamId: number, endStream: boolean, block: Buffer): void {
@@ -382,8 +445,11 @@ export class H2Connection {
       return;
     }
     if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
-    if (!this.#settingsReceived) this.#maxConcurrent = Infinity; // the node's own limit, if any, follows
-    this.#settingsReceived = true;
+    if (!this.#settingsReceived) {
+      this.#maxConcurrent = Infinity; // the node's own limit, if any, follows
+      this.#settingsReceived = true;
+      this.#events.reached(this);
+    }
     for (let at = 0; at < payload.length; at += 6) {
       const id = payload.readUInt16BE(at);
       const value = payload.readUInt32BE(at + 2);
@@ -400,7 +466,7 @@ export class H2Connection {
       }
       // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
     }
-    this.#write(SETTINGS_ACK);
+    this.#acknowledge(SETTINGS_ACK);
     this.#resumeBlocked();
     this.#openQueued();
   }
@@ -408,14 +474,16 @@ export class H2Connection {
   #onPing(flags: number, streamId: number, payload: Buffer): void {
     if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
     if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
-    if (flags & Flag.ACK) this.#pingOutstanding = false;
-    else this.#write(pingFrame(payload, true));
+    if (!(flags & Flag.ACK)) return this.#acknowledge(pingFrame(payload, true));
+    clearTimeout(this.#pingTimeout);
+    this.#pingTimeout = undefined;
   }
 
   #onGoaway(streamId: number, payload: Buffer): void {
     if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
     if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
     const lastStreamId = payload.readUInt32BE(0) & 0x7fffffff;
+    this.goaway = { code: payload.readUInt32BE(4), debug: payload.subarray(8, 8 + 200).toString('latin1') };
     this.#becomeUnusable();
     // Streams above the last id were never processed by the node: sent again elsewhere (once), as grpc-js does.
     const unseen = [...this.#streams.values()].filter((call) => call.id > lastStreamId);
@@ -459,17 +527,27 @@ export class H2Connection {
     const code = error instanceof ConnectionError ? error.code : ErrorCode.INTERNAL_ERROR;
     const message = (error as Error).message;
     const [status, what] = this.#settingsReceived ? [GrpcStatus.INTERNAL, 'HTTP/2 protocol error from the node'] : [GrpcStatus.UNAVAILABLE, 'The node does not speak HTTP/2'];
-    this.#destroy(status, `${what}: ${message}`, goawayFrame(0, code, message.slice(0, 200)));
+    this.#destroy(status, this.#withHint(`${what}: ${message}`), { lastFrame: goawayFrame(0, code, message.slice(0, 200)) });
   }
 
-  /** Every unfinished call fails with `code`; the socket is destroyed. */
-  #destroy(code: number, details: string, lastFrame?: Buffer): void {
+  /**
+   * Every unfinished call fails with `code`; the socket is destroyed. `retryUnanswered` (the connection dropped,
+   * no GOAWAY): calls without response headers go out once more on another connection, for the race where the
+   * node closed an idle connection as a call was written. Every call of this client is a query, safe to repeat.
+   */
+  #destroy(code: number, details: string, { lastFrame, retryUnanswered = false }: { lastFrame?: Buffer; retryUnanswered?: boolean } = {}): void {
     if (this.#destroyed) return;
     this.failure = details;
     this.#becomeUnusable();
     this.#destroyed = true;
     clearInterval(this.#keepalive);
-    const calls = [...this.#streams.values()];
+    clearTimeout(this.#pingTimeout);
+    let calls = [...this.#streams.values()];
+    if (retryUnanswered && !this.goaway) {
+      const unanswered = calls.filter((call) => !call.headers);
+      calls = calls.filter((call) => call.headers);
+      this.#handBack(unanswered, details);
+    }
     this.#streams.clear();
     this.#blocked.clear();
     this.#out = [];
