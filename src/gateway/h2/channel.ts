@@ -139,14 +139,14 @@ export class H2Channel {
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`connect timed out after ${CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })), CONNECT_TIMEOUT_MS).unref();
     socket.once(readyEvent, () => clearTimeout(timer));
     socket.once('close', () => clearTimeout(timer));
-    const plainOn443 = !tls && !('socketPath' in address) && address.port === 443;
+    const port = 'socketPath' in address ? 0 : address.port;
     const connection = new H2Connection(
       socket,
       {
         authority: this.#authority,
         keepaliveMs: this.#keepaliveMs,
         tls,
-        plaintextHint: plainOn443 ? 'port 443 usually speaks TLS: for a TLS node, write the target as grpcs://host:443' : undefined,
+        plaintextHint: tls ? undefined : port === 443 ? 'port 443 usually speaks TLS: for a TLS node, write the target as grpcs://host:443' : 'if the node speaks TLS, write the target as grpcs://host:port',
         describeError: (error, connected) => dialError(error, tls, connected),
       },
       { unusable: this.#unusable, retry: this.#retry, reached: () => this.#setState({ state: 'ready', address: describeAddress(address), keepaliveMs: this.#keepaliveMs }) },

@@ -30,7 +30,7 @@ export interface ConnectionOptions {
   keepaliveMs: number;
   /** TLS: `:scheme https`, and the socket is ready at 'secureConnect' (with ALPN h2), not at 'connect'. */
   tls: boolean;
-  /** Appended to the failure of a plaintext connection that never saw HTTP/2 (e.g. that port 443 speaks TLS). */
+  /** Appended to the failure of a plaintext connection that connected and never saw HTTP/2 (it may be a TLS port). */
   plaintextHint?: string;
   describeError(error: Error, connected: boolean): string;
 }
@@ -110,6 +110,10 @@ export class H2Connection {
     socket.on('data', (chunk: Buffer) => {
       if (this.#destroyed) return;
       try {
+        // A TLS record (alert or handshake) where SETTINGS belongs: a plaintext target pointed at a TLS port.
+        if (!this.#settingsReceived && !options.tls && (chunk[0] === 0x15 || chunk[0] === 0x16) && chunk[1] === 0x03) {
+          throw new Error('the node answered with TLS: write the target as grpcs://host:port');
+        }
         this.#reader.push(chunk);
       } catch (error) {
         this.#protocolFailure(error);
@@ -151,7 +155,8 @@ export class H2Connection {
   }
 
   #withHint(details: string): string {
-    return this.#settingsReceived || !this.#options.plaintextHint ? details : `${details} (${this.#options.plaintextHint})`;
+    // Only for a node that took the connection and never spoke HTTP/2 (not for a refused connection).
+    return this.#settingsReceived || !this.#connected || !this.#options.plaintextHint ? details : `${details} (${this.#options.plaintextHint})`;
   }
 
   /** Why the connection failed (the details its calls got), once it has; undefined after a graceful end. */
