@@ -7,20 +7,15 @@ import {
   ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
   dataFrame, goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
+import { FrameWriter } from './frame-writer.js';
 import { MAX_HEADER_BLOCK, PartialHeaderBlock } from './header-block.js';
 import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
+import { Keepalive } from './keepalive.js';
 import { grpcFrame, type ResponseHeaders, type UnaryCall } from './unary-call.js';
 
 /** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
 const STREAM_WINDOW = 8 * 1024 * 1024;
 const CONNECTION_WINDOW = 32 * 1024 * 1024;
-/**
- * Acknowledgements (SETTINGS, PING) queued while the socket has not drained: past this the node is flooding us
- * without reading (nghttp2's max_outbound_ack), and the connection is dropped instead of buffering them.
- */
-const MAX_UNSENT_ACKS = 1000;
-/** A keepalive PING unanswered this long (at most) drops the connection (grpc-go's and grpc-js's default). */
-const KEEPALIVE_TIMEOUT_MS = 20_000;
 const HEADER_TABLE_SIZE = 4096;
 const LAST_STREAM_ID = 2 ** 31 - 1;
 
@@ -61,13 +56,10 @@ export class H2Connection {
   #connected = false;
   /** TCP connected (TLS: handshake done, h2 agreed): calls are written from here on, never before. */
   #ready = false;
-  #unsentAcks = 0;
   #settingsReceived = false;
   #usable = true;
   #closing = false;
   #destroyed = false;
-  /** Our side of the socket ended (after a GOAWAY, once the last stream finished): nothing more is written. */
-  #ended = false;
   // The node's settings and our send window on the connection.
   /** Until the node's SETTINGS arrive, 100 streams at most (as nghttp2 assumes): a burst is not refused wholesale. */
   #maxConcurrent = 100;
@@ -79,17 +71,14 @@ export class H2Connection {
   #unacknowledged = 0;
   /** A header block spread over HEADERS + CONTINUATION frames, until END_HEADERS. */
   #partialBlock?: PartialHeaderBlock;
-  // Write coalescing: the frames of one event-loop turn, written together.
-  #out: Buffer[] = [];
-  #flushQueued = false;
-  readonly #flush = () => this.#writeOut();
-  #keepalive?: NodeJS.Timeout;
-  /** Set while a keepalive PING waits for its ACK. */
-  #pingTimeout?: NodeJS.Timeout;
+  /** Write coalescing (the frames of one event-loop turn, written together) and the ACK flood bound. */
+  readonly #writer: FrameWriter;
+  #keepalive?: Keepalive;
   readonly #options: ConnectionOptions;
 
   constructor(socket: Socket, options: ConnectionOptions, events: ConnectionEvents) {
     this.#socket = socket;
+    this.#writer = new FrameWriter(socket);
     this.#events = events;
     this.#options = options;
     this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', options.tls ? 'https' : 'http'], [':authority', options.authority]]);
@@ -122,22 +111,18 @@ export class H2Connection {
     socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(options.describeError(error, this.#connected)), { retryUnanswered: true }));
     socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(this.#connected ? 'Connection to the node closed' : 'No connection established'), { retryUnanswered: true }));
     // The client preface, our settings and the connection window, before any call (allowed with prior knowledge).
-    this.#write(PREFACE);
-    this.#write(settingsFrame([
+    this.#writer.write(PREFACE);
+    this.#writer.write(settingsFrame([
       [Setting.ENABLE_PUSH, 0],
       [Setting.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
       [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_BLOCK],
     ]));
-    this.#write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
+    this.#writer.write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
     // Pings keep NATs and proxies from dropping a quiet connection (only when asked for: a node with grpc-go's
     // default policy answers pings on an idle connection with GOAWAY too_many_pings). One unanswered drops it.
     if (options.keepaliveMs > 0) {
-      const timeout = Math.min(options.keepaliveMs, KEEPALIVE_TIMEOUT_MS);
-      this.#keepalive = setInterval(() => {
-        if (this.#pingTimeout) return;
-        this.#write(pingFrame(Buffer.alloc(8), false));
-        this.#pingTimeout = setTimeout(() => this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered'), timeout).unref();
-      }, options.keepaliveMs).unref();
+      const ping = () => this.#writer.write(pingFrame(Buffer.alloc(8), false));
+      this.#keepalive = new Keepalive(options.keepaliveMs, ping, () => this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered'));
     }
   }
 
@@ -201,12 +186,12 @@ export class H2Connection {
     const size = 5 + call.message.length;
     if (size <= Math.min(call.sendWindow, this.#sendWindow, this.#peerMaxFrame)) {
       // The usual case: the whole request in one buffer.
-      this.#write(requestFrames(id, block, call.message, this.#peerMaxFrame));
+      this.#writer.write(requestFrames(id, block, call.message, this.#peerMaxFrame));
       call.sendWindow -= size;
       this.#sendWindow -= size;
       return;
     }
-    this.#write(headerFrames(id, block, false, this.#peerMaxFrame));
+    this.#writer.write(headerFrames(id, block, false, this.#peerMaxFrame));
     call.body = grpcFrame(call.message);
     this.#sendBody(call);
   }
@@ -219,7 +204,7 @@ export class H2Connection {
   /** The deadline passed (or the answer grew too large): the node is told to stop, the stream is forgotten. */
   #cancel(call: UnaryCall): void {
     if (this.#streams.get(call.id) !== call) return;
-    this.#write(rstStreamFrame(call.id, ErrorCode.CANCEL));
+    this.#writer.write(rstStreamFrame(call.id, ErrorCode.CANCEL));
     this.#endStream(call);
   }
 
@@ -232,7 +217,7 @@ export class H2Connection {
         return;
       }
       const last = size === call.body.length;
-      this.#write(dataFrame(call.id, last ? call.body : call.body.subarray(0, size), last));
+      this.#writer.write(dataFrame(call.id, last ? call.body : call.body.subarray(0, size), last));
       call.sendWindow -= size;
       this.#sendWindow -= size;
       call.body = call.body.subarray(size);
@@ -245,15 +230,7 @@ export class H2Connection {
     this.#blocked.delete(call);
     call.cancel = undefined;
     this.#openQueued();
-    if (this.#closing && this.#streams.size === 0) this.#end();
-  }
-
-  /** Flushes what is queued and ends our side; the node closes its side in turn. */
-  #end(): void {
-    if (this.#ended || this.#destroyed) return;
-    this.#writeOut();
-    this.#ended = true;
-    this.#socket.end();
+    if (this.#closing && this.#streams.size === 0) this.#writer.end();
   }
 
   /** No new calls; the open ones finish; the socket ends after the last. */
@@ -261,8 +238,8 @@ export class H2Connection {
     if (this.#destroyed || this.#closing) return;
     this.#closing = true;
     this.#becomeUnusable();
-    this.#write(goawayFrame(0, ErrorCode.NO_ERROR));
-    if (this.#streams.size === 0) this.#end();
+    this.#writer.write(goawayFrame(0, ErrorCode.NO_ERROR));
+    if (this.#streams.size === 0) this.#writer.end();
   }
 
   #becomeUnusable(): void {
@@ -294,30 +271,6 @@ export class H2Connection {
       }
     }
     if (again.length > 0) this.#events.retry(again);
-  }
-
-  #write(frame: Buffer): void {
-    if (this.#destroyed || this.#ended) return;
-    this.#out.push(frame);
-    if (!this.#flushQueued) {
-      this.#flushQueued = true;
-      setImmediate(this.#flush);
-    }
-  }
-
-  /** An ACK the node asked for; a node that floods us with them without reading the answers is dropped. */
-  #acknowledge(frame: Buffer): void {
-    if (this.#out.length === 0 && this.#socket.writableLength === 0) this.#unsentAcks = 0;
-    if (++this.#unsentAcks > MAX_UNSENT_ACKS) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'flood of SETTINGS or PING frames whose acknowledgements the node does not read');
-    this.#write(frame);
-  }
-
-  #writeOut(): void {
-    this.#flushQueued = false;
-    const out = this.#out;
-    if (out.length === 0 || this.#destroyed || this.#ended) return;
-    this.#out = [];
-    this.#socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
   }
 
   #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
@@ -362,7 +315,7 @@ export class H2Connection {
     if (flags & Flag.END_STREAM) return this.#finish(call);
     call.unacknowledged += size;
     if (call.unacknowledged >= STREAM_WINDOW / 2) {
-      this.#write(windowUpdateFrame(streamId, call.unacknowledged));
+      this.#writer.write(windowUpdateFrame(streamId, call.unacknowledged));
       call.receiveWindow += call.unacknowledged;
       call.unacknowledged = 0;
     }
@@ -372,7 +325,7 @@ export class H2Connection {
   #consumed(size: number): void {
     this.#unacknowledged += size;
     if (this.#unacknowledged >= CONNECTION_WINDOW / 2) {
-      this.#write(windowUpdateFrame(0, this.#unacknowledged));
+      this.#writer.write(windowUpdateFrame(0, this.#unacknowledged));
       this.#receiveWindow += this.#unacknowledged;
       this.#unacknowledged = 0;
     }
@@ -417,14 +370,14 @@ export class H2Connection {
 
   #finish(call: UnaryCall, rstCode?: number): void {
     // The node ended its side; if ours is still held by flow control it is no longer wanted.
-    if (call.body.length > 0 && rstCode === undefined) this.#write(rstStreamFrame(call.id, ErrorCode.NO_ERROR));
+    if (call.body.length > 0 && rstCode === undefined) this.#writer.write(rstStreamFrame(call.id, ErrorCode.NO_ERROR));
     this.#endStream(call);
     call.finish(rstCode);
   }
 
   /** A stream error found here: the node is told, the call ends as grpc-js would report the reset. */
   #resetStream(call: UnaryCall, code: number): void {
-    this.#write(rstStreamFrame(call.id, code));
+    this.#writer.write(rstStreamFrame(call.id, code));
     this.#endStream(call);
     call.finish(code);
   }
@@ -471,7 +424,7 @@ export class H2Connection {
       }
       // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
     }
-    this.#acknowledge(SETTINGS_ACK);
+    this.#writer.acknowledge(SETTINGS_ACK);
     this.#resumeBlocked();
     this.#openQueued();
   }
@@ -479,9 +432,8 @@ export class H2Connection {
   #onPing(flags: number, streamId: number, payload: Buffer): void {
     if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
     if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
-    if (!(flags & Flag.ACK)) return this.#acknowledge(pingFrame(payload, true));
-    clearTimeout(this.#pingTimeout);
-    this.#pingTimeout = undefined;
+    if (!(flags & Flag.ACK)) return this.#writer.acknowledge(pingFrame(payload, true));
+    this.#keepalive?.acknowledged();
   }
 
   #onGoaway(streamId: number, payload: Buffer): void {
@@ -495,7 +447,7 @@ export class H2Connection {
     for (const call of unseen) this.#streams.delete(call.id), this.#blocked.delete(call);
     this.#handBack(unseen, `Connection closed by the node (GOAWAY code ${payload.readUInt32BE(4)})`);
     this.#closing = true;
-    if (this.#streams.size === 0) this.#end();
+    if (this.#streams.size === 0) this.#writer.end();
   }
 
   #onWindowUpdate(streamId: number, payload: Buffer): void {
@@ -545,8 +497,7 @@ export class H2Connection {
     this.failure = details;
     this.#becomeUnusable();
     this.#destroyed = true;
-    clearInterval(this.#keepalive);
-    clearTimeout(this.#pingTimeout);
+    this.#keepalive?.stop();
     let calls = [...this.#streams.values()];
     if (retryUnanswered && !this.goaway) {
       const unanswered = calls.filter((call) => !call.headers);
@@ -555,8 +506,9 @@ export class H2Connection {
     }
     this.#streams.clear();
     this.#blocked.clear();
-    this.#out = [];
-    if (lastFrame && !this.#ended) {
+    const open = !this.#writer.closed;
+    this.#writer.discard();
+    if (lastFrame && open) {
       // Told why, then dropped: a node that does not close its side is not waited for.
       const socket = this.#socket;
       socket.end(lastFrame);
