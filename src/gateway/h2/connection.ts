@@ -5,18 +5,17 @@ import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
   ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
-  dataFrame, goawayFrame, headerFrames, pingFrame, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
+  dataFrame, goawayFrame, headerFrames, pingFrame, readSettings, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
 } from './frames.js';
 import { FrameWriter } from './frame-writer.js';
-import { MAX_HEADER_BLOCK, PartialHeaderBlock } from './header-block.js';
-import { HpackDecoder, HpackError, encodeFields, fieldEncoder, type HeaderField } from './hpack.js';
+import { HeaderBlockReader, MAX_HEADER_BLOCK, type HeaderBlock } from './header-block.js';
+import { encodeFields, fieldEncoder } from './hpack.js';
 import { Keepalive } from './keepalive.js';
-import { grpcFrame, type ResponseHeaders, type UnaryCall } from './unary-call.js';
+import { grpcFrame, type UnaryCall } from './unary-call.js';
 
 /** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
 const STREAM_WINDOW = 8 * 1024 * 1024;
 const CONNECTION_WINDOW = 32 * 1024 * 1024;
-const HEADER_TABLE_SIZE = 4096;
 const LAST_STREAM_ID = 2 ** 31 - 1;
 
 export interface ConnectionOptions {
@@ -45,7 +44,6 @@ export class H2Connection {
   // The fields every call sends, encoded once: pseudo-headers (before `:path`), then the regular ones.
   readonly #pseudoBlock: Buffer;
   readonly #regularBlock: Buffer;
-  readonly #decoder = new HpackDecoder(HEADER_TABLE_SIZE);
   readonly #reader: FrameReader;
   readonly #streams = new Map<number, UnaryCall>();
   /** Calls waiting for a stream slot (the node's MAX_CONCURRENT_STREAMS). */
@@ -69,8 +67,7 @@ export class H2Connection {
   // Our receive window on the connection.
   #receiveWindow = CONNECTION_WINDOW;
   #unacknowledged = 0;
-  /** A header block spread over HEADERS + CONTINUATION frames, until END_HEADERS. */
-  #partialBlock?: PartialHeaderBlock;
+  readonly #headerBlocks = new HeaderBlockReader();
   /** Write coalescing (the frames of one event-loop turn, written together) and the ACK flood bound. */
   readonly #writer: FrameWriter;
   #keepalive?: Keepalive;
@@ -88,6 +85,9 @@ export class H2Connection {
     socket.unref();
     socket.on('connect', () => {
       this.#connected = true;
+      // Again on the connected handle: happy-eyeballs connects (a name's records tried in turn) replace the
+      // handle that setNoDelay above was given.
+      socket.setNoDelay(true);
       if (!options.tls) this.#becomeReady();
     });
     if (options.tls) socket.on('secureConnect', () => this.#becomeReady());
@@ -275,12 +275,14 @@ export class H2Connection {
 
   #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.#destroyed) return;
-    if (this.#partialBlock && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
+    if (this.#headerBlocks.pending && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
     if (!this.#settingsReceived && type !== FrameType.SETTINGS) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the node did not start with SETTINGS');
     switch (type) {
       case FrameType.DATA: return this.#onData(flags, streamId, payload);
-      case FrameType.HEADERS: return this.#onHeaders(flags, streamId, payload);
-      case FrameType.CONTINUATION: return this.#onContinuation(flags, streamId, payload);
+      case FrameType.HEADERS:
+        this.#checkOpened(streamId, 'HEADERS');
+        return this.#onHeaderBlock(this.#headerBlocks.headers(flags, streamId, payload));
+      case FrameType.CONTINUATION: return this.#onHeaderBlock(this.#headerBlocks.continuation(flags, streamId, payload));
       case FrameType.RST_STREAM: return this.#onReset(streamId, payload);
       case FrameType.SETTINGS: return this.#onSettings(flags, streamId, payload);
       case FrameType.PING: return this.#onPing(flags, streamId, payload);
@@ -331,41 +333,11 @@ export class H2Connection {
     }
   }
 
-  #onHeaders(flags: number, streamId: number, payload: Buffer): void {
-    this.#checkOpened(streamId, 'HEADERS');
-    let block = unpad(payload, flags);
-    if (flags & Flag.PRIORITY) {
-      if (block.length < 5) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
-      block = block.subarray(5);
-    }
-    const endStream = (flags & Flag.END_STREAM) !== 0;
-    if (flags & Flag.END_HEADERS) return this.#onHeaderBlock(streamId, endStream, block);
-    if (block.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
-    this.#partialBlock = new PartialHeaderBlock(streamId, endStream, block);
-  }
-
-  #onContinuation(flags: number, streamId: number, payload: Buffer): void {
-    const partial = this.#partialBlock;
-    if (!partial || partial.streamId !== streamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
-    partial.add(payload);
-    if (!(flags & Flag.END_HEADERS)) return;
-    this.#partialBlock = undefined;
-    this.#onHeaderBlock(streamId, partial.endStream, partial.block);
-  }
-
-  #onHeaderBlock(streamId: number, endStream: boolean, block: Buffer): void {
-    let fields: HeaderField[];
-    try {
-      // Decoded even for a stream forgotten here: the table is shared by the whole connection.
-      fields = this.#decoder.decode(block, MAX_HEADER_BLOCK);
-    } catch (error) {
-      if (error instanceof HpackError) throw new ConnectionError(ErrorCode.COMPRESSION_ERROR, error.message);
-      throw error;
-    }
-    const call = this.#streams.get(streamId);
+  #onHeaderBlock(block: HeaderBlock | undefined): void {
+    const call = block && this.#streams.get(block.streamId);
     if (!call) return;
-    call.onHeaders(headersOf(fields));
-    if (endStream) this.#finish(call);
+    call.onHeaders(block.headers);
+    if (block.endStream) this.#finish(call);
   }
 
   #finish(call: UnaryCall, rstCode?: number): void {
@@ -397,29 +369,21 @@ export class H2Connection {
   }
 
   #onSettings(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
-    if (flags & Flag.ACK) {
-      if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
-      return;
-    }
-    if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
+    const settings = readSettings(flags, streamId, payload);
+    if (!settings) return;
     if (!this.#settingsReceived) {
       this.#maxConcurrent = Infinity; // the node's own limit, if any, follows
       this.#settingsReceived = true;
       this.#events.reached(this);
     }
-    for (let at = 0; at < payload.length; at += 6) {
-      const id = payload.readUInt16BE(at);
-      const value = payload.readUInt32BE(at + 2);
+    for (const [id, value] of settings) {
       if (id === Setting.MAX_CONCURRENT_STREAMS) {
         this.#maxConcurrent = value;
       } else if (id === Setting.INITIAL_WINDOW_SIZE) {
-        if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
         const delta = value - this.#peerInitialWindow;
         this.#peerInitialWindow = value;
         for (const call of this.#streams.values()) call.sendWindow += delta;
       } else if (id === Setting.MAX_FRAME_SIZE) {
-        if (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
         this.#peerMaxFrame = value;
       }
       // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
@@ -521,16 +485,6 @@ export class H2Connection {
       call.settle(code, details);
     }
   }
-}
-
-/** Header fields as a record; a repeated name's values are joined with ", " (as node's http2 does for most). */
-function headersOf(fields: HeaderField[]): ResponseHeaders {
-  const headers: ResponseHeaders = {};
-  for (const [name, value] of fields) {
-    const previous = headers[name];
-    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
-  }
-  return headers;
 }
 
 /** `:path` fields encoded once per path (the gateway's routes are a bounded set). */

@@ -76,7 +76,9 @@ export interface DialOptions {
  */
 export function dial(address: H2Address, options: DialOptions): { socket: Socket; readyEvent: 'connect' | 'secureConnect' } {
   if ('socketPath' in address) return { socket: netConnect(address.socketPath), readyEvent: 'connect' };
-  const common = { host: address.host, port: address.port, autoSelectFamily: true, ...(options.lookup ? { lookup: options.lookup } : {}) };
+  // Every record of a name is tried in turn (happy eyeballs); an IP address is dialled as it is.
+  const name = isIP(address.host) === 0;
+  const common = { host: address.host, port: address.port, autoSelectFamily: name, ...(options.lookup ? { lookup: options.lookup } : {}) };
   const tls = options.tls;
   if (!tls) return { socket: netConnect(common), readyEvent: 'connect' };
   const servername = tls.servername ?? (isIP(address.host) ? undefined : address.host);

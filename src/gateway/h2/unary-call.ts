@@ -108,7 +108,7 @@ export class UnaryCall {
     this.settled = true;
     clearTimeout(this.deadline);
     this.cancel = undefined;
-    this.resolve({ code, details, bytes, headers: this.headers, trailers: this.trailers, ...(tooLarge ? { tooLarge } : {}) });
+    this.resolve({ code, details, bytes, headers: this.headers, trailers: this.trailers, tooLarge });
   }
 
   /** A header block: the response headers first, then the trailers. */
@@ -126,7 +126,8 @@ export class UnaryCall {
     this.#received += payload.length;
     // A view into the socket's chunk (node reads each chunk into a fresh buffer, so it stays valid); a small
     // payload of a large chunk is copied, so tiny DATA frames cannot pin a whole chunk each.
-    this.#chunks.push(payload.length * 8 < payload.buffer.byteLength ? Buffer.from(payload) : payload);
+    const chunkSize = payload.buffer.byteLength;
+    this.#chunks.push(chunkSize > 16_384 && payload.length * 8 < chunkSize ? Buffer.from(payload) : payload);
     if (this.#announced < 0 && this.#received >= 5) {
       const prefix = this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks);
       this.#announced = prefix.readUInt32BE(1);
