@@ -34,6 +34,8 @@ export interface Face {
   sockets?(front: SocketFrontDoor): void;
   /** OpenAPI paths and component schemas for routes not described through the Router's docs. */
   openApi?(): { paths: Record<string, unknown>; schemas?: Record<string, unknown> };
+  /** Fields the face adds to GET /health (the gateway: its chain node connection). */
+  health?(): Record<string, unknown>;
   /** Called on shutdown after the HTTP server stopped accepting and drained. */
   stop?(): Promise<void>;
 }

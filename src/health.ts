@@ -50,11 +50,33 @@ const HealthSchema = v.object({
     v.description('The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)'),
   ),
   cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
+  gateway: v.optional(
+    v.pipe(
+      v.object({
+        upstream: v.object({
+          target: v.string(),
+          tls: v.boolean(),
+          state: v.picklist(['idle', 'connecting', 'ready', 'failing']),
+          address: v.optional(v.string()),
+          error: v.optional(v.pipe(v.string(), v.description('The last connection failure, e.g. "TLS handshake failed: DEPTH_ZERO_SELF_SIGNED_CERT: ..."'))),
+          keepaliveMs: v.number(),
+        }),
+      }),
+      v.description("The protocol gateway's chain node connection (does not change status: the node is not this service)"),
+    ),
+  ),
 });
 
 const route = declarer<void>();
 
-export function registerHealthRoutes(router: Router, config: Config, store: Store, httpEngine: HttpEngine, cluster?: ClusterNode): void {
+export function registerHealthRoutes(
+  router: Router,
+  config: Config,
+  store: Store,
+  httpEngine: HttpEngine,
+  cluster?: ClusterNode,
+  faceFields: () => Record<string, unknown> = () => ({}),
+): void {
   const environment = config.NODE_ENV;
   const probes = new InFlight<boolean>();
   const clusterProbes = new InFlight<Awaited<ReturnType<ClusterNode['health']>>>();
@@ -94,6 +116,7 @@ export function registerHealthRoutes(router: Router, config: Config, store: Stor
           database: database ? 'connected' : 'disconnected',
           httpEngine,
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
+          ...faceFields(),
         });
       },
     }),

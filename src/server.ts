@@ -107,7 +107,9 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   logEngine(http.engine, config.HTTP_ENGINE, log);
   httpEngineInfo.with(http.engine.name, http.engine.name === 'uws' ? http.engine.build : 'none').value = 1;
   const router = new Router();
-  registerHealthRoutes(router, config, store, http.engine, cluster);
+  registerHealthRoutes(router, config, store, http.engine, cluster, () =>
+    Object.assign({}, ...faces.map((face) => face.health?.() ?? {})),
+  );
   for (const face of faces) face.routes(router);
   if (config.METRICS_ENABLED) {
     const operatorOnly = createOperatorGuard(config.OPERATOR_TOKEN, proxyTrust !== undefined);

@@ -281,20 +281,33 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
 
 t.test('configuration errors name the variable', async (t) => {
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'no port' }), /GATEWAY_GRPC_TARGET/);
-  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,10.0.0.2:9090' }), /GATEWAY_GRPC_TARGET=.*: must be one address/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,' }), /GATEWAY_GRPC_TARGET=.*: must be host:port, grpcs:\/\/host:port \(TLS\)/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'grpcs://node:99999' }), /GATEWAY_GRPC_TARGET/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ftp://node:21' }), /GATEWAY_GRPC_TARGET/);
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'xds:///node' }), /GATEWAY_GRPC_TARGET/);
-  for (const [target, address] of [
-    ['node:9090', { host: 'node', port: 9090 }],
-    ['dns:///node:9090', { host: 'node', port: 9090 }],
-    ['dns://10.0.0.53/node:9090', { host: 'node', port: 9090 }],
-    ['[::1]:9090', { host: '::1', port: 9090 }],
-    ['ipv4:10.0.0.1:9090', { host: '10.0.0.1', port: 9090 }],
-    ['unix:/run/node.sock', { socketPath: '/run/node.sock' }],
-    ['unix:///run/node.sock', { socketPath: '/run/node.sock' }],
+  const plain = (host: string, port: number, extra = {}) => ({ addresses: [{ host, port }], tls: false, authority: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`, ...extra });
+  for (const [target, parsed] of [
+    ['node:9090', plain('node', 9090)],
+    ['dns:///node:9090', plain('node', 9090)],
+    ['dns://10.0.0.53/node:9090', plain('node', 9090, { dnsServer: '10.0.0.53' })],
+    ['dns://127.0.0.1:5353/node:9090', plain('node', 9090, { dnsServer: '127.0.0.1:5353' })],
+    ['[::1]:9090', plain('::1', 9090)],
+    ['ipv4:10.0.0.1:9090', plain('10.0.0.1', 9090)],
+    ['ipv4:10.0.0.1:9090,10.0.0.2:9091', { addresses: [{ host: '10.0.0.1', port: 9090 }, { host: '10.0.0.2', port: 9091 }], tls: false, authority: '10.0.0.1:9090' }],
+    ['ipv6:[::1]:9090,[::2]', { addresses: [{ host: '::1', port: 9090 }, { host: '::2', port: 443 }], tls: false, authority: '[::1]:9090' }],
+    ['grpcs://impacthub-grpc.lavenderfive.com:443', { addresses: [{ host: 'impacthub-grpc.lavenderfive.com', port: 443 }], tls: true, authority: 'impacthub-grpc.lavenderfive.com:443' }],
+    ['https://node.example', { addresses: [{ host: 'node.example', port: 443 }], tls: true, authority: 'node.example:443' }],
+    ['http://node:9090', plain('node', 9090)],
+    ['unix:/run/node.sock', { addresses: [{ socketPath: '/run/node.sock' }], tls: false, authority: 'localhost' }],
+    ['unix:///run/node.sock', { addresses: [{ socketPath: '/run/node.sock' }], tls: false, authority: 'localhost' }],
   ] as const) {
-    t.same(parseTarget(target), address, target);
+    t.same(parseTarget(target), parsed, target);
     t.equal(loadConfig({ GATEWAY_GRPC_TARGET: target }).GATEWAY_GRPC_TARGET, target);
   }
+  t.equal(loadConfig({}).GATEWAY_MAX_RESPONSE_BYTES, 4 * 1024 * 1024);
+  t.equal(loadConfig({}).GATEWAY_KEEPALIVE_MS, 0, 'no keepalive pings unless asked for');
+  t.throws(() => loadConfig({ GATEWAY_KEEPALIVE_MS: '500' }), /GATEWAY_KEEPALIVE_MS=.*: must be 0 \(off\) or at least 10000/);
+  t.throws(() => loadConfig({ GATEWAY_GRPC_CA_FILE: '/nonexistent/ca.pem' }), /GATEWAY_GRPC_CA_FILE=.*no such file/);
   t.throws(() => loadConfig({ GATEWAY_DESCRIPTORS: 'grpcurl' }), /GATEWAY_DESCRIPTORS/);
   t.throws(() => loadConfig({ GATEWAY_TIMEOUT_MS: '0' }), /GATEWAY_TIMEOUT_MS/);
   t.throws(() => loadConfig({ GATEWAY_PREFIX: '/a b' }), /GATEWAY_PREFIX/);

@@ -35,9 +35,9 @@ export interface CosmosErrorBody {
   details: unknown[];
 }
 
-export function cosmosError(code: number, message: string, headers?: Record<string, string>): HttpError {
+export function cosmosError(code: number, message: string, headers?: Record<string, string>, httpStatus = httpStatusOf(code)): HttpError {
   const body: CosmosErrorBody = { code, message, details: [] };
-  return new HttpError(httpStatusOf(code), body, headers);
+  return new HttpError(httpStatus, body, headers);
 }
 
 /** The gateway's own errors, each with its gRPC code (and so its HTTP status). */
@@ -52,8 +52,12 @@ export const gatewayErrors = {
   unknownApiKey: () => cosmosError(GrpcStatus.PERMISSION_DENIED, 'unknown API key'),
 };
 
-/** Maps an upstream call failure to its HTTP answer; the node's message is passed through. */
-export function fromGrpcError(error: { code?: number; details?: string; message: string }, headers?: Record<string, string>): HttpError {
+/**
+ * Maps an upstream call failure to its HTTP answer; the node's message is passed through. `httpStatus` overrides
+ * the code's status: an answer past GATEWAY_MAX_RESPONSE_BYTES is RESOURCE_EXHAUSTED (code 8) with 502, not 429,
+ * since the client is not over any quota and cannot fix it by asking less often.
+ */
+export function fromGrpcError(error: { code?: number; details?: string; message: string; httpStatus?: number }, headers?: Record<string, string>): HttpError {
   const code = typeof error.code === 'number' ? error.code : GrpcStatus.UNKNOWN;
-  return cosmosError(code, error.details || error.message, headers);
+  return cosmosError(code, error.details || error.message, headers, error.httpStatus);
 }

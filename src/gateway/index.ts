@@ -2,6 +2,7 @@
 // Routes come from the google.api.http annotations of the node's own descriptors (cosmos.reflection.v1)
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
 // GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Face, FaceContext } from '../face.js';
 import type { Router } from '../http/router.js';
 import { CosmosJson } from './cosmos-json.js';
@@ -31,7 +32,7 @@ export class GatewayFace implements Face {
       target = this.#node.target;
       log.info({ target, height: this.#node.height, records: this.#node.records }, 'gateway: embedded local query node started (GATEWAY_GRPC_TARGET is not set)');
     }
-    this.#upstream = new Upstream(target, config.GATEWAY_TIMEOUT_MS);
+    this.#upstream = this.#connect(target);
     let schema: GatewaySchema;
     try {
       schema = await this.#schema(this.#upstream);
@@ -47,6 +48,33 @@ export class GatewayFace implements Face {
     );
   }
 
+  /** The node's client; each change of its connection state is logged once (a TLS error by its name). */
+  #connect(target: string): Upstream {
+    const { config, log } = this.context;
+    const upstream = new Upstream(target, {
+      timeoutMs: config.GATEWAY_TIMEOUT_MS,
+      maxResponseBytes: config.GATEWAY_MAX_RESPONSE_BYTES,
+      keepaliveMs: config.GATEWAY_KEEPALIVE_MS,
+      tls: { caFile: config.GATEWAY_GRPC_CA_FILE, certFile: config.GATEWAY_GRPC_CERT_FILE, keyFile: config.GATEWAY_GRPC_KEY_FILE },
+      onState: (state) => {
+        if (state.state === 'failing') log.warn({ target, address: state.address, error: state.error }, 'gateway: cannot reach the chain node');
+        else if (state.state === 'ready') log.info({ target, address: state.address }, 'gateway: connected to the chain node');
+      },
+    });
+    if (!upstream.tls && (config.GATEWAY_GRPC_CA_FILE || config.GATEWAY_GRPC_CERT_FILE)) {
+      log.warn({ target }, 'gateway: GATEWAY_GRPC_CA_FILE/CERT_FILE are set but the target is not TLS (write it as grpcs://host:port); they are not used');
+    }
+    return upstream;
+  }
+
+  /** What /health shows of the chain node connection. */
+  health(): Record<string, unknown> {
+    const upstream = this.#upstream;
+    if (!upstream) return {};
+    const { state, address, error, keepaliveMs } = upstream.state;
+    return { gateway: { upstream: { target: upstream.target, tls: upstream.tls, state, address, error, keepaliveMs } } };
+  }
+
   /** GATEWAY_DESCRIPTORS: auto prefers a real node's descriptors and fills in from the bundled files. */
   async #schema(upstream: Upstream): Promise<GatewaySchema> {
     const { config, log } = this.context;
@@ -57,7 +85,12 @@ export class GatewayFace implements Face {
     try {
       reflected = await reflectedSchema(upstream);
     } catch (error) {
-      log.warn({ target: upstream.target, error: (error as Error).message }, 'gateway: the node has no descriptors to read; all routes come from the bundled .proto files');
+      // Only a node that answered UNIMPLEMENTED has no reflection; any other failure is told as it is.
+      const unimplemented = (error as { code?: number }).code === GrpcStatus.UNIMPLEMENTED;
+      const message = unimplemented
+        ? 'gateway: the node has no descriptors to read; all routes come from the bundled .proto files'
+        : "gateway: could not read the node's descriptors; all routes come from the bundled .proto files";
+      log.warn({ target: upstream.target, error: (error as Error).message }, message);
       return bundledSchema();
     }
     const { schema, fallbackServices } = withFallback(reflected, bundledSchema());

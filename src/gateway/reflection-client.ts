@@ -13,13 +13,16 @@ export const FILE_DESCRIPTORS_PATH = '/cosmos.reflection.v1.ReflectionService/Fi
  */
 const RawFileDescriptors = new protobuf.Type('RawFileDescriptors').add(new protobuf.Field('files', 1, 'bytes', 'repeated'));
 
+/** A whole app's descriptors (every module's protos) pass GATEWAY_MAX_RESPONSE_BYTES; read once at start-up. */
+const MAX_DESCRIPTORS_BYTES = 64 * 1024 * 1024;
+
 export async function fetchFileDescriptors(upstream: Upstream): Promise<Uint8Array[]> {
   let answer: Awaited<ReturnType<Upstream['call']>>;
   try {
-    answer = await upstream.call(FILE_DESCRIPTORS_PATH, new Uint8Array(0));
+    answer = await upstream.call(FILE_DESCRIPTORS_PATH, new Uint8Array(0), undefined, MAX_DESCRIPTORS_BYTES);
   } catch (error) {
     const failure = error as UpstreamError;
-    throw new Error(`GATEWAY_DESCRIPTORS=reflection: ${FILE_DESCRIPTORS_PATH} on ${upstream.target} failed: ${failure.details || failure.message}`);
+    throw Object.assign(new Error(`GATEWAY_DESCRIPTORS=reflection: ${FILE_DESCRIPTORS_PATH} on ${upstream.target} failed: ${failure.details || failure.message}`), { code: failure.code });
   }
   return (RawFileDescriptors.decode(answer.bytes) as unknown as { files: Uint8Array[] }).files;
 }

@@ -1,8 +1,9 @@
-// Main thread. The chain node's gRPC, over one reused HTTP/2 connection: raw request bytes in, raw response
-// bytes out, with the block height passed both ways as `x-cosmos-block-height` metadata.
+// Main thread. The chain node's gRPC, over one reused HTTP/2 connection (cleartext or TLS, pick-first over
+// several addresses): raw request bytes in, raw response bytes out, with the block height passed both ways as
+// `x-cosmos-block-height` metadata. The gateway's routes, its descriptor read and the chain client all use it.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { observeUpstream } from '../metrics/upstream.js';
-import { H2Channel, parseTarget, type H2Outcome } from './grpc-h2.js';
+import { H2Channel, parseTarget, tlsContext, type ChannelState, type H2Outcome, type TlsFiles } from './grpc-h2.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const NO_METADATA: Record<string, string> = {};
@@ -16,31 +17,69 @@ export interface UpstreamAnswer {
   readonly height?: string;
 }
 
-/** A failed call: the gRPC status code and message, with the height when the node sent one. */
-export type UpstreamError = Error & { code: number; details: string; height?: string };
+/**
+ * A failed call: the gRPC status code and message, with the height when the node sent one. `httpStatus` when the
+ * gateway answers other than the code's usual status: 502 for an answer larger than GATEWAY_MAX_RESPONSE_BYTES.
+ */
+export type UpstreamError = Error & { code: number; details: string; height?: string; httpStatus?: number };
+
+export interface UpstreamOptions {
+  timeoutMs: number;
+  /** GATEWAY_MAX_RESPONSE_BYTES (default 4 MiB). */
+  maxResponseBytes?: number;
+  /** GATEWAY_KEEPALIVE_MS (default 0: no pings). */
+  keepaliveMs?: number;
+  /** For TLS targets (grpcs://, https://). */
+  tls?: TlsFiles;
+  /** Connection state changes (the gateway logs them). */
+  onState?: (state: ChannelState) => void;
+}
 
 export class Upstream {
   readonly #channel: H2Channel;
+  readonly #timeoutMs: number;
+  readonly tls: boolean;
 
-  /** Throws when `target` is not an address this client dials (see parseTarget). */
+  /** Throws when `target` is not an address this client dials (see parseTarget), or a TLS file cannot be read. */
   constructor(
     readonly target: string,
-    private readonly timeoutMs: number,
+    options: UpstreamOptions | number,
   ) {
-    const address = parseTarget(target);
-    if (!address) throw new Error(`gateway: cannot dial gRPC target ${JSON.stringify(target)} (host:port, dns:, ipv4:, ipv6: or unix: with one address)`);
-    this.#channel = new H2Channel(address, { maxReceiveBytes: 64 * 1024 * 1024, keepaliveMs: 60_000 });
+    const { timeoutMs, maxResponseBytes = 4 * 1024 * 1024, keepaliveMs = 0, tls = {}, onState } = typeof options === 'number' ? { timeoutMs: options } : options;
+    const parsed = parseTarget(target);
+    if (!parsed) throw new Error(`gateway: cannot dial gRPC target ${JSON.stringify(target)}`);
+    if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) throw new Error('gateway: GATEWAY_GRPC_CERT_FILE and GATEWAY_GRPC_KEY_FILE go together (a client certificate and its key)');
+    this.tls = parsed.tls;
+    this.#timeoutMs = timeoutMs;
+    this.#channel = new H2Channel(
+      { ...parsed, tls: parsed.tls ? { secureContext: tlsContext(tls) } : undefined },
+      { maxReceiveBytes: maxResponseBytes, keepaliveMs, onState },
+    );
   }
 
-  /** One unary call with the gateway's deadline; rejects with an UpstreamError. */
-  async call(path: string, request: Uint8Array, height?: string): Promise<UpstreamAnswer> {
+  /** The connection's state, for /health. */
+  get state(): ChannelState {
+    return this.#channel.state;
+  }
+
+  /**
+   * One unary call with the gateway's deadline; rejects with an UpstreamError. `maxResponseBytes` overrides the
+   * limit for one call (the start-up descriptor read: a whole app's descriptors pass a few MB).
+   */
+  async call(path: string, request: Uint8Array, height?: string, maxResponseBytes?: number): Promise<UpstreamAnswer> {
     const started = performance.now();
-    const outcome = await this.#channel.call(path, request, height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height }, this.timeoutMs);
+    const outcome = await this.#channel.call(path, request, height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height }, this.#timeoutMs, maxResponseBytes);
     const name = STATUS_NAMES[outcome.code] ?? String(outcome.code);
     observeUpstream(path, name, (performance.now() - started) / 1000);
     const answerHeight = heightIn(outcome);
     if (outcome.code === GrpcStatus.OK && outcome.bytes) return { bytes: outcome.bytes, height: answerHeight };
-    throw Object.assign(new Error(`${outcome.code} ${name}: ${outcome.details}`), { code: outcome.code, details: outcome.details, height: answerHeight });
+    const details = outcome.tooLarge ? `the node's answer is larger than GATEWAY_MAX_RESPONSE_BYTES: ${outcome.details}` : outcome.details;
+    throw Object.assign(new Error(`${outcome.code} ${name}: ${details}`), {
+      code: outcome.code,
+      details,
+      height: answerHeight,
+      ...(outcome.tooLarge ? { httpStatus: 502 } : {}),
+    });
   }
 
   close(): void {

@@ -228,6 +228,28 @@ export class FrameReader {
   }
 }
 
+/**
+ * A SETTINGS frame's entries, checked (RFC 9113 section 6.5); undefined for an ACK. Throws the connection error
+ * for a malformed frame or an out-of-range value.
+ */
+export function readSettings(flags: number, streamId: number, payload: Buffer): [id: number, value: number][] | undefined {
+  if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
+  if (flags & Flag.ACK) {
+    if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
+    return undefined;
+  }
+  if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS of a wrong length');
+  const settings: [number, number][] = [];
+  for (let at = 0; at < payload.length; at += 6) {
+    const id = payload.readUInt16BE(at);
+    const value = payload.readUInt32BE(at + 2);
+    if (id === Setting.INITIAL_WINDOW_SIZE && value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
+    if (id === Setting.MAX_FRAME_SIZE && (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215)) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+    settings.push([id, value]);
+  }
+  return settings;
+}
+
 /** The payload without its padding (DATA and HEADERS with PADDED); throws PROTOCOL_ERROR when the pad is too long. */
 export function unpad(payload: Buffer, flags: number): Buffer {
   if (!(flags & Flag.PADDED)) return payload;

@@ -13,6 +13,8 @@ export interface H2Outcome {
   /** The response headers, then the trailers (lower-case names). */
   headers?: ResponseHeaders;
   trailers?: ResponseHeaders;
+  /** The answer's message was larger than the call's limit (RESOURCE_EXHAUSTED, found by its length prefix). */
+  tooLarge?: boolean;
 }
 
 /** HTTP status -> gRPC code when a response is not gRPC at all (the table of grpc-js and the spec's doc). */
@@ -90,6 +92,8 @@ export class UnaryCall {
   unacknowledged = 0;
   readonly #chunks: Buffer[] = [];
   #received = 0;
+  /** The message length its 5-byte prefix announced, once the prefix arrived. */
+  #announced = -1;
 
   constructor(
     readonly path: string,
@@ -99,12 +103,12 @@ export class UnaryCall {
     private readonly resolve: (outcome: H2Outcome) => void,
   ) {}
 
-  settle(code: number, details: string, bytes?: Buffer): void {
+  settle(code: number, details: string, bytes?: Buffer, tooLarge?: boolean): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.deadline);
     this.cancel = undefined;
-    this.resolve({ code, details, bytes, headers: this.headers, trailers: this.trailers });
+    this.resolve({ code, details, bytes, headers: this.headers, trailers: this.trailers, tooLarge });
   }
 
   /** A header block: the response headers first, then the trailers. */
@@ -113,15 +117,30 @@ export class UnaryCall {
     else if (!this.trailers) this.trailers = fields;
   }
 
-  /** Payload of a DATA frame; false when the answer grew past the limit (settled RESOURCE_EXHAUSTED). */
+  /**
+   * Payload of a DATA frame; false when the answer is refused (settled): its length prefix announces more than
+   * the limit (checked as soon as the prefix arrives, not after buffering), or more bytes came than announced.
+   */
   onData(payload: Buffer): boolean {
+    if (payload.length === 0) return true;
     this.#received += payload.length;
-    if (this.#received > this.maxReceiveBytes + 5) {
-      this.settle(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${this.#received} vs. ${this.maxReceiveBytes})`);
+    // A view into the socket's chunk (node reads each chunk into a fresh buffer, so it stays valid); a small
+    // payload of a large chunk is copied, so tiny DATA frames cannot pin a whole chunk each.
+    const chunkSize = payload.buffer.byteLength;
+    this.#chunks.push(chunkSize > 16_384 && payload.length * 8 < chunkSize ? Buffer.from(payload) : payload);
+    if (this.#announced < 0 && this.#received >= 5) {
+      const prefix = this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks);
+      this.#announced = prefix.readUInt32BE(1);
+    }
+    if (this.#announced > this.maxReceiveBytes || this.#received > this.maxReceiveBytes + 5) {
+      const size = Math.max(this.#announced, this.#received - 5);
+      this.settle(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${size} vs. ${this.maxReceiveBytes})`, undefined, true);
       return false;
     }
-    // A view into the socket's chunk: node reads each chunk into a fresh buffer, so it stays valid.
-    this.#chunks.push(payload);
+    if (this.#announced >= 0 && this.#received > 5 + this.#announced) {
+      this.settle(GrpcStatus.INTERNAL, 'Received more than one message on a unary call');
+      return false;
+    }
     return true;
   }
 
@@ -145,9 +164,11 @@ export class UnaryCall {
       if (rstCode) return this.settle(codeOfReset(rstCode), `Received RST_STREAM with code ${rstCode}`);
       return this.settle(GrpcStatus.UNKNOWN, 'No status received');
     }
+    // Digits only: Number('') is 0, and an empty or odd status must not read as OK.
+    if (!/^\d{1,10}$/.test(rawCode)) return this.settle(GrpcStatus.UNKNOWN, `Invalid grpc-status ${JSON.stringify(rawCode.slice(0, 40))}`);
     const code = Number(rawCode);
     const details = decodeMessage(statusSource['grpc-message']);
-    if (code !== GrpcStatus.OK) return this.settle(Number.isInteger(code) ? code : GrpcStatus.UNKNOWN, details);
+    if (code !== GrpcStatus.OK) return this.settle(code, details);
     const chunks = this.#chunks;
     const outcome = readMessage(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     this.settle(outcome.code, outcome.details, outcome.bytes);
