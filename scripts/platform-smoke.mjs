@@ -232,7 +232,7 @@ try {
     await waitForLine(server.lines, '"msg":"draining"');
     socket.write(body.slice(10));
     const [{ code, signal }] = await Promise.all([server.exited, ended]);
-    if (!/^HTTP\/1\.1 (200 OK\r\n[^]*\r\n\r\nCON |503 Service Unavailable\r\n[^]*Retry-After: 1)/.test(answer)) throw new Error(`the request in flight got: ${answer.slice(0, 80) || 'nothing'}`);
+    if (!/^HTTP\/1\.1 (200 OK\r\n[\s\S]*\r\n\r\nCON |503 Service Unavailable\r\n[\s\S]*Retry-After: 1)/.test(answer)) throw new Error(`the request in flight got: ${answer.slice(0, 80) || 'nothing'}`);
     if (code !== 0) throw new Error(`exit ${code ?? signal}`);
     if (!server.lines.some((line) => line.includes('"msg":"stopped"'))) throw new Error('no "stopped" in the log');
     return answer.slice(9, 12);

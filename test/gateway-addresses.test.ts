@@ -3,6 +3,7 @@
 // server on UDP, named by a dns://server/ target) start with one that refuses, a node that drops an idle
 // connection as a call is written (the call goes out on a new connection), and keepalive: none on an idle
 // connection unless asked for, doubled after GOAWAY too_many_pings.
+import type { Test } from 'tap';
 import t from 'tap';
 import http2 from 'node:http2';
 import { createSocket } from 'node:dgram';
@@ -18,7 +19,7 @@ const same = (b: Buffer) => b;
 const method = (path: string) => ({ path, requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same });
 
 /** A grpc-js node whose Echo answers its request prefixed with `name`, on host:port (0: any free port). */
-async function startGrpcNode(t: Tap.Test, name: string, host = '127.0.0.1', port = 0) {
+async function startGrpcNode(t: Test, name: string, host = '127.0.0.1', port = 0) {
   const server = new grpc.Server();
   server.addService({ Echo: method('/t.S/Echo'), Params: method('/ixo.token.v1beta1.Query/Params') } as grpc.ServiceDefinition, {
     Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => callback(null, Buffer.concat([Buffer.from(`${name}:`), call.request])),
@@ -40,7 +41,7 @@ async function freePort(): Promise<number> {
 }
 
 /** A DNS server on UDP answering A queries for `records`' names (AAAA: no records), counting queries. */
-async function startDnsServer(t: Tap.Test, records: Record<string, string[]>) {
+async function startDnsServer(t: Test, records: Record<string, string[]>) {
   const socket = createSocket('udp4');
   const queries: string[] = [];
   socket.on('message', (query, peer) => {
@@ -67,7 +68,7 @@ async function startDnsServer(t: Tap.Test, records: Record<string, string[]>) {
       answer.writeUInt16BE(1, 4); // IN
       answer.writeUInt32BE(5, 6); // TTL
       answer.writeUInt16BE(4, 10);
-      address.split('.').forEach((octet, i) => (answer[12 + i] = Number(octet)));
+      for (const [i, octet] of address.split('.').entries()) answer[12 + i] = Number(octet);
       return answer;
     });
     socket.send(Buffer.concat([header, query.subarray(12, questionEnd), ...answers]), peer.port, peer.address);
@@ -90,11 +91,11 @@ t.test('ipv4: with two addresses: the first refuses, the second serves; when it 
 
   second.server.forceShutdown();
   await startGrpcNode(t, 'first', '127.0.0.1', first);
-  let after;
+  let after: { bytes: Buffer } | undefined;
   for (let tries = 0; tries < 3 && after?.bytes.toString() !== 'first:c'; tries++) {
     after = await upstream.call('/t.S/Echo', Buffer.from('c')).catch((error) => error);
   }
-  t.equal(after.bytes?.toString(), 'first:c', 'after the drop the round starts again from the first address');
+  t.equal(after?.bytes?.toString(), 'first:c', 'after the drop the round starts again from the first address');
 });
 
 t.test('a DNS name with two A records, the first refusing: served by the second, through the DNS server the target names', async (t) => {

@@ -3,6 +3,7 @@
 // prefix announces 100 MB, `grpc-status: ""`, a header list that decodes past its limit, a node that stalls. For
 // each: the gateway answers a clean 5xx or 504 within its deadline, its RSS stays bounded, the node sees the
 // connection dropped where it flooded, and /health (a real LMDB write and read) keeps answering throughout.
+import type { Test } from 'tap';
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
@@ -42,7 +43,7 @@ function hpackInteger(value: number, bits: number, pattern: number): number[] {
 }
 
 /** A raw TCP HTTP/2 node: SETTINGS first, then `mode` for every request HEADERS it reads. */
-async function startHostileNode(t: Tap.Test) {
+async function startHostileNode(t: Test) {
   const sockets: Socket[] = [];
   const server = createServer((socket) => {
     sockets.push(socket);
@@ -201,7 +202,7 @@ t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, th
       frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '0']])),
     ]));
   };
-  let last;
+  let last: Awaited<ReturnType<typeof query>> | undefined;
   for (let tries = 0; tries < 20 && last?.status !== 200; tries++) {
     last = await query();
     if (last.status !== 200) await new Promise((resolve) => setTimeout(resolve, 500));

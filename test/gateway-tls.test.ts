@@ -2,6 +2,7 @@
 // grpcs:// and https:// targets with GATEWAY_GRPC_CA_FILE, the same channel for the routes and the chain client,
 // a certificate the gateway cannot verify named in the answer, the log and /health, a node that asks for a client
 // certificate (mTLS), and a plaintext target pointed at the TLS port told so.
+import type { Test } from 'tap';
 import t from 'tap';
 import * as grpc from '@grpc/grpc-js';
 import { Writable } from 'node:stream';
@@ -20,7 +21,7 @@ const IID_DOCUMENT = '/ixo.iid.v1beta1.Query/IidDocument';
 const ca = makeTestCa(t);
 
 /** A grpc-js node over TLS answering token Params (an empty message: `{}`) and IidDocument (NOT_FOUND); counts calls. */
-async function startTlsNode(t: Tap.Test, clientCertificates: boolean) {
+async function startTlsNode(t: Test, clientCertificates: boolean) {
   const server = new grpc.Server();
   const calls: string[] = [];
   server.addService({ Params: method(TOKEN_PARAMS), IidDocument: method(IID_DOCUMENT) } as grpc.ServiceDefinition, {

@@ -134,7 +134,7 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   // Stored before POST /delegation refused it: proofs linking one proof 60 times a level, 15 levels, which
   // archive() would walk 60^15 times. Refused as unreadable at once, never archived.
   await delegations.put({ raw: await repeatedLinkDelegation(user, oracle.did(), 60, 15), issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
-  await t.rejects(minter.mintForUser(request), { reason: 'unreadable' }, 'a repeated-link delegation is unreadable');
+  await t.rejects(minter.mintForUser(request), { name: 'ReauthorisationRequired', reason: 'unreadable' }, 'a repeated-link delegation is unreadable');
 
   // The per-thread minter reads the identity from the configuration (what plugins use).
   const fromConfig = ucanMinterFor({ config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir }, delegations: openLmdbOracleRepositories(store).delegations });

@@ -136,7 +136,7 @@ export abstract class Exchange implements HttpResponse {
   #run(text: string | undefined): void {
     const decoded = text === undefined ? NO_BODY : decodeBody(text, this.headers['content-type'] ?? '');
     const request = new IncomingRequest(this, decoded);
-    let result;
+    let result: ReturnType<RouteSteps['route']['handler']>;
     try {
       result = this.steps.route.handler(request, this);
     } catch (error) {

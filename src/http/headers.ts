@@ -8,7 +8,9 @@ import type uWS from 'uWebSockets.js';
 export function readHeaders(req: uWS.HttpRequest): Record<string, string> {
   // Keyed by the client's header names: no prototype, so a header named `constructor` or `__proto__` is data.
   const headers: Record<string, string> = Object.create(null);
-  req.forEach((name, value) => addHeader(headers, name, value));
+  req.forEach((name, value) => {
+    addHeader(headers, name, value);
+  });
   return headers;
 }
 
