@@ -55,6 +55,14 @@ export const MessageItemSchema = v.object({
 
 export const MessageListSchema = v.object({ messages: v.array(MessageItemSchema) });
 
+export const HistoryPageSchema = v.object({
+  messages: v.pipe(v.array(MessageItemSchema), v.description('Oldest first')),
+  prevCursor: v.pipe(v.nullable(v.string()), v.description('`before` value for the messages preceding this page')),
+  nextCursor: v.pipe(v.nullable(v.string()), v.description('`after` value for the messages following this page (also on the newest)')),
+  hasOlder: v.boolean(),
+  hasNewer: v.boolean(),
+});
+
 export const MessageReplySchema = v.object({
   message: v.object({ type: v.literal('ai'), content: v.string(), id: v.string() }),
   sessionId: v.string(),

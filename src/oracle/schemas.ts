@@ -141,4 +141,17 @@ export const SessionListQuerySchema = v.object({
   offset: v.optional(v.pipe(count(), v.description('Sessions to skip (default 0)')), '0'),
 });
 
+/** A history cursor: an entry number as given in `prevCursor` / `nextCursor`. */
+const cursor = (description: string) => v.optional(v.pipe(count(), v.description(description)));
+
+/** `GET /sessions/:id/messages` query: limit as for sessions; at most one of `before` and `after`. */
+export const HistoryQuerySchema = v.pipe(
+  v.object({
+    limit: SessionListQuerySchema.entries.limit,
+    before: cursor('A `prevCursor`: the messages just before it'),
+    after: cursor('A `nextCursor`: the messages from it on'),
+  }),
+  v.check((query) => query.before === undefined || query.after === undefined, 'before and after cannot be combined'),
+);
+
 export const SessionIdParamsSchema = v.object({ sessionId: text(128) });

@@ -45,6 +45,19 @@ export interface MessagesPage {
   next?: number;
 }
 
+/**
+ * One page of `GET /sessions/:id/messages` (the client SDK's shape), oldest first. Cursors are entry numbers
+ * as strings: `prevCursor` asks for what precedes the page (`before`), `nextCursor` for what follows it
+ * (`after`), also on the newest page, so a client can ask for what was said since.
+ */
+export interface HistoryPage {
+  messages: MessageItem[];
+  prevCursor: string | null;
+  nextCursor: string | null;
+  hasOlder: boolean;
+  hasNewer: boolean;
+}
+
 export function itemOf(entry: TranscriptEntry): MessageItem {
   if (entry.type === 'human') return { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
   const item: MessageItem = {
