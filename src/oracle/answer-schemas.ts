@@ -82,3 +82,26 @@ export const AbortAnswerSchema = v.object({ success: v.boolean() });
 export const DelegationStoredSchema = v.object({ ok: v.literal(true), expiration: v.optional(v.number()) });
 export const DelegationStatusSchema = v.object({ authorized: v.boolean(), expiration: v.optional(v.number()) });
 export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });
+
+export const ModelInfoSchema = v.object({
+  id: v.pipe(v.string(), v.description('What `model` of a message names')),
+  label: v.string(),
+  family: v.string(),
+  tier: v.picklist(['everyday', 'balanced', 'top']),
+  costLabel: v.string(),
+  badge: v.string(),
+  blurb: v.string(),
+  vision: v.pipe(v.boolean(), v.description('Reads image attachments')),
+  pricing: v.object({
+    inputPerMillion: v.number(),
+    outputPerMillion: v.number(),
+    currency: v.literal('USD'),
+    unit: v.literal('per_million_tokens'),
+  }),
+  isDefault: v.boolean(),
+});
+
+export const ModelsResponseSchema = v.object({
+  models: v.array(ModelInfoSchema),
+  default: v.pipe(v.string(), v.description('The id used when a message names no model')),
+});

@@ -36,6 +36,8 @@ export interface TurnMessage extends OracleRef {
   /** The request's X-Request-Id, echoed in the frames. */
   requestId: string;
   message: string;
+  /** The catalogue model to answer with (models.ts); absent: the default. */
+  model?: string;
   timezone?: string;
   tools?: v.InferOutput<typeof BrowserToolSchema>[];
   agActions?: v.InferOutput<typeof AgActionSchema>[];

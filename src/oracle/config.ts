@@ -31,6 +31,10 @@ export const oracleEnv = {
   LLM_BASE_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('must be a URL such as https://api.openai.com/v1'))),
   LLM_API_KEY: text(),
   LLM_MODEL: text('gpt-4o-mini'),
+  /** The model catalogue as JSON (models.ts): an array of models or `{ models, default }`; wins over ORACLE_MODELS_FILE. */
+  ORACLE_MODELS: text(),
+  /** A file holding the model catalogue as JSON. */
+  ORACLE_MODELS_FILE: text(),
   /** Bound on model calls per message (each tool round trip is one more). */
   AGENT_MAX_STEPS: integer(8, 1, 50),
   /** Comma-separated route patterns or paths that need no UCAN (e.g. `/webhooks/*`), beside the plugins' own. */

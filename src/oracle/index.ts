@@ -12,6 +12,8 @@ import { refuseInput } from './errors.js';
 import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
+import { modelRoutes } from './routes/models.js';
+import { loadModelCatalogue } from './models.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
@@ -41,6 +43,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
     delegations: repositories.delegations(identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
+    models: loadModelCatalogue(config),
     log: log.child({ face: 'oracle' }),
   };
   let events: RunningEventChannel | undefined;
@@ -63,6 +66,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
       mountRoutes(router, context, [
         ...sessionRoutes(deps),
         ...messageRoutes(deps),
+        ...modelRoutes(deps.models),
         ...delegationRoutes(deps),
         ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
       ]);

@@ -103,6 +103,7 @@ export const SendMessageSchema = v.object(
       ),
     ),
     timezone: v.optional(TimeZoneSchema),
+    model: v.optional(v.pipe(text(200), v.description('A model id of GET /models; absent: the default'))),
     homeServer: v.optional(text(512)),
     metadata: v.optional(v.pipe(jsonObject(), v.description('Free-form, e.g. editorRoomId, spaceId'))),
   },

@@ -77,7 +77,7 @@ export async function runTurn({ services, session: state, request, generation, o
     await out.send(encodeSseFrame(frames.start()));
   }
   const result = await runAgent({
-    provider: services.provider,
+    provider: services.provider(request.model),
     messages: prepared.messages,
     tools: prepared.tools,
     context,

@@ -9,6 +9,7 @@ import type { RevocationRepository } from '../revocations.js';
 import { chatFailure } from '../errors.js';
 import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
+import type { ModelCatalogue } from '../models.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
@@ -21,6 +22,8 @@ export interface OracleRouteDeps {
   readonly delegations: DelegationRepository;
   readonly revocations: RevocationRepository;
   readonly heartbeatMs: number;
+  /** The models a message may name (models.ts). */
+  readonly models: ModelCatalogue;
   readonly log: Logger;
 }
 

@@ -70,6 +70,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {
+        if (body.model !== undefined && !deps.models.find(body.model)) {
+          throw oracleErrors.badRequest(`Unknown model "${body.model}": GET /models lists the models this oracle offers`);
+        }
         // Ownership is the actor's check, made before anything starts: an unknown or foreign session is refused
         // before a stream opens, so it is a JSON 404 even when a stream was asked for (no extra round trip).
         const turn: TurnMessage = {
@@ -79,6 +82,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
           turnId: randomUUID(),
           requestId: req.requestId,
           message: body.message,
+          model: body.model,
           timezone: timezoneOf(body, req),
           tools: body.tools,
           agActions: body.agActions,

@@ -12,6 +12,8 @@ export interface OpenAiProviderOptions {
   baseUrl: string;
   apiKey?: string;
   model: string;
+  /** Whether the model reads images: attachments that are images are then sent as image parts. */
+  vision?: boolean;
 }
 
 /** Longest part of an error answer's body quoted in the error message. */
