@@ -43,12 +43,23 @@ export const ToolCallItemSchema = v.object({
   status: v.optional(v.picklist(['done', 'error'])),
 });
 
+export const AttachmentItemSchema = v.object({
+  mxcUri: v.optional(v.string()),
+  eventId: v.optional(v.string()),
+  filename: v.string(),
+  mimetype: v.string(),
+  size: v.optional(v.number()),
+  category: v.optional(v.string()),
+});
+
 export const MessageItemSchema = v.object({
   id: v.string(),
   type: v.picklist(['ai', 'human']),
   content: v.string(),
   toolCalls: v.optional(v.array(ToolCallItemSchema)),
   reasoning: v.optional(v.string()),
+  attachments: v.optional(v.pipe(v.array(AttachmentItemSchema), v.description("A human message's attachments"))),
+  attachment: v.optional(v.pipe(AttachmentItemSchema, v.description('The first of them, for clients that read only this'))),
   isComplete: v.literal(true),
   isReasoning: v.literal(false),
 });

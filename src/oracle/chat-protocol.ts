@@ -10,6 +10,7 @@ import type * as v from 'valibot';
 import type { SessionView } from './sessions/records.js';
 import type { HistoryPage, MessageItem, MessagesPage } from './sessions/transcript.js';
 import type { StreamEnding } from './stream-ending.js';
+import type { Attachment } from './attachments.js';
 
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
@@ -36,6 +37,9 @@ export interface TurnMessage extends OracleRef {
   /** The request's X-Request-Id, echoed in the frames. */
   requestId: string;
   message: string;
+  /** The user's attachments and homeserver (`attachments`, `homeServer` of the body). */
+  attachments?: Attachment[];
+  homeServer?: string;
   /** The catalogue model to answer with (models.ts); absent: the default. */
   model?: string;
   timezone?: string;

@@ -53,6 +53,8 @@ export const AttachmentSchema = v.pipe(
     eventId: v.optional(text(512)),
     filename: text(512),
     mimetype: text(255),
+    size: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more'))),
+    category: v.optional(text(60)),
   }),
   v.check((a) => a.mxcUri !== undefined || a.eventId !== undefined, 'needs an mxcUri or an eventId'),
 );

@@ -83,6 +83,8 @@ export function messageRoutes(deps: OracleRouteDeps) {
           requestId: req.requestId,
           message: body.message,
           model: body.model,
+          attachments: body.attachments,
+          homeServer: body.homeServer,
           timezone: timezoneOf(body, req),
           tools: body.tools,
           agActions: body.agActions,

@@ -3,11 +3,20 @@
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.
 import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
+import { forModel, type Attachment } from '../attachments.js';
+
+/** A user's message for the provider, its attachments with it. */
+export function userMessage(content: string, attachments: readonly Attachment[] | undefined, homeServer: string | undefined): ChatMessage {
+  return attachments?.length ? { role: 'user', content, attachments: forModel(attachments, homeServer) } : { role: 'user', content };
+}
 
 export interface HumanEntry {
   id: string;
   type: 'human';
   content: string;
+  attachments?: Attachment[];
+  /** The user's homeserver when the message was sent: where its attachments' media are. */
+  homeServer?: string;
   createdAt: number;
 }
 
@@ -34,6 +43,9 @@ export interface MessageItem {
   content: string;
   toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error' }[];
   reasoning?: string;
+  /** Human items with attachments: all of them, and the first alone (for clients that read only `attachment`). */
+  attachments?: Attachment[];
+  attachment?: Attachment;
   isComplete: true;
   isReasoning: false;
 }
@@ -59,7 +71,11 @@ export interface HistoryPage {
 }
 
 export function itemOf(entry: TranscriptEntry): MessageItem {
-  if (entry.type === 'human') return { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
+  if (entry.type === 'human') {
+    const item: MessageItem = { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
+    if (entry.attachments?.length) Object.assign(item, { attachments: entry.attachments, attachment: entry.attachments[0] });
+    return item;
+  }
   const item: MessageItem = {
     id: entry.id,
     type: 'ai',
@@ -91,7 +107,7 @@ export function recentStart(entries: readonly TranscriptEntry[], maxTurns: numbe
 export function historyOf(entries: readonly TranscriptEntry[], maxTurns: number): ChatMessage[] {
   const history: ChatMessage[] = [];
   for (const entry of entries.slice(recentStart(entries, maxTurns))) {
-    if (entry.type === 'human') history.push({ role: 'user', content: entry.content });
+    if (entry.type === 'human') history.push(userMessage(entry.content, entry.attachments, entry.homeServer));
     else history.push(...entry.chat);
   }
   return history;
