@@ -91,6 +91,8 @@ export interface CompletedToolCall {
   args: Record<string, unknown>;
   output: string;
   status: 'done' | 'error';
+  /** The turn stopped (abort, failure) while this call ran: it has no result, `output` says so. */
+  interrupted?: true;
 }
 
 export interface AgentResult {

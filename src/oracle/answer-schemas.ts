@@ -41,6 +41,7 @@ export const ToolCallItemSchema = v.object({
   args: v.record(v.string(), v.unknown()),
   output: v.optional(v.string()),
   status: v.optional(v.picklist(['done', 'error'])),
+  interrupted: v.optional(v.pipe(v.literal(true), v.description('The turn stopped while this call ran: no result'))),
 });
 
 export const AttachmentItemSchema = v.object({
@@ -58,6 +59,9 @@ export const MessageItemSchema = v.object({
   content: v.string(),
   toolCalls: v.optional(v.array(ToolCallItemSchema)),
   reasoning: v.optional(v.string()),
+  status: v.optional(v.pipe(v.picklist(['aborted', 'failed']), v.description('An ai item of a turn that was stopped or failed (its text as streamed)'))),
+  aborted: v.optional(v.literal(true)),
+  failed: v.optional(v.literal(true)),
   attachments: v.optional(v.pipe(v.array(AttachmentItemSchema), v.description("A human message's attachments"))),
   attachment: v.optional(v.pipe(AttachmentItemSchema, v.description('The first of them, for clients that read only this'))),
   isComplete: v.literal(true),

@@ -111,7 +111,8 @@ async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuild
     await out.send(encodeSseFrame(frames.start()));
   }
   const { sessionId, requestId } = frames;
-  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed });
+  const partialText = result.aborted || result.error !== undefined ? result.text : undefined;
+  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed, partialText });
 }
 
 /**

@@ -41,7 +41,11 @@ export interface MessageItem {
   id: string;
   type: 'ai' | 'human';
   content: string;
-  toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error' }[];
+  toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error'; interrupted?: true }[];
+  /** An ai item of a turn that was stopped or failed: as `done` of its stream said (sse-frames.ts doneFrame). */
+  status?: 'aborted' | 'failed';
+  aborted?: true;
+  failed?: true;
   reasoning?: string;
   /** Human items with attachments: all of them, and the first alone (for clients that read only `attachment`). */
   attachments?: Attachment[];
@@ -80,10 +84,15 @@ export function itemOf(entry: TranscriptEntry): MessageItem {
     id: entry.id,
     type: 'ai',
     content: entry.content,
-    toolCalls: entry.toolCalls.map((call) => ({ name: call.name, args: call.args, id: call.id, output: call.output, status: call.status })),
+    toolCalls: entry.toolCalls.map((call) => {
+      const item = { name: call.name, args: call.args, id: call.id, output: call.output, status: call.status };
+      return call.interrupted ? { ...item, interrupted: true as const } : item;
+    }),
     isComplete: true,
     isReasoning: false,
   };
+  if (entry.aborted) Object.assign(item, { status: 'aborted', aborted: true });
+  else if (entry.error !== undefined) Object.assign(item, { status: 'failed', failed: true });
   if (entry.reasoning) item.reasoning = entry.reasoning;
   return item;
 }
