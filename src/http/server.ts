@@ -289,7 +289,7 @@ export class HttpServer implements SocketFrontDoor {
       const response: HttpResponse = {
         stream: (status, streamHeaders) => {
           observe(status);
-          return this.#openStream(res, signal(), status, { ...streamHeaders, 'X-Request-Id': requestId }, cors, finish, requestId);
+          return this.#openStream(res, signal(), status, { 'X-Request-Id': requestId, ...streamHeaders }, cors, finish, requestId);
         },
       };
       let result;

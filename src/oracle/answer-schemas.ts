@@ -98,6 +98,10 @@ export const DelegationStoredSchema = v.object({ ok: v.literal(true), expiration
 export const DelegationStatusSchema = v.object({ authorized: v.boolean(), expiration: v.optional(v.number()) });
 export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });
 
+export const RunStatusSchema = v.object({
+  run: v.object({ runId: v.string(), status: v.pipe(v.literal('running'), v.description('Only runs in progress are answered')) }),
+});
+
 export const ModelInfoSchema = v.object({
   id: v.pipe(v.string(), v.description('What `model` of a message names')),
   label: v.string(),

@@ -14,6 +14,8 @@ import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { modelRoutes } from './routes/models.js';
 import { loadModelCatalogue } from './models.js';
+import { RunRegistry } from './runs/registry.js';
+import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
@@ -44,6 +46,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     models: loadModelCatalogue(config),
+    runs: new RunRegistry({ maxBytes: config.RUN_MAX_BYTES, retentionMs: config.RUN_RETENTION_SECONDS * 1000, totalBytes: config.RUNS_MAX_BYTES }),
     log: log.child({ face: 'oracle' }),
   };
   let events: RunningEventChannel | undefined;
@@ -59,6 +62,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
       events = startEventChannel(front, { config, actors, authenticator, revocations, sessions: deps.reads, log: deps.log, interest: clusterEvents });
     },
     async stop() {
+      deps.runs.stop();
       await events?.stop();
     },
     routes(router) {
@@ -67,6 +71,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
         ...sessionRoutes(deps),
         ...messageRoutes(deps),
         ...modelRoutes(deps.models),
+        ...runRoutes(deps),
         ...delegationRoutes(deps),
         ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
       ]);

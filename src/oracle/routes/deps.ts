@@ -10,6 +10,7 @@ import { chatFailure } from '../errors.js';
 import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
 import type { ModelCatalogue } from '../models.js';
+import type { RunRegistry } from '../runs/registry.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
@@ -22,6 +23,8 @@ export interface OracleRouteDeps {
   readonly delegations: DelegationRepository;
   readonly revocations: RevocationRepository;
   readonly heartbeatMs: number;
+  /** This node's streamed turns, re-joinable (runs/registry.ts). */
+  readonly runs: RunRegistry;
   /** The models a message may name (models.ts). */
   readonly models: ModelCatalogue;
   readonly log: Logger;

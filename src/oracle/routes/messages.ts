@@ -94,7 +94,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
         // One generation per session: the newest message stops the one in flight and any queued before it.
         const actor = actors.ref(CHAT_ACTOR, sessionId);
         supersede(actor, user.did, turn.turnId);
-        return body.stream ? streamTurn(deps, actor, turn, req, res) : jsonTurn(actor, sessionId, turn, user, req);
+        return body.stream ? streamTurn(deps, actor, turn, sessionId, res) : jsonTurn(actor, sessionId, turn, user, req);
       },
     }),
 
@@ -121,11 +121,18 @@ export function messageRoutes(deps: OracleRouteDeps) {
 type ChatRef = ActorRef<ChatShape>;
 
 // Both send their message at once, before any await: it must leave in the same event-loop turn as supersede's.
-async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
+// A stream is a run (runs/run-log.ts): its frames are numbered and kept, the POST's answer is its first reader,
+// and a dropped connection only detaches that reader: the turn goes on, re-joinable with GET /runs/:id.
+async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, sessionId: string, res: HttpResponse): Promise<Reply | void> {
   const stream = actor.stream(turn);
   const outcome = await relayStream(stream.channel, {
-    open: () => res.stream(200, SSE_HEADERS),
-    signal: req.signal,
+    open: () => {
+      const run = deps.runs.start({ runId: turn.turnId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
+      const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': turn.turnId });
+      reader.write(run.runFrame(0));
+      run.attach(reader);
+      return run.writer;
+    },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
   });
