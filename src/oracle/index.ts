@@ -15,6 +15,7 @@ import { messageRoutes } from './routes/messages.js';
 import { modelRoutes } from './routes/models.js';
 import { loadModelCatalogue } from './models.js';
 import { RunRegistry } from './runs/registry.js';
+import { ClusterRuns } from './runs/cluster-runs.js';
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
@@ -36,6 +37,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPlugins({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
+  const runs = new RunRegistry({ maxBytes: config.RUN_MAX_BYTES, retentionMs: config.RUN_RETENTION_SECONDS * 1000, totalBytes: config.RUNS_MAX_BYTES });
   const deps: OracleRouteDeps = {
     actors,
     authenticator,
@@ -46,7 +48,8 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     models: loadModelCatalogue(config),
-    runs: new RunRegistry({ maxBytes: config.RUN_MAX_BYTES, retentionMs: config.RUN_RETENTION_SECONDS * 1000, totalBytes: config.RUNS_MAX_BYTES }),
+    runs,
+    clusterRuns: cluster && new ClusterRuns(cluster, runs, config.SSE_HEARTBEAT_SECONDS * 2000 + 5000, log.child({ face: 'oracle' })),
     log: log.child({ face: 'oracle' }),
   };
   let events: RunningEventChannel | undefined;
@@ -63,6 +66,7 @@ export const createOracleFace: FaceFactory = async ({ config, store, log, actors
     },
     async stop() {
       deps.runs.stop();
+      deps.clusterRuns?.stop();
       await events?.stop();
     },
     routes(router) {

@@ -11,6 +11,7 @@ import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
 import type { ModelCatalogue } from '../models.js';
 import type { RunRegistry } from '../runs/registry.js';
+import type { ClusterRuns } from '../runs/cluster-runs.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
@@ -25,6 +26,8 @@ export interface OracleRouteDeps {
   readonly heartbeatMs: number;
   /** This node's streamed turns, re-joinable (runs/registry.ts). */
   readonly runs: RunRegistry;
+  /** Cluster mode: runs re-joined through another node (runs/cluster-runs.ts). */
+  readonly clusterRuns?: ClusterRuns;
   /** The models a message may name (models.ts). */
   readonly models: ModelCatalogue;
   readonly log: Logger;

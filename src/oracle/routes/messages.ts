@@ -127,8 +127,10 @@ async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessa
   const stream = actor.stream(turn);
   const outcome = await relayStream(stream.channel, {
     open: () => {
-      const run = deps.runs.start({ runId: turn.turnId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
-      const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': turn.turnId });
+      // In cluster mode the id names this node, so a re-join through another node finds the frames here.
+      const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
+      const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
+      const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
       reader.write(run.runFrame(0));
       run.attach(reader);
       return run.writer;

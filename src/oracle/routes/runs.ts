@@ -1,6 +1,6 @@
 // GET /runs/:runId?after=<id> (re-join a streamed turn: what it produced after that frame, then live frames until
 // `done`) and GET /sessions/:sessionId/run (the session's run in progress). Runs live on the node whose front door
-// streamed them (runs/registry.ts).
+// streamed them (runs/registry.ts); in cluster mode another node's runs are re-joined through it (runs/cluster-runs.ts).
 import * as v from 'valibot';
 import { HttpError } from '../../http/errors.js';
 import { reply } from '../../http/types.js';
@@ -32,7 +32,12 @@ export function runRoutes(deps: OracleRouteDeps) {
         404: { description: 'No such run of this user on this node, or its frames after `after` are no longer kept', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-      handler({ identity: user, params: { runId }, query: { after }, res }) {
+      async handler({ identity: user, params: { runId }, query: { after }, res }) {
+        if (deps.clusterRuns?.isRemote(runId)) {
+          const remote = await deps.clusterRuns.join(runId, user.did, after);
+          if (!remote) throw HttpError.of(404, RUN_NOT_FOUND);
+          return remote.pipe(res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': remote.requestId }));
+        }
         const run = runs.get(runId, user.did);
         const missed = run?.framesAfter(after);
         if (!run || missed === undefined) throw HttpError.of(404, RUN_NOT_FOUND);
