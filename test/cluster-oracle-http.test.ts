@@ -134,6 +134,8 @@ t.test('a stream through node B dropped mid-turn is re-joined through node C (th
   controller.abort(); // dropped while the turn waits for the browser tool
   const lastId = Math.max(...before.filter((f) => f.id !== undefined).map((f) => Number(f.id)));
   const request = await ws.take('browser_tool_call');
+  const running = await call(nodeC, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+  t.same([running.status, running.body], [200, { run: { runId, status: 'running' } }], 'node C finds the run node B holds');
 
   const rejoined = await fetch(`${nodeC.url}/runs/${encodeURIComponent(runId)}?after=${lastId}`, { headers: ada.headers() });
   t.equal(rejoined.status, 200, 're-joined through a node that did not stream it');
@@ -154,6 +156,8 @@ t.test('a stream through node B dropped mid-turn is re-joined through node C (th
   const replay: SdkFrame[] = [];
   for await (const frame of sdkFrames(await fetch(`${nodeA.url}/runs/${encodeURIComponent(runId)}?after=0`, { headers: ada.headers() }))) replay.push(frame);
   t.same(replay.filter((f) => f.id !== undefined).map((f) => Number(f.id)), numbered);
+  const ended = await call(nodeC, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+  t.same([ended.status, ended.body.message], [404, 'No run in progress'], 'none in progress anywhere now');
   const bob = await newUser(oracleDid);
   t.equal((await fetch(`${nodeC.url}/runs/${encodeURIComponent(runId)}?after=0`, { headers: bob.headers() })).status, 404, "not another user's");
 });

@@ -61,10 +61,11 @@ export function runRoutes(deps: OracleRouteDeps) {
         404: { description: 'No run in progress (of this user, on this node)', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-      handler({ identity: user, params: { sessionId } }) {
-        const run = runs.running(sessionId, user.did);
+      async handler({ identity: user, params: { sessionId } }) {
+        const local = runs.running(sessionId, user.did);
+        const run = local ? { runId: local.info.runId, status: local.status } : await deps.clusterRuns?.running(sessionId, user.did);
         if (!run) throw HttpError.of(404, 'No run in progress');
-        return reply.json(200, { run: { runId: run.info.runId, status: run.status } });
+        return reply.json(200, { run });
       },
     }),
   ];

@@ -35,6 +35,9 @@ export class ClusterRuns {
   readonly #nc: NatsConnection;
   readonly #subject: (tag: string) => string;
   readonly #serving: Subscription;
+  /** Every node answers here for the runs in progress it streamed (GET /sessions/:id/run through another node). */
+  readonly #sessions: Subscription;
+  readonly #sessionsSubject: string;
 
   constructor(
     connection: ClusterConnection,
@@ -44,6 +47,16 @@ export class ClusterRuns {
   ) {
     this.#nc = connection.nc;
     this.#subject = (tag) => `${connection.prefix}.runs.${tag}`;
+    this.#sessionsSubject = `${connection.prefix}.runs-by-session`;
+    this.#sessions = this.#nc.subscribe(this.#sessionsSubject, {
+      callback: (error, msg) => {
+        if (error) return;
+        const { sessionId, userDid } = msg.json<{ sessionId: string; userDid: string }>();
+        const run = this.registry.running(sessionId, userDid);
+        // Only the holder answers: the asker takes the first answer, or none within its wait.
+        if (run) msg.respond(JSON.stringify({ runId: run.info.runId, status: run.status }));
+      },
+    });
     this.#serving = this.#nc.subscribe(this.#subject(this.tag), {
       callback: (error, msg) => {
         if (error) return;
@@ -80,8 +93,18 @@ export class ClusterRuns {
     return { requestId: answer.requestId, pipe: (writer) => void this.#pipe(sub, inbox, writer) };
   }
 
+  /** The session's run in progress on another node, asked of all of them (none within `waitMs`: none). */
+  async running(sessionId: string, userDid: string, waitMs = 500): Promise<{ runId: string; status: string } | undefined> {
+    try {
+      return (await this.#nc.request(this.#sessionsSubject, JSON.stringify({ sessionId, userDid }), { timeout: waitMs })).json();
+    } catch {
+      return undefined;
+    }
+  }
+
   stop(): void {
     this.#serving.unsubscribe();
+    this.#sessions.unsubscribe();
   }
 
   async #pipe(sub: Subscription, inbox: string, writer: StreamWriter): Promise<void> {
