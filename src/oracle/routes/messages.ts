@@ -131,8 +131,7 @@ async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessa
       const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
       const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
       const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
-      reader.write(run.runFrame(0));
-      run.attach(reader);
+      run.attach(reader, run.runFrame(0));
       return run.writer;
     },
     heartbeatMs: deps.heartbeatMs,

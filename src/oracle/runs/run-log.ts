@@ -23,9 +23,12 @@ const MESSAGE_PREFIX = 'event: message\ndata: ';
 export class RunLog {
   status: RunStatus = 'running';
   endedAt: number | undefined;
-  /** Frames kept, each with its `id:` line; frames[0] has id `firstId`. */
-  readonly #frames: string[] = [];
+  /** Frames kept, with their `id:` lines, a batch (what the relay wrote at once) per entry, oldest first. */
+  readonly #batches: Batch[] = [];
   #firstId = 1;
+  #nextId = 1;
+  /** The `run` frame of a reader not written to yet: it goes out with the first frames (one write). */
+  readonly #greeting = new Map<StreamWriter, string>();
   #bytes = 0;
   readonly #readers = new Set<StreamWriter>();
   /** Readers that said "full", and what waits for them to drain (or leave). */
@@ -45,19 +48,25 @@ export class RunLog {
 
   /** The id the next frame gets; `lastId` of what was produced is this minus one. */
   get nextId(): number {
-    return this.#firstId + this.#frames.length;
+    return this.#nextId;
   }
 
   /** Frames with an id above `after`, joined; undefined when some of them are no longer kept. */
   framesAfter(after: number): string | undefined {
     if (after + 1 < this.#firstId) return undefined;
-    return this.#frames.slice(Math.max(0, after + 1 - this.#firstId)).join('');
+    let text = '';
+    for (const batch of this.#batches) {
+      const last = batch.firstId + batch.count - 1;
+      if (last <= after) continue;
+      text += batch.firstId > after ? batch.text : framesOf(batch.text).slice(after + 1 - batch.firstId).join('');
+    }
+    return text;
   }
 
   /** Characters of answer text in the frames kept (`message` deltas): the `run` frame's `partialLength`. */
   partialLength(): number {
     let length = 0;
-    for (const frame of this.#frames) {
+    for (const frame of this.#batches.flatMap((batch) => framesOf(batch.text))) {
       const at = frame.indexOf(MESSAGE_PREFIX);
       if (at < 0) continue;
       const data = JSON.parse(frame.slice(at + MESSAGE_PREFIX.length)) as { content?: unknown };
@@ -72,9 +81,10 @@ export class RunLog {
     return `event: run\ndata: ${JSON.stringify({ runId, requestId, resumed: false, partialLength, status: this.status })}\n\n`;
   }
 
-  /** Adds a reader; when the run has ended the caller ends it instead. */
-  attach(reader: StreamWriter): void {
+  /** Adds a reader (`greeting`: what it gets first, with the next frames); when the run has ended the caller ends it instead. */
+  attach(reader: StreamWriter, greeting?: string): void {
     this.#readers.add(reader);
+    if (greeting) this.#greeting.set(reader, greeting);
     reader.onClose(() => this.#detach(reader));
   }
 
@@ -100,22 +110,25 @@ export class RunLog {
   };
 
   #append(chunk: string): boolean {
+    // Each frame ends with a blank line and holds none (its data is one line of JSON): number them in one pass.
+    const firstId = this.#nextId;
     let numbered = '';
-    let added = 0;
-    for (const frame of chunk.split('\n\n')) {
-      if (!frame) continue;
-      const text = `id: ${this.nextId}\n${frame}\n\n`;
-      this.#frames.push(text);
-      added += text.length;
-      numbered += text;
-      if (frame.startsWith(DONE_PREFIX)) this.status = statusOf(frame.slice(DONE_PREFIX.length));
+    for (let start = 0; start < chunk.length; ) {
+      const end = chunk.indexOf('\n\n', start);
+      const stop = end < 0 ? chunk.length : end + 2;
+      numbered += `id: ${this.#nextId++}\n${chunk.slice(start, stop)}`;
+      start = stop;
     }
+    const done = chunk.indexOf(DONE_PREFIX);
+    if (done >= 0) this.status = statusOf(chunk.slice(done + DONE_PREFIX.length, chunk.indexOf('\n', done + DONE_PREFIX.length)));
     const before = this.#bytes;
-    this.#bytes += added;
-    // Bounded: the oldest frames go first (a re-join that needs them is then refused).
-    while (this.#bytes > this.maxBytes && this.#frames.length > 1) {
-      this.#bytes -= this.#frames.shift()!.length;
-      this.#firstId++;
+    this.#batches.push({ firstId, count: this.#nextId - firstId, text: numbered });
+    this.#bytes += numbered.length;
+    // Bounded: the oldest batches go first (a re-join that needs them is then refused); the newest always stays.
+    while (this.#bytes > this.maxBytes && this.#batches.length > 1) {
+      const dropped = this.#batches.shift()!;
+      this.#bytes -= dropped.text.length;
+      this.#firstId = dropped.firstId + dropped.count;
     }
     this.onSizeChange(this.#bytes - before);
     return this.#send(numbered);
@@ -123,8 +136,10 @@ export class RunLog {
 
   #send(text: string): boolean {
     for (const reader of this.#readers) {
+      const greeting = this.#greeting.get(reader);
+      if (greeting !== undefined) this.#greeting.delete(reader);
       if (reader.closed) this.#detach(reader);
-      else if (!reader.write(text) && !this.#blocked.has(reader)) {
+      else if (!reader.write(greeting === undefined ? text : greeting + text) && !this.#blocked.has(reader)) {
         this.#blocked.add(reader);
         reader.onDrain(() => this.#unblock(reader));
       }
@@ -139,6 +154,7 @@ export class RunLog {
 
   #detach(reader: StreamWriter): void {
     this.#readers.delete(reader);
+    this.#greeting.delete(reader);
     this.#unblock(reader);
   }
 
@@ -157,8 +173,20 @@ export class RunLog {
   release(): void {
     this.onSizeChange(-this.#bytes);
     this.#bytes = 0;
-    this.#frames.length = 0;
+    this.#batches.length = 0;
   }
+}
+
+interface Batch {
+  firstId: number;
+  count: number;
+  /** The frames with their `id:` lines. */
+  text: string;
+}
+
+/** The frames of a batch, each with its blank line. */
+function framesOf(text: string): string[] {
+  return text.split(/(?<=\n\n)/);
 }
 
 function statusOf(data: string): RunStatus {
