@@ -1,7 +1,8 @@
 // The oracle across three real server processes in cluster mode (ACTOR_THREADS=1 each) on a real 3-server NATS
 // JetStream cluster, through HTTP, SSE, WebSocket and Socket.IO only: a session's actor runs on one node while its
 // requests, its stream and its sockets arrive at the others; kill -9 of the node running a session's turns loses no
-// acknowledged turn; credits spent through two nodes at once are spent once.
+// acknowledged turn; credits spent through two nodes at once are spent once; a stream dropped mid-turn is re-joined
+// through another node.
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
@@ -11,6 +12,7 @@ import { health, startTestNodes, until, type LocalNode } from './helpers/cluster
 import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { call, createSession, newUser, openStream, readSse, type SseItem, type User } from './helpers/oracle.js';
+import { sdkFrames, type SdkFrame } from './helpers/sdk-client.js';
 
 t.setTimeout(240_000);
 const CREDITS = 16;
@@ -107,6 +109,57 @@ t.test('credits spent through two nodes at once are spent once', async (t) => {
   const statuses = answers.map((answer) => answer.status).sort();
   t.equal(statuses.filter((s) => s === 200).length, CREDITS, `${CREDITS} messages answered`);
   t.equal(statuses.filter((s) => s === 402).length, sessionIds.length - CREDITS, 'the rest refused with 402');
+});
+
+t.test('a stream through node B dropped mid-turn is re-joined through node C (the actor on A): no frame missing or repeated', async (t) => {
+  const ada = await newUser(oracleDid);
+  const sessionId = await sessionRunningOn(nodeA, ada, nodeB);
+  const ws = await NativeClient.connect(nodeC.url, { sessionId, invocation: invocationOf(ada) });
+  closeAll(t, ws);
+  const controller = new AbortController();
+  const res = await fetch(`${nodeB.url}/messages/${sessionId}`, {
+    method: 'POST',
+    headers: { ...ada.headers(), 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'use getPage {}', tools: [getPage], stream: true }),
+    signal: controller.signal,
+  });
+  const runId = res.headers.get('x-run-id')!;
+  const requestId = res.headers.get('x-request-id');
+  const first = sdkFrames(res);
+  const before: SdkFrame[] = [];
+  for await (const frame of first) {
+    before.push(frame);
+    if (frame.event === 'tool_call' && frame.data.status === 'isRunning') break;
+  }
+  controller.abort(); // dropped while the turn waits for the browser tool
+  const lastId = Math.max(...before.filter((f) => f.id !== undefined).map((f) => Number(f.id)));
+  const request = await ws.take('browser_tool_call');
+  const running = await call(nodeC, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+  t.same([running.status, running.body], [200, { run: { runId, status: 'running' } }], 'node C finds the run node B holds');
+
+  const rejoined = await fetch(`${nodeC.url}/runs/${encodeURIComponent(runId)}?after=${lastId}`, { headers: ada.headers() });
+  t.equal(rejoined.status, 200, 're-joined through a node that did not stream it');
+  t.equal(rejoined.headers.get('x-request-id'), requestId);
+  const second = sdkFrames(rejoined);
+  const after: SdkFrame[] = [];
+  const runFrame = await second.next();
+  t.match(runFrame.value, { event: 'run', data: { runId, resumed: false } });
+  ws.send('tool_result', { toolCallId: request.toolCallId, result: { title: 'Home' } });
+  for await (const frame of second) after.push(frame);
+  const all = [...before, ...after];
+  const numbered = all.filter((f) => f.id !== undefined).map((f) => Number(f.id));
+  t.same(numbered, numbered.map((_, i) => i + 1), `frames 1..${numbered.length}, none missing or repeated`);
+  t.equal(all.filter((f) => f.event === 'message').map((f) => f.data.content).join(''), 'getPage returned: {"title":"Home"}');
+  t.same(all.at(-1)?.data, { status: 'finished' });
+
+  // Ended, replayed whole through the node running the actor (not the one holding the run).
+  const replay: SdkFrame[] = [];
+  for await (const frame of sdkFrames(await fetch(`${nodeA.url}/runs/${encodeURIComponent(runId)}?after=0`, { headers: ada.headers() }))) replay.push(frame);
+  t.same(replay.filter((f) => f.id !== undefined).map((f) => Number(f.id)), numbered);
+  const ended = await call(nodeC, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+  t.same([ended.status, ended.body.message], [404, 'No run in progress'], 'none in progress anywhere now');
+  const bob = await newUser(oracleDid);
+  t.equal((await fetch(`${nodeC.url}/runs/${encodeURIComponent(runId)}?after=0`, { headers: bob.headers() })).status, 404, "not another user's");
 });
 
 t.test('a node paused until its partitions move, then resumed: its warm chat actors continue from the newest state', async (t) => {

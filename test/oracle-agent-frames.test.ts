@@ -106,22 +106,22 @@ t.test('the frames of each event', async (t) => {
   });
 });
 
-t.test('end: success closes reasoning then done; failure and abort end with done only', async (t) => {
+t.test('end: success closes reasoning then done; failure and abort end with done only, saying how and what was kept', async (t) => {
   t.same(builder().end({}), [
     {
       event: 'reasoning',
       data: { sessionId: 's-1', requestId: 'r-1', reasoning: '', reasoningDetails: [], isComplete: true, timestamp: TS },
     },
-    { event: 'done', data: {} },
+    { event: 'done', data: { status: 'finished' } },
   ]);
-  t.same(builder().end({ aborted: true }), [{ event: 'done', data: {} }]);
+  t.same(builder().end({ aborted: true, partialText: 'Half an ans' }), [{ event: 'done', data: { status: 'aborted', aborted: true, partialText: 'Half an ans' } }]);
   t.same(builder().end({ error: 'LLM down' }), [
     { event: 'error', data: { error: 'LLM down', timestamp: TS } },
-    { event: 'done', data: {} },
+    { event: 'done', data: { status: 'failed', failed: true, partialText: '' } },
   ]);
   const afterError = builder();
   afterError.frame({ type: 'error', message: 'x' } satisfies AgentEvent);
-  t.same(afterError.end({ error: 'x' }), [{ event: 'done', data: {} }], 'no second error frame');
+  t.same(afterError.end({ error: 'x', partialText: 'so far' }), [{ event: 'done', data: { status: 'failed', failed: true, partialText: 'so far' } }], 'no second error frame');
 });
 
 t.test('a whole built-in turn: ack first, message deltas, complete reasoning, done last', async (t) => {

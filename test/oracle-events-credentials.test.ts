@@ -1,7 +1,8 @@
 // No event socket outlives its credential: DELETE /delegation closes the sockets authenticated with that
 // delegation (native: close 4401 "credential revoked"; Socket.IO: an `error` event, then the server's
-// disconnect), a reconnect with it is refused, and another user's socket keeps its feed. A delegation that expires
-// while its socket is open closes that socket ("credential expired"); a proof-less invocation's own expiry does not.
+// disconnect), a reconnect with it is refused, and another user's socket keeps its feed. Expiry is checked at the
+// handshake for a delegation alone (as the reference gateway: client SDK 1.4.0 never reconnects) and for a proof-less
+// invocation; an invocation carrying a delegation closes when that delegation expires ("credential expired").
 import t from 'tap';
 import { createDelegation, encodeArtifact, generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
@@ -54,10 +55,10 @@ t.test('DELETE /delegation closes the sockets opened with it, on both transports
   t.notOk(bobWs.inbox.names().includes('error'), 'nothing told to bob');
 });
 
-t.test("a socket closes when the authority behind its credential expires, not with a proof-less invocation's own life", async (t) => {
+t.test('a delegation-only socket outlives its expiry (handshake-time check, as the reference); an invocation carrying it does not', async (t) => {
   const ada = await newUser(server.oracleDid);
   const sessionId = await createSession(server, ada);
-  // Whole seconds (UCAN exp). The invocation expires first and its socket stays; the delegation a second later.
+  // Whole seconds (UCAN exp). The brief invocation expires first and its socket stays; the delegation a second later.
   const now = Math.floor(Date.now() / 1000);
   const delegation = await createDelegation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 3 });
   const raw = await encodeArtifact(delegation);
@@ -66,21 +67,35 @@ t.test("a socket closes when the authority behind its credential expires, not wi
   const carrying = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, ttlSeconds: 600, proofs: [grant] });
   const brief = await mintInvocation({ issuer: ada.key, audience: server.oracleDid, expiration: now + 2 });
 
+  t.equal((await call(server, 'POST', '/delegation', { user: ada, body: { raw } })).status, 200, 'stored while valid');
   const ws = await NativeClient.connect(server.url, { sessionId, ucanDelegation: raw });
+  // Client SDK 1.4.0's handshake: query sessionId and userDid, auth { ucanDelegation } (no invocation).
+  const sdk = await SocketIoClient.connect(server.url, { sessionId, userDid: ada.did }, { ucanDelegation: raw });
   const sio = await SocketIoClient.connect(server.url, { sessionId }, { invocation: carrying });
   const invoked = await NativeClient.connect(server.url, { sessionId, invocation: brief });
-  closeAll(t, ws, sio, invoked);
+  closeAll(t, ws, sdk, sio, invoked);
   const sioGone = disconnected(sio);
 
-  t.same(await ws.closed, { code: 4401, reason: 'credential expired' }, "native: closed at the delegation's expiry");
+  t.equal(await sioGone, 'io server disconnect', 'an invocation carrying the delegation ends with it');
   t.ok(Date.now() / 1000 >= now + 3, 'not before it');
-  t.equal(await sioGone, 'io server disconnect', 'Socket.IO: an invocation carrying the delegation ends with it');
   t.match(await sio.take('error'), { message: 'credential expired' });
 
-  // Past its own exp (now + 2) and past the sweep that closed the others: a proof-less invocation stands on the
-  // user's own key, like an HTTP request that outlives its invocation.
-  await invoked.sync();
-  t.notOk(invoked.inbox.names().includes('error'), 'the proof-less invocation\'s socket stays open');
-  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, ucanDelegation: raw })), 401, 'the expired delegation is refused');
-  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, invocation: brief })), 401, 'the expired invocation is refused at a new handshake');
+  // Past the delegation's exp and past the sweep that closed the other: the sockets opened with it alone stay.
+  for (const client of [ws, sdk, invoked]) await client.sync();
+  for (const client of [ws, sdk, invoked]) t.notOk(client.inbox.names().includes('error'), 'still open, nothing told');
+  // A browser tool called now reaches the SDK's socket, and its tool_result answers the turn.
+  const answer = call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'use getPage {}', tools: [{ name: 'getPage', description: 'Reads the page', schema: {} }] } });
+  const request = await sdk.take('browser_tool_call');
+  sdk.send('tool_result', { toolCallId: request.toolCallId, sessionId, result: { title: 'Home' } });
+  t.match((await answer).body.message.content, 'getPage returned: {"title":"Home"}', 'the tool answered through the socket after the expiry');
+
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, ucanDelegation: raw })), 401, 'the expired delegation is refused at a new handshake');
+  t.equal(await refusal(() => NativeClient.connect(server.url, { sessionId, invocation: brief })), 401, 'the expired invocation too');
+
+  // Revocation still ends them: DELETE /delegation revokes the stored one by CID.
+  const wsGone = ws.closed;
+  const sdkGone = disconnected(sdk);
+  t.equal((await call(server, 'DELETE', '/delegation', { user: ada })).status, 200);
+  t.same(await wsGone, { code: 4401, reason: 'credential revoked' });
+  t.equal(await sdkGone, 'io server disconnect');
 });

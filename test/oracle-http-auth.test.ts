@@ -2,7 +2,7 @@
 import t from 'tap';
 import { Delegation as DelegationCodec, Signature, UCAN } from '@ucanto/core';
 import type { Delegation } from '@ucanto/interface';
-import { INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
+import { INVALID_DELEGATION_MESSAGE, INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
 import { createInvocation, encodeArtifact, generateKey, mintDelegation, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { call, startOracleServer } from './helpers/oracle.js';
 
@@ -104,7 +104,8 @@ t.test('x-ucan-delegation alone authenticates its issuer; a bad one is refused',
   const elsewhere = await mintDelegation({ issuer: user, audience: (await generateKey()).did() });
   const refused = await call(server, 'GET', '/sessions', { headers: { 'x-ucan-delegation': elsewhere } });
   t.equal(refused.status, 401);
-  t.equal(refused.body.message, INVALID_UCAN_MESSAGE);
+  t.equal(refused.body.message, INVALID_DELEGATION_MESSAGE, 'a delegation alone is named as what it is');
+  t.equal(refused.body.message, 'Invalid UCAN delegation');
 });
 
 t.test('x-did is informational only: it never changes who the user is', async (t) => {

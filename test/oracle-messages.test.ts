@@ -128,7 +128,7 @@ t.test('SSE: reasoning ack first, message deltas, tool_call frames for "call me 
   t.equal(names[0], 'reasoning');
   t.match(items[0].data, { sessionId: id, requestId, reasoning: 'Thinking...', reasoningDetails: [{ type: 'thinking', text: 'Thinking...' }], isComplete: false });
   t.equal(names.at(-1), 'done');
-  t.same(items.at(-1)!.data, {});
+  t.same(items.at(-1)!.data, { status: 'finished' });
   t.equal(names.at(-2), 'reasoning');
   t.match(items.at(-2)!.data, { reasoning: '', isComplete: true });
 

@@ -57,7 +57,7 @@ t.test('a revoked delegation is refused on HTTP, /ws and Socket.IO, with its inv
 
   const again = await call(server, 'GET', '/sessions', { headers: delegationHeaders(raw) });
   t.equal(again.status, 401, 'x-ucan-delegation is refused');
-  t.equal(again.body.message, 'Invalid UCAN invocation');
+  t.equal(again.body.message, 'Invalid UCAN delegation', 'named as a delegation');
   t.match(again.body.reason, /was revoked/);
   const proof = await call(server, 'GET', '/sessions', { headers: invocationHeaders(carrying) });
   t.equal(proof.status, 401, 'an invocation carrying it is refused');

@@ -86,7 +86,7 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   await eventually(() => socket.ended, 'the stream to end');
   t.equal(framesIn(socket), 100);
   t.ok(socket.chunks.join('').startsWith('frame 0\n\nframe 1\n\nframe 2\n\n'), 'in order');
-  t.equal(socket.chunks.at(-1), 'event: done\ndata: {}\n\n', 'the relay writes the closing frames of the ending (aborted: done alone)');
+  t.equal(socket.chunks.at(-1), 'event: done\ndata: {"status":"aborted","aborted":true,"partialText":""}\n\n', 'the relay writes the closing frames of the ending (aborted: done alone)');
 });
 
 t.test('a client that hangs up cancels the producer, even one waiting for the window', async (t) => {
@@ -128,7 +128,7 @@ t.test('an actor that dies mid-stream: the relay writes error then done and ends
   fail(new Error('host exited'));
   await eventually(() => socket.ended, 'the stream to end');
   t.match(socket.chunks[1], /^event: error\ndata: \{"error":"The chat service stopped/);
-  t.equal(socket.chunks[2], 'event: done\ndata: {}\n\n');
+  t.equal(socket.chunks[2], 'event: done\ndata: {"status":"failed","failed":true}\n\n');
 });
 
 t.test('the ending decides the closing frames, written once, done last', async (t) => {

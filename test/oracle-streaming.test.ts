@@ -52,7 +52,7 @@ t.test('POST /messages/abort stops a stream mid-way; done still comes last; the 
   t.same((await call(server, 'POST', '/messages/abort', { user: ada, body: { sessionId } })).body, { success: false }, 'nothing left to abort');
 });
 
-t.test('a client that disconnects mid-stream stops the generation', async (t) => {
+t.test('a client that disconnects mid-stream does not stop the generation (the run goes on, re-joinable)', async (t) => {
   const { llm, server, ada, sessionId } = await setup(t);
   const held = heldAnswer('Partial ');
   llm.script(held.responder);
@@ -61,12 +61,18 @@ t.test('a client that disconnects mid-stream stops the generation', async (t) =>
   await readUntil(events, 'message');
   controller.abort();
   await events.return(undefined).catch(() => undefined);
-  await held.closed; // the oracle cancelled the model request because the client left
+  // The connection is gone, the model request is not: released, it finishes the answer.
+  const run = await eventually(async () => {
+    const res = await call(server, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+    return res.status === 200 ? res.body.run : undefined;
+  }, 'the run in progress');
+  t.equal(run.status, 'running');
+  held.release();
   const transcript = await eventually(async () => {
     const list = await messages(server, ada, sessionId);
     return list.length === 2 ? list : undefined;
-  }, 'the aborted turn to be committed');
-  t.same(transcript.map((m) => [m.type, m.content]), [['human', 'go on'], ['ai', 'Partial ']]);
+  }, 'the whole turn to be committed');
+  t.same(transcript.map((m) => [m.type, m.content]), [['human', 'go on'], ['ai', 'Partial and the rest.']]);
 
   // The session is usable at once.
   llm.script(sse([chunk({ content: 'Back again.' }, 'stop')]));

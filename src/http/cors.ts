@@ -4,7 +4,7 @@ export const ALLOWED_HEADERS = [
   'x-did', 'x-request-id', 'x-auth-type', 'x-timezone', 'x-api-key', 'x-cosmos-block-height', 'grpc-metadata-x-cosmos-block-height',
 ].join(', ');
 export const ALLOWED_METHODS = 'GET, POST, PUT, DELETE, PATCH, OPTIONS';
-export const EXPOSED_HEADERS = 'X-Request-Id, X-Cosmos-Block-Height, Grpc-Metadata-X-Cosmos-Block-Height';
+export const EXPOSED_HEADERS = 'X-Request-Id, X-Run-Id, X-Cosmos-Block-Height, Grpc-Metadata-X-Cosmos-Block-Height';
 
 /** The CORS headers of an answer, built once per origin: as pairs, and as the lines uWS writes (see `block`). */
 export type CorsHeaders = (origin: string | undefined) => CorsPairs;

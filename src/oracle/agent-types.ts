@@ -1,6 +1,7 @@
 // Runs on: both threads (shared, pure: no state of its own).
 // The vocabulary of the agent: chat messages, tools, provider events and loop events.
 // Nothing here knows about HTTP, uWebSockets.js or threads: the chat actor runs it on a worker thread.
+import type { ModelAttachment } from './attachments.js';
 import type { UserPreferences } from './plugins/user-preferences/schema.js';
 
 /** A tool call the model asked for; `arguments` is the JSON text exactly as the model produced it. */
@@ -13,7 +14,7 @@ export interface ToolCallRequest {
 /** One message of the conversation sent to a provider (close to OpenAI's chat-completions messages). */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; attachments?: ModelAttachment[] }
   | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
@@ -90,6 +91,8 @@ export interface CompletedToolCall {
   args: Record<string, unknown>;
   output: string;
   status: 'done' | 'error';
+  /** The turn stopped (abort, failure) while this call ran: it has no result, `output` says so. */
+  interrupted?: true;
 }
 
 export interface AgentResult {

@@ -41,6 +41,16 @@ export const ToolCallItemSchema = v.object({
   args: v.record(v.string(), v.unknown()),
   output: v.optional(v.string()),
   status: v.optional(v.picklist(['done', 'error'])),
+  interrupted: v.optional(v.pipe(v.literal(true), v.description('The turn stopped while this call ran: no result'))),
+});
+
+export const AttachmentItemSchema = v.object({
+  mxcUri: v.optional(v.string()),
+  eventId: v.optional(v.string()),
+  filename: v.string(),
+  mimetype: v.string(),
+  size: v.optional(v.number()),
+  category: v.optional(v.string()),
 });
 
 export const MessageItemSchema = v.object({
@@ -49,11 +59,24 @@ export const MessageItemSchema = v.object({
   content: v.string(),
   toolCalls: v.optional(v.array(ToolCallItemSchema)),
   reasoning: v.optional(v.string()),
+  status: v.optional(v.pipe(v.picklist(['aborted', 'failed']), v.description('An ai item of a turn that was stopped or failed (its text as streamed)'))),
+  aborted: v.optional(v.literal(true)),
+  failed: v.optional(v.literal(true)),
+  attachments: v.optional(v.pipe(v.array(AttachmentItemSchema), v.description("A human message's attachments"))),
+  attachment: v.optional(v.pipe(AttachmentItemSchema, v.description('The first of them, for clients that read only this'))),
   isComplete: v.literal(true),
   isReasoning: v.literal(false),
 });
 
 export const MessageListSchema = v.object({ messages: v.array(MessageItemSchema) });
+
+export const HistoryPageSchema = v.object({
+  messages: v.pipe(v.array(MessageItemSchema), v.description('Oldest first')),
+  prevCursor: v.pipe(v.nullable(v.string()), v.description('`before` value for the messages preceding this page')),
+  nextCursor: v.pipe(v.nullable(v.string()), v.description('`after` value for the messages following this page (also on the newest)')),
+  hasOlder: v.boolean(),
+  hasNewer: v.boolean(),
+});
 
 export const MessageReplySchema = v.object({
   message: v.object({ type: v.literal('ai'), content: v.string(), id: v.string() }),
@@ -74,3 +97,30 @@ export const AbortAnswerSchema = v.object({ success: v.boolean() });
 export const DelegationStoredSchema = v.object({ ok: v.literal(true), expiration: v.optional(v.number()) });
 export const DelegationStatusSchema = v.object({ authorized: v.boolean(), expiration: v.optional(v.number()) });
 export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });
+
+export const RunStatusSchema = v.object({
+  run: v.object({ runId: v.string(), status: v.pipe(v.literal('running'), v.description('Only runs in progress are answered')) }),
+});
+
+export const ModelInfoSchema = v.object({
+  id: v.pipe(v.string(), v.description('What `model` of a message names')),
+  label: v.string(),
+  family: v.string(),
+  tier: v.picklist(['everyday', 'balanced', 'top']),
+  costLabel: v.string(),
+  badge: v.string(),
+  blurb: v.string(),
+  vision: v.pipe(v.boolean(), v.description('Reads image attachments')),
+  pricing: v.object({
+    inputPerMillion: v.number(),
+    outputPerMillion: v.number(),
+    currency: v.literal('USD'),
+    unit: v.literal('per_million_tokens'),
+  }),
+  isDefault: v.boolean(),
+});
+
+export const ModelsResponseSchema = v.object({
+  models: v.array(ModelInfoSchema),
+  default: v.pipe(v.string(), v.description('The id used when a message names no model')),
+});

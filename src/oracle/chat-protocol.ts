@@ -8,8 +8,9 @@ import type { ChannelSignal } from './channel-protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from './sessions/records.js';
-import type { MessageItem, MessagesPage } from './sessions/transcript.js';
+import type { HistoryPage, MessageItem, MessagesPage } from './sessions/transcript.js';
 import type { StreamEnding } from './stream-ending.js';
+import type { Attachment } from './attachments.js';
 
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
@@ -36,6 +37,11 @@ export interface TurnMessage extends OracleRef {
   /** The request's X-Request-Id, echoed in the frames. */
   requestId: string;
   message: string;
+  /** The user's attachments and homeserver (`attachments`, `homeServer` of the body). */
+  attachments?: Attachment[];
+  homeServer?: string;
+  /** The catalogue model to answer with (models.ts); absent: the default. */
+  model?: string;
   timezone?: string;
   tools?: v.InferOutput<typeof BrowserToolSchema>[];
   agActions?: v.InferOutput<typeof AgActionSchema>[];
@@ -63,9 +69,22 @@ export interface MessagesPageMessage {
   from: number;
 }
 
-export type SessionReadMessage = OwnsSessionMessage | MessagesPageMessage;
+/**
+ * One page of the transcript for `GET /sessions/:id/messages`: the newest `limit` messages, or those just
+ * before entry `before`, or those from entry `after` on (cursors are entry numbers).
+ */
+export interface HistoryPageMessage {
+  type: 'history';
+  userDid: string;
+  limit: number;
+  before?: number;
+  after?: number;
+}
 
-export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage => message.type === 'owns' || message.type === 'messages';
+export type SessionReadMessage = OwnsSessionMessage | MessagesPageMessage | HistoryPageMessage;
+
+const SESSION_READS = new Set<unknown>(['owns', 'messages', 'history']);
+export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage => SESSION_READS.has(message.type);
 
 export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
 
@@ -111,12 +130,14 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<DeleteSessionMessage, DeleteReply>
     | Call<TurnMessage, TurnReply>
     | Call<OwnsSessionMessage, boolean>
-    | Call<MessagesPageMessage, MessagesPage>;
+    | Call<MessagesPageMessage, MessagesPage>
+    | Call<HistoryPageMessage, HistoryPage>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>
     | Call<OwnsSessionMessage, Promise<boolean | undefined>>
-    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>;
+    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>
+    | Call<HistoryPageMessage, Promise<HistoryPage | undefined>>;
   stream: TurnMessage;
 }>('oracle-chat');
 

@@ -31,6 +31,16 @@ export const oracleEnv = {
   LLM_BASE_URL: v.optional(v.pipe(v.string(), v.trim(), v.url('must be a URL such as https://api.openai.com/v1'))),
   LLM_API_KEY: text(),
   LLM_MODEL: text('gpt-4o-mini'),
+  /** The model catalogue as JSON (models.ts): an array of models or `{ models, default }`; wins over ORACLE_MODELS_FILE. */
+  ORACLE_MODELS: text(),
+  /** A file holding the model catalogue as JSON. */
+  ORACLE_MODELS_FILE: text(),
+  /** How long a streamed turn that ended stays re-joinable (GET /runs/:id). */
+  RUN_RETENTION_SECONDS: integer(300, 1, 24 * 3600),
+  /** Frames (bytes) one run keeps for re-joining; the oldest go past it. */
+  RUN_MAX_BYTES: integer(1024 * 1024, 16 * 1024, 64 * 1024 * 1024),
+  /** Frames (bytes) all runs of a node keep together; past it ended runs are forgotten, oldest first. */
+  RUNS_MAX_BYTES: integer(64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
   /** Bound on model calls per message (each tool round trip is one more). */
   AGENT_MAX_STEPS: integer(8, 1, 50),
   /** Comma-separated route patterns or paths that need no UCAN (e.g. `/webhooks/*`), beside the plugins' own. */

@@ -12,6 +12,11 @@ import { refuseInput } from './errors.js';
 import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
+import { modelRoutes } from './routes/models.js';
+import { loadModelCatalogue } from './models.js';
+import { RunRegistry } from './runs/registry.js';
+import { ClusterRuns } from './runs/cluster-runs.js';
+import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
@@ -32,6 +37,7 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
   const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
   const plugins = createPluginFronts({ config, repositories });
   const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
+  const runs = new RunRegistry({ maxBytes: config.RUN_MAX_BYTES, retentionMs: config.RUN_RETENTION_SECONDS * 1000, totalBytes: config.RUNS_MAX_BYTES });
   const deps: OracleRouteDeps = {
     actors,
     authenticator,
@@ -41,6 +47,9 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
     delegations: repositories.delegations(identity.did),
     revocations,
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
+    models: loadModelCatalogue(config),
+    runs,
+    clusterRuns: cluster && new ClusterRuns(cluster, runs, config.SSE_HEARTBEAT_SECONDS * 2000 + 5000, log.child({ face: 'oracle' })),
     log: log.child({ face: 'oracle' }),
   };
   let events: RunningEventChannel | undefined;
@@ -56,6 +65,8 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
       events = startEventChannel(front, { config, actors, authenticator, revocations, sessions: deps.reads, log: deps.log, interest: clusterEvents });
     },
     async stop() {
+      deps.runs.stop();
+      deps.clusterRuns?.stop();
       await events?.stop();
     },
     routes(router) {
@@ -63,6 +74,8 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
       mountRoutes(router, context, [
         ...sessionRoutes(deps),
         ...messageRoutes(deps),
+        ...modelRoutes(deps.models),
+        ...runRoutes(deps),
         ...delegationRoutes(deps),
         ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
       ]);

@@ -53,6 +53,8 @@ export const AttachmentSchema = v.pipe(
     eventId: v.optional(text(512)),
     filename: text(512),
     mimetype: text(255),
+    size: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more'))),
+    category: v.optional(text(60)),
   }),
   v.check((a) => a.mxcUri !== undefined || a.eventId !== undefined, 'needs an mxcUri or an eventId'),
 );
@@ -103,6 +105,7 @@ export const SendMessageSchema = v.object(
       ),
     ),
     timezone: v.optional(TimeZoneSchema),
+    model: v.optional(v.pipe(text(200), v.description('A model id of GET /models; absent: the default'))),
     homeServer: v.optional(text(512)),
     metadata: v.optional(v.pipe(jsonObject(), v.description('Free-form, e.g. editorRoomId, spaceId'))),
   },
@@ -140,5 +143,18 @@ export const SessionListQuerySchema = v.object({
   ),
   offset: v.optional(v.pipe(count(), v.description('Sessions to skip (default 0)')), '0'),
 });
+
+/** A history cursor: an entry number as given in `prevCursor` / `nextCursor`. */
+const cursor = (description: string) => v.optional(v.pipe(count(), v.description(description)));
+
+/** `GET /sessions/:id/messages` query: limit as for sessions; at most one of `before` and `after`. */
+export const HistoryQuerySchema = v.pipe(
+  v.object({
+    limit: SessionListQuerySchema.entries.limit,
+    before: cursor('A `prevCursor`: the messages just before it'),
+    after: cursor('A `nextCursor`: the messages from it on'),
+  }),
+  v.check((query) => query.before === undefined || query.after === undefined, 'before and after cannot be combined'),
+);
 
 export const SessionIdParamsSchema = v.object({ sessionId: text(128) });

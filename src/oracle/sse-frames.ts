@@ -1,7 +1,7 @@
 // Runs on: both threads (shared, pure: no state of its own).
 // Agent events -> SSE frames in the wire format existing clients parse (oracle-wire-format.md, "SSE stream"):
 // a `reasoning` ack first, then message / reasoning / tool_call / action_call frames, then either
-// `reasoning` (complete) + `done`, or `error` + `done`. `done {}` is always last, also after an abort.
+// `reasoning` (complete) + `done`, or `error` + `done`. `done` is always last, also after an abort (doneFrame).
 import { toolErrorContent } from './agent-errors.js';
 import type { AgentEvent } from './agent-types.js';
 
@@ -16,8 +16,21 @@ export interface TurnOutcome {
   error?: string;
   /** An `error` frame was sent already (by the builder that framed the turn, when it is another one). */
   errorSent?: boolean;
+  /** The answer's text as streamed so far (all `message` deltas): what a stopped or failed turn keeps. */
+  partialText?: string;
 }
 
+/**
+ * `done` of a turn that ran (client SDK 1.4.0 reads these): `status` `finished`, or `aborted` / `failed` with the
+ * same flag set and `partialText`, the text kept (the SDK shows it in place of what it assembled).
+ */
+export function doneFrame(outcome: TurnOutcome): SseFrame {
+  if (outcome.aborted) return { event: 'done', data: { status: 'aborted', aborted: true, partialText: outcome.partialText ?? '' } };
+  if (outcome.error !== undefined) return { event: 'done', data: { status: 'failed', failed: true, partialText: outcome.partialText ?? '' } };
+  return { event: 'done', data: { status: 'finished' } };
+}
+
+/** `done` of a stream whose actor ended without saying how. */
 export const DONE_FRAME: SseFrame = { event: 'done', data: {} };
 
 export function errorFrame(text: string, timestamp = new Date().toISOString()): SseFrame {
@@ -124,8 +137,9 @@ export class SseFrameBuilder {
   /** The closing frames: `done` always last; the `error` frame here only if none was sent yet. */
   end(outcome: TurnOutcome = {}): SseFrame[] {
     const failed = this.#failed || outcome.errorSent === true;
-    if (outcome.error !== undefined && !failed) return [this.frame({ type: 'error', message: outcome.error }), DONE_FRAME];
-    if (failed || outcome.aborted || outcome.error !== undefined) return [DONE_FRAME];
-    return [this.#reasoning('', true), DONE_FRAME];
+    const done = doneFrame(failed && !outcome.aborted ? { ...outcome, error: outcome.error ?? 'failed' } : outcome);
+    if (outcome.error !== undefined && !failed) return [this.frame({ type: 'error', message: outcome.error }), done];
+    if (failed || outcome.aborted || outcome.error !== undefined) return [done];
+    return [this.#reasoning('', true), done];
   }
 }

@@ -86,11 +86,17 @@ export async function openStream(
   return res;
 }
 
-/** Yields SSE events (and comments as `{ event: ':comment' }`) as they arrive. */
-export async function* sseEvents(res: Response): AsyncGenerator<SseItem> {
+/**
+ * Yields SSE events (and comments as `{ event: ':comment' }`) as they arrive. The `run` frame that opens every
+ * stream (resumable runs: test/oracle-runs.test.ts) is left out unless `withRun`: these readers are about the turn.
+ */
+export async function* sseEvents(res: Response, withRun = false): AsyncGenerator<SseItem> {
   const queue: SseItem[] = [];
   const parser = createParser({
-    onEvent: (event) => queue.push({ event: event.event ?? 'message', data: JSON.parse(event.data), raw: event.data }),
+    onEvent: (event) => {
+      if (event.event === 'run' && !withRun) return;
+      queue.push({ event: event.event ?? 'message', data: JSON.parse(event.data), raw: event.data });
+    },
     onComment: (comment) => queue.push({ event: ':comment', data: comment.trim(), raw: comment }),
   });
   const decoder = new TextDecoder();

@@ -7,7 +7,7 @@ import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
 import { SESSION_NOT_FOUND } from '../chat-failures.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
-import type { MessagesPage } from '../sessions/transcript.js';
+import type { HistoryPage, MessagesPage } from '../sessions/transcript.js';
 import { SessionState } from './session-state.js';
 import { isRevisionConflict } from '../../store/revision.js';
 import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
@@ -55,6 +55,7 @@ class ChatActor implements Actor<ChatShape> {
         return this.#turn(request, undefined, cancelled);
       case 'owns':
       case 'messages':
+      case 'history':
         await this.#load();
         return this.#read(request);
     }
@@ -110,10 +111,11 @@ class ChatActor implements Actor<ChatShape> {
     return held;
   }
 
-  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> {
+  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> | Promise<HistoryPage> {
     const owned = this.#session?.record.userDid === request.userDid ? this.#session : undefined;
     if (request.type === 'owns') return Promise.resolve(owned !== undefined);
-    return owned ? owned.messages(request.from) : Promise.reject<MessagesPage>(notFound());
+    if (!owned) return Promise.reject<HistoryPage>(notFound());
+    return request.type === 'messages' ? owned.messages(request.from) : owned.historyPage(request);
   }
 
   #abort(turnId: string): void {

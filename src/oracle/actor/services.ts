@@ -3,7 +3,8 @@
 // the client's tools. Built once per host, before it takes calls (ActorKind.prepare).
 import type { Logger } from '../../log.js';
 import { preparedPerHost, type HostContext } from '../../runtime/actor-host.js';
-import { createProvider } from './agent/provider.js';
+import { providersOf } from './agent/provider.js';
+import { loadModelCatalogue } from '../models.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openOracleRepositories } from '../repositories.js';
@@ -17,7 +18,8 @@ export const HISTORY_TURNS = 50;
 
 export interface ChatServices extends SessionStores {
   readonly plugins: readonly OraclePlugin[];
-  readonly provider: Provider;
+  /** The provider of a catalogue model (models.ts); the default model's for `undefined`. */
+  readonly provider: (modelId?: string) => Provider;
   readonly maxSteps: number;
   /** Whether an actor may keep its session between messages (one node: it is the only writer). */
   readonly cachesSessions: boolean;
@@ -42,7 +44,7 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
     transcripts: repositories.transcripts,
     commitTurn: repositories.commitTurn,
     plugins: createPlugins({ config, repositories }),
-    provider: createProvider(config),
+    provider: providersOf(config, loadModelCatalogue(config)),
     maxSteps: config.AGENT_MAX_STEPS,
     cachesSessions: !host.cluster,
     bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),

@@ -6,7 +6,7 @@
 import type { ChatMessage } from '../agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
-import { historyOf, itemOf, recentStart, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
+import { historyOf, itemOf, recentStart, type HistoryPage, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
@@ -77,6 +77,29 @@ export class SessionState {
   async messages(from: number, limit = PAGE): Promise<MessagesPage> {
     const { entries, next } = await this.stores.transcripts.read(this.record.sessionId, { from, limit });
     return next === undefined ? { messages: entries.map(itemOf) } : { messages: entries.map(itemOf), next };
+  }
+
+  /**
+   * One page for GET /sessions/:id/messages: entries [first, first + n) of a transcript of `length`, the
+   * cursors clamped to it. The length is read from the store, not this state's copy: a read beside a running
+   * turn sees what is committed.
+   */
+  async historyPage(query: { limit: number; before?: number; after?: number }): Promise<HistoryPage> {
+    const { transcripts } = this.stores;
+    const sessionId = this.record.sessionId;
+    const length = await transcripts.length(sessionId);
+    let first: number;
+    let entries: TranscriptEntry[];
+    if (query.after !== undefined) {
+      first = Math.min(query.after, length);
+      entries = (await transcripts.read(sessionId, { from: first, limit: query.limit })).entries;
+    } else {
+      const before = Math.min(query.before ?? length, length);
+      entries = (await transcripts.readNewest(sessionId, { before, limit: query.limit })).entries.reverse();
+      first = before - entries.length;
+    }
+    const end = first + entries.length;
+    return { messages: entries.map(itemOf), prevCursor: String(first), nextCursor: String(end), hasOlder: first > 0, hasNewer: end < length };
   }
 
   /** The whole transcript as GET /messages lists it (`returnAllMessages`), read page by page. */

@@ -12,6 +12,7 @@ import type { AiEntry, HumanEntry, TranscriptEntry } from '../sessions/transcrip
 import type { SessionState } from './session-state.js';
 import { TurnEvents } from './turn-events.js';
 import { clientToolsOf } from './client-tools.js';
+import { forModel } from '../attachments.js';
 import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import type { ChatServices } from './services.js';
@@ -64,6 +65,7 @@ export async function runTurn({ services, session: state, request, generation, o
     oracleName: request.oracleName,
     history: await state.history(),
     userMessage: request.message,
+    attachments: request.attachments && forModel(request.attachments, request.homeServer),
     // MCP tools before the client's: a declared tool cannot take the name of a configured one.
     clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
   });
@@ -77,7 +79,7 @@ export async function runTurn({ services, session: state, request, generation, o
     await out.send(encodeSseFrame(frames.start()));
   }
   const result = await runAgent({
-    provider: services.provider,
+    provider: services.provider(request.model),
     messages: prepared.messages,
     tools: prepared.tools,
     context,
@@ -109,7 +111,8 @@ async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuild
     await out.send(encodeSseFrame(frames.start()));
   }
   const { sessionId, requestId } = frames;
-  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed });
+  const partialText = result.aborted || result.error !== undefined ? result.text : undefined;
+  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed, partialText });
 }
 
 /**
@@ -120,6 +123,8 @@ async function commit(state: SessionState, request: TurnMessage, result: AgentRe
   const session = state.record;
   const now = preciseNow();
   const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
+  if (request.attachments?.length) human.attachments = request.attachments;
+  if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
   let ai: AiEntry | undefined;
   if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
     ai = { id: randomUUID(), type: 'ai', content: result.text, toolCalls: result.toolCalls, chat: result.messages, createdAt: now };

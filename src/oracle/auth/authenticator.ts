@@ -173,7 +173,7 @@ export class UcanAuthenticator {
     try {
       return await this.#verified(kind, raw);
     } catch (error) {
-      if (error instanceof AuthFailure) throw authErrors.invalid(error.reason);
+      if (error instanceof AuthFailure) throw kind === 'delegation' ? authErrors.invalidDelegation(error.reason) : authErrors.invalid(error.reason);
       throw error;
     }
   }

@@ -21,7 +21,7 @@ export { didKeyOf, didKeyPublicKey, ixoResolverUnavailable, type DidResolver, ty
 export { verifyEd25519 } from './ed25519.js';
 export { AuthFailure } from './failure.js';
 export { ORACLE_RESOURCE, OracleAccess } from './invocation.js';
-export { authErrors, INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from './messages.js';
+export { authErrors, INVALID_DELEGATION_MESSAGE, INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from './messages.js';
 export { inProcessVerifier, poolVerifier, VERIFY_TASK, type SignatureCheck, type SignatureVerifier, type TaskRunner } from './verifier.js';
 
 /** The oracle's authenticator: audience = the identity's DID, Ed25519 checks in `cpuPool` when given. */

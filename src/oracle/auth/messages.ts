@@ -4,9 +4,12 @@ import { HttpError } from '../../http/errors.js';
 export const MISSING_UCAN_MESSAGE =
   'Missing UCAN authentication: provide Authorization: Bearer <invocation> with X-Auth-Type: ucan, or an x-ucan-delegation header';
 export const INVALID_UCAN_MESSAGE = 'Invalid UCAN invocation';
+/** A delegation authenticating alone (`x-ucan-delegation`, a socket's `ucanDelegation`) is named as what it is. */
+export const INVALID_DELEGATION_MESSAGE = 'Invalid UCAN delegation';
 
 export const authErrors = {
   missing: () => HttpError.of(401, MISSING_UCAN_MESSAGE),
   /** The message stays exactly the reference text; `reason` tells the client what was wrong. */
   invalid: (reason: string) => HttpError.of(401, INVALID_UCAN_MESSAGE, { reason }),
+  invalidDelegation: (reason: string) => HttpError.of(401, INVALID_DELEGATION_MESSAGE, { reason }),
 };

@@ -13,7 +13,12 @@ export interface ChannelIdentity {
   readonly userDid: string;
   /** Revocation keys of the credential the socket authenticated with and of its proofs: revoking one closes the socket. */
   readonly chain: readonly string[];
-  /** Seconds since the epoch when the authority behind the credential ends (AuthIdentity.authorityExpiration): the socket closes then; undefined: never. */
+  /**
+   * Seconds since the epoch when the authority behind the credential ends (AuthIdentity.authorityExpiration): the
+   * socket closes then; undefined: never. A socket opened with a delegation alone is checked at the handshake
+   * only, as the reference gateway does (client SDK 1.4.0 never reconnects): it stays open past the delegation's
+   * expiry and closes on its revocation.
+   */
   readonly expiration: number | undefined;
 }
 
@@ -61,5 +66,6 @@ export async function authenticateHandshake(deps: HandshakeDeps, input: Handshak
     throw chatFailure(error);
   });
   if (!owned) throw oracleErrors.sessionNotFound();
-  return { sessionId, userDid: identity.did, chain: identity.chain, expiration: identity.authorityExpiration };
+  const expiration = identity.via === 'delegation' ? undefined : identity.authorityExpiration;
+  return { sessionId, userDid: identity.did, chain: identity.chain, expiration };
 }

@@ -9,6 +9,9 @@ import type { RevocationRepository } from '../revocations.js';
 import { chatFailure } from '../errors.js';
 import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
+import type { ModelCatalogue } from '../models.js';
+import type { RunRegistry } from '../runs/registry.js';
+import type { ClusterRuns } from '../runs/cluster-runs.js';
 import { ErrorBodySchema } from '../answer-schemas.js';
 
 export interface OracleRouteDeps {
@@ -21,6 +24,12 @@ export interface OracleRouteDeps {
   readonly delegations: DelegationRepository;
   readonly revocations: RevocationRepository;
   readonly heartbeatMs: number;
+  /** This node's streamed turns, re-joinable (runs/registry.ts). */
+  readonly runs: RunRegistry;
+  /** Cluster mode: runs re-joined through another node (runs/cluster-runs.ts). */
+  readonly clusterRuns?: ClusterRuns;
+  /** The models a message may name (models.ts). */
+  readonly models: ModelCatalogue;
   readonly log: Logger;
 }
 
@@ -52,5 +61,5 @@ export const route = declarer<AuthIdentity>();
 /** Answers every protected route may give besides its own. */
 export const AUTH_RESPONSES = {
   400: { description: 'Invalid input: `message` lists the problems', schema: ErrorBodySchema },
-  401: { description: 'Missing or invalid UCAN (`Missing UCAN authentication…` or `Invalid UCAN invocation`, with `reason`)', schema: ErrorBodySchema },
+  401: { description: 'Missing or invalid UCAN (`Missing UCAN authentication…`, `Invalid UCAN invocation` or, for a delegation alone, `Invalid UCAN delegation`, with `reason`)', schema: ErrorBodySchema },
 };

@@ -70,6 +70,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {
+        if (body.model !== undefined && !deps.models.find(body.model)) {
+          throw oracleErrors.badRequest(`Unknown model "${body.model}": GET /models lists the models this oracle offers`);
+        }
         // Ownership is the actor's check, made before anything starts: an unknown or foreign session is refused
         // before a stream opens, so it is a JSON 404 even when a stream was asked for (no extra round trip).
         const turn: TurnMessage = {
@@ -79,6 +82,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
           turnId: randomUUID(),
           requestId: req.requestId,
           message: body.message,
+          model: body.model,
+          attachments: body.attachments,
+          homeServer: body.homeServer,
           timezone: timezoneOf(body, req),
           tools: body.tools,
           agActions: body.agActions,
@@ -88,7 +94,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
         // One generation per session: the newest message stops the one in flight and any queued before it.
         const actor = actors.ref(CHAT_ACTOR, sessionId);
         supersede(actor, user.did, turn.turnId);
-        return body.stream ? streamTurn(deps, actor, turn, req, res) : jsonTurn(actor, sessionId, turn, user, req);
+        return body.stream ? streamTurn(deps, actor, turn, sessionId, res) : jsonTurn(actor, sessionId, turn, user, req);
       },
     }),
 
@@ -115,11 +121,19 @@ export function messageRoutes(deps: OracleRouteDeps) {
 type ChatRef = ActorRef<ChatShape>;
 
 // Both send their message at once, before any await: it must leave in the same event-loop turn as supersede's.
-async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, req: HttpRequest, res: HttpResponse): Promise<Reply | void> {
+// A stream is a run (runs/run-log.ts): its frames are numbered and kept, the POST's answer is its first reader,
+// and a dropped connection only detaches that reader: the turn goes on, re-joinable with GET /runs/:id.
+async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, sessionId: string, res: HttpResponse): Promise<Reply | void> {
   const stream = actor.stream(turn);
   const outcome = await relayStream(stream.channel, {
-    open: () => res.stream(200, SSE_HEADERS),
-    signal: req.signal,
+    open: () => {
+      // In cluster mode the id names this node, so a re-join through another node finds the frames here.
+      const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
+      const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
+      const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
+      run.attach(reader, run.runFrame(0));
+      return run.writer;
+    },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
   });

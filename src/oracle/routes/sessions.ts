@@ -1,10 +1,10 @@
-// POST /sessions, GET /sessions, DELETE /sessions/:sessionId.
+// POST /sessions, GET /sessions, DELETE /sessions/:sessionId, GET /sessions/:sessionId/messages (paged history).
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
-import { ErrorBodySchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
+import { ErrorBodySchema, HistoryPageSchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
 import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
 import { oracleErrors } from '../errors.js';
-import { SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
+import { HistoryQuerySchema, SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
 import { actorCall, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 import { cachedSessionLists } from './session-list-cache.js';
 
@@ -43,6 +43,24 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         // record, which its actor makes before it answers, so the list is as fresh as any answer given (the
         // cache keeps that: session-list-cache.ts).
         return reply.raw(200, JSON_TYPE, await listJson(did, { offset, limit }));
+      },
+    }),
+
+    route({
+      method: 'GET',
+      path: '/sessions/:sessionId/messages',
+      auth: 'ucan',
+      summary: 'A page of the messages of a session: the newest, or before / after a cursor',
+      tags,
+      params: SessionIdParamsSchema,
+      query: HistoryQuerySchema,
+      responses: {
+        200: { description: 'One page, oldest first, with the cursors to the pages around it', schema: HistoryPageSchema },
+        404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
+        ...AUTH_RESPONSES,
+      },
+      async handler({ identity: user, params: { sessionId }, query }) {
+        return reply.json(200, await actorCall(() => reads.history(sessionId, user.did, query)));
       },
     }),
 

@@ -28,8 +28,8 @@ export type RelayOutcome =
 export interface RelayOptions {
   /** Opens the HTTP stream (status 200, SSE_HEADERS). */
   open(): StreamWriter;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** Aborted when the turn must stop because its caller went away (absent: only the actor ends it). */
+  signal?: AbortSignal;
   heartbeatMs: number;
   /** Settles when the actor's stream handler returns; a rejection means its host died. */
   done: Promise<void>;
@@ -77,12 +77,12 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         writer.end();
       }
       clearInterval(heartbeat);
-      options.signal.removeEventListener('abort', cancel);
+      options.signal?.removeEventListener('abort', cancel);
       port.close();
       resolveFinished();
     };
 
-    options.signal.addEventListener('abort', cancel, { once: true });
+    options.signal?.addEventListener('abort', cancel, { once: true });
     port.on('message', (message: StreamMessage) => {
       switch (message.type) {
         case 'refused':

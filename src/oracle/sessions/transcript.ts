@@ -3,11 +3,20 @@
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.
 import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
+import { forModel, type Attachment } from '../attachments.js';
+
+/** A user's message for the provider, its attachments with it. */
+export function userMessage(content: string, attachments: readonly Attachment[] | undefined, homeServer: string | undefined): ChatMessage {
+  return attachments?.length ? { role: 'user', content, attachments: forModel(attachments, homeServer) } : { role: 'user', content };
+}
 
 export interface HumanEntry {
   id: string;
   type: 'human';
   content: string;
+  attachments?: Attachment[];
+  /** The user's homeserver when the message was sent: where its attachments' media are. */
+  homeServer?: string;
   createdAt: number;
 }
 
@@ -32,8 +41,15 @@ export interface MessageItem {
   id: string;
   type: 'ai' | 'human';
   content: string;
-  toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error' }[];
+  toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error'; interrupted?: true }[];
+  /** An ai item of a turn that was stopped or failed: as `done` of its stream said (sse-frames.ts doneFrame). */
+  status?: 'aborted' | 'failed';
+  aborted?: true;
+  failed?: true;
   reasoning?: string;
+  /** Human items with attachments: all of them, and the first alone (for clients that read only `attachment`). */
+  attachments?: Attachment[];
+  attachment?: Attachment;
   isComplete: true;
   isReasoning: false;
 }
@@ -45,16 +61,38 @@ export interface MessagesPage {
   next?: number;
 }
 
+/**
+ * One page of `GET /sessions/:id/messages` (the client SDK's shape), oldest first. Cursors are entry numbers
+ * as strings: `prevCursor` asks for what precedes the page (`before`), `nextCursor` for what follows it
+ * (`after`), also on the newest page, so a client can ask for what was said since.
+ */
+export interface HistoryPage {
+  messages: MessageItem[];
+  prevCursor: string | null;
+  nextCursor: string | null;
+  hasOlder: boolean;
+  hasNewer: boolean;
+}
+
 export function itemOf(entry: TranscriptEntry): MessageItem {
-  if (entry.type === 'human') return { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
+  if (entry.type === 'human') {
+    const item: MessageItem = { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
+    if (entry.attachments?.length) Object.assign(item, { attachments: entry.attachments, attachment: entry.attachments[0] });
+    return item;
+  }
   const item: MessageItem = {
     id: entry.id,
     type: 'ai',
     content: entry.content,
-    toolCalls: entry.toolCalls.map((call) => ({ name: call.name, args: call.args, id: call.id, output: call.output, status: call.status })),
+    toolCalls: entry.toolCalls.map((call) => {
+      const item = { name: call.name, args: call.args, id: call.id, output: call.output, status: call.status };
+      return call.interrupted ? { ...item, interrupted: true as const } : item;
+    }),
     isComplete: true,
     isReasoning: false,
   };
+  if (entry.aborted) Object.assign(item, { status: 'aborted', aborted: true });
+  else if (entry.error !== undefined) Object.assign(item, { status: 'failed', failed: true });
   if (entry.reasoning) item.reasoning = entry.reasoning;
   return item;
 }
@@ -78,7 +116,7 @@ export function recentStart(entries: readonly TranscriptEntry[], maxTurns: numbe
 export function historyOf(entries: readonly TranscriptEntry[], maxTurns: number): ChatMessage[] {
   const history: ChatMessage[] = [];
   for (const entry of entries.slice(recentStart(entries, maxTurns))) {
-    if (entry.type === 'human') history.push({ role: 'user', content: entry.content });
+    if (entry.type === 'human') history.push(userMessage(entry.content, entry.attachments, entry.homeServer));
     else history.push(...entry.chat);
   }
   return history;

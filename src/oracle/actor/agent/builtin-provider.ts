@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { parseToolArgs, readIntent, type PreferenceRequest } from './builtin-intents.js';
 import { TOOL_ERROR_PREFIX, throwIfAborted } from '../../agent-errors.js';
 import { readPreferencesSection } from './system-prompt.js';
+import { describeAttachments } from '../../attachments.js';
 import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolCallRequest } from '../../agent-types.js';
 
 const SET_USER_PREFERENCES = 'set_user_preferences';
@@ -93,7 +94,12 @@ function nextStep(request: ProviderRequest): Step {
   const system = messages.find((m) => m.role === 'system')?.content ?? '';
   const last = messages.at(-1);
   if (last?.role === 'tool') return confirmTools(messages);
-  if (last?.role === 'user') return answerUser(request, system, last.content);
+  if (last?.role === 'user') {
+    const step = answerUser(request, system, last.content);
+    // What a model reads of the attachments: their description (attachments.ts).
+    if (last.attachments?.length && step.text !== undefined) step.text += ` ${describeAttachments(last.attachments).replace(/\n/g, ' ')}`;
+    return step;
+  }
   return { text: greeting(system) };
 }
 

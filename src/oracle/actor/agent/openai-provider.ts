@@ -4,6 +4,7 @@
 // eventsource-parser, assemble tool-call fragments, stop at `[DONE]`.
 import { createParser } from 'eventsource-parser';
 import { ProviderError, throwIfAborted } from '../../agent-errors.js';
+import { withAttachmentsText } from '../../attachments.js';
 import { ToolCallAssembler, type ToolCallFragment } from './tool-call-assembler.js';
 import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../agent-types.js';
 
@@ -12,6 +13,8 @@ export interface OpenAiProviderOptions {
   baseUrl: string;
   apiKey?: string;
   model: string;
+  /** Whether the model reads images: attachments that are images are then sent as image parts. */
+  vision?: boolean;
 }
 
 /** Longest part of an error answer's body quoted in the error message. */
@@ -29,8 +32,18 @@ interface Chunk {
   error?: { message?: string } | string;
 }
 
-function toWireMessage(message: ChatMessage): Record<string, unknown> {
+/** A user's message: its attachments described in the text; images with a URL as image parts for a vision model. */
+function toWireUser(message: Extract<ChatMessage, { role: 'user' }>, vision: boolean): Record<string, unknown> {
+  const text = withAttachmentsText(message.content, message.attachments);
+  const images = vision ? (message.attachments ?? []).filter((attachment) => attachment.url) : [];
+  if (images.length === 0) return { role: 'user', content: text };
+  return { role: 'user', content: [{ type: 'text', text }, ...images.map((image) => ({ type: 'image_url', image_url: { url: image.url } }))] };
+}
+
+function toWireMessage(message: ChatMessage, vision: boolean): Record<string, unknown> {
   switch (message.role) {
+    case 'user':
+      return toWireUser(message, vision);
     case 'assistant':
       if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
       return {
@@ -125,7 +138,7 @@ export function openAiProvider(options: OpenAiProviderOptions): Provider {
       const body: Record<string, unknown> = {
         model: options.model,
         stream: true,
-        messages: request.messages.map(toWireMessage),
+        messages: request.messages.map((message) => toWireMessage(message, options.vision === true)),
       };
       if (request.tools.length > 0) body.tools = request.tools.map(toWireTool);
       const response = await post(url, body, options.apiKey, request.signal);

@@ -88,6 +88,18 @@ async function executeCall(call: ToolCallRequest, registry: ToolRegistry, contex
   return { id: call.id, name: call.name, kind: tool?.kind ?? 'unknown', args, output: failure, status: 'error' };
 }
 
+/** A call the turn stopped in (abort, failure): kept with its arguments, its output says why it has no result. */
+function interruptedCall(call: ToolCallRequest, registry: ToolRegistry, why: string): CompletedToolCall {
+  let args: Record<string, unknown> = {};
+  try {
+    args = parseArguments(call.arguments);
+  } catch {
+    // Invalid arguments fail before the call runs, so a running call's parse; kept empty otherwise.
+  }
+  const kind = registry.get(call.name)?.kind ?? 'unknown';
+  return { id: call.id, name: call.name, kind, args, output: `Interrupted: ${why}`, status: 'error', interrupted: true };
+}
+
 export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const { context } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -105,6 +117,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   // Calls of the last assistant message still without a result: an interrupted turn answers them with an
   // error so the stored history stays valid for chat-completions servers (every tool call needs a result).
   let unanswered: ToolCallRequest[] = [];
+  // The call being run (its start shown to the client), kept as interrupted when the turn stops meanwhile.
+  let running: ToolCallRequest | undefined;
 
   try {
     for (;;) {
@@ -120,7 +134,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       if (calls.length === 0) break;
       unanswered = [...calls];
       for (const call of calls) {
+        running = call;
         const done = await executeCall(call, registry, context, emit);
+        running = undefined;
         unanswered.shift();
         result.toolCalls.push(done);
         add({ role: 'tool', toolCallId: call.id, content: done.status === 'error' ? toolErrorContent(done.output) : done.output });
@@ -131,8 +147,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
     result.text += partial.text;
     result.reasoning += partial.reasoning;
     if (partial.text) add({ role: 'assistant', content: partial.text });
-    for (const call of unanswered) add({ role: 'tool', toolCallId: call.id, content: toolErrorContent(errorMessage(error)) });
-    if (context.signal.aborted || isAbortError(error)) {
+    const aborted = context.signal.aborted || isAbortError(error);
+    const why = aborted ? 'the turn was stopped' : errorMessage(error);
+    for (const call of unanswered) add({ role: 'tool', toolCallId: call.id, content: toolErrorContent(why) });
+    if (running) result.toolCalls.push(interruptedCall(running, registry, why));
+    if (aborted) {
       result.aborted = true;
     } else {
       result.error = errorMessage(error);

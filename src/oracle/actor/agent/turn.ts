@@ -5,6 +5,7 @@ import { pluginTools, runBeforeAgent, type OraclePlugin } from '../../plugins/in
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tool-registry.js';
 import type { ChatMessage, Tool, TurnContext } from '../../agent-types.js';
+import type { ModelAttachment } from '../../attachments.js';
 
 export interface PrepareTurnInput {
   plugins: readonly OraclePlugin[];
@@ -14,6 +15,8 @@ export interface PrepareTurnInput {
   /** Earlier messages of the session, oldest first, without a system message. */
   history: readonly ChatMessage[];
   userMessage: string;
+  /** The user's attachments (with media URLs where known), given to the model with the message. */
+  attachments?: ModelAttachment[];
   /** Browser tools, agent-UI actions and MCP tools of this turn; a name a plugin already uses is dropped. */
   clientTools?: readonly Tool[];
 }
@@ -36,7 +39,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const messages: ChatMessage[] = [
     { role: 'system', content: systemPrompt },
     ...input.history.filter((message) => message.role !== 'system'),
-    { role: 'user', content: input.userMessage },
+    input.attachments?.length ? { role: 'user', content: input.userMessage, attachments: input.attachments } : { role: 'user', content: input.userMessage },
   ];
   return { messages, tools, systemPrompt };
 }
