@@ -97,7 +97,7 @@ export abstract class Exchange implements HttpResponse {
   /** HttpResponse: the handler's way to a streamed answer. */
   stream(status: number, headers: Record<string, string>): StreamWriter {
     this.#observe(status);
-    return this.openStream(status, { 'X-Request-Id': this.requestId, ...headers });
+    return this.openStream(status, { ...headers, 'X-Request-Id': headers['X-Request-Id'] ?? this.requestId });
   }
 
   /** Step 1: drain and rate limit; then the body (when the route takes one), then the handler. */
