@@ -4,18 +4,18 @@
 import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
-  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, SETTINGS_ACK, Setting,
-  dataFrame, goawayFrame, headerFrames, pingFrame, readSettings, requestFrames, rstStreamFrame, settingsFrame, unpad, windowUpdateFrame,
+  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, SETTINGS_ACK, Setting, checkPing, clientOpening,
+  goawayFrame, headerFrames, pingFrame, readGoaway, readRstStream, readSettings, readWindowIncrement, requestFrames, rstStreamFrame, unpad,
 } from './frames.js';
 import { FrameWriter } from './frame-writer.js';
+import { handBack } from './hand-back.js';
 import { HeaderBlockReader, MAX_HEADER_BLOCK, type HeaderBlock } from './header-block.js';
-import { encodeFields, fieldEncoder } from './hpack.js';
 import { Keepalive } from './keepalive.js';
+import { CONNECTION_WINDOW, ReceiveWindows, STREAM_WINDOW } from './receive-windows.js';
+import { RequestHeaders } from './request-headers.js';
+import { SendWindows } from './send-windows.js';
 import { grpcFrame, type UnaryCall } from './unary-call.js';
 
-/** Our receive windows, announced at once so a 60 KB answer (or many) never waits for a WINDOW_UPDATE. */
-const STREAM_WINDOW = 8 * 1024 * 1024;
-const CONNECTION_WINDOW = 32 * 1024 * 1024;
 const LAST_STREAM_ID = 2 ** 31 - 1;
 
 export interface ConnectionOptions {
@@ -41,15 +41,11 @@ export interface ConnectionEvents {
 export class H2Connection {
   readonly #socket: Socket;
   readonly #events: ConnectionEvents;
-  // The fields every call sends, encoded once: pseudo-headers (before `:path`), then the regular ones.
-  readonly #pseudoBlock: Buffer;
-  readonly #regularBlock: Buffer;
+  readonly #requestHeaders: RequestHeaders;
   readonly #reader: FrameReader;
   readonly #streams = new Map<number, UnaryCall>();
   /** Calls waiting for a stream slot (the node's MAX_CONCURRENT_STREAMS). */
   #queue: UnaryCall[] = [];
-  /** Streams with message bytes held back by flow control. */
-  readonly #blocked = new Set<UnaryCall>();
   #nextStreamId = 1;
   #connected = false;
   /** TCP connected (TLS: handshake done, h2 agreed): calls are written from here on, never before. */
@@ -58,15 +54,10 @@ export class H2Connection {
   #usable = true;
   #closing = false;
   #destroyed = false;
-  // The node's settings and our send window on the connection.
   /** Until the node's SETTINGS arrive, 100 streams at most (as nghttp2 assumes): a burst is not refused wholesale. */
   #maxConcurrent = 100;
-  #peerInitialWindow = 65_535;
-  #peerMaxFrame = DEFAULT_MAX_FRAME_SIZE;
-  #sendWindow = 65_535;
-  // Our receive window on the connection.
-  #receiveWindow = CONNECTION_WINDOW;
-  #unacknowledged = 0;
+  readonly #send: SendWindows;
+  readonly #receive: ReceiveWindows;
   readonly #headerBlocks = new HeaderBlockReader();
   /** Write coalescing (the frames of one event-loop turn, written together) and the ACK flood bound. */
   readonly #writer: FrameWriter;
@@ -76,10 +67,11 @@ export class H2Connection {
   constructor(socket: Socket, options: ConnectionOptions, events: ConnectionEvents) {
     this.#socket = socket;
     this.#writer = new FrameWriter(socket);
+    this.#send = new SendWindows(this.#writer);
+    this.#receive = new ReceiveWindows(this.#writer);
     this.#events = events;
     this.#options = options;
-    this.#pseudoBlock = encodeFields([[':method', 'POST'], [':scheme', options.tls ? 'https' : 'http'], [':authority', options.authority]]);
-    this.#regularBlock = encodeFields([['content-type', 'application/grpc'], ['te', 'trailers']]);
+    this.#requestHeaders = new RequestHeaders(options.tls, options.authority);
     this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, (type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
     socket.setNoDelay(true);
     socket.unref();
@@ -110,14 +102,7 @@ export class H2Connection {
     });
     socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(options.describeError(error, this.#connected)), { retryUnanswered: true }));
     socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(this.#connected ? 'Connection to the node closed' : 'No connection established'), { retryUnanswered: true }));
-    // The client preface, our settings and the connection window, before any call (allowed with prior knowledge).
-    this.#writer.write(PREFACE);
-    this.#writer.write(settingsFrame([
-      [Setting.ENABLE_PUSH, 0],
-      [Setting.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
-      [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_BLOCK],
-    ]));
-    this.#writer.write(windowUpdateFrame(0, CONNECTION_WINDOW - 65_535));
+    for (const frame of clientOpening(STREAM_WINDOW, CONNECTION_WINDOW, MAX_HEADER_BLOCK)) this.#writer.write(frame);
     // Pings keep NATs and proxies from dropping a quiet connection (only when asked for: a node with grpc-go's
     // default policy answers pings on an idle connection with GOAWAY too_many_pings). One unanswered drops it.
     if (options.keepaliveMs > 0) {
@@ -178,22 +163,20 @@ export class H2Connection {
     this.#nextStreamId += 2;
     if (this.#nextStreamId > LAST_STREAM_ID) this.#becomeUnusable();
     call.id = id;
-    call.sendWindow = this.#peerInitialWindow;
+    call.sendWindow = this.#send.initialStreamWindow;
     call.receiveWindow = STREAM_WINDOW;
     call.cancel = () => this.#cancel(call);
     this.#streams.set(id, call);
-    const block = [this.#pseudoBlock, pathField(call.path), this.#regularBlock, call.metadataBlock];
+    const block = this.#requestHeaders.block(call.path, call.metadataBlock);
     const size = 5 + call.message.length;
-    if (size <= Math.min(call.sendWindow, this.#sendWindow, this.#peerMaxFrame)) {
+    if (this.#send.takeWhole(call, size)) {
       // The usual case: the whole request in one buffer.
-      this.#writer.write(requestFrames(id, block, call.message, this.#peerMaxFrame));
-      call.sendWindow -= size;
-      this.#sendWindow -= size;
+      this.#writer.write(requestFrames(id, block, call.message, this.#send.maxFrame));
       return;
     }
-    this.#writer.write(headerFrames(id, block, false, this.#peerMaxFrame));
+    this.#writer.write(headerFrames(id, block, false, this.#send.maxFrame));
     call.body = grpcFrame(call.message);
-    this.#sendBody(call);
+    this.#send.sendBody(call);
   }
 
   /** Queued calls take the stream slots that are free (a stream ended, or the node's SETTINGS raised the limit). */
@@ -208,26 +191,9 @@ export class H2Connection {
     this.#endStream(call);
   }
 
-  /** Sends as much of the message as the windows allow; the rest waits for WINDOW_UPDATE. */
-  #sendBody(call: UnaryCall): void {
-    while (call.body.length > 0) {
-      const size = Math.min(call.body.length, call.sendWindow, this.#sendWindow, this.#peerMaxFrame);
-      if (size <= 0) {
-        this.#blocked.add(call);
-        return;
-      }
-      const last = size === call.body.length;
-      this.#writer.write(dataFrame(call.id, last ? call.body : call.body.subarray(0, size), last));
-      call.sendWindow -= size;
-      this.#sendWindow -= size;
-      call.body = call.body.subarray(size);
-    }
-    this.#blocked.delete(call);
-  }
-
   #endStream(call: UnaryCall): void {
     this.#streams.delete(call.id);
-    this.#blocked.delete(call);
+    this.#send.forget(call);
     call.cancel = undefined;
     this.#openQueued();
     if (this.#closing && this.#streams.size === 0) this.#writer.end();
@@ -250,27 +216,7 @@ export class H2Connection {
     this.#queue = [];
     // Never written: a connection that never became ready sends them on at no cost (the channel's dial round
     // and backoff bound how often).
-    this.#handBack(queued, this.failure, this.#settingsReceived);
-  }
-
-  /**
-   * Calls the node never saw go to another connection, once each (so a node that refuses every connection
-   * cannot make a call go round forever): a second time they fail UNAVAILABLE.
-   */
-  #handBack(calls: UnaryCall[], details = 'Connection closed by the node before the call was sent', counted = true): void {
-    const again: UnaryCall[] = [];
-    for (const call of calls) {
-      call.cancel = undefined;
-      if (!counted) {
-        again.push(call);
-      } else if (call.retried) {
-        call.settle(GrpcStatus.UNAVAILABLE, details);
-      } else {
-        call.retried = true;
-        again.push(call);
-      }
-    }
-    if (again.length > 0) this.#events.retry(again);
+    handBack(queued, this.#events, this.failure, this.#settingsReceived);
   }
 
   #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
@@ -303,9 +249,7 @@ export class H2Connection {
     this.#checkOpened(streamId, 'DATA');
     // Flow control counts the whole payload, padding included.
     const size = payload.length;
-    this.#receiveWindow -= size;
-    if (this.#receiveWindow < 0) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA past the connection window');
-    this.#consumed(size);
+    this.#receive.received(size);
     const call = this.#streams.get(streamId);
     if (!call) return; // cancelled or finished here: its bytes still counted above
     call.receiveWindow -= size;
@@ -315,22 +259,7 @@ export class H2Connection {
       return;
     }
     if (flags & Flag.END_STREAM) return this.#finish(call);
-    call.unacknowledged += size;
-    if (call.unacknowledged >= STREAM_WINDOW / 2) {
-      this.#writer.write(windowUpdateFrame(streamId, call.unacknowledged));
-      call.receiveWindow += call.unacknowledged;
-      call.unacknowledged = 0;
-    }
-  }
-
-  /** Received bytes are used at once (kept with their call), so the connection window is credited back at half. */
-  #consumed(size: number): void {
-    this.#unacknowledged += size;
-    if (this.#unacknowledged >= CONNECTION_WINDOW / 2) {
-      this.#writer.write(windowUpdateFrame(0, this.#unacknowledged));
-      this.#receiveWindow += this.#unacknowledged;
-      this.#unacknowledged = 0;
-    }
+    this.#receive.consumed(call, size);
   }
 
   #onHeaderBlock(block: HeaderBlock | undefined): void {
@@ -355,15 +284,14 @@ export class H2Connection {
   }
 
   #onReset(streamId: number, payload: Buffer): void {
-    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
+    const code = readRstStream(payload);
     this.#checkOpened(streamId, 'RST_STREAM');
     const call = this.#streams.get(streamId);
     if (!call) return;
-    const code = payload.readUInt32BE(0);
     if (code === ErrorCode.REFUSED_STREAM && !call.headers) {
       // Refused before any processing: safe to send again (once), as grpc-js retries it transparently.
       this.#endStream(call);
-      return this.#handBack([call], 'Received RST_STREAM with code 7');
+      return handBack([call], this.#events, 'Received RST_STREAM with code 7');
     }
     this.#finish(call, code);
   }
@@ -380,63 +308,43 @@ export class H2Connection {
       if (id === Setting.MAX_CONCURRENT_STREAMS) {
         this.#maxConcurrent = value;
       } else if (id === Setting.INITIAL_WINDOW_SIZE) {
-        const delta = value - this.#peerInitialWindow;
-        this.#peerInitialWindow = value;
-        for (const call of this.#streams.values()) call.sendWindow += delta;
+        this.#send.setInitialStreamWindow(value, this.#streams.values());
       } else if (id === Setting.MAX_FRAME_SIZE) {
-        this.#peerMaxFrame = value;
+        this.#send.maxFrame = value;
       }
       // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
     }
     this.#writer.acknowledge(SETTINGS_ACK);
-    this.#resumeBlocked();
+    this.#send.resumeBlocked();
     this.#openQueued();
   }
 
   #onPing(flags: number, streamId: number, payload: Buffer): void {
-    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
-    if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
+    checkPing(streamId, payload);
     if (!(flags & Flag.ACK)) return this.#writer.acknowledge(pingFrame(payload, true));
     this.#keepalive?.acknowledged();
   }
 
   #onGoaway(streamId: number, payload: Buffer): void {
-    if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
-    if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
-    const lastStreamId = payload.readUInt32BE(0) & 0x7fffffff;
-    this.goaway = { code: payload.readUInt32BE(4), debug: payload.subarray(8, 8 + 200).toString('latin1') };
+    const { lastStreamId, code, debug } = readGoaway(streamId, payload);
+    this.goaway = { code, debug };
     this.#becomeUnusable();
     // Streams above the last id were never processed by the node: sent again elsewhere (once), as grpc-js does.
     const unseen = [...this.#streams.values()].filter((call) => call.id > lastStreamId);
-    for (const call of unseen) this.#streams.delete(call.id), this.#blocked.delete(call);
-    this.#handBack(unseen, `Connection closed by the node (GOAWAY code ${payload.readUInt32BE(4)})`);
+    for (const call of unseen) this.#streams.delete(call.id), this.#send.forget(call);
+    handBack(unseen, this.#events, `Connection closed by the node (GOAWAY code ${code})`);
     this.#closing = true;
     if (this.#streams.size === 0) this.#writer.end();
   }
 
   #onWindowUpdate(streamId: number, payload: Buffer): void {
-    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of the wrong length');
-    const increment = payload.readUInt32BE(0) & 0x7fffffff;
-    if (streamId === 0) {
-      if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
-      this.#sendWindow += increment;
-      if (this.#sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
-      return this.#resumeBlocked();
-    }
+    const increment = readWindowIncrement(payload);
+    if (streamId === 0) return this.#send.creditConnection(increment);
     this.#checkOpened(streamId, 'WINDOW_UPDATE');
     const call = this.#streams.get(streamId);
     if (!call) return;
-    if (increment === 0) return this.#resetStream(call, ErrorCode.PROTOCOL_ERROR);
-    call.sendWindow += increment;
-    if (call.sendWindow > MAX_WINDOW) return this.#resetStream(call, ErrorCode.FLOW_CONTROL_ERROR);
-    if (this.#blocked.has(call)) this.#sendBody(call);
-  }
-
-  #resumeBlocked(): void {
-    for (const call of [...this.#blocked]) {
-      if (this.#sendWindow <= 0) return;
-      this.#sendBody(call);
-    }
+    const streamError = this.#send.creditStream(call, increment);
+    if (streamError !== undefined) this.#resetStream(call, streamError);
   }
 
   /**
@@ -466,26 +374,14 @@ export class H2Connection {
     if (retryUnanswered && !this.goaway) {
       const unanswered = calls.filter((call) => !call.headers);
       calls = calls.filter((call) => call.headers);
-      this.#handBack(unanswered, details);
+      handBack(unanswered, this.#events, details);
     }
     this.#streams.clear();
-    this.#blocked.clear();
-    const open = !this.#writer.closed;
-    this.#writer.discard();
-    if (lastFrame && open) {
-      // Told why, then dropped: a node that does not close its side is not waited for.
-      const socket = this.#socket;
-      socket.end(lastFrame);
-      setTimeout(() => socket.destroy(), 1000).unref();
-    } else {
-      this.#socket.destroy();
-    }
+    this.#send.clear();
+    this.#writer.abort(lastFrame);
     for (const call of calls) {
       call.cancel = undefined;
       call.settle(code, details);
     }
   }
 }
-
-/** `:path` fields encoded once per path (the gateway's routes are a bounded set). */
-const pathField = fieldEncoder(':path', 4096);

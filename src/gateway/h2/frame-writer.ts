@@ -17,10 +17,6 @@ export class FrameWriter {
 
   constructor(private readonly socket: Socket) {}
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   write(frame: Buffer): void {
     if (this.#closed) return;
     this.#out.push(frame);
@@ -53,9 +49,20 @@ export class FrameWriter {
     this.socket.end();
   }
 
-  /** Drops what is queued; nothing more is written. */
-  discard(): void {
+  /**
+   * Drops what is queued and the socket with it; nothing more is written. `lastFrame` (a GOAWAY telling why) is
+   * still sent if our side is open, and then the node is given a second to close its side, never waited for.
+   */
+  abort(lastFrame?: Buffer): void {
+    const open = !this.#closed;
     this.#out = [];
     this.#closed = true;
+    if (lastFrame && open) {
+      const socket = this.socket;
+      socket.end(lastFrame);
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else {
+      this.socket.destroy();
+    }
   }
 }

@@ -250,6 +250,40 @@ export function readSettings(flags: number, streamId: number, payload: Buffer): 
   return settings;
 }
 
+/**
+ * What a client sends before any call (allowed with prior knowledge): the preface, its SETTINGS (no push, the
+ * window of each stream, the header list bound) and the connection window raised from its initial 65,535.
+ */
+export function clientOpening(streamWindow: number, connectionWindow: number, maxHeaderList: number): Buffer[] {
+  const settings = settingsFrame([[Setting.ENABLE_PUSH, 0], [Setting.INITIAL_WINDOW_SIZE, streamWindow], [Setting.MAX_HEADER_LIST_SIZE, maxHeaderList]]);
+  return [PREFACE, settings, windowUpdateFrame(0, connectionWindow - 65_535)];
+}
+
+/** RST_STREAM's error code; throws FRAME_SIZE_ERROR when the payload is not 4 bytes. */
+export function readRstStream(payload: Buffer): number {
+  if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
+  return payload.readUInt32BE(0);
+}
+
+/** Checks a PING: on stream 0, 8 bytes. */
+export function checkPing(streamId: number, payload: Buffer): void {
+  if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
+  if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING of the wrong length');
+}
+
+/** GOAWAY's last stream id, error code and debug text (its first 200 bytes). */
+export function readGoaway(streamId: number, payload: Buffer): { lastStreamId: number; code: number; debug: string } {
+  if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
+  if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
+  return { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, code: payload.readUInt32BE(4), debug: payload.subarray(8, 8 + 200).toString('latin1') };
+}
+
+/** WINDOW_UPDATE's increment (0 is an error the caller reports: a connection or a stream one). */
+export function readWindowIncrement(payload: Buffer): number {
+  if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of the wrong length');
+  return payload.readUInt32BE(0) & 0x7fffffff;
+}
+
 /** The payload without its padding (DATA and HEADERS with PADDED); throws PROTOCOL_ERROR when the pad is too long. */
 export function unpad(payload: Buffer, flags: number): Buffer {
   if (!(flags & Flag.PADDED)) return payload;
