@@ -4,7 +4,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { processAlive } from './helpers/cluster-nodes.js';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 t.setTimeout(150_000);
 
@@ -15,7 +15,7 @@ function childrenOf(pid: number): number[] {
 }
 
 t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
-  ensureSystemTool('nats-server', 'nats-server');
+  ensureNatsServer();
   const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (script.exitCode === null) script.kill('SIGKILL');

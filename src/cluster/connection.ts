@@ -75,3 +75,23 @@ export async function connectCluster(settings: ConnectSettings, name: string, op
     throw new Error(`NATS at ${settings.NATS_URL.join(',')} has no usable JetStream: ${(error as Error).message}`);
   }
 }
+
+/**
+ * connectCluster until it works: NATS not reachable yet, or JetStream not answering (no meta leader while a server
+ * is down or being elected), is waited out with backoff from 250 ms to `maxDelayMs`, `onWait` told each time why.
+ * A node started before NATS, or during NATS maintenance, thus starts once a quorum is there instead of exiting.
+ */
+export async function connectClusterWhenReady(
+  settings: ConnectSettings,
+  name: string,
+  options: { apiTimeoutMs?: number; maxDelayMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
+): Promise<ClusterConnection> {
+  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2)) {
+    try {
+      return await connectCluster(settings, name, options);
+    } catch (error) {
+      options.onWait((error as Error).message, delay, attempt);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

@@ -2,7 +2,7 @@
 // Each server gets its own ports, store dir and routes to the others; ready means every server names the same
 // JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ export interface NatsCluster {
   readonly servers: readonly NatsServerProcess[];
   /** Client URLs of all servers, comma-separated (the form NATS_URL takes). */
   readonly urls: string;
+  /** Monitoring URLs of all servers, comma-separated (the form NATS_MONITOR_URL takes). */
+  readonly monitorUrls: string;
   /** `kill -9` of one server; resolves when its process has exited. */
   kill(index: number): Promise<void>;
   /** Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster. */
@@ -46,6 +48,12 @@ export interface NatsClusterOptions {
   basePorts?: { client: number; cluster: number; monitor: number };
   /** Called with each line a server writes to stderr. */
   onLog?: (server: string, line: string) => void;
+  /**
+   * `sync_interval: always` (the default): every JetStream write is fsynced before it is acknowledged, as cluster
+   * mode requires (nats-server >= 2.10). False leaves the server's default (a flush every 2 minutes), for measuring
+   * what the sync costs.
+   */
+  syncAlways?: boolean;
 }
 
 /** The nats-server binary on PATH, or Debian's /usr/sbin/nats-server (not on every user's PATH); undefined if neither. */
@@ -58,21 +66,61 @@ export function findNatsServer(): string | undefined {
 }
 
 /**
- * `count` distinct free loopback ports. All are held open until every one is chosen (a port released at once can
- * be handed out again by the next bind); a collision with another process afterwards is unlikely and fails loudly.
+ * Ports handed out by freePorts: below Linux's ephemeral range (32768-60999), so neither another process's bind to
+ * port 0 nor the local end of an outgoing connection can take one between freePorts and the child's bind (the race
+ * of picking a port by binding port 0 and closing it).
+ */
+const PORT_RANGE = { first: 20_000, last: 32_000 };
+/** Claims of ports by freePorts callers on this machine (one file per port); a claim older than this is stale. */
+const CLAIMS_DIR = join(tmpdir(), 'sar-port-claims');
+const CLAIM_MS = 60 * 60_000;
+
+/** Claims `port` for this process unless another freePorts caller claimed it within CLAIM_MS. */
+function claim(port: number): boolean {
+  mkdirSync(CLAIMS_DIR, { recursive: true });
+  const file = join(CLAIMS_DIR, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
+      writeFileSync(file, String(process.pid));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const bindable = (port: number) =>
+  new Promise<Server | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+
+/**
+ * `count` distinct loopback ports free now, for children that bind them later. Each is outside the ephemeral range
+ * and claimed machine-wide (a file in the temp dir), so concurrent callers (parallel test files) never get the same
+ * port and nothing else takes it in between unless it binds that very number.
  */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<Server>((resolve, reject) => {
-        const server = createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve(server));
-      }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const held: Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (let tries = 0; ports.length < count; tries++) {
+      if (tries > 50 * count) throw new Error(`no ${count} free ports in ${PORT_RANGE.first}-${PORT_RANGE.last}`);
+      const port = PORT_RANGE.first + Math.floor(Math.random() * (PORT_RANGE.last - PORT_RANGE.first));
+      if (ports.includes(port)) continue;
+      const server = await bindable(port);
+      if (!server) continue;
+      held.push(server);
+      if (claim(port)) ports.push(port);
+    }
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
   return ports;
 }
 
@@ -124,7 +172,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
         `server_name: ${slot.name}`,
         `listen: 127.0.0.1:${slot.clientPort}`,
         `http: 127.0.0.1:${slot.monitorPort}`,
-        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB }`,
+        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways === false ? '' : ', sync_interval: always'} }`,
         `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }`,
         '',
       ].join('\n'),
@@ -210,6 +258,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       output: () => slot.log,
     })),
     urls: slots.map((slot) => `nats://127.0.0.1:${slot.clientPort}`).join(','),
+    monitorUrls: slots.map((slot) => `http://127.0.0.1:${slot.monitorPort}`).join(','),
     kill: (index) => stopSlot(slots[index], 'SIGKILL'),
     async restart(index) {
       const slot = slots[index];

@@ -50,6 +50,8 @@ export interface LocalNodes {
 export interface LocalNodesOptions {
   /** NATS_URL for every node (comma-separated client URLs, e.g. `NatsCluster.urls`). */
   natsUrl: string;
+  /** NATS_MONITOR_URL for every node (e.g. `NatsCluster.monitorUrls`): the nodes check the servers fsync before acknowledging. */
+  natsMonitorUrl?: string;
   /** Number of nodes; default 3. */
   count?: number;
   /** Port of each node; default free loopback ports picked now (kept across restarts). */
@@ -171,6 +173,7 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
         ...options.nodeEnv?.(index),
         ...keys,
         NATS_URL: options.natsUrl,
+        ...(options.natsMonitorUrl ? { NATS_MONITOR_URL: options.natsMonitorUrl } : {}),
         NODE_ID: nodeId,
         HOST: '127.0.0.1',
         PORT: String(port),
