@@ -77,21 +77,37 @@ export async function connectCluster(settings: ConnectSettings, name: string, op
 }
 
 /**
- * connectCluster until it works: NATS not reachable yet, or JetStream not answering (no meta leader while a server
- * is down or being elected), is waited out with backoff from 250 ms to `maxDelayMs`, `onWait` told each time why.
- * A node started before NATS, or during NATS maintenance, thus starts once a quorum is there instead of exiting.
+ * connectCluster until it works: NATS not reachable yet, JetStream not answering (no meta leader while a server is
+ * down or being elected), or one of this deployment's streams without a leader yet (its calls would time out) is
+ * waited out with backoff from 250 ms to `maxDelayMs`, `onWait` told each time why. A node started before NATS, or
+ * during NATS maintenance, thus starts once a quorum is there instead of exiting.
  */
 export async function connectClusterWhenReady(
   settings: ConnectSettings,
   name: string,
   options: { apiTimeoutMs?: number; maxDelayMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
 ): Promise<ClusterConnection> {
+  let connection: ClusterConnection | undefined;
   for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2)) {
     try {
-      return await connectCluster(settings, name, options);
+      connection ??= await connectCluster(settings, name, options);
+      const leaderless = await streamsWithoutLeader(connection);
+      if (leaderless.length === 0) return connection;
+      options.onWait(`JetStream streams without a leader yet: ${leaderless.join(', ')}`, delay, attempt);
     } catch (error) {
       options.onWait((error as Error).message, delay, attempt);
-      await new Promise((resolve) => setTimeout(resolve, delay));
     }
+    await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/** This deployment's replicated streams (named after its prefix) that have no leader now. */
+async function streamsWithoutLeader(connection: ClusterConnection): Promise<string[]> {
+  const leaderless: string[] = [];
+  for await (const stream of connection.jsm.streams.list()) {
+    const name = stream.config.name;
+    if (!name.includes(connection.prefix)) continue;
+    if (stream.cluster && !stream.cluster.leader) leaderless.push(name);
+  }
+  return leaderless;
 }

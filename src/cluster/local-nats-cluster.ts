@@ -29,8 +29,11 @@ export interface NatsCluster {
   readonly monitorUrls: string;
   /** `kill -9` of one server; resolves when its process has exited. */
   kill(index: number): Promise<void>;
-  /** Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster. */
-  restart(index: number): Promise<void>;
+  /**
+   * Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster, or at
+   * once with `wait: false` (a server alone cannot be healthy: its JetStream needs a quorum).
+   */
+  restart(index: number, options?: { wait?: boolean }): Promise<void>;
   /** Resolves when every running server names the same JetStream meta leader, which it returns. */
   waitForMetaLeader(timeoutMs?: number): Promise<string>;
   /** Stops every server (SIGTERM, then SIGKILL after a bound) and removes the store dirs. */
@@ -173,7 +176,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
         `listen: 127.0.0.1:${slot.clientPort}`,
         `http: 127.0.0.1:${slot.monitorPort}`,
         `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways === false ? '' : ', sync_interval: always'} }`,
-        `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }`,
+        // One server is no cluster (nats-server refuses a JetStream cluster without routes).
+        size > 1 ? `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }` : '',
         '',
       ].join('\n'),
     );
@@ -200,7 +204,10 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const live = slots.filter(running);
-      const leaders = await Promise.all(live.map(async (slot) => (await jsz(slot.monitorPort))?.meta_cluster?.leader));
+      const states = await Promise.all(live.map((slot) => jsz(slot.monitorPort)));
+      // A lone server has no meta group: its JetStream answering is ready.
+      if (size === 1 && states[0] !== undefined) return live[0].name;
+      const leaders = states.map((state) => state?.meta_cluster?.leader);
       // A dead leader is still named by the survivors until they elect a new one: it does not count.
       const agreed = leaders[0];
       if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed)) return agreed;
@@ -260,10 +267,11 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     urls: slots.map((slot) => `nats://127.0.0.1:${slot.clientPort}`).join(','),
     monitorUrls: slots.map((slot) => `http://127.0.0.1:${slot.monitorPort}`).join(','),
     kill: (index) => stopSlot(slots[index], 'SIGKILL'),
-    async restart(index) {
+    async restart(index, restartOptions = {}) {
       const slot = slots[index];
       if (running(slot)) throw new Error(`nats-server ${slot.name} is still running`);
       launch(slot);
+      if (restartOptions.wait === false) return;
       await waitForHealthy(slot);
       await waitForMetaLeader();
     },
