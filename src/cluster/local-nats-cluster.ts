@@ -57,6 +57,17 @@ export interface NatsClusterOptions {
    * what the sync costs.
    */
   syncAlways?: boolean;
+  /**
+   * Where server i runs: its address (default 127.0.0.1) and a command prefix its process is started under (e.g.
+   * `ip netns exec NS`, each server a host of its own in a network namespace, for the partition tests).
+   */
+  hosts?: readonly LocalHost[];
+}
+
+/** A host a local process runs on: an address it listens on, and the command prefix that puts it there. */
+export interface LocalHost {
+  address: string;
+  command?: readonly string[];
 }
 
 /** The nats-server binary on PATH, or Debian's /usr/sbin/nats-server (not on every user's PATH); undefined if neither. */
@@ -129,6 +140,8 @@ export async function freePorts(count: number): Promise<number[]> {
 
 interface ServerSlot {
   name: string;
+  address: string;
+  command: readonly string[];
   clientPort: number;
   clusterPort: number;
   monitorPort: number;
@@ -138,9 +151,9 @@ interface ServerSlot {
   log: string;
 }
 
-async function jsz(monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
+async function jsz(address: string, monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
   try {
-    const response = await fetch(`http://127.0.0.1:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
+    const response = await fetch(`http://${address}:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
     return response.ok ? ((await response.json()) as { meta_cluster?: { leader?: string } }) : undefined;
   } catch {
     return undefined;
@@ -160,6 +173,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   for (let i = 0; i < size; i++) {
     slots.push({
       name: `n${i + 1}`,
+      address: options.hosts?.[i]?.address ?? '127.0.0.1',
+      command: options.hosts?.[i]?.command ?? [],
       clientPort: base ? base.client + i : picked[3 * i],
       clusterPort: base ? base.cluster + i : picked[3 * i + 1],
       monitorPort: base ? base.monitor + i : picked[3 * i + 2],
@@ -168,23 +183,24 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     });
   }
   for (const slot of slots) {
-    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://127.0.0.1:${other.clusterPort}`);
+    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://${other.address}:${other.clusterPort}`);
     writeFileSync(
       slot.configPath,
       [
         `server_name: ${slot.name}`,
-        `listen: 127.0.0.1:${slot.clientPort}`,
-        `http: 127.0.0.1:${slot.monitorPort}`,
+        `listen: ${slot.address}:${slot.clientPort}`,
+        `http: ${slot.address}:${slot.monitorPort}`,
         `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways === false ? '' : ', sync_interval: always'} }`,
         // One server is no cluster (nats-server refuses a JetStream cluster without routes).
-        size > 1 ? `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }` : '',
+        size > 1 ? `cluster { name: ${clusterName}, listen: ${slot.address}:${slot.clusterPort}, routes: [${routes.join(', ')}] }` : '',
         '',
       ].join('\n'),
     );
   }
 
   const launch = (slot: ServerSlot) => {
-    const child = spawn(binary, ['-c', slot.configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const [file, ...args] = [...slot.command, binary, '-c', slot.configPath];
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     slot.child = child;
     slot.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let partial = '';
@@ -204,7 +220,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const live = slots.filter(running);
-      const states = await Promise.all(live.map((slot) => jsz(slot.monitorPort)));
+      const states = await Promise.all(live.map((slot) => jsz(slot.address, slot.monitorPort)));
       // A lone server has no meta group: its JetStream answering is ready.
       if (size === 1 && states[0] !== undefined) return live[0].name;
       const leaders = states.map((state) => state?.meta_cluster?.leader);
@@ -224,7 +240,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   const waitForHealthy = async (slot: ServerSlot, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
+      const ok = await fetch(`http://${slot.address}:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
         .then((r) => r.ok)
         .catch(() => false);
       if (ok) return;
@@ -255,7 +271,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       clientPort: slot.clientPort,
       clusterPort: slot.clusterPort,
       monitorPort: slot.monitorPort,
-      url: `nats://127.0.0.1:${slot.clientPort}`,
+      url: `nats://${slot.address}:${slot.clientPort}`,
       get running() {
         return running(slot);
       },
@@ -264,8 +280,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       },
       output: () => slot.log,
     })),
-    urls: slots.map((slot) => `nats://127.0.0.1:${slot.clientPort}`).join(','),
-    monitorUrls: slots.map((slot) => `http://127.0.0.1:${slot.monitorPort}`).join(','),
+    urls: slots.map((slot) => `nats://${slot.address}:${slot.clientPort}`).join(','),
+    monitorUrls: slots.map((slot) => `http://${slot.address}:${slot.monitorPort}`).join(','),
     kill: (index) => stopSlot(slots[index], 'SIGKILL'),
     async restart(index, restartOptions = {}) {
       const slot = slots[index];
