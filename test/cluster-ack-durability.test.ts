@@ -1,10 +1,10 @@
 // The start-up verdict on NATS acknowledgements (src/cluster/ack-durability.ts) from what servers say: INFO's
 // version and /varz from monitoring endpoints (here small HTTP servers answering as nats-server 2.9 and 2.10 do).
 import { createServer, type Server } from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { checkAckDurability, compareVersions } from '../dist/src/cluster/ack-durability.js';
 
-async function varzServer(t: Tap.Test, body: unknown): Promise<string> {
+async function varzServer(t: Test, body: unknown): Promise<string> {
   const server: Server = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise((resolve) => server.close(resolve)));

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { ensureSystemTool } from './helpers/system-tools.js';
@@ -44,7 +44,7 @@ function callsIn(trace: string): Call[] {
   return calls;
 }
 
-async function traced(t: Tap.Test, pid: number, file: string): Promise<() => Promise<Call[]>> {
+async function traced(t: Test, pid: number, file: string): Promise<() => Promise<Call[]>> {
   const strace = ensureSystemTool('strace', 'strace');
   const tracer = spawn(
     strace,

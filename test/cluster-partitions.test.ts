@@ -9,7 +9,7 @@
 // After each: no acknowledged account lost (each logs in), no customer id given twice, no request hung past the
 // stated bound (an isolated node answers the END text within it), and the cluster answering again soon after the
 // heal. One cluster serves every scenario (each heals fully before the next).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connectCluster, type ClusterConnection } from '../dist/src/cluster/connection.js';
 import { startLocalNodes, type LocalNode } from '../dist/src/cluster/local-nodes.js';
 import { startNatsCluster, type NatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
@@ -102,7 +102,7 @@ function load(label: string, clients = 6) {
 }
 
 /** Every acknowledged account logs in (through every node in turn); none was given twice. */
-async function checkHistory(t: Tap.Test, label: string, acknowledged: string[]) {
+async function checkHistory(t: Test, label: string, acknowledged: string[]) {
   allCustomerIds.push(...acknowledged);
   t.equal(new Set(allCustomerIds).size, allCustomerIds.length, `${label}: no customer id given twice (${allCustomerIds.length} so far)`);
   const logins = await Promise.all(
@@ -123,7 +123,7 @@ async function checkHistory(t: Tap.Test, label: string, acknowledged: string[]) 
  * Runs the load, makes the fault once some accounts went through, holds it `faultMs`, heals, and waits for the
  * cluster to create accounts again; returns what the load saw.
  */
-async function scenario(t: Tap.Test, label: string, fault: () => Promise<void> | void, heal: () => Promise<void> | void, faultMs = 6_000) {
+async function scenario(t: Test, label: string, fault: () => Promise<void> | void, heal: () => Promise<void> | void, faultMs = 6_000) {
   const running = load(label);
   await until(`${label}: accounts before the fault`, async () => (running.acknowledged.length >= 3 ? true : undefined), 60_000);
   const faultAt = Date.now();

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
-import { boolean, list, text } from '../env-schema.js';
+import { boolean, integer, list, text } from '../env-schema.js';
 
 const NATS_URL_ENTRY = /^(nats|tls):\/\/[^\s/?#]+(:\d{1,5})?\/?$|^[^\s/:?#]+:\d{1,5}$/;
 
@@ -29,6 +29,11 @@ export const clusterEnv = {
     list(),
     v.check((urls) => urls.every((url) => /^https?:\/\/[^\s/?#]+(:\d{1,5})?\/?$/.test(url)), 'must be a comma-separated list of http://host:port URLs'),
   ),
+  /**
+   * How long a starting node waits for NATS and JetStream before it gives up (exit 1); 0, the default, waits as
+   * long as it takes (a node started before NATS, or during its maintenance, starts once a quorum is there).
+   */
+  NATS_START_TIMEOUT_SECONDS: integer(0, 0),
   /** Start even when a NATS server acknowledges writes before fsyncing them (an operator accepting that risk). */
   NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
   /** Prefix of every subject, bucket and stream, so two deployments can share one NATS. */
@@ -45,6 +50,7 @@ export interface ClusterEnv {
   NATS_PREFIX: string;
   NATS_MONITOR_URL?: string[];
   NATS_ALLOW_UNSYNCED_ACKS?: boolean;
+  NATS_START_TIMEOUT_SECONDS?: number;
   HOST?: string;
   PORT: number;
   PIN_ENCRYPTION_KEY?: string;

@@ -85,18 +85,25 @@ export async function connectCluster(settings: ConnectSettings, name: string, op
 export async function connectClusterWhenReady(
   settings: ConnectSettings,
   name: string,
-  options: { apiTimeoutMs?: number; maxDelayMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
+  options: { apiTimeoutMs?: number; maxDelayMs?: number; giveUpAfterMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
 ): Promise<ClusterConnection> {
+  const giveUpAt = options.giveUpAfterMs ? Date.now() + options.giveUpAfterMs : Infinity;
   let connection: ClusterConnection | undefined;
   for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2)) {
+    let reason: string;
     try {
       connection ??= await connectCluster(settings, name, options);
       const leaderless = await streamsWithoutLeader(connection);
       if (leaderless.length === 0) return connection;
-      options.onWait(`JetStream streams without a leader yet: ${leaderless.join(', ')}`, delay, attempt);
+      reason = `JetStream streams without a leader yet: ${leaderless.join(', ')}`;
     } catch (error) {
-      options.onWait((error as Error).message, delay, attempt);
+      reason = (error as Error).message;
     }
+    if (Date.now() + delay > giveUpAt) {
+      await connection?.nc.close();
+      throw new Error(`gave up waiting for NATS JetStream after ${options.giveUpAfterMs} ms: ${reason}`);
+    }
+    options.onWait(reason, delay, attempt);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }

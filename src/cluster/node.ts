@@ -57,6 +57,7 @@ export interface ClusterNode {
 export async function startClusterNode(config: ClusterEnv, log: Logger, onWait?: (reason: string) => void): Promise<ClusterNode> {
   const nodeId = nodeIdOf(config, config.PORT);
   const connection = await connectClusterWhenReady(config, `sar ${nodeId}`, {
+    giveUpAfterMs: (config.NATS_START_TIMEOUT_SECONDS ?? 0) * 1000,
     onWait(reason, retryInMs, attempt) {
       log.warn({ attempt, retryInMs }, `cluster mode: waiting for NATS JetStream: ${reason}`);
       onWait?.(reason);
