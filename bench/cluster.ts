@@ -141,7 +141,7 @@ export async function main(argv: string[]): Promise<void> {
   const options = parseClusterBenchOptions(argv);
   if (options === 'help') return void console.log(USAGE);
   const natsServer = findNatsServer();
-  if (!natsServer) throw new Error('nats-server is not installed: apt-get install -y nats-server');
+  if (!natsServer) throw new Error('nats-server is not installed: scripts/install-nats-server.sh as root (nats-server >= 2.10.23)');
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
   const meta = runMeta({ ...options, bench: 'cluster' });
