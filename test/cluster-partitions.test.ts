@@ -55,8 +55,9 @@ const customerIdIn = (screen: string) => /C[0-9A-F]{8}/.exec(screen)?.[0];
 const allCustomerIds: string[] = [];
 
 /** One request of a gateway session through the balancer: node after node until one answers a screen. */
-async function step(sessionId: string, text: string, first: number, attempts: Attempt[]): Promise<string> {
+async function step(sessionId: string, text: string, first: number, attempts: Attempt[], stopped = () => false): Promise<string> {
   for (let attempt = 0; ; attempt++) {
+    if (stopped()) throw new Error(`${sessionId}: stopped while no node answered`);
     const node = nodes[(first + attempt) % nodes.length];
     const startedAt = Date.now();
     const answer = await postUssd(node.url, { sessionId, serviceCode: '*384#', phoneNumber: '+254700000009', text }, false, ANSWER_BOUND_MS * 2).catch(() => undefined);
@@ -79,17 +80,19 @@ function load(label: string, clients = 6) {
       const sessionId = `${label}-${c}-${round}`;
       const inputs: string[] = [];
       let turn = c + round;
-      let screen = await step(sessionId, '', turn++, attempts);
+      const until = () => stopped;
+      let screen = await step(sessionId, '', turn++, attempts, until);
       for (const input of ['2', '2', `User ${String.fromCharCode(65 + c)}`, '00', PIN, PIN]) {
         inputs.push(input);
-        screen = await step(sessionId, inputs.join('*'), turn++, attempts);
+        screen = await step(sessionId, inputs.join('*'), turn++, attempts, until);
       }
       const customerId = customerIdIn(screen);
       if (customerId) acknowledged.push(customerId);
       else wrong.push(`${sessionId}: ${JSON.stringify(screen)}`);
     }
   };
-  const running = Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
+  // A client stopped in the middle of a session (the cluster not answering at all) ends without an account.
+  const running = Promise.all(Array.from({ length: clients }, (_, c) => client(c).catch(() => undefined)));
   return {
     acknowledged,
     attempts,
@@ -125,15 +128,22 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
  */
 async function scenario(t: Test, label: string, fault: () => Promise<void> | void, heal: () => Promise<void> | void, faultMs = 6_000) {
   const running = load(label);
-  await until(`${label}: accounts before the fault`, async () => (running.acknowledged.length >= 3 ? true : undefined), 60_000);
-  const faultAt = Date.now();
-  await fault();
-  await new Promise((resolve) => setTimeout(resolve, faultMs));
-  const during = running.acknowledged.length;
-  await heal();
-  const healedAt = Date.now();
-  await until(`${label}: accounts after the heal`, async () => (running.acknowledged.length >= during + 6 ? true : undefined), 60_000);
-  await running.stop();
+  let faultAt = 0;
+  let healedAt = 0;
+  try {
+    await until(`${label}: accounts before the fault`, async () => (running.acknowledged.length >= 3 ? true : undefined), 30_000);
+    faultAt = Date.now();
+    await fault();
+    await new Promise((resolve) => setTimeout(resolve, faultMs));
+    const during = running.acknowledged.length;
+    await heal();
+    healedAt = Date.now();
+    await until(`${label}: accounts after the heal`, async () => (running.acknowledged.length >= during + 6 ? true : undefined), 30_000);
+  } finally {
+    // Whatever happened, the fault is undone and the load ends, so the next scenario starts from a whole cluster.
+    await heal();
+    await running.stop();
+  }
   const slowest = running.attempts.reduce((max, a) => (a.ms > max.ms ? a : max), running.attempts[0]);
   const failed = running.attempts.filter((a) => a.outcome !== 'ok');
   t.comment(

@@ -34,10 +34,35 @@ const quietly = (fn: () => unknown) => {
   }
 };
 
+/**
+ * Namespaces (and the processes in them) left by a run of this helper whose process is gone: killed by a signal
+ * (a test runner's timeout), it could not clean up.
+ */
+function removeOrphans(): void {
+  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((line) => line.split(' ')[0]);
+  for (const ns of names) {
+    const owner = /^p(\d+)(sw|h\d+)$/.exec(ns);
+    if (!owner || Number(owner[1]) === process.pid || alive(Number(owner[1]))) continue;
+    const pids = execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    for (const pid of pids) quietly(() => process.kill(Number(pid), 'SIGKILL'));
+    quietly(() => ip('netns', 'del', ns));
+    quietly(() => ip('link', 'del', `p${owner[1]}t`));
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 export function createNet(t: { teardown(fn: () => unknown): void }, count: number): Net {
   ensureSystemTool('ip', 'iproute2');
   if (process.getuid?.() !== 0) throw new Error('the partition tests need root (network namespaces)');
-  const id = `p${process.pid % 1_000_000}`;
+  const id = `p${process.pid}`;
   const subnet = `10.${200 + (process.pid % 50)}.${Math.floor(process.pid / 50) % 250}`;
   const sw = `${id}sw`;
   const hostNs = (i: number) => `${id}h${i}`;
@@ -52,6 +77,7 @@ export function createNet(t: { teardown(fn: () => unknown): void }, count: numbe
     process.off('exit', cleanup);
   });
 
+  removeOrphans();
   ip('netns', 'add', sw);
   made.push(sw);
   ip('-n', sw, 'link', 'add', 'br0', 'type', 'bridge');
