@@ -24,6 +24,8 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
   --connections N      autocannon connections for USSD (BENCH_CONNECTIONS, default 48: 16 per cluster node)
   --streams N          concurrent chat streams (default 24)
   --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
+  --nats-sync MODE     always (default: NATS fsyncs every write before acknowledging it, as cluster mode requires)
+                       or default (the server's own 2-minute flush, for measuring what the sync costs) (BENCH_NATS_SYNC)
   --json PATH          write every row as JSON (BENCH_JSON)`;
 
 interface ClusterBenchOptions {
@@ -33,6 +35,8 @@ interface ClusterBenchOptions {
   streams: number;
   /** Also measure 3 independent single-node servers driven like the cluster. */
   control: boolean;
+  /** `always`: sync_interval always (what cluster mode requires); `default`: the server's periodic flush. */
+  natsSync: 'always' | 'default';
   json?: string;
 }
 
@@ -45,6 +49,7 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       streams: { type: 'string' },
       'no-control': { type: 'boolean', default: false },
+      'nats-sync': { type: 'string', default: env.BENCH_NATS_SYNC },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -53,12 +58,15 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
   const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [...BENCHES];
   const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
+  const natsSync = values['nats-sync'] ?? 'always';
+  if (natsSync !== 'always' && natsSync !== 'default') throw new Error(`--nats-sync: must be always or default, not ${natsSync}`);
   return {
     only: only as Bench[],
     seconds: positive('seconds', values.seconds, 5),
     connections: positive('connections', values.connections, 48),
     streams: positive('streams', values.streams, 24),
     control: !values['no-control'],
+    natsSync,
     json: values.json || undefined,
   };
 }
@@ -133,7 +141,7 @@ export async function main(argv: string[]): Promise<void> {
   const options = parseClusterBenchOptions(argv);
   if (options === 'help') return void console.log(USAGE);
   const natsServer = findNatsServer();
-  if (!natsServer) throw new Error('nats-server is not installed: apt-get install -y nats-server');
+  if (!natsServer) throw new Error('nats-server is not installed: scripts/install-nats-server.sh as root (nats-server >= 2.10.23)');
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
   const meta = runMeta({ ...options, bench: 'cluster' });
@@ -159,13 +167,15 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
-  const nats = await startNatsCluster({ binary: natsServer });
+  const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
   let three: Partial<Record<Bench, Measured>>;
   try {
     const cluster = await startLocalNodes({
       natsUrl: nats.urls,
+      natsMonitorUrl: nats.monitorUrls,
       keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
-      env: { ...NODE_ENV, LOG_LEVEL: 'warn' },
+      // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
+      env: { ...NODE_ENV, LOG_LEVEL: 'warn', ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}) },
       // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
       nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     });
@@ -187,7 +197,7 @@ export async function main(argv: string[]): Promise<void> {
     const group = [
       base,
       ...(control ? [row(bench, '3 nodes, own LMDB each, no NATS (control)', control[bench]!, base)] : []),
-      row(bench, '3 nodes + 3 NATS (JetStream)', three[bench]!, base),
+      row(bench, `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})`, three[bench]!, base),
     ];
     printRows(
       bench === 'ussd'

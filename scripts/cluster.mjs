@@ -18,7 +18,7 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 
 const natsServer = findNatsServer();
 if (!natsServer) {
-  console.error('nats-server is not installed: apt-get install -y nats-server');
+  console.error('nats-server is not installed: sudo scripts/install-nats-server.sh (nats-server >= 2.10.23)');
   process.exit(1);
 }
 
@@ -74,6 +74,7 @@ try {
   const startNodes = (ports, dir) =>
     startLocalNodes({
       natsUrl: nats.urls,
+      natsMonitorUrl: nats.monitorUrls,
       ports,
       dataDir: join(dataDir, dir),
       ownProcessGroup: true,
@@ -122,7 +123,7 @@ Try it:
   (the same with the other nodes' URLs; API docs at ${first.url}/docs)
 
 A fourth node joins with:
-  NATS_URL=${nats.urls} NODE_ID=node-4 PORT=3004 DATA_DIR=./data/node-4 \\
+  NATS_URL=${nats.urls} NATS_MONITOR_URL=${nats.monitorUrls} NODE_ID=node-4 PORT=3004 DATA_DIR=./data/node-4 \\
   PIN_ENCRYPTION_KEY=${nodes.keys.PIN_ENCRYPTION_KEY} ORACLE_PRIVATE_KEY=${nodes.keys.ORACLE_PRIVATE_KEY} npm start
 
 Any node answers for any session (actors are routed by partition, records live in JetStream): send the steps

@@ -39,5 +39,7 @@ try {
   process.once('SIGINT', () => stop('SIGINT'));
 } catch (error) {
   log.fatal({ err: error }, error instanceof Error ? error.message : 'start-up failed');
-  process.exit(1);
+  // A refusal for a reason of configuration (cluster mode on NATS that does not sync) exits 78, EX_CONFIG.
+  const code = (error as { exitCode?: unknown }).exitCode;
+  process.exit(typeof code === 'number' ? code : 1);
 }

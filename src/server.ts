@@ -5,6 +5,8 @@ import type { Config } from './config.js';
 import { clusterModeOn } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { ClusterRateLimiter } from './cluster/rate-limit.js';
+import { openWaitingRoom } from './cluster/waiting-room.js';
+import { SERVICE_UNAVAILABLE } from './ussd/answers.js';
 import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext } from './face.js';
 import { registerHealthRoutes } from './health.js';
@@ -45,8 +47,19 @@ export interface RunningServer {
 }
 
 export async function startServer(baseConfig: Config, log: Logger = createLogger(baseConfig.LOG_LEVEL)): Promise<RunningServer> {
-  // Cluster mode connects first: a node that cannot reach NATS JetStream does not start.
-  const cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log) : undefined;
+  // Cluster mode connects first, waiting for NATS JetStream as long as it takes; meanwhile the port answers 503
+  // (/health with the reason) so the node is seen starting, not refused. A node on NATS that acknowledges writes
+  // before fsyncing them refuses to start (exit 78).
+  const waiting = clusterModeOn(baseConfig) && baseConfig.PORT !== 0
+    ? await openWaitingRoom({ host: baseConfig.HOST, port: baseConfig.PORT, environment: baseConfig.NODE_ENV, plainAnswers: { '/api/ussd': SERVICE_UNAVAILABLE } })
+    : undefined;
+  let cluster: ClusterNode | undefined;
+  try {
+    cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log, (reason) => waiting?.setReason(reason)) : undefined;
+  } catch (error) {
+    await waiting?.close();
+    throw error;
+  }
   const store = openStore(baseConfig.DATA_DIR);
   if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
   const cpuPool = new CpuPool();
@@ -121,6 +134,7 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
 
   for (const face of faces) face.sockets?.(http);
   http.mount(router);
+  await waiting?.close();
   const port = await http.listen();
   log.info({ port, host: config.HOST, dataDir: config.DATA_DIR }, 'listening');
 

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 const BENCH = fileURLToPath(new URL('../dist/bench/cluster.js', import.meta.url));
 t.setTimeout(180_000);
 
 t.test('a short cluster benchmark writes one-node and cluster rows for USSD and chat', async (t) => {
-  ensureSystemTool('nats-server', 'nats-server');
+  ensureNatsServer();
   const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');

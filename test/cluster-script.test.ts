@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive, until } from './helpers/cluster-nodes.js';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 t.setTimeout(150_000);
 
@@ -18,7 +18,7 @@ function childrenOf(pid: number): number[] {
 }
 
 t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
-  ensureSystemTool('nats-server', 'nats-server');
+  ensureNatsServer();
   const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (script.exitCode === null) script.kill('SIGKILL');
@@ -61,7 +61,7 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
 });
 
 t.test('with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data', async (t) => {
-  ensureSystemTool('nats-server', 'nats-server');
+  ensureNatsServer();
   const dir = mkdtempSync(join(tmpdir(), 'cluster-pipe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = join(dir, 'log');

@@ -63,14 +63,15 @@ t.test('cluster settings are validated like every variable', async (t) => {
   t.same(loadConfig({}).NATS_URL, [], 'no NATS_URL: single node, no keys required');
 });
 
-t.test('a node that cannot reach NATS does not start', async (t) => {
+t.test('a node that cannot reach NATS within NATS_START_TIMEOUT_SECONDS does not start', async (t) => {
   const closedPort = await new Promise<number>((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const { port } = probe.address() as { port: number };
       probe.close(() => resolve(port));
     });
   });
-  await t.rejects(startTestServer(t, { env: { ...keys, NATS_URL: `nats://127.0.0.1:${closedPort}` } }), /cannot connect to NATS at nats:\/\/127.0.0.1:\d+/);
+  // A node waits for NATS as long as it takes unless told otherwise (test/cluster-degraded-start.test.ts).
+  await t.rejects(startTestServer(t, { env: { ...keys, NATS_URL: `nats://127.0.0.1:${closedPort}`, NATS_START_TIMEOUT_SECONDS: '1' } }), /cannot connect to NATS at nats:\/\/127.0.0.1:\d+/);
 });
 
 t.test('/health: single node unchanged; cluster node reports NATS, JetStream, its id and partitions, and 503 without NATS', async (t) => {

@@ -3,12 +3,12 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 const CONF = 'deploy/cluster/nats-server.conf';
 
 function testConfig(env: Record<string, string>) {
-  const binary = ensureSystemTool('nats-server', 'nats-server');
+  const binary = ensureNatsServer();
   const run = spawnSync(binary, ['-c', CONF, '-t'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
   return { code: run.status, output: run.stdout + run.stderr };
 }

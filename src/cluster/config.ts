@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
-import { list, text } from '../env-schema.js';
+import { boolean, integer, list, text } from '../env-schema.js';
 
 const NATS_URL_ENTRY = /^(nats|tls):\/\/[^\s/?#]+(:\d{1,5})?\/?$|^[^\s/:?#]+:\d{1,5}$/;
 
@@ -21,6 +21,21 @@ export const clusterEnv = {
   /** A NATS credentials file (JWT + nkey seed), for an operator-mode NATS. */
   NATS_CREDS: v.optional(v.pipe(v.string(), v.trim(), v.check((path) => existsSync(path), 'must name an existing credentials file'))),
   NATS_TOKEN: text(),
+  /**
+   * Comma-separated monitoring URLs of the NATS servers (http://h1:8222,...): read at start-up for each server's
+   * version and sync_interval. Unset: the node cannot tell whether acknowledgements are synced and says so loudly.
+   */
+  NATS_MONITOR_URL: v.pipe(
+    list(),
+    v.check((urls) => urls.every((url) => /^https?:\/\/[^\s/?#]+(:\d{1,5})?\/?$/.test(url)), 'must be a comma-separated list of http://host:port URLs'),
+  ),
+  /**
+   * How long a starting node waits for NATS and JetStream before it gives up (exit 1); 0, the default, waits as
+   * long as it takes (a node started before NATS, or during its maintenance, starts once a quorum is there).
+   */
+  NATS_START_TIMEOUT_SECONDS: integer(0, 0),
+  /** Start even when a NATS server acknowledges writes before fsyncing them (an operator accepting that risk). */
+  NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
   /** Prefix of every subject, bucket and stream, so two deployments can share one NATS. */
   NATS_PREFIX: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')), 'sar'),
 };
@@ -33,6 +48,10 @@ export interface ClusterEnv {
   NATS_CREDS?: string;
   NATS_TOKEN?: string;
   NATS_PREFIX: string;
+  NATS_MONITOR_URL?: string[];
+  NATS_ALLOW_UNSYNCED_ACKS?: boolean;
+  NATS_START_TIMEOUT_SECONDS?: number;
+  HOST?: string;
   PORT: number;
   PIN_ENCRYPTION_KEY?: string;
   ORACLE_PRIVATE_KEY?: string;

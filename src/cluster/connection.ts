@@ -75,3 +75,46 @@ export async function connectCluster(settings: ConnectSettings, name: string, op
     throw new Error(`NATS at ${settings.NATS_URL.join(',')} has no usable JetStream: ${(error as Error).message}`);
   }
 }
+
+/**
+ * connectCluster until it works: NATS not reachable yet, JetStream not answering (no meta leader while a server is
+ * down or being elected), or one of this deployment's streams without a leader yet (its calls would time out) is
+ * waited out with backoff from 250 ms to `maxDelayMs`, `onWait` told each time why. A node started before NATS, or
+ * during NATS maintenance, thus starts once a quorum is there instead of exiting.
+ */
+export async function connectClusterWhenReady(
+  settings: ConnectSettings,
+  name: string,
+  options: { apiTimeoutMs?: number; maxDelayMs?: number; giveUpAfterMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
+): Promise<ClusterConnection> {
+  const giveUpAt = options.giveUpAfterMs ? Date.now() + options.giveUpAfterMs : Infinity;
+  let connection: ClusterConnection | undefined;
+  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2)) {
+    let reason: string;
+    try {
+      connection ??= await connectCluster(settings, name, options);
+      const leaderless = await streamsWithoutLeader(connection);
+      if (leaderless.length === 0) return connection;
+      reason = `JetStream streams without a leader yet: ${leaderless.join(', ')}`;
+    } catch (error) {
+      reason = (error as Error).message;
+    }
+    if (Date.now() + delay > giveUpAt) {
+      await connection?.nc.close();
+      throw new Error(`gave up waiting for NATS JetStream after ${options.giveUpAfterMs} ms: ${reason}`);
+    }
+    options.onWait(reason, delay, attempt);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+/** This deployment's replicated streams (named after its prefix) that have no leader now. */
+async function streamsWithoutLeader(connection: ClusterConnection): Promise<string[]> {
+  const leaderless: string[] = [];
+  for await (const stream of connection.jsm.streams.list()) {
+    const name = stream.config.name;
+    if (!name.includes(connection.prefix)) continue;
+    if (stream.cluster && !stream.cluster.leader) leaderless.push(name);
+  }
+  return leaderless;
+}

@@ -48,6 +48,12 @@ interface ActorRequest {
   message: unknown;
   /** The call's deadline from now (a stream: how long its opening may take). */
   timeoutMs: number;
+  /**
+   * The same deadline on the caller's clock (ms since the epoch). A request that reaches the owner late (held by
+   * the caller's NATS client through a partition and sent on reconnect) must not run after its caller gave up:
+   * an old USSD step applied then would move its session back.
+   */
+  deadlineAt?: number;
   /** A stream: where to relay it, and the stream's own deadline (the local runtime's default when absent). */
   stream?: StreamOpen & { timeoutMs?: number };
 }
@@ -178,7 +184,8 @@ export class NatsActorRouter implements ActorRouter {
     const subject = this.subjectOf(partition);
     let reply: Msg;
     try {
-      const answered = this.#connection.nc.request(subject, JSON.stringify(request), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
+      const answered = this.#connection.nc.request(subject, JSON.stringify(sent), { timeout: request.timeoutMs + REPLY_GRACE_MS });
       reply = await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered);
     } catch (error) {
       if (error instanceof HostUnavailableError) throw error;
@@ -260,7 +267,9 @@ export class NatsActorRouter implements ActorRouter {
     } else {
       try {
         const request = msg.json<ActorRequest>();
-        reply = { value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, request.timeoutMs) };
+        const timeoutMs = remainingOf(request);
+        if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
+        reply = { value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, timeoutMs) };
       } catch (error) {
         reply = { error: toWire(error) };
       }
@@ -268,6 +277,15 @@ export class NatsActorRouter implements ActorRouter {
     msg.respond(JSON.stringify(reply));
   }
 
+}
+
+/** Nodes' clocks may differ this much (NTP keeps them far closer): a request is judged late only beyond it. */
+const CLOCK_SKEW_MS = 250;
+
+/** What is left of a request's time on arrival: its relative deadline, cut short when it arrived late. */
+function remainingOf(request: ActorRequest): number {
+  if (request.deadlineAt === undefined) return request.timeoutMs;
+  return Math.min(request.timeoutMs, request.deadlineAt - Date.now() + CLOCK_SKEW_MS);
 }
 
 /** No node answered for the partition (its owner died or it is moving); the caller may try again. */

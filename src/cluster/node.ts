@@ -6,7 +6,8 @@ import type { Logger } from '../log.js';
 import type { ActorRuntime } from '../runtime/actor-runtime.js';
 import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
-import { connectCluster, type ClusterConnection } from './connection.js';
+import { checkAckDurability, UnsyncedAcksError } from './ack-durability.js';
+import { connectClusterWhenReady, type ClusterConnection } from './connection.js';
 import { ClusterEventBus } from './event-bus.js';
 import { NatsActorRouter } from './nats-router.js';
 import { PartitionLeases } from './partition-leases.js';
@@ -48,9 +49,21 @@ export interface ClusterNode {
   close(): Promise<void>;
 }
 
-export async function startClusterNode(config: ClusterEnv, log: Logger): Promise<ClusterNode> {
+/**
+ * Connects (waiting, with backoff, for NATS and JetStream: `onWait` hears why), then checks that the servers fsync
+ * before acknowledging: refuses (UnsyncedAcksError) when one does not, unless NATS_ALLOW_UNSYNCED_ACKS; warns when
+ * it cannot tell.
+ */
+export async function startClusterNode(config: ClusterEnv, log: Logger, onWait?: (reason: string) => void): Promise<ClusterNode> {
   const nodeId = nodeIdOf(config, config.PORT);
-  const connection = await connectCluster(config, `sar ${nodeId}`);
+  const connection = await connectClusterWhenReady(config, `sar ${nodeId}`, {
+    giveUpAfterMs: (config.NATS_START_TIMEOUT_SECONDS ?? 0) * 1000,
+    onWait(reason, retryInMs, attempt) {
+      log.warn({ attempt, retryInMs }, `cluster mode: waiting for NATS JetStream: ${reason}`);
+      onWait?.(reason);
+    },
+  });
+  await refuseUnsyncedAcks(config, connection, log);
   let state: ClusterHealth['nats'] = 'connected';
   void (async () => {
     for await (const status of connection.nc.status()) {
@@ -111,4 +124,17 @@ export async function startClusterNode(config: ClusterEnv, log: Logger): Promise
     // Draining needs a server to flush to: without one, close at once.
     close: () => (connection.nc.isClosed() ? Promise.resolve() : state === 'connected' ? connection.close() : connection.nc.close()),
   };
+}
+
+async function refuseUnsyncedAcks(config: ClusterEnv, connection: ClusterConnection, log: Logger): Promise<void> {
+  const durability = await checkAckDurability(connection.nc.info, config.NATS_MONITOR_URL ?? []);
+  const detail = { verdict: durability.verdict, reasons: durability.reasons };
+  if (durability.verdict === 'synced') return void log.info(detail, 'cluster mode: NATS fsyncs every write before acknowledging it');
+  if (durability.verdict === 'unknown') {
+    return void log.warn(detail, `cluster mode: CANNOT TELL whether NATS fsyncs before acknowledging (${durability.reasons.join('; ')}); a power cut of a quorum may lose acknowledged writes unless every server runs nats-server >= 2.10.23 with sync_interval: always`);
+  }
+  const message = `NATS acknowledges writes before they are on disk: ${durability.reasons.join('; ')}. Run nats-server >= 2.10.23 with "sync_interval: always" in its jetstream block (docs/cluster.md), or set NATS_ALLOW_UNSYNCED_ACKS=true to accept losing acknowledged writes in a power cut`;
+  if (config.NATS_ALLOW_UNSYNCED_ACKS) return void log.error(detail, `cluster mode: NATS_ALLOW_UNSYNCED_ACKS=true, starting anyway: ${message}`);
+  await connection.nc.close();
+  throw new UnsyncedAcksError(message);
 }

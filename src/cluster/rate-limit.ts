@@ -8,7 +8,7 @@
 // write for that counter is in flight join the next write, which takes as many as are left in the window.
 import { rateLimitKey, type AddressList } from '../http/client-address.js';
 import type { ClusterConnection } from './connection.js';
-import { isRevisionConflict } from '../store/revision.js';
+import { backOffAfterConflict, isRevisionConflict } from '../store/revision.js';
 import { KvRecordStore } from './record-store.js';
 
 export interface ClusterRateLimitOptions {
@@ -85,6 +85,7 @@ export class ClusterRateLimiter {
         return granted;
       } catch (error) {
         if (!isRevisionConflict(error)) throw error;
+        await backOffAfterConflict(round + 1);
       }
     }
     throw new Error(`rate-limit counter ${key.join('/')} lost ${MAX_ROUNDS} writes in a row`);

@@ -142,10 +142,27 @@ export class KvRecordStore<T> {
         headers: h,
         ...(expected === undefined ? {} : { msgID: `${name}@${expected}`, expect: { lastSubjectSequence: expected } }),
       });
-      if (ack.duplicate) throw conflict(key, expected);
+      if (ack.duplicate) {
+        await this.untilPast(key, expected);
+        throw conflict(key, expected);
+      }
       return ack.seq;
     } catch (error) {
       throw isConflict(error) ? conflict(key, expected) : error;
+    }
+  }
+
+  /**
+   * A write answered `duplicate` lost to another expecting the same revision, which may still be in flight (until a
+   * quorum fsynced it). The conflict is reported once that write is readable (or after 2 s, when it never lands), so
+   * the loser's re-read sees what won instead of the old revision it would lose with again.
+   */
+  private async untilPast(key: RecordKey, expected: number | undefined): Promise<void> {
+    if (expected === undefined) return;
+    const until = Date.now() + 2_000;
+    for (let pause = 2; Date.now() < until; pause = Math.min(50, pause * 2)) {
+      if (((await this.latest(key).catch(() => undefined))?.revision ?? 0) > expected) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 

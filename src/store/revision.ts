@@ -68,6 +68,17 @@ export async function retryOnConflict<R>(attempt: () => Promise<R>): Promise<R> 
       return await attempt();
     } catch (error) {
       if (!isRevisionConflict(error) || attempts >= MAX_CONFLICT_ATTEMPTS) throw error;
+      await backOffAfterConflict(attempts);
     }
   }
+}
+
+/**
+ * A random pause after the `attempt`th lost race, growing to 50 ms. In cluster mode the winner's write is in flight
+ * until a quorum fsynced it: a loser that re-read and wrote again at once would read the old revision and lose
+ * again (its write a duplicate of the same expected revision) for as long as that takes, and use up its attempts.
+ */
+export function backOffAfterConflict(attempt: number): Promise<void> {
+  const ceilingMs = Math.min(50, 2 * 1.5 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceilingMs));
 }

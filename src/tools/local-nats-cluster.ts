@@ -2,7 +2,7 @@
 // Each server gets its own ports, store dir and routes to the others; ready means every server names the same
 // JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,10 +25,15 @@ export interface NatsCluster {
   readonly servers: readonly NatsServerProcess[];
   /** Client URLs of all servers, comma-separated (the form NATS_URL takes). */
   readonly urls: string;
+  /** Monitoring URLs of all servers, comma-separated (the form NATS_MONITOR_URL takes). */
+  readonly monitorUrls: string;
   /** `kill -9` of one server; resolves when its process has exited. */
   kill(index: number): Promise<void>;
-  /** Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster. */
-  restart(index: number): Promise<void>;
+  /**
+   * Starts a killed server again with the same ports and store dir; resolves when it is back in the cluster, or at
+   * once with `wait: false` (a server alone cannot be healthy: its JetStream needs a quorum).
+   */
+  restart(index: number, options?: { wait?: boolean }): Promise<void>;
   /** Resolves when every running server names the same JetStream meta leader, which it returns. */
   waitForMetaLeader(timeoutMs?: number): Promise<string>;
   /** Stops every server (SIGTERM, then SIGKILL after a bound) and removes the store dirs. */
@@ -52,6 +57,23 @@ export interface NatsClusterOptions {
    * by a signal takes its servers with it.
    */
   ownProcessGroup?: boolean;
+  /**
+   * `sync_interval: always` (the default): every JetStream write is fsynced before it is acknowledged, as cluster
+   * mode requires (nats-server >= 2.10). False leaves the server's default (a flush every 2 minutes), for measuring
+   * what the sync costs.
+   */
+  syncAlways?: boolean;
+  /**
+   * Where server i runs: its address (default 127.0.0.1) and a command prefix its process is started under (e.g.
+   * `ip netns exec NS`, each server a host of its own in a network namespace, for the partition tests).
+   */
+  hosts?: readonly LocalHost[];
+}
+
+/** A host a local process runs on: an address it listens on, and the command prefix that puts it there. */
+export interface LocalHost {
+  address: string;
+  command?: readonly string[];
 }
 
 /** The nats-server binary on PATH, or Debian's /usr/sbin/nats-server (not on every user's PATH); undefined if neither. */
@@ -64,26 +86,68 @@ export function findNatsServer(): string | undefined {
 }
 
 /**
- * `count` distinct free loopback ports. All are held open until every one is chosen (a port released at once can
- * be handed out again by the next bind); a collision with another process afterwards is unlikely and fails loudly.
+ * Ports handed out by freePorts: below Linux's ephemeral range (32768-60999), so neither another process's bind to
+ * port 0 nor the local end of an outgoing connection can take one between freePorts and the child's bind (the race
+ * of picking a port by binding port 0 and closing it).
+ */
+const PORT_RANGE = { first: 20_000, last: 32_000 };
+/** Claims of ports by freePorts callers on this machine (one file per port); a claim older than this is stale. */
+const CLAIMS_DIR = join(tmpdir(), 'sar-port-claims');
+const CLAIM_MS = 60 * 60_000;
+
+/** Claims `port` for this process unless another freePorts caller claimed it within CLAIM_MS. */
+function claim(port: number): boolean {
+  mkdirSync(CLAIMS_DIR, { recursive: true });
+  const file = join(CLAIMS_DIR, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false;
+      writeFileSync(file, String(process.pid));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const bindable = (port: number) =>
+  new Promise<Server | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+
+/**
+ * `count` distinct loopback ports free now, for children that bind them later. Each is outside the ephemeral range
+ * and claimed machine-wide (a file in the temp dir), so concurrent callers (parallel test files) never get the same
+ * port and nothing else takes it in between unless it binds that very number.
  */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<Server>((resolve, reject) => {
-        const server = createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve(server));
-      }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as { port: number }).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const held: Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (let tries = 0; ports.length < count; tries++) {
+      if (tries > 50 * count) throw new Error(`no ${count} free ports in ${PORT_RANGE.first}-${PORT_RANGE.last}`);
+      const port = PORT_RANGE.first + Math.floor(Math.random() * (PORT_RANGE.last - PORT_RANGE.first));
+      if (ports.includes(port)) continue;
+      const server = await bindable(port);
+      if (!server) continue;
+      held.push(server);
+      if (claim(port)) ports.push(port);
+    }
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
   return ports;
 }
 
 interface ServerSlot {
   name: string;
+  address: string;
+  command: readonly string[];
   clientPort: number;
   clusterPort: number;
   monitorPort: number;
@@ -93,9 +157,9 @@ interface ServerSlot {
   log: string;
 }
 
-async function jsz(monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
+async function jsz(address: string, monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
   try {
-    const response = await fetch(`http://127.0.0.1:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
+    const response = await fetch(`http://${address}:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
     return response.ok ? ((await response.json()) as { meta_cluster?: { leader?: string } }) : undefined;
   } catch {
     return undefined;
@@ -115,6 +179,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   for (let i = 0; i < size; i++) {
     slots.push({
       name: `n${i + 1}`,
+      address: options.hosts?.[i]?.address ?? '127.0.0.1',
+      command: options.hosts?.[i]?.command ?? [],
       clientPort: base ? base.client + i : picked[3 * i],
       clusterPort: base ? base.cluster + i : picked[3 * i + 1],
       monitorPort: base ? base.monitor + i : picked[3 * i + 2],
@@ -123,22 +189,24 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     });
   }
   for (const slot of slots) {
-    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://127.0.0.1:${other.clusterPort}`);
+    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://${other.address}:${other.clusterPort}`);
     writeFileSync(
       slot.configPath,
       [
         `server_name: ${slot.name}`,
-        `listen: 127.0.0.1:${slot.clientPort}`,
-        `http: 127.0.0.1:${slot.monitorPort}`,
-        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB }`,
-        `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }`,
+        `listen: ${slot.address}:${slot.clientPort}`,
+        `http: ${slot.address}:${slot.monitorPort}`,
+        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways === false ? '' : ', sync_interval: always'} }`,
+        // One server is no cluster (nats-server refuses a JetStream cluster without routes).
+        size > 1 ? `cluster { name: ${clusterName}, listen: ${slot.address}:${slot.clusterPort}, routes: [${routes.join(', ')}] }` : '',
         '',
       ].join('\n'),
     );
   }
 
   const launch = (slot: ServerSlot) => {
-    const child = spawn(binary, ['-c', slot.configPath], { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
+    const [file, ...args] = [...slot.command, binary, '-c', slot.configPath];
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
     slot.child = child;
     slot.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let partial = '';
@@ -158,7 +226,10 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const live = slots.filter(running);
-      const leaders = await Promise.all(live.map(async (slot) => (await jsz(slot.monitorPort))?.meta_cluster?.leader));
+      const states = await Promise.all(live.map((slot) => jsz(slot.address, slot.monitorPort)));
+      // A lone server has no meta group: its JetStream answering is ready.
+      if (size === 1 && states[0] !== undefined) return live[0].name;
+      const leaders = states.map((state) => state?.meta_cluster?.leader);
       // A dead leader is still named by the survivors until they elect a new one: it does not count.
       const agreed = leaders[0];
       if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed)) return agreed;
@@ -175,7 +246,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   const waitForHealthy = async (slot: ServerSlot, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
+      const ok = await fetch(`http://${slot.address}:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
         .then((r) => r.ok)
         .catch(() => false);
       if (ok) return;
@@ -206,7 +277,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       clientPort: slot.clientPort,
       clusterPort: slot.clusterPort,
       monitorPort: slot.monitorPort,
-      url: `nats://127.0.0.1:${slot.clientPort}`,
+      url: `nats://${slot.address}:${slot.clientPort}`,
       get running() {
         return running(slot);
       },
@@ -215,12 +286,14 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       },
       output: () => slot.log,
     })),
-    urls: slots.map((slot) => `nats://127.0.0.1:${slot.clientPort}`).join(','),
+    urls: slots.map((slot) => `nats://${slot.address}:${slot.clientPort}`).join(','),
+    monitorUrls: slots.map((slot) => `http://${slot.address}:${slot.monitorPort}`).join(','),
     kill: (index) => stopSlot(slots[index], 'SIGKILL'),
-    async restart(index) {
+    async restart(index, restartOptions = {}) {
       const slot = slots[index];
       if (running(slot)) throw new Error(`nats-server ${slot.name} is still running`);
       launch(slot);
+      if (restartOptions.wait === false) return;
       await waitForHealthy(slot);
       await waitForMetaLeader();
     },

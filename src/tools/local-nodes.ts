@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatKey, generateKey } from '../oracle/auth/mint.js';
-import { freePorts } from './local-nats-cluster.js';
+import { freePorts, type LocalHost } from './local-nats-cluster.js';
 
 export interface NodeExit {
   code: number | null;
@@ -19,7 +19,7 @@ export interface LocalNode {
   readonly index: number;
   readonly nodeId: string;
   readonly port: number;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<address>:<port>` (127.0.0.1 unless `hosts` says otherwise) */
   readonly url: string;
   readonly dataDir: string;
   /** Process id of the current process (changes on restart). */
@@ -50,6 +50,8 @@ export interface LocalNodes {
 export interface LocalNodesOptions {
   /** NATS_URL for every node (comma-separated client URLs, e.g. `NatsCluster.urls`). */
   natsUrl: string;
+  /** NATS_MONITOR_URL for every node (e.g. `NatsCluster.monitorUrls`): the nodes check the servers fsync before acknowledging. */
+  natsMonitorUrl?: string;
   /** Number of nodes; default 3. */
   count?: number;
   /** Port of each node; default free loopback ports picked now (kept across restarts). */
@@ -74,6 +76,8 @@ export interface LocalNodesOptions {
   onLog?: (nodeId: string, line: string) => void;
   /** Each node in its own process group, out of reach of a terminal's Ctrl-C (see NatsClusterOptions). */
   ownProcessGroup?: boolean;
+  /** Where node i runs (address, command prefix such as `ip netns exec NS`); default 127.0.0.1, no prefix. */
+  hosts?: readonly LocalHost[];
 }
 
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -82,6 +86,8 @@ const TERMINATING = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SI
 
 interface NodeSlot {
   index: number;
+  address: string;
+  command: readonly string[];
   nodeId: string;
   port: number;
   dataDir: string;
@@ -95,7 +101,8 @@ interface NodeSlot {
 const isRunning = (slot: NodeSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
 function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = false): void {
-  const child = spawn(process.execPath, [...slot.nodeArgs, MAIN], { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'], detached });
+  const [file, ...args] = [...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
+  const child = spawn(file, args, { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   slot.child = child;
   slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let partial = '';
@@ -118,7 +125,7 @@ async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> 
   const deadline = Date.now() + timeoutMs;
   const child = slot.child!;
   for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
-    const ok = await fetch(`http://127.0.0.1:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
+    const ok = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
       .then(async (response) => {
         await response.arrayBuffer();
         return response.ok;
@@ -160,8 +167,11 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     const nodeId = `${options.nodeIdPrefix ?? 'node-'}${index + 1}`;
     const dataDir = join(root, `node-${index + 1}`);
     mkdirSync(dataDir, { recursive: true });
+    const address = options.hosts?.[index]?.address ?? '127.0.0.1';
     return {
       index,
+      address,
+      command: options.hosts?.[index]?.command ?? [],
       nodeId,
       port,
       dataDir,
@@ -173,8 +183,9 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
         ...options.nodeEnv?.(index),
         ...keys,
         NATS_URL: options.natsUrl,
+        ...(options.natsMonitorUrl ? { NATS_MONITOR_URL: options.natsMonitorUrl } : {}),
         NODE_ID: nodeId,
-        HOST: '127.0.0.1',
+        HOST: address,
         PORT: String(port),
         DATA_DIR: dataDir,
       },
@@ -200,7 +211,7 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     index: slot.index,
     nodeId: slot.nodeId,
     port: slot.port,
-    url: `http://127.0.0.1:${slot.port}`,
+    url: `http://${slot.address}:${slot.port}`,
     dataDir: slot.dataDir,
     get pid() {
       return slot.child!.pid!;

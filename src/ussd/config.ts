@@ -4,6 +4,11 @@ import { integer, text } from '../env-schema.js';
 /** Environment variables of the USSD face. */
 export const ussdEnv = {
   USSD_SESSION_TTL_SECONDS: integer(300, 1),
+  /**
+   * The longest a USSD step may take before the END text answers it (a telecom gateway gives up after 10-20 s and
+   * ends the session on its own). In cluster mode a partition can stall a step: this bounds what a caller sees.
+   */
+  USSD_STEP_TIMEOUT_MS: integer(15_000, 100, 60_000),
   PIN_LOCK_MINUTES: integer(30, 1),
   /** 64 hex characters are used as the AES-256 key; any other string is stretched with scrypt. */
   PIN_ENCRYPTION_KEY: text(),

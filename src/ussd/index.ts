@@ -34,7 +34,7 @@ export const createUssdFace: FaceFactory = async ({ config, store, actors, log, 
       sweeper.unref();
     },
     routes(router) {
-      registerUssdRoutes(router, { actors, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log });
+      registerUssdRoutes(router, { actors, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log, stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS });
     },
     async stop() {
       clearInterval(sweeper);

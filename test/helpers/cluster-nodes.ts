@@ -14,7 +14,7 @@ export async function startTestNodes(
   nats: NatsCluster,
   options: Omit<LocalNodesOptions, 'natsUrl'> = {},
 ): Promise<LocalNodes> {
-  const cluster = await startLocalNodes({ ...options, natsUrl: nats.urls, env: { ACTOR_THREADS: '1', ...options.env } });
+  const cluster = await startLocalNodes({ natsMonitorUrl: nats.monitorUrls, ...options, natsUrl: nats.urls, env: { ACTOR_THREADS: '1', ...options.env } });
   t.teardown(() => cluster.stop());
   return cluster;
 }

@@ -1,12 +1,31 @@
 // A real 3-server NATS cluster with JetStream on loopback for a test file (one per file: starting one takes ~1 s).
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { startNatsCluster, type NatsCluster } from '../../dist/src/tools/local-nats-cluster.js';
 import { ensureSystemTool } from './system-tools.js';
 
 export type { NatsCluster } from '../../dist/src/tools/local-nats-cluster.js';
 
+const INSTALL = fileURLToPath(new URL('../../scripts/install-nats-server.sh', import.meta.url));
+let ensured: string | undefined;
+
+/**
+ * nats-server >= 2.10.23 on PATH (cluster mode needs `sync_interval: always`): scripts/install-nats-server.sh
+ * installs Debian trixie's when it is missing or older (as root; it says what to do otherwise).
+ */
+export function ensureNatsServer(): string {
+  if (ensured) return ensured;
+  try {
+    execFileSync('bash', [INSTALL], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 900_000 });
+  } catch (error) {
+    throw new Error(`nats-server >= 2.10.23 is needed and ${INSTALL} failed: ${(error as { stderr?: Buffer }).stderr?.toString() ?? (error as Error).message}`);
+  }
+  return (ensured = ensureSystemTool('nats-server', 'nats-server'));
+}
+
 /** Starts the cluster and waits for its JetStream meta leader; `t.teardown` stops it and removes its store dirs. */
 export async function startTestNatsCluster(t: { teardown(fn: () => unknown): void }, size = 3): Promise<NatsCluster> {
-  const binary = ensureSystemTool('nats-server', 'nats-server');
+  const binary = ensureNatsServer();
   const cluster = await startNatsCluster({ size, binary });
   t.teardown(() => cluster.stop());
   return cluster;

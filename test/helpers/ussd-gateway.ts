@@ -5,9 +5,11 @@ export interface UssdAnswer {
   body: string;
 }
 
-export async function postUssd(url: string, fields: Record<string, unknown>, form = false): Promise<UssdAnswer> {
+/** `timeoutMs`: give up (reject) after this long, as a gateway does. */
+export async function postUssd(url: string, fields: Record<string, unknown>, form = false, timeoutMs?: number): Promise<UssdAnswer> {
   const res = await fetch(`${url}/api/ussd`, {
     method: 'POST',
+    ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
     headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' },
     body: form ? new URLSearchParams(fields as Record<string, string>).toString() : JSON.stringify(fields),
   });

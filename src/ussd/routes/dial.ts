@@ -19,7 +19,7 @@ const UssdAnswerSchema = v.pipe(
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-export function dialRoutes({ actors, log }: UssdRouteDeps) {
+export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDeps) {
   return [
     route({
       method: 'POST',
@@ -43,7 +43,7 @@ export function dialRoutes({ actors, log }: UssdRouteDeps) {
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await actors.ref(USSD_ACTOR, sessionId).send(message));
+          return reply.text(200, await withinDeadline(actors.ref(USSD_ACTOR, sessionId).send(message, stepTimeoutMs), stepTimeoutMs));
         } catch (err) {
           // Backpressure, a host or node going away and a lost race are what an operator expects under load and
           // failover: a warning. Anything else is a fault.
@@ -54,4 +54,18 @@ export function dialRoutes({ actors, log }: UssdRouteDeps) {
       },
     }),
   ];
+}
+
+/**
+ * The step's answer, or a HostUnavailableError at the deadline: the router's own deadline is the same, but a
+ * partition can add its failover waits to it, and a gateway must be answered before it gives up. A step that
+ * still lands later is what a gateway's retry of the same text then reads back.
+ */
+function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`)), timeoutMs);
+  });
+  answer.catch(() => undefined);
+  return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
 }

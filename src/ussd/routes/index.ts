@@ -17,6 +17,8 @@ export interface UssdRouteDeps {
   sessions: UssdSessionRepository;
   operatorOnly: OperatorGuard;
   log: Logger;
+  /** USSD_STEP_TIMEOUT_MS: a step not answered by then is answered with the END text. */
+  stepTimeoutMs?: number;
 }
 
 export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
