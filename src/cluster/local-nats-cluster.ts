@@ -44,6 +44,8 @@ export interface NatsClusterOptions {
   dataDir?: string;
   /** First client, route and monitoring port (server i gets base + i); default: free ports picked at random. */
   basePorts?: { client: number; cluster: number; monitor: number };
+  /** Every server fsyncs each write before acknowledging it (`sync_interval: always`, nats-server >= 2.10). */
+  syncAlways?: boolean;
   /** Called with each line a server writes to stderr. */
   onLog?: (server: string, line: string) => void;
 }
@@ -124,7 +126,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
         `server_name: ${slot.name}`,
         `listen: 127.0.0.1:${slot.clientPort}`,
         `http: 127.0.0.1:${slot.monitorPort}`,
-        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB }`,
+        `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways ? ', sync_interval: always' : ''} }`,
         `cluster { name: ${clusterName}, listen: 127.0.0.1:${slot.clusterPort}, routes: [${routes.join(', ')}] }`,
         '',
       ].join('\n'),
