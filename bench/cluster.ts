@@ -24,6 +24,7 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
   --connections N      autocannon connections for USSD (BENCH_CONNECTIONS, default 48: 16 per cluster node)
   --streams N          concurrent chat streams (default 24)
   --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
+  --nats-sync          NATS servers fsync before acknowledging (sync_interval: always; nats-server >= 2.10)
   --json PATH          write every row as JSON (BENCH_JSON)`;
 
 interface ClusterBenchOptions {
@@ -33,6 +34,8 @@ interface ClusterBenchOptions {
   streams: number;
   /** Also measure 3 independent single-node servers driven like the cluster. */
   control: boolean;
+  /** The NATS servers sync every write before acknowledging it (sync_interval: always). */
+  natsSync: boolean;
   json?: string;
 }
 
@@ -45,6 +48,7 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       streams: { type: 'string' },
       'no-control': { type: 'boolean', default: false },
+      'nats-sync': { type: 'boolean', default: false },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -59,6 +63,7 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
     connections: positive('connections', values.connections, 48),
     streams: positive('streams', values.streams, 24),
     control: !values['no-control'],
+    natsSync: values['nats-sync'],
     json: values.json || undefined,
   };
 }
@@ -68,7 +73,16 @@ const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' }
 
 const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
 
-type Target = LoadTarget & { rssMiBByPart?(): Record<string, number> };
+type Target = LoadTarget & { rssMiBByPart?(): Record<string, number>; natsMessages?(): Promise<number> };
+
+/** Messages in and out of every NATS server so far (each server's /varz): clients' and routes' alike. */
+async function natsMessages(nats: NatsCluster): Promise<number> {
+  const counts = await Promise.all(nats.servers.map(async (server) => {
+    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+    return varz.in_msgs + varz.out_msgs;
+  }));
+  return counts.reduce((a, b) => a + b, 0);
+}
 
 /**
  * Several processes as one load target: the nodes' ports, and CPU and memory of all its processes (the nodes,
@@ -90,6 +104,7 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
     rssBytes: () => sum(nodePids(), rssBytesOf) + sum(natsPids(), rssBytesOf),
     cpuSecondsByPart: () => ({ nodes: cpu(nodePids()), ...(nats ? { nats: cpu(natsPids()) } : {}) }),
     rssMiBByPart: () => ({ nodesRssMiB: rssMiB(nodePids()), ...(nats ? { natsRssMiB: rssMiB(natsPids()) } : {}) }),
+    ...(nats ? { natsMessages: () => natsMessages(nats) } : {}),
   };
 }
 
@@ -112,19 +127,28 @@ async function warmUssd(target: Target, label: string): Promise<void> {
 async function measureTarget(target: Target, options: ClusterBenchOptions, invocation: string, label: string): Promise<Partial<Record<Bench, Measured>>> {
   const results: Partial<Record<Bench, Measured>> = {};
   const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
+  // NATS messages (in + out, all servers) over the run per operation; counted around the run, so the set-up of a
+  // run's first requests and the lease heartbeats of those seconds count too.
+  const counted = async (run: () => Promise<Measured>): Promise<Measured> => {
+    const before = await target.natsMessages?.();
+    const measured = await run();
+    if (before === undefined) return measured;
+    const messages = (await target.natsMessages!()) - before;
+    return { ...measured, extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN } };
+  };
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
-    results.ussd = withRss(await measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`));
+    results.ussd = withRss(await counted(() => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)));
   }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
     const sessions = await createSessions(target, invocation, options.streams);
     const { headers, body } = turnRequest(invocation);
-    results.chat = withRss(await measureSse(target, {
+    results.chat = withRss(await counted(() => measureSse(target, {
       seconds: options.seconds,
       concurrency: options.streams,
       request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
-    }));
+    })));
   }
   return results;
 }
@@ -159,7 +183,7 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
-  const nats = await startNatsCluster({ binary: natsServer });
+  const nats = await startNatsCluster({ binary: natsServer, ...(options.natsSync ? { syncAlways: true } : {}) });
   let three: Partial<Record<Bench, Measured>>;
   try {
     const cluster = await startLocalNodes({
