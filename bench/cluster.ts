@@ -108,6 +108,16 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
   };
 }
 
+/** CPU (all processes) and NATS messages per second of a target doing nothing for `ms`: its fixed cost. */
+async function idleCost(target: Target, ms = 3_000): Promise<{ cpuMsPerS: number; natsCpuMsPerS: number; natsMsgsPerS: number }> {
+  const [cpu, messages] = [target.cpuSecondsByPart!(), await target.natsMessages?.()];
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const natsMsgsPerS = messages === undefined ? 0 : (((await target.natsMessages!()) - messages) * 1000) / ms;
+  const after = target.cpuSecondsByPart!();
+  const perS = (part: string) => ((after[part] ?? 0) - (cpu[part] ?? 0)) * 1000 * (1000 / ms);
+  return { cpuMsPerS: perS('nodes') + perS('nats'), natsCpuMsPerS: perS('nats'), natsMsgsPerS };
+}
+
 /**
  * Dials 30 sessions spread over the target's nodes before measuring, on every target alike: in cluster mode a
  * node's actor host opens its buckets on its first USSD call, and when nodes create one bucket at once nats-server
@@ -197,7 +207,11 @@ export async function main(argv: string[]): Promise<void> {
       const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
       meta.options.clusterState = health.cluster?.state ?? 'unknown';
       console.log(`cluster state (from /health): ${meta.options.clusterState}`);
-      three = await measureTarget(groupTarget(cluster.nodes, nats), options, invocation, 'cluster');
+      const target = groupTarget(cluster.nodes, nats);
+      const idle = await idleCost(target);
+      console.log(`cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`);
+      three = await measureTarget(target, options, invocation, 'cluster');
+      for (const measured of Object.values(three)) Object.assign(measured.extra ??= {}, { idleCpuMsPerS: idle.cpuMsPerS, idleNatsCpuMsPerS: idle.natsCpuMsPerS, idleNatsMsgsPerS: idle.natsMsgsPerS });
     } finally {
       await cluster.stop();
     }
