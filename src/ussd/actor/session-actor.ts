@@ -86,16 +86,23 @@ class UssdActor implements Actor<UssdShape> {
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
   async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
-    const held = !this.services.cachesSessions && this.#stored != null;
-    const first = await this.#step(dial, held, cancelled);
+    const cluster = !this.services.cachesSessions;
+    // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
+    // which refuses to replace a live session, is the check.
+    const assumed = cluster && this.#stored === undefined && dial.text === '' ? null : undefined;
+    const held = cluster && (this.#stored != null || assumed === null);
+    const first = await this.#step(dial, held, cancelled, assumed);
     return first !== STALE ? first : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
   }
 
-  /** One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. */
-  async #step(dial: DialMessage, held: boolean, cancelled?: AbortSignal): Promise<string | typeof STALE> {
+  /**
+   * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
+   * session to start from instead of loading it (null: none).
+   */
+  async #step(dial: DialMessage, held: boolean, cancelled?: AbortSignal, assumed?: null): Promise<string | typeof STALE> {
     const { sessions, deps } = this.services;
     const now = deps.now();
-    const loading = this.#load();
+    const loading = assumed === null ? null : this.#load();
     const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
 
