@@ -76,7 +76,16 @@ const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' }
 
 const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
 
-type Target = LoadTarget & { rssMiBByPart?(): Record<string, number> };
+type Target = LoadTarget & { rssMiBByPart?(): Record<string, number>; natsMessages?(): Promise<number> };
+
+/** Messages in and out of every NATS server so far (each server's /varz): clients' and routes' alike. */
+async function natsMessages(nats: NatsCluster): Promise<number> {
+  const counts = await Promise.all(nats.servers.map(async (server) => {
+    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+    return varz.in_msgs + varz.out_msgs;
+  }));
+  return counts.reduce((a, b) => a + b, 0);
+}
 
 /**
  * Several processes as one load target: the nodes' ports, and CPU and memory of all its processes (the nodes,
@@ -98,7 +107,18 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
     rssBytes: () => sum(nodePids(), rssBytesOf) + sum(natsPids(), rssBytesOf),
     cpuSecondsByPart: () => ({ nodes: cpu(nodePids()), ...(nats ? { nats: cpu(natsPids()) } : {}) }),
     rssMiBByPart: () => ({ nodesRssMiB: rssMiB(nodePids()), ...(nats ? { natsRssMiB: rssMiB(natsPids()) } : {}) }),
+    ...(nats ? { natsMessages: () => natsMessages(nats) } : {}),
   };
+}
+
+/** CPU (all processes) and NATS messages per second of a target doing nothing for `ms`: its fixed cost. */
+async function idleCost(target: Target, ms = 3_000): Promise<{ cpuMsPerS: number; natsCpuMsPerS: number; natsMsgsPerS: number }> {
+  const [cpu, messages] = [target.cpuSecondsByPart!(), await target.natsMessages?.()];
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const natsMsgsPerS = messages === undefined ? 0 : (((await target.natsMessages!()) - messages) * 1000) / ms;
+  const after = target.cpuSecondsByPart!();
+  const perS = (part: string) => ((after[part] ?? 0) - (cpu[part] ?? 0)) * 1000 * (1000 / ms);
+  return { cpuMsPerS: perS('nodes') + perS('nats'), natsCpuMsPerS: perS('nats'), natsMsgsPerS };
 }
 
 /**
@@ -120,19 +140,28 @@ async function warmUssd(target: Target, label: string): Promise<void> {
 async function measureTarget(target: Target, options: ClusterBenchOptions, invocation: string, label: string): Promise<Partial<Record<Bench, Measured>>> {
   const results: Partial<Record<Bench, Measured>> = {};
   const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
+  // NATS messages (in + out, all servers) over the run per operation; counted around the run, so the set-up of a
+  // run's first requests and the lease heartbeats of those seconds count too.
+  const counted = async (run: () => Promise<Measured>): Promise<Measured> => {
+    const before = await target.natsMessages?.();
+    const measured = await run();
+    if (before === undefined) return measured;
+    const messages = (await target.natsMessages!()) - before;
+    return { ...measured, extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN } };
+  };
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
-    results.ussd = withRss(await measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`));
+    results.ussd = withRss(await counted(() => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)));
   }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
     const sessions = await createSessions(target, invocation, options.streams);
     const { headers, body } = turnRequest(invocation);
-    results.chat = withRss(await measureSse(target, {
+    results.chat = withRss(await counted(() => measureSse(target, {
       seconds: options.seconds,
       concurrency: options.streams,
       request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
-    }));
+    })));
   }
   return results;
 }
@@ -183,7 +212,11 @@ export async function main(argv: string[]): Promise<void> {
       const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
       meta.options.clusterState = health.cluster?.state ?? 'unknown';
       console.log(`cluster state (from /health): ${meta.options.clusterState}`);
-      three = await measureTarget(groupTarget(cluster.nodes, nats), options, invocation, 'cluster');
+      const target = groupTarget(cluster.nodes, nats);
+      const idle = await idleCost(target);
+      console.log(`cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`);
+      three = await measureTarget(target, options, invocation, 'cluster');
+      for (const measured of Object.values(three)) Object.assign(measured.extra ??= {}, { idleCpuMsPerS: idle.cpuMsPerS, idleNatsCpuMsPerS: idle.natsCpuMsPerS, idleNatsMsgsPerS: idle.natsMsgsPerS });
     } finally {
       await cluster.stop();
     }

@@ -27,6 +27,8 @@ const AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ['comlink', (f) => f.url.includes('comlink')],
   ['runtime RPC (src/runtime/rpc, batching endpoint)', (f) => /\/src\/runtime\/(rpc|batching-endpoint)\./.test(f.url)],
   ['postMessage / MessagePort', (f) => /postMessage|MessagePort|messageport/.test(f.functionName) || f.url.includes('worker_threads') || f.url.includes('internal/worker')],
+  ['NATS client (@nats-io)', (f) => f.url.includes('@nats-io')],
+  ['cluster (src/cluster)', (f) => f.url.includes('/src/cluster/')],
   ['LMDB (lmdb-js and its commit)', (f) => f.url.includes('/lmdb/')],
   // uWS's work is native: it shows here only when called through its JS wrapper, mostly inside src/http.
   ['uWebSockets.js', (f) => f.url.includes('uWebSockets')],

@@ -51,5 +51,9 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
     t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');
     t.ok(Math.abs(cluster.extra.nodesCpuMsPerOp + cluster.extra.natsCpuMsPerOp - cluster.cpuMsPerOp) < 0.02, 'the whole is nodes + NATS');
     t.type(cluster.ratio.cpu, 'number', 'CPU ratio cluster / one node');
+    // Every operation crosses NATS at least once (a write and its acknowledgement): messages in + out of the servers.
+    t.ok(cluster.extra.natsMsgsPerOp >= 2, `NATS messages per operation (${cluster.extra.natsMsgsPerOp})`);
+    t.ok(cluster.extra.idleCpuMsPerS > 0, 'the cluster at rest costs some CPU');
   }
+  for (const control of [report.rows[1], report.rows[4]]) t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
 });

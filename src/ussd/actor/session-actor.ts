@@ -8,7 +8,7 @@ import { USSD_ACTOR, type DialMessage, type InspectMessage, type SessionView, ty
 import { openCustomers, openUssdSessions } from '../repositories.js';
 import { ENDED_RETENTION_MS, ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
-import type { Versioned } from '../../store/revision.js';
+import { isRevisionConflict, type Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
 import { answer, type MenuDeps } from './menu/index.js';
@@ -63,35 +63,58 @@ class UssdActor implements Actor<UssdShape> {
     return message.type === 'dial' ? this.#dial(message, cancelled) : this.#inspect();
   }
 
-  /** The session as stored: at once when this actor holds it (no promise for the common step); none is read again. */
-  #load(): Versioned<UssdSession> | null | Promise<Versioned<UssdSession> | null> {
-    // Cluster mode: the session's partition may have moved away and back since this actor last ran, and another
-    // node may have written meanwhile, so every message reads the record (one KV read); a single node caches it.
-    if (this.services.cachesSessions && this.#stored) return this.#stored;
+  /**
+   * The session as stored: at once when this actor holds it (no promise for the common step). `fresh`: read it
+   * from the store whatever this actor holds.
+   */
+  #load(fresh = false): Versioned<UssdSession> | null | Promise<Versioned<UssdSession> | null> {
+    if (!fresh && this.#stored) return this.#stored;
     return this.services.sessions.get(this.sessionId).then((stored) => (this.#stored = stored ?? null));
   }
 
   async #inspect(): Promise<SessionView | null> {
-    const session = (await this.#load())?.value;
+    // Cluster mode: an answer that writes nothing has no revision check to prove the held copy current: read.
+    const session = (await this.#load(!this.services.cachesSessions))?.value;
     if (!isLive(session, this.services.deps.now())) return null;
     const { state, context, createdAt, updatedAt, expiresAt } = session;
     return { state, context, createdAt, updatedAt, expiresAt };
   }
 
+  /**
+   * Cluster mode: a warm actor answers from the session as it last wrote it (no read). Its partition may have moved
+   * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
+   * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
+   */
   async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
+    const cluster = !this.services.cachesSessions;
+    // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
+    // which refuses to replace a live session, is the check.
+    const assumed = cluster && this.#stored === undefined && dial.text === '' ? null : undefined;
+    const held = cluster && (this.#stored != null || assumed === null);
+    const first = await this.#step(dial, held, cancelled, assumed);
+    return first !== STALE ? first : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
+  }
+
+  /**
+   * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
+   * session to start from instead of loading it (null: none).
+   */
+  async #step(dial: DialMessage, held: boolean, cancelled?: AbortSignal, assumed?: null): Promise<string | typeof STALE> {
     const { sessions, deps } = this.services;
     const now = deps.now();
-    const loading = this.#load();
+    const loading = assumed === null ? null : this.#load();
     const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
 
     // A session id belongs to one phone: another number cannot continue (or read) it.
     if (live && live.value.phoneNumber !== dial.phoneNumber) {
+      if (held) return STALE;
       ussdStep.wrong_phone.inc();
       return INVALID_INPUT;
     }
     // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
     if (!live && dial.text !== '') {
+      if (held) return STALE;
       ussdStep.expired.inc();
       return SESSION_EXPIRED;
     }
@@ -99,6 +122,7 @@ class UssdActor implements Actor<UssdShape> {
     const answering = answer(live?.value, dial, deps);
     const step = answering instanceof Promise ? await answering : answering;
     if (step.retry) {
+      if (held) return STALE;
       ussdStep.retry.inc();
       return step.screen;
     }
@@ -111,6 +135,7 @@ class UssdActor implements Actor<UssdShape> {
       this.#stored = { value: next, revision };
     } catch (error) {
       this.#stored = undefined; // another writer came first (or the write failed): read again next time
+      if (held && isRevisionConflict(error)) return STALE;
       throw error;
     }
     this.services.live?.committed(this.sessionId, next);
@@ -118,5 +143,8 @@ class UssdActor implements Actor<UssdShape> {
     return step.screen;
   }
 }
+
+/** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
+const STALE = Symbol('stale');
 
 export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, services.of(host)), services.prepare);

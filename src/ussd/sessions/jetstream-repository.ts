@@ -64,9 +64,11 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
 
   async begin(session: UssdSession, now: number): Promise<Revision> {
     const key = [session.sessionId];
-    const current = await this.sessions.get(key);
-    if (current && current.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
-    return current ? this.sessions.update(key, session, current.revision) : this.sessions.create(key, session);
+    // One read: the key's newest write (a deletion included) is what a create expects, so create reads no more.
+    const latest = await this.sessions.latest(key);
+    if (latest?.value === undefined) return this.sessions.create(key, session, latest ?? null);
+    if (latest.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
+    return this.sessions.update(key, session, latest.revision);
   }
 
   update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {

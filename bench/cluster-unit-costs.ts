@@ -1,0 +1,116 @@
+// `node dist/bench/cluster-unit-costs.js [--no-sync] [--count N]`: what one NATS operation of each kind that cluster
+// mode uses costs on a local 3-server JetStream cluster: messages in + out of all servers (/varz) and CPU of the NATS
+// servers and of the client process, per operation. The kinds: a KV read (to the stream leader), a revision-checked
+// KV write (R3), a core request/reply between two connections on different servers (the routing hop), and a core
+// publish between them (a stream frame). docs/cluster.md builds a USSD step and a chat turn from these.
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { connectCluster, type ClusterConnection } from '../src/cluster/connection.js';
+import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools/local-nats-cluster.js';
+import { KvRecordStore } from '../src/cluster/record-store.js';
+import { cpuSecondsOf } from './lib/process.js';
+
+interface UnitCost {
+  kind: string;
+  messages: number;
+  natsCpuMs: number;
+  clientCpuMs: number;
+}
+
+async function natsMessages(nats: NatsCluster): Promise<number> {
+  const counts = await Promise.all(nats.servers.map(async (server) => {
+    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+    return varz.in_msgs + varz.out_msgs;
+  }));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Runs `count` operations, `concurrency` at a time, and measures them per operation. */
+async function measure(nats: NatsCluster, kind: string, count: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<UnitCost> {
+  const natsCpu = () => nats.servers.reduce((sum, server) => sum + cpuSecondsOf(server.pid!), 0);
+  const cpuBefore = process.cpuUsage();
+  const [messagesBefore, natsBefore] = [await natsMessages(nats), natsCpu()];
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) await op(next++);
+  }));
+  const messages = (await natsMessages(nats)) - messagesBefore;
+  const natsSeconds = natsCpu() - natsBefore;
+  const client = process.cpuUsage(cpuBefore);
+  return { kind, messages: messages / count, natsCpuMs: (natsSeconds * 1000) / count, clientCpuMs: (client.user + client.system) / 1000 / count };
+}
+
+/**
+ * The partition log of the structural option: each partition's writes appended to its own subject of one R3
+ * stream, fenced by the expected last sequence of that subject; 16 partitions appended to at once. Per append of
+ * one step's record, and per step when one append carries 16 steps' records (a group commit).
+ */
+async function partitionLog(nats: NatsCluster, connection: ClusterConnection, count: number, pad: string): Promise<UnitCost[]> {
+  await connection.jsm.streams.add({ name: 'unit_log', subjects: ['unit.log.*'], num_replicas: 3 });
+  const last = new Map<number, number>();
+  const append = async (partition: number, body: string) => {
+    const ack = await connection.js.publish(`unit.log.${partition}`, body, { expect: { lastSubjectSequence: last.get(partition) ?? 0 } });
+    last.set(partition, ack.seq);
+  };
+  const results: UnitCost[] = [];
+  for (const batch of [1, 16]) {
+    const body = JSON.stringify(Array.from({ length: batch }, (_, i) => ({ key: `s${i}`, value: pad })));
+    const appends = Math.max(16, Math.round(count / batch / 16) * 16);
+    const sequential = Array.from({ length: 16 }, () => Promise.resolve());
+    const measured = await measure(nats, `partition log append, ${batch} step(s) per append`, appends, 1, async (i) => {
+      // 16 partitions in flight at once, each append after its partition's previous one (the fence needs it).
+      const partition = i % 16;
+      sequential[partition] = sequential[partition].then(() => append(partition, body));
+      if (partition === 15) await Promise.all(sequential);
+    });
+    results.push({ ...measured, messages: measured.messages / batch, natsCpuMs: measured.natsCpuMs / batch, clientCpuMs: measured.clientCpuMs / batch, kind: `${measured.kind} (per step)` });
+  }
+  return results;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { 'no-sync': { type: 'boolean', default: false }, count: { type: 'string', default: '2000' } } });
+  const count = Number(values.count);
+  const binary = findNatsServer();
+  if (!binary) throw new Error('nats-server is not installed');
+  const nats = await startNatsCluster({ binary, syncAlways: !values['no-sync'] });
+  const connections: ClusterConnection[] = [];
+  try {
+    const settings = (server: number) => ({ NATS_URL: [nats.servers[server].url], NATS_REPLICAS: 3, NATS_PREFIX: 'unit' });
+    const [a, b] = [await connectCluster(settings(0), 'unit-a'), await connectCluster(settings(1), 'unit-b')];
+    connections.push(a, b);
+    const store = await KvRecordStore.open<{ n: number; pad: string }>(a, { name: 'unit' });
+    const pad = 'x'.repeat(300); // about a USSD session record's size
+    const revisions = new Map<number, number>();
+    for (let i = 0; i < 64; i++) revisions.set(i, await store.create([`k${i}`], { n: 0, pad }));
+    b.nc.subscribe('unit.echo', { callback: (_error, msg) => void msg.respond(msg.data) });
+    b.nc.subscribe('unit.sink', { callback: () => {} });
+    await b.nc.flush();
+    const results = [
+      await measure(nats, 'KV read (leader)', count, 16, (i) => store.get([`k${i % 64}`])),
+      await measure(nats, 'KV revision-checked write', count, 16, async (i) => {
+        const key = i % 64;
+        revisions.set(key, await store.update([`k${key}`], { n: i, pad }, revisions.get(key)!));
+      }),
+      await measure(nats, 'request/reply, other server', count, 16, () => a.nc.request('unit.echo', pad, { timeout: 5_000 })),
+      ...(await partitionLog(nats, a, count, pad)),
+      await measure(nats, 'publish, other server', count, 1, async (i) => {
+        a.nc.publish('unit.sink', pad);
+        if (i % 100 === 99) await a.nc.flush();
+      }),
+    ];
+    console.log(`| operation (${count} each${values['no-sync'] ? ', not synced' : ', sync_interval: always'}) | NATS msgs in+out | NATS CPU ms | client CPU ms |`);
+    console.log('|---|---|---|---|');
+    for (const r of results) console.log(`| ${r.kind} | ${r.messages.toFixed(1)} | ${r.natsCpuMs.toFixed(3)} | ${r.clientCpuMs.toFixed(3)} |`);
+  } finally {
+    for (const connection of connections) await connection.close();
+    await nats.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(() => process.exit(0), (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
