@@ -29,7 +29,9 @@ export const CONNECT_TIMEOUT_MS = 5000;
 const MAX_KEEPALIVE_MS = 2 ** 31 - 1;
 
 /** Where the node listens: one address, or several (tried in order), with TLS or without. */
-export type H2Target = H2Address | { addresses: H2Address[]; tls?: TlsSettings; authority?: string; dnsServer?: string };
+export type H2Target =
+  | H2Address
+  | { addresses: H2Address[]; tls?: TlsSettings; authority?: string; dnsServer?: string };
 
 export interface ChannelOptions {
   /** Default limit of one answer's message (per call: see call()). */
@@ -108,7 +110,13 @@ export class H2Channel {
    * the node cannot be reached, DEADLINE_EXCEEDED past the deadline), as grpc-js reports them. An answer whose
    * message is larger than `maxReceiveBytes` fails RESOURCE_EXHAUSTED as soon as its length prefix arrives.
    */
-  call(path: string, message: Uint8Array, metadata: Record<string, string>, timeoutMs: number, maxReceiveBytes = this.#maxReceiveBytes): Promise<H2Outcome> {
+  call(
+    path: string,
+    message: Uint8Array,
+    metadata: Record<string, string>,
+    timeoutMs: number,
+    maxReceiveBytes = this.#maxReceiveBytes,
+  ): Promise<H2Outcome> {
     return new Promise((resolve) => {
       if (this.#closed) return resolve({ code: GrpcStatus.UNAVAILABLE, details: 'Channel has been shut down' });
       const call = new UnaryCall(path, metadataBlock(timeoutMs, metadata), message, maxReceiveBytes, resolve);
@@ -136,7 +144,13 @@ export class H2Channel {
     const tls = this.#tls !== undefined;
     const { socket, readyEvent } = dial(address, { tls: this.#tls, lookup: this.#lookup });
     // An address that swallows the SYN (or a TLS handshake that stalls) must not hold the calls to their deadline.
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`connect timed out after ${CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })), CONNECT_TIMEOUT_MS).unref();
+    const timer = setTimeout(
+      () =>
+        socket.destroy(
+          Object.assign(new Error(`connect timed out after ${CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' }),
+        ),
+      CONNECT_TIMEOUT_MS,
+    ).unref();
     socket.once(readyEvent, () => clearTimeout(timer));
     socket.once('close', () => clearTimeout(timer));
     const port = 'socketPath' in address ? 0 : address.port;
@@ -146,13 +160,27 @@ export class H2Channel {
         authority: this.#authority,
         keepaliveMs: this.#keepaliveMs,
         tls,
-        plaintextHint: tls ? undefined : port === 443 ? 'port 443 usually speaks TLS: for a TLS node, write the target as grpcs://host:443' : 'if the node speaks TLS, write the target as grpcs://host:port',
+        plaintextHint: tls
+          ? undefined
+          : port === 443
+            ? 'port 443 usually speaks TLS: for a TLS node, write the target as grpcs://host:443'
+            : 'if the node speaks TLS, write the target as grpcs://host:port',
         describeError: (error, connected) => dialError(error, tls, connected),
       },
-      { unusable: this.#unusable, retry: this.#retry, reached: () => this.#setState({ state: 'ready', address: describeAddress(address), keepaliveMs: this.#keepaliveMs }) },
+      {
+        unusable: this.#unusable,
+        retry: this.#retry,
+        reached: () =>
+          this.#setState({ state: 'ready', address: describeAddress(address), keepaliveMs: this.#keepaliveMs }),
+      },
     );
     this.#connection = connection;
-    this.#setState({ state: 'connecting', address: describeAddress(address), error: this.#state.error, keepaliveMs: this.#keepaliveMs });
+    this.#setState({
+      state: 'connecting',
+      address: describeAddress(address),
+      error: this.#state.error,
+      keepaliveMs: this.#keepaliveMs,
+    });
     return connection;
   }
 
@@ -170,7 +198,12 @@ export class H2Channel {
     }
     if (connection.failure === undefined) return;
     this.#dialFailure = connection.failure;
-    this.#setState({ state: 'failing', address: this.#state.address, error: connection.failure, keepaliveMs: this.#keepaliveMs });
+    this.#setState({
+      state: 'failing',
+      address: this.#state.address,
+      error: connection.failure,
+      keepaliveMs: this.#keepaliveMs,
+    });
     // The next address gets the next dial at once; after the last, the round starts again after the backoff.
     this.#nextAddress++;
     if (this.#nextAddress < this.#addresses.length) return;
@@ -183,7 +216,8 @@ export class H2Channel {
   #setState(state: ChannelState): void {
     const previous = this.#state;
     this.#state = state;
-    if (previous.state !== state.state || previous.error !== state.error || previous.address !== state.address) this.#onState?.(state);
+    if (previous.state !== state.state || previous.error !== state.error || previous.address !== state.address)
+      this.#onState?.(state);
   }
 
   /** No new calls; open ones finish. */

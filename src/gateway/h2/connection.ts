@@ -4,39 +4,41 @@
 import type { Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import {
-  ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, Flag, FrameReader, FrameType, SETTINGS_ACK, Setting, checkPing, clientOpening,
-  goawayFrame, headerFrames, pingFrame, readGoaway, readRstStream, readSettings, readWindowIncrement, requestFrames, rstStreamFrame, unpad,
+  ConnectionError,
+  DEFAULT_MAX_FRAME_SIZE,
+  ErrorCode,
+  Flag,
+  FrameReader,
+  FrameType,
+  SETTINGS_ACK,
+  checkPing,
+  clientOpening,
+  goawayFrame,
+  headerFrames,
+  pingFrame,
+  readGoaway,
+  readRstStream,
+  readSettings,
+  readWindowIncrement,
+  requestFrames,
+  rstStreamFrame,
+  unpad,
 } from './frames.js';
 import { FrameWriter } from './frame-writer.js';
-import { handBack } from './hand-back.js';
+import { failCalls, handBack } from './hand-back.js';
 import { HeaderBlockReader, MAX_HEADER_BLOCK, type HeaderBlock } from './header-block.js';
 import { Keepalive } from './keepalive.js';
 import { CONNECTION_WINDOW, ReceiveWindows, STREAM_WINDOW } from './receive-windows.js';
 import { RequestHeaders } from './request-headers.js';
 import { SendWindows } from './send-windows.js';
 import { grpcFrame, type UnaryCall } from './unary-call.js';
+import type { ConnectionEvents, ConnectionOptions } from './connection-options.js';
+import { protocolFailure, withPlaintextHint } from './failures.js';
+import { listenToSocket } from './socket-events.js';
+
+export type { ConnectionEvents, ConnectionOptions } from './connection-options.js';
 
 const LAST_STREAM_ID = 2 ** 31 - 1;
-
-export interface ConnectionOptions {
-  authority: string;
-  /** 0: no keepalive PINGs. */
-  keepaliveMs: number;
-  /** TLS: `:scheme https`, and the socket is ready at 'secureConnect' (with ALPN h2), not at 'connect'. */
-  tls: boolean;
-  /** Appended to the failure of a plaintext connection that connected and never saw HTTP/2 (it may be a TLS port). */
-  plaintextHint?: string;
-  describeError(error: Error, connected: boolean): string;
-}
-
-export interface ConnectionEvents {
-  /** The connection takes no new calls (GOAWAY, failure, close): the channel dials another for the next call. */
-  unusable(connection: H2Connection): void;
-  /** Calls the node never saw (queued here, or above a GOAWAY's last stream id): to be sent on another connection. */
-  retry(calls: UnaryCall[]): void;
-  /** The node's first SETTINGS arrived: it speaks HTTP/2. */
-  reached(connection: H2Connection): void;
-}
 
 export class H2Connection {
   readonly #socket: Socket;
@@ -72,61 +74,78 @@ export class H2Connection {
     this.#events = events;
     this.#options = options;
     this.#requestHeaders = new RequestHeaders(options.tls, options.authority);
-    this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, (type, flags, streamId, payload) => this.#onFrame(type, flags, streamId, payload));
-    socket.setNoDelay(true);
-    socket.unref();
-    socket.on('connect', () => {
-      this.#connected = true;
-      // Again on the connected handle: happy-eyeballs connects (a name's records tried in turn) replace the
-      // handle that setNoDelay above was given.
-      socket.setNoDelay(true);
-      if (!options.tls) this.#becomeReady();
+    this.#reader = new FrameReader(DEFAULT_MAX_FRAME_SIZE, (type, flags, streamId, payload) =>
+      this.#onFrame(type, flags, streamId, payload),
+    );
+    listenToSocket(socket, options.tls, {
+      connected: () => {
+        this.#connected = true;
+        if (!options.tls) this.#becomeReady();
+      },
+      secured: () => this.#becomeReady(),
+      // The node ended its side (an idle timeout, a restart): no new call may go out on this connection.
+      // (Before its SETTINGS, the close that follows reports the failure.)
+      ended: () => {
+        if (this.#settingsReceived) this.#becomeUnusable();
+      },
+      data: (chunk) => this.#onBytes(chunk),
+      failed: (error) =>
+        this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(options.describeError(error, this.#connected)), {
+          retryUnanswered: true,
+        }),
+      closed: () =>
+        this.#destroy(
+          GrpcStatus.UNAVAILABLE,
+          this.#withHint(this.#connected ? 'Connection to the node closed' : 'No connection established'),
+          { retryUnanswered: true },
+        ),
     });
-    if (options.tls) socket.on('secureConnect', () => this.#becomeReady());
-    // The node ended its side (an idle timeout, a restart): no new call may go out on this connection.
-    // (Before its SETTINGS, the close that follows reports the failure.)
-    socket.on('end', () => {
-      if (this.#settingsReceived) this.#becomeUnusable();
-    });
-    socket.on('data', (chunk: Buffer) => {
-      if (this.#destroyed) return;
-      try {
-        // A TLS record (alert or handshake) where SETTINGS belongs: a plaintext target pointed at a TLS port.
-        if (!this.#settingsReceived && !options.tls && (chunk[0] === 0x15 || chunk[0] === 0x16) && chunk[1] === 0x03) {
-          throw new Error('the node answered with TLS: write the target as grpcs://host:port');
-        }
-        this.#reader.push(chunk);
-      } catch (error) {
-        this.#protocolFailure(error);
-      }
-    });
-    socket.on('error', (error) => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(options.describeError(error, this.#connected)), { retryUnanswered: true }));
-    socket.on('close', () => this.#destroy(GrpcStatus.UNAVAILABLE, this.#withHint(this.#connected ? 'Connection to the node closed' : 'No connection established'), { retryUnanswered: true }));
     for (const frame of clientOpening(STREAM_WINDOW, CONNECTION_WINDOW, MAX_HEADER_BLOCK)) this.#writer.write(frame);
     // Pings keep NATs and proxies from dropping a quiet connection (only when asked for: a node with grpc-go's
     // default policy answers pings on an idle connection with GOAWAY too_many_pings). One unanswered drops it.
     if (options.keepaliveMs > 0) {
-      const ping = () => this.#writer.write(pingFrame(Buffer.alloc(8), false));
-      this.#keepalive = new Keepalive(options.keepaliveMs, ping, () => this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered'));
+      this.#keepalive = new Keepalive(options.keepaliveMs, this.#writer, () =>
+        this.#destroy(GrpcStatus.UNAVAILABLE, 'Keepalive ping not answered'),
+      );
     }
   }
 
   /** The GOAWAY the node sent, if any: its code and debug text (`too_many_pings` doubles the keepalive). */
   goaway?: { code: number; debug: string };
 
+  #onBytes(chunk: Buffer): void {
+    if (this.#destroyed) return;
+    try {
+      // A TLS record (alert or handshake) where SETTINGS belongs: a plaintext target pointed at a TLS port.
+      if (
+        !this.#settingsReceived &&
+        !this.#options.tls &&
+        (chunk[0] === 0x15 || chunk[0] === 0x16) &&
+        chunk[1] === 0x03
+      ) {
+        throw new Error('the node answered with TLS: write the target as grpcs://host:port');
+      }
+      this.#reader.push(chunk);
+    } catch (error) {
+      this.#protocolFailure(error);
+    }
+  }
+
   #becomeReady(): void {
     if (this.#destroyed) return;
     const alpn = (this.#socket as Socket & { alpnProtocol?: string | false }).alpnProtocol;
     if (this.#options.tls && alpn !== 'h2') {
-      return this.#destroy(GrpcStatus.UNAVAILABLE, `TLS handshake done but the node did not agree to HTTP/2 (ALPN ${alpn ? JSON.stringify(alpn) : 'none'})`);
+      return this.#destroy(
+        GrpcStatus.UNAVAILABLE,
+        `TLS handshake done but the node did not agree to HTTP/2 (ALPN ${alpn ? JSON.stringify(alpn) : 'none'})`,
+      );
     }
     this.#ready = true;
     this.#openQueued();
   }
 
   #withHint(details: string): string {
-    // Only for a node that took the connection and never spoke HTTP/2 (not for a refused connection).
-    return this.#settingsReceived || !this.#connected || !this.#options.plaintextHint ? details : `${details} (${this.#options.plaintextHint})`;
+    return withPlaintextHint(details, this.#connected && !this.#settingsReceived, this.#options.plaintextHint);
   }
 
   /** Why the connection failed (the details its calls got), once it has; undefined after a graceful end. */
@@ -181,7 +200,8 @@ export class H2Connection {
 
   /** Queued calls take the stream slots that are free (a stream ended, or the node's SETTINGS raised the limit). */
   #openQueued(): void {
-    while (this.#ready && this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable) this.#open(this.#queue.shift()!);
+    while (this.#ready && this.#queue.length > 0 && this.#streams.size < this.#maxConcurrent && this.#usable)
+      this.#open(this.#queue.shift()!);
   }
 
   /** The deadline passed (or the answer grew too large): the node is told to stop, the stream is forgotten. */
@@ -221,28 +241,40 @@ export class H2Connection {
 
   #onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.#destroyed) return;
-    if (this.#headerBlocks.pending && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
-    if (!this.#settingsReceived && type !== FrameType.SETTINGS) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the node did not start with SETTINGS');
+    if (this.#headerBlocks.pending && type !== FrameType.CONTINUATION)
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'header block interrupted by another frame');
+    if (!this.#settingsReceived && type !== FrameType.SETTINGS)
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'the node did not start with SETTINGS');
     switch (type) {
-      case FrameType.DATA: return this.#onData(flags, streamId, payload);
+      case FrameType.DATA:
+        return this.#onData(flags, streamId, payload);
       case FrameType.HEADERS:
         this.#checkOpened(streamId, 'HEADERS');
         return this.#onHeaderBlock(this.#headerBlocks.headers(flags, streamId, payload));
-      case FrameType.CONTINUATION: return this.#onHeaderBlock(this.#headerBlocks.continuation(flags, streamId, payload));
-      case FrameType.RST_STREAM: return this.#onReset(streamId, payload);
-      case FrameType.SETTINGS: return this.#onSettings(flags, streamId, payload);
-      case FrameType.PING: return this.#onPing(flags, streamId, payload);
-      case FrameType.GOAWAY: return this.#onGoaway(streamId, payload);
-      case FrameType.WINDOW_UPDATE: return this.#onWindowUpdate(streamId, payload);
-      case FrameType.PUSH_PROMISE: throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PUSH_PROMISE with push disabled');
-      default: return; // PRIORITY and unknown types carry nothing for this client.
+      case FrameType.CONTINUATION:
+        return this.#onHeaderBlock(this.#headerBlocks.continuation(flags, streamId, payload));
+      case FrameType.RST_STREAM:
+        return this.#onReset(streamId, payload);
+      case FrameType.SETTINGS:
+        return this.#onSettings(flags, streamId, payload);
+      case FrameType.PING:
+        return this.#onPing(flags, streamId, payload);
+      case FrameType.GOAWAY:
+        return this.#onGoaway(streamId, payload);
+      case FrameType.WINDOW_UPDATE:
+        return this.#onWindowUpdate(streamId, payload);
+      case FrameType.PUSH_PROMISE:
+        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PUSH_PROMISE with push disabled');
+      default:
+        return; // PRIORITY and unknown types carry nothing for this client.
     }
   }
 
   /** A stream id the node may not use yet (never opened by us) is a connection error. */
   #checkOpened(streamId: number, kind: string): void {
     if (streamId === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `${kind} on stream 0`);
-    if (streamId % 2 === 0 || streamId >= this.#nextStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `${kind} on idle stream ${streamId}`);
+    if (streamId % 2 === 0 || streamId >= this.#nextStreamId)
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `${kind} on idle stream ${streamId}`);
   }
 
   #onData(flags: number, streamId: number, payload: Buffer): void {
@@ -304,16 +336,8 @@ export class H2Connection {
       this.#settingsReceived = true;
       this.#events.reached(this);
     }
-    for (const [id, value] of settings) {
-      if (id === Setting.MAX_CONCURRENT_STREAMS) {
-        this.#maxConcurrent = value;
-      } else if (id === Setting.INITIAL_WINDOW_SIZE) {
-        this.#send.setInitialStreamWindow(value, this.#streams.values());
-      } else if (id === Setting.MAX_FRAME_SIZE) {
-        this.#send.maxFrame = value;
-      }
-      // HEADER_TABLE_SIZE: this encoder never indexes, so the node's table stays empty at any size.
-    }
+    const maxConcurrent = this.#send.applySettings(settings, this.#streams.values());
+    if (maxConcurrent !== undefined) this.#maxConcurrent = maxConcurrent;
     this.#writer.acknowledge(SETTINGS_ACK);
     this.#send.resumeBlocked();
     this.#openQueued();
@@ -347,41 +371,27 @@ export class H2Connection {
     if (streamError !== undefined) this.#resetStream(call, streamError);
   }
 
-  /**
-   * The node broke the protocol: it is told why (GOAWAY), the connection is dropped, its calls fail INTERNAL. Before
-   * its first SETTINGS the peer is not an HTTP/2 node at all (an HTTP/1 port, say): UNAVAILABLE, as grpc-js answers
-   * a connection that never became ready, so a misconfigured upstream reads as one that cannot be reached.
-   */
+  /** The node broke the protocol: it is told why (GOAWAY), the connection is dropped (protocolFailure says how). */
   #protocolFailure(error: unknown): void {
-    const code = error instanceof ConnectionError ? error.code : ErrorCode.INTERNAL_ERROR;
-    const message = (error as Error).message;
-    const [status, what] = this.#settingsReceived ? [GrpcStatus.INTERNAL, 'HTTP/2 protocol error from the node'] : [GrpcStatus.UNAVAILABLE, 'The node does not speak HTTP/2'];
-    this.#destroy(status, this.#withHint(`${what}: ${message}`), { lastFrame: goawayFrame(0, code, message.slice(0, 200)) });
+    const failure = protocolFailure(error, this.#settingsReceived);
+    this.#destroy(failure.status, this.#withHint(failure.details), { lastFrame: failure.lastFrame });
   }
 
-  /**
-   * Every unfinished call fails with `code`; the socket is destroyed. `retryUnanswered` (the connection dropped,
-   * no GOAWAY): calls without response headers go out once more on another connection, for the race where the
-   * node closed an idle connection as a call was written. Every call of this client is a query, safe to repeat.
-   */
-  #destroy(code: number, details: string, { lastFrame, retryUnanswered = false }: { lastFrame?: Buffer; retryUnanswered?: boolean } = {}): void {
+  /** Every unfinished call fails with `code` (or, `retryUnanswered`, goes out again: failCalls); the socket is destroyed. */
+  #destroy(
+    code: number,
+    details: string,
+    { lastFrame, retryUnanswered = false }: { lastFrame?: Buffer; retryUnanswered?: boolean } = {},
+  ): void {
     if (this.#destroyed) return;
     this.failure = details;
     this.#becomeUnusable();
     this.#destroyed = true;
     this.#keepalive?.stop();
-    let calls = [...this.#streams.values()];
-    if (retryUnanswered && !this.goaway) {
-      const unanswered = calls.filter((call) => !call.headers);
-      calls = calls.filter((call) => call.headers);
-      handBack(unanswered, this.#events, details);
-    }
+    const calls = [...this.#streams.values()];
     this.#streams.clear();
     this.#send.clear();
     this.#writer.abort(lastFrame);
-    for (const call of calls) {
-      call.cancel = undefined;
-      call.settle(code, details);
-    }
+    failCalls(calls, code, details, retryUnanswered && !this.goaway, this.#events);
   }
 }

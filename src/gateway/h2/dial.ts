@@ -56,7 +56,10 @@ export function lookupThrough(server: string): LookupFunction {
       if (--pending > 0) return;
       // IPv4 first: the order a system resolver gives on most hosts, and one stable order for pick-first.
       found.sort((a, b) => a.family - b.family);
-      if (found.length === 0) return (callback as (e: Error) => void)(firstError ?? Object.assign(new Error(`queryA ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
+      if (found.length === 0)
+        return (callback as (e: Error) => void)(
+          firstError ?? Object.assign(new Error(`queryA ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+        );
       if (all) return (callback as (e: null, a: typeof found) => void)(null, found);
       (callback as (e: null, a: string, f: number) => void)(null, found[0].address, found[0].family);
     };
@@ -74,20 +77,37 @@ export interface DialOptions {
  * A socket connecting to `address`; ready (for HTTP/2) on the event named by `readyEvent`. Connection errors
  * arrive as the socket's 'error' (see `dialError` for how they read).
  */
-export function dial(address: H2Address, options: DialOptions): { socket: Socket; readyEvent: 'connect' | 'secureConnect' } {
+export function dial(
+  address: H2Address,
+  options: DialOptions,
+): { socket: Socket; readyEvent: 'connect' | 'secureConnect' } {
   if ('socketPath' in address) return { socket: netConnect(address.socketPath), readyEvent: 'connect' };
   // Every record of a name is tried in turn (happy eyeballs); an IP address is dialled as it is.
   const name = isIP(address.host) === 0;
-  const common = { host: address.host, port: address.port, autoSelectFamily: name, ...(options.lookup ? { lookup: options.lookup } : {}) };
+  const common = {
+    host: address.host,
+    port: address.port,
+    autoSelectFamily: name,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
   const tls = options.tls;
   if (!tls) return { socket: netConnect(common), readyEvent: 'connect' };
   const servername = tls.servername ?? (isIP(address.host) ? undefined : address.host);
-  const socket = tlsConnect({ ...common, secureContext: tls.secureContext, ALPNProtocols: ['h2'], ...(servername ? { servername } : {}) });
+  const socket = tlsConnect({
+    ...common,
+    secureContext: tls.secureContext,
+    ALPNProtocols: ['h2'],
+    ...(servername ? { servername } : {}),
+  });
   return { socket, readyEvent: 'secureConnect' };
 }
 
 /** An error of a connection attempt as one line; a TLS verification error keeps its OpenSSL code (named in /health). */
-export function dialError(error: Error & { code?: string; errors?: Error[] }, tls: boolean, connected: boolean): string {
+export function dialError(
+  error: Error & { code?: string; errors?: Error[] },
+  tls: boolean,
+  connected: boolean,
+): string {
   const message = error.errors?.length ? error.errors.map((each) => each.message).join('; ') : error.message;
   if (tls && isTlsError(error)) return `TLS handshake failed: ${error.code ? `${error.code}: ` : ''}${message}`;
   return connected ? `Connection to the node failed: ${message}` : `No connection established: ${message}`;
@@ -95,5 +115,10 @@ export function dialError(error: Error & { code?: string; errors?: Error[] }, tl
 
 function isTlsError(error: Error & { code?: string }): boolean {
   const code = error.code ?? '';
-  return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SELF_SIGNED|UNABLE_TO|VERIFY|ALERT/.test(code) || /ssl|tls|certificate/i.test(error.message);
+  return (
+    code.startsWith('ERR_TLS') ||
+    code.startsWith('ERR_SSL') ||
+    /CERT|SELF_SIGNED|UNABLE_TO|VERIFY|ALERT/.test(code) ||
+    /ssl|tls|certificate/i.test(error.message)
+  );
 }

@@ -29,7 +29,11 @@ export class FrameWriter {
   /** An ACK the node asked for; throws ENHANCE_YOUR_CALM when the node floods us with them without reading. */
   acknowledge(frame: Buffer): void {
     if (this.#out.length === 0 && this.socket.writableLength === 0) this.#unsentAcks = 0;
-    if (++this.#unsentAcks > MAX_UNSENT_ACKS) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'flood of SETTINGS or PING frames whose acknowledgements the node does not read');
+    if (++this.#unsentAcks > MAX_UNSENT_ACKS)
+      throw new ConnectionError(
+        ErrorCode.ENHANCE_YOUR_CALM,
+        'flood of SETTINGS or PING frames whose acknowledgements the node does not read',
+      );
     this.write(frame);
   }
 

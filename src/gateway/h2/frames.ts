@@ -4,19 +4,45 @@
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export const FrameType = {
-  DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PUSH_PROMISE: 5, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9,
+  DATA: 0,
+  HEADERS: 1,
+  PRIORITY: 2,
+  RST_STREAM: 3,
+  SETTINGS: 4,
+  PUSH_PROMISE: 5,
+  PING: 6,
+  GOAWAY: 7,
+  WINDOW_UPDATE: 8,
+  CONTINUATION: 9,
 } as const;
 
 export const Flag = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
 
 export const Setting = {
-  HEADER_TABLE_SIZE: 1, ENABLE_PUSH: 2, MAX_CONCURRENT_STREAMS: 3, INITIAL_WINDOW_SIZE: 4, MAX_FRAME_SIZE: 5, MAX_HEADER_LIST_SIZE: 6,
+  HEADER_TABLE_SIZE: 1,
+  ENABLE_PUSH: 2,
+  MAX_CONCURRENT_STREAMS: 3,
+  INITIAL_WINDOW_SIZE: 4,
+  MAX_FRAME_SIZE: 5,
+  MAX_HEADER_LIST_SIZE: 6,
 } as const;
 
 /** Error codes (RFC 9113 section 7). */
 export const ErrorCode = {
-  NO_ERROR: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2, FLOW_CONTROL_ERROR: 3, SETTINGS_TIMEOUT: 4, STREAM_CLOSED: 5, FRAME_SIZE_ERROR: 6,
-  REFUSED_STREAM: 7, CANCEL: 8, COMPRESSION_ERROR: 9, CONNECT_ERROR: 10, ENHANCE_YOUR_CALM: 11, INADEQUATE_SECURITY: 12, HTTP_1_1_REQUIRED: 13,
+  NO_ERROR: 0,
+  PROTOCOL_ERROR: 1,
+  INTERNAL_ERROR: 2,
+  FLOW_CONTROL_ERROR: 3,
+  SETTINGS_TIMEOUT: 4,
+  STREAM_CLOSED: 5,
+  FRAME_SIZE_ERROR: 6,
+  REFUSED_STREAM: 7,
+  CANCEL: 8,
+  COMPRESSION_ERROR: 9,
+  CONNECT_ERROR: 10,
+  ENHANCE_YOUR_CALM: 11,
+  INADEQUATE_SECURITY: 12,
+  HTTP_1_1_REQUIRED: 13,
 } as const;
 
 export const FRAME_HEADER_SIZE = 9;
@@ -94,7 +120,12 @@ export function pingFrame(payload: Uint8Array, ack: boolean): Buffer {
  * A header block as HEADERS plus CONTINUATION frames of at most `maxFrameSize` payload each, in one buffer.
  * `parts` are concatenated as the block (cached fixed fields, then per-call ones) without joining them first.
  */
-export function headerFrames(streamId: number, parts: readonly Uint8Array[], endStream: boolean, maxFrameSize: number): Buffer {
+export function headerFrames(
+  streamId: number,
+  parts: readonly Uint8Array[],
+  endStream: boolean,
+  maxFrameSize: number,
+): Buffer {
   const length = blockLength(parts);
   const out = Buffer.allocUnsafe(headerFramesSize(length, maxFrameSize));
   writeHeaderFrames(out, streamId, parts, length, endStream, maxFrameSize);
@@ -105,7 +136,12 @@ export function headerFrames(streamId: number, parts: readonly Uint8Array[], end
  * A unary gRPC request whose message fits the windows and the frame size: its header frames, then one DATA frame
  * (END_STREAM) of the 5-byte prefix and the message, in one buffer (one allocation, one copy of the message).
  */
-export function requestFrames(streamId: number, parts: readonly Uint8Array[], message: Uint8Array, maxFrameSize: number): Buffer {
+export function requestFrames(
+  streamId: number,
+  parts: readonly Uint8Array[],
+  message: Uint8Array,
+  maxFrameSize: number,
+): Buffer {
   const length = blockLength(parts);
   const headersSize = headerFramesSize(length, maxFrameSize);
   const out = Buffer.allocUnsafe(headersSize + FRAME_HEADER_SIZE + 5 + message.length);
@@ -128,7 +164,14 @@ function headerFramesSize(blockLength: number, maxFrameSize: number): number {
   return blockLength + Math.max(1, Math.ceil(blockLength / maxFrameSize)) * FRAME_HEADER_SIZE;
 }
 
-function writeHeaderFrames(out: Buffer, streamId: number, parts: readonly Uint8Array[], length: number, endStream: boolean, maxFrameSize: number): void {
+function writeHeaderFrames(
+  out: Buffer,
+  streamId: number,
+  parts: readonly Uint8Array[],
+  length: number,
+  endStream: boolean,
+  maxFrameSize: number,
+): void {
   const frames = Math.max(1, Math.ceil(length / maxFrameSize));
   let at = 0;
   let partIndex = 0;
@@ -216,14 +259,20 @@ export class FrameReader {
 
   #lengthAt(data: Buffer, at: number): number {
     const length = (data[at] << 16) | (data[at + 1] << 8) | data[at + 2];
-    if (length > this.maxFrameSize) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds ${this.maxFrameSize}`);
+    if (length > this.maxFrameSize)
+      throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds ${this.maxFrameSize}`);
     return length;
   }
 
   /** Hands the frame at `at` to the handler; returns where the next one starts. */
   #dispatch(data: Buffer, at: number, length: number): number {
     const start = at + FRAME_HEADER_SIZE;
-    this.onFrame(data[at + 3], data[at + 4], data.readUInt32BE(at + 5) & 0x7fffffff, data.subarray(start, start + length));
+    this.onFrame(
+      data[at + 3],
+      data[at + 4],
+      data.readUInt32BE(at + 5) & 0x7fffffff,
+      data.subarray(start, start + length),
+    );
     return start + length;
   }
 }
@@ -232,7 +281,11 @@ export class FrameReader {
  * A SETTINGS frame's entries, checked (RFC 9113 section 6.5); undefined for an ACK. Throws the connection error
  * for a malformed frame or an out-of-range value.
  */
-export function readSettings(flags: number, streamId: number, payload: Buffer): [id: number, value: number][] | undefined {
+export function readSettings(
+  flags: number,
+  streamId: number,
+  payload: Buffer,
+): [id: number, value: number][] | undefined {
   if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
   if (flags & Flag.ACK) {
     if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
@@ -243,8 +296,10 @@ export function readSettings(flags: number, streamId: number, payload: Buffer): 
   for (let at = 0; at < payload.length; at += 6) {
     const id = payload.readUInt16BE(at);
     const value = payload.readUInt32BE(at + 2);
-    if (id === Setting.INITIAL_WINDOW_SIZE && value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
-    if (id === Setting.MAX_FRAME_SIZE && (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215)) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+    if (id === Setting.INITIAL_WINDOW_SIZE && value > MAX_WINDOW)
+      throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE too large');
+    if (id === Setting.MAX_FRAME_SIZE && (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215))
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
     settings.push([id, value]);
   }
   return settings;
@@ -255,7 +310,11 @@ export function readSettings(flags: number, streamId: number, payload: Buffer): 
  * window of each stream, the header list bound) and the connection window raised from its initial 65,535.
  */
 export function clientOpening(streamWindow: number, connectionWindow: number, maxHeaderList: number): Buffer[] {
-  const settings = settingsFrame([[Setting.ENABLE_PUSH, 0], [Setting.INITIAL_WINDOW_SIZE, streamWindow], [Setting.MAX_HEADER_LIST_SIZE, maxHeaderList]]);
+  const settings = settingsFrame([
+    [Setting.ENABLE_PUSH, 0],
+    [Setting.INITIAL_WINDOW_SIZE, streamWindow],
+    [Setting.MAX_HEADER_LIST_SIZE, maxHeaderList],
+  ]);
   return [PREFACE, settings, windowUpdateFrame(0, connectionWindow - 65_535)];
 }
 
@@ -275,7 +334,11 @@ export function checkPing(streamId: number, payload: Buffer): void {
 export function readGoaway(streamId: number, payload: Buffer): { lastStreamId: number; code: number; debug: string } {
   if (streamId !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
   if (payload.length < 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'GOAWAY too short');
-  return { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, code: payload.readUInt32BE(4), debug: payload.subarray(8, 8 + 200).toString('latin1') };
+  return {
+    lastStreamId: payload.readUInt32BE(0) & 0x7fffffff,
+    code: payload.readUInt32BE(4),
+    debug: payload.subarray(8, 8 + 200).toString('latin1'),
+  };
 }
 
 /** WINDOW_UPDATE's increment (0 is an error the caller reports: a connection or a stream one). */

@@ -27,3 +27,29 @@ export function handBack(
   }
   if (again.length > 0) events.retry(again);
 }
+
+/**
+ * A dropped connection's calls fail with `code`. `retryUnanswered` (it dropped with no GOAWAY): calls without response
+ * headers go out once more on another connection, for the race where the node closed an idle connection as a call
+ * was written. Every call of this client is a query, safe to repeat.
+ */
+export function failCalls(
+  calls: UnaryCall[],
+  code: number,
+  details: string,
+  retryUnanswered: boolean,
+  events: { retry(calls: UnaryCall[]): void },
+): void {
+  if (retryUnanswered) {
+    handBack(
+      calls.filter((call) => !call.headers),
+      events,
+      details,
+    );
+  }
+  for (const call of calls) {
+    if (retryUnanswered && !call.headers) continue;
+    call.cancel = undefined;
+    call.settle(code, details);
+  }
+}

@@ -38,14 +38,16 @@ export class HeaderBlockReader {
     }
     const endStream = (flags & Flag.END_STREAM) !== 0;
     if (flags & Flag.END_HEADERS) return this.#decode(streamId, endStream, block);
-    if (block.length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    if (block.length > MAX_HEADER_BLOCK)
+      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
     this.#partial = new PartialHeaderBlock(streamId, endStream, block);
     return undefined;
   }
 
   continuation(flags: number, streamId: number, payload: Buffer): HeaderBlock | undefined {
     const partial = this.#partial;
-    if (!partial || partial.streamId !== streamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
+    if (!partial || partial.streamId !== streamId)
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without its HEADERS');
     partial.add(payload);
     if (!(flags & Flag.END_HEADERS)) return undefined;
     this.#partial = undefined;
@@ -89,9 +91,14 @@ class PartialHeaderBlock {
 
   /** Adds a CONTINUATION's payload; throws ENHANCE_YOUR_CALM past the bounds. */
   add(payload: Buffer): void {
-    if (++this.#continuations > MAX_CONTINUATIONS) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block in more than ${MAX_CONTINUATIONS} CONTINUATION frames`);
+    if (++this.#continuations > MAX_CONTINUATIONS)
+      throw new ConnectionError(
+        ErrorCode.ENHANCE_YOUR_CALM,
+        `header block in more than ${MAX_CONTINUATIONS} CONTINUATION frames`,
+      );
     this.#length += payload.length;
-    if (this.#length > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    if (this.#length > MAX_HEADER_BLOCK)
+      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
     this.#parts.push(payload);
   }
 

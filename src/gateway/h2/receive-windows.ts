@@ -20,7 +20,8 @@ export class ReceiveWindows {
   /** DATA of `size` bytes (padding included) on the connection; throws past our window. */
   received(size: number): void {
     this.#connection -= size;
-    if (this.#connection < 0) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA past the connection window');
+    if (this.#connection < 0)
+      throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'DATA past the connection window');
     this.#unacknowledged += size;
     if (this.#unacknowledged >= CONNECTION_WINDOW / 2) {
       this.#writer.write(windowUpdateFrame(0, this.#unacknowledged));

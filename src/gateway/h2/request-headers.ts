@@ -4,14 +4,21 @@ import { encodeFields, fieldEncoder } from './hpack.js';
 
 /** `:path` fields encoded once per path (the gateway's routes are a bounded set). */
 const pathField = fieldEncoder(':path', 4096);
-const REGULAR_FIELDS = encodeFields([['content-type', 'application/grpc'], ['te', 'trailers']]);
+const REGULAR_FIELDS = encodeFields([
+  ['content-type', 'application/grpc'],
+  ['te', 'trailers'],
+]);
 
 export class RequestHeaders {
   /** The pseudo-headers before `:path`. */
   readonly #pseudo: Buffer;
 
   constructor(tls: boolean, authority: string) {
-    this.#pseudo = encodeFields([[':method', 'POST'], [':scheme', tls ? 'https' : 'http'], [':authority', authority]]);
+    this.#pseudo = encodeFields([
+      [':method', 'POST'],
+      [':scheme', tls ? 'https' : 'http'],
+      [':authority', authority],
+    ]);
   }
 
   block(path: string, metadataBlock: Buffer): Buffer[] {

@@ -1,7 +1,7 @@
 // Main thread (the gateway's HTTP/2 client). Our sending side of flow control on one connection (RFC 9113 §6.9):
 // the connection's send window, each stream's, and the streams whose message waits for a WINDOW_UPDATE.
 import type { FrameWriter } from './frame-writer.js';
-import { ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, MAX_WINDOW, dataFrame } from './frames.js';
+import { ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, MAX_WINDOW, Setting, dataFrame } from './frames.js';
 import type { UnaryCall } from './unary-call.js';
 
 export class SendWindows {
@@ -52,6 +52,20 @@ export class SendWindows {
     this.#blocked.clear();
   }
 
+  /**
+   * The node's SETTINGS that shape what we send: INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE. Answers its
+   * MAX_CONCURRENT_STREAMS, if given. (HEADER_TABLE_SIZE: our encoder never indexes, so any size does.)
+   */
+  applySettings(settings: [id: number, value: number][], open: Iterable<UnaryCall>): number | undefined {
+    let maxConcurrent: number | undefined;
+    for (const [id, value] of settings) {
+      if (id === Setting.MAX_CONCURRENT_STREAMS) maxConcurrent = value;
+      else if (id === Setting.INITIAL_WINDOW_SIZE) this.setInitialStreamWindow(value, open);
+      else if (id === Setting.MAX_FRAME_SIZE) this.maxFrame = value;
+    }
+    return maxConcurrent;
+  }
+
   /** The node's new SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's window by the difference. */
   setInitialStreamWindow(value: number, open: Iterable<UnaryCall>): void {
     const delta = value - this.initialStreamWindow;
@@ -63,7 +77,8 @@ export class SendWindows {
   creditConnection(increment: number): void {
     if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
     this.#connection += increment;
-    if (this.#connection > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
+    if (this.#connection > MAX_WINDOW)
+      throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window past 2^31-1');
     this.resumeBlocked();
   }
 

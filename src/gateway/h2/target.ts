@@ -31,7 +31,10 @@ export function parseTarget(target: string): ParsedTarget | undefined {
     return address && { addresses: [address], tls, authority: authorityOf(address) };
   }
   if (target.startsWith('ipv4:') || target.startsWith('ipv6:')) {
-    const addresses = target.slice(5).split(',').map((part) => hostPort(part.trim(), DEFAULT_PORT));
+    const addresses = target
+      .slice(5)
+      .split(',')
+      .map((part) => hostPort(part.trim(), DEFAULT_PORT));
     if (addresses.length === 0 || addresses.some((address) => address === undefined)) return undefined;
     const list = addresses as { host: string; port: number }[];
     return { addresses: list, tls: false, authority: authorityOf(list[0]) };
@@ -50,7 +53,14 @@ export function parseTarget(target: string): ParsedTarget | undefined {
     return undefined;
   }
   const address = hostPort(rest, DEFAULT_PORT);
-  return address && { addresses: [address], tls: false, authority: authorityOf(address), ...(dnsServer ? { dnsServer } : {}) };
+  return (
+    address && {
+      addresses: [address],
+      tls: false,
+      authority: authorityOf(address),
+      ...(dnsServer ? { dnsServer } : {}),
+    }
+  );
 }
 
 /** `host`, `host:port`, `[v6]` or `[v6]:port`. */

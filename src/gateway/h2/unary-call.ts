@@ -20,22 +20,35 @@ export interface H2Outcome {
 /** HTTP status -> gRPC code when a response is not gRPC at all (the table of grpc-js and the spec's doc). */
 export function codeOfHttpStatus(status: number): number {
   switch (status) {
-    case 400: return GrpcStatus.INTERNAL;
-    case 401: return GrpcStatus.UNAUTHENTICATED;
-    case 403: return GrpcStatus.PERMISSION_DENIED;
-    case 404: return GrpcStatus.UNIMPLEMENTED;
-    case 429: case 502: case 503: case 504: return GrpcStatus.UNAVAILABLE;
-    default: return GrpcStatus.UNKNOWN;
+    case 400:
+      return GrpcStatus.INTERNAL;
+    case 401:
+      return GrpcStatus.UNAUTHENTICATED;
+    case 403:
+      return GrpcStatus.PERMISSION_DENIED;
+    case 404:
+      return GrpcStatus.UNIMPLEMENTED;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return GrpcStatus.UNAVAILABLE;
+    default:
+      return GrpcStatus.UNKNOWN;
   }
 }
 
 /** RST_STREAM codes as grpc-js reports them. */
 export function codeOfReset(rstCode: number): number {
   switch (rstCode) {
-    case 7: return GrpcStatus.UNAVAILABLE; // REFUSED_STREAM
-    case 8: return GrpcStatus.CANCELLED; // CANCEL
-    case 11: return GrpcStatus.RESOURCE_EXHAUSTED; // ENHANCE_YOUR_CALM
-    default: return GrpcStatus.INTERNAL;
+    case 7:
+      return GrpcStatus.UNAVAILABLE; // REFUSED_STREAM
+    case 8:
+      return GrpcStatus.CANCELLED; // CANCEL
+    case 11:
+      return GrpcStatus.RESOURCE_EXHAUSTED; // ENHANCE_YOUR_CALM
+    default:
+      return GrpcStatus.INTERNAL;
   }
 }
 
@@ -61,9 +74,14 @@ export function grpcFrame(message: Uint8Array): Buffer {
 function readMessage(body: Buffer): H2Outcome {
   if (body.length < 5) return { code: GrpcStatus.UNIMPLEMENTED, details: 'No message received' };
   // Nothing is compressed: this client sends no grpc-accept-encoding, so a compressed frame is the node's error.
-  if (body[0] !== 0) return { code: GrpcStatus.INTERNAL, details: 'Received a compressed message without grpc-accept-encoding' };
+  if (body[0] !== 0)
+    return { code: GrpcStatus.INTERNAL, details: 'Received a compressed message without grpc-accept-encoding' };
   const length = body.readUInt32BE(1);
-  if (body.length !== 5 + length) return { code: GrpcStatus.INTERNAL, details: body.length < 5 + length ? 'Truncated message' : 'Received more than one message on a unary call' };
+  if (body.length !== 5 + length)
+    return {
+      code: GrpcStatus.INTERNAL,
+      details: body.length < 5 + length ? 'Truncated message' : 'Received more than one message on a unary call',
+    };
   return { code: GrpcStatus.OK, details: 'OK', bytes: body.subarray(5) };
 }
 
@@ -134,7 +152,12 @@ export class UnaryCall {
     }
     if (this.#announced > this.maxReceiveBytes || this.#received > this.maxReceiveBytes + 5) {
       const size = Math.max(this.#announced, this.#received - 5);
-      this.settle(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${size} vs. ${this.maxReceiveBytes})`, undefined, true);
+      this.settle(
+        GrpcStatus.RESOURCE_EXHAUSTED,
+        `Received message larger than max (${size} vs. ${this.maxReceiveBytes})`,
+        undefined,
+        true,
+      );
       return false;
     }
     if (this.#announced >= 0 && this.#received > 5 + this.#announced) {
@@ -165,7 +188,8 @@ export class UnaryCall {
       return this.settle(GrpcStatus.UNKNOWN, 'No status received');
     }
     // Digits only: Number('') is 0, and an empty or odd status must not read as OK.
-    if (!/^\d{1,10}$/.test(rawCode)) return this.settle(GrpcStatus.UNKNOWN, `Invalid grpc-status ${JSON.stringify(rawCode.slice(0, 40))}`);
+    if (!/^\d{1,10}$/.test(rawCode))
+      return this.settle(GrpcStatus.UNKNOWN, `Invalid grpc-status ${JSON.stringify(rawCode.slice(0, 40))}`);
     const code = Number(rawCode);
     const details = decodeMessage(statusSource['grpc-message']);
     if (code !== GrpcStatus.OK) return this.settle(code, details);
