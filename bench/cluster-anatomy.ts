@@ -14,7 +14,8 @@ import { STEPS } from './ussd.js';
 
 /** A subject's purpose. */
 function kindOf(subject: string): string {
-  if (subject.startsWith('$JS.API.STREAM.MSG.GET.')) return `KV read ${subject.slice('$JS.API.STREAM.MSG.GET.KV_sar_'.length)}`;
+  if (subject.startsWith('$JS.API.STREAM.MSG.GET.'))
+    return `KV read ${subject.slice('$JS.API.STREAM.MSG.GET.KV_sar_'.length)}`;
   if (subject.startsWith('$KV.')) return `KV write ${subject.split('.')[1].replace(/^sar_/, '')}`;
   if (subject.startsWith('$JS.API.')) return `JetStream API ${subject.split('.').slice(2, 4).join('.')}`;
   if (subject.startsWith('$JS.')) return 'JetStream acks/flow';
@@ -27,27 +28,45 @@ function kindOf(subject: string): string {
 }
 
 async function serverMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(nats.servers.map(async (server) => {
-    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
-    return varz.in_msgs + varz.out_msgs;
-  }));
+  const counts = await Promise.all(
+    nats.servers.map(async (server) => {
+      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
+        in_msgs: number;
+        out_msgs: number;
+      };
+      return varz.in_msgs + varz.out_msgs;
+    }),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { 'no-sync': { type: 'boolean', default: false }, sessions: { type: 'string', default: '30' }, turns: { type: 'string', default: '30' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'no-sync': { type: 'boolean', default: false },
+      sessions: { type: 'string', default: '30' },
+      turns: { type: 'string', default: '30' },
+    },
+  });
   const binary = findNatsServer();
   if (!binary) throw new Error('nats-server is not installed');
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
   const nats = await startNatsCluster({ binary, syncAlways: !values['no-sync'] });
   try {
-    const cluster = await startLocalNodes({ natsUrl: nats.urls, keys: { ORACLE_PRIVATE_KEY: keys.oracleKey }, env: { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1', LOG_LEVEL: 'warn' } });
+    const cluster = await startLocalNodes({
+      natsUrl: nats.urls,
+      keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
+      env: { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1', LOG_LEVEL: 'warn' },
+    });
     const sniffer = await connect({ servers: nats.servers[0].url });
     try {
       const ports = cluster.nodes.map((node) => node.port);
       let counts = new Map<string, number>();
-      sniffer.subscribe('>', { callback: (_error, msg) => void counts.set(kindOf(msg.subject), (counts.get(kindOf(msg.subject)) ?? 0) + 1) });
+      sniffer.subscribe('>', {
+        callback: (_error, msg) => void counts.set(kindOf(msg.subject), (counts.get(kindOf(msg.subject)) ?? 0) + 1),
+      });
       await sniffer.flush();
       const measured = async (label: string, operations: number, run: () => Promise<void>) => {
         await run(); // warm: buckets opened, actors started
@@ -59,9 +78,12 @@ export async function main(argv: string[]): Promise<void> {
         await sniffer.flush();
         const total = (await serverMessages(nats)) - before;
         const seen = [...counts.values()].reduce((a, b) => a + b, 0);
-        console.log(`\n## ${label}: per operation (${operations} operations; NATS servers' in + out ${(total / operations).toFixed(1)}, of which client messages seen here ${(seen / operations).toFixed(1)})`);
+        console.log(
+          `\n## ${label}: per operation (${operations} operations; NATS servers' in + out ${(total / operations).toFixed(1)}, of which client messages seen here ${(seen / operations).toFixed(1)})`,
+        );
         console.log('| kind | messages per operation |\n|---|---|');
-        for (const [kind, count] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`| ${kind} | ${(count / operations).toFixed(2)} |`);
+        for (const [kind, count] of [...counts].sort((a, b) => b[1] - a[1]))
+          console.log(`| ${kind} | ${(count / operations).toFixed(2)} |`);
       };
       const sessions = Number(values.sessions);
       let round = 0;
@@ -71,7 +93,13 @@ export async function main(argv: string[]): Promise<void> {
           const sessionId = `anatomy-${round}-${s}`;
           for (const [i, text] of STEPS.entries()) {
             const body = JSON.stringify({ sessionId, serviceCode: '*123#', phoneNumber: '+254700000001', text });
-            await (await fetch(`http://127.0.0.1:${ports[(s + i) % 3]}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+            await (
+              await fetch(`http://127.0.0.1:${ports[(s + i) % 3]}/api/ussd`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body,
+              })
+            ).text();
           }
         }
       });
@@ -80,7 +108,9 @@ export async function main(argv: string[]): Promise<void> {
       const { headers, body } = turnRequest(invocation);
       await measured('chat turn (streamed, session i through node i % 3)', turns, async () => {
         for (let t = 0; t < turns; t++) {
-          await (await fetch(`http://127.0.0.1:${ports[t % 3]}/messages/${chats[t % 3]}`, { method: 'POST', headers, body })).text();
+          await (
+            await fetch(`http://127.0.0.1:${ports[t % 3]}/messages/${chats[t % 3]}`, { method: 'POST', headers, body })
+          ).text();
         }
       });
     } finally {
@@ -93,8 +123,11 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(() => process.exit(0), (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
 }

@@ -18,26 +18,44 @@ interface UnitCost {
 }
 
 async function natsMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(nats.servers.map(async (server) => {
-    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
-    return varz.in_msgs + varz.out_msgs;
-  }));
+  const counts = await Promise.all(
+    nats.servers.map(async (server) => {
+      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
+        in_msgs: number;
+        out_msgs: number;
+      };
+      return varz.in_msgs + varz.out_msgs;
+    }),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Runs `count` operations, `concurrency` at a time, and measures them per operation. */
-async function measure(nats: NatsCluster, kind: string, count: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<UnitCost> {
+async function measure(
+  nats: NatsCluster,
+  kind: string,
+  count: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<UnitCost> {
   const natsCpu = () => nats.servers.reduce((sum, server) => sum + cpuSecondsOf(server.pid!), 0);
   const cpuBefore = process.cpuUsage();
   const [messagesBefore, natsBefore] = [await natsMessages(nats), natsCpu()];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await op(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await op(next++);
+    }),
+  );
   const messages = (await natsMessages(nats)) - messagesBefore;
   const natsSeconds = natsCpu() - natsBefore;
   const client = process.cpuUsage(cpuBefore);
-  return { kind, messages: messages / count, natsCpuMs: (natsSeconds * 1000) / count, clientCpuMs: (client.user + client.system) / 1000 / count };
+  return {
+    kind,
+    messages: messages / count,
+    natsCpuMs: (natsSeconds * 1000) / count,
+    clientCpuMs: (client.user + client.system) / 1000 / count,
+  };
 }
 
 /**
@@ -45,11 +63,18 @@ async function measure(nats: NatsCluster, kind: string, count: number, concurren
  * stream, fenced by the expected last sequence of that subject; 16 partitions appended to at once. Per append of
  * one step's record, and per step when one append carries 16 steps' records (a group commit).
  */
-async function partitionLog(nats: NatsCluster, connection: ClusterConnection, count: number, pad: string): Promise<UnitCost[]> {
+async function partitionLog(
+  nats: NatsCluster,
+  connection: ClusterConnection,
+  count: number,
+  pad: string,
+): Promise<UnitCost[]> {
   await connection.jsm.streams.add({ name: 'unit_log', subjects: ['unit.log.*'], num_replicas: 3 });
   const last = new Map<number, number>();
   const append = async (partition: number, body: string) => {
-    const ack = await connection.js.publish(`unit.log.${partition}`, body, { expect: { lastSubjectSequence: last.get(partition) ?? 0 } });
+    const ack = await connection.js.publish(`unit.log.${partition}`, body, {
+      expect: { lastSubjectSequence: last.get(partition) ?? 0 },
+    });
     last.set(partition, ack.seq);
   };
   const results: UnitCost[] = [];
@@ -63,20 +88,33 @@ async function partitionLog(nats: NatsCluster, connection: ClusterConnection, co
       sequential[partition] = sequential[partition].then(() => append(partition, body));
       if (partition === 15) await Promise.all(sequential);
     });
-    results.push({ ...measured, messages: measured.messages / batch, natsCpuMs: measured.natsCpuMs / batch, clientCpuMs: measured.clientCpuMs / batch, kind: `${measured.kind} (per step)` });
+    results.push({
+      ...measured,
+      messages: measured.messages / batch,
+      natsCpuMs: measured.natsCpuMs / batch,
+      clientCpuMs: measured.clientCpuMs / batch,
+      kind: `${measured.kind} (per step)`,
+    });
   }
   return results;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { 'no-sync': { type: 'boolean', default: false }, count: { type: 'string', default: '2000' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { 'no-sync': { type: 'boolean', default: false }, count: { type: 'string', default: '2000' } },
+  });
   const count = Number(values.count);
   const binary = findNatsServer();
   if (!binary) throw new Error('nats-server is not installed');
   const nats = await startNatsCluster({ binary, syncAlways: !values['no-sync'] });
   const connections: ClusterConnection[] = [];
   try {
-    const settings = (server: number) => ({ NATS_URL: [nats.servers[server].url], NATS_REPLICAS: 3, NATS_PREFIX: 'unit' });
+    const settings = (server: number) => ({
+      NATS_URL: [nats.servers[server].url],
+      NATS_REPLICAS: 3,
+      NATS_PREFIX: 'unit',
+    });
     const [a, b] = [await connectCluster(settings(0), 'unit-a'), await connectCluster(settings(1), 'unit-b')];
     connections.push(a, b);
     const store = await KvRecordStore.open<{ n: number; pad: string }>(a, { name: 'unit' });
@@ -92,16 +130,21 @@ export async function main(argv: string[]): Promise<void> {
         const key = i % 64;
         revisions.set(key, await store.update([`k${key}`], { n: i, pad }, revisions.get(key)!));
       }),
-      await measure(nats, 'request/reply, other server', count, 16, () => a.nc.request('unit.echo', pad, { timeout: 5_000 })),
+      await measure(nats, 'request/reply, other server', count, 16, () =>
+        a.nc.request('unit.echo', pad, { timeout: 5_000 }),
+      ),
       ...(await partitionLog(nats, a, count, pad)),
       await measure(nats, 'publish, other server', count, 1, async (i) => {
         a.nc.publish('unit.sink', pad);
         if (i % 100 === 99) await a.nc.flush();
       }),
     ];
-    console.log(`| operation (${count} each${values['no-sync'] ? ', not synced' : ', sync_interval: always'}) | NATS msgs in+out | NATS CPU ms | client CPU ms |`);
+    console.log(
+      `| operation (${count} each${values['no-sync'] ? ', not synced' : ', sync_interval: always'}) | NATS msgs in+out | NATS CPU ms | client CPU ms |`,
+    );
     console.log('|---|---|---|---|');
-    for (const r of results) console.log(`| ${r.kind} | ${r.messages.toFixed(1)} | ${r.natsCpuMs.toFixed(3)} | ${r.clientCpuMs.toFixed(3)} |`);
+    for (const r of results)
+      console.log(`| ${r.kind} | ${r.messages.toFixed(1)} | ${r.natsCpuMs.toFixed(3)} | ${r.clientCpuMs.toFixed(3)} |`);
   } finally {
     for (const connection of connections) await connection.close();
     await nats.stop();
@@ -109,8 +152,11 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(() => process.exit(0), (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
 }

@@ -40,7 +40,10 @@ interface ClusterBenchOptions {
   json?: string;
 }
 
-export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): ClusterBenchOptions | 'help' {
+export function parseClusterBenchOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ClusterBenchOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -55,11 +58,17 @@ export function parseClusterBenchOptions(argv: string[], env: NodeJS.ProcessEnv 
     },
   });
   if (values.help) return 'help';
-  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [...BENCHES];
+  const only = values.only
+    ? values.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [...BENCHES];
   const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
   const natsSync = values['nats-sync'] ?? 'always';
-  if (natsSync !== 'always' && natsSync !== 'default') throw new Error(`--nats-sync: must be always or default, not ${natsSync}`);
+  if (natsSync !== 'always' && natsSync !== 'default')
+    throw new Error(`--nats-sync: must be always or default, not ${natsSync}`);
   return {
     only: only as Bench[],
     seconds: positive('seconds', values.seconds, 5),
@@ -80,10 +89,15 @@ type Target = LoadTarget & { rssMiBByPart?(): Record<string, number>; natsMessag
 
 /** Messages in and out of every NATS server so far (each server's /varz): clients' and routes' alike. */
 async function natsMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(nats.servers.map(async (server) => {
-    const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as { in_msgs: number; out_msgs: number };
-    return varz.in_msgs + varz.out_msgs;
-  }));
+  const counts = await Promise.all(
+    nats.servers.map(async (server) => {
+      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
+        in_msgs: number;
+        out_msgs: number;
+      };
+      return varz.in_msgs + varz.out_msgs;
+    }),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -112,7 +126,10 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
 }
 
 /** CPU (all processes) and NATS messages per second of a target doing nothing for `ms`: its fixed cost. */
-async function idleCost(target: Target, ms = 3_000): Promise<{ cpuMsPerS: number; natsCpuMsPerS: number; natsMsgsPerS: number }> {
+async function idleCost(
+  target: Target,
+  ms = 3_000,
+): Promise<{ cpuMsPerS: number; natsCpuMsPerS: number; natsMsgsPerS: number }> {
   const [cpu, messages] = [target.cpuSecondsByPart!(), await target.natsMessages?.()];
   await new Promise((resolve) => setTimeout(resolve, ms));
   const natsMsgsPerS = messages === undefined ? 0 : (((await target.natsMessages!()) - messages) * 1000) / ms;
@@ -129,17 +146,34 @@ async function idleCost(target: Target, ms = 3_000): Promise<{ cpuMsPerS: number
 async function warmUssd(target: Target, label: string): Promise<void> {
   await Promise.all(
     Array.from({ length: 30 }, async (_, i) => {
-      const body = JSON.stringify({ sessionId: `warm-${label}-${process.pid}-${i}`, serviceCode: '*123#', phoneNumber: '+254700000001', text: '' });
-      const response = await fetch(`http://127.0.0.1:${portFor(target, i)}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const body = JSON.stringify({
+        sessionId: `warm-${label}-${process.pid}-${i}`,
+        serviceCode: '*123#',
+        phoneNumber: '+254700000001',
+        text: '',
+      });
+      const response = await fetch(`http://127.0.0.1:${portFor(target, i)}/api/ussd`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       await response.text();
     }),
   );
 }
 
 /** Both benchmarks against one target; `label` names the target in the rows. */
-async function measureTarget(target: Target, options: ClusterBenchOptions, invocation: string, label: string): Promise<Partial<Record<Bench, Measured>>> {
+async function measureTarget(
+  target: Target,
+  options: ClusterBenchOptions,
+  invocation: string,
+  label: string,
+): Promise<Partial<Record<Bench, Measured>>> {
   const results: Partial<Record<Bench, Measured>> = {};
-  const withRss = (measured: Measured): Measured => ({ ...measured, extra: { ...measured.extra, ...target.rssMiBByPart?.() } });
+  const withRss = (measured: Measured): Measured => ({
+    ...measured,
+    extra: { ...measured.extra, ...target.rssMiBByPart?.() },
+  });
   // NATS messages (in + out, all servers) over the run per operation; counted around the run, so the set-up of a
   // run's first requests and the lease heartbeats of those seconds count too.
   const counted = async (run: () => Promise<Measured>): Promise<Measured> => {
@@ -147,21 +181,30 @@ async function measureTarget(target: Target, options: ClusterBenchOptions, invoc
     const measured = await run();
     if (before === undefined) return measured;
     const messages = (await target.natsMessages!()) - before;
-    return { ...measured, extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN } };
+    return {
+      ...measured,
+      extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN },
+    };
   };
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
-    results.ussd = withRss(await counted(() => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)));
+    results.ussd = withRss(
+      await counted(() => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)),
+    );
   }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
     const sessions = await createSessions(target, invocation, options.streams);
     const { headers, body } = turnRequest(invocation);
-    results.chat = withRss(await counted(() => measureSse(target, {
-      seconds: options.seconds,
-      concurrency: options.streams,
-      request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
-    })));
+    results.chat = withRss(
+      await counted(() =>
+        measureSse(target, {
+          seconds: options.seconds,
+          concurrency: options.streams,
+          request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
+        }),
+      ),
+    );
   }
   return results;
 }
@@ -170,11 +213,14 @@ export async function main(argv: string[]): Promise<void> {
   const options = parseClusterBenchOptions(argv);
   if (options === 'help') return void console.log(USAGE);
   const natsServer = findNatsServer();
-  if (!natsServer) throw new Error('nats-server is not installed: scripts/install-nats-server.sh as root (nats-server >= 2.10.23)');
+  if (!natsServer)
+    throw new Error('nats-server is not installed: scripts/install-nats-server.sh as root (nats-server >= 2.10.23)');
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
   const meta = runMeta({ ...options, bench: 'cluster' });
-  console.log(`# Cluster benchmark (${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, load average ${meta.loadAverage.join(' ')})`);
+  console.log(
+    `# Cluster benchmark (${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, load average ${meta.loadAverage.join(' ')})`,
+  );
 
   const single = await startOracle(keys, NODE_ENV);
   let one: Partial<Record<Bench, Measured>>;
@@ -204,7 +250,11 @@ export async function main(argv: string[]): Promise<void> {
       natsMonitorUrl: nats.monitorUrls,
       keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
       // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
-      env: { ...NODE_ENV, LOG_LEVEL: 'warn', ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}) },
+      env: {
+        ...NODE_ENV,
+        LOG_LEVEL: 'warn',
+        ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}),
+      },
       // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
       nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     });
@@ -214,9 +264,16 @@ export async function main(argv: string[]): Promise<void> {
       console.log(`cluster state (from /health): ${meta.options.clusterState}`);
       const target = groupTarget(cluster.nodes, nats);
       const idle = await idleCost(target);
-      console.log(`cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`);
+      console.log(
+        `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
+      );
       three = await measureTarget(target, options, invocation, 'cluster');
-      for (const measured of Object.values(three)) Object.assign(measured.extra ??= {}, { idleCpuMsPerS: idle.cpuMsPerS, idleNatsCpuMsPerS: idle.natsCpuMsPerS, idleNatsMsgsPerS: idle.natsMsgsPerS });
+      for (const measured of Object.values(three))
+        Object.assign((measured.extra ??= {}), {
+          idleCpuMsPerS: idle.cpuMsPerS,
+          idleNatsCpuMsPerS: idle.natsCpuMsPerS,
+          idleNatsMsgsPerS: idle.natsMsgsPerS,
+        });
     } finally {
       await cluster.stop();
     }
@@ -230,7 +287,12 @@ export async function main(argv: string[]): Promise<void> {
     const group = [
       base,
       ...(control ? [row(bench, '3 nodes, own LMDB each, no NATS (control)', control[bench]!, base)] : []),
-      row(bench, `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})`, three[bench]!, base),
+      row(
+        bench,
+        `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})`,
+        three[bench]!,
+        base,
+      ),
     ];
     printRows(
       bench === 'ussd'

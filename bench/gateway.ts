@@ -19,8 +19,18 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'small query (token params)', path: '/ixo/token/params', grpcPath: '/ixo.token.v1beta1.Query/Params', responseType: 'ixo.token.v1beta1.QueryParamsResponse' },
-  { name: 'large query (entity list)', path: '/ixo/entity', grpcPath: '/ixo.entity.v1beta1.Query/EntityList', responseType: 'ixo.entity.v1beta1.QueryEntityListResponse' },
+  {
+    name: 'small query (token params)',
+    path: '/ixo/token/params',
+    grpcPath: '/ixo.token.v1beta1.Query/Params',
+    responseType: 'ixo.token.v1beta1.QueryParamsResponse',
+  },
+  {
+    name: 'large query (entity list)',
+    path: '/ixo/entity',
+    grpcPath: '/ixo.entity.v1beta1.Query/EntityList',
+    responseType: 'ixo.entity.v1beta1.QueryEntityListResponse',
+  },
 ];
 
 /** Requests that differ by an ignored query parameter, so none share an upstream call. */
@@ -30,16 +40,29 @@ function distinct(path: string): autocannon.Request[] {
 }
 
 /** `concurrency` callers in a loop over one channel, each decoding its answer, for `seconds`. */
-async function directLoad(target: string, grpcPath: string, decode: (bytes: Buffer) => unknown, seconds: number, concurrency: number, node: BenchProcess): Promise<Measured> {
+async function directLoad(
+  target: string,
+  grpcPath: string,
+  decode: (bytes: Buffer) => unknown,
+  seconds: number,
+  concurrency: number,
+  node: BenchProcess,
+): Promise<Measured> {
   const client = new grpc.Client(target, grpc.credentials.createInsecure());
   const empty = Buffer.alloc(0);
   const once = () =>
     new Promise<void>((resolve, reject) =>
-      client.makeUnaryRequest(grpcPath, (b: Buffer) => b, (b: Buffer) => b, empty, (error, bytes) => {
-        if (error) return reject(error);
-        decode(bytes!);
-        resolve();
-      }),
+      client.makeUnaryRequest(
+        grpcPath,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        empty,
+        (error, bytes) => {
+          if (error) return reject(error);
+          decode(bytes!);
+          resolve();
+        },
+      ),
     );
   for (let i = 0; i < 200; i++) await once();
   const latencies: number[] = [];
@@ -61,16 +84,30 @@ async function directLoad(target: string, grpcPath: string, decode: (bytes: Buff
   client.close();
   latencies.sort((a, b) => a - b);
   return {
-    unit: 'request', count: latencies.length, throughput: latencies.length / elapsed, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99),
+    unit: 'request',
+    count: latencies.length,
+    throughput: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
     // No server between client and node: the gateway CPU this row stands against is zero by construction.
-    cpuMsPerOp: NaN, rssBytes: node.rssBytes(), errors, extra: { nodeCpuMsPerOp },
+    cpuMsPerOp: NaN,
+    rssBytes: node.rssBytes(),
+    errors,
+    extra: { nodeCpuMsPerOp },
   };
 }
 
-async function viaGateway(server: BenchProcess, node: BenchProcess, options: Parameters<typeof measure>[1]): Promise<Measured> {
+async function viaGateway(
+  server: BenchProcess,
+  node: BenchProcess,
+  options: Parameters<typeof measure>[1],
+): Promise<Measured> {
   const nodeCpu = node.cpuSeconds();
   const measured = await measure(server, options);
-  return { ...measured, extra: { ...measured.extra, nodeCpuMsPerOp: ((node.cpuSeconds() - nodeCpu) * 1000) / (measured.count || 1) } };
+  return {
+    ...measured,
+    extra: { ...measured.extra, nodeCpuMsPerOp: ((node.cpuSeconds() - nodeCpu) * 1000) / (measured.count || 1) },
+  };
 }
 
 export async function benchGateway(options: BenchOptions): Promise<Row[]> {
@@ -89,14 +126,26 @@ export async function benchGateway(options: BenchOptions): Promise<Row[]> {
       const warm = await fetch(`http://127.0.0.1:${server.port}${path}`);
       const size = (await warm.arrayBuffer()).byteLength;
       if (warm.status !== 200) throw new Error(`${path} answered ${warm.status}`);
-      const direct = row('gateway', `direct grpc-js, ${name}`, await directLoad(target, grpcPath, (bytes) => type.decode(bytes), seconds, connections, node));
-      const gateway = row('gateway', `gateway, ${name}, ${size} B JSON`, await viaGateway(server, node, { duration: seconds, connections, requests: distinct(path) }), direct);
+      const direct = row(
+        'gateway',
+        `direct grpc-js, ${name}`,
+        await directLoad(target, grpcPath, (bytes) => type.decode(bytes), seconds, connections, node),
+      );
+      const gateway = row(
+        'gateway',
+        `gateway, ${name}, ${size} B JSON`,
+        await viaGateway(server, node, { duration: seconds, connections, requests: distinct(path) }),
+        direct,
+      );
       rows.push(direct, gateway);
     }
   } finally {
     await server?.stop();
     await node.stop();
   }
-  printRows(`Protocol gateway: ${connections} connections / concurrent calls, ${seconds} s per run, ${entities} entities in the list (RSS of direct rows: the node's)`, rows);
+  printRows(
+    `Protocol gateway: ${connections} connections / concurrent calls, ${seconds} s per run, ${entities} entities in the list (RSS of direct rows: the node's)`,
+    rows,
+  );
   return rows;
 }

@@ -54,7 +54,9 @@ function socketsWithin(target: BenchProcess, wanted: number): number {
   const room = target.openFilesLimit() - SERVER_OWN_FILES;
   if (wanted <= room) return wanted;
   const sockets = Math.floor(room / SOCKETS_PER_SESSION) * SOCKETS_PER_SESSION;
-  console.log(`the server may open ${target.openFilesLimit()} files (hard limit): holding ${sockets} sockets, not ${wanted}`);
+  console.log(
+    `the server may open ${target.openFilesLimit()} files (hard limit): holding ${sockets} sockets, not ${wanted}`,
+  );
   return sockets;
 }
 
@@ -72,7 +74,13 @@ async function idleSockets(target: BenchProcess, sessions: string[], invocation?
     for (let q = 0; q < QUARTERS; q++) {
       const started = performance.now();
       const reply = await pool.connect(
-        { baseUrl: `http://127.0.0.1:${target.port}`, transport: 'ws', invocation, concurrency: 64, ownSourceAddresses: true },
+        {
+          baseUrl: `http://127.0.0.1:${target.port}`,
+          transport: 'ws',
+          invocation,
+          concurrency: 64,
+          ownSourceAddresses: true,
+        },
         assignments.slice(q * quarter, (q + 1) * quarter),
       );
       seconds += (performance.now() - started) / 1000;
@@ -83,10 +91,17 @@ async function idleSockets(target: BenchProcess, sessions: string[], invocation?
     const open = Math.max(1, connected.open);
     if (connected.failed) console.log(`${connected.failed} sockets failed to connect (${connected.error})`);
     const [before, half, after] = [samples[0], samples[QUARTERS / 2], samples[QUARTERS]];
-    const perSocket = (from: MemorySample, key: keyof MemorySample, count: number) => Math.round((after[key] - from[key]) / count);
+    const perSocket = (from: MemorySample, key: keyof MemorySample, count: number) =>
+      Math.round((after[key] - from[key]) / count);
     return {
-      unit: 'socket', count: connected.open, throughput: connected.open / seconds, p50Ms: NaN, p99Ms: NaN,
-      cpuMsPerOp: (cpu * 1000) / open, rssBytes: after.rssBytes, errors: connected.failed,
+      unit: 'socket',
+      count: connected.open,
+      throughput: connected.open / seconds,
+      p50Ms: NaN,
+      p99Ms: NaN,
+      cpuMsPerOp: (cpu * 1000) / open,
+      rssBytes: after.rssBytes,
+      errors: connected.failed,
       extra: {
         socketsRequested: wanted,
         rssPerOpBytes: perSocket(before, 'rssBytes', open),
@@ -118,7 +133,10 @@ async function expired(server: BenchProcess): Promise<void> {
 }
 
 async function ussdExpiry(options: BenchOptions): Promise<Measured> {
-  const server = await startServerProcess({ USSD_SESSION_TTL_SECONDS: String(USSD_TTL_SECONDS), ACTOR_IDLE_SECONDS: String(ACTOR_IDLE_SECONDS) }, INSPECT);
+  const server = await startServerProcess(
+    { USSD_SESSION_TTL_SECONDS: String(USSD_TTL_SECONDS), ACTOR_IDLE_SECONDS: String(ACTOR_IDLE_SECONDS) },
+    INSPECT,
+  );
   try {
     const start = await collected(server);
     const afterRound: MemorySample[] = [];
@@ -128,23 +146,36 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
     const cpuBefore = server.cpuSeconds();
     for (let round = 0; round < options.ussdRounds; round++) {
       const client = ussdSessions(`expiry${round}`, options.ussdIds);
-      const measured = await measure(server, { amount: options.ussdSessions * STEPS.length, connections: options.connections, requests: client.requests });
+      const measured = await measure(server, {
+        amount: options.ussdSessions * STEPS.length,
+        connections: options.connections,
+        requests: client.requests,
+      });
       sessions += client.sessions();
       errors += measured.errors + client.wrong();
       seconds += measured.count / measured.throughput;
       await expired(server);
       const sample = await collected(server);
       afterRound.push(sample);
-      console.log(`after round ${round + 1} (${sessions} sessions): RSS ${(sample.rssBytes / MiB).toFixed(1)} MiB, anonymous ${(sample.anonBytes / MiB).toFixed(1)} MiB, file ${(sample.fileBytes / MiB).toFixed(1)} MiB`);
+      console.log(
+        `after round ${round + 1} (${sessions} sessions): RSS ${(sample.rssBytes / MiB).toFixed(1)} MiB, anonymous ${(sample.anonBytes / MiB).toFixed(1)} MiB, file ${(sample.fileBytes / MiB).toFixed(1)} MiB`,
+      );
     }
     const first = afterRound[0];
     const last = afterRound[afterRound.length - 1];
     const laterSessions = sessions - sessions / options.ussdRounds;
     // Growth after the first round, per later session: 0 when flat.
-    const growth = (key: keyof MemorySample) => (laterSessions ? Math.round((last[key] - first[key]) / laterSessions) : NaN);
+    const growth = (key: keyof MemorySample) =>
+      laterSessions ? Math.round((last[key] - first[key]) / laterSessions) : NaN;
     return {
-      unit: 'session', count: sessions, throughput: sessions / seconds, p50Ms: NaN, p99Ms: NaN,
-      cpuMsPerOp: ((server.cpuSeconds() - cpuBefore) * 1000) / sessions, rssBytes: last.rssBytes, errors,
+      unit: 'session',
+      count: sessions,
+      throughput: sessions / seconds,
+      p50Ms: NaN,
+      p99Ms: NaN,
+      cpuMsPerOp: ((server.cpuSeconds() - cpuBefore) * 1000) / sessions,
+      rssBytes: last.rssBytes,
+      errors,
       extra: {
         rssStartMiB: start.rssBytes / MiB,
         rssAfterFirstRoundMiB: first.rssBytes / MiB,
@@ -165,15 +196,29 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
 export async function benchMemory(options: BenchOptions): Promise<Row[]> {
   const sessionCount = Math.max(1, Math.round(options.wsSockets / SOCKETS_PER_SESSION));
   const bareSessions = Array.from({ length: sessionCount }, (_, i) => `bare-${i}`);
-  const bare = row('memory', 'bare uWS WebSocket, idle', await withProcess(startNode('dist/bench/baselines/bare-uws-ws.js', {}, [], INSPECT), (target) => idleSockets(target, bareSessions)));
+  const bare = row(
+    'memory',
+    'bare uWS WebSocket, idle',
+    await withProcess(startNode('dist/bench/baselines/bare-uws-ws.js', {}, [], INSPECT), (target) =>
+      idleSockets(target, bareSessions),
+    ),
+  );
   const keys = await oracleKeys();
   const invocation = await warmInvocation(keys);
-  const oracle = row('memory', 'oracle /ws, idle', await withProcess(startOracle(keys, {}, INSPECT), async (server) => {
-    const sessions = await createSessions(server, invocation, sessionCount);
-    return idleSockets(server, sessions, invocation);
-  }), bare);
+  const oracle = row(
+    'memory',
+    'oracle /ws, idle',
+    await withProcess(startOracle(keys, {}, INSPECT), async (server) => {
+      const sessions = await createSessions(server, invocation, sessionCount);
+      return idleSockets(server, sessions, invocation);
+    }),
+    bare,
+  );
   const expiry = row('memory', `USSD sessions after expiry (${options.ussdRounds} rounds)`, await ussdExpiry(options));
   const rows = [bare, oracle, expiry];
-  printRows(`Memory: ${sessionCount * SOCKETS_PER_SESSION} idle sockets asked for (${SOCKETS_PER_SESSION} per session); ${options.ussdRounds} rounds of ${options.ussdSessions} USSD sessions`, rows);
+  printRows(
+    `Memory: ${sessionCount * SOCKETS_PER_SESSION} idle sockets asked for (${SOCKETS_PER_SESSION} per session); ${options.ussdRounds} rounds of ${options.ussdSessions} USSD sessions`,
+    rows,
+  );
   return rows;
 }

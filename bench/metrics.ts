@@ -26,8 +26,16 @@ const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100
 function medianRows(name: string, pairs: { off: Measured; on: Measured }[]): Row[] {
   const mid = (side: 'off' | 'on'): Measured => {
     const runs = pairs.map((p) => p[side]);
-    return { ...runs[0], count: runs.reduce((n, r) => n + r.count, 0), throughput: median(runs.map((r) => r.throughput)), p50Ms: median(runs.map((r) => r.p50Ms)),
-      p99Ms: median(runs.map((r) => r.p99Ms)), cpuMsPerOp: median(runs.map((r) => r.cpuMsPerOp)), errors: runs.reduce((n, r) => n + r.errors, 0), window: undefined };
+    return {
+      ...runs[0],
+      count: runs.reduce((n, r) => n + r.count, 0),
+      throughput: median(runs.map((r) => r.throughput)),
+      p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)),
+      cpuMsPerOp: median(runs.map((r) => r.cpuMsPerOp)),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+      window: undefined,
+    };
   };
   const off = row('metrics', `${name}, metrics off`, mid('off'));
   return [off, row('metrics', `${name}, metrics on`, mid('on'), off)];
@@ -37,7 +45,10 @@ export async function benchMetrics(bench: BenchOptions): Promise<Row[]> {
   const { seconds: duration, connections } = bench;
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const cases: Case[] = [
-    { name: 'USSD sessions', options: () => ({ duration, connections, requests: ussdSessions('metrics', bench.ussdIds).requests }) },
+    {
+      name: 'USSD sessions',
+      options: () => ({ duration, connections, requests: ussdSessions('metrics', bench.ussdIds).requests }),
+    },
     { name: 'GET / (bare route)', options: () => ({ duration, connections, path: '/' }) },
   ];
   const off = await startServerProcess({ METRICS_ENABLED: 'false' });
@@ -56,7 +67,16 @@ export async function benchMetrics(bench: BenchOptions): Promise<Row[]> {
     for (const { name, options } of cases) {
       const pairs: { off: Measured; on: Measured }[] = [];
       for (let round = 0; round < rounds; round++) {
-        const order: [string, BenchProcess][] = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
+        const order: [string, BenchProcess][] =
+          round % 2
+            ? [
+                ['on', on],
+                ['off', off],
+              ]
+            : [
+                ['off', off],
+                ['on', on],
+              ];
         const pair: Partial<Record<string, Measured>> = {};
         for (const [label, server] of order) pair[label] = await measure(server, options());
         pairs.push(pair as { off: Measured; on: Measured });
@@ -78,11 +98,21 @@ export async function benchMetrics(bench: BenchOptions): Promise<Row[]> {
   }
   printMarkdownTable(
     `Metrics off vs on: ${connections} connections, ${rounds} rounds of ${duration} s runs per case, alternating; /metrics scraped every ${SCRAPE_SECONDS} s`,
-    ['case', 'req/s off (each round)', 'req/s on (each round)', 'req/s on vs off (median of pairs)', 'CPU ms/req off', 'CPU ms/req on', 'CPU/req on vs off (median of pairs)'],
+    [
+      'case',
+      'req/s off (each round)',
+      'req/s on (each round)',
+      'req/s on vs off (median of pairs)',
+      'CPU ms/req off',
+      'CPU ms/req on',
+      'CPU/req on vs off (median of pairs)',
+    ],
     rows,
   );
   console.log(`/metrics: ${scrapeMs.length} scrapes, median ${median(scrapeMs).toFixed(1)} ms each (under load)`);
-  console.log(`front-door hook (two clock reads, the route's series, a histogram observation): ${hookNanoseconds().toFixed(0)} ns per request`);
+  console.log(
+    `front-door hook (two clock reads, the route's series, a histogram observation): ${hookNanoseconds().toFixed(0)} ns per request`,
+  );
   return reportRows;
 }
 

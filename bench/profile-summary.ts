@@ -26,7 +26,13 @@ interface Profile {
 const AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ['comlink', (f) => f.url.includes('comlink')],
   ['runtime RPC (src/runtime/rpc, batching endpoint)', (f) => /\/src\/runtime\/(rpc|batching-endpoint)\./.test(f.url)],
-  ['postMessage / MessagePort', (f) => /postMessage|MessagePort|messageport/.test(f.functionName) || f.url.includes('worker_threads') || f.url.includes('internal/worker')],
+  [
+    'postMessage / MessagePort',
+    (f) =>
+      /postMessage|MessagePort|messageport/.test(f.functionName) ||
+      f.url.includes('worker_threads') ||
+      f.url.includes('internal/worker'),
+  ],
   ['NATS client (@nats-io)', (f) => f.url.includes('@nats-io')],
   ['cluster (src/cluster)', (f) => f.url.includes('/src/cluster/')],
   ['LMDB (lmdb-js and its commit)', (f) => f.url.includes('/lmdb/')],
@@ -41,7 +47,8 @@ const AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ['garbage collector', (f) => f.functionName === '(garbage collector)'],
 ];
 
-const label = (f: ProfileNode['callFrame']) => `${f.functionName || '(anonymous)'} ${f.url ? `${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}` : ''}`.trim();
+const label = (f: ProfileNode['callFrame']) =>
+  `${f.functionName || '(anonymous)'} ${f.url ? `${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}` : ''}`.trim();
 
 const IDLE = new Set(['(idle)', 'atomicsWaitLoop']);
 
@@ -72,14 +79,20 @@ function summarise(file: string, top: number, window?: Row['window']): void {
   if (!total) return;
   const ms = (us: number) => (us / 1000).toFixed(0);
   const share = (us: number) => `${((us / total) * 100).toFixed(1)}%`;
-  console.log(`\n## ${file.split('/').pop()}: ${ms(total)} ms of CPU samples (idle excluded${window ? ', measured window only' : ''})`);
+  console.log(
+    `\n## ${file.split('/').pop()}: ${ms(total)} ms of CPU samples (idle excluded${window ? ', measured window only' : ''})`,
+  );
   console.log('| self time | share | function |\n|---|---|---|');
-  for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`| ${ms(us)} ms | ${share(us)} | \`${name}\` |`);
+  for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`| ${ms(us)} ms | ${share(us)} | \`${name}\` |`);
   console.log('\n| area (inclusive) | share |\n|---|---|');
   for (const [area, us] of [...inclusive].sort((a, b) => b[1] - a[1])) console.log(`| ${area} | ${share(us)} |`);
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '15' }, json: { type: 'string' }, row: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '15' }, json: { type: 'string' }, row: { type: 'string' } },
+});
 const [dir] = positionals;
 if (!dir || Boolean(values.json) !== Boolean(values.row)) {
   console.error("usage: node dist/bench/profile-summary.js DIR [--top 15] [--json RUN.json --row 'row name']");
@@ -91,4 +104,7 @@ if (values.json) {
   window = rows.find((r) => r.name === values.row)?.window;
   if (!window) throw new Error(`no row named ${JSON.stringify(values.row)} with a window in ${values.json}`);
 }
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) summarise(join(dir, file), Number(values.top), window);
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort())
+  summarise(join(dir, file), Number(values.top), window);

@@ -29,8 +29,12 @@ export async function main(argv: string[]): Promise<void> {
   const options = parseBenchOptions(argv, process.env, native.module ? ['uws', 'node'] : ['node']);
   if (options === 'help') return void console.log(USAGE);
   const meta = runMeta({ ...options });
-  console.log(`# Benchmarks (${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, load average ${meta.loadAverage.join(' ')})`);
-  console.log(`# Engines: ${options.engines.join(', ')}${native.module ? ` (uWS: ${native.build} ${native.version})` : ` (no native uWS build loads here: ${native.reason})`}`);
+  console.log(
+    `# Benchmarks (${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cpus} × ${meta.cpuModel}, load average ${meta.loadAverage.join(' ')})`,
+  );
+  console.log(
+    `# Engines: ${options.engines.join(', ')}${native.module ? ` (uWS: ${native.build} ${native.version})` : ` (no native uWS build loads here: ${native.reason})`}`,
+  );
   const rows: Row[] = [];
   for (const name of options.only) {
     for (const engine of options.engines) {

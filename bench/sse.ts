@@ -31,15 +31,24 @@ export async function benchSse(options: BenchOptions): Promise<Row[]> {
     const frames = sample.text.split('\n\n').length - 1;
     const frameBytes = Math.round(sample.text.length / frames);
 
-    const baseline = row('sse', `bare uWS SSE, ${frames} frames`, await withProcess(
-      startNode('dist/bench/baselines/bare-uws-sse.js', { FRAMES: String(frames), FRAME_BYTES: String(frameBytes) }),
-      (bare) => measureSse(bare, { seconds, concurrency, request: () => ({ path: '/messages/x', headers, body }) }),
-    ));
-    const turn = row('sse', `SSE turn, built-in agent, ${frames} frames`, await measureSse(server, {
-      seconds,
-      concurrency,
-      request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
-    }), baseline);
+    const baseline = row(
+      'sse',
+      `bare uWS SSE, ${frames} frames`,
+      await withProcess(
+        startNode('dist/bench/baselines/bare-uws-sse.js', { FRAMES: String(frames), FRAME_BYTES: String(frameBytes) }),
+        (bare) => measureSse(bare, { seconds, concurrency, request: () => ({ path: '/messages/x', headers, body }) }),
+      ),
+    );
+    const turn = row(
+      'sse',
+      `SSE turn, built-in agent, ${frames} frames`,
+      await measureSse(server, {
+        seconds,
+        concurrency,
+        request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
+      }),
+      baseline,
+    );
     const rows = [baseline, turn];
     printRows(`Oracle SSE: ${concurrency} concurrent streams, ${seconds} s each, ~${frameBytes} B per frame`, rows);
     return rows;

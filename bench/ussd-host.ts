@@ -28,9 +28,14 @@ const { createLogger } = await from('log.js');
 const dir = mkdtempSync(join(tmpdir(), 'sar-ussd-host-'));
 const config = loadConfig({ DATA_DIR: dir, PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' });
 const store = openStore(dir);
-const host = new ActorHost([ussdActorKind], { hostIndex: 0, config, store, log: createLogger('warn'), publish() {} }, 60_000, {
-  mailboxLimit: config.ACTOR_MAILBOX_LIMIT,
-});
+const host = new ActorHost(
+  [ussdActorKind],
+  { hostIndex: 0, config, store, log: createLogger('warn'), publish() {} },
+  60_000,
+  {
+    mailboxLimit: config.ACTOR_MAILBOX_LIMIT,
+  },
+);
 
 let sessions = 0;
 let done = 0;
@@ -61,7 +66,10 @@ let scavenges = 0;
 let gcMs = 0;
 const gc = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++;
+    if (
+      (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR
+    )
+      scavenges++;
     gcMs += entry.duration;
   }
 });

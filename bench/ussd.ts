@@ -26,7 +26,10 @@ export function ussdSessionIds(prefix: string, ids: UssdIds): (n: number) => str
 }
 
 /** Requests of whole sessions, each with a session id of its own; counts sessions and wrong answers. */
-export function ussdSessions(prefix: string, ids: UssdIds = 'gateway'): { requests: autocannon.Request[]; sessions(): number; wrong(): number } {
+export function ussdSessions(
+  prefix: string,
+  ids: UssdIds = 'gateway',
+): { requests: autocannon.Request[]; sessions(): number; wrong(): number } {
   const sessionId = ussdSessionIds(prefix, ids);
   let sessions = 0;
   let wrong = 0;
@@ -36,7 +39,12 @@ export function ussdSessions(prefix: string, ids: UssdIds = 'gateway'): { reques
     headers: { 'content-type': 'application/json' },
     setupRequest(req: autocannon.Request, context: { sessionId?: string }) {
       if (step === 0) context.sessionId = sessionId(++sessions);
-      req.body = JSON.stringify({ sessionId: context.sessionId, serviceCode: '*123#', phoneNumber: '+254700000001', text });
+      req.body = JSON.stringify({
+        sessionId: context.sessionId,
+        serviceCode: '*123#',
+        phoneNumber: '+254700000001',
+        text,
+      });
       return req;
     },
     onResponse(_status: number, body: string) {
@@ -47,9 +55,17 @@ export function ussdSessions(prefix: string, ids: UssdIds = 'gateway'): { reques
 }
 
 /** Whole USSD sessions (`ussdSessions`) over `connections` for `seconds`; wrong answers count as errors. */
-export async function measureUssd(target: LoadTarget, options: Pick<BenchOptions, 'seconds' | 'connections' | 'ussdIds'>, prefix: string) {
+export async function measureUssd(
+  target: LoadTarget,
+  options: Pick<BenchOptions, 'seconds' | 'connections' | 'ussdIds'>,
+  prefix: string,
+) {
   const client = ussdSessions(prefix, options.ussdIds);
-  const measured = await measure(target, { duration: options.seconds, connections: options.connections, requests: client.requests });
+  const measured = await measure(target, {
+    duration: options.seconds,
+    connections: options.connections,
+    requests: client.requests,
+  });
   // Wrong answers of the warm-up count too: an error is an error.
   return { ...measured, errors: measured.errors + client.wrong() };
 }
@@ -78,10 +94,16 @@ export async function benchUssd(options: BenchOptions): Promise<Row[]> {
   const ussd = row('ussd', 'USSD durable step', overRuns(runs.map((r) => r.ussd)), baseline);
   const rows = [baseline, ussd];
   const over = options.pairs > 1 ? `, each row over ${options.pairs} runs alternating with the other's` : '';
-  printRows(`USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both, ${options.ussdIds} session IDs${over}`, rows);
+  printRows(
+    `USSD: ${options.connections} connections, ${options.seconds} s each, per-request bodies on both, ${options.ussdIds} session IDs${over}`,
+    rows,
+  );
   if (options.pairs > 1) {
-    const each = (figure: (r: Measured) => number) => runs.map((r) => (figure(r.ussd) / figure(r.bare)).toFixed(2)).join(' ');
-    console.log(`USSD vs bare in each pair: CPU per step ${each((r) => r.cpuMsPerOp)}; steps per second ${each((r) => r.throughput)}`);
+    const each = (figure: (r: Measured) => number) =>
+      runs.map((r) => (figure(r.ussd) / figure(r.bare)).toFixed(2)).join(' ');
+    console.log(
+      `USSD vs bare in each pair: CPU per step ${each((r) => r.cpuMsPerOp)}; steps per second ${each((r) => r.throughput)}`,
+    );
   }
   return rows;
 }

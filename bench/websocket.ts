@@ -1,4 +1,3 @@
-
 // The event channel under many concurrent sockets, next to Socket.IO on a plain node:http server (the
 // baseline) in the same run. Each run opens BENCH_WS_CONNECTIONS sockets from several client processes,
 // BENCH_WS_PER_SESSION sockets on each session, then triggers chat turns for --seconds: on the oracle a
@@ -54,7 +53,9 @@ interface RunOptions {
 }
 
 async function run(name: string, target: BenchProcess, options: RunOptions): Promise<WebsocketRunResult> {
-  const assignments = options.sessions.flatMap((sessionId) => Array.from({ length: options.perSession }, () => sessionId));
+  const assignments = options.sessions.flatMap((sessionId) =>
+    Array.from({ length: options.perSession }, () => sessionId),
+  );
   const limit = target.openFilesLimit();
   if (limit < assignments.length + 64) console.log(`warning: the server may open only ${limit} files; raise ulimit -n`);
 
@@ -63,11 +64,17 @@ async function run(name: string, target: BenchProcess, options: RunOptions): Pro
     const rssBefore = target.rssBytes();
     const connectStarted = performance.now();
     const connected = await pool.connect(
-      { baseUrl: `http://127.0.0.1:${target.port}`, transport: options.transport, invocation: options.invocation, concurrency: 64 },
+      {
+        baseUrl: `http://127.0.0.1:${target.port}`,
+        transport: options.transport,
+        invocation: options.invocation,
+        concurrency: 64,
+      },
       assignments,
     );
     const connectSeconds = (performance.now() - connectStarted) / 1000;
-    if (connected.failed > 0) console.log(`${name}: ${connected.failed} sockets failed to connect (${connected.error})`);
+    if (connected.failed > 0)
+      console.log(`${name}: ${connected.failed} sockets failed to connect (${connected.error})`);
     await pause(1000);
     const rssAfter = target.rssBytes();
 
@@ -83,7 +90,9 @@ async function run(name: string, target: BenchProcess, options: RunOptions): Pro
         turns++;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(options.triggerLoops, options.sessions.length) }, (_, lane) => loop(lane)));
+    await Promise.all(
+      Array.from({ length: Math.min(options.triggerLoops, options.sessions.length) }, (_, lane) => loop(lane)),
+    );
     // Let the fan-out finish: wait until the clients' count stops moving.
     let last = -1;
     let now = await pool.count();
@@ -115,13 +124,34 @@ async function run(name: string, target: BenchProcess, options: RunOptions): Pro
 }
 
 function printWebsocketTable(title: string, baseline: WebsocketRunResult, rows: WebsocketRunResult[]): void {
-  const columns = ['run', 'sockets held', 'connect s', 'turns/s', 'events/s delivered', 'delivered', 'server RSS / socket',
-    'server CPU µs / event', 'events/s vs baseline', 'RSS/socket vs baseline'];
-  printMarkdownTable(title, columns, [baseline, ...rows].map((r) => [
-    r.name, `${r.held}/${r.connections}`, r.connectSeconds.toFixed(1), r.turnsPerSecond.toFixed(0), r.eventsPerSecond.toFixed(0),
-    `${(r.deliveredShare * 100).toFixed(1)}%`, `${(r.rssPerConnectionBytes / 1024).toFixed(1)} KiB`, r.serverCpuMicrosPerEvent.toFixed(2),
-    `${(r.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}x`, `${(r.rssPerConnectionBytes / baseline.rssPerConnectionBytes).toFixed(2)}x`,
-  ]));
+  const columns = [
+    'run',
+    'sockets held',
+    'connect s',
+    'turns/s',
+    'events/s delivered',
+    'delivered',
+    'server RSS / socket',
+    'server CPU µs / event',
+    'events/s vs baseline',
+    'RSS/socket vs baseline',
+  ];
+  printMarkdownTable(
+    title,
+    columns,
+    [baseline, ...rows].map((r) => [
+      r.name,
+      `${r.held}/${r.connections}`,
+      r.connectSeconds.toFixed(1),
+      r.turnsPerSecond.toFixed(0),
+      r.eventsPerSecond.toFixed(0),
+      `${(r.deliveredShare * 100).toFixed(1)}%`,
+      `${(r.rssPerConnectionBytes / 1024).toFixed(1)} KiB`,
+      r.serverCpuMicrosPerEvent.toFixed(2),
+      `${(r.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}x`,
+      `${(r.rssPerConnectionBytes / baseline.rssPerConnectionBytes).toFixed(2)}x`,
+    ]),
+  );
 }
 
 async function post(url: string, headers: Record<string, string>, body: string): Promise<void> {
@@ -132,11 +162,27 @@ async function post(url: string, headers: Record<string, string>, body: string):
 
 /** The fan-out runs as report rows: one operation is one delivered event. */
 function asRow(result: WebsocketRunResult, baseline?: Row): Row {
-  return row('fanout', result.name, {
-    unit: 'event', count: result.events, throughput: result.eventsPerSecond, p50Ms: NaN, p99Ms: NaN,
-    cpuMsPerOp: result.serverCpuMicrosPerEvent / 1000, rssBytes: result.rssBytes, errors: result.failed,
-    extra: { sockets: result.held, rssPerSocketBytes: result.rssPerConnectionBytes, turnsPerSecond: result.turnsPerSecond, delivered: result.deliveredShare },
-  }, baseline);
+  return row(
+    'fanout',
+    result.name,
+    {
+      unit: 'event',
+      count: result.events,
+      throughput: result.eventsPerSecond,
+      p50Ms: NaN,
+      p99Ms: NaN,
+      cpuMsPerOp: result.serverCpuMicrosPerEvent / 1000,
+      rssBytes: result.rssBytes,
+      errors: result.failed,
+      extra: {
+        sockets: result.held,
+        rssPerSocketBytes: result.rssPerConnectionBytes,
+        turnsPerSecond: result.turnsPerSecond,
+        delivered: result.deliveredShare,
+      },
+    },
+    baseline,
+  );
 }
 
 export async function benchWebsocket(options: BenchOptions): Promise<Row[]> {
@@ -175,7 +221,11 @@ export async function benchWebsocket(options: BenchOptions): Promise<Row[]> {
   ] as const) {
     // Invocations live at most UCAN_AUTH_MAX_TTL_SECONDS (900 s by default): one per run.
     const invocation = await mintInvocation({ issuer: user, audience: oracleKey.did(), ttlSeconds: 900 });
-    const headers = { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan', 'content-type': 'application/json' };
+    const headers = {
+      authorization: `Bearer ${invocation}`,
+      'x-auth-type': 'ucan',
+      'content-type': 'application/json',
+    };
     // A fresh server per run, so its memory before connecting is comparable.
     const server = await startServerProcess({ ORACLE_PRIVATE_KEY: formatKey(oracleKey) });
     try {

@@ -17,8 +17,12 @@ function newestMtime(dir) {
   return newest;
 }
 
-const sources = ['src', 'workers', 'bench', 'web', 'tsconfig.json', 'scripts/build-playground.mjs'].map((p) => join(root, p)).filter(existsSync);
-const newestSource = Math.max(...sources.map((p) => (statSync(p).isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)));
+const sources = ['src', 'workers', 'bench', 'web', 'tsconfig.json', 'scripts/build-playground.mjs']
+  .map((p) => join(root, p))
+  .filter(existsSync);
+const newestSource = Math.max(
+  ...sources.map((p) => (statSync(p).isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)),
+);
 if (!existsSync(marker) || statSync(marker).mtimeMs < newestSource) {
   console.log('building dist/ ...');
   execSync('npm run build', { cwd: root, stdio: 'inherit' });

@@ -57,8 +57,14 @@ const stop = async (reason, code = 0) => {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));
 
 const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
-const fixedNats = await portsFree([...range(natsPorts.client), ...range(natsPorts.cluster), ...range(natsPorts.monitor)]);
-console.log(`starting 3 nats-server processes with JetStream on 127.0.0.1${fixedNats ? '' : ' (4222-4224 busy: picking free ports)'} ...`);
+const fixedNats = await portsFree([
+  ...range(natsPorts.client),
+  ...range(natsPorts.cluster),
+  ...range(natsPorts.monitor),
+]);
+console.log(
+  `starting 3 nats-server processes with JetStream on 127.0.0.1${fixedNats ? '' : ' (4222-4224 busy: picking free ports)'} ...`,
+);
 try {
   mkdirSync(join(dataDir, 'nats'));
   nats = await startNatsCluster({

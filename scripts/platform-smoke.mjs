@@ -18,7 +18,9 @@ import WebSocket from 'ws';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { formatKey, generateKey, mintInvocation } = await import(join(ROOT, 'dist/src/tools/mint-ucan.js'));
-const { values: args } = parseArgs({ options: { node: { type: 'string' }, engine: { type: 'string' }, 'expect-engine': { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { node: { type: 'string' }, engine: { type: 'string' }, 'expect-engine': { type: 'string' } },
+});
 const nodeBinary = args.node ?? process.execPath;
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -37,17 +39,30 @@ async function check(what, run) {
 }
 function withTimeout(promise, what) {
   let timer;
-  return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result in ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`${what}: no result in ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Spawns `nodeBinary script`; resolves once a stdout line matches `ready` (its match), with the lines seen so far. */
 function start(script, env, ready) {
-  const child = spawn(nodeBinary, [join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(nodeBinary, [join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines = [];
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const started = new Promise((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start in ${STEP_TIMEOUT_MS} ms: ${lines.slice(-3).join(' | ')}`)), STEP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not start in ${STEP_TIMEOUT_MS} ms: ${lines.slice(-3).join(' | ')}`)),
+      STEP_TIMEOUT_MS,
+    );
     const take = (chunk) => {
       buffer += chunk;
       let end;
@@ -64,7 +79,9 @@ function start(script, env, ready) {
     };
     child.stdout.on('data', take);
     child.stderr.on('data', take);
-    void exited.then(({ code, signal }) => reject(new Error(`${script} exited (${code ?? signal}) before it was ready: ${lines.slice(-3).join(' | ')}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`${script} exited (${code ?? signal}) before it was ready: ${lines.slice(-3).join(' | ')}`)),
+    );
   });
   process.once('exit', () => child.kill('SIGKILL'));
   return { child, lines, started, exited };
@@ -84,7 +101,8 @@ const version = await new Promise((resolve) => {
 console.log(`# platform smoke: Node.js ${version} (${nodeBinary}), HTTP_ENGINE=${args.engine ?? 'auto'}`);
 
 await check('native addons load: lmdb and msgpackr-extract', async () => {
-  const probe = "const l = require('lmdb'); const m = require('msgpackr'); require('msgpackr-extract');" +
+  const probe =
+    "const l = require('lmdb'); const m = require('msgpackr'); require('msgpackr-extract');" +
     "if (!l.version || !m.isNativeAccelerationEnabled) throw new Error('not native'); console.log(l.version.versionString)";
   const child = spawn(nodeBinary, ['-e', probe], { cwd: ROOT });
   let out = '';
@@ -105,8 +123,15 @@ try {
   server = start(
     'dist/src/main.js',
     {
-      PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ACTOR_THREADS: '1', SHUTDOWN_QUIET_MS: '200',
-      HTTP_ENGINE: args.engine ?? 'auto', ORACLE_PRIVATE_KEY: formatKey(oracleKey), ORACLE_NAME: 'Smoke Oracle',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      ACTOR_THREADS: '1',
+      SHUTDOWN_QUIET_MS: '200',
+      HTTP_ENGINE: args.engine ?? 'auto',
+      ORACLE_PRIVATE_KEY: formatKey(oracleKey),
+      ORACLE_NAME: 'Smoke Oracle',
       GATEWAY_GRPC_TARGET: `127.0.0.1:${chainPort}`,
     },
     /"msg":"listening"[^\n]*"port":(\d+)|"port":(\d+)[^\n]*"msg":"listening"/,
@@ -120,7 +145,8 @@ try {
     const body = await res.json();
     if (res.status !== 200 || body.status !== 'ok') throw new Error(`${res.status} ${JSON.stringify(body)}`);
     const engine = body.httpEngine?.name;
-    if (args['expect-engine'] && engine !== args['expect-engine']) throw new Error(`engine ${engine}, expected ${args['expect-engine']}`);
+    if (args['expect-engine'] && engine !== args['expect-engine'])
+      throw new Error(`engine ${engine}, expected ${args['expect-engine']}`);
     const logged = server.lines.find((line) => line.includes('HTTP engine'));
     if (!logged) throw new Error('the start-up log does not name the engine');
     return `engine ${engine}${body.httpEngine.build ? ` (${body.httpEngine.build})` : ''}`;
@@ -129,8 +155,14 @@ try {
   await check('a USSD walk: dial, then an input', async () => {
     const post = async (text) => {
       const res = await fetch(`${url}/api/ussd`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ sessionId: 'smoke-1', serviceCode: '*384*123#', phoneNumber: '+254700000001', text }).toString(),
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          sessionId: 'smoke-1',
+          serviceCode: '*384*123#',
+          phoneNumber: '+254700000001',
+          text,
+        }).toString(),
       });
       const body = await res.text();
       if (res.status !== 200 || !/^(CON|END) /.test(body)) throw new Error(`${res.status} ${body.slice(0, 80)}`);
@@ -150,9 +182,12 @@ try {
     sessionId = (await created.json()).sessionId;
     if (created.status !== 201 || !sessionId) throw new Error(`POST /sessions answered ${created.status}`);
     const res = await fetch(`${url}/messages/${sessionId}`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'hello', stream: true }),
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hello', stream: true }),
     });
-    if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`answered ${res.status} ${res.headers.get('content-type')}`);
+    if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream'))
+      throw new Error(`answered ${res.status} ${res.headers.get('content-type')}`);
     const events = [];
     const parser = createParser({ onEvent: (event) => events.push(event.event ?? 'message') });
     const decoder = new TextDecoder();
@@ -190,7 +225,13 @@ try {
 
   await check('Socket.IO: connects over WebSocket and over long-polling', async () => {
     for (const transports of [['websocket'], ['polling']]) {
-      const socket = io(url, { transports, query: { sessionId }, auth: { invocation }, reconnection: false, forceNew: true });
+      const socket = io(url, {
+        transports,
+        query: { sessionId },
+        auth: { invocation },
+        reconnection: false,
+        forceNew: true,
+      });
       try {
         await new Promise((resolve, reject) => {
           socket.onAny((event) => event === 'connected' && resolve());
@@ -213,26 +254,35 @@ try {
     const page = await fetch(`${url}/docs`);
     const document = await fetch(`${url}/docs-json`);
     const spec = await document.json();
-    if (page.status !== 200 || !(await page.text()).includes('swagger') || !spec.paths?.['/health']) throw new Error(`${page.status} / ${document.status}`);
+    if (page.status !== 200 || !(await page.text()).includes('swagger') || !spec.paths?.['/health'])
+      throw new Error(`${page.status} / ${document.status}`);
   });
 
   await check('SIGTERM drains: a request begun before it is answered, then a clean exit', async () => {
     // The request's headers and half its body go before the signal, the rest after: the front door holds it in
     // flight and answers it (the USSD screen; or, had the signal overtaken the headers, the drain's 503), never
     // a reset; then the process exits 0.
-    const body = new URLSearchParams({ sessionId: 'smoke-2', serviceCode: '*384*123#', phoneNumber: '+254700000002', text: '' }).toString();
+    const body = new URLSearchParams({
+      sessionId: 'smoke-2',
+      serviceCode: '*384*123#',
+      phoneNumber: '+254700000002',
+      text: '',
+    }).toString();
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk));
     const ended = new Promise((resolve) => socket.once('close', resolve));
     await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(`POST /api/ussd HTTP/1.1\r\nHost: smoke\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`);
+    socket.write(
+      `POST /api/ussd HTTP/1.1\r\nHost: smoke\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     server.child.kill('SIGTERM');
     await waitForLine(server.lines, '"msg":"draining"');
     socket.write(body.slice(10));
     const [{ code, signal }] = await Promise.all([server.exited, ended]);
-    if (!/^HTTP\/1\.1 (200 OK\r\n[\s\S]*\r\n\r\nCON |503 Service Unavailable\r\n[\s\S]*Retry-After: 1)/.test(answer)) throw new Error(`the request in flight got: ${answer.slice(0, 80) || 'nothing'}`);
+    if (!/^HTTP\/1\.1 (200 OK\r\n[\s\S]*\r\n\r\nCON |503 Service Unavailable\r\n[\s\S]*Retry-After: 1)/.test(answer))
+      throw new Error(`the request in flight got: ${answer.slice(0, 80) || 'nothing'}`);
     if (code !== 0) throw new Error(`exit ${code ?? signal}`);
     if (!server.lines.some((line) => line.includes('"msg":"stopped"'))) throw new Error('no "stopped" in the log');
     return answer.slice(9, 12);

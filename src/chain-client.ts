@@ -48,7 +48,9 @@ export function createChainClient(query: ChainQuery): ChainClient {
         if ((error as { code?: number }).code === GRPC_NOT_FOUND) return undefined;
         throw error;
       }
-      const { iidDocument } = response.toObject(response.decode(bytes), { defaults: false }) as { iidDocument?: IidDocument };
+      const { iidDocument } = response.toObject(response.decode(bytes), { defaults: false }) as {
+        iidDocument?: IidDocument;
+      };
       return iidDocument;
     },
   };

@@ -32,7 +32,10 @@ export const coreEnv = {
   RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
   RATE_LIMIT_ALLOWLIST: v.pipe(
     list(),
-    v.check((entries) => entries.every(isValidAddressPattern), 'must be a comma-separated list of IP addresses or CIDRs'),
+    v.check(
+      (entries) => entries.every(isValidAddressPattern),
+      'must be a comma-separated list of IP addresses or CIDRs',
+    ),
   ),
   /** true alone trusts one proxy hop (the socket peer's X-Forwarded-For entry). */
   /** A streamed answer (SSE) is closed when this many bytes were written since its socket last took data... */
@@ -45,20 +48,35 @@ export const coreEnv = {
   /** Proxy addresses/CIDRs (or loopback, linklocal, uniquelocal) whose X-Forwarded-For is believed; trusts proxies by itself. */
   TRUSTED_PROXIES: v.pipe(
     list(),
-    v.check((entries) => entries.every(isValidProxyPattern), 'must be a comma-separated list of IP addresses, CIDRs, or loopback/linklocal/uniquelocal'),
+    v.check(
+      (entries) => entries.every(isValidProxyPattern),
+      'must be a comma-separated list of IP addresses, CIDRs, or loopback/linklocal/uniquelocal',
+    ),
   ),
   CORS_ORIGIN: text('*'),
   OPERATOR_TOKEN: text(),
 };
 
-const envSchema = v.object({ ...coreEnv, ...ussdEnv, ...oracleEnv, ...gatewayEnv, ...metricsEnv, ...playgroundEnv, ...clusterEnv });
+const envSchema = v.object({
+  ...coreEnv,
+  ...ussdEnv,
+  ...oracleEnv,
+  ...gatewayEnv,
+  ...metricsEnv,
+  ...playgroundEnv,
+  ...clusterEnv,
+});
 
 export type Config = v.InferOutput<typeof envSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     // One problem fits one line (what an operator reads in the journal); several get one line each.
-    super(problems.length === 1 ? `Invalid configuration: ${problems[0]}` : `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      problems.length === 1
+        ? `Invalid configuration: ${problems[0]}`
+        : `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }

@@ -47,11 +47,7 @@ export function text(defaultValue?: string) {
 /** One of a fixed set of values. */
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]) {
   return v.optional(
-    v.pipe(
-      v.string(),
-      v.trim(),
-      v.picklist(values, `must be one of ${values.join(', ')}`),
-    ),
+    v.pipe(v.string(), v.trim(), v.picklist(values, `must be one of ${values.join(', ')}`)),
     defaultValue,
   );
 }
@@ -61,7 +57,12 @@ export function list(defaultValue = '') {
   return v.optional(
     v.pipe(
       v.string(),
-      v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+      v.transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
     ),
     defaultValue,
   );

@@ -38,18 +38,34 @@ async function databaseIsReachable(store: Store): Promise<boolean> {
 
 const Environment = v.pipe(v.string(), v.examples(['production']));
 const Timestamp = v.pipe(v.string(), v.isoTimestamp(), v.examples(['2025-01-01T12:00:00.000Z']));
-const LandingSchema = v.object({ status: v.literal('ok'), message: v.string(), environment: Environment, timestamp: Timestamp });
+const LandingSchema = v.object({
+  status: v.literal('ok'),
+  message: v.string(),
+  environment: Environment,
+  timestamp: Timestamp,
+});
 const HealthSchema = v.object({
   status: v.picklist(['ok', 'error']),
   environment: Environment,
   timestamp: Timestamp,
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
-  database: v.pipe(v.picklist(['connected', 'disconnected']), v.description('LMDB answered a write and a read; in cluster mode JetStream answered too')),
-  httpEngine: v.pipe(
-    v.object({ name: v.picklist(['uws', 'node']), build: v.optional(v.picklist(['official', 'trufflesuite'])), version: v.string() }),
-    v.description('The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)'),
+  database: v.pipe(
+    v.picklist(['connected', 'disconnected']),
+    v.description('LMDB answered a write and a read; in cluster mode JetStream answered too'),
   ),
-  cluster: v.optional(v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node'))),
+  httpEngine: v.pipe(
+    v.object({
+      name: v.picklist(['uws', 'node']),
+      build: v.optional(v.picklist(['official', 'trufflesuite'])),
+      version: v.string(),
+    }),
+    v.description(
+      'The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)',
+    ),
+  ),
+  cluster: v.optional(
+    v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node')),
+  ),
   gateway: v.optional(
     v.pipe(
       v.object({
@@ -58,11 +74,20 @@ const HealthSchema = v.object({
           tls: v.boolean(),
           state: v.picklist(['idle', 'connecting', 'ready', 'failing']),
           address: v.optional(v.string()),
-          error: v.optional(v.pipe(v.string(), v.description('The last connection failure, e.g. "TLS handshake failed: DEPTH_ZERO_SELF_SIGNED_CERT: ..."'))),
+          error: v.optional(
+            v.pipe(
+              v.string(),
+              v.description(
+                'The last connection failure, e.g. "TLS handshake failed: DEPTH_ZERO_SELF_SIGNED_CERT: ..."',
+              ),
+            ),
+          ),
           keepaliveMs: v.number(),
         }),
       }),
-      v.description("The protocol gateway's chain node connection (does not change status: the node is not this service)"),
+      v.description(
+        "The protocol gateway's chain node connection (does not change status: the node is not this service)",
+      ),
     ),
   ),
 });
@@ -88,7 +113,13 @@ export function registerHealthRoutes(
       summary: 'Landing and liveness record',
       tags: ['health'],
       responses: { 200: { description: 'The service is running', schema: LandingSchema } },
-      handler: () => reply.json(200, { status: 'ok', message: 'Session actor runtime is running', environment, timestamp: new Date().toISOString() }),
+      handler: () =>
+        reply.json(200, {
+          status: 'ok',
+          message: 'Session actor runtime is running',
+          environment,
+          timestamp: new Date().toISOString(),
+        }),
     }),
     route({
       method: 'GET',
@@ -97,8 +128,14 @@ export function registerHealthRoutes(
       summary: 'Health with a real database read and write',
       tags: ['health'],
       responses: {
-        200: { description: 'LMDB answered a write and a read (in cluster mode JetStream answered too)', schema: HealthSchema },
-        503: { description: 'LMDB did not answer (database "disconnected"), or in cluster mode NATS or JetStream did not', schema: HealthSchema },
+        200: {
+          description: 'LMDB answered a write and a read (in cluster mode JetStream answered too)',
+          schema: HealthSchema,
+        },
+        503: {
+          description: 'LMDB did not answer (database "disconnected"), or in cluster mode NATS or JetStream did not',
+          schema: HealthSchema,
+        },
       },
       async handler() {
         const [connected, clusterHealth] = await Promise.all([

@@ -46,16 +46,27 @@ export interface RunningServer {
   shutdown(reason?: string): Promise<void>;
 }
 
-export async function startServer(baseConfig: Config, log: Logger = createLogger(baseConfig.LOG_LEVEL)): Promise<RunningServer> {
+export async function startServer(
+  baseConfig: Config,
+  log: Logger = createLogger(baseConfig.LOG_LEVEL),
+): Promise<RunningServer> {
   // Cluster mode connects first, waiting for NATS JetStream as long as it takes; meanwhile the port answers 503
   // (/health with the reason) so the node is seen starting, not refused. A node on NATS that acknowledges writes
   // before fsyncing them refuses to start (exit 78).
-  const waiting = clusterModeOn(baseConfig) && baseConfig.PORT !== 0
-    ? await openWaitingRoom({ host: baseConfig.HOST, port: baseConfig.PORT, environment: baseConfig.NODE_ENV, plainAnswers: { '/api/ussd': SERVICE_UNAVAILABLE } })
-    : undefined;
+  const waiting =
+    clusterModeOn(baseConfig) && baseConfig.PORT !== 0
+      ? await openWaitingRoom({
+          host: baseConfig.HOST,
+          port: baseConfig.PORT,
+          environment: baseConfig.NODE_ENV,
+          plainAnswers: { '/api/ussd': SERVICE_UNAVAILABLE },
+        })
+      : undefined;
   let cluster: ClusterNode | undefined;
   try {
-    cluster = clusterModeOn(baseConfig) ? await startClusterNode(baseConfig, log, (reason) => waiting?.setReason(reason)) : undefined;
+    cluster = clusterModeOn(baseConfig)
+      ? await startClusterNode(baseConfig, log, (reason) => waiting?.setReason(reason))
+      : undefined;
   } catch (error) {
     await waiting?.close();
     throw error;
@@ -91,7 +102,8 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
   const faces: readonly Face[] = [ussd, oracle, gateway];
   for (const face of faces) await face.start?.();
   // did:ixo issuers resolve through the chain client, over the gateway's node (its address is known once it started).
-  if (gateway.upstream) oracle.authenticator.setDidResolver('ixo', createIxoDidResolver(createChainClient(gateway.upstream)));
+  if (gateway.upstream)
+    oracle.authenticator.setDidResolver('ixo', createIxoDidResolver(createChainClient(gateway.upstream)));
 
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
@@ -111,9 +123,16 @@ export async function startServer(baseConfig: Config, log: Logger = createLogger
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
-    streamLimits: { maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000 },
+    streamLimits: {
+      maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
+      stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000,
+    },
     metrics: config.METRICS_ENABLED,
-    rateLimit: { max: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, allowlist: config.RATE_LIMIT_ALLOWLIST },
+    rateLimit: {
+      max: config.RATE_LIMIT_MAX,
+      windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      allowlist: config.RATE_LIMIT_ALLOWLIST,
+    },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
     log,
   });

@@ -17,7 +17,11 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
   const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');
-  const child = spawn(process.execPath, [BENCH, '--seconds', '0.5', '--connections', '6', '--streams', '3', '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BENCH, '--seconds', '0.5', '--connections', '6', '--streams', '3', '--json', json],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
@@ -32,28 +36,37 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
 
   const report = JSON.parse(readFileSync(json, 'utf8'));
   t.match(report, { commit: String, loadAverage: Array, options: { bench: 'cluster', clusterState: String } });
-  t.same(report.rows.map((r: { bench: string; name: string }) => `${r.bench}: ${r.name}`), [
-    'ussd: one node, LMDB',
-    'ussd: 3 nodes, own LMDB each, no NATS (control)',
-    'ussd: 3 nodes + 3 NATS (JetStream)',
-    'chat: one node, LMDB',
-    'chat: 3 nodes, own LMDB each, no NATS (control)',
-    'chat: 3 nodes + 3 NATS (JetStream)',
-  ]);
+  t.same(
+    report.rows.map((r: { bench: string; name: string }) => `${r.bench}: ${r.name}`),
+    [
+      'ussd: one node, LMDB',
+      'ussd: 3 nodes, own LMDB each, no NATS (control)',
+      'ussd: 3 nodes + 3 NATS (JetStream)',
+      'chat: one node, LMDB',
+      'chat: 3 nodes, own LMDB each, no NATS (control)',
+      'chat: 3 nodes + 3 NATS (JetStream)',
+    ],
+  );
   for (const r of report.rows) {
     t.equal(r.errors, 0, `${r.bench} ${r.name}: no errors`);
-    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
+    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes'])
+      t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
   }
-  for (const control of [report.rows[1], report.rows[4]]) t.match(control, { baseline: 'one node, LMDB', extra: { nodesCpuMsPerOp: Number } });
+  for (const control of [report.rows[1], report.rows[4]])
+    t.match(control, { baseline: 'one node, LMDB', extra: { nodesCpuMsPerOp: Number } });
   for (const cluster of [report.rows[2], report.rows[5]]) {
     t.equal(cluster.baseline, 'one node, LMDB');
     // NATS may use less than one clock tick (10 ms) in half a second when the nodes send it little.
     t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');
-    t.ok(Math.abs(cluster.extra.nodesCpuMsPerOp + cluster.extra.natsCpuMsPerOp - cluster.cpuMsPerOp) < 0.02, 'the whole is nodes + NATS');
+    t.ok(
+      Math.abs(cluster.extra.nodesCpuMsPerOp + cluster.extra.natsCpuMsPerOp - cluster.cpuMsPerOp) < 0.02,
+      'the whole is nodes + NATS',
+    );
     t.type(cluster.ratio.cpu, 'number', 'CPU ratio cluster / one node');
     // Every operation crosses NATS at least once (a write and its acknowledgement): messages in + out of the servers.
     t.ok(cluster.extra.natsMsgsPerOp >= 2, `NATS messages per operation (${cluster.extra.natsMsgsPerOp})`);
     t.ok(cluster.extra.idleCpuMsPerS > 0, 'the cluster at rest costs some CPU');
   }
-  for (const control of [report.rows[1], report.rows[4]]) t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
+  for (const control of [report.rows[1], report.rows[4]])
+    t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
 });

@@ -5,7 +5,9 @@ import { measure } from '../dist/bench/lib/load.js';
 import { startNode, withProcess } from '../dist/bench/lib/process.js';
 
 t.test('a fixed amount is timed from the start to its last response', async (t) => {
-  const measured = await withProcess(startNode('dist/bench/baselines/bare-uws.js'), (bare) => measure(bare, { amount: 300, connections: 4 }));
+  const measured = await withProcess(startNode('dist/bench/baselines/bare-uws.js'), (bare) =>
+    measure(bare, { amount: 300, connections: 4 }),
+  );
   t.equal(measured.count, 300);
   t.equal(measured.errors, 0);
   const seconds = (measured.window!.endUs - measured.window!.startUs) / 1e6;

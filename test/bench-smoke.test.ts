@@ -26,7 +26,18 @@ t.test('a short USSD row writes the figures and ratios as JSON', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');
-  const run = await node(RUN, ['--only', 'ussd', '--engines', 'uws,node', '--seconds', '0.5', '--connections', '4', '--json', json]);
+  const run = await node(RUN, [
+    '--only',
+    'ussd',
+    '--engines',
+    'uws,node',
+    '--seconds',
+    '0.5',
+    '--connections',
+    '4',
+    '--json',
+    json,
+  ]);
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /\| USSD durable step \| request \|/);
   t.match(run.stdout, /^# ussd \(engine node\)$/m, 'the same benchmark on the portable engine, same run');
@@ -43,7 +54,8 @@ t.test('a short USSD row writes the figures and ratios as JSON', async (t) => {
   for (const r of report.rows) {
     t.equal(r.unit, 'request');
     t.equal(r.errors, 0, `${r.name}: no errors`);
-    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes']) t.ok(r[field] > 0, `${r.name}: ${field} > 0`);
+    for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes'])
+      t.ok(r[field] > 0, `${r.name}: ${field} > 0`);
     // Latencies are whole milliseconds (autocannon): a bare route on a quiet machine answers its p99 in "0 ms".
     t.ok(r.p50Ms >= 0 && r.p99Ms >= r.p50Ms, `${r.name}: 0 <= p50 (${r.p50Ms}) <= p99 (${r.p99Ms})`);
   }
@@ -71,10 +83,26 @@ t.test('with --pairs, each row is over all its runs, and each pair ratio is prin
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const json = join(dir, 'bench.json');
-  const run = await node(RUN, ['--only', 'ussd', '--engines', 'uws', '--seconds', '0.4', '--connections', '4', '--pairs', '2', '--json', json]);
+  const run = await node(RUN, [
+    '--only',
+    'ussd',
+    '--engines',
+    'uws',
+    '--seconds',
+    '0.4',
+    '--connections',
+    '4',
+    '--pairs',
+    '2',
+    '--json',
+    json,
+  ]);
   t.equal(run.code, 0, run.stderr);
   t.match(run.stdout, /each row over 2 runs alternating with the other's/);
-  t.match(run.stdout, /USSD vs bare in each pair: CPU per step \d+\.\d\d \d+\.\d\d; steps per second \d+\.\d\d \d+\.\d\d/);
+  t.match(
+    run.stdout,
+    /USSD vs bare in each pair: CPU per step \d+\.\d\d \d+\.\d\d; steps per second \d+\.\d\d \d+\.\d\d/,
+  );
   const { options, rows } = JSON.parse(readFileSync(json, 'utf8'));
   t.equal(options.pairs, 2);
   t.equal(rows.length, 2);
@@ -84,8 +112,16 @@ t.test('with --pairs, each row is over all its runs, and each pair ratio is prin
 t.test('runs combined: operations, time and CPU summed; per-operation figures weighted by operations', async (t) => {
   const { overRuns } = await import('../dist/bench/lib/report.js');
   const run = (count: number, seconds: number, cpuMsPerOp: number, p50Ms: number, mainThreadCpuMsPerOp: number) => ({
-    unit: 'request', count, throughput: count / seconds, p50Ms, p99Ms: p50Ms * 2, cpuMsPerOp, rssBytes: count, errors: 1,
-    window: { startUs: 0, endUs: 1 }, extra: { mainThreadCpuMsPerOp },
+    unit: 'request',
+    count,
+    throughput: count / seconds,
+    p50Ms,
+    p99Ms: p50Ms * 2,
+    cpuMsPerOp,
+    rssBytes: count,
+    errors: 1,
+    window: { startUs: 0, endUs: 1 },
+    extra: { mainThreadCpuMsPerOp },
   });
   const one = run(100, 1, 0.5, 3, 0.2);
   t.equal(overRuns([one]), one, 'one run is itself');
@@ -100,18 +136,21 @@ t.test('runs combined: operations, time and CPU summed; per-operation figures we
   t.equal(both.window, undefined, 'no single window');
 });
 
-t.test('USSD session IDs: random and gateway-shaped by default, from a counter with --ussd-ids sequential', async (t) => {
-  const { parseBenchOptions } = await import('../dist/bench/lib/options.js');
-  const { ussdSessionIds } = await import('../dist/bench/ussd.js');
-  t.match(parseBenchOptions([]), { ussdIds: 'gateway' });
-  t.match(parseBenchOptions(['--ussd-ids', 'sequential']), { ussdIds: 'sequential' });
-  t.match(parseBenchOptions([], { BENCH_USSD_IDS: 'sequential' }), { ussdIds: 'sequential' });
-  t.throws(() => parseBenchOptions(['--ussd-ids', 'uuid']), /--ussd-ids must be gateway or sequential, not "uuid"/);
-  const gateway = ussdSessionIds('x', 'gateway');
-  const ids = Array.from({ length: 1000 }, (_, n) => gateway(n));
-  for (const id of ids.slice(0, 3)) t.match(id, /^ATUid_[0-9a-f]{32}$/);
-  t.equal(new Set(ids).size, ids.length, 'no two alike');
-  t.not(JSON.stringify([...ids].sort()), JSON.stringify(ids), 'not in the order they were made');
-  const sequential = ussdSessionIds('x', 'sequential');
-  t.same([sequential(1), sequential(2)], [`x-${process.pid}-1`, `x-${process.pid}-2`]);
-});
+t.test(
+  'USSD session IDs: random and gateway-shaped by default, from a counter with --ussd-ids sequential',
+  async (t) => {
+    const { parseBenchOptions } = await import('../dist/bench/lib/options.js');
+    const { ussdSessionIds } = await import('../dist/bench/ussd.js');
+    t.match(parseBenchOptions([]), { ussdIds: 'gateway' });
+    t.match(parseBenchOptions(['--ussd-ids', 'sequential']), { ussdIds: 'sequential' });
+    t.match(parseBenchOptions([], { BENCH_USSD_IDS: 'sequential' }), { ussdIds: 'sequential' });
+    t.throws(() => parseBenchOptions(['--ussd-ids', 'uuid']), /--ussd-ids must be gateway or sequential, not "uuid"/);
+    const gateway = ussdSessionIds('x', 'gateway');
+    const ids = Array.from({ length: 1000 }, (_, n) => gateway(n));
+    for (const id of ids.slice(0, 3)) t.match(id, /^ATUid_[0-9a-f]{32}$/);
+    t.equal(new Set(ids).size, ids.length, 'no two alike');
+    t.not(JSON.stringify([...ids].sort()), JSON.stringify(ids), 'not in the order they were made');
+    const sequential = ussdSessionIds('x', 'sequential');
+    t.same([sequential(1), sequential(2)], [`x-${process.pid}-1`, `x-${process.pid}-2`]);
+  },
+);

@@ -10,7 +10,10 @@ t.test('a new key past the limit drops the oldest; hits do not move keys', async
   map.set('d', 3);
   t.equal(map.size, 3);
   t.notOk(map.has('a'), 'the oldest went first, though it was just read');
-  t.same(['b', 'c', 'd'].map((key) => map.get(key)), [1, 2, 3]);
+  t.same(
+    ['b', 'c', 'd'].map((key) => map.get(key)),
+    [1, 2, 3],
+  );
 });
 
 t.test('setting a known key at the limit evicts nothing', async (t) => {

@@ -5,13 +5,19 @@ import t, { type Test } from 'tap';
 import { checkAckDurability, compareVersions } from '../dist/src/cluster/ack-durability.js';
 
 async function varzServer(t: Test, body: unknown): Promise<string> {
-  const server: Server = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+  const server: Server = createServer((_, response) =>
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise((resolve) => server.close(resolve)));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
-const synced = { server_name: 'n1', version: '2.10.27', jetstream: { config: { sync_interval: 120e9, sync_always: true } } };
+const synced = {
+  server_name: 'n1',
+  version: '2.10.27',
+  jetstream: { config: { sync_interval: 120e9, sync_always: true } },
+};
 const unsynced = { server_name: 'n2', version: '2.10.27', jetstream: { config: { sync_interval: 120e9 } } };
 const old = { server_name: 'n3', version: '2.9.10', jetstream: { config: {} } };
 
@@ -34,8 +40,15 @@ t.test('every server syncing is synced; one that does not is unsynced; one unrea
   t.match(mixed.reasons.join('\n'), /n2 .* acknowledges before fsync \(sync_interval 120 s, not always\)/);
 
   const d = await varzServer(t, old);
-  t.match((await checkAckDurability(info, [a, d])).reasons.join('\n'), /nats-server 2\.9\.10 at n3 .* is older than 2\.10\.23/);
-  t.match(await checkAckDurability({ version: '2.9.10' }, [a]), { verdict: 'unsynced' }, 'the connected server\'s version alone can refuse');
+  t.match(
+    (await checkAckDurability(info, [a, d])).reasons.join('\n'),
+    /nats-server 2\.9\.10 at n3 .* is older than 2\.10\.23/,
+  );
+  t.match(
+    await checkAckDurability({ version: '2.9.10' }, [a]),
+    { verdict: 'unsynced' },
+    "the connected server's version alone can refuse",
+  );
 
   const none = await checkAckDurability(info, []);
   t.equal(none.verdict, 'unknown');

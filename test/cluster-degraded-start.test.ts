@@ -26,59 +26,109 @@ t.test('a node starts, restarts and waits while NATS is degraded or away', async
   // NATS maintenance: n1, the first server in NATS_URL, goes down; the node is (re)started meanwhile, twice.
   await nats.kill(0);
   await node.restart();
-  t.match(await (await ussd(node.url, `degraded-start-${Date.now()}`)).text(), /^CON /, 'started with n1 down, it answers');
+  t.match(
+    await (await ussd(node.url, `degraded-start-${Date.now()}`)).text(),
+    /^CON /,
+    'started with n1 down, it answers',
+  );
   await node.restart();
-  t.match(await (await ussd(node.url, `degraded-restart-${Date.now()}`)).text(), /^CON /, 'restarted with n1 still down, it answers');
+  t.match(
+    await (await ussd(node.url, `degraded-restart-${Date.now()}`)).text(),
+    /^CON /,
+    'restarted with n1 still down, it answers',
+  );
   await node.kill('SIGTERM');
 
   // Every server down: a node started now waits for NATS.
   await Promise.all([1, 2].map((i) => nats.kill(i)));
   const [port] = await freePorts(1);
-  const started = startLocalNodes({ natsUrl: nats.urls, natsMonitorUrl: nats.monitorUrls, count: 1, ports: [port], nodeIdPrefix: 'early-', env: { ACTOR_THREADS: '1' } });
+  const started = startLocalNodes({
+    natsUrl: nats.urls,
+    natsMonitorUrl: nats.monitorUrls,
+    count: 1,
+    ports: [port],
+    nodeIdPrefix: 'early-',
+    env: { ACTOR_THREADS: '1' },
+  });
   started.catch(() => undefined);
   const url = `http://127.0.0.1:${port}`;
-  const waiting = await until('the waiting node to answer /health', async () => {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
-    const body = (await response.json()) as { status: string; starting?: string };
-    // The first answers may come before the first attempt failed.
-    return body.starting?.includes('cannot connect') ? { status: response.status, body } : undefined;
-  }, 60_000);
+  const waiting = await until(
+    'the waiting node to answer /health',
+    async () => {
+      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
+      const body = (await response.json()) as { status: string; starting?: string };
+      // The first answers may come before the first attempt failed.
+      return body.starting?.includes('cannot connect') ? { status: response.status, body } : undefined;
+    },
+    60_000,
+  );
   t.equal(waiting.status, 503, '/health answers 503 while NATS is away');
   t.equal(waiting.body.status, 'error');
   t.match(waiting.body.starting, /cannot connect to NATS/, '/health says what it waits for');
   const step = await ussd(url, `early-${Date.now()}`);
   t.equal(step.status, 200, 'a USSD step is answered at once');
-  t.equal(await step.text(), 'END Service temporarily unavailable. Please try again later.', 'with the END text a gateway expects');
+  t.equal(
+    await step.text(),
+    'END Service temporarily unavailable. Please try again later.',
+    'with the END text a gateway expects',
+  );
   const other = await fetch(`${url}/messages`, { method: 'POST', signal: AbortSignal.timeout(5_000) });
   t.equal(other.status, 503, 'any other request: 503');
   t.ok(Number(other.headers.get('retry-after')) > 0, 'with Retry-After');
 
   // One server back: NATS answers, JetStream has no quorum yet.
   await nats.restart(0, { wait: false });
-  const noQuorum = await until('/health to say JetStream is not usable', async () => {
-    const body = (await (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).json()) as { starting?: string };
-    return body.starting?.includes('no usable JetStream') ? body.starting : undefined;
-  }, 60_000);
+  const noQuorum = await until(
+    '/health to say JetStream is not usable',
+    async () => {
+      const body = (await (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).json()) as {
+        starting?: string;
+      };
+      return body.starting?.includes('no usable JetStream') ? body.starting : undefined;
+    },
+    60_000,
+  );
   t.match(noQuorum, /no usable JetStream/, 'with one server of three, it waits for JetStream');
 
   await nats.restart(1, { wait: false });
   const late = await started;
   t.teardown(() => late.stop());
-  t.match(await (await ussd(url, `late-${Date.now()}`)).text(), /^CON /, 'once a quorum is back, the node is healthy and answers');
+  t.match(
+    await (await ussd(url, `late-${Date.now()}`)).text(),
+    /^CON /,
+    'once a quorum is back, the node is healthy and answers',
+  );
   t.match(late.nodes[0].log(), /waiting for NATS JetStream/, 'it logged why it waited');
 });
 
 t.test('a node refuses NATS that acknowledges before fsyncing (exit 78) unless NATS_ALLOW_UNSYNCED_ACKS', async (t) => {
   const nats = await startNatsCluster({ size: 1, binary: ensureNatsServer(), syncAlways: false });
   t.teardown(() => nats.stop());
-  const options = { natsUrl: nats.urls, natsMonitorUrl: nats.monitorUrls, count: 1, env: { ACTOR_THREADS: '1', NATS_REPLICAS: '1' } };
-  await t.rejects(startLocalNodes(options), /exited while starting \(78\)[^]*sync_interval 120 s, not always/, 'refused, naming the setting');
+  const options = {
+    natsUrl: nats.urls,
+    natsMonitorUrl: nats.monitorUrls,
+    count: 1,
+    env: { ACTOR_THREADS: '1', NATS_REPLICAS: '1' },
+  };
+  await t.rejects(
+    startLocalNodes(options),
+    /exited while starting \(78\)[^]*sync_interval 120 s, not always/,
+    'refused, naming the setting',
+  );
 
   const accepted = await startLocalNodes({ ...options, env: { ...options.env, NATS_ALLOW_UNSYNCED_ACKS: 'true' } });
   t.teardown(() => accepted.stop());
-  t.match(accepted.nodes[0].log(), /NATS_ALLOW_UNSYNCED_ACKS=true, starting anyway/, 'accepted on request, with an error in the log');
+  t.match(
+    accepted.nodes[0].log(),
+    /NATS_ALLOW_UNSYNCED_ACKS=true, starting anyway/,
+    'accepted on request, with an error in the log',
+  );
 
   const blind = await startLocalNodes({ ...options, natsMonitorUrl: undefined, nodeIdPrefix: 'blind-' });
   t.teardown(() => blind.stop());
-  t.match(blind.nodes[0].log(), /CANNOT TELL whether NATS fsyncs/, 'without NATS_MONITOR_URL it starts and warns loudly');
+  t.match(
+    blind.nodes[0].log(),
+    /CANNOT TELL whether NATS fsyncs/,
+    'without NATS_MONITOR_URL it starts and warns loudly',
+  );
 });

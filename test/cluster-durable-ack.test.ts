@@ -48,7 +48,20 @@ async function traced(t: Test, pid: number, file: string): Promise<() => Promise
   const strace = ensureSystemTool('strace', 'strace');
   const tracer = spawn(
     strace,
-    ['-f', '-p', String(pid), '-ttt', '-T', '-y', '-s', '4096', '-e', 'trace=recvfrom,sendto,sendmsg,write,writev,pwrite64,pwritev,fsync,fdatasync', '-o', file],
+    [
+      '-f',
+      '-p',
+      String(pid),
+      '-ttt',
+      '-T',
+      '-y',
+      '-s',
+      '4096',
+      '-e',
+      'trace=recvfrom,sendto,sendmsg,write,writev,pwrite64,pwritev,fsync,fdatasync',
+      '-o',
+      file,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   t.teardown(() => void tracer.kill('SIGKILL'));
@@ -71,45 +84,67 @@ async function traced(t: Test, pid: number, file: string): Promise<() => Promise
 /** The file a call's first argument names (strace -y: `FD</path>`). */
 const pathOf = (call: Call) => /^\d+<([^>]*)>/.exec(call.text)?.[1];
 
-t.test('every acknowledged USSD step is written and fsynced on at least two NATS servers before the node answers', async (t) => {
-  const nats = await startTestNatsCluster(t);
-  const { nodes } = await startTestNodes(t, nats, { count: 1 });
-  const node = nodes[0];
-  const dir = mkdtempSync(join(tmpdir(), 'sar-strace-nats-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const stops = [
-    ...(await Promise.all(nats.servers.map((server) => traced(t, server.pid!, join(dir, server.name))))),
-    await traced(t, node.pid, join(dir, 'node')),
-  ];
+t.test(
+  'every acknowledged USSD step is written and fsynced on at least two NATS servers before the node answers',
+  async (t) => {
+    const nats = await startTestNatsCluster(t);
+    const { nodes } = await startTestNodes(t, nats, { count: 1 });
+    const node = nodes[0];
+    const dir = mkdtempSync(join(tmpdir(), 'sar-strace-nats-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const stops = [
+      ...(await Promise.all(nats.servers.map((server) => traced(t, server.pid!, join(dir, server.name))))),
+      await traced(t, node.pid, join(dir, 'node')),
+    ];
 
-  const sessionId = `durable-ack-${process.pid}-${Date.now()}`;
-  const steps = ['', '1'];
-  for (const text of steps) {
-    const response = await fetch(`${node.url}/api/ussd`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sessionId, serviceCode: '*384#', phoneNumber: '+254700000002', text }),
-    });
-    t.match(await response.text(), /^CON /);
-  }
-  const traces = await Promise.all(stops.map((stop) => stop()));
-  const nodeCalls = traces.pop()!;
+    const sessionId = `durable-ack-${process.pid}-${Date.now()}`;
+    const steps = ['', '1'];
+    for (const text of steps) {
+      const response = await fetch(`${node.url}/api/ussd`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId, serviceCode: '*384#', phoneNumber: '+254700000002', text }),
+      });
+      t.match(await response.text(), /^CON /);
+    }
+    const traces = await Promise.all(stops.map((stop) => stop()));
+    const nodeCalls = traces.pop()!;
 
-  // The session record of step i carries Nats-Msg-Id `<session>@<i>` (the idempotent write of that step).
-  steps.forEach((text, step) => {
-    const request = nodeCalls.find((call) => call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`));
-    const answer = request && nodeCalls.find((call) => /^send(to|msg)$/.test(call.name) && call.start > request.end && /HTTP\/1\.1 200/.test(call.text));
-    if (!t.ok(request && answer, `step "${text}": its request was read and its answer sent`)) return;
-    const synced = nats.servers.filter((server, i) => {
-      const between = traces[i].filter((call) => call.start > request!.start && call.end < answer!.start);
-      const written = between.find(
-        (call) => /^(write|writev|pwrite64|pwritev)$/.test(call.name) && /\.blk$/.test(pathOf(call) ?? '') && call.text.includes(`Nats-Msg-Id: ${sessionId}@${step}`),
+    // The session record of step i carries Nats-Msg-Id `<session>@<i>` (the idempotent write of that step).
+    steps.forEach((text, step) => {
+      const request = nodeCalls.find(
+        (call) =>
+          call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`),
       );
-      const file = written && pathOf(written);
-      const sync = file && between.find((call) => /^f(data)?sync$/.test(call.name) && pathOf(call) === file && call.start >= written.end);
-      t.comment(`step "${text}" on ${server.name}: ${written ? `written to ${file}` : 'not written'}${sync ? ', fsynced' : written ? ', not fsynced' : ''} before the answer`);
-      return sync !== undefined;
+      const answer =
+        request &&
+        nodeCalls.find(
+          (call) => /^send(to|msg)$/.test(call.name) && call.start > request.end && /HTTP\/1\.1 200/.test(call.text),
+        );
+      if (!t.ok(request && answer, `step "${text}": its request was read and its answer sent`)) return;
+      const synced = nats.servers.filter((server, i) => {
+        const between = traces[i].filter((call) => call.start > request!.start && call.end < answer!.start);
+        const written = between.find(
+          (call) =>
+            /^(write|writev|pwrite64|pwritev)$/.test(call.name) &&
+            /\.blk$/.test(pathOf(call) ?? '') &&
+            call.text.includes(`Nats-Msg-Id: ${sessionId}@${step}`),
+        );
+        const file = written && pathOf(written);
+        const sync =
+          file &&
+          between.find(
+            (call) => /^f(data)?sync$/.test(call.name) && pathOf(call) === file && call.start >= written.end,
+          );
+        t.comment(
+          `step "${text}" on ${server.name}: ${written ? `written to ${file}` : 'not written'}${sync ? ', fsynced' : written ? ', not fsynced' : ''} before the answer`,
+        );
+        return sync !== undefined;
+      });
+      t.ok(
+        synced.length >= 2,
+        `step "${text}": written and fsynced on ${synced.map((server) => server.name).join(', ') || 'no server'} before the answer (a quorum is 2 of 3)`,
+      );
     });
-    t.ok(synced.length >= 2, `step "${text}": written and fsynced on ${synced.map((server) => server.name).join(', ') || 'no server'} before the answer (a quorum is 2 of 3)`);
-  });
-});
+  },
+);

@@ -9,7 +9,10 @@ t.setTimeout(120_000);
 
 async function health(url: string, timeoutMs = 5_000) {
   const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-  return { status: response.status, body: (await response.json()) as { status: string; cluster?: { nodeId: string; nats: string; jetstream: string } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { status: string; cluster?: { nodeId: string; nats: string; jetstream: string } },
+  };
 }
 
 t.test('nodes start healthy on the NATS cluster, die by kill -9, pause by SIGSTOP, come back by restart', async (t) => {
@@ -34,7 +37,11 @@ t.test('nodes start healthy on the NATS cluster, die by kill -9, pause by SIGSTO
 
   await a.restart();
   t.not(a.pid, oldPid, 'a new process');
-  t.match((await health(a.url)).body, { status: 'ok', cluster: { nodeId: 'node-1' } }, 'same id and port after restart');
+  t.match(
+    (await health(a.url)).body,
+    { status: 'ok', cluster: { nodeId: 'node-1' } },
+    'same id and port after restart',
+  );
 
   await b.kill('SIGSTOP');
   await t.rejects(health(b.url, 500), 'a stopped node does not answer');
@@ -45,5 +52,9 @@ t.test('nodes start healthy on the NATS cluster, die by kill -9, pause by SIGSTO
   const dirs = cluster.nodes.map((node) => node.dataDir);
   await cluster.stop();
   t.same(pids.filter(processAlive), [], 'stop ends every node process');
-  t.same(dirs.filter((dir) => existsSync(dir)), [], 'stop removes their data dirs');
+  t.same(
+    dirs.filter((dir) => existsSync(dir)),
+    [],
+    'stop removes their data dirs',
+  );
 });

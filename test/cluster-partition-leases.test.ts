@@ -19,9 +19,16 @@ t.test('placement units: partitionOf is stable and spreads; shares add up to eve
   t.equal(partitionOf('session-1', PARTITIONS), partitionOf('session-1', PARTITIONS));
   const counts = new Array(PARTITIONS).fill(0);
   for (let i = 0; i < 12_800; i++) counts[partitionOf(`*384*${i}#`, PARTITIONS)]++;
-  t.ok(Math.max(...counts) < 200 && Math.min(...counts) > 40, `100 per partition on average, seen ${Math.min(...counts)}..${Math.max(...counts)}`);
+  t.ok(
+    Math.max(...counts) < 200 && Math.min(...counts) > 40,
+    `100 per partition on average, seen ${Math.min(...counts)}..${Math.max(...counts)}`,
+  );
   for (const live of [['a'], ['a', 'b'], ['a', 'b', 'c'], ['a', 'b', 'c', 'd', 'e']]) {
-    t.equal(live.reduce((sum, id) => sum + shareOf(id, live, PARTITIONS), 0), PARTITIONS, `${live.length} nodes`);
+    t.equal(
+      live.reduce((sum, id) => sum + shareOf(id, live, PARTITIONS), 0),
+      PARTITIONS,
+      `${live.length} nodes`,
+    );
   }
   t.equal(shareOf('z', ['a'], PARTITIONS), 0, 'a node that is not live has no share');
 });
@@ -104,7 +111,10 @@ t.test('join, balance, kill, leave', async (t) => {
   await until(() => covered(['node-a', 'node-b']), 15_000);
   const takeoverMs = performance.now() - crashedAt;
   t.ok(balanced(['node-a', 'node-b']), `the survivors split all ${PARTITIONS} again: ${describe()}`);
-  t.ok(takeoverMs <= 5_000, `the ${cShare} partitions of the dead node were taken over within 5 s (${takeoverMs.toFixed(0)} ms)`);
+  t.ok(
+    takeoverMs <= 5_000,
+    `the ${cShare} partitions of the dead node were taken over within 5 s (${takeoverMs.toFixed(0)} ms)`,
+  );
 
   // Leave: node-b gives its partitions back and removes its lease, so node-a takes them without waiting.
   const leftAt = performance.now();
@@ -113,20 +123,31 @@ t.test('join, balance, kill, leave', async (t) => {
   await b.leave();
   await until(() => members.get('node-a')!.owned.size === PARTITIONS);
   const handbackMs = performance.now() - leftAt;
-  t.ok(handbackMs < members.get('node-a')!.leaseTtlMs, `a clean leave is taken over before a lease could lapse (${handbackMs.toFixed(0)} ms)`);
+  t.ok(
+    handbackMs < members.get('node-a')!.leaseTtlMs,
+    `a clean leave is taken over before a lease could lapse (${handbackMs.toFixed(0)} ms)`,
+  );
 
   t.same(overlaps, [], 'no partition ever had two owners at once');
-  t.comment(`rebalance on join ${rebalanceMs.toFixed(0)} ms; takeover after a crash ${takeoverMs.toFixed(0)} ms (lease ${members.get('node-a')!.leaseTtlMs} ms); hand-back on leave ${handbackMs.toFixed(0)} ms`);
+  t.comment(
+    `rebalance on join ${rebalanceMs.toFixed(0)} ms; takeover after a crash ${takeoverMs.toFixed(0)} ms (lease ${members.get('node-a')!.leaseTtlMs} ms); hand-back on leave ${handbackMs.toFixed(0)} ms`,
+  );
   await members.get('node-a')!.leave();
 });
 
 t.test('three nodes joining a new lease bucket at the same moment all join, and split the partitions', async (t) => {
-  const connections = await Promise.all(nats.servers.map((server, i) => connectTo(server.url, `same-moment-${i}`, 'pl2')));
+  const connections = await Promise.all(
+    nats.servers.map((server, i) => connectTo(server.url, `same-moment-${i}`, 'pl2')),
+  );
   const members = await Promise.all(
-    connections.map((connection, i) => PartitionLeases.join(connection, { nodeId: `same-moment-${i}`, partitions: PARTITIONS })),
+    connections.map((connection, i) =>
+      PartitionLeases.join(connection, { nodeId: `same-moment-${i}`, partitions: PARTITIONS }),
+    ),
   );
   const ids = members.map((member) => member.nodeId);
-  const split = () => members.reduce((sum, member) => sum + member.owned.size, 0) === PARTITIONS && members.every((m) => m.owned.size > 0);
+  const split = () =>
+    members.reduce((sum, member) => sum + member.owned.size, 0) === PARTITIONS &&
+    members.every((m) => m.owned.size > 0);
   await new Promise<void>((resolve) => {
     const check = () => split() && resolve();
     for (const member of members) member.on('change', check);

@@ -37,11 +37,19 @@ const cluster = await startLocalNodes({
   natsUrl: nats.urls,
   natsMonitorUrl: nats.monitorUrls,
   hosts: net.hosts.slice(3),
-  env: { ACTOR_THREADS: '1', LOG_LEVEL: 'warn', RATE_LIMIT_ALLOWLIST: `${net.tester}/32`, USSD_STEP_TIMEOUT_MS: String(STEP_TIMEOUT_MS) },
+  env: {
+    ACTOR_THREADS: '1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_ALLOWLIST: `${net.tester}/32`,
+    USSD_STEP_TIMEOUT_MS: String(STEP_TIMEOUT_MS),
+  },
 });
 t.teardown(() => cluster.stop());
 const nodes = cluster.nodes;
-const observer: ClusterConnection = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'test-observer');
+const observer: ClusterConnection = await connectCluster(
+  { NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' },
+  'test-observer',
+);
 t.teardown(() => observer.nc.close());
 
 interface Attempt {
@@ -55,13 +63,25 @@ const customerIdIn = (screen: string) => /C[0-9A-F]{8}/.exec(screen)?.[0];
 const allCustomerIds: string[] = [];
 
 /** One request of a gateway session through the balancer: node after node until one answers a screen. */
-async function step(sessionId: string, text: string, first: number, attempts: Attempt[], stopped = () => false): Promise<string> {
+async function step(
+  sessionId: string,
+  text: string,
+  first: number,
+  attempts: Attempt[],
+  stopped = () => false,
+): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     if (stopped()) throw new Error(`${sessionId}: stopped while no node answered`);
     const node = nodes[(first + attempt) % nodes.length];
     const startedAt = Date.now();
-    const answer = await postUssd(node.url, { sessionId, serviceCode: '*384#', phoneNumber: '+254700000009', text }, false, ANSWER_BOUND_MS * 2).catch(() => undefined);
-    const outcome = answer === undefined || answer.status !== 200 ? 'error' : answer.body === UNAVAILABLE ? 'unavailable' : 'ok';
+    const answer = await postUssd(
+      node.url,
+      { sessionId, serviceCode: '*384#', phoneNumber: '+254700000009', text },
+      false,
+      ANSWER_BOUND_MS * 2,
+    ).catch(() => undefined);
+    const outcome =
+      answer === undefined || answer.status !== 200 ? 'error' : answer.body === UNAVAILABLE ? 'unavailable' : 'ok';
     attempts.push({ node: node.nodeId, startedAt, ms: Date.now() - startedAt, outcome });
     if (outcome === 'ok') return answer!.body;
     if (attempt % nodes.length === nodes.length - 1) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -107,7 +127,11 @@ function load(label: string, clients = 6) {
 /** Every acknowledged account logs in (through every node in turn); none was given twice. */
 async function checkHistory(t: Test, label: string, acknowledged: string[]) {
   allCustomerIds.push(...acknowledged);
-  t.equal(new Set(allCustomerIds).size, allCustomerIds.length, `${label}: no customer id given twice (${allCustomerIds.length} so far)`);
+  t.equal(
+    new Set(allCustomerIds).size,
+    allCustomerIds.length,
+    `${label}: no customer id given twice (${allCustomerIds.length} so far)`,
+  );
   const logins = await Promise.all(
     acknowledged.map(async (customerId, i) => {
       const attempts: Attempt[] = [];
@@ -115,30 +139,49 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
       const inputs = ['2', '1', customerId, PIN];
       await step(sessionId, '', i, attempts);
       let screen = '';
-      for (let k = 1; k <= inputs.length; k++) screen = await step(sessionId, inputs.slice(0, k).join('*'), i + k, attempts);
+      for (let k = 1; k <= inputs.length; k++)
+        screen = await step(sessionId, inputs.slice(0, k).join('*'), i + k, attempts);
       return /^CON Hello User/.test(screen);
     }),
   );
-  t.equal(logins.filter(Boolean).length, acknowledged.length, `${label}: all ${acknowledged.length} acknowledged accounts log in`);
+  t.equal(
+    logins.filter(Boolean).length,
+    acknowledged.length,
+    `${label}: all ${acknowledged.length} acknowledged accounts log in`,
+  );
 }
 
 /**
  * Runs the load, makes the fault once some accounts went through, holds it `faultMs`, heals, and waits for the
  * cluster to create accounts again; returns what the load saw.
  */
-async function scenario(t: Test, label: string, fault: () => Promise<void> | void, heal: () => Promise<void> | void, faultMs = 6_000) {
+async function scenario(
+  t: Test,
+  label: string,
+  fault: () => Promise<void> | void,
+  heal: () => Promise<void> | void,
+  faultMs = 6_000,
+) {
   const running = load(label);
   let faultAt = 0;
   let healedAt = 0;
   try {
-    await until(`${label}: accounts before the fault`, async () => (running.acknowledged.length >= 3 ? true : undefined), 30_000);
+    await until(
+      `${label}: accounts before the fault`,
+      async () => (running.acknowledged.length >= 3 ? true : undefined),
+      30_000,
+    );
     faultAt = Date.now();
     await fault();
     await new Promise((resolve) => setTimeout(resolve, faultMs));
     const during = running.acknowledged.length;
     await heal();
     healedAt = Date.now();
-    await until(`${label}: accounts after the heal`, async () => (running.acknowledged.length >= during + 6 ? true : undefined), 30_000);
+    await until(
+      `${label}: accounts after the heal`,
+      async () => (running.acknowledged.length >= during + 6 ? true : undefined),
+      30_000,
+    );
   } finally {
     // Whatever happened, the fault is undone and the load ends, so the next scenario starts from a whole cluster.
     await heal();
@@ -150,8 +193,14 @@ async function scenario(t: Test, label: string, fault: () => Promise<void> | voi
     `${label}: ${running.acknowledged.length} accounts, ${running.attempts.length} requests, ${failed.length} answered unavailable or failed ` +
       `(${[...new Set(failed.map((a) => a.node))].join(', ') || 'none'}), slowest ${slowest.ms} ms on ${slowest.node} (${slowest.outcome})`,
   );
-  t.ok(slowest.ms <= ANSWER_BOUND_MS, `${label}: every request answered within ${ANSWER_BOUND_MS} ms (slowest ${slowest.ms} ms, ${slowest.outcome})`);
-  t.notOk(running.attempts.some((a) => a.outcome === 'error'), `${label}: every answer was a screen or the END text (no error, no hang)`);
+  t.ok(
+    slowest.ms <= ANSWER_BOUND_MS,
+    `${label}: every request answered within ${ANSWER_BOUND_MS} ms (slowest ${slowest.ms} ms, ${slowest.outcome})`,
+  );
+  t.notOk(
+    running.attempts.some((a) => a.outcome === 'error'),
+    `${label}: every answer was a screen or the END text (no error, no hang)`,
+  );
   for (const session of running.wrong) t.comment(`${label}: session one step behind: ${session}`);
   // Once seen under a node cut before requests carried their deadline: an old step, held by the isolated node's
   // NATS client and delivered on reconnect, ran on the owner and moved its session back one step.
@@ -162,53 +211,90 @@ async function scenario(t: Test, label: string, fault: () => Promise<void> | voi
 
 /** Until `node` answers a fresh dial with a menu; how long that took from `since`. */
 async function answersAgain(node: LocalNode, since: number): Promise<number> {
-  await until(`${node.nodeId} to answer again`, async () => {
-    const answer = await postUssd(node.url, { sessionId: `again-${node.nodeId}-${Date.now()}`, serviceCode: '*384#', phoneNumber: '+254700000009', text: '' }, false, 5_000);
-    return answer.body.startsWith('CON ') ? true : undefined;
-  }, 60_000);
+  await until(
+    `${node.nodeId} to answer again`,
+    async () => {
+      const answer = await postUssd(
+        node.url,
+        {
+          sessionId: `again-${node.nodeId}-${Date.now()}`,
+          serviceCode: '*384#',
+          phoneNumber: '+254700000009',
+          text: '',
+        },
+        false,
+        5_000,
+      );
+      return answer.body.startsWith('CON ') ? true : undefined;
+    },
+    60_000,
+  );
   return Date.now() - since;
 }
 
 const metaLeader = async () => nats.waitForMetaLeader();
 const serverIndex = (name: string) => nats.servers.findIndex((server) => server.name === name);
 
-t.test('a node cut from every NATS server: its requests end at once with the END text, it answers again after the heal', async (t) => {
-  const isolated = 2;
-  const { healedAt, attempts } = await scenario(
-    t,
-    'node-cut',
-    () => natsHosts.forEach((_, s) => (net.block(3 + isolated, s), net.block(s, 3 + isolated))),
-    () => net.healAll(),
-  );
-  const onIsolated = attempts.filter((a) => a.node === nodes[isolated].nodeId && a.outcome === 'unavailable');
-  t.ok(onIsolated.length > 0, `requests reached the isolated node and were answered unavailable (${onIsolated.length})`);
-  t.comment(`isolated node: slowest unavailable answer ${Math.max(0, ...onIsolated.map((a) => a.ms))} ms`);
-  const back = await answersAgain(nodes[isolated], healedAt);
-  t.ok(back <= RECOVERY_BOUND_MS, `the isolated node answers again ${back} ms after the heal`);
-});
+t.test(
+  'a node cut from every NATS server: its requests end at once with the END text, it answers again after the heal',
+  async (t) => {
+    const isolated = 2;
+    const { healedAt, attempts } = await scenario(
+      t,
+      'node-cut',
+      () => natsHosts.forEach((_, s) => (net.block(3 + isolated, s), net.block(s, 3 + isolated))),
+      () => net.healAll(),
+    );
+    const onIsolated = attempts.filter((a) => a.node === nodes[isolated].nodeId && a.outcome === 'unavailable');
+    t.ok(
+      onIsolated.length > 0,
+      `requests reached the isolated node and were answered unavailable (${onIsolated.length})`,
+    );
+    t.comment(`isolated node: slowest unavailable answer ${Math.max(0, ...onIsolated.map((a) => a.ms))} ms`);
+    const back = await answersAgain(nodes[isolated], healedAt);
+    t.ok(back <= RECOVERY_BOUND_MS, `the isolated node answers again ${back} ms after the heal`);
+  },
+);
 
 t.test('the JetStream meta leader cut off: the others elect a new one, sessions go on', async (t) => {
   const leader = serverIndex(await metaLeader());
-  const { healedAt } = await scenario(t, 'meta-cut', () => net.cut(leader), () => net.healAll());
+  const { healedAt } = await scenario(
+    t,
+    'meta-cut',
+    () => net.cut(leader),
+    () => net.healAll(),
+  );
   await nats.waitForMetaLeader(60_000);
-  t.comment(`meta leader ${nats.servers[leader].name} was cut; after the heal the cluster agrees on ${await metaLeader()}`);
+  t.comment(
+    `meta leader ${nats.servers[leader].name} was cut; after the heal the cluster agrees on ${await metaLeader()}`,
+  );
   t.ok((await answersAgain(nodes[0], healedAt)) <= RECOVERY_BOUND_MS, 'answering within the bound after the heal');
 });
 
 t.test('one NATS server cut from the other two (the nodes still reach it)', async (t) => {
   const lone = (serverIndex(await metaLeader()) + 1) % 3;
   const others = [0, 1, 2].filter((s) => s !== lone);
-  await scenario(t, 'server-split', () => others.forEach((s) => (net.block(lone, s), net.block(s, lone))), () => net.healAll());
+  await scenario(
+    t,
+    'server-split',
+    () => others.forEach((s) => (net.block(lone, s), net.block(s, lone))),
+    () => net.healAll(),
+  );
   await nats.waitForMetaLeader(60_000);
 });
 
-t.test('a one-way link: a server\'s packets to its peers are dropped, theirs reach it', async (t) => {
+t.test("a one-way link: a server's packets to its peers are dropped, theirs reach it", async (t) => {
   const oneWay = serverIndex(await metaLeader());
-  await scenario(t, 'one-way', () => [0, 1, 2].filter((s) => s !== oneWay).forEach((s) => net.block(oneWay, s)), () => net.healAll());
+  await scenario(
+    t,
+    'one-way',
+    () => [0, 1, 2].filter((s) => s !== oneWay).forEach((s) => net.block(oneWay, s)),
+    () => net.healAll(),
+  );
   await nats.waitForMetaLeader(60_000);
 });
 
-t.test('a flapping link: a NATS server\'s port goes down and up every second', async (t) => {
+t.test("a flapping link: a NATS server's port goes down and up every second", async (t) => {
   let flapping: NodeJS.Timeout | undefined;
   const flapper = (serverIndex(await metaLeader()) + 2) % 3;
   await scenario(
@@ -226,11 +312,16 @@ t.test('a flapping link: a NATS server\'s port goes down and up every second', a
   await nats.waitForMetaLeader(60_000);
 });
 
-t.test('the sessions stream\'s leader paused (SIGSTOP), then resumed', async (t) => {
+t.test("the sessions stream's leader paused (SIGSTOP), then resumed", async (t) => {
   const info = await observer.jsm.streams.info('KV_sar_ussd_sessions');
   const leader = serverIndex(info.cluster!.leader!);
   const pid = nats.servers[leader].pid!;
-  await scenario(t, 'paused-leader', () => void process.kill(pid, 'SIGSTOP'), () => void process.kill(pid, 'SIGCONT'));
+  await scenario(
+    t,
+    'paused-leader',
+    () => void process.kill(pid, 'SIGSTOP'),
+    () => void process.kill(pid, 'SIGCONT'),
+  );
   const after = await observer.jsm.streams.info('KV_sar_ussd_sessions');
   t.comment(`stream leader ${info.cluster!.leader} was paused; now ${after.cluster?.leader}`);
 });

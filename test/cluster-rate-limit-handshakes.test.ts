@@ -35,7 +35,10 @@ t.test('handshakes from one address over three nodes share one budget', async (t
   /** 150 handshakes round-robin over the nodes, five at a time on each (as a load balancer with concurrent clients). */
   const spread = async (handshake: (url: string) => Promise<number>) => {
     const statuses: number[] = [];
-    for (let round = 0; round < 10; round++) statuses.push(...(await Promise.all(nodes.flatMap((node) => Array.from({ length: 5 }, () => handshake(node.url))))));
+    for (let round = 0; round < 10; round++)
+      statuses.push(
+        ...(await Promise.all(nodes.flatMap((node) => Array.from({ length: 5 }, () => handshake(node.url))))),
+      );
     return { refused: statuses.filter((status) => status === 429).length, statuses };
   };
 
@@ -55,17 +58,24 @@ t.test('handshakes from one address over three nodes share one budget', async (t
     t.ok(admitted >= 90 && admitted <= 110, `within 10% of ${MAX} admitted (${admitted}), not 150`);
   });
 
-  await t.test('Socket.IO: the handshake waits for the shared count too (Engine.IO is handed a replay of the request)', async (t) => {
-    const headers = { 'x-forwarded-for': '198.51.100.2' };
-    const { refused, statuses } = await spread(async (url) => {
-      const answer = await fetch(`${url}/socket.io/?EIO=4&transport=polling`, { headers });
-      const body = await answer.text();
-      // 200 only with Engine.IO's open packet.
-      return answer.status === 200 && !body.startsWith('0{"sid"') ? -1 : answer.status;
-    });
-    t.equal(statuses.filter((status) => status !== 429 && status !== 200).length, 0, 'only 200 (opened by Engine.IO) and 429');
-    t.equal(150 - refused, MAX, `exactly ${MAX} admitted`);
-  });
+  await t.test(
+    'Socket.IO: the handshake waits for the shared count too (Engine.IO is handed a replay of the request)',
+    async (t) => {
+      const headers = { 'x-forwarded-for': '198.51.100.2' };
+      const { refused, statuses } = await spread(async (url) => {
+        const answer = await fetch(`${url}/socket.io/?EIO=4&transport=polling`, { headers });
+        const body = await answer.text();
+        // 200 only with Engine.IO's open packet.
+        return answer.status === 200 && !body.startsWith('0{"sid"') ? -1 : answer.status;
+      });
+      t.equal(
+        statuses.filter((status) => status !== 429 && status !== 200).length,
+        0,
+        'only 200 (opened by Engine.IO) and 429',
+      );
+      t.equal(150 - refused, MAX, `exactly ${MAX} admitted`);
+    },
+  );
 
   await t.test('Socket.IO: a fast client, back to back over the nodes, gets the limit and no more', async (t) => {
     const headers = { 'x-forwarded-for': '198.51.100.3' };
@@ -80,14 +90,22 @@ t.test('handshakes from one address over three nodes share one budget', async (t
     t.equal(statuses.filter((status) => status === 429).length, 150 - MAX, 'the rest refused 429');
   });
 
-  await t.test('Socket.IO over WebSocket: the upgrade replayed after the count reaches the namespace handshake', async (t) => {
-    for (const node of nodes) {
-      const refusal = await SocketIoClient.connect(node.url, {}, {}, { extraHeaders: { 'x-forwarded-for': '198.51.100.4' } }).then(
-        (client) => (client.close(), undefined),
-        (error: Error & { data?: { statusCode: number } }) => error,
-      );
-      // Refused by the channel's own check (no sessionId), which runs only once Engine.IO upgraded the socket.
-      t.equal(refusal?.data?.statusCode, 400, `${refusal?.message} on ${node.url}`);
-    }
-  });
+  await t.test(
+    'Socket.IO over WebSocket: the upgrade replayed after the count reaches the namespace handshake',
+    async (t) => {
+      for (const node of nodes) {
+        const refusal = await SocketIoClient.connect(
+          node.url,
+          {},
+          {},
+          { extraHeaders: { 'x-forwarded-for': '198.51.100.4' } },
+        ).then(
+          (client) => (client.close(), undefined),
+          (error: Error & { data?: { statusCode: number } }) => error,
+        );
+        // Refused by the channel's own check (no sessionId), which runs only once Engine.IO upgraded the socket.
+        t.equal(refusal?.data?.statusCode, 400, `${refusal?.message} on ${node.url}`);
+      }
+    },
+  );
 });

@@ -44,7 +44,10 @@ t.test('100 a minute from one address over three nodes: about 100 allowed, then 
   t.equal(statuses.length, 150);
   t.ok(allowed >= 90 && allowed <= 110, `within 10% of 100 allowed (${allowed}), not 150`);
   t.equal(statuses.filter((status) => status === 429).length, 150 - allowed, 'the rest are 429');
-  t.ok([...retryAfter].every((value) => Number(value) >= 1 && Number(value) <= WINDOW_SECONDS), `Retry-After until the window resets (${[...retryAfter]})`);
+  t.ok(
+    [...retryAfter].every((value) => Number(value) >= 1 && Number(value) <= WINDOW_SECONDS),
+    `Retry-After until the window resets (${[...retryAfter]})`,
+  );
 });
 
 t.test('when the shared count fails, this node counts alone for a while (fails open to the local limit)', async (t) => {

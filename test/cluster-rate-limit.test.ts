@@ -18,30 +18,38 @@ const now = windowStart + 1_000;
 
 async function limiters(max: number, allowlist: string[] = []) {
   return Promise.all(
-    connections.map((c) => ClusterRateLimiter.open(c, { max, windowSeconds: WINDOW_SECONDS, allowlist: new AddressList(allowlist) })),
+    connections.map((c) =>
+      ClusterRateLimiter.open(c, { max, windowSeconds: WINDOW_SECONDS, allowlist: new AddressList(allowlist) }),
+    ),
   );
 }
 
-t.test('150 requests from one address over three nodes: 100 allowed, the rest told when the window resets', async (t) => {
-  const nodes = await limiters(100);
-  const answers: number[] = [];
-  // Each node serves its third of the requests, five at a time, as a node with concurrent clients would.
-  await Promise.all(
-    nodes.map(async (node) => {
-      for (let batch = 0; batch < 10; batch++) {
-        answers.push(...(await Promise.all(Array.from({ length: 5 }, () => node.hit('203.0.113.7', now)))));
-      }
-    }),
-  );
-  const allowed = answers.filter((a) => a === 0).length;
-  t.equal(answers.length, 150);
-  t.ok(allowed >= 90 && allowed <= 110, `within 10% of 100 allowed (${allowed})`);
-  t.equal(allowed, 100, 'exactly 100 with compare-and-set counters');
-  t.ok(answers.filter((a) => a > 0).every((a) => a === WINDOW_SECONDS - 1), 'a refusal says the seconds until the window resets');
+t.test(
+  '150 requests from one address over three nodes: 100 allowed, the rest told when the window resets',
+  async (t) => {
+    const nodes = await limiters(100);
+    const answers: number[] = [];
+    // Each node serves its third of the requests, five at a time, as a node with concurrent clients would.
+    await Promise.all(
+      nodes.map(async (node) => {
+        for (let batch = 0; batch < 10; batch++) {
+          answers.push(...(await Promise.all(Array.from({ length: 5 }, () => node.hit('203.0.113.7', now)))));
+        }
+      }),
+    );
+    const allowed = answers.filter((a) => a === 0).length;
+    t.equal(answers.length, 150);
+    t.ok(allowed >= 90 && allowed <= 110, `within 10% of 100 allowed (${allowed})`);
+    t.equal(allowed, 100, 'exactly 100 with compare-and-set counters');
+    t.ok(
+      answers.filter((a) => a > 0).every((a) => a === WINDOW_SECONDS - 1),
+      'a refusal says the seconds until the window resets',
+    );
 
-  t.equal(await nodes[1].hit('198.51.100.1', now), 0, 'another address has its own budget');
-  t.equal(await nodes[2].hit('203.0.113.7', now + WINDOW_SECONDS * 1000), 0, 'the next window starts afresh');
-});
+    t.equal(await nodes[1].hit('198.51.100.1', now), 0, 'another address has its own budget');
+    t.equal(await nodes[2].hit('203.0.113.7', now + WINDOW_SECONDS * 1000), 0, 'the next window starts afresh');
+  },
+);
 
 t.test('IPv6 counts by /64; allow-listed addresses are exempt', async (t) => {
   const nodes = await limiters(2, ['192.0.2.10']);

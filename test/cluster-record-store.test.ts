@@ -29,16 +29,19 @@ t.test('keys: any part survives encoding, and the encoded form is a valid KV key
   t.throws(() => encodeKey([]), /at least one part/);
 });
 
-t.test('replicas: NATS_REPLICAS wins, else 3 capped by the servers the cluster names, 1 for a lone server', async (t) => {
-  t.equal(everywhere.replicas, 3, 'a 3-server cluster gets R3');
-  t.equal(replicasFor({ NATS_REPLICAS: 1 }, everywhere.nc.info), 1);
-  t.equal(replicasFor({}, { cluster: 'c', connect_urls: ['a:1', 'b:1'] }), 2);
-  t.equal(replicasFor({}, { connect_urls: ['a:1'] }), 1);
-  const store = await KvRecordStore.open<{ n: number }>(everywhere, { name: 'replicas' });
-  const info = await everywhere.jsm.streams.info(`KV_${store.bucket}`);
-  t.equal(info.config.num_replicas, 3, 'the bucket is created with 3 replicas');
-  t.equal(info.config.allow_direct, false, 'reads go to the stream leader');
-});
+t.test(
+  'replicas: NATS_REPLICAS wins, else 3 capped by the servers the cluster names, 1 for a lone server',
+  async (t) => {
+    t.equal(everywhere.replicas, 3, 'a 3-server cluster gets R3');
+    t.equal(replicasFor({ NATS_REPLICAS: 1 }, everywhere.nc.info), 1);
+    t.equal(replicasFor({}, { cluster: 'c', connect_urls: ['a:1', 'b:1'] }), 2);
+    t.equal(replicasFor({}, { connect_urls: ['a:1'] }), 1);
+    const store = await KvRecordStore.open<{ n: number }>(everywhere, { name: 'replicas' });
+    const info = await everywhere.jsm.streams.info(`KV_${store.bucket}`);
+    t.equal(info.config.num_replicas, 3, 'the bucket is created with 3 replicas');
+    t.equal(info.config.allow_direct, false, 'reads go to the stream leader');
+  },
+);
 
 t.test('create-only, revision-checked update, delete', async (t) => {
   const store = await KvRecordStore.open<{ name: string; n: number }>(everywhere, { name: 'crud' });
@@ -51,7 +54,11 @@ t.test('create-only, revision-checked update, delete', async (t) => {
 
   const r2 = await store.update(key, { name: 'Amina', n: 2 }, r1);
   t.ok(r2 > r1, 'revisions grow');
-  await rejectsWithConflict(t, store.update(key, { name: 'Stale', n: 99 }, r1), 'an update from an old revision is a conflict');
+  await rejectsWithConflict(
+    t,
+    store.update(key, { name: 'Stale', n: 99 }, r1),
+    'an update from an old revision is a conflict',
+  );
   t.same((await store.get(key))?.value, { name: 'Amina', n: 2 }, 'and did not write');
 
   await rejectsWithConflict(t, store.delete(key, r1), 'a delete from an old revision is a conflict');
@@ -73,11 +80,16 @@ t.test('racing writers on three servers: exactly one update from one revision wi
     const results = await Promise.allSettled(stores.map((store, i) => store.update(key, { owner: i }, revision)));
     const winners = results.flatMap((result, i) => (result.status === 'fulfilled' ? [i] : []));
     if (winners.length === 1) exactlyOne++;
-    t.ok(results.every((r) => r.status === 'fulfilled' || isRevisionConflict(r.reason)), 'the others get a conflict');
+    t.ok(
+      results.every((r) => r.status === 'fulfilled' || isRevisionConflict(r.reason)),
+      'the others get a conflict',
+    );
     t.same((await stores[2].get(key))?.value, { owner: winners[0] }, 'every server reads the winner');
   }
   t.equal(exactlyOne, rounds, 'one winner in every round');
-  const creators = await Promise.allSettled(stores.map((store, i) => store.create(['customer', 'C-RACE'], { owner: i })));
+  const creators = await Promise.allSettled(
+    stores.map((store, i) => store.create(['customer', 'C-RACE'], { owner: i })),
+  );
   t.equal(creators.filter((r) => r.status === 'fulfilled').length, 1, 'one of three racing creates of one key wins');
 
   // The server's own check alone (the KV client's update) lets several through on nats-server < 2.9.21: shown, not
@@ -90,7 +102,9 @@ t.test('racing writers on three servers: exactly one update from one revision wi
     const results = await Promise.allSettled(plain.map((b, i) => b.update(`plain-${round}`, String(i), revision)));
     if (results.filter((r) => r.status === 'fulfilled').length > 1) doubled++;
   }
-  t.comment(`KV client update alone on nats-server ${clients[0].nc.info?.version}: ${doubled}/${rounds} rounds acknowledged more than one writer`);
+  t.comment(
+    `KV client update alone on nats-server ${clients[0].nc.info?.version}: ${doubled}/${rounds} rounds acknowledged more than one writer`,
+  );
 });
 
 t.test('list by prefix: key order, pages, other prefixes excluded, odd ids', async (t) => {
@@ -115,14 +129,20 @@ t.test('list by prefix: key order, pages, other prefixes excluded, odd ids', asy
     after = page.next;
   } while (after);
   t.equal(pages, 3);
-  t.same(seen, ids.map((_, i) => i), 'every record once, in key order, deleted one left out');
+  t.same(
+    seen,
+    ids.map((_, i) => i),
+    'every record once, in key order, deleted one left out',
+  );
   t.same((await store.list(['user', 'nobody'])).records, [], 'an empty prefix lists nothing');
 });
 
 t.test('kill -9 of the bucket leader: acknowledged records survive and writes resume', async (t) => {
   const store = await KvRecordStore.open<{ n: number }>(everywhere, { name: 'failover' });
   // Attempts after the kill time out quickly, so the measured bound is the cluster's and not one long wait.
-  const impatient = await KvRecordStore.open<{ n: number }>(await connectTo(nats.urls.split(','), 'impatient', 500), { name: 'failover' });
+  const impatient = await KvRecordStore.open<{ n: number }>(await connectTo(nats.urls.split(','), 'impatient', 500), {
+    name: 'failover',
+  });
   const acknowledged = new Map<string, number>();
   for (let i = 0; i < 20; i++) {
     await store.create(['rec', String(i)], { n: i });
@@ -148,7 +168,9 @@ t.test('kill -9 of the bucket leader: acknowledged records survive and writes re
     }
   }
   const resumeMs = performance.now() - killedAt;
-  t.comment(`writes resumed ${resumeMs.toFixed(0)} ms after kill -9 of the bucket leader; failed attempts: ${attempts.slice(0, 3).join('; ')} ... (${attempts.length})`);
+  t.comment(
+    `writes resumed ${resumeMs.toFixed(0)} ms after kill -9 of the bucket leader; failed attempts: ${attempts.slice(0, 3).join('; ')} ... (${attempts.length})`,
+  );
   t.ok(resumeMs < 10_000, 'within 10 s');
   t.ok(revision >= 0);
   for (const [id, n] of acknowledged) t.same((await store.get(['rec', id]))?.value, { n }, `record ${id} survived`);
@@ -156,5 +178,9 @@ t.test('kill -9 of the bucket leader: acknowledged records survive and writes re
   await nats.restart(index);
   const rejoined = await connectTo([nats.servers[index].url], 'rejoined');
   const viaRestarted = await KvRecordStore.open<{ n: number }>(rejoined, { name: 'failover' });
-  t.same((await viaRestarted.get(['rec', 'after-kill']))?.value, { n: 20 }, 'the restarted server serves the write made while it was down');
+  t.same(
+    (await viaRestarted.get(['rec', 'after-kill']))?.value,
+    { n: 20 },
+    'the restarted server serves the write made while it was down',
+  );
 });

@@ -60,56 +60,65 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
 });
 
-t.test('with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data', async (t) => {
-  ensureNatsServer();
-  const dir = mkdtempSync(join(tmpdir(), 'cluster-pipe-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'log');
-  // A shell of its own process group, as a terminal runs a pipeline in the foreground: Ctrl-C is SIGINT to the group.
-  const shell = spawn('sh', ['-c', `exec ${process.execPath} scripts/cluster.mjs 2>&1 | tee ${log} > /dev/null`], {
-    stdio: 'ignore',
-    detached: true,
-  });
-  const shellExited = new Promise((resolve) => shell.once('exit', resolve));
-  let servers: number[] = [];
-  t.teardown(() => {
-    for (const pid of servers) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
-    try {
-      process.kill(-shell.pid!, 'SIGKILL');
-    } catch {
-      // The group is gone already.
-    }
-  });
-  const output = await until('the script says ready in the piped log', async () => {
-    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
-    return /cluster ready: /.test(text) ? text : undefined;
-  }, 120_000);
-  const dataDir = /Data \(removed on exit\): (\S+)/.exec(output)?.[1];
-  t.ok(dataDir && existsSync(dataDir), 'the script names its data dir, which exists while it runs');
-  const script = childrenOf(shell.pid!).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('cluster.mjs'));
-  t.ok(script, 'the script runs under the shell');
-  const children = childrenOf(script!);
-  const isNats = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nats-server');
-  const natsPids = children.filter(isNats);
-  const nodePids = children.filter((pid) => !isNats(pid));
-  servers = children;
-  t.equal(natsPids.length, 3, 'three nats-server children');
-  t.equal(nodePids.length, 3, 'three node children');
+t.test(
+  'with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data',
+  async (t) => {
+    ensureNatsServer();
+    const dir = mkdtempSync(join(tmpdir(), 'cluster-pipe-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const log = join(dir, 'log');
+    // A shell of its own process group, as a terminal runs a pipeline in the foreground: Ctrl-C is SIGINT to the group.
+    const shell = spawn('sh', ['-c', `exec ${process.execPath} scripts/cluster.mjs 2>&1 | tee ${log} > /dev/null`], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    const shellExited = new Promise((resolve) => shell.once('exit', resolve));
+    let servers: number[] = [];
+    t.teardown(() => {
+      for (const pid of servers) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+      try {
+        process.kill(-shell.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone already.
+      }
+    });
+    const output = await until(
+      'the script says ready in the piped log',
+      async () => {
+        const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+        return /cluster ready: /.test(text) ? text : undefined;
+      },
+      120_000,
+    );
+    const dataDir = /Data \(removed on exit\): (\S+)/.exec(output)?.[1];
+    t.ok(dataDir && existsSync(dataDir), 'the script names its data dir, which exists while it runs');
+    const script = childrenOf(shell.pid!).find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('cluster.mjs'),
+    );
+    t.ok(script, 'the script runs under the shell');
+    const children = childrenOf(script!);
+    const isNats = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nats-server');
+    const natsPids = children.filter(isNats);
+    const nodePids = children.filter((pid) => !isNats(pid));
+    servers = children;
+    t.equal(natsPids.length, 3, 'three nats-server children');
+    t.equal(nodePids.length, 3, 'three node children');
 
-  // Ctrl-C: SIGINT to the foreground group (the shell, the script and tee; the servers are in groups of their own).
-  process.kill(-shell.pid!, 'SIGINT');
-  // Watch the order the servers go in. NATS is read before the nodes in each look, so a look that finds NATS gone
-  // and a node still up proves NATS went first (a node's drain takes SHUTDOWN_QUIET_MS, so that order would show).
-  let natsGoneBeforeNodes = false;
-  const deadline = Date.now() + 60_000;
-  while (children.some(processAlive) && Date.now() < deadline) {
-    const natsGone = !natsPids.every(processAlive);
-    if (natsGone && nodePids.some(processAlive)) natsGoneBeforeNodes = true;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
-  t.equal(natsGoneBeforeNodes, false, 'no nats-server stopped while a node still ran');
-  await until('the script exited', async () => (processAlive(script!) ? undefined : true), 30_000);
-  await shellExited;
-  t.notOk(existsSync(dataDir!), 'its data dir is removed');
-});
+    // Ctrl-C: SIGINT to the foreground group (the shell, the script and tee; the servers are in groups of their own).
+    process.kill(-shell.pid!, 'SIGINT');
+    // Watch the order the servers go in. NATS is read before the nodes in each look, so a look that finds NATS gone
+    // and a node still up proves NATS went first (a node's drain takes SHUTDOWN_QUIET_MS, so that order would show).
+    let natsGoneBeforeNodes = false;
+    const deadline = Date.now() + 60_000;
+    while (children.some(processAlive) && Date.now() < deadline) {
+      const natsGone = !natsPids.every(processAlive);
+      if (natsGone && nodePids.some(processAlive)) natsGoneBeforeNodes = true;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+    t.equal(natsGoneBeforeNodes, false, 'no nats-server stopped while a node still ran');
+    await until('the script exited', async () => (processAlive(script!) ? undefined : true), 30_000);
+    await shellExited;
+    t.notOk(existsSync(dataDir!), 'its data dir is removed');
+  },
+);

@@ -37,7 +37,12 @@ async function startNode(id: string, server: number) {
   await runtime.start();
   const connection = await connectCluster({ NATS_URL: [nats.servers[server].url], NATS_PREFIX: 'st' }, id);
   const leases = await PartitionLeases.join(connection, { nodeId: id, partitions: PARTITIONS });
-  const router = new NatsActorRouter({ connection, leases, local: runtime, streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS } });
+  const router = new NatsActorRouter({
+    connection,
+    leases,
+    local: runtime,
+    streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS },
+  });
   const events = new ClusterEventBus(connection, runtime);
   t.teardown(async () => {
     events.close();
@@ -69,7 +74,15 @@ async function sessionOn(owner: (typeof nodes)[number]): Promise<string> {
 
 /** A message the built-in agent echoes word by word: about `words` frames. */
 const longMessage = (words: number) => Array.from({ length: words }, (_, i) => `w${i}`).join(' ');
-const turn = (sessionId: string, message: string) => ({ type: 'turn', userDid, sessionId, turnId: `turn-${sessions++}`, requestId: 'r', message, ...oracle });
+const turn = (sessionId: string, message: string) => ({
+  type: 'turn',
+  userDid,
+  sessionId,
+  turnId: `turn-${sessions++}`,
+  requestId: 'r',
+  message,
+  ...oracle,
+});
 
 /** Reads a stream's messages as they come; `acking` decides whether frames are acknowledged at once. */
 function reader(stream: ActorStream, acking = true) {
@@ -108,28 +121,33 @@ const answerOf = (sse: string) =>
     .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)).content)
     .join('');
 
-t.test('a stream opened on one node for an actor on another delivers every frame in order, held back by a slow reader', async (t) => {
-  const sessionId = await sessionOn(a);
-  const words = longMessage(200);
-  const stream = b.router.stream(CHAT, sessionId, turn(sessionId, words));
-  const read = reader(stream, false);
-  // Nothing acknowledged: the actor on node-a stops after one window.
-  await read.until(() => read.state.frames >= STREAM_WINDOW);
-  await a.connection.nc.flush();
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  t.equal(read.state.frames, STREAM_WINDOW, `the writer waits after ${STREAM_WINDOW} unacknowledged frames`);
-  read.state.acking = true;
-  read.ack();
-  await read.ended();
-  await stream.done;
-  stream.channel.close();
-  t.equal(read.state.messages[0].type, 'open', 'open came first');
-  t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn' } }, 'the end came last');
-  t.ok(read.state.frames > 200, `${read.state.frames} frames`);
-  t.match(answerOf(read.state.text), `You said: "${words}"`, 'the answer arrived whole and in order');
-  const transcript = (await c.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as { messages: { content: string }[] };
-  t.match(transcript.messages.at(-1)!.content, `You said: "${words}"`, 'the turn was committed on its owner');
-});
+t.test(
+  'a stream opened on one node for an actor on another delivers every frame in order, held back by a slow reader',
+  async (t) => {
+    const sessionId = await sessionOn(a);
+    const words = longMessage(200);
+    const stream = b.router.stream(CHAT, sessionId, turn(sessionId, words));
+    const read = reader(stream, false);
+    // Nothing acknowledged: the actor on node-a stops after one window.
+    await read.until(() => read.state.frames >= STREAM_WINDOW);
+    await a.connection.nc.flush();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.equal(read.state.frames, STREAM_WINDOW, `the writer waits after ${STREAM_WINDOW} unacknowledged frames`);
+    read.state.acking = true;
+    read.ack();
+    await read.ended();
+    await stream.done;
+    stream.channel.close();
+    t.equal(read.state.messages[0].type, 'open', 'open came first');
+    t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn' } }, 'the end came last');
+    t.ok(read.state.frames > 200, `${read.state.frames} frames`);
+    t.match(answerOf(read.state.text), `You said: "${words}"`, 'the answer arrived whole and in order');
+    const transcript = (await c.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as {
+      messages: { content: string }[];
+    };
+    t.match(transcript.messages.at(-1)!.content, `You said: "${words}"`, 'the turn was committed on its owner');
+  },
+);
 
 t.test('a refusal of the remote actor arrives as the stream`s first message', async (t) => {
   const stream = b.router.stream(CHAT, 'stream-absent', turn('stream-absent', 'hi'));
@@ -153,10 +171,15 @@ t.test("the caller's cancel reaches the actor, and so does the caller closing mi
     } else stream.channel.close();
     await stream.done;
     // The actor stopped mid-answer: the stored reply is the part generated before the cancel, far from all of it.
-    const transcript = await b.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 }).then((page) => (page as { messages: { type: string; content: string }[] }).messages);
+    const transcript = await b.router
+      .send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })
+      .then((page) => (page as { messages: { type: string; content: string }[] }).messages);
     const reply = transcript.at(-1)!;
     t.equal(reply.type, 'ai', `${how}: the turn ended and was stored`);
-    t.ok(reply.content.split(' ').length < 300, `${how}: generation stopped early (${reply.content.split(' ').length} words of about 440)`);
+    t.ok(
+      reply.content.split(' ').length < 300,
+      `${how}: generation stopped early (${reply.content.split(' ').length} words of about 440)`,
+    );
   }
 });
 
@@ -180,7 +203,10 @@ t.test('events of a turn reach the sockets following its session on other nodes 
   const startedAt = performance.now();
   await c.router.send(CHAT, sessionId, turn(sessionId, 'hello'));
   const local = heard.get(a.id)!;
-  t.ok(local.some((event) => event.event === 'message_cache_invalidation'), `the owner heard ${local.length} events`);
+  t.ok(
+    local.some((event) => event.event === 'message_cache_invalidation'),
+    `the owner heard ${local.length} events`,
+  );
   await new Promise<void>((resolve) => {
     const check = () => (heard.get(b.id)!.length >= local.length ? resolve() : setTimeout(check, 5));
     check();
@@ -209,7 +235,8 @@ t.test('a message lost in transit fails the stream instead of leaving a hole in 
   const sessionId = await sessionOn(a);
   const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
   const read = reader(stream, false);
-  for await (const msg of seen) spy.nc.publish(msg.subject, JSON.stringify({ s: 1_000, m: { type: 'frames', text: 'bogus', count: 1 } }));
+  for await (const msg of seen)
+    spy.nc.publish(msg.subject, JSON.stringify({ s: 1_000, m: { type: 'frames', text: 'bogus', count: 1 } }));
   t.match(await stream.done.catch((e: unknown) => e), { name: 'HostUnavailableError', message: /lost messages/ });
   t.notOk(read.state.text.includes('bogus'), 'the out-of-sequence message was not delivered');
   stream.channel.close();
@@ -218,50 +245,91 @@ t.test('a message lost in transit fails the stream instead of leaving a hole in 
 t.test("the caller's node dying mid-stream cancels the actor's stream within the silence bound", async (t) => {
   // A caller node holding no partition, on its own connection, so its death touches nothing else.
   const connection = await connectCluster({ NATS_URL: [nats.servers[1].url], NATS_PREFIX: 'st' }, 'caller');
-  const noPartitions = Object.assign(new EventEmitter(), { nodeId: 'caller', partitions: PARTITIONS, owned: new Set<number>(), owns: () => false, ownerOf: (p: number) => a.leases.ownerOf(p), isLive: (id: string) => a.leases.isLive(id) });
-  const caller = new NatsActorRouter({ connection, leases: noPartitions as unknown as PartitionLeases, local: b.runtime, streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS } });
+  const noPartitions = Object.assign(new EventEmitter(), {
+    nodeId: 'caller',
+    partitions: PARTITIONS,
+    owned: new Set<number>(),
+    owns: () => false,
+    ownerOf: (p: number) => a.leases.ownerOf(p),
+    isLive: (id: string) => a.leases.isLive(id),
+  });
+  const caller = new NatsActorRouter({
+    connection,
+    leases: noPartitions as unknown as PartitionLeases,
+    local: b.runtime,
+    streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS },
+  });
   const sessionId = await sessionOn(a);
   const stream = caller.stream(CHAT, sessionId, turn(sessionId, longMessage(400)));
   const read = reader(stream, false);
   await read.until(() => read.state.frames >= STREAM_WINDOW);
   const diedAt = performance.now();
   await connection.nc.close();
-  t.match(await stream.done.catch((e: unknown) => e), { name: 'HostUnavailableError' }, 'the dead caller itself reads a failure');
+  t.match(
+    await stream.done.catch((e: unknown) => e),
+    { name: 'HostUnavailableError' },
+    'the dead caller itself reads a failure',
+  );
   // The actor waits for acknowledgements that will never come, until its node gives the caller up and cancels.
   const reply = await until(async () => {
-    const page = (await a.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as { messages: { type: string; content: string }[] };
+    const page = (await a.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as {
+      messages: { type: string; content: string }[];
+    };
     return page.messages.at(-1)?.type === 'ai' ? page.messages.at(-1)! : undefined;
   });
   const cancelledMs = performance.now() - diedAt;
-  t.ok(reply.content.split(' ').length < 300, `the turn stopped early and was stored (${reply.content.split(' ').length} words)`);
-  t.ok(cancelledMs <= 4 * PING_MS + 1_000, `cancelled ${cancelledMs.toFixed(0)} ms after the caller's death (bound: silence ${3 * PING_MS} ms + one check ${PING_MS} ms)`);
+  t.ok(
+    reply.content.split(' ').length < 300,
+    `the turn stopped early and was stored (${reply.content.split(' ').length} words)`,
+  );
+  t.ok(
+    cancelledMs <= 4 * PING_MS + 1_000,
+    `cancelled ${cancelledMs.toFixed(0)} ms after the caller's death (bound: silence ${3 * PING_MS} ms + one check ${PING_MS} ms)`,
+  );
   t.comment(`caller death: the owner cancelled the stream after ${cancelledMs.toFixed(0)} ms`);
 });
 
-t.test("the owner dying mid-stream rejects the stream's done within the ping bound, and a call in flight within a lease", async (t) => {
-  const sessionId = await sessionOn(c);
-  const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
-  const read = reader(stream, false);
-  await read.until(() => read.state.frames >= STREAM_WINDOW);
-  // A JSON turn that waits on the owner for a browser tool's answer (no socket here tells it none will come).
-  const waiting = await sessionOn(c);
-  const tools = [{ name: 'getPage', description: 'Reads the page', schema: { type: 'object' } }];
-  const inFlight = a.router.send(CHAT, waiting, { ...turn(waiting, 'use getPage {}'), tools }, 60_000).catch((e: unknown) => e);
-  await until(async () => ((await a.router.signal(CHAT, waiting, { type: 'owns', userDid })) === true ? true : undefined));
-  // Death: the owner's connection is cut without anything said (as kill -9 does).
-  const diedAt = performance.now();
-  await c.connection.nc.close();
-  const error = await stream.done.catch((e: unknown) => e);
-  const detectedMs = performance.now() - diedAt;
-  stream.channel.close();
-  t.ok(error instanceof HostUnavailableError, 'HostUnavailableError, as when a local actor host dies');
-  t.match(error, { message: /stream's node is gone/ });
-  t.ok(detectedMs <= PING_MS + 500, `noticed ${detectedMs.toFixed(0)} ms after the death (bound: one ping, ${PING_MS} ms, plus a round trip)`);
-  t.comment(`owner death noticed by the stream after ${detectedMs.toFixed(0)} ms (ping every ${PING_MS} ms)`);
+t.test(
+  "the owner dying mid-stream rejects the stream's done within the ping bound, and a call in flight within a lease",
+  async (t) => {
+    const sessionId = await sessionOn(c);
+    const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
+    const read = reader(stream, false);
+    await read.until(() => read.state.frames >= STREAM_WINDOW);
+    // A JSON turn that waits on the owner for a browser tool's answer (no socket here tells it none will come).
+    const waiting = await sessionOn(c);
+    const tools = [{ name: 'getPage', description: 'Reads the page', schema: { type: 'object' } }];
+    const inFlight = a.router
+      .send(CHAT, waiting, { ...turn(waiting, 'use getPage {}'), tools }, 60_000)
+      .catch((e: unknown) => e);
+    await until(async () =>
+      (await a.router.signal(CHAT, waiting, { type: 'owns', userDid })) === true ? true : undefined,
+    );
+    // Death: the owner's connection is cut without anything said (as kill -9 does).
+    const diedAt = performance.now();
+    await c.connection.nc.close();
+    const error = await stream.done.catch((e: unknown) => e);
+    const detectedMs = performance.now() - diedAt;
+    stream.channel.close();
+    t.ok(error instanceof HostUnavailableError, 'HostUnavailableError, as when a local actor host dies');
+    t.match(error, { message: /stream's node is gone/ });
+    t.ok(
+      detectedMs <= PING_MS + 500,
+      `noticed ${detectedMs.toFixed(0)} ms after the death (bound: one ping, ${PING_MS} ms, plus a round trip)`,
+    );
+    t.comment(`owner death noticed by the stream after ${detectedMs.toFixed(0)} ms (ping every ${PING_MS} ms)`);
 
-  const callError = await inFlight;
-  const callMs = performance.now() - diedAt;
-  t.match(callError, { name: 'HostUnavailableError', message: /died with the call in flight/ }, 'the call in flight fails as unavailable');
-  t.ok(callMs <= a.leases.leaseTtlMs + 1_500, `${callMs.toFixed(0)} ms after the death, not at its 60 s deadline (lease ${a.leases.leaseTtlMs} ms)`);
-  t.comment(`owner death: a call in flight failed after ${callMs.toFixed(0)} ms`);
-});
+    const callError = await inFlight;
+    const callMs = performance.now() - diedAt;
+    t.match(
+      callError,
+      { name: 'HostUnavailableError', message: /died with the call in flight/ },
+      'the call in flight fails as unavailable',
+    );
+    t.ok(
+      callMs <= a.leases.leaseTtlMs + 1_500,
+      `${callMs.toFixed(0)} ms after the death, not at its 60 s deadline (lease ${a.leases.leaseTtlMs} ms)`,
+    );
+    t.comment(`owner death: a call in flight failed after ${callMs.toFixed(0)} ms`);
+  },
+);

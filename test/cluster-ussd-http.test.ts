@@ -47,7 +47,10 @@ const customerIdIn = (screen: string) => /C[0-9A-F]{8}/.exec(screen)?.[0];
 const nameOf = (i: number) => `User ${String.fromCharCode(65 + (i % 26))}`;
 
 /** Account creation, then a login, account details and log out: every screen, retries included, customer ids masked. */
-async function script(prefix: string, pick: (request: number) => string): Promise<{ screens: string[]; retries: string[]; accounts: number }> {
+async function script(
+  prefix: string,
+  pick: (request: number) => string,
+): Promise<{ screens: string[]; retries: string[]; accounts: number }> {
   const create = new Session(`${prefix}-create`, pick);
   const retries: string[] = [];
   for (const input of [undefined, '2', '2', 'Amina Wanjiru']) await create.send(input);
@@ -68,22 +71,29 @@ t.test('the three nodes share the partitions and report the cluster store', asyn
   const reports = await Promise.all(nodes.map(health));
   t.same(reports.map((r) => r.cluster.partitions.owned).sort(), [42, 43, 43], 'partitions split 43/43/42');
   for (const report of reports) {
-    t.match(report, { status: 'ok', database: 'connected', cluster: { partitions: { total: 128 }, liveNodes: ['node-1', 'node-2', 'node-3'] } });
+    t.match(report, {
+      status: 'ok',
+      database: 'connected',
+      cluster: { partitions: { total: 128 }, liveNodes: ['node-1', 'node-2', 'node-3'] },
+    });
   }
 });
 
-t.test('one session\'s steps round-robin over three nodes give the same screens as one node; retries apply once', async (t) => {
-  const single = await startTestServer(t);
-  const alone = await script('alone', () => single.url);
-  const spread = await script('spread', roundRobin(nodes));
-  t.same(spread.screens, alone.screens, 'the same screens, step by step');
-  t.equal(alone.screens.length, 15);
-  t.match(spread.screens[6], /^CON Account created!\nYour customer ID: C########/);
-  t.match(spread.screens.at(-1)!, /^END You are logged out/);
-  t.same(spread.retries, alone.retries, 'retries through another node answer the same screens');
-  t.equal(spread.retries[0], spread.screens[3], 'a retried input is not applied a second time');
-  t.equal(spread.accounts, 1, 'the account-creating step retried through two other nodes made one account');
-});
+t.test(
+  "one session's steps round-robin over three nodes give the same screens as one node; retries apply once",
+  async (t) => {
+    const single = await startTestServer(t);
+    const alone = await script('alone', () => single.url);
+    const spread = await script('spread', roundRobin(nodes));
+    t.same(spread.screens, alone.screens, 'the same screens, step by step');
+    t.equal(alone.screens.length, 15);
+    t.match(spread.screens[6], /^CON Account created!\nYour customer ID: C########/);
+    t.match(spread.screens.at(-1)!, /^END You are logged out/);
+    t.same(spread.retries, alone.retries, 'retries through another node answer the same screens');
+    t.equal(spread.retries[0], spread.screens[3], 'a retried input is not applied a second time');
+    t.equal(spread.accounts, 1, 'the account-creating step retried through two other nodes made one account');
+  },
+);
 
 t.test('customer ids are unique and the PIN lock counter holds across nodes', async (t) => {
   // Twelve accounts created at once, each step through the next node.
@@ -112,151 +122,205 @@ t.test('customer ids are unique and the PIN lock counter holds across nodes', as
   t.notMatch(locked, /Hello/, 'even the right PIN does not log in while locked');
 });
 
-t.test('kill -9 of a node under load: nothing acknowledged is lost, sessions continue, the node comes back', async (t) => {
-  const victim = nodes[2];
-  const survivors = nodes.slice(0, 2);
-  let killedAt = Infinity;
-  let stop = false;
-  const acknowledged: { customerId: string; sessionId: string }[] = [];
-  const failures: { startedAt: number; node: string; what: string }[] = [];
-  const afterKill: number[] = [];
-  const lastAcknowledged = new Map<string, { text: string; screen: string }>();
-  const refusedByDeadNode = { count: 0 };
+t.test(
+  'kill -9 of a node under load: nothing acknowledged is lost, sessions continue, the node comes back',
+  async (t) => {
+    const victim = nodes[2];
+    const survivors = nodes.slice(0, 2);
+    let killedAt = Infinity;
+    let stop = false;
+    const acknowledged: { customerId: string; sessionId: string }[] = [];
+    const failures: { startedAt: number; node: string; what: string }[] = [];
+    const afterKill: number[] = [];
+    const lastAcknowledged = new Map<string, { text: string; screen: string }>();
+    const refusedByDeadNode = { count: 0 };
 
-  /** One gateway request as a load balancer without stickiness makes it: the next node, any node. */
-  const request = async (session: Session, input: string | undefined, turn: number) => {
-    if (input !== undefined) session.inputs.push(input);
-    for (let attempt = 0; ; attempt++) {
-      const node = nodes[(turn + attempt) % 3];
-      const startedAt = Date.now();
-      let screen: string;
-      try {
-        screen = await session.resend(node.url);
-      } catch {
-        refusedByDeadNode.count++; // the dead node's port: the balancer tries the next node
-        continue;
+    /** One gateway request as a load balancer without stickiness makes it: the next node, any node. */
+    const request = async (session: Session, input: string | undefined, turn: number) => {
+      if (input !== undefined) session.inputs.push(input);
+      for (let attempt = 0; ; attempt++) {
+        const node = nodes[(turn + attempt) % 3];
+        const startedAt = Date.now();
+        let screen: string;
+        try {
+          screen = await session.resend(node.url);
+        } catch {
+          refusedByDeadNode.count++; // the dead node's port: the balancer tries the next node
+          continue;
+        }
+        if (screen === UNAVAILABLE) {
+          failures.push({ startedAt, node: node.nodeId, what: `${session.sessionId} "${session.text}"` });
+          continue; // the gateway retries the same input
+        }
+        if (startedAt > killedAt) afterKill.push(Date.now() - startedAt);
+        lastAcknowledged.set(session.sessionId, { text: session.text, screen });
+        return screen;
       }
-      if (screen === UNAVAILABLE) {
-        failures.push({ startedAt, node: node.nodeId, what: `${session.sessionId} "${session.text}"` });
-        continue; // the gateway retries the same input
+    };
+
+    const client = async (c: number) => {
+      for (let round = 0; !stop; round++) {
+        const s = new Session(`load-${c}-${round}`, () => '');
+        let turn = c + round;
+        for (const input of [undefined, '2', '2', nameOf(c), '00', PIN]) await request(s, input, turn++);
+        const screen = await request(s, PIN, turn++);
+        const customerId = customerIdIn(screen);
+        if (customerId) acknowledged.push({ customerId, sessionId: s.sessionId });
+        else t.fail(`no account in ${JSON.stringify(screen)}`);
       }
-      if (startedAt > killedAt) afterKill.push(Date.now() - startedAt);
-      lastAcknowledged.set(session.sessionId, { text: session.text, screen });
-      return screen;
+    };
+    const clients = Array.from({ length: 8 }, (_, c) => client(c));
+    await until('some accounts', async () => (acknowledged.length >= 8 ? true : undefined));
+    killedAt = Date.now();
+    await victim.kill('SIGKILL');
+    // Requests started before this may have been in flight on the victim; none started after it may fail.
+    const diedAt = Date.now();
+    const before = acknowledged.length;
+    await until('accounts after the kill', async () => (acknowledged.length >= before + 16 ? true : undefined), 60_000);
+    stop = true;
+    await Promise.all(clients);
+
+    const inFlightOnly = failures.filter((f) => f.startedAt > diedAt);
+    t.same(inFlightOnly, [], 'no request started after the kill failed (only those in flight at the kill may)');
+    // Why, when one did: the survivors' own account of the failed call.
+    for (const node of inFlightOnly.length ? survivors : []) {
+      for (const line of node
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('USSD actor failed')))
+        t.comment(`${node.nodeId}: ${line.slice(0, 600)}`);
     }
-  };
+    t.comment(
+      `${acknowledged.length} accounts acknowledged, ${failures.length} requests failed (in flight at the kill: ${failures.map((f) => f.what).join(', ') || 'none'}), ${refusedByDeadNode.count} refused by the dead node's port`,
+    );
+    const bound = Math.max(0, ...afterKill);
+    t.comment(
+      `longest answer to a request started after the kill: ${bound} ms (the failover bound: dead node's partitions taken over)`,
+    );
+    t.ok(bound < 10_000, `sessions continue within 10 s (${bound} ms)`);
 
-  const client = async (c: number) => {
-    for (let round = 0; !stop; round++) {
-      const s = new Session(`load-${c}-${round}`, () => '');
-      let turn = c + round;
-      for (const input of [undefined, '2', '2', nameOf(c), '00', PIN]) await request(s, input, turn++);
-      const screen = await request(s, PIN, turn++);
-      const customerId = customerIdIn(screen);
-      if (customerId) acknowledged.push({ customerId, sessionId: s.sessionId });
-      else t.fail(`no account in ${JSON.stringify(screen)}`);
-    }
-  };
-  const clients = Array.from({ length: 8 }, (_, c) => client(c));
-  await until('some accounts', async () => (acknowledged.length >= 8 ? true : undefined));
-  killedAt = Date.now();
-  await victim.kill('SIGKILL');
-  // Requests started before this may have been in flight on the victim; none started after it may fail.
-  const diedAt = Date.now();
-  const before = acknowledged.length;
-  await until('accounts after the kill', async () => (acknowledged.length >= before + 16 ? true : undefined), 60_000);
-  stop = true;
-  await Promise.all(clients);
+    // Every acknowledged account logs in through the survivors, and every session's last acknowledged step is there:
+    // its retry answers the same screen.
+    const logins = await Promise.all(
+      acknowledged.map(async ({ customerId }, i) => {
+        const s = new Session(`check-${i}`, roundRobin(survivors));
+        for (const input of [undefined, '2', '1', customerId]) await s.send(input);
+        return s.send(PIN);
+      }),
+    );
+    t.equal(
+      logins.filter((screen) => /^CON Hello User/.test(screen)).length,
+      acknowledged.length,
+      `all ${acknowledged.length} acknowledged accounts log in`,
+    );
+    const kept = await Promise.all(
+      [...lastAcknowledged].map(async ([sessionId, { text, screen }]) => {
+        const answer = await postUssd(survivors[0].url, {
+          sessionId,
+          serviceCode: '*384#',
+          phoneNumber: '+254700000001',
+          text,
+        });
+        return answer.body === screen;
+      }),
+    );
+    t.equal(
+      kept.filter(Boolean).length,
+      kept.length,
+      `every session's last acknowledged step is kept (${kept.length} sessions)`,
+    );
 
-  const inFlightOnly = failures.filter((f) => f.startedAt > diedAt);
-  t.same(inFlightOnly, [], 'no request started after the kill failed (only those in flight at the kill may)');
-  // Why, when one did: the survivors' own account of the failed call.
-  for (const node of inFlightOnly.length ? survivors : []) {
-    for (const line of node.log().split('\n').filter((l) => l.includes('USSD actor failed'))) t.comment(`${node.nodeId}: ${line.slice(0, 600)}`);
-  }
-  t.comment(`${acknowledged.length} accounts acknowledged, ${failures.length} requests failed (in flight at the kill: ${failures.map((f) => f.what).join(', ') || 'none'}), ${refusedByDeadNode.count} refused by the dead node's port`);
-  const bound = Math.max(0, ...afterKill);
-  t.comment(`longest answer to a request started after the kill: ${bound} ms (the failover bound: dead node's partitions taken over)`);
-  t.ok(bound < 10_000, `sessions continue within 10 s (${bound} ms)`);
+    // The node comes back and takes its share again.
+    await victim.restart();
+    const shares = await until('the restarted node to take its share', async () => {
+      const owned = (await Promise.all(nodes.map(health))).map((r) => r.cluster.partitions.owned);
+      return owned[2] >= 42 && owned.reduce((a, b) => a + b) === 128 ? owned : undefined;
+    });
+    t.ok(shares[2] >= 42, `the restarted node owns ${shares[2]} partitions again (${shares.join('/')})`);
+    t.same((await health(victim)).cluster.liveNodes, ['node-1', 'node-2', 'node-3']);
+    const again = await script('after-restart', roundRobin(nodes));
+    t.match(again.screens.at(-1)!, /^END You are logged out/, 'a session spread over all three nodes runs end to end');
+  },
+);
 
-  // Every acknowledged account logs in through the survivors, and every session's last acknowledged step is there:
-  // its retry answers the same screen.
-  const logins = await Promise.all(
-    acknowledged.map(async ({ customerId }, i) => {
-      const s = new Session(`check-${i}`, roundRobin(survivors));
-      for (const input of [undefined, '2', '1', customerId]) await s.send(input);
-      return s.send(PIN);
-    }),
-  );
-  t.equal(logins.filter((screen) => /^CON Hello User/.test(screen)).length, acknowledged.length, `all ${acknowledged.length} acknowledged accounts log in`);
-  const kept = await Promise.all(
-    [...lastAcknowledged].map(async ([sessionId, { text, screen }]) => {
-      const answer = await postUssd(survivors[0].url, { sessionId, serviceCode: '*384#', phoneNumber: '+254700000001', text });
-      return answer.body === screen;
-    }),
-  );
-  t.equal(kept.filter(Boolean).length, kept.length, `every session's last acknowledged step is kept (${kept.length} sessions)`);
+t.test(
+  'a paused owner: its sessions move on without it, it rejoins from their new state, and an old revision cannot land',
+  async (t) => {
+    const connection = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'test-observer');
+    t.teardown(() => connection.nc.close());
+    // A session whose partition node-3 holds (read from the lease table), so its actor runs there.
+    const leases = await KvRecordStore.open<{ owner: string | null }>(connection, { name: 'leases' });
+    const ownerOf = async (sessionId: string) =>
+      (await leases.get(['partition', String(partitionOf(sessionId, 128))]))?.value.owner;
+    let sessionId = '';
+    for (let i = 0; !sessionId; i++) if ((await ownerOf(`paused-${i}`)) === 'node-3') sessionId = `paused-${i}`;
+    const paused = nodes[2];
+    const s = new Session(sessionId, roundRobin(nodes.slice(0, 2)));
+    await s.send();
+    await s.send('2');
 
-  // The node comes back and takes its share again.
-  await victim.restart();
-  const shares = await until('the restarted node to take its share', async () => {
-    const owned = (await Promise.all(nodes.map(health))).map((r) => r.cluster.partitions.owned);
-    return owned[2] >= 42 && owned.reduce((a, b) => a + b) === 128 ? owned : undefined;
-  });
-  t.ok(shares[2] >= 42, `the restarted node owns ${shares[2]} partitions again (${shares.join('/')})`);
-  t.same((await health(victim)).cluster.liveNodes, ['node-1', 'node-2', 'node-3']);
-  const again = await script('after-restart', roundRobin(nodes));
-  t.match(again.screens.at(-1)!, /^END You are logged out/, 'a session spread over all three nodes runs end to end');
-});
+    // node-3 stops (SIGSTOP: alive, holding the session's actor and its lease, doing nothing; NATS still delivers to it).
+    await paused.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    t.equal(
+      await s.send('2'),
+      UNAVAILABLE,
+      'a step that reached the paused owner fails (not retried: it may have run there)',
+    );
+    t.comment(
+      `it failed after ${Date.now() - stoppedAt} ms, when the owner's lease lapsed (not at the call's deadline)`,
+    );
+    await until(
+      'another node to take the partition',
+      async () => ((await ownerOf(sessionId)) ?? 'node-3') !== 'node-3' || undefined,
+    );
+    // Each survivor judges node-3's lease by its own clock: the retry goes to whichever, so both must see it gone.
+    for (const node of nodes.slice(0, 2))
+      await until(
+        `${node.nodeId} to see node-3 gone`,
+        async () => !(await health(node)).cluster.liveNodes.includes('node-3') || undefined,
+      );
+    t.match(await s.resend(), /^CON .*full name/i, "the gateway's retry through another node moves the session on");
+    await paused.kill('SIGCONT');
+    await until('node-3 to rejoin', async () =>
+      (await health(paused)).cluster.partitions.owned >= 42 ? true : undefined,
+    );
 
-t.test('a paused owner: its sessions move on without it, it rejoins from their new state, and an old revision cannot land', async (t) => {
-  const connection = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'test-observer');
-  t.teardown(() => connection.nc.close());
-  // A session whose partition node-3 holds (read from the lease table), so its actor runs there.
-  const leases = await KvRecordStore.open<{ owner: string | null }>(connection, { name: 'leases' });
-  const ownerOf = async (sessionId: string) => (await leases.get(['partition', String(partitionOf(sessionId, 128))]))?.value.owner;
-  let sessionId = '';
-  for (let i = 0; !sessionId; i++) if ((await ownerOf(`paused-${i}`)) === 'node-3') sessionId = `paused-${i}`;
-  const paused = nodes[2];
-  const s = new Session(sessionId, roundRobin(nodes.slice(0, 2)));
-  await s.send();
-  await s.send('2');
+    // Through node-3 again: it answers from the state the others wrote, not from what it held when it stopped.
+    const resumed = new Session(sessionId, () => paused.url);
+    resumed.inputs.push(...s.inputs);
+    t.match(await resumed.send('Amina Wanjiru'), /^CON .*email/i, 'the resumed node continues from the newer state');
 
-  // node-3 stops (SIGSTOP: alive, holding the session's actor and its lease, doing nothing; NATS still delivers to it).
-  await paused.kill('SIGSTOP');
-  const stoppedAt = Date.now();
-  t.equal(await s.send('2'), UNAVAILABLE, 'a step that reached the paused owner fails (not retried: it may have run there)');
-  t.comment(`it failed after ${Date.now() - stoppedAt} ms, when the owner's lease lapsed (not at the call's deadline)`);
-  await until('another node to take the partition', async () => ((await ownerOf(sessionId)) ?? 'node-3') !== 'node-3' || undefined);
-  // Each survivor judges node-3's lease by its own clock: the retry goes to whichever, so both must see it gone.
-  for (const node of nodes.slice(0, 2)) await until(`${node.nodeId} to see node-3 gone`, async () => !(await health(node)).cluster.liveNodes.includes('node-3') || undefined);
-  t.match(await s.resend(), /^CON .*full name/i, 'the gateway\'s retry through another node moves the session on');
-  await paused.kill('SIGCONT');
-  await until('node-3 to rejoin', async () => ((await health(paused)).cluster.partitions.owned >= 42 ? true : undefined));
+    // The write a stale owner would make: from the revision it read before the session moved on. Refused.
+    const stale = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
+    const held = (await stale.get(sessionId))!;
+    await resumed.send('00');
+    const write = stale.update({ ...held.value, screen: 'CON stale' }, held);
+    t.ok(
+      isRevisionConflict(
+        await write.then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
+      'a write from an old revision is refused (revision conflict)',
+    );
+    t.match(await resumed.resend(nodes[0].url), /^CON .*PIN/i, 'the session is where the cluster left it');
+  },
+);
 
-  // Through node-3 again: it answers from the state the others wrote, not from what it held when it stopped.
-  const resumed = new Session(sessionId, () => paused.url);
-  resumed.inputs.push(...s.inputs);
-  t.match(await resumed.send('Amina Wanjiru'), /^CON .*email/i, 'the resumed node continues from the newer state');
-
-  // The write a stale owner would make: from the revision it read before the session moved on. Refused.
-  const stale = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
-  const held = (await stale.get(sessionId))!;
-  await resumed.send('00');
-  const write = stale.update({ ...held.value, screen: 'CON stale' }, held);
-  t.ok(isRevisionConflict(await write.then(() => undefined, (error: unknown) => error)), 'a write from an old revision is refused (revision conflict)');
-  t.match(await resumed.resend(nodes[0].url), /^CON .*PIN/i, 'the session is where the cluster left it');
-});
-
-t.test('ussd_sessions_active: every node reports the whole cluster\'s live sessions (counted on the front door)', async (t) => {
-  const scrape = async (node: LocalNode) => {
-    const text = await (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer op' } })).text();
-    return Number(/^ussd_sessions_active (\d+)/m.exec(text)?.[1]);
-  };
-  // The first scrape starts each node's watch of the bucket (it runs only while asked for) and may count 0.
-  const counts = await until('the nodes to agree', async () => {
-    const seen = await Promise.all(nodes.map(scrape));
-    return seen[0] > 0 && seen.every((n) => n === seen[0]) ? seen : undefined;
-  });
-  t.ok(counts[0] > 30, `the same count on every node (${counts.join('/')}), the sessions of this file's load`);
-});
+t.test(
+  "ussd_sessions_active: every node reports the whole cluster's live sessions (counted on the front door)",
+  async (t) => {
+    const scrape = async (node: LocalNode) => {
+      const text = await (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer op' } })).text();
+      return Number(/^ussd_sessions_active (\d+)/m.exec(text)?.[1]);
+    };
+    // The first scrape starts each node's watch of the bucket (it runs only while asked for) and may count 0.
+    const counts = await until('the nodes to agree', async () => {
+      const seen = await Promise.all(nodes.map(scrape));
+      return seen[0] > 0 && seen.every((n) => n === seen[0]) ? seen : undefined;
+    });
+    t.ok(counts[0] > 30, `the same count on every node (${counts.join('/')}), the sessions of this file's load`);
+  },
+);

@@ -20,14 +20,23 @@ import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 t.setTimeout(120_000);
 const nats = await startTestNatsCluster(t);
-const keys = { PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'), ORACLE_PRIVATE_KEY: formatKey(await generateKey()) };
+const keys = {
+  PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  ORACLE_PRIVATE_KEY: formatKey(await generateKey()),
+};
 const PREFIX = 'warm';
 
 async function startRuntime(name: string, server: number): Promise<ActorRuntime> {
   const dataDir = mkdtempSync(join(tmpdir(), `warm-${name}-`));
   const config = loadConfig({
-    DATA_DIR: dataDir, ACTOR_THREADS: '1', LOG_LEVEL: 'silent', METRICS_ENABLED: 'false',
-    NATS_URL: nats.servers[server].url, NATS_PREFIX: PREFIX, NODE_ID: name, ...keys,
+    DATA_DIR: dataDir,
+    ACTOR_THREADS: '1',
+    LOG_LEVEL: 'silent',
+    METRICS_ENABLED: 'false',
+    NATS_URL: nats.servers[server].url,
+    NATS_PREFIX: PREFIX,
+    NODE_ID: name,
+    ...keys,
   });
   const runtime = new ActorRuntime({ threads: 1, config, log: createLogger('silent') });
   t.teardown(async () => {
@@ -41,40 +50,53 @@ async function startRuntime(name: string, server: number): Promise<ActorRuntime>
 const [a, b] = [await startRuntime('node-a', 0), await startRuntime('node-b', 1)];
 const PHONE = '+254700000001';
 const dial = (runtime: ActorRuntime, sessionId: string, text: string, phoneNumber = PHONE) =>
-  runtime.send(USSD_ACTOR.kind, sessionId, { type: 'dial', sessionId, serviceCode: '*123#', phoneNumber, text }) as Promise<string>;
+  runtime.send(USSD_ACTOR.kind, sessionId, {
+    type: 'dial',
+    sessionId,
+    serviceCode: '*123#',
+    phoneNumber,
+    text,
+  }) as Promise<string>;
 
 const connection = await connectCluster({ NATS_URL: [nats.servers[2].url], NATS_PREFIX: PREFIX }, 'warm-observer');
 t.teardown(() => connection.close());
 const sessions = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
 
-t.test('a warm actor whose copy went stale answers from the newer state, and the cluster keeps one history', async (t) => {
-  const id = 'warm-stale-1';
-  const welcome = await dial(a, id, '');
-  t.match(welcome, /^CON /, 'node A starts the session');
-  const info = await dial(a, id, '1');
-  const { revision: afterA } = (await sessions.get(id))!;
+t.test(
+  'a warm actor whose copy went stale answers from the newer state, and the cluster keeps one history',
+  async (t) => {
+    const id = 'warm-stale-1';
+    const welcome = await dial(a, id, '');
+    t.match(welcome, /^CON /, 'node A starts the session');
+    const info = await dial(a, id, '1');
+    const { revision: afterA } = (await sessions.get(id))!;
 
-  // The partition moves: node B runs the actor (cold: it reads) and moves the session on.
-  const onB = await dial(b, id, '1*1');
-  t.not(onB, info, 'node B answers the next input');
-  const { revision: afterB } = (await sessions.get(id))!;
-  t.ok(afterB > afterA, 'node B wrote');
+    // The partition moves: node B runs the actor (cold: it reads) and moves the session on.
+    const onB = await dial(b, id, '1*1');
+    t.not(onB, info, 'node B answers the next input');
+    const { revision: afterB } = (await sessions.get(id))!;
+    t.ok(afterB > afterA, 'node B wrote');
 
-  // Back on node A, whose actor still holds the copy it wrote: the next input must apply after B's step.
-  const expected = await (async () => {
-    // What a fresh actor answers for that input: the same input through a third session walked the same way.
-    const twin = 'warm-twin-1';
-    for (const text of ['', '1', '1*1']) await dial(b, twin, text);
-    return dial(b, twin, '1*1*0');
-  })();
-  t.equal(await dial(a, id, '1*1*0'), expected, 'node A answers from the state node B wrote, not from its own copy');
-  const stored = (await sessions.get(id))!;
-  t.ok(stored.revision > afterB, 'and its write landed after node B\'s');
+    // Back on node A, whose actor still holds the copy it wrote: the next input must apply after B's step.
+    const expected = await (async () => {
+      // What a fresh actor answers for that input: the same input through a third session walked the same way.
+      const twin = 'warm-twin-1';
+      for (const text of ['', '1', '1*1']) await dial(b, twin, text);
+      return dial(b, twin, '1*1*0');
+    })();
+    t.equal(await dial(a, id, '1*1*0'), expected, 'node A answers from the state node B wrote, not from its own copy');
+    const stored = (await sessions.get(id))!;
+    t.ok(stored.revision > afterB, "and its write landed after node B's");
 
-  // A gateway retry of node B's step, reaching node A after a newer write elsewhere: answered from the store.
-  await dial(b, id, '1*1*0*2');
-  t.equal(await dial(a, id, '1*1*0*2'), (await sessions.get(id))!.value.screen, 'a retry is answered with the stored screen');
-});
+    // A gateway retry of node B's step, reaching node A after a newer write elsewhere: answered from the store.
+    await dial(b, id, '1*1*0*2');
+    t.equal(
+      await dial(a, id, '1*1*0*2'),
+      (await sessions.get(id))!.value.screen,
+      'a retry is answered with the stored screen',
+    );
+  },
+);
 
 t.test('a retried dial reaching a cold actor answers the live session, and replaces nothing', async (t) => {
   const id = 'warm-redial-1';

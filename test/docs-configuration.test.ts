@@ -48,7 +48,11 @@ for (const [section, schema] of Object.entries(SECTIONS)) {
   t.test(section, async (t) => {
     const rows = page.get(section);
     t.ok(rows, `docs/configuration.md has a "## ${section}" table`);
-    t.same([...(rows?.keys() ?? [])].sort(), Object.keys(schema).sort(), 'the table lists exactly the schema\'s variables');
+    t.same(
+      [...(rows?.keys() ?? [])].sort(),
+      Object.keys(schema).sort(),
+      "the table lists exactly the schema's variables",
+    );
     for (const [name, entry] of Object.entries(schema)) {
       const value = defaultOf(entry);
       if (value === undefined || DESCRIBED_DEFAULTS.has(name)) continue;

@@ -29,7 +29,10 @@ function unresolvedRefs(doc: any): string[] {
     if (typeof node !== 'object' || node === null) return;
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string') {
-        const target = value.replace(/^#\//, '').split('/').reduce<any>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+        const target = value
+          .replace(/^#\//, '')
+          .split('/')
+          .reduce<any>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
         if (target === undefined) missing.push(value);
       } else visit(value);
     }
@@ -46,7 +49,7 @@ t.test('GET /docs serves Swagger UI configured for /docs-json, its files with th
     const html = await page.text();
     t.match(html, /<script src="\/docs\/swagger-ui-bundle\.js"/, 'references the UI bundle by an absolute path');
     t.match(html, /href="\/docs\/swagger-ui\.css"/);
-    t.match(html, /url: "\/docs-json"/, 'the UI loads this server\'s document');
+    t.match(html, /url: "\/docs-json"/, "the UI loads this server's document");
     t.notMatch(html, /petstore/);
   }
 
@@ -132,9 +135,19 @@ t.test('GET /docs-json is an OpenAPI 3.1 document of every route, USSD included'
 
   const health = doc.paths['/health'].get;
   t.same(health.security, []);
-  t.same(health.responses['200'].content['application/json'].schema.required, ['status', 'environment', 'timestamp', 'uptime', 'database', 'httpEngine']);
+  t.same(health.responses['200'].content['application/json'].schema.required, [
+    'status',
+    'environment',
+    'timestamp',
+    'uptime',
+    'database',
+    'httpEngine',
+  ]);
   t.ok(doc.paths['/'].get.responses['200']);
-  t.ok(doc.paths['/docs'].get && doc.paths['/docs/{path}'].get && doc.paths['/docs-json'].get, 'the docs routes describe themselves');
+  t.ok(
+    doc.paths['/docs'].get && doc.paths['/docs/{path}'].get && doc.paths['/docs-json'].get,
+    'the docs routes describe themselves',
+  );
   t.ok(doc.components.securitySchemes.bearerAuth && doc.components.securitySchemes.ucanDelegation);
 
   // Built once: the second answer is the same document.

@@ -4,12 +4,22 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
-const PAGES = ['README.md', 'bench/README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'bench/README.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const LOCAL = /^https?:\/\/(127\.0\.0\.1|localhost)[:/]/;
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 function anchorsOf(page: string): Set<string> {
@@ -29,7 +39,8 @@ for (const page of PAGES) {
       const [path, anchor] = target.split('#');
       const file = path ? normalize(join(dirname(page), path)) : page;
       t.ok(existsSync(file), `${target}: ${file} exists`);
-      if (anchor && file.endsWith('.md') && existsSync(file)) t.ok(anchorsOf(file).has(anchor), `${target}: the heading #${anchor} exists`);
+      if (anchor && file.endsWith('.md') && existsSync(file))
+        t.ok(anchorsOf(file).has(anchor), `${target}: the heading #${anchor} exists`);
     }
   });
 }

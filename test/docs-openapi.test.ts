@@ -24,7 +24,10 @@ function describedRouter(): Router {
       name: v.pipe(v.string(), v.minLength(1), v.maxLength(40)),
       count: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
       // A transform has no JSON Schema form: it must be left out, not fail the document.
-      slug: v.pipe(v.string(), v.transform((s) => s.toLowerCase())),
+      slug: v.pipe(
+        v.string(),
+        v.transform((s) => s.toLowerCase()),
+      ),
       tree: TreeSchema,
     }),
     query: v.object({
@@ -51,7 +54,16 @@ const face = {
   openApi: () => ({
     paths: {
       '/chain/entity/{id}': {
-        get: { operationId: 'entity', security: [], responses: { 200: { description: 'x', content: { 'application/json': { schema: { $ref: '#/components/schemas/Entity' } } } } } },
+        get: {
+          operationId: 'entity',
+          security: [],
+          responses: {
+            200: {
+              description: 'x',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Entity' } } },
+            },
+          },
+        },
       },
       '/open': { post: { operationId: 'faceOpenPost', responses: { 200: { description: 'face' } } } },
     },
@@ -60,7 +72,11 @@ const face = {
 };
 
 t.test('paths and operation ids from uWS patterns', async (t) => {
-  t.same(toOpenApiPath('/messages/:sessionId'), { path: '/messages/{sessionId}', params: ['sessionId'], wildcard: undefined });
+  t.same(toOpenApiPath('/messages/:sessionId'), {
+    path: '/messages/{sessionId}',
+    params: ['sessionId'],
+    wildcard: undefined,
+  });
   t.same(toOpenApiPath('/docs/*'), { path: '/docs/{path}', params: ['path'], wildcard: 'path' });
   t.equal(toOpenApiPath('/').path, '/');
   t.equal(operationIdOf('POST', '/messages/:sessionId'), 'postMessagesBySessionId');
@@ -79,11 +95,30 @@ t.test('a fully described route becomes a full operation', async (t) => {
   t.same(op.tags, ['things']);
 
   const params = Object.fromEntries(op.parameters.map((p: any) => [`${p.in}:${p.name}`, p]));
-  t.same(params['path:thingId'], { name: 'thingId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } });
-  t.same(params['path:partId'], { name: 'partId', in: 'path', required: true, schema: { type: 'string' } }, 'a parameter the schema leaves out is a string');
+  t.same(params['path:thingId'], {
+    name: 'thingId',
+    in: 'path',
+    required: true,
+    schema: { type: 'string', format: 'uuid' },
+  });
+  t.same(
+    params['path:partId'],
+    { name: 'partId', in: 'path', required: true, schema: { type: 'string' } },
+    'a parameter the schema leaves out is a string',
+  );
   // Query parameters are documented as sent: a string, before the transform to a number.
-  t.same(params['query:limit'], { name: 'limit', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d+$' } });
-  t.same(params['query:verbose'], { name: 'verbose', in: 'query', required: true, schema: { enum: ['yes', 'no'], type: 'string' } });
+  t.same(params['query:limit'], {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', pattern: '^\\d+$' },
+  });
+  t.same(params['query:verbose'], {
+    name: 'verbose',
+    in: 'query',
+    required: true,
+    schema: { enum: ['yes', 'no'], type: 'string' },
+  });
 
   const body = op.requestBody.content['application/json'].schema;
   t.equal(op.requestBody.required, true);
@@ -101,7 +136,9 @@ t.test('a fully described route becomes a full operation', async (t) => {
 
   t.same(op.responses['201'], {
     description: 'Created',
-    content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },
+    content: {
+      'application/json': { schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+    },
   });
   t.same(op.responses['400'], { description: 'Bad body' });
   t.same(op.responses['409'].content, { 'text/plain': { schema: { type: 'string' } } });
@@ -116,7 +153,11 @@ t.test('security: public, operator and UCAN routes; the schemes are declared', a
   t.notOk(open.responses, 'no 401 on a public route');
   t.same((doc.paths['/ops/{id}'].get as any).security, [{ operatorToken: [] }]);
   const bare = doc.paths['/bare/{x}'].delete as any;
-  t.same(bare.parameters, [{ name: 'x', in: 'path', required: true, schema: { type: 'string' } }], 'path parameters without a params schema');
+  t.same(
+    bare.parameters,
+    [{ name: 'x', in: 'path', required: true, schema: { type: 'string' } }],
+    'path parameters without a params schema',
+  );
   t.ok(bare.responses['401']);
   const schemes = doc.components.securitySchemes as any;
   t.match(schemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'UCAN' });
@@ -130,7 +171,11 @@ t.test('wildcards, hidden catch-alls and a face that describes its own routes', 
   t.notOk(doc.paths['/described-by-face/{path}'], 'hidden routes are left out');
   t.equal((doc.paths['/chain/entity/{id}'].get as any).operationId, 'entity');
   t.same((doc.components.schemas as any).Entity, { type: 'object', properties: { id: { type: 'string' } } });
-  t.equal((doc.paths['/open'].get as any).summary, 'Public', 'a face path merges with the router path of the same name');
+  t.equal(
+    (doc.paths['/open'].get as any).summary,
+    'Public',
+    'a face path merges with the router path of the same name',
+  );
   t.equal((doc.paths['/open'].post as any).operationId, 'faceOpenPost');
 });
 

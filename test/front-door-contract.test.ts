@@ -21,10 +21,21 @@ function router(): Router {
     .get('/items/:id', (req) => reply.json(200, { id: req.params.id, query: req.rawQuery, q: req.query.get('q') }))
     .get('/items/special', () => reply.text(200, 'static wins'))
     .get('/files/*', (req) => reply.text(200, `file ${req.path}`))
-    .post('/echo', (req) => reply.json(req.bodyError ? 400 : 201, { body: req.body ?? null, bodyError: req.bodyError ?? null, type: req.headers['content-type'] ?? null }))
+    .post('/echo', (req) =>
+      reply.json(req.bodyError ? 400 : 201, {
+        body: req.body ?? null,
+        bodyError: req.bodyError ?? null,
+        type: req.headers['content-type'] ?? null,
+      }),
+    )
     .delete('/items/:id', (req) => reply.json(200, { deleted: req.params.id }))
     .get('/ip', (req) => reply.text(200, req.ip))
-    .get('/headers', () => reply.raw(202, 'application/x-custom', new Uint8Array([1, 2, 3]), { 'Cache-Control': 'no-store', 'X-Extra': 'a' }))
+    .get('/headers', () =>
+      reply.raw(202, 'application/x-custom', new Uint8Array([1, 2, 3]), {
+        'Cache-Control': 'no-store',
+        'X-Extra': 'a',
+      }),
+    )
     .get('/throws', () => {
       throw new Error('boom');
     })
@@ -39,12 +50,21 @@ function router(): Router {
 }
 
 const BASE: Omit<HttpServerOptions, 'engine'> = {
-  host: '127.0.0.1', port: 0, bodyLimitBytes: 64, corsOrigin: 'https://app.example, https://other.example', drainQuietMs: 0,
-  log: pino({ level: 'silent' }), rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
+  host: '127.0.0.1',
+  port: 0,
+  bodyLimitBytes: 64,
+  corsOrigin: 'https://app.example, https://other.example',
+  drainQuietMs: 0,
+  log: pino({ level: 'silent' }),
+  rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
   streamLimits: { maxBufferBytes: 1 << 20, stallTimeoutMs: 30_000 },
 };
 
-async function start(t: { teardown(fn: () => unknown): void }, engine: 'uws' | 'node', options: Partial<HttpServerOptions> = {}): Promise<HttpServer> {
+async function start(
+  t: { teardown(fn: () => unknown): void },
+  engine: 'uws' | 'node',
+  options: Partial<HttpServerOptions> = {},
+): Promise<HttpServer> {
   const server = createHttpServer({ ...BASE, ...options, engine });
   server.mount(router());
   await server.listen();
@@ -75,7 +95,9 @@ function exchange(port: number, text: string, quietMs = 300): Promise<string> {
 
 /** What the contract fixes: the engine's own lines out. */
 function contractPart(answer: string): string {
-  return answer.replace(/^(Date|uWebSockets|Keep-Alive): [^\r]*\r\n/gim, '').replace(/^Connection: keep-alive\r\n/gim, '');
+  return answer
+    .replace(/^(Date|uWebSockets|Keep-Alive): [^\r]*\r\n/gim, '')
+    .replace(/^Connection: keep-alive\r\n/gim, '');
 }
 
 const ID = 'X-Request-Id: fixed-id\r\n';
@@ -112,16 +134,30 @@ t.test('the same requests get the same answers from both engines', async (t) => 
   for (const [name, text] of Object.entries(REQUESTS)) answers.set(name, contractPart(await exchange(node.port, text)));
   // The contract's own words, asserted on the portable engine; uWS must then give the same bytes.
   t.match(answers.get('a parameter, URI-decoded, and the query'), /\r\n\r\n\{"id":"a b","query":"q=1&r","q":"1"\}$/);
-  t.match(answers.get('the CORS preflight'), /^HTTP\/1\.1 204 No Content\r\n[\s\S]*Access-Control-Allow-Origin: https:\/\/app\.example\r\n[\s\S]*Access-Control-Max-Age: 86400\r\n/);
+  t.match(
+    answers.get('the CORS preflight'),
+    /^HTTP\/1\.1 204 No Content\r\n[\s\S]*Access-Control-Allow-Origin: https:\/\/app\.example\r\n[\s\S]*Access-Control-Max-Age: 86400\r\n/,
+  );
   t.match(answers.get('CORS for another origin'), /Vary: Origin\r\n/);
   t.notMatch(answers.get('CORS for another origin'), /Access-Control-Allow-Origin/);
-  t.match(answers.get('a body declared over the limit (413, closed)'), /^HTTP\/1\.1 413 Payload Too Large\r\n[\s\S]*"Request body larger than 64 bytes"/);
-  t.match(answers.get('HEAD is its own method (404, no body)'), /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*Content-Length: 0\r\n\r\n$/);
-  t.match(answers.get('an SSE stream'), /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/event-stream\r\n[\s\S]*event: one\ndata: 1\n\n[\s\S]*data: two\n\n/);
+  t.match(
+    answers.get('a body declared over the limit (413, closed)'),
+    /^HTTP\/1\.1 413 Payload Too Large\r\n[\s\S]*"Request body larger than 64 bytes"/,
+  );
+  t.match(
+    answers.get('HEAD is its own method (404, no body)'),
+    /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*Content-Length: 0\r\n\r\n$/,
+  );
+  t.match(
+    answers.get('an SSE stream'),
+    /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/event-stream\r\n[\s\S]*event: one\ndata: 1\n\n[\s\S]*data: two\n\n/,
+  );
   t.match(answers.get('a handler that throws (500)'), /"message":"Internal server error"/);
-  for (const [name, answer] of answers) t.match(answer, /^HTTP\/1\.1 [\s\S]*X-Request-Id: fixed-id\r\n/, `${name}: answered, the request id echoed`);
+  for (const [name, answer] of answers)
+    t.match(answer, /^HTTP\/1\.1 [\s\S]*X-Request-Id: fixed-id\r\n/, `${name}: answered, the request id echoed`);
 
-  if (!native.module) return void t.comment(`no native uWS build loads here (${native.reason}): the portable engine's answers alone`);
+  if (!native.module)
+    return void t.comment(`no native uWS build loads here (${native.reason}): the portable engine's answers alone`);
   const uws = await start(t, 'uws');
   for (const [name, text] of Object.entries(REQUESTS)) {
     t.equal(contractPart(await exchange(uws.port, text)), answers.get(name), name);
@@ -138,11 +174,30 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
       proxyTrust: compileProxyTrust({ TRUST_PROXY_ENABLED: false, TRUST_PROXY_HOPS: 2, TRUSTED_PROXIES: [] }),
     });
     const generated = await exchange(limited.port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-    t.match(generated, /X-Request-Id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\r\n/, `${engine}: a request id is made when none came`);
+    t.match(
+      generated,
+      /X-Request-Id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\r\n/,
+      `${engine}: a request id is made when none came`,
+    );
     // Two hops trusted (the peer and the proxy before it); one request per client: the second from a client is refused.
-    answers.push(contractPart(await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 203.0.113.9, 198.51.100.1\r\n\r\n`)));
-    answers.push(contractPart(await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 198.51.100.1\r\n\r\n`)));
-    answers.push(contractPart(await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 198.51.100.1\r\n\r\n`)));
+    answers.push(
+      contractPart(
+        await exchange(
+          limited.port,
+          `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 203.0.113.9, 198.51.100.1\r\n\r\n`,
+        ),
+      ),
+    );
+    answers.push(
+      contractPart(
+        await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 198.51.100.1\r\n\r\n`),
+      ),
+    );
+    answers.push(
+      contractPart(
+        await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 198.51.100.1\r\n\r\n`),
+      ),
+    );
     // A drain: a kept-alive connection's next request gets 503, Retry-After and Connection: close.
     const drained = await start(t, engine);
     const kept = connect(drained.port, '127.0.0.1');
@@ -162,8 +217,12 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
   t.match(seen[first][0], /\r\n\r\n203\.0\.113\.9$/, 'the forwarded client');
   t.match(seen[first][1], /\r\n\r\n198\.51\.100\.1$/);
   t.match(seen[first][2], /^HTTP\/1\.1 429 Too Many Requests\r\n[\s\S]*Retry-After: \d+\r\n/);
-  t.match(seen[first][3], /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*Connection: close\r\n/);
-  if (engines.length === 2) t.same(seen.uws.map(withoutRetryAfter), seen.node.map(withoutRetryAfter), 'the same bytes on both engines');
+  t.match(
+    seen[first][3],
+    /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*Connection: close\r\n/,
+  );
+  if (engines.length === 2)
+    t.same(seen.uws.map(withoutRetryAfter), seen.node.map(withoutRetryAfter), 'the same bytes on both engines');
 });
 
 /** Retry-After counts down to the window's end: it may differ by a second between two servers. */

@@ -42,7 +42,9 @@ t.test("a peer's address read as bytes is the address its text form gives", asyn
   });
   const listening = (host: string) =>
     new Promise<uWS.us_listen_socket | false>((resolve) => app.listen(host, 0, resolve));
-  const sockets = [await listening('127.0.0.1'), await listening('::')].filter((s): s is uWS.us_listen_socket => Boolean(s));
+  const sockets = [await listening('127.0.0.1'), await listening('::')].filter((s): s is uWS.us_listen_socket =>
+    Boolean(s),
+  );
   t.teardown(() => {
     for (const s of sockets) uWS.us_listen_socket_close(s);
   });
@@ -58,9 +60,16 @@ t.test("a peer's address read as bytes is the address its text form gives", asyn
   // Forms no loopback socket gives: written as uWS writes them, then normalised.
   const bytes = (...groups: number[]) => new Uint8Array(groups.flatMap((g) => [g >> 8, g & 255]));
   t.equal(addressOfBytes(bytes(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)), '2001:db8::1');
-  t.equal(addressOfBytes(bytes(0xfe80, 0, 0, 0, 0x1, 0x2, 0x3, 0x4)), normalizeAddress('fe80:0000:0000:0000:0001:0002:0003:0004'));
+  t.equal(
+    addressOfBytes(bytes(0xfe80, 0, 0, 0, 0x1, 0x2, 0x3, 0x4)),
+    normalizeAddress('fe80:0000:0000:0000:0001:0002:0003:0004'),
+  );
   t.equal(addressOfBytes(new Uint8Array([10, 0, 0, 7])), '10.0.0.7');
   t.equal(addressOfBytes(new Uint8Array(0)), '', 'no peer: the empty text, as uWS gives');
-  t.equal(peerKey(new Uint8Array([10, 0, 0, 7])), peerKey(bytes(0, 0, 0, 0, 0, 0xffff, 0x0a00, 0x0007)), 'IPv4 and IPv4-mapped IPv6: one key');
+  t.equal(
+    peerKey(new Uint8Array([10, 0, 0, 7])),
+    peerKey(bytes(0, 0, 0, 0, 0, 0xffff, 0x0a00, 0x0007)),
+    'IPv4 and IPv4-mapped IPv6: one key',
+  );
   t.not(peerKey(bytes(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)), peerKey(bytes(0x2001, 0xdb8, 0, 0, 0, 0, 0, 2)));
 });

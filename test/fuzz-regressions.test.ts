@@ -40,7 +40,16 @@ function rawExchange(port: number, bytes: string, settle = 300): Promise<string>
 
 t.test('gateway query keys named like Object.prototype members are unknown fields, not a crash', async (t) => {
   const server = await startTestServer(t);
-  for (const key of ['hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf', 'prototype', '__proto__', 'constructor', 'toString']) {
+  for (const key of [
+    'hasOwnProperty',
+    'valueOf',
+    '__defineGetter__',
+    'isPrototypeOf',
+    'prototype',
+    '__proto__',
+    'constructor',
+    'toString',
+  ]) {
     const { status, body } = await get(`${server.url}/ixo/entity?${key}=x`);
     t.equal(status, 200, `?${key}=x is ignored like any unknown key`);
     t.ok(Array.isArray(body.entities), `?${key}=x lists entities`);
@@ -56,7 +65,7 @@ t.test('oversized keys never reach LMDB: 404 for an id, 400 for a pagination key
   t.equal(entity.status, 404, 'an id over the key limit is not found');
   t.ok(isCosmosError(entity.body, 5), 'NOT_FOUND body');
   const justOver = await get(`${server.url}/ixo/entity/${'b'.repeat(1990)}`);
-  t.equal(justOver.status, 404, 'an id just over LMDB\'s 1978-byte key is not found either');
+  t.equal(justOver.status, 404, "an id just over LMDB's 1978-byte key is not found either");
   const member = await get(`${server.url}/ixo/claims/collection/${long}/members`);
   t.equal(member.status, 200, 'a list under an oversized prefix is empty');
   t.same(Object.values(member.body).filter(Array.isArray), [[]], 'no members');
@@ -76,7 +85,10 @@ t.test('the USSD debug route answers not found for an id over the key limit', as
 
 t.test('HEAD is answered with headers only, and the connection serves the next request', async (t) => {
   const server = await startTestServer(t);
-  const answer = await rawExchange(server.port, 'HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+  const answer = await rawExchange(
+    server.port,
+    'HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+  );
   const [head, rest] = answer.split('\r\n\r\n', 2);
   t.match(head, /^HTTP\/1\.1 404 /, 'HEAD answered');
   t.match(head, /Content-Length: 0/i, 'without a body');
@@ -95,7 +107,9 @@ t.test('an issuer DID whose method is named like an Object.prototype member is a
 
 t.test('headers and path parameters named like Object.prototype members are plain data', async (t) => {
   const server = await startTestServer(t);
-  const res = await fetch(`${server.url}/api/ussd/debug/constructor`, { headers: { constructor: 'x', hasOwnProperty: 'y', __proto__: 'z' } as Record<string, string> });
+  const res = await fetch(`${server.url}/api/ussd/debug/constructor`, {
+    headers: { constructor: 'x', hasOwnProperty: 'y', __proto__: 'z' } as Record<string, string>,
+  });
   t.equal(res.status, 404);
   t.equal(((await res.json()) as { sessionId: unknown }).sessionId, 'constructor');
 });

@@ -25,8 +25,17 @@ interface Answer {
 }
 
 const PROTOTYPE_NAMES = [
-  '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'valueOf', 'toString', 'isPrototypeOf',
-  '__defineGetter__', '__lookupSetter__', 'propertyIsEnumerable', 'toLocaleString',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'hasOwnProperty',
+  'valueOf',
+  'toString',
+  'isPrototypeOf',
+  '__defineGetter__',
+  '__lookupSetter__',
+  'propertyIsEnumerable',
+  'toLocaleString',
 ];
 
 /** Text that has hurt parsers: prototype names, oversized, non-ASCII, broken %-escapes, separators. */
@@ -37,7 +46,15 @@ const hostileText = fc.oneof(
   fc.integer({ min: 1900, max: 9000 }).map((n) => 'a'.repeat(n)),
   fc.integer({ min: 700, max: 3000 }).map((n) => 'é'.repeat(n)),
   fc.constantFrom('..', '.', '', ' ', '\u0000'),
-  fc.constantFrom('did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21', 'did:key:z6Mk', '-1', '1e400', 'NaN', 'true', '18446744073709551616'),
+  fc.constantFrom(
+    'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21',
+    'did:key:z6Mk',
+    '-1',
+    '1e400',
+    'NaN',
+    'true',
+    '18446744073709551616',
+  ),
 );
 
 /** Escapes sent as typed: broken, overlong, NUL, encoded separators. */
@@ -46,7 +63,24 @@ const rawEscapes = fc.constantFrom('%E0%A4%A', '%', '%zz', '%00', '%C0%AF', '%2F
 const segment = fc.oneof(hostileText.map(encodeURIComponent), rawEscapes);
 
 const queryString = fc
-  .array(fc.tuple(fc.oneof(segment, fc.constantFrom('pagination.key', 'pagination.limit', 'pagination.offset', 'pagination.reverse', 'id', 'text', 'a.b.c')), segment), { maxLength: 4 })
+  .array(
+    fc.tuple(
+      fc.oneof(
+        segment,
+        fc.constantFrom(
+          'pagination.key',
+          'pagination.limit',
+          'pagination.offset',
+          'pagination.reverse',
+          'id',
+          'text',
+          'a.b.c',
+        ),
+      ),
+      segment,
+    ),
+    { maxLength: 4 },
+  )
   .map((pairs) => pairs.map(([key, value]) => `${key}=${value}`).join('&'));
 
 const deepJson = fc.integer({ min: 100, max: 20000 }).map((depth) => '['.repeat(depth) + ']'.repeat(depth));
@@ -58,7 +92,25 @@ const protoJson = fc.constantFrom(
 );
 const jsonValue = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value));
 const objectWith = fc
-  .dictionary(fc.oneof(fc.constantFrom('sessionId', 'serviceCode', 'phoneNumber', 'text', 'message', 'delegation', 'stream', 'tools', 'metadata', ...PROTOTYPE_NAMES), fc.string({ maxLength: 8 })), fc.oneof(hostileText, fc.jsonValue({ maxDepth: 2 })), { maxKeys: 5 })
+  .dictionary(
+    fc.oneof(
+      fc.constantFrom(
+        'sessionId',
+        'serviceCode',
+        'phoneNumber',
+        'text',
+        'message',
+        'delegation',
+        'stream',
+        'tools',
+        'metadata',
+        ...PROTOTYPE_NAMES,
+      ),
+      fc.string({ maxLength: 8 }),
+    ),
+    fc.oneof(hostileText, fc.jsonValue({ maxDepth: 2 })),
+    { maxKeys: 5 },
+  )
   .map((object) => JSON.stringify(object));
 // Bodies close to valid ones, so validation passes far enough to reach the actors and stores behind it.
 const nearlyValid = fc.oneof(
@@ -74,11 +126,26 @@ const nearlyValid = fc.oneof(
   fc.record({ sessionId: hostileText }).map((body) => JSON.stringify(body)),
   fc.record({ delegation: hostileText }).map((body) => JSON.stringify(body)),
 );
-const bodyText = fc.oneof(nearlyValid, nearlyValid, jsonValue, objectWith, protoJson, deepJson, fc.string({ maxLength: 50 }), fc.constantFrom('{', '{"a":', '\u0000', 'null', '[]', '""'));
+const bodyText = fc.oneof(
+  nearlyValid,
+  nearlyValid,
+  jsonValue,
+  objectWith,
+  protoJson,
+  deepJson,
+  fc.string({ maxLength: 50 }),
+  fc.constantFrom('{', '{"a":', '\u0000', 'null', '[]', '""'),
+);
 
 const contentType = fc.constantFrom(
-  'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/json; charset=latin1',
-  'multipart/form-data; boundary=x', 'application/json; charset=utf-16', '', '*/*',
+  'application/json',
+  'application/x-www-form-urlencoded',
+  'text/plain',
+  'application/json; charset=latin1',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-16',
+  '',
+  '*/*',
 );
 
 const headerValue = fc.oneof(
@@ -89,8 +156,21 @@ const headerValue = fc.oneof(
 // uWS drops a connection whose headers pass 4 KB (UWS_HTTP_MAX_HEADERS_SIZE) without an answer: the front
 // door's limit, not a route's, so the fuzzed headers stay under it (at most 3 of at most 1000 bytes).
 const headerName = fc.constantFrom(
-  'authorization', 'x-auth-type', 'x-ucan-delegation', 'x-api-key', 'x-cosmos-block-height', 'x-request-id', 'accept',
-  'origin', 'x-forwarded-for', 'last-event-id', 'x-matrix-access-token', 'x-did', 'constructor', 'hasownproperty', 'x-custom',
+  'authorization',
+  'x-auth-type',
+  'x-ucan-delegation',
+  'x-api-key',
+  'x-cosmos-block-height',
+  'x-request-id',
+  'accept',
+  'origin',
+  'x-forwarded-for',
+  'last-event-id',
+  'x-matrix-access-token',
+  'x-did',
+  'constructor',
+  'hasownproperty',
+  'x-custom',
 );
 
 // This uWS build closes the connection, unanswered, on a method it does not know (PROPFIND, PURGE, `get`):
@@ -98,12 +178,19 @@ const headerName = fc.constantFrom(
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE'];
 
 /** A request aimed at one declared route (its pattern filled with hostile values), or at its neighbourhood. */
-function requestFor(patterns: readonly { method: string; pattern: string }[], validHeaders: () => Record<string, string>, knownIds: readonly string[]) {
+function requestFor(
+  patterns: readonly { method: string; pattern: string }[],
+  validHeaders: () => Record<string, string>,
+  knownIds: readonly string[],
+) {
   const pathValue = fc.oneof({ weight: 3, arbitrary: segment }, { weight: 1, arbitrary: fc.constantFrom(...knownIds) });
   return fc
     .record({
       route: fc.constantFrom(...patterns),
-      method: fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+      method: fc.oneof(
+        { weight: 3, arbitrary: fc.constant('') },
+        { weight: 1, arbitrary: fc.constantFrom(...METHODS) },
+      ),
       segments: fc.array(pathValue, { minLength: 4, maxLength: 4 }),
       extra: fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: segment }),
       query: fc.option(queryString, { freq: 2 }),
@@ -129,11 +216,17 @@ function requestFor(patterns: readonly { method: string; pattern: string }[], va
 }
 
 /** The route table (hidden wildcard routes too) and every operation of /docs-json, plus the socket endpoints. */
-async function declaredRoutes(server: { url: string; router: { routes: readonly { method: string; pattern: string }[] } }) {
+async function declaredRoutes(server: {
+  url: string;
+  router: { routes: readonly { method: string; pattern: string }[] };
+}) {
   const routes = server.router.routes.map(({ method, pattern }) => ({ method, pattern }));
-  const document = (await (await fetch(`${server.url}/docs-json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const document = (await (await fetch(`${server.url}/docs-json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   for (const [path, operations] of Object.entries(document.paths)) {
-    for (const method of Object.keys(operations)) routes.push({ method: method.toUpperCase(), pattern: path.replace(/\{[^}]+\}/g, ':p') });
+    for (const method of Object.keys(operations))
+      routes.push({ method: method.toUpperCase(), pattern: path.replace(/\{[^}]+\}/g, ':p') });
   }
   routes.push({ method: 'GET', pattern: '/ws' }, { method: 'GET', pattern: '/socket.io/' });
   return routes;
@@ -148,11 +241,25 @@ function describe(request: FuzzRequest): string {
 function send(port: number, agent: http.Agent, request: FuzzRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const outgoing = http.request(
-      { host: '127.0.0.1', port, agent, method: request.method, path: request.path, headers: request.headers, timeout: 10_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        agent,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        timeout: 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -172,16 +279,25 @@ function errorBodyProblem(gatewayBases: readonly string[], request: FuzzRequest,
   } catch {
     return 'error body is not JSON';
   }
-  const nest = body && body.statusCode === answer.status && (typeof body.message === 'string' || Array.isArray(body.message)) && typeof body.error === 'string';
+  const nest =
+    body &&
+    body.statusCode === answer.status &&
+    (typeof body.message === 'string' || Array.isArray(body.message)) &&
+    typeof body.error === 'string';
   const cosmos = body && Number.isInteger(body.code) && typeof body.message === 'string' && Array.isArray(body.details);
   // The front door's own answers (no route, body too large, rate limit) are NestJS-shaped on every face.
   if (nest && [404, 413, 429].includes(answer.status)) return undefined;
   const route = request.path.split('?', 1)[0];
-  if (gatewayBases.some((base) => route === base || route.startsWith(`${base}/`))) return cosmos ? undefined : 'not the Cosmos error body';
+  if (gatewayBases.some((base) => route === base || route.startsWith(`${base}/`)))
+    return cosmos ? undefined : 'not the Cosmos error body';
   // Engine.IO answers its own protocol's errors: { code, message }.
-  if (route.startsWith('/socket.io/')) return Number.isInteger(body?.code) && typeof body.message === 'string' ? undefined : 'not the Engine.IO error body';
+  if (route.startsWith('/socket.io/'))
+    return Number.isInteger(body?.code) && typeof body.message === 'string'
+      ? undefined
+      : 'not the Engine.IO error body';
   // The USSD debug route's "session not found" is its debug record with the error in it (docs/api.md).
-  const debugRecord = answer.status === 404 && typeof body?.debugInfo?.error === 'string' && Array.isArray(body.activeSessions);
+  const debugRecord =
+    answer.status === 404 && typeof body?.debugInfo?.error === 'string' && Array.isArray(body.activeSessions);
   if (route.startsWith('/api/ussd/debug/') && debugRecord) return undefined;
   return nest ? undefined : 'not the { statusCode, message, error } body';
 }
@@ -191,13 +307,27 @@ t.test('no declared route answers 5xx or a malformed error to fuzzed requests', 
   const user = await newUser(server.oracleDid);
   const patterns = await declaredRoutes(server);
   // The gateway's mounts (`/ixo/*`, `/cosmos/*`, ...): its wildcard routes, served by its handler.
-  const gatewayBases = server.router.routes.filter((route) => route.handler.name === 'gatewayRequest').map((route) => route.pattern.replace(/\/\*$/, ''));
+  const gatewayBases = server.router.routes
+    .filter((route) => route.handler.name === 'gatewayRequest')
+    .map((route) => route.pattern.replace(/\/\*$/, ''));
   t.ok(gatewayBases.includes('/ixo'), `gateway mounts: ${[...new Set(gatewayBases)].join(' ')}`);
   // Ids that exist (this user's session, an entity of the local node) lead the fuzzed requests past the lookups.
   const knownIds = [await createSession(server, user), 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21'];
   t.ok(patterns.length >= 40, `${patterns.length} routes declared`);
-  for (const face of ['/api/ussd', '/sessions', '/messages/:sessionId', '/delegation', '/ixo/entity/:p', '/docs', '/health', '/api/ussd/sessions']) {
-    t.ok(patterns.some((route) => route.pattern === face), `${face} is fuzzed`);
+  for (const face of [
+    '/api/ussd',
+    '/sessions',
+    '/messages/:sessionId',
+    '/delegation',
+    '/ixo/entity/:p',
+    '/docs',
+    '/health',
+    '/api/ussd/sessions',
+  ]) {
+    t.ok(
+      patterns.some((route) => route.pattern === face),
+      `${face} is fuzzed`,
+    );
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   t.teardown(() => agent.destroy());
@@ -220,9 +350,13 @@ t.test('no declared route answers 5xx or a malformed error to fuzzed requests', 
       reporter: (run) => {
         if (!run.failed) return;
         const [request] = run.counterexample ?? [];
-        throw new Error(`seed ${SEED}, run ${run.numRuns}: ${request ? describe(request) : '?'}: ${(run.errorInstance as Error)?.message}`);
+        throw new Error(
+          `seed ${SEED}, run ${run.numRuns}: ${request ? describe(request) : '?'}: ${(run.errorInstance as Error)?.message}`,
+        );
       },
     },
   );
-  t.comment(`${NUM_RUNS} requests in ${Date.now() - started} ms (seed ${SEED}); statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+  t.comment(
+    `${NUM_RUNS} requests in ${Date.now() - started} ms (seed ${SEED}); statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+  );
 });

@@ -16,7 +16,11 @@ interface Annotated {
 
 function protoFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? protoFiles(join(dir, entry.name)) : entry.name.endsWith('.proto') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? protoFiles(join(dir, entry.name))
+      : entry.name.endsWith('.proto')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -54,7 +58,11 @@ const table = RouteTable.build(bundledSchema(), { legacy: false });
 t.test('the .proto files declare the query services the gateway bundles', async (t) => {
   t.ok(annotated.length > 50, `${annotated.length} rpcs found`);
   const withoutRoute = annotated.filter((rpc) => !rpc.template).map((rpc) => rpc.grpcPath);
-  t.same(withoutRoute, ['/cosmos.reflection.v1.ReflectionService/FileDescriptors'], 'only the reflection service has no GET route');
+  t.same(
+    withoutRoute,
+    ['/cosmos.reflection.v1.ReflectionService/FileDescriptors'],
+    'only the reflection service has no GET route',
+  );
   const serviceFiles = new Set(annotated.filter((rpc) => rpc.template).map((rpc) => rpc.file));
   t.same([...serviceFiles].sort(), [...BUNDLED_FILES].sort(), 'every file with an annotated service is bundled');
 });
@@ -68,6 +76,10 @@ t.test('every annotated rpc has its route, and the table has no other', async (t
     // Two templates of one shape (auth's bech32/{address_bytes} and bech32/{address_string}): the first
     // declared wins, on a node as here.
     const first = routed.find((other) => other.file === rpc.file && pathOf(other.template!) === pathOf(rpc.template!))!;
-    t.equal(table.match(pathOf(rpc.template!))?.route.method.grpcPath, first.grpcPath, `${rpc.template} -> ${first.grpcPath}`);
+    t.equal(
+      table.match(pathOf(rpc.template!))?.route.method.grpcPath,
+      first.grpcPath,
+      `${rpc.template} -> ${first.grpcPath}`,
+    );
   }
 });

@@ -25,15 +25,24 @@ t.test('bond prices through the gateway over the embedded node', async (t) => {
   };
 
   t.test('current and custom prices are DecCoins with 18 decimals', async (t) => {
-    t.same((await get(`/ixo/bonds/${POWER}/current_price`)).body, { current_price: [coin('uixo', '75000100.000000000000000000')] });
-    t.same((await get(`/ixo/bonds/${POWER}/price/1000`)).body, { price: [coin('uixo', '12000100.000000000000000000')] });
+    t.same((await get(`/ixo/bonds/${POWER}/current_price`)).body, {
+      current_price: [coin('uixo', '75000100.000000000000000000')],
+    });
+    t.same((await get(`/ixo/bonds/${POWER}/price/1000`)).body, {
+      price: [coin('uixo', '12000100.000000000000000000')],
+    });
     t.same((await get(`/ixo/bonds/${POWER}/price/0`)).body, { price: [coin('uixo', '100.000000000000000000')] });
-    t.same((await get(`/ixo/bonds/${ALPHA}/current_price`)).body, { current_price: [coin('uixo', '1.000000000000000000')] });
+    t.same((await get(`/ixo/bonds/${ALPHA}/current_price`)).body, {
+      current_price: [coin('uixo', '1.000000000000000000')],
+    });
     t.same((await get(`/ixo/bonds/${POOL}/current_price`)).body, {
       current_price: [coin('uixo', '2000.000000000000000000'), coin('xusd', '1000.000000000000000000')],
     });
     const detailed = (await get('/ixo/bonds/bonds_detailed')).body.bonds_detailed;
-    t.same(detailed.map((bond: any) => bond.spot_price[0].amount), ['1.000000000000000000', '2000.000000000000000000', '75000100.000000000000000000']);
+    t.same(
+      detailed.map((bond: any) => bond.spot_price[0].amount),
+      ['1.000000000000000000', '2000.000000000000000000', '75000100.000000000000000000'],
+    );
   });
 
   t.test('buy price: curve integral minus the reserve, tx fee rounded up, supply with pending buys', async (t) => {
@@ -45,7 +54,10 @@ t.test('bond prices through the gateway over the embedded node', async (t) => {
       total_fees: [coin('uixo', '3765025')],
     });
     const hatch = (await get(`/ixo/bonds/${ALPHA}/buy_price/10`)).body;
-    t.same([hatch.prices, hatch.tx_fees, hatch.total_prices], [[coin('uixo', '10')], [coin('uixo', '1')], [coin('uixo', '11')]]);
+    t.same(
+      [hatch.prices, hatch.tx_fees, hatch.total_prices],
+      [[coin('uixo', '10')], [coin('uixo', '1')], [coin('uixo', '11')]],
+    );
     const pool = (await get(`/ixo/bonds/${POOL}/buy_price/10`)).body;
     t.same(pool.prices, [coin('uixo', '20000'), coin('xusd', '10000')]);
     t.same(pool.total_prices, [coin('uixo', '20060'), coin('xusd', '10030')]);
@@ -65,14 +77,32 @@ t.test('bond prices through the gateway over the embedded node', async (t) => {
     const pool = (await get(`/ixo/bonds/${POOL}/sell_return/10`)).body;
     t.same(pool.exit_fees, [coin('uixo', '0'), coin('xusd', '0')], 'no exit fee: zeros in every reserve token');
     t.same(pool.total_returns, [coin('uixo', '19940'), coin('xusd', '9970')]);
-    await expectError(`/ixo/bonds/${POWER}/sell_return/2501`, 400, 9, 'cannot burn more tokens than the current supply');
+    await expectError(
+      `/ixo/bonds/${POWER}/sell_return/2501`,
+      400,
+      9,
+      'cannot burn more tokens than the current supply',
+    );
   });
 
   t.test('swap return: constant product after the tx fee; only for swappers', async (t) => {
-    t.same((await get(`/ixo/bonds/${POOL}/swap_return/10000uixo/xusd`)).body, { total_fees: [coin('uixo', '30')], total_returns: [coin('xusd', '4960')] });
+    t.same((await get(`/ixo/bonds/${POOL}/swap_return/10000uixo/xusd`)).body, {
+      total_fees: [coin('uixo', '30')],
+      total_returns: [coin('xusd', '4960')],
+    });
     await expectError(`/ixo/bonds/${POOL}/swap_return/1uixo/xusd`, 400, 9, 'swap amount too small to give any return');
-    await expectError(`/ixo/bonds/${POOL}/swap_return/10uixo/stake`, 400, 3, 'stake: token is not a valid reserve token');
-    await expectError(`/ixo/bonds/${POWER}/swap_return/10uixo/xusd`, 400, 9, 'function is not available for the function type');
+    await expectError(
+      `/ixo/bonds/${POOL}/swap_return/10uixo/stake`,
+      400,
+      3,
+      'stake: token is not a valid reserve token',
+    );
+    await expectError(
+      `/ixo/bonds/${POWER}/swap_return/10uixo/xusd`,
+      400,
+      9,
+      'function is not available for the function type',
+    );
   });
 
   t.test('alpha maximums of the alpha bond; refused for other bonds', async (t) => {
@@ -80,7 +110,12 @@ t.test('bond prices through the gateway over the embedded node', async (t) => {
       max_system_alpha_increase: '0.000025000000000000',
       max_system_alpha: '0.500000000000000000',
     });
-    await expectError(`/ixo/bonds/${POWER}/alpha_maximums`, 400, 9, 'power_function: function is not available for the function type');
+    await expectError(
+      `/ixo/bonds/${POWER}/alpha_maximums`,
+      400,
+      9,
+      'power_function: function is not available for the function type',
+    );
   });
 
   t.test('bad amounts answer 400 with the chain message; unknown bonds 404', async (t) => {

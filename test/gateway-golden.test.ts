@@ -44,7 +44,10 @@ const GOLDEN: Golden[] = [
     answer: message(
       msg(
         1,
-        bytes(1, '9'), bytes(2, 'did:x:a'), bytes(3, 'ixo1agent'), bytes(4, '5'),
+        bytes(1, '9'),
+        bytes(2, 'did:x:a'),
+        bytes(3, 'ixo1agent'),
+        bytes(4, '5'),
         time(6, 1717171717, 120_000_000),
         num(8, 1),
         coin(9, 'uixo', '1000'),
@@ -130,7 +133,14 @@ const GOLDEN: Golden[] = [
     method: `${CLAIMS}CollectionMember`,
     request: message(bytes(1, '5'), bytes(2, 'm1')),
     answer: message(
-      msg(1, bytes(1, '5'), bytes(2, 'm1'), time(3, 1, 500_000_000), coin(4, 'uixo', '100'), msg(6, bytes(1, 'cw'), num(3, 10))),
+      msg(
+        1,
+        bytes(1, '5'),
+        bytes(2, 'm1'),
+        time(3, 1, 500_000_000),
+        coin(4, 'uixo', '100'),
+        msg(6, bytes(1, 'cw'), num(3, 10)),
+      ),
     ),
     json:
       '{"member_budget":{"collection_id":"5","member_address":"m1","period":"1.500s","period_spend_limit":[{"denom":"uixo","amount":"100"}],' +
@@ -175,7 +185,10 @@ const GOLDEN: Golden[] = [
     answer: message(
       msg(
         1,
-        bytes(1, 'm'), bytes(2, 'c'), bytes(9, '25'), num(11, true),
+        bytes(1, 'm'),
+        bytes(2, 'c'),
+        bytes(9, '25'),
+        num(11, true),
         msg(13, bytes(1, 'x'), bytes(3, '2')),
         msg(14, bytes(1, 't'), bytes(4, '3'), bytes(6, 'auth')),
       ),
@@ -189,7 +202,11 @@ const GOLDEN: Golden[] = [
     path: '/cosmos/bank/v1beta1/balances/ixo1a?pagination.limit=1',
     method: `${BANK}AllBalances`,
     request: message(bytes(1, 'ixo1a'), msg(2, num(3, 1))),
-    answer: message(coin(1, 'uixo', '123456789012345678901234567890'), coin(1, 'xusd'), msg(2, bytes(1, Buffer.from([1, 2])), num(2, 2))),
+    answer: message(
+      coin(1, 'uixo', '123456789012345678901234567890'),
+      coin(1, 'xusd'),
+      msg(2, bytes(1, Buffer.from([1, 2])), num(2, 2)),
+    ),
     json:
       '{"balances":[{"denom":"uixo","amount":"123456789012345678901234567890"},{"denom":"xusd","amount":"0"}],' +
       '"pagination":{"next_key":"AQI=","total":"2"}}',
@@ -209,7 +226,12 @@ const GOLDEN: Golden[] = [
       msg(
         1,
         bytes(1, '/cosmos.auth.v1beta1.BaseAccount'),
-        msg(2, bytes(1, 'ixo1a'), msg(2, bytes(1, '/cosmos.crypto.secp256k1.PubKey'), msg(2, bytes(1, Buffer.from([1, 2, 3])))), num(3, 7)),
+        msg(
+          2,
+          bytes(1, 'ixo1a'),
+          msg(2, bytes(1, '/cosmos.crypto.secp256k1.PubKey'), msg(2, bytes(1, Buffer.from([1, 2, 3])))),
+          num(3, 7),
+        ),
       ),
     ),
     json:
@@ -254,7 +276,15 @@ const GOLDEN: Golden[] = [
   {
     path: '/ixo/mint/v1beta1/params',
     method: '/ixo.mint.v1beta1.Query/Params',
-    answer: message(msg(1, bytes(1, 'uixo'), bytes(2, '250000000000000000000000'), bytes(3, 'day'), msg(7, bytes(1, 'ixo1r'), bytes(2, '500000000000000000')))),
+    answer: message(
+      msg(
+        1,
+        bytes(1, 'uixo'),
+        bytes(2, '250000000000000000000000'),
+        bytes(3, 'day'),
+        msg(7, bytes(1, 'ixo1r'), bytes(2, '500000000000000000')),
+      ),
+    ),
     json:
       '{"params":{"mint_denom":"uixo","genesis_epoch_provisions":"250000.000000000000000000","epoch_identifier":"day",' +
       '"reduction_period_in_epochs":"0","reduction_factor":"0.000000000000000000","distribution_proportions":{"staking":"0.000000000000000000",' +
@@ -278,7 +308,15 @@ async function startGoldenNode(t: Test, descriptorFiles?: readonly string[]) {
   let index = 0;
   for (const [method, goldens] of byMethod) {
     const name = `m${index++}`;
-    definition[name] = { path: method, requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
+    definition[name] = {
+      path: method,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    };
     implementation[name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
       // Several goldens share a method: the request's first string field tells them apart.
       const golden = goldens.find((g) => !g.request || g.request.equals(call.request)) ?? goldens[0];
@@ -288,14 +326,25 @@ async function startGoldenNode(t: Test, descriptorFiles?: readonly string[]) {
   }
   if (descriptorFiles) {
     const writer = new protobuf.Writer();
-    for (const file of fileDescriptorsOf(loadProtoFiles(descriptorFiles, [PROTO_DIR, FIXTURES]))) writer.uint32(10).bytes(file);
+    for (const file of fileDescriptorsOf(loadProtoFiles(descriptorFiles, [PROTO_DIR, FIXTURES])))
+      writer.uint32(10).bytes(file);
     const files = Buffer.from(writer.finish());
-    definition.files = { path: '/cosmos.reflection.v1.ReflectionService/FileDescriptors', requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
+    definition.files = {
+      path: '/cosmos.reflection.v1.ReflectionService/FileDescriptors',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    };
     implementation.files = (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, files);
   }
   server.addService(definition, implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   t.teardown(() => server.forceShutdown());
   return { target: `127.0.0.1:${port}`, requests };
@@ -303,9 +352,13 @@ async function startGoldenNode(t: Test, descriptorFiles?: readonly string[]) {
 
 const MODES: [string, string, readonly string[] | undefined][] = [
   ['bundled .proto files', 'bundled', undefined],
-  ['the node\'s reflection descriptors', 'reflection', BUNDLED_FILES],
+  ["the node's reflection descriptors", 'reflection', BUNDLED_FILES],
   // The kitchen module is one only the node knows: its route shows the node's descriptors were read.
-  ['auto: the node describes claims (and a module of its own), token comes from the bundled files', 'auto', ['ixo/claims/v1beta1/query.proto', 'kitchen.proto']],
+  [
+    'auto: the node describes claims (and a module of its own), token comes from the bundled files',
+    'auto',
+    ['ixo/claims/v1beta1/query.proto', 'kitchen.proto'],
+  ],
 ];
 
 for (const [title, mode, descriptorFiles] of MODES) {
@@ -316,9 +369,14 @@ for (const [title, mode, descriptorFiles] of MODES) {
       const res = await fetch(server.url + golden.path);
       t.equal(res.status, 200, golden.path);
       t.equal(await res.text(), golden.json, golden.path);
-      if (golden.request) t.same([...node.requests.get(golden.path)!], [...golden.request], `${golden.path}: request field numbers`);
+      if (golden.request)
+        t.same([...node.requests.get(golden.path)!], [...golden.request], `${golden.path}: request field numbers`);
     }
     const ownModule = await fetch(`${server.url}/test/kitchen/abc`);
-    t.equal(ownModule.status, mode === 'auto' ? 501 : 404, 'a module only the node describes is routed in auto mode (and not implemented by this node)');
+    t.equal(
+      ownModule.status,
+      mode === 'auto' ? 501 : 404,
+      'a module only the node describes is routed in auto mode (and not implemented by this node)',
+    );
   });
 }

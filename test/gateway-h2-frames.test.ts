@@ -8,21 +8,35 @@ type Seen = [type: number, flags: number, streamId: number, payload: string];
 
 function read(chunks: Buffer[], maxFrameSize = 16_384): Seen[] {
   const seen: Seen[] = [];
-  const reader = new FrameReader(maxFrameSize, (type, flags, streamId, payload) => seen.push([type, flags, streamId, payload.toString('hex')]));
+  const reader = new FrameReader(maxFrameSize, (type, flags, streamId, payload) =>
+    seen.push([type, flags, streamId, payload.toString('hex')]),
+  );
   for (const chunk of chunks) reader.push(chunk);
   return seen;
 }
 
 t.test('frames split at any points across chunks are read whole, in order', async (t) => {
-  const frameArb = fc.record({ type: fc.integer({ min: 0, max: 9 }), flags: fc.integer({ min: 0, max: 255 }), id: fc.integer({ min: 0, max: 2 ** 31 - 1 }), payload: fc.uint8Array({ maxLength: 40 }) });
+  const frameArb = fc.record({
+    type: fc.integer({ min: 0, max: 9 }),
+    flags: fc.integer({ min: 0, max: 255 }),
+    id: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    payload: fc.uint8Array({ maxLength: 40 }),
+  });
   fc.assert(
-    fc.property(fc.array(frameArb, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), (frames, cuts) => {
-      const wire = Buffer.concat(frames.map((f) => frame(f.type, f.flags, f.id, f.payload)));
-      const points = [...new Set(cuts.map((cut) => cut % (wire.length + 1)))].sort((a, b) => a - b);
-      const chunks = [0, ...points].map((from, i, all) => wire.subarray(from, all[i + 1] ?? wire.length));
-      t.same(read(chunks), frames.map((f) => [f.type, f.flags, f.id, Buffer.from(f.payload).toString('hex')]));
-      return true;
-    }),
+    fc.property(
+      fc.array(frameArb, { minLength: 1, maxLength: 8 }),
+      fc.array(fc.nat(), { maxLength: 10 }),
+      (frames, cuts) => {
+        const wire = Buffer.concat(frames.map((f) => frame(f.type, f.flags, f.id, f.payload)));
+        const points = [...new Set(cuts.map((cut) => cut % (wire.length + 1)))].sort((a, b) => a - b);
+        const chunks = [0, ...points].map((from, i, all) => wire.subarray(from, all[i + 1] ?? wire.length));
+        t.same(
+          read(chunks),
+          frames.map((f) => [f.type, f.flags, f.id, Buffer.from(f.payload).toString('hex')]),
+        );
+        return true;
+      },
+    ),
     { numRuns: 300 },
   );
 });
@@ -30,11 +44,14 @@ t.test('frames split at any points across chunks are read whole, in order', asyn
 t.test('a header block larger than the frame size: HEADERS then CONTINUATIONs, END_HEADERS on the last', async (t) => {
   const block = Buffer.alloc(40_000, 0x82);
   const frames = read([headerFrames(5, [block.subarray(0, 100), block.subarray(100)], true, 16_384)]);
-  t.same(frames.map(([type, flags, id, payload]) => [type, flags, id, payload.length / 2]), [
-    [FrameType.HEADERS, Flag.END_STREAM, 5, 16_384],
-    [FrameType.CONTINUATION, 0, 5, 16_384],
-    [FrameType.CONTINUATION, Flag.END_HEADERS, 5, 40_000 - 2 * 16_384],
-  ]);
+  t.same(
+    frames.map(([type, flags, id, payload]) => [type, flags, id, payload.length / 2]),
+    [
+      [FrameType.HEADERS, Flag.END_STREAM, 5, 16_384],
+      [FrameType.CONTINUATION, 0, 5, 16_384],
+      [FrameType.CONTINUATION, Flag.END_HEADERS, 5, 40_000 - 2 * 16_384],
+    ],
+  );
 });
 
 t.test('a unary request in one buffer: HEADERS, then DATA (END_STREAM) with the 5-byte prefix', async (t) => {

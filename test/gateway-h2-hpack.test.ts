@@ -11,10 +11,13 @@ import { H2Channel } from '../dist/src/gateway/h2/channel.js';
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 const fields = (text: string): HeaderField[] =>
-  text.trim().split('\n').map((line) => {
-    const at = line.indexOf(': ', 1);
-    return [line.slice(0, at), line.slice(at + 2)];
-  });
+  text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const at = line.indexOf(': ', 1);
+      return [line.slice(0, at), line.slice(at + 2)];
+    });
 
 const REQUESTS = [
   fields(':method: GET\n:scheme: http\n:path: /\n:authority: www.example.com'),
@@ -22,8 +25,12 @@ const REQUESTS = [
   fields(':method: GET\n:scheme: https\n:path: /index.html\n:authority: www.example.com\ncustom-key: custom-value'),
 ];
 const RESPONSES = [
-  fields(':status: 302\ncache-control: private\ndate: Mon, 21 Oct 2013 20:13:21 GMT\nlocation: https://www.example.com'),
-  fields(':status: 307\ncache-control: private\ndate: Mon, 21 Oct 2013 20:13:21 GMT\nlocation: https://www.example.com'),
+  fields(
+    ':status: 302\ncache-control: private\ndate: Mon, 21 Oct 2013 20:13:21 GMT\nlocation: https://www.example.com',
+  ),
+  fields(
+    ':status: 307\ncache-control: private\ndate: Mon, 21 Oct 2013 20:13:21 GMT\nlocation: https://www.example.com',
+  ),
   fields(
     ':status: 200\ncache-control: private\ndate: Mon, 21 Oct 2013 20:13:22 GMT\nlocation: https://www.example.com\ncontent-encoding: gzip\n' +
       'set-cookie: foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1',
@@ -32,11 +39,23 @@ const RESPONSES = [
 
 t.test('RFC 7541 C.2: single representations', async (t) => {
   const decoder = new HpackDecoder();
-  t.same(decoder.decode(hex('400a 6375 7374 6f6d 2d6b 6579 0d63 7573 746f 6d2d 6865 6164 6572')), [['custom-key', 'custom-header']], 'C.2.1 literal with indexing');
+  t.same(
+    decoder.decode(hex('400a 6375 7374 6f6d 2d6b 6579 0d63 7573 746f 6d2d 6865 6164 6572')),
+    [['custom-key', 'custom-header']],
+    'C.2.1 literal with indexing',
+  );
   t.equal(decoder.tableSize, 55);
-  t.same(new HpackDecoder().decode(hex('040c 2f73 616d 706c 652f 7061 7468')), [[':path', '/sample/path']], 'C.2.2 literal without indexing');
+  t.same(
+    new HpackDecoder().decode(hex('040c 2f73 616d 706c 652f 7061 7468')),
+    [[':path', '/sample/path']],
+    'C.2.2 literal without indexing',
+  );
   const never = new HpackDecoder();
-  t.same(never.decode(hex('1008 7061 7373 776f 7264 0673 6563 7265 74')), [['password', 'secret']], 'C.2.3 never indexed');
+  t.same(
+    never.decode(hex('1008 7061 7373 776f 7264 0673 6563 7265 74')),
+    [['password', 'secret']],
+    'C.2.3 never indexed',
+  );
   t.equal(never.tableSize, 0);
   t.same(new HpackDecoder().decode(hex('82')), [[':method', 'GET']], 'C.2.4 indexed');
 });
@@ -52,11 +71,18 @@ t.test('RFC 7541 C.3 and C.4: requests without and with Huffman, one connection 
     '8286 84be 5886 a8eb 1064 9cbf',
     '8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf',
   ];
-  for (const [name, blocks] of [['C.3', plain], ['C.4', huffman]] as const) {
+  for (const [name, blocks] of [
+    ['C.3', plain],
+    ['C.4', huffman],
+  ] as const) {
     const decoder = new HpackDecoder();
     for (const [i, block] of blocks.entries()) t.same(decoder.decode(hex(block)), REQUESTS[i], `${name}.${i + 1}`);
     t.equal(decoder.tableSize, 164, `${name} table size`);
-    t.same(decoder.table, [['custom-key', 'custom-value'], ['cache-control', 'no-cache'], [':authority', 'www.example.com']]);
+    t.same(decoder.table, [
+      ['custom-key', 'custom-value'],
+      ['cache-control', 'no-cache'],
+      [':authority', 'www.example.com'],
+    ]);
   }
 });
 
@@ -71,14 +97,20 @@ t.test('RFC 7541 C.5 and C.6: responses with a 256-octet table (eviction), witho
     '4883 640e ffc1 c0bf',
     '88c1 6196 d07a be94 1054 d444 a820 0595 040b 8166 e084 a62d 1bff c05a 839b d9ab 77ad 94e7 821d d7f2 e6c7 b335 dfdf cd5b 3960 d5af 2708 7f36 72c1 ab27 0fb5 291f 9587 3160 65c0 03ed 4ee5 b106 3d50 07',
   ];
-  for (const [name, blocks] of [['C.5', plain], ['C.6', huffman]] as const) {
+  for (const [name, blocks] of [
+    ['C.5', plain],
+    ['C.6', huffman],
+  ] as const) {
     const decoder = new HpackDecoder(256);
     const sizes = [222, 222, 215];
     blocks.forEach((block, i) => {
       t.same(decoder.decode(hex(block)), RESPONSES[i], `${name}.${i + 1}`);
       t.equal(decoder.tableSize, sizes[i], `${name}.${i + 1} table size`);
     });
-    t.same(decoder.table.map(([name]) => name), ['set-cookie', 'content-encoding', 'date']);
+    t.same(
+      decoder.table.map(([name]) => name),
+      ['set-cookie', 'content-encoding', 'date'],
+    );
   }
 });
 
@@ -118,39 +150,48 @@ t.test('Huffman round trip of any byte string; encode then decode of any header 
   );
 });
 
-t.test('random header sets from node:http2 (nghttp2 encoder) read by our client; our metadata read by node', async (t) => {
-  let answer: { headers: Record<string, string>; trailers: Record<string, string> } = { headers: {}, trailers: {} };
-  let seen: http2.IncomingHttpHeaders = {};
-  const server = http2.createServer();
-  server.on('stream', (stream, headers) => {
-    seen = headers;
-    stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...answer.headers }, { waitForTrailers: true });
-    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', ...answer.trailers }));
-    stream.end(Buffer.from([0, 0, 0, 0, 1, 42]));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => server.close());
-  const channel = new H2Channel({ host: '127.0.0.1', port: (server.address() as { port: number }).port }, { maxReceiveBytes: 1024, keepaliveMs: 60_000 });
-  t.teardown(() => channel.close());
+t.test(
+  'random header sets from node:http2 (nghttp2 encoder) read by our client; our metadata read by node',
+  async (t) => {
+    let answer: { headers: Record<string, string>; trailers: Record<string, string> } = { headers: {}, trailers: {} };
+    let seen: http2.IncomingHttpHeaders = {};
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      seen = headers;
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', ...answer.headers },
+        { waitForTrailers: true },
+      );
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', ...answer.trailers }));
+      stream.end(Buffer.from([0, 0, 0, 0, 1, 42]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => server.close());
+    const channel = new H2Channel(
+      { host: '127.0.0.1', port: (server.address() as { port: number }).port },
+      { maxReceiveBytes: 1024, keepaliveMs: 60_000 },
+    );
+    t.teardown(() => channel.close());
 
-  // x- names keep clear of the headers node treats specially; values are visible ASCII with inner spaces.
-  const name = fc.stringMatching(/^x-[a-z0-9-]{1,24}$/);
-  const value = fc.stringMatching(/^[!-~]([ -~]{0,80}[!-~])?$/);
-  const headerSet = fc.uniqueArray(fc.tuple(name, value), { maxLength: 12, selector: ([name]) => name });
-  await fc.assert(
-    fc.asyncProperty(headerSet, headerSet, headerSet, async (headers, trailers, metadata) => {
-      answer = { headers: Object.fromEntries(headers), trailers: Object.fromEntries(trailers) };
-      const outcome = await channel.call('/t.S/M', new Uint8Array(0), Object.fromEntries(metadata), 2000);
-      t.equal(outcome.code, 0, outcome.details);
-      t.same(outcome.bytes, Buffer.from([42]));
-      for (const [name, value] of headers) t.equal(outcome.headers?.[name], value);
-      for (const [name, value] of trailers) t.equal(outcome.trailers?.[name], value);
-      for (const [name, value] of metadata) t.equal(seen[name], value);
-      t.equal(seen[':path'], '/t.S/M');
-      t.equal(seen['content-type'], 'application/grpc');
-      return true;
-    }),
-    // Many sets over one connection: node's encoder indexes them, so the dynamic table fills and evicts.
-    { numRuns: 150 },
-  );
-});
+    // x- names keep clear of the headers node treats specially; values are visible ASCII with inner spaces.
+    const name = fc.stringMatching(/^x-[a-z0-9-]{1,24}$/);
+    const value = fc.stringMatching(/^[!-~]([ -~]{0,80}[!-~])?$/);
+    const headerSet = fc.uniqueArray(fc.tuple(name, value), { maxLength: 12, selector: ([name]) => name });
+    await fc.assert(
+      fc.asyncProperty(headerSet, headerSet, headerSet, async (headers, trailers, metadata) => {
+        answer = { headers: Object.fromEntries(headers), trailers: Object.fromEntries(trailers) };
+        const outcome = await channel.call('/t.S/M', new Uint8Array(0), Object.fromEntries(metadata), 2000);
+        t.equal(outcome.code, 0, outcome.details);
+        t.same(outcome.bytes, Buffer.from([42]));
+        for (const [name, value] of headers) t.equal(outcome.headers?.[name], value);
+        for (const [name, value] of trailers) t.equal(outcome.trailers?.[name], value);
+        for (const [name, value] of metadata) t.equal(seen[name], value);
+        t.equal(seen[':path'], '/t.S/M');
+        t.equal(seen['content-type'], 'application/grpc');
+        return true;
+      }),
+      // Many sets over one connection: node's encoder indexes them, so the dynamic table fills and evicts.
+      { numRuns: 150 },
+    );
+  },
+);

@@ -13,7 +13,15 @@ import { frame, FrameType, goawayFrame, settingsFrame } from '../dist/src/gatewa
 const { status } = grpc;
 const OPTIONS = { maxReceiveBytes: 64 * 1024 * 1024, keepaliveMs: 60_000 };
 const same = (b: Buffer) => b;
-const method = (path: string) => ({ path, requestStream: false, responseStream: false, requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same });
+const method = (path: string) => ({
+  path,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: same,
+  requestDeserialize: same,
+  responseSerialize: same,
+  responseDeserialize: same,
+});
 
 function channelTo(t: Test, port: number): H2Channel {
   const channel = new H2Channel({ host: '127.0.0.1', port }, OPTIONS);
@@ -25,21 +33,25 @@ function channelTo(t: Test, port: number): H2Channel {
 async function startGrpcNode(port = 0) {
   const server = new grpc.Server();
   const held: grpc.sendUnaryData<Buffer>[] = [];
-  server.addService(
-    { Echo: method('/t.S/Echo'), Hold: method('/t.S/Hold') } as grpc.ServiceDefinition,
-    {
-      Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => callback(null, call.request),
-      Hold: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => held.push(callback),
-    },
-  );
+  server.addService({ Echo: method('/t.S/Echo'), Hold: method('/t.S/Hold') } as grpc.ServiceDefinition, {
+    Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
+      callback(null, call.request),
+    Hold: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => held.push(callback),
+  });
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) =>
+      error ? reject(error) : resolve(p),
+    ),
   );
   return { server, port: bound, held };
 }
 
 /** A node:http2 server whose streams are handled by `handle`; counts sessions. */
-async function startH2Node(t: Test, handle: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void, settings: http2.Settings = {}) {
+async function startH2Node(
+  t: Test,
+  handle: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void,
+  settings: http2.Settings = {},
+) {
   const server = http2.createServer({ settings });
   const sessions: http2.ServerHttp2Session[] = [];
   server.on('session', (session) => sessions.push(session));
@@ -65,21 +77,24 @@ function answer(stream: http2.ServerHttp2Stream, payload = Buffer.from('ok')) {
   stream.end(framed);
 }
 
-t.test('a node killed mid-call fails the call UNAVAILABLE; the next call reconnects to the restarted node', async (t) => {
-  const first = await startGrpcNode();
-  const channel = channelTo(t, first.port);
-  t.equal((await channel.call('/t.S/Echo', Buffer.from('a'), {}, 2000)).bytes?.toString(), 'a');
-  const pending = channel.call('/t.S/Hold', Buffer.from('b'), {}, 5000);
-  while (first.held.length === 0) await new Promise((resolve) => setImmediate(resolve));
-  first.server.forceShutdown();
-  const outcome = await pending;
-  t.equal(outcome.code, status.UNAVAILABLE, outcome.details);
-  const second = await startGrpcNode(first.port);
-  t.teardown(() => second.server.forceShutdown());
-  const again = await channel.call('/t.S/Echo', Buffer.from('c'), {}, 2000);
-  t.equal(again.code, status.OK, again.details);
-  t.equal(again.bytes?.toString(), 'c');
-});
+t.test(
+  'a node killed mid-call fails the call UNAVAILABLE; the next call reconnects to the restarted node',
+  async (t) => {
+    const first = await startGrpcNode();
+    const channel = channelTo(t, first.port);
+    t.equal((await channel.call('/t.S/Echo', Buffer.from('a'), {}, 2000)).bytes?.toString(), 'a');
+    const pending = channel.call('/t.S/Hold', Buffer.from('b'), {}, 5000);
+    while (first.held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    first.server.forceShutdown();
+    const outcome = await pending;
+    t.equal(outcome.code, status.UNAVAILABLE, outcome.details);
+    const second = await startGrpcNode(first.port);
+    t.teardown(() => second.server.forceShutdown());
+    const again = await channel.call('/t.S/Echo', Buffer.from('c'), {}, 2000);
+    t.equal(again.code, status.OK, again.details);
+    t.equal(again.bytes?.toString(), 'c');
+  },
+);
 
 t.test('an unreachable node: UNAVAILABLE, no connection established', async (t) => {
   const probe = createServer();
@@ -91,65 +106,72 @@ t.test('an unreachable node: UNAVAILABLE, no connection established', async (t) 
   t.match(outcome.details, /^No connection established: .*ECONNREFUSED/);
 });
 
-t.test('a node that cannot be reached is dialled once per backoff, not once per call; reaching it resets the backoff', async (t) => {
-  // A port that takes the connection and drops it at once (counted), as a node mid-restart may.
-  let dials = 0;
-  const dropper = createServer((socket) => {
-    dials++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
-  const { port } = dropper.address() as { port: number };
-  let now = 0;
-  const backoff = { initialMs: 1000, maxMs: 3000, multiplier: 2, jitter: 0 };
-  const channel = new H2Channel({ host: '127.0.0.1', port }, { ...OPTIONS, backoff, now: () => now });
-  t.teardown(() => channel.close());
-  /** One call; whether it dialled shows at once (a fail-fast call settles without a connection). */
-  const call = async () => {
-    const outcome = channel.call('/t.S/Echo', Buffer.from('x'), {}, 2000);
-    const dialled = channel.connection !== undefined;
-    return { dialled, ...(await outcome) };
-  };
+t.test(
+  'a node that cannot be reached is dialled once per backoff, not once per call; reaching it resets the backoff',
+  async (t) => {
+    // A port that takes the connection and drops it at once (counted), as a node mid-restart may.
+    let dials = 0;
+    const dropper = createServer((socket) => {
+      dials++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+    const { port } = dropper.address() as { port: number };
+    let now = 0;
+    const backoff = { initialMs: 1000, maxMs: 3000, multiplier: 2, jitter: 0 };
+    const channel = new H2Channel({ host: '127.0.0.1', port }, { ...OPTIONS, backoff, now: () => now });
+    t.teardown(() => channel.close());
+    /** One call; whether it dialled shows at once (a fail-fast call settles without a connection). */
+    const call = async () => {
+      const outcome = channel.call('/t.S/Echo', Buffer.from('x'), {}, 2000);
+      const dialled = channel.connection !== undefined;
+      return { dialled, ...(await outcome) };
+    };
 
-  const first = await call();
-  t.ok(first.dialled);
-  t.equal(first.code, status.UNAVAILABLE);
-  for (let i = 0; i < 20; i++) {
-    const again = await call();
-    t.notOk(again.dialled, 'within the backoff: no dial');
-    t.same([again.code, again.details], [status.UNAVAILABLE, first.details], "failed at once with the last attempt's error");
-  }
-  t.equal(dials, 1, 'the node saw one connection for 21 calls');
-  now = 999;
-  t.notOk((await call()).dialled);
-  now = 1000;
-  t.ok((await call()).dialled, 'dialled again once the backoff passed');
-  t.equal(dials, 2);
-  now = 2999; // the next wait doubled: 2000 ms
-  t.notOk((await call()).dialled);
-  now = 3000;
-  t.ok((await call()).dialled);
-  now = 5999; // capped at maxMs: 3000 ms
-  t.notOk((await call()).dialled);
-  t.equal(dials, 3);
+    const first = await call();
+    t.ok(first.dialled);
+    t.equal(first.code, status.UNAVAILABLE);
+    for (let i = 0; i < 20; i++) {
+      const again = await call();
+      t.notOk(again.dialled, 'within the backoff: no dial');
+      t.same(
+        [again.code, again.details],
+        [status.UNAVAILABLE, first.details],
+        "failed at once with the last attempt's error",
+      );
+    }
+    t.equal(dials, 1, 'the node saw one connection for 21 calls');
+    now = 999;
+    t.notOk((await call()).dialled);
+    now = 1000;
+    t.ok((await call()).dialled, 'dialled again once the backoff passed');
+    t.equal(dials, 2);
+    now = 2999; // the next wait doubled: 2000 ms
+    t.notOk((await call()).dialled);
+    now = 3000;
+    t.ok((await call()).dialled);
+    now = 5999; // capped at maxMs: 3000 ms
+    t.notOk((await call()).dialled);
+    t.equal(dials, 3);
 
-  // The node comes back on that port: the next attempt reaches it, and the backoff starts over.
-  await new Promise((resolve) => dropper.close(resolve));
-  const node = await startGrpcNode(port);
-  now = 6000;
-  const served = await call();
-  t.same([served.code, served.bytes?.toString()], [status.OK, 'x']);
-  node.server.forceShutdown();
-  await new Promise((resolve) => setImmediate(resolve));
-  now = 7000;
-  const refused = await call();
-  t.ok(refused.dialled, 'a connection that reached the node is dialled again at once when it drops');
-  t.match(refused.details, /^No connection established: .*ECONNREFUSED/);
-  now = 7999;
-  t.notOk((await call()).dialled);
-  now = 8000;
-  t.ok((await call()).dialled, 'the backoff after a success starts again at its first step (1000 ms)');
-});
+    // The node comes back on that port: the next attempt reaches it, and the backoff starts over.
+    await new Promise((resolve) => dropper.close(resolve));
+    const node = await startGrpcNode(port);
+    now = 6000;
+    const served = await call();
+    t.same([served.code, served.bytes?.toString()], [status.OK, 'x']);
+    node.server.forceShutdown();
+    await new Promise((resolve) => setImmediate(resolve));
+    now = 7000;
+    const refused = await call();
+    t.ok(refused.dialled, 'a connection that reached the node is dialled again at once when it drops');
+    t.match(refused.details, /^No connection established: .*ECONNREFUSED/);
+    now = 7999;
+    t.notOk((await call()).dialled);
+    now = 8000;
+    t.ok((await call()).dialled, 'the backoff after a success starts again at its first step (1000 ms)');
+  },
+);
 
 t.test('GOAWAY: streams above its last id go to a new connection (once); those below finish', async (t) => {
   let first: http2.ServerHttp2Stream | undefined;
@@ -167,7 +189,10 @@ t.test('GOAWAY: streams above its last id go to a new connection (once); those b
     answer(stream, Buffer.from('retried'));
   });
   const channel = channelTo(t, node.port);
-  const [a, b] = await Promise.all([channel.call('/t.S/A', Buffer.from('1'), {}, 3000), channel.call('/t.S/B', Buffer.from('2'), {}, 3000)]);
+  const [a, b] = await Promise.all([
+    channel.call('/t.S/A', Buffer.from('1'), {}, 3000),
+    channel.call('/t.S/B', Buffer.from('2'), {}, 3000),
+  ]);
   t.equal(a.code, status.OK, a.details);
   t.equal(a.bytes?.toString(), 'first');
   t.equal(b.code, status.OK, b.details);
@@ -175,7 +200,9 @@ t.test('GOAWAY: streams above its last id go to a new connection (once); those b
   t.equal(node.sessions.length, 2);
 
   // A node that answers every connection with GOAWAY(last id 0): the retry fails too, UNAVAILABLE.
-  const refusing = await startRawNode(t, (socket) => socket.write(Buffer.concat([settingsFrame([]), goawayFrame(0, 0)])));
+  const refusing = await startRawNode(t, (socket) =>
+    socket.write(Buffer.concat([settingsFrame([]), goawayFrame(0, 0)])),
+  );
   const outcome = await channelTo(t, refusing.port).call('/t.S/A', Buffer.from('1'), {}, 3000);
   t.equal(outcome.code, status.UNAVAILABLE, outcome.details);
   t.match(outcome.details, /GOAWAY/);
@@ -234,7 +261,10 @@ t.test('answers and requests larger than the windows (flow control both ways)', 
       stream.on('end', () => {
         const request = Buffer.concat(chunks);
         const size = request.readUInt32BE(1);
-        answer(stream, request.length === 5 + size && size === 300_000 ? Buffer.alloc(20_000_000, 7) : Buffer.from('short'));
+        answer(
+          stream,
+          request.length === 5 + size && size === 300_000 ? Buffer.alloc(20_000_000, 7) : Buffer.from('short'),
+        );
       });
     },
     { initialWindowSize: 1024 },
@@ -273,9 +303,14 @@ t.test('MAX_CONCURRENT_STREAMS 2: 100 calls at once are queued, never more than 
   const channel = channelTo(t, node.port);
   // Cold: the first burst goes out before the node's SETTINGS; refused streams are sent again.
   const cold = await Promise.all(Array.from({ length: 10 }, () => channel.call('/c', Buffer.from('x'), {}, 10_000)));
-  t.ok(cold.every((outcome) => outcome.code === status.OK), cold.map((outcome) => outcome.details).join());
+  t.ok(
+    cold.every((outcome) => outcome.code === status.OK),
+    cold.map((outcome) => outcome.details).join(),
+  );
   most = 0;
-  const outcomes = await Promise.all(Array.from({ length: 100 }, () => channel.call('/c', Buffer.from('x'), {}, 10_000)));
+  const outcomes = await Promise.all(
+    Array.from({ length: 100 }, () => channel.call('/c', Buffer.from('x'), {}, 10_000)),
+  );
   t.ok(outcomes.every((outcome) => outcome.code === status.OK));
   t.equal(most, 2);
   t.same(channel.connection?.load, { open: 0, queued: 0 });
@@ -300,16 +335,61 @@ async function startRawNode(t: Test, script: (socket: Socket) => void) {
 t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no crash, nothing left open', async (t) => {
   const settings = settingsFrame([]);
   const cases: [string, (socket: Socket) => void, number][] = [
-    ['HTTP/1.1 instead of HTTP/2', (socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'), status.UNAVAILABLE],
+    [
+      'HTTP/1.1 instead of HTTP/2',
+      (socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'),
+      status.UNAVAILABLE,
+    ],
     ['garbage bytes', (socket) => socket.write('zzzzzzzzzzzzzzzzzzzzzzzz'), status.UNAVAILABLE],
-    ['SETTINGS of a wrong length', (socket) => socket.write(frame(FrameType.SETTINGS, 0, 0, Buffer.from('zzzz'))), status.UNAVAILABLE],
-    ['a HEADERS block that is not HPACK', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]))])), status.INTERNAL],
-    ['a frame past the maximum size', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 1, Buffer.alloc(20_000))])), status.INTERNAL],
-    ['DATA on stream 0', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 0, Buffer.from('x'))])), status.INTERNAL],
-    ['a PING of the wrong length', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.PING, 0, 0, Buffer.from('x'))])), status.INTERNAL],
-    ['CONTINUATION without HEADERS', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.CONTINUATION, 0x4, 1, Buffer.from([0x88]))])), status.INTERNAL],
-    ['HEADERS on a stream never opened', (socket) => socket.write(Buffer.concat([settings, frame(FrameType.HEADERS, 0x5, 9, Buffer.from([0x88]))])), status.INTERNAL],
-    ['half a frame, then the connection closes', (socket) => socket.end(Buffer.concat([settings, frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0x88, 0x88])).subarray(0, 11)])), status.UNAVAILABLE],
+    [
+      'SETTINGS of a wrong length',
+      (socket) => socket.write(frame(FrameType.SETTINGS, 0, 0, Buffer.from('zzzz'))),
+      status.UNAVAILABLE,
+    ],
+    [
+      'a HEADERS block that is not HPACK',
+      (socket) =>
+        socket.write(
+          Buffer.concat([
+            settings,
+            frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff])),
+          ]),
+        ),
+      status.INTERNAL,
+    ],
+    [
+      'a frame past the maximum size',
+      (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 1, Buffer.alloc(20_000))])),
+      status.INTERNAL,
+    ],
+    [
+      'DATA on stream 0',
+      (socket) => socket.write(Buffer.concat([settings, frame(FrameType.DATA, 0, 0, Buffer.from('x'))])),
+      status.INTERNAL,
+    ],
+    [
+      'a PING of the wrong length',
+      (socket) => socket.write(Buffer.concat([settings, frame(FrameType.PING, 0, 0, Buffer.from('x'))])),
+      status.INTERNAL,
+    ],
+    [
+      'CONTINUATION without HEADERS',
+      (socket) => socket.write(Buffer.concat([settings, frame(FrameType.CONTINUATION, 0x4, 1, Buffer.from([0x88]))])),
+      status.INTERNAL,
+    ],
+    [
+      'HEADERS on a stream never opened',
+      (socket) => socket.write(Buffer.concat([settings, frame(FrameType.HEADERS, 0x5, 9, Buffer.from([0x88]))])),
+      status.INTERNAL,
+    ],
+    [
+      'half a frame, then the connection closes',
+      (socket) =>
+        socket.end(
+          Buffer.concat([settings, frame(FrameType.HEADERS, 0x4, 1, Buffer.from([0x88, 0x88])).subarray(0, 11)]),
+        ),
+      status.UNAVAILABLE,
+    ],
   ];
   for (const [name, script, expected] of cases) {
     const node = await startRawNode(t, script);
@@ -321,7 +401,11 @@ t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no cra
     t.equal(channel.connection, undefined, `${name}: the connection is dropped`);
     if (/does not speak HTTP\/2/.test(outcome.details)) {
       // Never a working connection: the next attempt waits for the dial backoff.
-      t.same(await channel.call('/t.S/M', Buffer.from('x'), {}, 3000), outcome, `${name}: within the backoff, the same failure at once`);
+      t.same(
+        await channel.call('/t.S/M', Buffer.from('x'), {}, 3000),
+        outcome,
+        `${name}: within the backoff, the same failure at once`,
+      );
       t.equal(node.sockets.length, 1, `${name}: no dial within the backoff`);
       now += DIAL_BACKOFF.maxMs * 2;
     }
@@ -330,20 +414,23 @@ t.test('a hostile node sending malformed frames: INTERNAL or UNAVAILABLE, no cra
   }
 });
 
-t.test('keepalive: PINGs on a quiet connection; a node that stops answering them is dropped, its calls UNAVAILABLE', async (t) => {
-  const node = await startH2Node(t, (stream) => answer(stream));
-  const channel = new H2Channel({ host: '127.0.0.1', port: node.port }, { ...OPTIONS, keepaliveMs: 30 });
-  t.teardown(() => channel.close());
-  t.equal((await channel.call('/a', Buffer.from('x'), {}, 2000)).code, status.OK);
-  await new Promise((resolve) => node.sessions[0].once('ping', resolve));
-  t.ok(channel.connection?.usable, 'answered pings keep the connection');
+t.test(
+  'keepalive: PINGs on a quiet connection; a node that stops answering them is dropped, its calls UNAVAILABLE',
+  async (t) => {
+    const node = await startH2Node(t, (stream) => answer(stream));
+    const channel = new H2Channel({ host: '127.0.0.1', port: node.port }, { ...OPTIONS, keepaliveMs: 30 });
+    t.teardown(() => channel.close());
+    t.equal((await channel.call('/a', Buffer.from('x'), {}, 2000)).code, status.OK);
+    await new Promise((resolve) => node.sessions[0].once('ping', resolve));
+    t.ok(channel.connection?.usable, 'answered pings keep the connection');
 
-  // Answers SETTINGS, then nothing: no PING ack, no answer to the call.
-  const mute = await startRawNode(t, (socket) => socket.write(settingsFrame([])));
-  const muted = new H2Channel({ host: '127.0.0.1', port: mute.port }, { ...OPTIONS, keepaliveMs: 30 });
-  t.teardown(() => muted.close());
-  const outcome = await muted.call('/a', Buffer.from('x'), {}, 5000);
-  t.equal(outcome.code, status.UNAVAILABLE);
-  t.equal(outcome.details, 'Keepalive ping not answered');
-  t.equal(muted.connection, undefined);
-});
+    // Answers SETTINGS, then nothing: no PING ack, no answer to the call.
+    const mute = await startRawNode(t, (socket) => socket.write(settingsFrame([])));
+    const muted = new H2Channel({ host: '127.0.0.1', port: mute.port }, { ...OPTIONS, keepaliveMs: 30 });
+    t.teardown(() => muted.close());
+    const outcome = await muted.call('/a', Buffer.from('x'), {}, 5000);
+    t.equal(outcome.code, status.UNAVAILABLE);
+    t.equal(outcome.details, 'Keepalive ping not answered');
+    t.equal(muted.connection, undefined);
+  },
+);

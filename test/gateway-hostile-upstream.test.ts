@@ -17,7 +17,10 @@ const PREFACE_LENGTH = 24;
 type Mode = (socket: Socket, streamId: number) => void;
 let mode: Mode = () => {};
 
-const responseHeaders = encodeFields([[':status', '200'], ['content-type', 'application/grpc']]);
+const responseHeaders = encodeFields([
+  [':status', '200'],
+  ['content-type', 'application/grpc'],
+]);
 
 /** Writes `chunk` again and again until the socket closes or `ms` pass (the node floods). */
 function flood(socket: Socket, chunk: Buffer, ms = 8000): void {
@@ -75,7 +78,8 @@ async function startHostileNode(t: Test) {
   return (server.address() as { port: number }).port;
 }
 
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))![1]) * 1024;
+const rssOf = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))![1]) * 1024;
 
 t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, the other faces answering', async (t) => {
   const port = await startHostileNode(t);
@@ -89,16 +93,22 @@ t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, th
   const query = async () => {
     const started = Date.now();
     const res = await fetch(`${server.url}/ixo/token/params?n=${++n}`);
-    return { status: res.status, body: (await res.json()) as { code: number; message: string }, ms: Date.now() - started };
+    return {
+      status: res.status,
+      body: (await res.json()) as { code: number; message: string },
+      ms: Date.now() - started,
+    };
   };
 
   // A well-behaved answer first: the baseline of memory, with the routes and the connection warm.
   mode = (socket, streamId) => {
-    socket.write(Buffer.concat([
-      frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
-      frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
-      frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '0']])),
-    ]));
+    socket.write(
+      Buffer.concat([
+        frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
+        frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
+        frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '0']])),
+      ]),
+    );
   };
   for (let i = 0; i < 20; i++) t.equal((await query()).status, 200);
   const baseline = rssOf(pid);
@@ -134,19 +144,30 @@ t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, th
       (socket, streamId) => {
         const prefix = Buffer.alloc(5);
         prefix.writeUInt32BE(100 * 1024 * 1024, 1);
-        socket.write(Buffer.concat([frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders), frame(FrameType.DATA, 0, streamId, prefix)]));
+        socket.write(
+          Buffer.concat([
+            frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
+            frame(FrameType.DATA, 0, streamId, prefix),
+          ]),
+        );
         socket.write(times(frame(FrameType.DATA, 0, streamId, Buffer.alloc(16_384)), 64));
       },
-      { status: 502, message: /larger than GATEWAY_MAX_RESPONSE_BYTES: Received message larger than max \(104857600 vs\. 4194304\)/, dropped: false },
+      {
+        status: 502,
+        message: /larger than GATEWAY_MAX_RESPONSE_BYTES: Received message larger than max \(104857600 vs\. 4194304\)/,
+        dropped: false,
+      },
     ],
     [
       'grpc-status "" in the trailers',
       (socket, streamId) => {
-        socket.write(Buffer.concat([
-          frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
-          frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
-          frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '']])),
-        ]));
+        socket.write(
+          Buffer.concat([
+            frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
+            frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
+            frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '']])),
+          ]),
+        );
       },
       { status: 500, message: /^Invalid grpc-status ""$/, dropped: false },
     ],
@@ -154,7 +175,14 @@ t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, th
       'a header block of 4 KB that decodes past 256 KB (one indexed entry referenced 100 times)',
       (socket, streamId) => {
         const value = Buffer.alloc(4000, 'v');
-        const block = Buffer.from([0x40, 3, ...Buffer.from('x-a'), ...hpackInteger(value.length, 7, 0), ...value, ...Array(100).fill(0xbe)]);
+        const block = Buffer.from([
+          0x40,
+          3,
+          ...Buffer.from('x-a'),
+          ...hpackInteger(value.length, 7, 0),
+          ...value,
+          ...Array(100).fill(0xbe),
+        ]);
         socket.write(frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, block));
       },
       { status: 500, message: /header list larger than 262144 octets/, dropped: true },
@@ -191,16 +219,21 @@ t.test('a hostile node: clean 5xx or 504 within the deadline, bounded memory, th
       t.ok(dropped, `${name}: the gateway dropped the connection`);
     }
     peak = Math.max(peak, rssOf(pid));
-    t.ok(peak - baseline < 96 * 1024 * 1024, `${name}: RSS ${Math.round(baseline / 2 ** 20)} -> ${Math.round(peak / 2 ** 20)} MiB`);
+    t.ok(
+      peak - baseline < 96 * 1024 * 1024,
+      `${name}: RSS ${Math.round(baseline / 2 ** 20)} -> ${Math.round(peak / 2 ** 20)} MiB`,
+    );
   }
 
   // And the gateway still serves a well-behaved node afterwards.
   mode = (socket, streamId) => {
-    socket.write(Buffer.concat([
-      frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
-      frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
-      frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '0']])),
-    ]));
+    socket.write(
+      Buffer.concat([
+        frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, responseHeaders),
+        frame(FrameType.DATA, 0, streamId, Buffer.alloc(5)),
+        frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, encodeFields([['grpc-status', '0']])),
+      ]),
+    );
   };
   let last: Awaited<ReturnType<typeof query>> | undefined;
   for (let tries = 0; tries < 20 && last?.status !== 200; tries++) {

@@ -17,21 +17,37 @@ function render(type = Kitchen, object: Record<string, unknown> = {}): string {
   return json.stringify(type, decoded);
 }
 
-const DEFAULT_SCALARS = '{"d":0,"f":0,"i32":0,"i64":"0","u32":0,"u64":"0","s32":0,"s64":"0","fx32":0,"fx64":"0","sfx32":0,"sfx64":"0","b":false,"s":"","by":null}';
+const DEFAULT_SCALARS =
+  '{"d":0,"f":0,"i32":0,"i64":"0","u32":0,"u64":"0","s32":0,"s64":"0","fx32":0,"fx64":"0","sfx32":0,"sfx64":"0","b":false,"s":"","by":null}';
 
-t.test('defaults are emitted: zero scalars, "0" for 64-bit, [] and {} for repeated and maps, null for messages', async (t) => {
-  t.equal(
-    render(),
-    '{"snake_case_name":"","camelCaseName":"","scalars":null,"color":"COLOR_UNSPECIFIED","colors":[],"at":null,"took":null,"any":null,' +
-      '"tags":[],"counts":{},"child":null,"wrapped":null,"extra":null,"blobs":[],"list":[]}',
-  );
-  t.equal(render(Scalars), DEFAULT_SCALARS);
-});
+t.test(
+  'defaults are emitted: zero scalars, "0" for 64-bit, [] and {} for repeated and maps, null for messages',
+  async (t) => {
+    t.equal(
+      render(),
+      '{"snake_case_name":"","camelCaseName":"","scalars":null,"color":"COLOR_UNSPECIFIED","colors":[],"at":null,"took":null,"any":null,' +
+        '"tags":[],"counts":{},"child":null,"wrapped":null,"extra":null,"blobs":[],"list":[]}',
+    );
+    t.equal(render(Scalars), DEFAULT_SCALARS);
+  },
+);
 
 t.test('every scalar kind at its extremes, names as declared (snake_case and camelCase)', async (t) => {
   const scalars = {
-    d: 1e-7, f: 0.1, i32: -2147483648, i64: '-9223372036854775808', u32: 4294967295, u64: '18446744073709551615',
-    s32: -5, s64: '-5', fx32: 7, fx64: '18446744073709551614', sfx32: -7, sfx64: '-7', b: true, s: 'héllo "q"',
+    d: 1e-7,
+    f: 0.1,
+    i32: -2147483648,
+    i64: '-9223372036854775808',
+    u32: 4294967295,
+    u64: '18446744073709551615',
+    s32: -5,
+    s64: '-5',
+    fx32: 7,
+    fx64: '18446744073709551614',
+    sfx32: -7,
+    sfx64: '-7',
+    b: true,
+    s: 'héllo "q"',
     by: Buffer.from([0, 1, 2, 250, 251, 255]),
   };
   t.equal(
@@ -71,7 +87,13 @@ t.test('timestamps: RFC 3339 UTC with Z and 0, 3, 6 or 9 fraction digits', async
 t.test('timestamps across years 0001-9999 agree with Date#toISOString (leap years, century rules)', async (t) => {
   const min = Date.UTC(1, 0, 1) / 1000;
   const max = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
-  const samples = [min, max, Date.UTC(2000, 1, 29) / 1000, Date.UTC(1900, 2, 1) / 1000 - 1, Date.UTC(2100, 1, 28, 23, 59, 59) / 1000];
+  const samples = [
+    min,
+    max,
+    Date.UTC(2000, 1, 29) / 1000,
+    Date.UTC(1900, 2, 1) / 1000 - 1,
+    Date.UTC(2100, 1, 28, 23, 59, 59) / 1000,
+  ];
   for (let i = 0; i < 500; i++) samples.push(Math.floor(min + ((max - min) * i) / 500) + i * 7919);
   let mismatches = 0;
   for (const seconds of samples) {
@@ -105,17 +127,24 @@ t.test('Any: @type then the fields of the packed message; a well-known packed ty
     '{"@type":"/test.kitchen.v1.Scalars","d":0,"f":0,"i32":0,"i64":"9","u32":0,"u64":"0","s32":0,"s64":"0","fx32":0,"fx64":"0","sfx32":0,"sfx64":"0","b":false,"s":"x","by":null}',
   );
   const time = Timestamp.encode(Timestamp.fromObject({ seconds: 1704164645, nanos: 5_000_000 })).finish();
-  t.same(JSON.parse(render(Kitchen, { any: { type_url: 'type.googleapis.com/google.protobuf.Timestamp', value: time } })).any, {
-    '@type': 'type.googleapis.com/google.protobuf.Timestamp',
-    value: '2024-01-02T03:04:05.005Z',
-  });
+  t.same(
+    JSON.parse(render(Kitchen, { any: { type_url: 'type.googleapis.com/google.protobuf.Timestamp', value: time } }))
+      .any,
+    {
+      '@type': 'type.googleapis.com/google.protobuf.Timestamp',
+      value: '2024-01-02T03:04:05.005Z',
+    },
+  );
 });
 
 t.test('Any of a type the descriptors do not hold keeps its bytes as base64', async (t) => {
-  t.same(JSON.parse(render(Kitchen, { any: { type_url: '/cosmos.bank.v1beta1.MsgSend', value: Buffer.from([1, 2]) } })).any, {
-    '@type': '/cosmos.bank.v1beta1.MsgSend',
-    value: 'AQI=',
-  });
+  t.same(
+    JSON.parse(render(Kitchen, { any: { type_url: '/cosmos.bank.v1beta1.MsgSend', value: Buffer.from([1, 2]) } })).any,
+    {
+      '@type': '/cosmos.bank.v1beta1.MsgSend',
+      value: 'AQI=',
+    },
+  );
 });
 
 t.test('oneof: only the set member, at the oneof position, even when set to its default', async (t) => {

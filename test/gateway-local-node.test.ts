@@ -47,7 +47,18 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     const res = await call(`/ixo/entity/${ENTITY}`);
     t.equal(res.status, 200);
     const { entity, iidDocument } = res.body;
-    t.same(Object.keys(entity), ['id', 'type', 'start_date', 'end_date', 'status', 'relayer_node', 'credentials', 'entity_verified', 'metadata', 'accounts']);
+    t.same(Object.keys(entity), [
+      'id',
+      'type',
+      'start_date',
+      'end_date',
+      'status',
+      'relayer_node',
+      'credentials',
+      'entity_verified',
+      'metadata',
+      'accounts',
+    ]);
     t.equal(entity.id, ENTITY);
     t.equal(entity.start_date, '2024-01-01T00:00:00Z');
     t.equal(entity.end_date, '2026-12-31T23:59:59.500Z');
@@ -55,7 +66,10 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal(entity.status, 1);
     t.equal(iidDocument.id, ENTITY);
     const [account, key] = iidDocument.verificationMethod;
-    t.ok('blockchainAccountID' in account && !('publicKeyMultibase' in account) && !('publicKeyHex' in account), 'only the set oneof member');
+    t.ok(
+      'blockchainAccountID' in account && !('publicKeyMultibase' in account) && !('publicKeyHex' in account),
+      'only the set oneof member',
+    );
     t.equal(key.publicKeyMultibase, fixture.records.iidDocument[0].verificationMethod[1].publicKeyMultibase);
     t.same((await call(`/ixo/entity/${encodeURIComponent(ENTITY)}`)).body, res.body, 'an escaped id is the same id');
   });
@@ -77,18 +91,32 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.same(ids, [...ids].sort(), 'in key order');
 
     const first = await call('/ixo/entity?pagination.limit=2');
-    t.same(first.body.entities.map((e: { id: string }) => e.id), ids.slice(0, 2));
+    t.same(
+      first.body.entities.map((e: { id: string }) => e.id),
+      ids.slice(0, 2),
+    );
     t.equal(first.body.pagination.total, '0', 'no total unless asked');
     t.equal(Buffer.from(first.body.pagination.next_key, 'base64').toString(), ids[2]);
-    const second = await call(`/ixo/entity?pagination.limit=2&pagination.key=${encodeURIComponent(first.body.pagination.next_key)}`);
-    t.same(second.body.entities.map((e: { id: string }) => e.id), ids.slice(2));
+    const second = await call(
+      `/ixo/entity?pagination.limit=2&pagination.key=${encodeURIComponent(first.body.pagination.next_key)}`,
+    );
+    t.same(
+      second.body.entities.map((e: { id: string }) => e.id),
+      ids.slice(2),
+    );
     t.same(second.body.pagination, { next_key: null, total: '0' });
 
     const offset = await call('/ixo/entity?pagination.offset=1&pagination.limit=2&pagination.count_total=true');
-    t.same(offset.body.entities.map((e: { id: string }) => e.id), ids.slice(1, 3));
+    t.same(
+      offset.body.entities.map((e: { id: string }) => e.id),
+      ids.slice(1, 3),
+    );
     t.equal(offset.body.pagination.total, '4');
     const reverse = await call('/ixo/entity?pagination.reverse=true&pagination.limit=1&pagination.countTotal=1');
-    t.same(reverse.body.entities.map((e: { id: string }) => e.id), [ids[3]]);
+    t.same(
+      reverse.body.entities.map((e: { id: string }) => e.id),
+      [ids[3]],
+    );
     t.equal(Buffer.from(reverse.body.pagination.next_key, 'base64').toString(), ids[2]);
 
     const both = await call(`/ixo/entity?pagination.offset=1&pagination.key=${first.body.pagination.next_key}`);
@@ -102,7 +130,13 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
 
   t.test('claims: params, collections, claims with evaluations, disputes, intents, members, deposits', async (t) => {
     t.same((await call('/ixo/claims/params')).body, {
-      params: { collection_sequence: '3', ixo_account: 'ixo1kqmtxkggcqa9u34lnr6shy0euvclgatw4f9zz5', network_fee_percentage: '0.100000000000000000', node_fee_percentage: '0.050000000000000000', intent_sequence: '3' },
+      params: {
+        collection_sequence: '3',
+        ixo_account: 'ixo1kqmtxkggcqa9u34lnr6shy0euvclgatw4f9zz5',
+        network_fee_percentage: '0.100000000000000000',
+        node_fee_percentage: '0.050000000000000000',
+        intent_sequence: '3',
+      },
     });
     const { collection } = (await call('/ixo/claims/collection/1')).body;
     t.equal(collection.state, 'OPEN');
@@ -115,23 +149,42 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal((await call('/ixo/claims/collections')).body.collections.length, 2);
 
     const claims = (await call('/ixo/claims/claims')).body.claims;
-    t.same(claims.map((c: any) => c.evaluation?.status ?? null), ['APPROVED', 'REJECTED', null, 'APPROVED']);
-    t.same(claims[3].evaluation_history.map((e: any) => e.status), ['FLAGGED'], 'a flagged evaluation moved to the history');
+    t.same(
+      claims.map((c: any) => c.evaluation?.status ?? null),
+      ['APPROVED', 'REJECTED', null, 'APPROVED'],
+    );
+    t.same(
+      claims[3].evaluation_history.map((e: any) => e.status),
+      ['FLAGGED'],
+      'a flagged evaluation moved to the history',
+    );
     t.same(collection.adjudicators, [
       { did: 'did:ixo:entity:2b7a9c41d0e64f3a9a51c2e7f8d30b64', reward_percentage: '20.000000000000000000' },
       { did: 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21', reward_percentage: '12.500000000000000000' },
     ]);
     t.equal(collection.min_deposit_period, '604800s');
-    t.same(collection.payments.approval.cw20_payment, [{ address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '2500' }]);
+    t.same(collection.payments.approval.cw20_payment, [
+      { address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '2500' },
+    ]);
     t.equal(collection.payments.approval.contract_1155_payment, null);
     const claim = (await call('/ixo/claims/claim/bafkreiclaim0003cccc')).body.claim;
     t.equal(claim.submission_date, '2024-05-01T08:00:00.000001Z');
     t.equal(claim.use_intent, true);
-    t.same(claim.cw20_payment, [{ address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '18446744073709551615' }]);
+    t.same(claim.cw20_payment, [
+      { address: 'ixo1cw20contract8s7d6f5g4h3j2k1l0z9x8c7v6b5n4m3q2w1e0r9t8y7u6', amount: '18446744073709551615' },
+    ]);
     t.same(claim.cw1155_intent_payment[0].tokens, [{ token_id: '0f1e2d3c4b5a69788796a5b4c3d2e1f0', amount: '2' }]);
-    t.same(claim.payments_status, { submission: 'AUTHORIZED', evaluation: 'NO_PAYMENT', approval: 'NO_PAYMENT', rejection: 'NO_PAYMENT' });
+    t.same(claim.payments_status, {
+      submission: 'AUTHORIZED',
+      evaluation: 'NO_PAYMENT',
+      approval: 'NO_PAYMENT',
+      rejection: 'NO_PAYMENT',
+    });
 
-    t.equal((await call('/ixo/claims/dispute/bafybeidisputeproof0001')).body.dispute.target_role, 'DISPUTE_TARGET_ROLE_EVALUATOR');
+    t.equal(
+      (await call('/ixo/claims/dispute/bafybeidisputeproof0001')).body.dispute.target_role,
+      'DISPUTE_TARGET_ROLE_EVALUATOR',
+    );
     t.equal((await call('/ixo/claims/disputes')).body.disputes.length, 2);
     const bySubject = await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/DISPUTE_TARGET_ROLE_SUBMITTER');
     t.equal(bySubject.body.dispute.data.proof, 'bafybeidisputeproof0002');
@@ -139,23 +192,51 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal(bySubject.body.dispute.submitted_at, '2024-04-08T14:00:00.500Z');
     t.same(bySubject.body.dispute.resolution.winner_amount, [{ denom: 'uixo', amount: '40000' }]);
     t.equal(bySubject.body.dispute.resolution.resolved_at, '2024-04-20T16:00:00Z');
-    t.same((await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/1')).body, bySubject.body, 'an enum path value by number');
+    t.same(
+      (await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/1')).body,
+      bySubject.body,
+      'an enum path value by number',
+    );
     t.equal((await call('/ixo/claims/dispute-by-subject/bafkreiclaim0002bbbb/SOMEONE')).status, 400);
     t.equal((await call('/ixo/claims/disputes-for-subject/bafkreiclaim0002bbbb')).body.disputes.length, 2);
 
     const intent = fixture.records.intent[1];
-    t.equal((await call(`/ixo/claims/intent/${intent.agent_address}/${intent.collection_id}/${intent.id}`)).body.intent.status, 'ACTIVE');
+    t.equal(
+      (await call(`/ixo/claims/intent/${intent.agent_address}/${intent.collection_id}/${intent.id}`)).body.intent
+        .status,
+      'ACTIVE',
+    );
     const intents = (await call('/ixo/claims/intents')).body.intents;
-    t.same(intents.map((i: any) => [i.id, i.claim_id, i.status]), [['1', 'bafkreiclaim0003cccc', 'FULFILLED'], ['2', '', 'ACTIVE']]);
+    t.same(
+      intents.map((i: any) => [i.id, i.claim_id, i.status]),
+      [
+        ['1', 'bafkreiclaim0003cccc', 'FULFILLED'],
+        ['2', '', 'ACTIVE'],
+      ],
+    );
     const member = fixture.records.member[0];
-    t.equal((await call(`/ixo/claims/collection/1/member/${member.member_address}`)).body.member_budget.period, '2592000s');
+    t.equal(
+      (await call(`/ixo/claims/collection/1/member/${member.member_address}`)).body.member_budget.period,
+      '2592000s',
+    );
     t.equal((await call('/ixo/claims/collection/1/members')).body.member_budgets.length, 1);
-    t.same((await call('/ixo/claims/collection/2/members')).body, { member_budgets: [], pagination: { next_key: null, total: '0' } });
+    t.same((await call('/ixo/claims/collection/2/members')).body, {
+      member_budgets: [],
+      pagination: { next_key: null, total: '0' },
+    });
     const deposit = fixture.records.deposit[0];
-    t.same((await call(`/ixo/claims/collection/1/deposit/${deposit.agent_address}`)).body.balance.amount, [{ denom: 'uixo', amount: '500000' }]);
+    t.same((await call(`/ixo/claims/collection/1/deposit/${deposit.agent_address}`)).body.balance.amount, [
+      { denom: 'uixo', amount: '500000' },
+    ]);
     const deposits = (await call('/ixo/claims/collection/1/deposits')).body.balances;
     // Keyed by collection then agent address: ixo1agent2... sorts before ixo1agent7...
-    t.same(deposits.map((d: any) => [d.agent_address.slice(0, 10), d.withdrawable_at]), [['ixo1agent2', null], ['ixo1agent7', '2024-07-01T00:00:00Z']]);
+    t.same(
+      deposits.map((d: any) => [d.agent_address.slice(0, 10), d.withdrawable_at]),
+      [
+        ['ixo1agent2', null],
+        ['ixo1agent7', '2024-07-01T00:00:00Z'],
+      ],
+    );
   });
 
   t.test('token: params, metadata, list per minter (pagination first), one token', async (t) => {
@@ -166,7 +247,16 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     const doc = (await call(`/ixo/token/minter/${MINTER}/${CARBON}`)).body.tokenDoc;
     t.equal(doc.supply, '25340');
     t.equal(doc.retired[0].amount, '120');
-    t.same(doc.transferred, [{ id: '0f1e2d3c4b5a69788796a5b4c3d2e1f0', reason: 'sold to offsetter', jurisdiction: 'MW', amount: '40', owner: 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6', authorization_id: 'auth-7' }]);
+    t.same(doc.transferred, [
+      {
+        id: '0f1e2d3c4b5a69788796a5b4c3d2e1f0',
+        reason: 'sold to offsetter',
+        jurisdiction: 'MW',
+        amount: '40',
+        owner: 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6',
+        authorization_id: 'auth-7',
+      },
+    ]);
     const metadata = (await call('/ixo/token/metadata/0f1e2d3c4b5a69788796a5b4c3d2e1f0')).body;
     t.equal(metadata.properties.linkedResources[0].uri, 'ipfs://bafkreicarbonvc');
     t.equal((await call('/ixo/token/metadata/unknown')).status, 404);
@@ -184,48 +274,91 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.same(bond.current_supply, { denom: 'xusd', amount: '2500' });
     t.equal(bond.batch_blocks, '1');
     const detailed = (await call('/ixo/bonds/bonds_detailed')).body.bonds_detailed;
-    t.same(detailed[2], { bond_did: BOND, spot_price: [{ denom: 'uixo', amount: '75000100.000000000000000000' }], supply: { denom: 'xusd', amount: '2500' }, reserve: [{ denom: 'uixo', amount: '62500250000' }] });
+    t.same(detailed[2], {
+      bond_did: BOND,
+      spot_price: [{ denom: 'uixo', amount: '75000100.000000000000000000' }],
+      supply: { denom: 'xusd', amount: '2500' },
+      reserve: [{ denom: 'uixo', amount: '62500250000' }],
+    });
     t.equal((await call(`/ixo/bonds/${ALPHA}/batch`)).body.batch.next_public_alpha, '0.500000000000000000');
     t.same((await call(`/ixo/bonds/${BOND}/last_batch`)).body.last_batch.buys, []);
     t.equal((await call(`/ixo/bonds/${ALPHA}/last_batch`)).status, 404);
-    t.same((await call(`/ixo/bonds/${BOND}/current_reserve`)).body, { current_reserve: [{ denom: 'uixo', amount: '62500250000' }] });
+    t.same((await call(`/ixo/bonds/${BOND}/current_reserve`)).body, {
+      current_reserve: [{ denom: 'uixo', amount: '62500250000' }],
+    });
     t.equal((await call('/ixo/bonds/did:ixo:entity:unknown/buy_price/10')).status, 404);
     t.equal((await call('/ixo/bonds/did:ixo:entity:unknown')).status, 404);
   });
 
-  t.test('modules without sample data answer like a node with empty state: empty lists, default params, 404 for a record', async (t) => {
-    t.same((await call('/ixo/epochs/v1beta1/epochs')).body, { epochs: [] });
-    t.same((await call('/ixo/mint/v1beta1/epoch_provisions')).body, { epoch_provisions: '0.000000000000000000' });
-    const params = (await call('/ixo/mint/v1beta1/params')).body.params;
-    t.same(params.distribution_proportions, { staking: '0.000000000000000000', impact_rewards: '0.000000000000000000', community_pool: '0.000000000000000000' });
-    t.same((await call('/ixo/names/v1beta1/namespaces')).body, { namespaces: [], pagination: null });
-    t.equal((await call('/ixo/names/v1beta1/resolve/ixo/alice')).status, 404);
-    t.same((await call('/ixo/liquidstake/v1beta1/module_params')).body, { module_params: { min_liquid_stake_amount: '0', module_paused: false } });
-    t.same((await call('/ixo/smartaccount/authenticators/ixo1someone')).body, { account_authenticators: [] });
-    t.equal((await call('/ixo/smartaccount/authenticator/ixo1someone/1')).status, 404);
-    t.same((await call('/cosmos/staking/v1beta1/validators')).body, { validators: [], pagination: null });
-    t.equal((await call('/cosmos/tx/v1beta1/txs/ABCDEF')).status, 404);
-    t.same((await call('/cosmos/base/tendermint/v1beta1/syncing')).body, { syncing: false });
-  });
+  t.test(
+    'modules without sample data answer like a node with empty state: empty lists, default params, 404 for a record',
+    async (t) => {
+      t.same((await call('/ixo/epochs/v1beta1/epochs')).body, { epochs: [] });
+      t.same((await call('/ixo/mint/v1beta1/epoch_provisions')).body, { epoch_provisions: '0.000000000000000000' });
+      const params = (await call('/ixo/mint/v1beta1/params')).body.params;
+      t.same(params.distribution_proportions, {
+        staking: '0.000000000000000000',
+        impact_rewards: '0.000000000000000000',
+        community_pool: '0.000000000000000000',
+      });
+      t.same((await call('/ixo/names/v1beta1/namespaces')).body, { namespaces: [], pagination: null });
+      t.equal((await call('/ixo/names/v1beta1/resolve/ixo/alice')).status, 404);
+      t.same((await call('/ixo/liquidstake/v1beta1/module_params')).body, {
+        module_params: { min_liquid_stake_amount: '0', module_paused: false },
+      });
+      t.same((await call('/ixo/smartaccount/authenticators/ixo1someone')).body, { account_authenticators: [] });
+      t.equal((await call('/ixo/smartaccount/authenticator/ixo1someone/1')).status, 404);
+      t.same((await call('/cosmos/staking/v1beta1/validators')).body, { validators: [], pagination: null });
+      t.equal((await call('/cosmos/tx/v1beta1/txs/ABCDEF')).status, 404);
+      t.same((await call('/cosmos/base/tendermint/v1beta1/syncing')).body, { syncing: false });
+    },
+  );
 
-  t.test('bank: balances by address (paged by denom), one denom, supply summed over the accounts, params', async (t) => {
-    const AGENT = 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6';
-    const all = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}`)).body;
-    t.same(all.balances.map((c: any) => c.denom), ['ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', 'uixo', 'xusd']);
-    t.same(all.pagination, { next_key: null, total: '3' });
-    const first = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1`)).body;
-    t.same(first.balances, [{ denom: 'ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', amount: '2500000' }]);
-    const next = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1&pagination.key=${encodeURIComponent(first.pagination.next_key)}`)).body;
-    t.same(next.balances, [{ denom: 'uixo', amount: '1250000000' }]);
-    t.same((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom?denom=xusd`)).body, { balance: { denom: 'xusd', amount: '10' } });
-    t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody/by_denom?denom=uixo')).body, { balance: { denom: 'uixo', amount: '0' } });
-    t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody')).body, { balances: [], pagination: { next_key: null, total: '0' } });
-    t.equal((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom`)).status, 400);
-    t.same((await call('/cosmos/bank/v1beta1/supply/by_denom?denom=uixo')).body, { amount: { denom: 'uixo', amount: '123456789012345678902582567890' } });
-    t.equal((await call('/cosmos/bank/v1beta1/supply')).body.supply.length, 3);
-    t.same((await call('/cosmos/bank/v1beta1/params')).body, { params: { send_enabled: [], default_send_enabled: true } });
-    t.same((await call('/cosmos/bank/v1beta1/denoms_metadata')).body, { metadatas: [], pagination: null }, 'the list, not the one-denom route');
-  });
+  t.test(
+    'bank: balances by address (paged by denom), one denom, supply summed over the accounts, params',
+    async (t) => {
+      const AGENT = 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6';
+      const all = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}`)).body;
+      t.same(
+        all.balances.map((c: any) => c.denom),
+        ['ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', 'uixo', 'xusd'],
+      );
+      t.same(all.pagination, { next_key: null, total: '3' });
+      const first = (await call(`/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1`)).body;
+      t.same(first.balances, [
+        { denom: 'ibc/6BBE9BD4246F8E04948D5A4EEE7164B2630263B9EBB5E7DC5F0A46C62A2FF97B', amount: '2500000' },
+      ]);
+      const next = (
+        await call(
+          `/cosmos/bank/v1beta1/balances/${AGENT}?pagination.limit=1&pagination.key=${encodeURIComponent(first.pagination.next_key)}`,
+        )
+      ).body;
+      t.same(next.balances, [{ denom: 'uixo', amount: '1250000000' }]);
+      t.same((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom?denom=xusd`)).body, {
+        balance: { denom: 'xusd', amount: '10' },
+      });
+      t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody/by_denom?denom=uixo')).body, {
+        balance: { denom: 'uixo', amount: '0' },
+      });
+      t.same((await call('/cosmos/bank/v1beta1/balances/ixo1nobody')).body, {
+        balances: [],
+        pagination: { next_key: null, total: '0' },
+      });
+      t.equal((await call(`/cosmos/bank/v1beta1/balances/${AGENT}/by_denom`)).status, 400);
+      t.same((await call('/cosmos/bank/v1beta1/supply/by_denom?denom=uixo')).body, {
+        amount: { denom: 'uixo', amount: '123456789012345678902582567890' },
+      });
+      t.equal((await call('/cosmos/bank/v1beta1/supply')).body.supply.length, 3);
+      t.same((await call('/cosmos/bank/v1beta1/params')).body, {
+        params: { send_enabled: [], default_send_enabled: true },
+      });
+      t.same(
+        (await call('/cosmos/bank/v1beta1/denoms_metadata')).body,
+        { metadatas: [], pagination: null },
+        'the list, not the one-denom route',
+      );
+    },
+  );
 
   t.test('iid: documents list and one document', async (t) => {
     const list = (await call('/ixo/did/dids')).body;
@@ -242,10 +375,18 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal(past.headers.get('x-cosmos-block-height'), '1000');
     t.equal(past.headers.get('grpc-metadata-x-cosmos-block-height'), '1000', 'also as a v0.50 node REST names it');
     const gatewayStyle = await call('/ixo/token/params', { 'grpc-metadata-x-cosmos-block-height': '1200' });
-    t.equal(gatewayStyle.headers.get('x-cosmos-block-height'), '1200', 'the grpc-gateway spelling is accepted on the way in');
+    t.equal(
+      gatewayStyle.headers.get('x-cosmos-block-height'),
+      '1200',
+      'the grpc-gateway spelling is accepted on the way in',
+    );
     const future = await call('/ixo/token/params', { 'x-cosmos-block-height': '99999999' });
     t.equal(future.status, 400);
-    t.same(future.body, { code: 3, message: 'cannot query with height in the future; please provide a valid height', details: [] });
+    t.same(future.body, {
+      code: 3,
+      message: 'cannot query with height in the future; please provide a valid height',
+      details: [],
+    });
     const bad = await call('/ixo/token/params', { 'x-cosmos-block-height': 'latest' });
     t.equal(bad.status, 400);
     t.equal(bad.body.code, 3);
@@ -265,9 +406,17 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
     t.equal(operation?.operationId, 'ixo_entity_v1beta1_Query_Entity');
     t.same(operation.parameters[0], { name: 'id', in: 'path', required: true, schema: { type: 'string' } });
     t.ok(doc.paths['/ixo/claims/dispute-by-subject/{subjectId}/{targetRole}']);
-    t.ok(doc.paths['/ixo/entity'].get.parameters.some((p: any) => p.name === 'pagination.count_total' && p.in === 'query'));
-    t.same(doc.components.schemas['ixo.entity.v1beta1.Entity'].properties.start_date, { anyOf: [{ type: 'string', format: 'date-time', examples: ['2024-01-31T12:00:00Z'] }, { type: 'null' }] });
-    t.same(doc.components.schemas['ixo.entity.v1beta1.Params'].properties.createSequence, { type: 'string', format: 'uint64', pattern: '^\\d+$' });
+    t.ok(
+      doc.paths['/ixo/entity'].get.parameters.some((p: any) => p.name === 'pagination.count_total' && p.in === 'query'),
+    );
+    t.same(doc.components.schemas['ixo.entity.v1beta1.Entity'].properties.start_date, {
+      anyOf: [{ type: 'string', format: 'date-time', examples: ['2024-01-31T12:00:00Z'] }, { type: 'null' }],
+    });
+    t.same(doc.components.schemas['ixo.entity.v1beta1.Params'].properties.createSequence, {
+      type: 'string',
+      format: 'uint64',
+      pattern: '^\\d+$',
+    });
     t.notOk(doc.paths['/ixo/*'], 'the wildcard mounts are not documented');
     // Every route of the bundled schema, with a required path parameter per template variable.
     const routes = bundledSchema().methods.flatMap((method) => method.patterns);
@@ -285,7 +434,12 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
 t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) => {
   const bundled = await startTestServer(t);
   const server = await startTestServer(t, {
-    env: { GATEWAY_DESCRIPTORS: 'reflection', GATEWAY_PREFIX: '/api/protocol/', GATEWAY_LEGACY_ROUTES: 'true', GATEWAY_API_KEYS: 'alpha-key, beta-key' },
+    env: {
+      GATEWAY_DESCRIPTORS: 'reflection',
+      GATEWAY_PREFIX: '/api/protocol/',
+      GATEWAY_LEGACY_ROUTES: 'true',
+      GATEWAY_API_KEYS: 'alpha-key, beta-key',
+    },
   });
   const key = { 'x-api-key': 'beta-key' };
 
@@ -300,8 +454,15 @@ t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) =
     t.equal((await get(bundled.url, '/ixo/token/params')).status, 200, 'no keys configured: open');
   });
 
-  t.test('routes built from the node\'s FileDescriptors answer as the bundled ones', async (t) => {
-    for (const path of ['/ixo/entity/params', `/ixo/entity/${ENTITY}`, '/ixo/claims/claims', '/ixo/claims/collection/1', `/ixo/token/minter/${MINTER}`, '/ixo/did/dids']) {
+  t.test("routes built from the node's FileDescriptors answer as the bundled ones", async (t) => {
+    for (const path of [
+      '/ixo/entity/params',
+      `/ixo/entity/${ENTITY}`,
+      '/ixo/claims/claims',
+      '/ixo/claims/collection/1',
+      `/ixo/token/minter/${MINTER}`,
+      '/ixo/did/dids',
+    ]) {
       const reflected = await get(server.url, `/api/protocol${path}`, key);
       t.equal(reflected.status, 200, path);
       t.equal(reflected.text, (await get(bundled.url, path)).text, path);
@@ -316,11 +477,18 @@ t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) =
   });
 
   t.test('legacy paths of older builds', async (t) => {
-    t.equal((await get(server.url, '/api/protocol/ixo/collection/1', key)).text, (await get(bundled.url, '/ixo/claims/collection/1')).text);
+    t.equal(
+      (await get(server.url, '/api/protocol/ixo/collection/1', key)).text,
+      (await get(bundled.url, '/ixo/claims/collection/1')).text,
+    );
     t.equal((await get(server.url, '/api/protocol/ixo/claim', key)).body.claims.length, 4);
     t.equal((await get(server.url, `/api/protocol/ixo/token/${MINTER}`, key)).body.tokenDocs.length, 2);
     t.equal((await get(server.url, `/api/protocol/ixo/token/${MINTER}/${CARBON}`, key)).body.tokenDoc.name, 'CARBON');
-    t.equal((await get(server.url, '/api/protocol/ixo/token/params', key)).body.params.ixo1155_contract_code, '25', 'current routes win');
+    t.equal(
+      (await get(server.url, '/api/protocol/ixo/token/params', key)).body.params.ixo1155_contract_code,
+      '25',
+      'current routes win',
+    );
     const doc = (await get(server.url, '/docs-json')).body;
     t.equal(doc.paths['/api/protocol/ixo/collection/{id}'].get.deprecated, true);
     t.ok(doc.paths['/api/protocol/ixo/claims/collection/{id}'].get);

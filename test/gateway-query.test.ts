@@ -13,7 +13,11 @@ const mapper = new RequestMapper(Echo, [['id']]);
 
 /** The request the node would decode, as a plain object (64-bit as strings, enums by name, bytes base64). */
 function request(query: string, id = 'x'): Record<string, any> {
-  return Echo.toObject(Echo.decode(mapper.encode(new Map([['id', id]]), query)), { longs: String, enums: String, bytes: String });
+  return Echo.toObject(Echo.decode(mapper.encode(new Map([['id', id]]), query)), {
+    longs: String,
+    enums: String,
+    bytes: String,
+  });
 }
 
 function refused(t: Test, query: string, field: string) {
@@ -23,7 +27,11 @@ function refused(t: Test, query: string, field: string) {
   } catch (error) {
     t.ok(error instanceof HttpError, query);
     t.equal((error as HttpError).status, 400, query);
-    t.match((error as HttpError).body, { code: 3, message: new RegExp(`"${field.replace('.', '\\.')}"`), details: [] }, query);
+    t.match(
+      (error as HttpError).body,
+      { code: 3, message: new RegExp(`"${field.replace('.', '\\.')}"`), details: [] },
+      query,
+    );
   }
 }
 
@@ -108,11 +116,29 @@ t.test('well-known types from text: Timestamp, Duration, wrappers', async (t) =>
 
 t.test('path values are typed too, and a template variable must name a singular field', async (t) => {
   const nested = new RequestMapper(Echo, [['scalars', 'i64'], ['color']]);
-  const message = Echo.decode(nested.encode(new Map([['scalars.i64', '-7'], ['color', 'RED']]), 'scalars.i64=9'));
+  const message = Echo.decode(
+    nested.encode(
+      new Map([
+        ['scalars.i64', '-7'],
+        ['color', 'RED'],
+      ]),
+      'scalars.i64=9',
+    ),
+  );
   const out = Echo.toObject(message, { longs: String, enums: String });
   t.same(out.scalars, { i64: '-7' });
   t.equal(out.color, 'RED');
-  t.throws(() => nested.encode(new Map([['scalars.i64', 'x'], ['color', 'RED']]), ''), HttpError);
+  t.throws(
+    () =>
+      nested.encode(
+        new Map([
+          ['scalars.i64', 'x'],
+          ['color', 'RED'],
+        ]),
+        '',
+      ),
+    HttpError,
+  );
   t.throws(() => new RequestMapper(Echo, [['nums']]), /not a singular field/);
   t.throws(() => new RequestMapper(Echo, [['nope']]), /not a singular field/);
 });

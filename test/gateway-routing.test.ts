@@ -47,7 +47,10 @@ t.test('bad templates are refused', async (t) => {
 
 t.test('OpenAPI path form', async (t) => {
   t.equal(openApiPath(parseTemplate('/files/{path=**}')), '/files/{path}');
-  t.equal(openApiPath(parseTemplate('/ixo/claims/intent/{agentAddress}/{collectionId}/{id}')), '/ixo/claims/intent/{agentAddress}/{collectionId}/{id}');
+  t.equal(
+    openApiPath(parseTemplate('/ixo/claims/intent/{agentAddress}/{collectionId}/{id}')),
+    '/ixo/claims/intent/{agentAddress}/{collectionId}/{id}',
+  );
 });
 
 t.test('route table from the bundled descriptors: every annotated method, first declared pattern wins', async (t) => {
@@ -67,25 +70,49 @@ t.test('route table from the bundled descriptors: every annotated method, first 
 
 t.test('legacy aliases come after the current routes', async (t) => {
   const table = RouteTable.build(bundledSchema(), { legacy: true });
-  t.equal(table.routes.length - RouteTable.build(bundledSchema(), { legacy: false }).routes.length, 8, 'eight legacy aliases');
+  t.equal(
+    table.routes.length - RouteTable.build(bundledSchema(), { legacy: false }).routes.length,
+    8,
+    'eight legacy aliases',
+  );
   const match = (path: string) => table.match(path);
   t.equal(match('/ixo/token/ixo1a')?.route.method.grpcPath, '/ixo.token.v1beta1.Query/TokenList');
   t.equal(match('/ixo/token/ixo1a')?.route.legacy, true);
-  t.equal(match('/ixo/token/params')?.route.method.grpcPath, '/ixo.token.v1beta1.Query/Params', 'the current route wins');
+  t.equal(
+    match('/ixo/token/params')?.route.method.grpcPath,
+    '/ixo.token.v1beta1.Query/Params',
+    'the current route wins',
+  );
   t.equal(match('/ixo/token/metadata/x')?.route.method.grpcPath, '/ixo.token.v1beta1.Query/TokenMetadata');
   t.equal(match('/ixo/collection/7')?.route.method.grpcPath, '/ixo.claims.v1beta1.Query/Collection');
   t.same(Object.fromEntries(match('/ixo/token/ixo1a/ixo1c')!.bound), { minter: 'ixo1a', contract_address: 'ixo1c' });
 });
 
-t.test('a literal template shadowed by an earlier variable template stays shadowed (exact paths are looked up first)', async (t) => {
-  const schema = bundledSchema();
-  const params = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Params')!;
-  const entity = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Entity')!;
-  const table = RouteTable.build({ ...schema, methods: [{ ...entity, patterns: ['/ixo/entity/{id}'] }, { ...params, patterns: ['/ixo/entity/params', '/ixo/params'] }] }, { legacy: false });
-  t.equal(table.match('/ixo/entity/params')?.route.method.grpcPath, entity.grpcPath, 'declared first wins');
-  t.same(Object.fromEntries(table.match('/ixo/entity/params')!.bound), { id: 'params' });
-  t.equal(table.match('/ixo/params')?.route.method.grpcPath, params.grpcPath);
-  t.equal(table.match('/ixo/params')?.bound.size, 0);
-  t.equal(table.match('/ixo/params/'), undefined);
-  t.equal(table.match('/ixo/%70arams')?.route.method.grpcPath, params.grpcPath, 'a percent-encoded path still matches by segments');
-});
+t.test(
+  'a literal template shadowed by an earlier variable template stays shadowed (exact paths are looked up first)',
+  async (t) => {
+    const schema = bundledSchema();
+    const params = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Params')!;
+    const entity = schema.methods.find((method) => method.grpcPath === '/ixo.entity.v1beta1.Query/Entity')!;
+    const table = RouteTable.build(
+      {
+        ...schema,
+        methods: [
+          { ...entity, patterns: ['/ixo/entity/{id}'] },
+          { ...params, patterns: ['/ixo/entity/params', '/ixo/params'] },
+        ],
+      },
+      { legacy: false },
+    );
+    t.equal(table.match('/ixo/entity/params')?.route.method.grpcPath, entity.grpcPath, 'declared first wins');
+    t.same(Object.fromEntries(table.match('/ixo/entity/params')!.bound), { id: 'params' });
+    t.equal(table.match('/ixo/params')?.route.method.grpcPath, params.grpcPath);
+    t.equal(table.match('/ixo/params')?.bound.size, 0);
+    t.equal(table.match('/ixo/params/'), undefined);
+    t.equal(
+      table.match('/ixo/%70arams')?.route.method.grpcPath,
+      params.grpcPath,
+      'a percent-encoded path still matches by segments',
+    );
+  },
+);

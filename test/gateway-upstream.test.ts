@@ -26,7 +26,8 @@ const root = loadProtoFiles(['kitchen.proto', 'cosmos/reflection/v1/reflection.p
 const CountResponse = root.lookupType('test.kitchen.v1.CountResponse');
 const HEIGHT = 'x-cosmos-block-height';
 
-const DEFAULT_SCALARS = '{"d":0,"f":0,"i32":0,"i64":"0","u32":0,"u64":"0","s32":0,"s64":"0","fx32":0,"fx64":"0","sfx32":0,"sfx64":"0","b":false,"s":"","by":null}';
+const DEFAULT_SCALARS =
+  '{"d":0,"f":0,"i32":0,"i64":"0","u32":0,"u64":"0","s32":0,"s64":"0","fx32":0,"fx64":"0","sfx32":0,"sfx64":"0","b":false,"s":"","by":null}';
 const GOLDEN_KITCHEN = (name: string) =>
   '{"snake_case_name":"snake","camelCaseName":"camel",' +
   '"scalars":{"d":2.5,"f":0.25,"i32":-1,"i64":"-9007199254740993","u32":3,"u64":"9007199254740993","s32":-2,"s64":"4","fx32":5,"fx64":"6","sfx32":-7,"sfx64":"-8","b":true,"s":"ß","by":"Ynl0ZXM="},' +
@@ -49,20 +50,47 @@ async function startTestNode(t: Test) {
     callback(null, { ...call.request.toJSON(), height_seen: heightOf(call) });
   };
   const server = new grpc.Server();
-  const query: Record<string, grpc.MethodDefinition<any, any>> = { ...serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')) };
+  const query: Record<string, grpc.MethodDefinition<any, any>> = {
+    ...serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')),
+  };
   // Field 1, length 255, then nothing: not a decodable message.
   query.Garbage = { ...query.Garbage, responseSerialize: () => Buffer.from([0x0a, 0xff, 0x01]) };
   server.addService(query, {
     Kitchen: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
       withHeight(call);
       callback(null, {
-        snake_case_name: 'snake', camelCaseName: 'camel',
-        scalars: { d: 2.5, f: 0.25, i32: -1, i64: '-9007199254740993', u32: 3, u64: '9007199254740993', s32: -2, s64: '4', fx32: 5, fx64: '6', sfx32: -7, sfx64: '-8', b: true, s: 'ß', by: Buffer.from('bytes') },
-        color: 'GREEN', colors: ['RED', 'GREEN'],
-        at: { seconds: 1717171717, nanos: 120_000_000 }, took: { seconds: 90 },
-        any: { type_url: '/test.kitchen.v1.CountResponse', value: CountResponse.encode({ key: 'k', calls: 2 }).finish() },
+        snake_case_name: 'snake',
+        camelCaseName: 'camel',
+        scalars: {
+          d: 2.5,
+          f: 0.25,
+          i32: -1,
+          i64: '-9007199254740993',
+          u32: 3,
+          u64: '9007199254740993',
+          s32: -2,
+          s64: '4',
+          fx32: 5,
+          fx64: '6',
+          sfx32: -7,
+          sfx64: '-8',
+          b: true,
+          s: 'ß',
+          by: Buffer.from('bytes'),
+        },
+        color: 'GREEN',
+        colors: ['RED', 'GREEN'],
+        at: { seconds: 1717171717, nanos: 120_000_000 },
+        took: { seconds: 90 },
+        any: {
+          type_url: '/test.kitchen.v1.CountResponse',
+          value: CountResponse.encode({ key: 'k', calls: 2 }).finish(),
+        },
         name: call.request.id,
-        tags: ['a', 'b'], counts: { x: '9007199254740993' }, wrapped: { value: '-1' }, list: [{}],
+        tags: ['a', 'b'],
+        counts: { x: '9007199254740993' },
+        wrapped: { value: '-1' },
+        list: [{}],
       });
     },
     Echo: echo,
@@ -98,7 +126,9 @@ async function startTestNode(t: Test) {
     { FileDescriptors: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, response) },
   );
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   t.teardown(() => server.forceShutdown());
   return { target: `127.0.0.1:${port}`, calls };
@@ -120,7 +150,9 @@ async function get(base: string, path: string, headers: Record<string, string> =
 
 t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
   const node = await startTestNode(t);
-  const server = await startTestServer(t, { env: { GATEWAY_GRPC_TARGET: node.target, GATEWAY_DESCRIPTORS: 'reflection', GATEWAY_TIMEOUT_MS: '500' } });
+  const server = await startTestServer(t, {
+    env: { GATEWAY_GRPC_TARGET: node.target, GATEWAY_DESCRIPTORS: 'reflection', GATEWAY_TIMEOUT_MS: '500' },
+  });
   const call = (path: string, headers?: Record<string, string>) => get(server.url, path, headers);
 
   t.test('golden JSON of every field kind, through HTTP, on both bindings of the method', async (t) => {
@@ -128,7 +160,7 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
     t.equal(res.status, 200);
     t.equal(res.text, GOLDEN_KITCHEN('did:ixo:entity:abc'));
     t.equal((await call('/test/kitchen-alias/k2')).text, GOLDEN_KITCHEN('k2'));
-    t.equal((await call('/ixo/entity/params')).status, 404, 'only the node\'s own modules are routed');
+    t.equal((await call('/ixo/entity/params')).status, 404, "only the node's own modules are routed");
   });
 
   t.test('query parameters reach the node typed', async (t) => {
@@ -152,7 +184,15 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
   });
 
   t.test('bad query and path values: 400 INVALID_ARGUMENT before any upstream call', async (t) => {
-    for (const query of ['nums=x', 'color=BLUE', 'scalars.b=yes', 'page.limit=-1', 'at=today', 'first=a&second=b', 'page.key=%%%']) {
+    for (const query of [
+      'nums=x',
+      'color=BLUE',
+      'scalars.b=yes',
+      'page.limit=-1',
+      'at=today',
+      'first=a&second=b',
+      'page.key=%%%',
+    ]) {
       const res = await call(`/test/echo/x?${query}`);
       t.equal(res.status, 400, query);
       t.equal(res.body.code, 3, query);
@@ -171,8 +211,22 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
 
   t.test('every gRPC status code maps to its HTTP status with the Cosmos error body', async (t) => {
     const table: [number, number][] = [
-      [1, 408], [2, 500], [3, 400], [4, 504], [5, 404], [6, 409], [7, 403], [8, 429],
-      [9, 400], [10, 409], [11, 400], [12, 501], [13, 500], [14, 503], [15, 500], [16, 401],
+      [1, 408],
+      [2, 500],
+      [3, 400],
+      [4, 504],
+      [5, 404],
+      [6, 409],
+      [7, 403],
+      [8, 429],
+      [9, 400],
+      [10, 409],
+      [11, 400],
+      [12, 501],
+      [13, 500],
+      [14, 503],
+      [15, 500],
+      [16, 401],
     ];
     for (const [code, status] of table) {
       const res = await call(`/test/status/${code}?message=boom%20${code}`);
@@ -221,7 +275,10 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
     t.same(together[0].body, { key: 'same', calls: 1 });
 
     const mixed = await Promise.all([
-      call('/test/count/mixed'), call('/test/count/mixed', { [HEIGHT]: '5' }), call('/test/count/mixed?x=1'), call('/test/count/mixed'),
+      call('/test/count/mixed'),
+      call('/test/count/mixed', { [HEIGHT]: '5' }),
+      call('/test/count/mixed?x=1'),
+      call('/test/count/mixed'),
     ]);
     t.ok(mixed.every((res) => res.status === 200));
     t.equal(node.calls.get('mixed@'), 2, 'a different query string is a different request');
@@ -232,32 +289,45 @@ t.test('a gRPC node whose routes come from its FileDescriptors', async (t) => {
   });
 });
 
-t.test('a node on a unix socket (GATEWAY_GRPC_TARGET=unix:path): calls, statuses and heights as over TCP', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sar-gateway-sock-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const server = new grpc.Server();
-  server.addService(serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')), {
-    Count: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
-      const metadata = new grpc.Metadata();
-      metadata.set(HEIGHT, String(call.metadata.get(HEIGHT)[0] ?? '9'));
-      call.sendMetadata(metadata);
-      callback(null, { key: call.request.key, calls: 1 });
-    },
-    Status: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => callback({ code: call.request.code, details: 'ünïcode details' }),
-  });
-  const target = `unix:${join(dir, 'node.sock')}`;
-  await new Promise<void>((resolve, reject) => server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error) => (error ? reject(error) : resolve())));
-  t.teardown(() => server.forceShutdown());
-  const upstream = new Upstream(target, 2000);
-  t.teardown(() => upstream.close());
-  const CountRequest = root.lookupType('test.kitchen.v1.CountRequest');
-  const answer = await upstream.call('/test.kitchen.v1.Query/Count', CountRequest.encode({ key: 'sock' }).finish(), '42');
-  t.same(CountResponse.toObject(CountResponse.decode(answer.bytes)), { key: 'sock', calls: 1 });
-  t.equal(answer.height, '42');
-  const StatusRequest = root.lookupType('test.kitchen.v1.StatusRequest');
-  await t.rejects(upstream.call('/test.kitchen.v1.Query/Status', StatusRequest.encode({ code: 5 }).finish()), { code: 5, details: 'ünïcode details' });
-  await t.rejects(upstream.call('/test.kitchen.v1.Query/Nope', new Uint8Array(0)), { code: 12 });
-});
+t.test(
+  'a node on a unix socket (GATEWAY_GRPC_TARGET=unix:path): calls, statuses and heights as over TCP',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sar-gateway-sock-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const server = new grpc.Server();
+    server.addService(serviceDefinitionOf(root.lookupService('test.kitchen.v1.Query')), {
+      Count: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+        const metadata = new grpc.Metadata();
+        metadata.set(HEIGHT, String(call.metadata.get(HEIGHT)[0] ?? '9'));
+        call.sendMetadata(metadata);
+        callback(null, { key: call.request.key, calls: 1 });
+      },
+      Status: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) =>
+        callback({ code: call.request.code, details: 'ünïcode details' }),
+    });
+    const target = `unix:${join(dir, 'node.sock')}`;
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error) => (error ? reject(error) : resolve())),
+    );
+    t.teardown(() => server.forceShutdown());
+    const upstream = new Upstream(target, 2000);
+    t.teardown(() => upstream.close());
+    const CountRequest = root.lookupType('test.kitchen.v1.CountRequest');
+    const answer = await upstream.call(
+      '/test.kitchen.v1.Query/Count',
+      CountRequest.encode({ key: 'sock' }).finish(),
+      '42',
+    );
+    t.same(CountResponse.toObject(CountResponse.decode(answer.bytes)), { key: 'sock', calls: 1 });
+    t.equal(answer.height, '42');
+    const StatusRequest = root.lookupType('test.kitchen.v1.StatusRequest');
+    await t.rejects(upstream.call('/test.kitchen.v1.Query/Status', StatusRequest.encode({ code: 5 }).finish()), {
+      code: 5,
+      details: 'ünïcode details',
+    });
+    await t.rejects(upstream.call('/test.kitchen.v1.Query/Nope', new Uint8Array(0)), { code: 12 });
+  },
+);
 
 t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start without descriptors', async (t) => {
   const port = await closedPort();
@@ -273,19 +343,41 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  const config = loadConfig({ DATA_DIR: dataDir, GATEWAY_GRPC_TARGET: `127.0.0.1:${port}`, GATEWAY_DESCRIPTORS: 'reflection', GATEWAY_TIMEOUT_MS: '2000' });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    GATEWAY_GRPC_TARGET: `127.0.0.1:${port}`,
+    GATEWAY_DESCRIPTORS: 'reflection',
+    GATEWAY_TIMEOUT_MS: '2000',
+  });
   // The face needs neither the actor runtime nor the CPU pool.
-  const face = await createGatewayFace({ config, store, log: createLogger('silent'), actors: undefined as never, cpuPool: undefined as never });
-  await t.rejects(face.start!(), /GATEWAY_DESCRIPTORS=reflection: \/cosmos\.reflection\.v1\.ReflectionService\/FileDescriptors on 127\.0\.0\.1:\d+ failed/);
+  const face = await createGatewayFace({
+    config,
+    store,
+    log: createLogger('silent'),
+    actors: undefined as never,
+    cpuPool: undefined as never,
+  });
+  await t.rejects(
+    face.start!(),
+    /GATEWAY_DESCRIPTORS=reflection: \/cosmos\.reflection\.v1\.ReflectionService\/FileDescriptors on 127\.0\.0\.1:\d+ failed/,
+  );
 });
 
 t.test('configuration errors name the variable', async (t) => {
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'no port' }), /GATEWAY_GRPC_TARGET/);
-  t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,' }), /GATEWAY_GRPC_TARGET=.*: must be host:port, grpcs:\/\/host:port \(TLS\)/);
+  t.throws(
+    () => loadConfig({ GATEWAY_GRPC_TARGET: 'ipv4:10.0.0.1:9090,' }),
+    /GATEWAY_GRPC_TARGET=.*: must be host:port, grpcs:\/\/host:port \(TLS\)/,
+  );
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'grpcs://node:99999' }), /GATEWAY_GRPC_TARGET/);
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'ftp://node:21' }), /GATEWAY_GRPC_TARGET/);
   t.throws(() => loadConfig({ GATEWAY_GRPC_TARGET: 'xds:///node' }), /GATEWAY_GRPC_TARGET/);
-  const plain = (host: string, port: number, extra = {}) => ({ addresses: [{ host, port }], tls: false, authority: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`, ...extra });
+  const plain = (host: string, port: number, extra = {}) => ({
+    addresses: [{ host, port }],
+    tls: false,
+    authority: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+    ...extra,
+  });
   for (const [target, parsed] of [
     ['node:9090', plain('node', 9090)],
     ['dns:///node:9090', plain('node', 9090)],
@@ -293,10 +385,40 @@ t.test('configuration errors name the variable', async (t) => {
     ['dns://127.0.0.1:5353/node:9090', plain('node', 9090, { dnsServer: '127.0.0.1:5353' })],
     ['[::1]:9090', plain('::1', 9090)],
     ['ipv4:10.0.0.1:9090', plain('10.0.0.1', 9090)],
-    ['ipv4:10.0.0.1:9090,10.0.0.2:9091', { addresses: [{ host: '10.0.0.1', port: 9090 }, { host: '10.0.0.2', port: 9091 }], tls: false, authority: '10.0.0.1:9090' }],
-    ['ipv6:[::1]:9090,[::2]', { addresses: [{ host: '::1', port: 9090 }, { host: '::2', port: 443 }], tls: false, authority: '[::1]:9090' }],
-    ['grpcs://impacthub-grpc.lavenderfive.com:443', { addresses: [{ host: 'impacthub-grpc.lavenderfive.com', port: 443 }], tls: true, authority: 'impacthub-grpc.lavenderfive.com:443' }],
-    ['https://node.example', { addresses: [{ host: 'node.example', port: 443 }], tls: true, authority: 'node.example:443' }],
+    [
+      'ipv4:10.0.0.1:9090,10.0.0.2:9091',
+      {
+        addresses: [
+          { host: '10.0.0.1', port: 9090 },
+          { host: '10.0.0.2', port: 9091 },
+        ],
+        tls: false,
+        authority: '10.0.0.1:9090',
+      },
+    ],
+    [
+      'ipv6:[::1]:9090,[::2]',
+      {
+        addresses: [
+          { host: '::1', port: 9090 },
+          { host: '::2', port: 443 },
+        ],
+        tls: false,
+        authority: '[::1]:9090',
+      },
+    ],
+    [
+      'grpcs://impacthub-grpc.lavenderfive.com:443',
+      {
+        addresses: [{ host: 'impacthub-grpc.lavenderfive.com', port: 443 }],
+        tls: true,
+        authority: 'impacthub-grpc.lavenderfive.com:443',
+      },
+    ],
+    [
+      'https://node.example',
+      { addresses: [{ host: 'node.example', port: 443 }], tls: true, authority: 'node.example:443' },
+    ],
     ['http://node:9090', plain('node', 9090)],
     ['unix:/run/node.sock', { addresses: [{ socketPath: '/run/node.sock' }], tls: false, authority: 'localhost' }],
     ['unix:///run/node.sock', { addresses: [{ socketPath: '/run/node.sock' }], tls: false, authority: 'localhost' }],
@@ -306,7 +428,10 @@ t.test('configuration errors name the variable', async (t) => {
   }
   t.equal(loadConfig({}).GATEWAY_MAX_RESPONSE_BYTES, 4 * 1024 * 1024);
   t.equal(loadConfig({}).GATEWAY_KEEPALIVE_MS, 0, 'no keepalive pings unless asked for');
-  t.throws(() => loadConfig({ GATEWAY_KEEPALIVE_MS: '500' }), /GATEWAY_KEEPALIVE_MS=.*: must be 0 \(off\) or at least 10000/);
+  t.throws(
+    () => loadConfig({ GATEWAY_KEEPALIVE_MS: '500' }),
+    /GATEWAY_KEEPALIVE_MS=.*: must be 0 \(off\) or at least 10000/,
+  );
   t.throws(() => loadConfig({ GATEWAY_GRPC_CA_FILE: '/nonexistent/ca.pem' }), /GATEWAY_GRPC_CA_FILE=.*no such file/);
   t.throws(() => loadConfig({ GATEWAY_DESCRIPTORS: 'grpcurl' }), /GATEWAY_DESCRIPTORS/);
   t.throws(() => loadConfig({ GATEWAY_TIMEOUT_MS: '0' }), /GATEWAY_TIMEOUT_MS/);

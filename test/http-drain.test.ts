@@ -16,7 +16,13 @@ function get(port: number, agent: Agent): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, retryAfter: res.headers['retry-after'] }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          connection: res.headers.connection,
+          retryAfter: res.headers['retry-after'],
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -28,8 +28,16 @@ t.test('GET / and GET /health carry the spec fields; /health really touches LMDB
   t.ok(Date.parse(health.timestamp));
 
   // Probes at the same moment (a load balancer and an orchestrator) do not make each other fail.
-  const together = await Promise.all(Array.from({ length: 20 }, () => fetch(`${server.url}/health`).then(async (r) => [r.status, ((await r.json()) as { database: unknown }).database])));
-  t.same(together, Array.from({ length: 20 }, () => [200, 'connected']), 'concurrent probes all answer 200 connected');
+  const together = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      fetch(`${server.url}/health`).then(async (r) => [r.status, ((await r.json()) as { database: unknown }).database]),
+    ),
+  );
+  t.same(
+    together,
+    Array.from({ length: 20 }, () => [200, 'connected']),
+    'concurrent probes all answer 200 connected',
+  );
 
   // Closing LMDB under the running server makes the probe fail: 503 and "disconnected".
   await server.store.close();
@@ -83,18 +91,25 @@ t.test('rate limit: 429 with Retry-After; allow-list exempt; X-Forwarded-For onl
   // Without TRUST_PROXY_ENABLED a forged X-Forwarded-For does not escape the limit.
   t.equal((await fetch(`${limited.url}/`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 429);
 
-  const allow = await startTestServer(t, { env: { RATE_LIMIT_MAX: '2', RATE_LIMIT_ALLOWLIST: '10.0.0.0/8, 127.0.0.0/8' } });
+  const allow = await startTestServer(t, {
+    env: { RATE_LIMIT_MAX: '2', RATE_LIMIT_ALLOWLIST: '10.0.0.0/8, 127.0.0.0/8' },
+  });
   for (let i = 0; i < 5; i++) t.equal((await fetch(`${allow.url}/`)).status, 200, 'allow-listed loopback is exempt');
 
   const proxied = await startTestServer(t, { env: { RATE_LIMIT_MAX: '2', TRUST_PROXY_ENABLED: 'true' } });
   // The proxy (this test, on loopback) appends its client's address after whatever the client sent.
   const from = (ip: string) => fetch(`${proxied.url}/`, { headers: { 'x-forwarded-for': `10.0.0.1, ${ip}` } });
-  t.same([(await from('198.51.100.1')).status, (await from('198.51.100.1')).status, (await from('198.51.100.1')).status], [200, 200, 429]);
+  t.same(
+    [(await from('198.51.100.1')).status, (await from('198.51.100.1')).status, (await from('198.51.100.1')).status],
+    [200, 200, 429],
+  );
   t.equal((await from('198.51.100.2')).status, 200, 'another client behind the proxy has its own budget');
 
   // Socket.IO handshakes share the limit and answer it the same way (not Engine.IO's 403 {"code":4}).
   const socketIo = (transport: string) =>
-    fetch(`${proxied.url}/socket.io/?EIO=4&transport=${transport}`, { headers: { 'x-forwarded-for': '198.51.100.3', origin: 'https://app.example' } });
+    fetch(`${proxied.url}/socket.io/?EIO=4&transport=${transport}`, {
+      headers: { 'x-forwarded-for': '198.51.100.3', origin: 'https://app.example' },
+    });
   const opened = await socketIo('polling');
   t.equal(opened.status, 200, 'a polling handshake within the budget opens');
   t.match(await opened.text(), /^0\{"sid":/);
@@ -103,8 +118,16 @@ t.test('rate limit: 429 with Retry-After; allow-list exempt; X-Forwarded-For onl
     const refused = await socketIo(transport);
     t.equal(refused.status, 429, `${transport} handshake over the limit`);
     t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After');
-    t.equal(refused.headers.get('access-control-allow-origin'), '*', 'CORS headers, so a browser page can read the 429');
-    t.same(await refused.json(), { statusCode: 429, message: 'Too many requests, please try again later.', error: 'Too Many Requests' });
+    t.equal(
+      refused.headers.get('access-control-allow-origin'),
+      '*',
+      'CORS headers, so a browser page can read the 429',
+    );
+    t.same(await refused.json(), {
+      statusCode: 429,
+      message: 'Too many requests, please try again later.',
+      error: 'Too Many Requests',
+    });
   }
 });
 
@@ -122,7 +145,10 @@ t.test('configuration errors name the variable and the problem', async (t) => {
   t.match(problems({ PORT: '70000' })[0], /^PORT="70000": must be at most 65535/);
   t.match(problems({ LOG_LEVEL: 'loud' })[0], /^LOG_LEVEL="loud": must be one of/);
   t.match(problems({ TRUST_PROXY_ENABLED: 'maybe' })[0], /^TRUST_PROXY_ENABLED="maybe": must be true or false/);
-  t.match(problems({ RATE_LIMIT_ALLOWLIST: '10.0.0.0/8,not-an-ip' })[0], /^RATE_LIMIT_ALLOWLIST=.*IP addresses or CIDRs/);
+  t.match(
+    problems({ RATE_LIMIT_ALLOWLIST: '10.0.0.0/8,not-an-ip' })[0],
+    /^RATE_LIMIT_ALLOWLIST=.*IP addresses or CIDRs/,
+  );
   t.same(problems({}), [], 'defaults are valid');
   const defaults = loadConfig({});
   t.equal(defaults.PORT, 3000);

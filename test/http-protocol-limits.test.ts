@@ -35,7 +35,8 @@ function rawRequest(port: number, text: string) {
 }
 
 const ANSWERED_BY_NODE: Record<string, RegExp> = {
-  'HTTP/1.0 (HAProxy option httpchk, nginx without proxy_http_version 1.1)': /^HTTP\/1\.1 200 OK\r\n[\s\S]*Connection: close\r\n\r\n\{"status":"ok"\}$/,
+  'HTTP/1.0 (HAProxy option httpchk, nginx without proxy_http_version 1.1)':
+    /^HTTP\/1\.1 200 OK\r\n[\s\S]*Connection: close\r\n\r\n\{"status":"ok"\}$/,
   'HTTP/1.0 with a Host': /^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"status":"ok"\}$/,
   'a bare LF in a header': /^HTTP\/1\.1 400 Bad Request\r\n/,
   'a bare CR in a header': /^HTTP\/1\.1 400 Bad Request\r\n/,
@@ -44,38 +45,46 @@ const ANSWERED_BY_NODE: Record<string, RegExp> = {
   'an absolute-form URL': /^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"status":"ok"\}$/,
 };
 
-t.test('requests uWS cannot parse: unanswered on uWS (pinned behaviour), answered by the portable engine', async (t) => {
-  const router = new Router().get('/health', () => reply.json(200, { status: 'ok' }));
-  const server = frontDoor({
-    host: '127.0.0.1', port: 0, bodyLimitBytes: 1024, corsOrigin: '*', drainQuietMs: 0, log: pino({ level: 'silent' }),
-    rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
-    streamLimits: { maxBufferBytes: 1 << 20, stallTimeoutMs: 30_000 },
-  });
-  server.mount(router);
-  const port = await server.listen();
-  t.teardown(() => server.close());
+t.test(
+  'requests uWS cannot parse: unanswered on uWS (pinned behaviour), answered by the portable engine',
+  async (t) => {
+    const router = new Router().get('/health', () => reply.json(200, { status: 'ok' }));
+    const server = frontDoor({
+      host: '127.0.0.1',
+      port: 0,
+      bodyLimitBytes: 1024,
+      corsOrigin: '*',
+      drainQuietMs: 0,
+      log: pino({ level: 'silent' }),
+      rateLimit: { max: 1000, windowSeconds: 60, allowlist: [] },
+      streamLimits: { maxBufferBytes: 1 << 20, stallTimeoutMs: 30_000 },
+    });
+    server.mount(router);
+    const port = await server.listen();
+    t.teardown(() => server.close());
 
-  const pending = Object.entries(UNANSWERED).map(([name, text]) => ({ name, ...rawRequest(port, text) }));
-  t.teardown(() => {
-    for (const { socket } of pending) socket.destroy();
-  });
-  // Once the kernel has them all, a well-formed HTTP/1.1 request, twice: by its second answer uWS has read the others.
-  await Promise.all(pending.map(({ sent }) => sent));
-  for (let i = 0; i < 2; i++) {
-    const ok = rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    await new Promise((resolve) => ok.socket.once('close', resolve));
-    t.match(ok.answer(), /^HTTP\/1\.1 200 OK\r\n/, 'HTTP/1.1 is answered');
-  }
-  if (server.engine.name === 'node') {
-    for (const { name, socket, answer } of pending) {
-      if (!socket.destroyed && !/Connection: close/.test(answer())) socket.end();
-      await new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)));
-      t.match(answer(), ANSWERED_BY_NODE[name], `${name}: answered`);
+    const pending = Object.entries(UNANSWERED).map(([name, text]) => ({ name, ...rawRequest(port, text) }));
+    t.teardown(() => {
+      for (const { socket } of pending) socket.destroy();
+    });
+    // Once the kernel has them all, a well-formed HTTP/1.1 request, twice: by its second answer uWS has read the others.
+    await Promise.all(pending.map(({ sent }) => sent));
+    for (let i = 0; i < 2; i++) {
+      const ok = rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await new Promise((resolve) => ok.socket.once('close', resolve));
+      t.match(ok.answer(), /^HTTP\/1\.1 200 OK\r\n/, 'HTTP/1.1 is answered');
     }
-    return;
-  }
-  for (const { name, answer, closed } of pending) {
-    t.equal(answer(), '', `${name}: no answer`);
-    t.notOk(closed(), `${name}: left open (until the idle timeout)`);
-  }
-});
+    if (server.engine.name === 'node') {
+      for (const { name, socket, answer } of pending) {
+        if (!socket.destroyed && !/Connection: close/.test(answer())) socket.end();
+        await new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)));
+        t.match(answer(), ANSWERED_BY_NODE[name], `${name}: answered`);
+      }
+      return;
+    }
+    for (const { name, answer, closed } of pending) {
+      t.equal(answer(), '', `${name}: no answer`);
+      t.notOk(closed(), `${name}: left open (until the idle timeout)`);
+    }
+  },
+);

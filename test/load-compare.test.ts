@@ -8,7 +8,19 @@ import { readJson, runLoadCli, runLoadInProcess, startStub, tempDir } from './lo
 t.test('compare fails on a regression and passes otherwise', async (t) => {
   const url = await startStub(t, (_req, res) => res.end('ok'));
   const dir = tempDir(t);
-  const base = ['--target', url, '--scenario', 'gateway', '--paths', '/a', '--rate', '100/s', '--duration', '1s', '--no-metrics'];
+  const base = [
+    '--target',
+    url,
+    '--scenario',
+    'gateway',
+    '--paths',
+    '/a',
+    '--rate',
+    '100/s',
+    '--duration',
+    '1s',
+    '--no-metrics',
+  ];
   const first = await runLoadInProcess([...base, '--json', join(dir, 'now.json')]);
   t.equal(first.code, 0, first.stderr);
   const now = readJson(join(dir, 'now.json'));

@@ -61,14 +61,20 @@ export function tempDir(t: Teardown): string {
 export const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
 
 /** An HTTP server in this process on an ephemeral loopback port; closed in teardown. */
-export async function startStub(t: Teardown, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+export async function startStub(
+  t: Teardown,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<string> {
   const server = createServer(handler);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
@@ -93,7 +99,10 @@ export interface ChildServer {
 
 /** A server in a child process (so it can be stopped with SIGSTOP) that answers after `delayMs`. */
 export async function startDelayServer(t: Teardown, delayMs: number): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['-e', DELAY_SERVER], { env: { ...process.env, DELAY: String(delayMs) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', DELAY_SERVER], {
+    env: { ...process.env, DELAY: String(delayMs) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.teardown(() => {
     child.kill('SIGCONT');
     child.kill('SIGKILL');

@@ -24,7 +24,21 @@ t.test('open loop: a one-second stall shows in the p99', async (t) => {
   const server = await startDelayServer(t, 20);
   const out = join(tempDir(t), 'open.json');
   const [run, pause] = await Promise.all([
-    runLoadCli(['--target', server.url, '--scenario', 'gateway', '--paths', '/x', '--rate', '200/s', '--duration', '1.5s', '--no-metrics', '--json', out]),
+    runLoadCli([
+      '--target',
+      server.url,
+      '--scenario',
+      'gateway',
+      '--paths',
+      '/x',
+      '--rate',
+      '200/s',
+      '--duration',
+      '1.5s',
+      '--no-metrics',
+      '--json',
+      out,
+    ]),
     pauseOnce(server, 200),
   ]);
   t.equal(run.code, 0, run.stderr);
@@ -34,7 +48,10 @@ t.test('open loop: a one-second stall shows in the p99', async (t) => {
   t.equal(report.requests.errors, 0);
   t.ok(pause >= PAUSE_MS, `paused ${pause.toFixed(0)} ms`);
   t.ok(report.latencyMs.p99 >= PAUSE_MS, `p99 ${report.latencyMs.p99} ms >= the ${PAUSE_MS} ms stall`);
-  t.ok(report.series.some((p: { p99: number }) => p.p99 >= PAUSE_MS * 0.9), 'the stalled second shows in the series');
+  t.ok(
+    report.series.some((p: { p99: number }) => p.p99 >= PAUSE_MS * 0.9),
+    'the stalled second shows in the series',
+  );
 });
 
 t.test('closed loop: the same stall is hidden from the p99', async (t) => {
@@ -42,7 +59,21 @@ t.test('closed loop: the same stall is hidden from the p99', async (t) => {
   const server = await startDelayServer(t, 5);
   const out = join(tempDir(t), 'closed.json');
   const [run] = await Promise.all([
-    runLoadCli(['--target', server.url, '--scenario', 'gateway', '--paths', '/x', '--connections', '2', '--duration', '3s', '--no-metrics', '--json', out]),
+    runLoadCli([
+      '--target',
+      server.url,
+      '--scenario',
+      'gateway',
+      '--paths',
+      '/x',
+      '--connections',
+      '2',
+      '--duration',
+      '3s',
+      '--no-metrics',
+      '--json',
+      out,
+    ]),
     pauseOnce(server, 1000),
   ]);
   t.equal(run.code, 0, run.stderr);

@@ -15,8 +15,21 @@ t.test('a real server with a small rate limit: the 429s are named, with RATE_LIM
   const server = await startChildServer(t, { RATE_LIMIT_MAX: '20', RATE_LIMIT_WINDOW_SECONDS: '60' });
   const dir = tempDir(t);
   const run = await runLoadCli([
-    '--target', server.url, '--scenario', 'gateway', '--paths', '/ixo/entity/params', '--rate', '60/s', '--duration', '1s',
-    '--no-metrics', '--json', join(dir, 'r.json'), '--html', join(dir, 'r.html'),
+    '--target',
+    server.url,
+    '--scenario',
+    'gateway',
+    '--paths',
+    '/ixo/entity/params',
+    '--rate',
+    '60/s',
+    '--duration',
+    '1s',
+    '--no-metrics',
+    '--json',
+    join(dir, 'r.json'),
+    '--html',
+    join(dir, 'r.html'),
   ]);
   t.equal(run.code, 0, run.stderr);
   const report = readJson(join(dir, 'r.json'));
@@ -27,7 +40,11 @@ t.test('a real server with a small rate limit: the 429s are named, with RATE_LIM
   t.match(report.slo.violations.join(), /^errors /, 'the error rate broke the default SLO');
   t.match(run.stdout, /SLO p99<300ms,errors<0\.1% broken: errors/, 'the summary says the SLO broke');
   const html = readFileSync(join(dir, 'r.html'), 'utf8');
-  t.match(html, /class="note slo-broken"><strong>Over the SLO \(p99&lt;300ms,errors&lt;0\.1%\):<\/strong> errors \d/, 'the HTML report flags the error rate');
+  t.match(
+    html,
+    /class="note slo-broken"><strong>Over the SLO \(p99&lt;300ms,errors&lt;0\.1%\):<\/strong> errors \d/,
+    'the HTML report flags the error rate',
+  );
   t.match(html, /RATE_LIMIT_ALLOWLIST/, 'and names the allowlist');
   server.child.kill('SIGTERM');
   await server.exited;
@@ -36,7 +53,23 @@ t.test('a real server with a small rate limit: the 429s are named, with RATE_LIM
 t.test('a run within the SLO says so, with no hint', async (t) => {
   const url = await startStub(t, (_req, res) => res.end('{}'));
   const dir = tempDir(t);
-  const run = await runLoadCli(['--target', url, '--scenario', 'gateway', '--paths', '/a', '--rate', '40/s', '--duration', '0.5s', '--no-metrics', '--json', join(dir, 'r.json'), '--html', join(dir, 'r.html')]);
+  const run = await runLoadCli([
+    '--target',
+    url,
+    '--scenario',
+    'gateway',
+    '--paths',
+    '/a',
+    '--rate',
+    '40/s',
+    '--duration',
+    '0.5s',
+    '--no-metrics',
+    '--json',
+    join(dir, 'r.json'),
+    '--html',
+    join(dir, 'r.html'),
+  ]);
   t.equal(run.code, 0, run.stderr);
   const report = readJson(join(dir, 'r.json'));
   t.same(report.hints, []);
@@ -47,14 +80,25 @@ t.test('a run within the SLO says so, with no hint', async (t) => {
 });
 
 t.test('percentiles never above the max, where the histogram buckets round up', async (t) => {
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+  const histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
   // Above 2048 µs the buckets are wider than 1 µs: the bucket of 123457 µs reaches past it.
   for (let i = 0; i < 999; i++) histogram.recordValue(1000);
   histogram.recordValue(123_457);
-  t.ok(histogram.getValueAtPercentile(99.95) > histogram.maxValue, 'the raw histogram answers above its max (the case)');
+  t.ok(
+    histogram.getValueAtPercentile(99.95) > histogram.maxValue,
+    'the raw histogram answers above its max (the case)',
+  );
   const summary = summarize(histogram);
   t.equal(summary.max, 123.457);
-  for (const key of ['p50', 'p90', 'p99', 'p999'] as const) t.ok(summary[key] <= summary.max, `${key} ${summary[key]} <= max`);
-  t.ok(distribution(histogram).every((point) => point.ms <= summary.max), 'every point of the distribution too');
+  for (const key of ['p50', 'p90', 'p99', 'p999'] as const)
+    t.ok(summary[key] <= summary.max, `${key} ${summary[key]} <= max`);
+  t.ok(
+    distribution(histogram).every((point) => point.ms <= summary.max),
+    'every point of the distribution too',
+  );
   histogram.destroy();
 });

@@ -13,7 +13,18 @@ t.before(async () => {
 
 async function load(t: Test, args: string[]) {
   const out = join(tempDir(t), 'report.json');
-  const run = await runLoad(['--target', server.url, '--duration', '0.5s', '--think', '10ms', '--no-metrics', '--json', out, ...args]);
+  const run = await runLoad([
+    '--target',
+    server.url,
+    '--duration',
+    '0.5s',
+    '--think',
+    '10ms',
+    '--no-metrics',
+    '--json',
+    out,
+    ...args,
+  ]);
   t.equal(run.code, 0, run.stdout);
   const report = readJson(out);
   t.equal(report.requests.errors, 0, JSON.stringify(report.errorsByKind));
@@ -30,7 +41,23 @@ t.test('ussd: each caller dials and walks the menu path', async (t) => {
 
 t.test('ussd: a path that meets END too early is an error', async (t) => {
   const out = join(tempDir(t), 'report.json');
-  const run = await runLoad(['--target', server.url, '--scenario', 'ussd', '--rate', '4/s', '--duration', '0.5s', '--think', '0', '--ussd-path', '*,1', '--no-metrics', '--json', out]);
+  const run = await runLoad([
+    '--target',
+    server.url,
+    '--scenario',
+    'ussd',
+    '--rate',
+    '4/s',
+    '--duration',
+    '0.5s',
+    '--think',
+    '0',
+    '--ussd-path',
+    '*,1',
+    '--no-metrics',
+    '--json',
+    out,
+  ]);
   t.equal(run.code, 0);
   const report = readJson(out);
   t.same(report.errorsByKind, { 'ussd END before the path ended': 2 });
@@ -38,7 +65,18 @@ t.test('ussd: a path that meets END too early is an error', async (t) => {
 });
 
 t.test('chat: create a session, stream a message to done', async (t) => {
-  const report = await load(t, ['--scenario', 'chat', '--rate', '6/s', '--oracle-did', server.oracleDid, '--users', '2', '--turns', '2']);
+  const report = await load(t, [
+    '--scenario',
+    'chat',
+    '--rate',
+    '6/s',
+    '--oracle-did',
+    server.oracleDid,
+    '--users',
+    '2',
+    '--turns',
+    '2',
+  ]);
   t.equal(report.counts['chat journeys ok'], 3);
   t.equal(report.counts['chat turns'], 6);
   t.equal(report.requests.ok, 3 + 6, 'a session and two streamed messages each');
@@ -51,13 +89,38 @@ t.test('chat: create a session, stream a message to done', async (t) => {
 t.test('chat: UCANs for another oracle are refused (401), counted by kind', async (t) => {
   const out = join(tempDir(t), 'report.json');
   const other = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';
-  const run = await runLoad(['--target', server.url, '--scenario', 'chat', '--rate', '4/s', '--duration', '0.5s', '--oracle-did', other, '--no-metrics', '--json', out]);
+  const run = await runLoad([
+    '--target',
+    server.url,
+    '--scenario',
+    'chat',
+    '--rate',
+    '4/s',
+    '--duration',
+    '0.5s',
+    '--oracle-did',
+    other,
+    '--no-metrics',
+    '--json',
+    out,
+  ]);
   t.equal(run.code, 0);
   t.same(readJson(out).errorsByKind, { 'http 401': 2 });
 });
 
 t.test('ws: clients hold a socket, ping it and count the events of a chat turn', async (t) => {
-  const report = await load(t, ['--scenario', 'ws', '--rate', '4/s', '--oracle-did', server.oracleDid, '--ws-hold', '600ms', '--ws-ping', '200ms']);
+  const report = await load(t, [
+    '--scenario',
+    'ws',
+    '--rate',
+    '4/s',
+    '--oracle-did',
+    server.oracleDid,
+    '--ws-hold',
+    '600ms',
+    '--ws-ping',
+    '200ms',
+  ]);
   t.equal(report.counts['ws connections'], 2);
   t.equal(report.counts['ws event connected'], 2);
   t.ok(report.counts['ws event pong'] >= 2 * 2, `${report.counts['ws event pong']} pongs`);
@@ -66,7 +129,14 @@ t.test('ws: clients hold a socket, ping it and count the events of a chat turn',
 });
 
 t.test('gateway: GETs of the listed paths, open loop and closed loop (autocannon)', async (t) => {
-  const open = await load(t, ['--scenario', 'gateway', '--rate', '40/s', '--paths', '/ixo/token/params,/ixo/entity/params']);
+  const open = await load(t, [
+    '--scenario',
+    'gateway',
+    '--rate',
+    '40/s',
+    '--paths',
+    '/ixo/token/params,/ixo/entity/params',
+  ]);
   t.equal(open.requests.ok, 20);
   const closed = await load(t, ['--scenario', 'gateway', '--connections', '2', '--duration', '0.3s']);
   t.equal(closed.driver, 'autocannon');
@@ -74,8 +144,23 @@ t.test('gateway: GETs of the listed paths, open loop and closed loop (autocannon
 });
 
 t.test('mix: journeys of every scenario by weight', async (t) => {
-  const report = await load(t, ['--scenario', 'mix', '--mix', 'ussd=1,chat=1,gateway=1', '--rate', '30/s', '--oracle-did', server.oracleDid]);
+  const report = await load(t, [
+    '--scenario',
+    'mix',
+    '--mix',
+    'ussd=1,chat=1,gateway=1',
+    '--rate',
+    '30/s',
+    '--oracle-did',
+    server.oracleDid,
+  ]);
   const journeys = ['ussd', 'chat', 'gateway'].map((name) => report.counts[`${name} journeys ok`] ?? 0);
-  t.equal(journeys.reduce((a, b) => a + b), 15);
-  t.ok(journeys.every((n) => n > 0), `ussd, chat, gateway: ${journeys.join(', ')}`);
+  t.equal(
+    journeys.reduce((a, b) => a + b),
+    15,
+  );
+  t.ok(
+    journeys.every((n) => n > 0),
+    `ussd, chat, gateway: ${journeys.join(', ')}`,
+  );
 });

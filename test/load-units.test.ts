@@ -22,12 +22,22 @@ t.test('arrival schedule: evenly spaced from 0, due counts never skip or exceed 
   t.equal(arrivalsDue(15, 200, 1500), 4);
   t.equal(arrivalsDue(60_000, 200, 1500), 300, 'a late pump never schedules past the end');
   fc.assert(
-    fc.property(fc.double({ min: 0.1, max: 50_000, noNaN: true }), fc.integer({ min: 1, max: 20_000 }), fc.double({ min: 0, max: 30_000, noNaN: true }), (rate, duration, elapsed) => {
-      const due = arrivalsDue(elapsed, rate, duration);
-      const total = totalArrivals(rate, duration);
-      // Every journey counted as due is due by now, and the next one is not (unless all are out).
-      return due <= total && arrivalTime(due - 1, rate) <= elapsed + 1e-6 && (due === total || arrivalTime(due, rate) > elapsed - 1e-6) && arrivalTime(total - 1, rate) < duration + 1e-6;
-    }),
+    fc.property(
+      fc.double({ min: 0.1, max: 50_000, noNaN: true }),
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.double({ min: 0, max: 30_000, noNaN: true }),
+      (rate, duration, elapsed) => {
+        const due = arrivalsDue(elapsed, rate, duration);
+        const total = totalArrivals(rate, duration);
+        // Every journey counted as due is due by now, and the next one is not (unless all are out).
+        return (
+          due <= total &&
+          arrivalTime(due - 1, rate) <= elapsed + 1e-6 &&
+          (due === total || arrivalTime(due, rate) > elapsed - 1e-6) &&
+          arrivalTime(total - 1, rate) < duration + 1e-6
+        );
+      },
+    ),
   );
 });
 
@@ -36,8 +46,17 @@ t.test('SLO: parsing and checking', async (t) => {
     { kind: 'latency', percentile: 99, label: 'p99', maxMs: 300 },
     { kind: 'errors', maxRate: 0.001 },
   ]);
-  t.same(parseSlo(' p999 < 1s , p50<20ms ').map((c) => c.kind === 'latency' && [c.percentile, c.maxMs]), [[99.9, 1000], [50, 20]]);
-  t.equal(parseSlo('p99.99<2s')[0].kind === 'latency' && (parseSlo('p99.99<2s')[0] as { percentile: number }).percentile, 99.99);
+  t.same(
+    parseSlo(' p999 < 1s , p50<20ms ').map((c) => c.kind === 'latency' && [c.percentile, c.maxMs]),
+    [
+      [99.9, 1000],
+      [50, 20],
+    ],
+  );
+  t.equal(
+    parseSlo('p99.99<2s')[0].kind === 'latency' && (parseSlo('p99.99<2s')[0] as { percentile: number }).percentile,
+    99.99,
+  );
   t.throws(() => parseSlo(''), /at least one clause/);
   t.throws(() => parseSlo('p99>300ms'), /neither pNN<time/);
   t.throws(() => parseSlo('p99<fast'), /300ms, 10s or 2m/);
@@ -45,7 +64,11 @@ t.test('SLO: parsing and checking', async (t) => {
   t.throws(() => parseSlo('p0<1s'), /between 0 and 100/);
 
   const slo = parseSlo('p99<300ms,errors<0.1%');
-  const figures = (p99: number, errorRate: number, completed = 1000) => ({ latencyAt: (p: number) => (p === 99 ? p99 : 1), errorRate, completed });
+  const figures = (p99: number, errorRate: number, completed = 1000) => ({
+    latencyAt: (p: number) => (p === 99 ? p99 : 1),
+    errorRate,
+    completed,
+  });
   t.same(sloViolations(slo, figures(299.9, 0.0009)), []);
   t.same(sloViolations(slo, figures(300, 0)), ['p99 300.0ms >= 300ms'], 'the bound is strict');
   t.same(sloViolations(slo, figures(10, 0.001)), ['errors 0.100% >= 0.1%']);
@@ -61,7 +84,10 @@ t.test('capacity search: rises by the factor, stops at the first break, bisects,
   const found = await searchCapacity({ startRate: 10, factor: 2, maxRate: 1000, refine: 2 }, holdsBelow(70));
   t.same(tried, [10, 20, 40, 80, 60, 70], 'up by 2 to the break, then two bisections');
   t.equal(found.highestHeld, 60);
-  t.same(found.steps.map((s) => s.held), [true, true, true, false, true, false]);
+  t.same(
+    found.steps.map((s) => s.held),
+    [true, true, true, false, true, false],
+  );
 
   tried.length = 0;
   const never = await searchCapacity({ startRate: 10, factor: 2, maxRate: 1000, refine: 2 }, holdsBelow(5));
@@ -77,7 +103,10 @@ t.test('capacity search: rises by the factor, stops at the first break, bisects,
 t.test('compare: worse by more than the limit is a regression, in the right direction per figure', async (t) => {
   const report = (rps: number, p99: number, errorRate: number, extra: object = {}) =>
     ({ throughput: { rps }, latencyMs: { p50: 1, p90: 2, p99, p999: p99 }, errorRate, timings: {}, ...extra }) as never;
-  const worse = (a: never, b: never) => compareReports(a, b, 0.1).filter((d) => d.worse).map((d) => d.figure);
+  const worse = (a: never, b: never) =>
+    compareReports(a, b, 0.1)
+      .filter((d) => d.worse)
+      .map((d) => d.figure);
   t.same(worse(report(100, 10, 0), report(100, 10, 0)), []);
   t.same(worse(report(100, 10, 0), report(91, 10.9, 0)), [], 'within 10%');
   t.same(worse(report(100, 10, 0), report(89, 11.1, 0)), ['throughput req/s', 'latency p99 ms', 'latency p999 ms']);
@@ -85,21 +114,29 @@ t.test('compare: worse by more than the limit is a regression, in the right dire
   t.same(worse(report(100, 10, 0), report(100, 10, 0.0009)), [], 'error rate: a rise under 0.1 point is noise');
   t.same(worse(report(100, 10, 0), report(100, 10, 0.002)), ['error rate']);
   t.same(worse(report(100, 10, 0.05), report(100, 10, 0.054)), [], 'error rate: within 10% of the old rate');
-  t.same(worse(report(100, 10, 0, { capacity: { highestRate: 200 } }), report(100, 10, 0, { capacity: { highestRate: 150 } })), ['capacity req/s']);
+  t.same(
+    worse(
+      report(100, 10, 0, { capacity: { highestRate: 200 } }),
+      report(100, 10, 0, { capacity: { highestRate: 150 } }),
+    ),
+    ['capacity req/s'],
+  );
   const chat = (p99: number) => report(100, 10, 0, { timings: { 'chat done': { p99 } } });
   t.same(worse(chat(100), chat(120)), ['chat done p99 ms']);
 });
 
 t.test('Prometheus text: samples with labels, comments and junk skipped', async (t) => {
-  const samples = parsePrometheus([
-    '# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.',
-    '# TYPE process_cpu_seconds_total counter',
-    'process_cpu_seconds_total 12.5',
-    'actor_mailbox_depth{host="0"} 3',
-    'actor_mailbox_depth{host="1",kind="a \\"q\\""} 4 1700000000000',
-    'garbage line',
-    'nan_metric NaN',
-  ].join('\n'));
+  const samples = parsePrometheus(
+    [
+      '# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.',
+      '# TYPE process_cpu_seconds_total counter',
+      'process_cpu_seconds_total 12.5',
+      'actor_mailbox_depth{host="0"} 3',
+      'actor_mailbox_depth{host="1",kind="a \\"q\\""} 4 1700000000000',
+      'garbage line',
+      'nan_metric NaN',
+    ].join('\n'),
+  );
   t.same(samples.slice(0, 3), [
     { name: 'process_cpu_seconds_total', labels: {}, value: 12.5 },
     { name: 'actor_mailbox_depth', labels: { host: '0' }, value: 3 },
@@ -109,7 +146,10 @@ t.test('Prometheus text: samples with labels, comments and junk skipped', async 
 });
 
 t.test('command line: defaults, units and clear refusals', async (t) => {
-  const options = parseOptions(['--target', 'http://127.0.0.1:3000', '--rate', '50/s', '--duration', '2m', '--think', '500ms-2s'], false);
+  const options = parseOptions(
+    ['--target', 'http://127.0.0.1:3000', '--rate', '50/s', '--duration', '2m', '--think', '500ms-2s'],
+    false,
+  );
   if (options === 'help') throw new Error('unexpected help');
   t.equal(options.rate, 50);
   t.equal(options.durationMs, 120_000);

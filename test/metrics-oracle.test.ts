@@ -3,7 +3,15 @@
 import t from 'tap';
 import { closeAll, invocationOf, NativeClient } from './helpers/events.js';
 import { scrape } from './helpers/metrics.js';
-import { call, createSession, eventually, newUser, openStream, sseEvents, startOracleServer } from './helpers/oracle.js';
+import {
+  call,
+  createSession,
+  eventually,
+  newUser,
+  openStream,
+  sseEvents,
+  startOracleServer,
+} from './helpers/oracle.js';
 import { chunk, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 t.test('UCAN verifications, event-channel sockets and SSE streams', async (t) => {
@@ -12,7 +20,8 @@ t.test('UCAN verifications, event-channel sockets and SSE streams', async (t) =>
   const server = await startOracleServer(t, { env: { LLM_BASE_URL: llm.baseUrl } });
   const ada = await newUser(server.oracleDid);
   const before = await scrape(server.url);
-  const delta = async (name: string, labels: Record<string, string> = {}) => (await scrape(server.url)).value(name, labels) - before.value(name, labels);
+  const delta = async (name: string, labels: Record<string, string> = {}) =>
+    (await scrape(server.url)).value(name, labels) - before.value(name, labels);
 
   // One invocation: verified once (a miss), then served from the cache.
   const sessionId = await createSession(server, ada);
@@ -29,7 +38,10 @@ t.test('UCAN verifications, event-channel sockets and SSE streams', async (t) =>
   t.equal(await delta('ws_events_sent_total', { transport: 'websocket' }), 2);
   t.equal(await delta('ucan_verifications_total', { cache: 'hit' }), GETS + 1, 'the handshake hit the cache');
   socket.close();
-  await eventually(async () => (await delta('ws_connections_active', { transport: 'websocket' })) === 0, 'the socket to be counted closed');
+  await eventually(
+    async () => (await delta('ws_connections_active', { transport: 'websocket' })) === 0,
+    'the socket to be counted closed',
+  );
 
   // An SSE stream held open by the model: counted while open, and as one request once answered.
   let release!: () => void;

@@ -38,7 +38,11 @@ t.test('preference requests are recognised', async (t) => {
     formality: 'formal',
   });
   t.same(readPreferenceRequest('could you be more CASUAL?'), { formality: 'casual' });
-  t.same(readPreferenceRequest('call me Alexander please'), { userName: 'Alexander' }, '"and" inside a name is not a separator');
+  t.same(
+    readPreferenceRequest('call me Alexander please'),
+    { userName: 'Alexander' },
+    '"and" inside a name is not a separator',
+  );
   t.same(readPreferenceRequest('what is the weather?'), {});
   t.same(readIntent('use my_tool {"a":1}'), { type: 'use-tool', toolName: 'my_tool', argsText: '{"a":1}' });
   t.same(readIntent('hello'), { type: 'chat' });
@@ -47,14 +51,28 @@ t.test('preference requests are recognised', async (t) => {
 t.test('the system prompt carries a User Preferences section that reads back', async (t) => {
   const prompt = buildSystemPrompt({
     oracleName: 'Test Oracle',
-    preferences: { userName: 'Ada', agentName: 'Sage', formality: 'formal', customInstructions: 'Short\nanswers.', updatedAt: 'x' },
+    preferences: {
+      userName: 'Ada',
+      agentName: 'Sage',
+      formality: 'formal',
+      customInstructions: 'Short\nanswers.',
+      updatedAt: 'x',
+    },
     timezone: 'Africa/Nairobi',
     now: new Date('2025-06-01T12:00:00Z'),
   });
   t.match(prompt, /^You are Sage, an AI oracle/);
   t.match(prompt, /\(Africa\/Nairobi\)/);
-  t.match(prompt, /## User Preferences\n.*\n- Call the user: Ada\n- Your name: Sage\n- Formality: formal\n- Custom instructions: Short answers\./);
-  t.same(readPreferencesSection(prompt), { userName: 'Ada', agentName: 'Sage', formality: 'formal', customInstructions: 'Short answers.' });
+  t.match(
+    prompt,
+    /## User Preferences\n.*\n- Call the user: Ada\n- Your name: Sage\n- Formality: formal\n- Custom instructions: Short answers\./,
+  );
+  t.same(readPreferencesSection(prompt), {
+    userName: 'Ada',
+    agentName: 'Sage',
+    formality: 'formal',
+    customInstructions: 'Short answers.',
+  });
   const plain = buildSystemPrompt({ oracleName: 'Test Oracle', preferences: null, timezone: 'Not/AZone' });
   t.notMatch(plain, /User Preferences/);
   t.match(plain, /^You are Test Oracle/);
@@ -67,7 +85,13 @@ t.test('preferences set in one session reach the first turn of the next, through
   const provider = builtinProvider();
 
   async function turn(userDid: string, sessionId: string, history: ChatMessage[], message: string) {
-    const context: TurnContext = { userDid, oracleDid: ORACLE, sessionId, requestId: `req-${sessionId}`, signal: new AbortController().signal };
+    const context: TurnContext = {
+      userDid,
+      oracleDid: ORACLE,
+      sessionId,
+      requestId: `req-${sessionId}`,
+      signal: new AbortController().signal,
+    };
     const prepared = await prepareTurn({ plugins, context, oracleName: 'Test Oracle', history, userMessage: message });
     const frames = new SseFrameBuilder(sessionId, context.requestId);
     const sse: string[] = [encodeSseFrame(frames.start())];
@@ -89,11 +113,15 @@ t.test('preferences set in one session reach the first turn of the next, through
 
   const history = [{ role: 'user', content: 'hello' } as ChatMessage, ...first.result.messages];
   const second = await turn('did:key:zAda', 's1', history, 'Call me Ada, call yourself Sage and be more formal');
-  t.same(second.result.toolCalls.map((c) => [c.name, c.kind, c.status, c.args]), [
-    ['set_user_preferences', 'server', 'done', { userName: 'Ada', agentName: 'Sage', formality: 'formal' }],
-  ]);
+  t.same(
+    second.result.toolCalls.map((c) => [c.name, c.kind, c.status, c.args]),
+    [['set_user_preferences', 'server', 'done', { userName: 'Ada', agentName: 'Sage', formality: 'formal' }]],
+  );
   t.equal(second.result.text, "Done: I'll call you Ada, I'll go by Sage, I'll keep a formal tone from now on.");
-  t.match(second.sse, /event: tool_call\ndata: \{[^\n]*"toolName":"toolCall","args":\{[^\n]*"toolName":"set_user_preferences"\}[^\n]*"status":"isRunning"/);
+  t.match(
+    second.sse,
+    /event: tool_call\ndata: \{[^\n]*"toolName":"toolCall","args":\{[^\n]*"toolName":"set_user_preferences"\}[^\n]*"status":"isRunning"/,
+  );
   t.match(second.sse, /event: tool_call\ndata: \{[^\n]*"status":"done"[^\n]*"output":"Saved\./);
   t.match(second.sse, /event: done\ndata: \{\}\n\n$/);
 
@@ -103,13 +131,19 @@ t.test('preferences set in one session reach the first turn of the next, through
 
   // Session 2, first turn: loaded before the agent is built.
   const next = await turn('did:key:zAda', 's2', [], 'what can you do?');
-  t.match(next.prepared.systemPrompt, /## User Preferences[\s\S]*- Call the user: Ada\n- Your name: Sage\n- Formality: formal/);
+  t.match(
+    next.prepared.systemPrompt,
+    /## User Preferences[\s\S]*- Call the user: Ada\n- Your name: Sage\n- Formality: formal/,
+  );
   t.match(next.result.text, /^Good day, Ada\. I am Sage\. You said: "what can you do\?"/);
 
   // A language request merges into the record; the other fields stay.
   await turn('did:key:zAda', 's2', [], 'reply in Swahili');
   const merged = await turn('did:key:zAda', 's3', [], 'hi');
-  t.match(merged.result.text, /^Good day, Ada\. I am Sage\. \(You asked for replies in Swahili; the built-in agent writes English only\.\)/);
+  t.match(
+    merged.result.text,
+    /^Good day, Ada\. I am Sage\. \(You asked for replies in Swahili; the built-in agent writes English only\.\)/,
+  );
 
   // Another user of the same oracle sees nothing of Ada's.
   const other = await turn('did:key:zBob', 's4', [], 'hi');
@@ -120,10 +154,30 @@ t.test('preferences set in one session reach the first turn of the next, through
 t.test('an invalid preference is refused by the tool and the agent says so; nothing is saved', async (t) => {
   const store = tempStore(t);
   const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
-  const context: TurnContext = { userDid: 'did:key:zLong', oracleDid: ORACLE, sessionId: 's', requestId: 'r', signal: new AbortController().signal };
-  const prepared = await prepareTurn({ plugins, context, oracleName: 'O', history: [], userMessage: 'reply in the language of the ancient mountain people' });
-  const result = await runAgent({ provider: builtinProvider(), messages: prepared.messages, tools: prepared.tools, context });
-  t.same(result.toolCalls.map((c) => [c.name, c.status]), [['set_user_preferences', 'error']]);
+  const context: TurnContext = {
+    userDid: 'did:key:zLong',
+    oracleDid: ORACLE,
+    sessionId: 's',
+    requestId: 'r',
+    signal: new AbortController().signal,
+  };
+  const prepared = await prepareTurn({
+    plugins,
+    context,
+    oracleName: 'O',
+    history: [],
+    userMessage: 'reply in the language of the ancient mountain people',
+  });
+  const result = await runAgent({
+    provider: builtinProvider(),
+    messages: prepared.messages,
+    tools: prepared.tools,
+    context,
+  });
+  t.same(
+    result.toolCalls.map((c) => [c.name, c.status]),
+    [['set_user_preferences', 'error']],
+  );
   t.equal(result.text, "I couldn't save your preferences: Invalid preferences: language must be at most 20 characters");
   t.equal(store.db('oracle-preferences').get(`did:key:zLong|${ORACLE}`), undefined);
 });
@@ -152,5 +206,9 @@ t.test('the built-in agent stops at abort between deltas', async (t) => {
   });
   t.equal(result.aborted, true);
   t.equal(deltas, 2);
-  t.same(result.messages.map((m) => m.role), ['assistant'], 'the partial answer is kept');
+  t.same(
+    result.messages.map((m) => m.role),
+    ['assistant'],
+    'the partial answer is kept',
+  );
 });

@@ -26,7 +26,10 @@ async function streamTurn(provider: Provider, tools: Tool[], message: string, si
   let body = encodeSseFrame(frames.start());
   const result = await runAgent({
     provider,
-    messages: [{ role: 'system', content: 'You are a test.' }, { role: 'user', content: message }],
+    messages: [
+      { role: 'system', content: 'You are a test.' },
+      { role: 'user', content: message },
+    ],
     tools,
     context: context(signal),
     onEvent: (event) => {
@@ -41,7 +44,11 @@ t.test('encodeSseFrame: one string, one data line, optional id, parsed back by e
   const frame: SseFrame = { event: 'message', data: { content: 'line one\nline two', timestamp: TS } };
   const text = encodeSseFrame(frame, 7);
   t.equal(text, `id: 7\nevent: message\ndata: {"content":"line one\\nline two","timestamp":"${TS}"}\n\n`);
-  t.equal(text.split('\n').filter((line) => line.startsWith('data:')).length, 1, 'a newline in the content stays escaped');
+  t.equal(
+    text.split('\n').filter((line) => line.startsWith('data:')).length,
+    1,
+    'a newline in the content stays escaped',
+  );
   t.same(parseStream(text), [{ id: '7', event: 'message', data: JSON.stringify(frame.data) }]);
   t.equal(encodeSseFrame({ event: 'done', data: {} }), 'event: done\ndata: {}\n\n');
 });
@@ -63,66 +70,150 @@ t.test('the frames of each event', async (t) => {
   t.same(frames.frame({ type: 'reasoning', delta: 'hmm' }).data.reasoningDetails, [{ type: 'thinking', text: 'hmm' }]);
 
   const args = { city: 'Paris' };
-  t.same(frames.frame({ type: 'tool_call', phase: 'start', toolCallId: 'c1', toolName: 'get_weather', args, status: 'isRunning' }), {
-    event: 'tool_call',
-    data: { requestId: 'r-1', sessionId: 's-1', toolName: 'toolCall', args: { city: 'Paris', toolName: 'get_weather' }, status: 'isRunning', eventId: 'c1' },
-  });
-  t.same(frames.frame({ type: 'tool_call', phase: 'end', toolCallId: 'c1', toolName: 'get_weather', args, status: 'done', output: 'sunny' }), {
-    event: 'tool_call',
-    data: {
-      requestId: 'r-1',
-      sessionId: 's-1',
-      toolName: 'toolCall',
-      args: { city: 'Paris', toolName: 'get_weather' },
-      status: 'done',
-      eventId: 'c1',
-      output: 'sunny',
+  t.same(
+    frames.frame({
+      type: 'tool_call',
+      phase: 'start',
+      toolCallId: 'c1',
+      toolName: 'get_weather',
+      args,
+      status: 'isRunning',
+    }),
+    {
+      event: 'tool_call',
+      data: {
+        requestId: 'r-1',
+        sessionId: 's-1',
+        toolName: 'toolCall',
+        args: { city: 'Paris', toolName: 'get_weather' },
+        status: 'isRunning',
+        eventId: 'c1',
+      },
     },
+  );
+  t.same(
+    frames.frame({
+      type: 'tool_call',
+      phase: 'end',
+      toolCallId: 'c1',
+      toolName: 'get_weather',
+      args,
+      status: 'done',
+      output: 'sunny',
+    }),
+    {
+      event: 'tool_call',
+      data: {
+        requestId: 'r-1',
+        sessionId: 's-1',
+        toolName: 'toolCall',
+        args: { city: 'Paris', toolName: 'get_weather' },
+        status: 'done',
+        eventId: 'c1',
+        output: 'sunny',
+      },
+    },
+  );
+  const failed = frames.frame({
+    type: 'tool_call',
+    phase: 'end',
+    toolCallId: 'c2',
+    toolName: 'x',
+    args: {},
+    status: 'done',
+    error: 'boom',
   });
-  const failed = frames.frame({ type: 'tool_call', phase: 'end', toolCallId: 'c2', toolName: 'x', args: {}, status: 'done', error: 'boom' });
   t.equal(failed.data.status, 'done', 'tool_call knows only isRunning and done');
   t.equal(failed.data.output, 'Error: boom');
   t.equal(failed.data.error, 'boom');
 
-  t.same(frames.frame({ type: 'action_call', phase: 'start', toolCallId: 'a1', toolName: 'showChart', args: { n: 1 }, status: 'isRunning' }), {
-    event: 'action_call',
-    data: { requestId: 'r-1', sessionId: 's-1', toolCallId: 'a1', toolName: 'showChart', status: 'isRunning' },
-  });
-  t.same(frames.frame({ type: 'action_call', phase: 'end', toolCallId: 'a1', toolName: 'showChart', args: {}, status: 'done', output: 'shown' }).data, {
-    requestId: 'r-1',
-    sessionId: 's-1',
-    toolCallId: 'a1',
-    toolName: 'showChart',
-    status: 'done',
-    output: 'shown',
-  });
-  t.same(frames.frame({ type: 'action_call', phase: 'end', toolCallId: 'a1', toolName: 'showChart', args: {}, status: 'error', error: 'closed' }).data, {
-    requestId: 'r-1',
-    sessionId: 's-1',
-    toolCallId: 'a1',
-    toolName: 'showChart',
-    status: 'error',
-    error: 'closed',
-  });
+  t.same(
+    frames.frame({
+      type: 'action_call',
+      phase: 'start',
+      toolCallId: 'a1',
+      toolName: 'showChart',
+      args: { n: 1 },
+      status: 'isRunning',
+    }),
+    {
+      event: 'action_call',
+      data: { requestId: 'r-1', sessionId: 's-1', toolCallId: 'a1', toolName: 'showChart', status: 'isRunning' },
+    },
+  );
+  t.same(
+    frames.frame({
+      type: 'action_call',
+      phase: 'end',
+      toolCallId: 'a1',
+      toolName: 'showChart',
+      args: {},
+      status: 'done',
+      output: 'shown',
+    }).data,
+    {
+      requestId: 'r-1',
+      sessionId: 's-1',
+      toolCallId: 'a1',
+      toolName: 'showChart',
+      status: 'done',
+      output: 'shown',
+    },
+  );
+  t.same(
+    frames.frame({
+      type: 'action_call',
+      phase: 'end',
+      toolCallId: 'a1',
+      toolName: 'showChart',
+      args: {},
+      status: 'error',
+      error: 'closed',
+    }).data,
+    {
+      requestId: 'r-1',
+      sessionId: 's-1',
+      toolCallId: 'a1',
+      toolName: 'showChart',
+      status: 'error',
+      error: 'closed',
+    },
+  );
 });
 
-t.test('end: success closes reasoning then done; failure and abort end with done only, saying how and what was kept', async (t) => {
-  t.same(builder().end({}), [
-    {
-      event: 'reasoning',
-      data: { sessionId: 's-1', requestId: 'r-1', reasoning: '', reasoningDetails: [], isComplete: true, timestamp: TS },
-    },
-    { event: 'done', data: { status: 'finished' } },
-  ]);
-  t.same(builder().end({ aborted: true, partialText: 'Half an ans' }), [{ event: 'done', data: { status: 'aborted', aborted: true, partialText: 'Half an ans' } }]);
-  t.same(builder().end({ error: 'LLM down' }), [
-    { event: 'error', data: { error: 'LLM down', timestamp: TS } },
-    { event: 'done', data: { status: 'failed', failed: true, partialText: '' } },
-  ]);
-  const afterError = builder();
-  afterError.frame({ type: 'error', message: 'x' } satisfies AgentEvent);
-  t.same(afterError.end({ error: 'x', partialText: 'so far' }), [{ event: 'done', data: { status: 'failed', failed: true, partialText: 'so far' } }], 'no second error frame');
-});
+t.test(
+  'end: success closes reasoning then done; failure and abort end with done only, saying how and what was kept',
+  async (t) => {
+    t.same(builder().end({}), [
+      {
+        event: 'reasoning',
+        data: {
+          sessionId: 's-1',
+          requestId: 'r-1',
+          reasoning: '',
+          reasoningDetails: [],
+          isComplete: true,
+          timestamp: TS,
+        },
+      },
+      { event: 'done', data: { status: 'finished' } },
+    ]);
+    t.same(builder().end({ aborted: true, partialText: 'Half an ans' }), [
+      { event: 'done', data: { status: 'aborted', aborted: true, partialText: 'Half an ans' } },
+    ]);
+    t.same(builder().end({ error: 'LLM down' }), [
+      { event: 'error', data: { error: 'LLM down', timestamp: TS } },
+      { event: 'done', data: { status: 'failed', failed: true, partialText: '' } },
+    ]);
+    const afterError = builder();
+    afterError.frame({ type: 'error', message: 'x' } satisfies AgentEvent);
+    t.same(
+      afterError.end({ error: 'x', partialText: 'so far' }),
+      [{ event: 'done', data: { status: 'failed', failed: true, partialText: 'so far' } }],
+      'no second error frame',
+    );
+  },
+);
 
 t.test('a whole built-in turn: ack first, message deltas, complete reasoning, done last', async (t) => {
   const events = parseStream(await streamTurn(builtinProvider(), [], 'hello there'));

@@ -27,10 +27,17 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : undefined });
+    requests.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: text ? JSON.parse(text) : undefined,
+    });
     const responder = queue.shift();
     if (!responder || req.url !== '/v1/chat/completions') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
       return;
     }
     await responder(res, req);
@@ -51,7 +58,13 @@ export async function startLlmStandIn(): Promise<LlmStandIn> {
 
 /** A chat.completion.chunk with one choice. */
 export function chunk(delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> {
-  return { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'stand-in', choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'stand-in',
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
 }
 
 /** Streams the events as `data:` lines, then `[DONE]` unless `done: false`. Strings are sent raw. */

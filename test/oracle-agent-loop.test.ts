@@ -5,7 +5,14 @@ import { runAgent } from '../dist/src/oracle/actor/agent/run.js';
 import { openAiProvider } from '../dist/src/oracle/actor/agent/openai-provider.js';
 import { builtinProvider } from '../dist/src/oracle/actor/agent/builtin-provider.js';
 import { ToolRegistry } from '../dist/src/oracle/actor/agent/tool-registry.js';
-import type { AgentEvent, ChatMessage, Provider, Tool, ToolCallContext, TurnContext } from '../dist/src/oracle/agent-types.js';
+import type {
+  AgentEvent,
+  ChatMessage,
+  Provider,
+  Tool,
+  ToolCallContext,
+  TurnContext,
+} from '../dist/src/oracle/agent-types.js';
 import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 function context(signal = new AbortController().signal): TurnContext {
@@ -37,7 +44,11 @@ t.test('a tool round trip through a chat-completions server', async (t) => {
   llm.script(
     sse([
       chunk({ content: 'Let me check. ' }),
-      chunk({ tool_calls: [{ index: 0, id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
       chunk({}, 'tool_calls'),
     ]),
@@ -58,8 +69,23 @@ t.test('a tool round trip through a chat-completions server', async (t) => {
 
   t.same(events, [
     { type: 'message', delta: 'Let me check. ' },
-    { type: 'tool_call', phase: 'start', toolCallId: 'call_w', toolName: 'get_weather', args: { city: 'Paris' }, status: 'isRunning' },
-    { type: 'tool_call', phase: 'end', toolCallId: 'call_w', toolName: 'get_weather', args: { city: 'Paris' }, status: 'done', output: 'sunny in Paris' },
+    {
+      type: 'tool_call',
+      phase: 'start',
+      toolCallId: 'call_w',
+      toolName: 'get_weather',
+      args: { city: 'Paris' },
+      status: 'isRunning',
+    },
+    {
+      type: 'tool_call',
+      phase: 'end',
+      toolCallId: 'call_w',
+      toolName: 'get_weather',
+      args: { city: 'Paris' },
+      status: 'done',
+      output: 'sunny in Paris',
+    },
     { type: 'message', delta: 'It is ' },
     { type: 'message', delta: 'sunny.' },
   ]);
@@ -72,9 +98,22 @@ t.test('a tool round trip through a chat-completions server', async (t) => {
   t.equal(result.steps, 2);
   t.equal(result.aborted, false);
   t.equal(result.error, undefined);
-  t.same(result.toolCalls, [{ id: 'call_w', name: 'get_weather', kind: 'server', args: { city: 'Paris' }, output: 'sunny in Paris', status: 'done' }]);
+  t.same(result.toolCalls, [
+    {
+      id: 'call_w',
+      name: 'get_weather',
+      kind: 'server',
+      args: { city: 'Paris' },
+      output: 'sunny in Paris',
+      status: 'done',
+    },
+  ]);
   t.same(result.messages, [
-    { role: 'assistant', content: 'Let me check. ', toolCalls: [{ id: 'call_w', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+    {
+      role: 'assistant',
+      content: 'Let me check. ',
+      toolCalls: [{ id: 'call_w', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+    },
     { role: 'tool', toolCallId: 'call_w', content: 'sunny in Paris' },
     { role: 'assistant', content: 'It is sunny.' },
   ]);
@@ -84,7 +123,9 @@ t.test('a tool round trip through a chat-completions server', async (t) => {
     {
       role: 'assistant',
       content: 'Let me check. ',
-      tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      tool_calls: [
+        { id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      ],
     },
     { role: 'tool', tool_call_id: 'call_w', content: 'sunny in Paris' },
   ]);
@@ -119,14 +160,26 @@ t.test('tool failures, unknown tools and bad arguments reach the model as errors
     { text: 'Sorry.' },
   ]);
   const events: AgentEvent[] = [];
-  const result = await runAgent({ provider, messages: input('x'), tools: [weatherTool([])], context: context(), onEvent: (e) => void events.push(e) });
+  const result = await runAgent({
+    provider,
+    messages: input('x'),
+    tools: [weatherTool([])],
+    context: context(),
+    onEvent: (e) => void events.push(e),
+  });
   const ends = events.filter((e) => e.type === 'tool_call' && e.phase === 'end');
   t.same(
     ends.map((e) => (e as { error?: string }).error),
     [
       'no such city',
       'Unknown tool: no_such_tool',
-      `Invalid arguments for get_weather: ${(() => { try { JSON.parse('{"city":'); } catch (e) { return (e as Error).message; } })()}`,
+      `Invalid arguments for get_weather: ${(() => {
+        try {
+          JSON.parse('{"city":');
+        } catch (e) {
+          return (e as Error).message;
+        }
+      })()}`,
       'Invalid arguments for get_weather: the arguments are not a JSON object',
     ],
   );
@@ -150,7 +203,12 @@ t.test('tool failures, unknown tools and bad arguments reach the model as errors
 
 t.test("tools of kind 'action' are reported as action_call with done or error", async (t) => {
   const { provider } = scripted([
-    { calls: [{ id: 'a1', name: 'showChart', arguments: '{"n":3}' }, { id: 'a2', name: 'showChart', arguments: '{"n":-1}' }] },
+    {
+      calls: [
+        { id: 'a1', name: 'showChart', arguments: '{"n":3}' },
+        { id: 'a2', name: 'showChart', arguments: '{"n":-1}' },
+      ],
+    },
     { text: 'Shown.' },
   ]);
   const action: Tool = {
@@ -164,22 +222,67 @@ t.test("tools of kind 'action' are reported as action_call with done or error", 
     },
   };
   const events: AgentEvent[] = [];
-  await runAgent({ provider, messages: input('x'), tools: [action], context: context(), onEvent: (e) => void events.push(e) });
+  await runAgent({
+    provider,
+    messages: input('x'),
+    tools: [action],
+    context: context(),
+    onEvent: (e) => void events.push(e),
+  });
   t.same(
     events.filter((e) => e.type !== 'message'),
     [
-      { type: 'action_call', phase: 'start', toolCallId: 'a1', toolName: 'showChart', args: { n: 3 }, status: 'isRunning' },
-      { type: 'action_call', phase: 'end', toolCallId: 'a1', toolName: 'showChart', args: { n: 3 }, status: 'done', output: 'chart of 3' },
-      { type: 'action_call', phase: 'start', toolCallId: 'a2', toolName: 'showChart', args: { n: -1 }, status: 'isRunning' },
-      { type: 'action_call', phase: 'end', toolCallId: 'a2', toolName: 'showChart', args: { n: -1 }, status: 'error', error: 'n must be positive' },
+      {
+        type: 'action_call',
+        phase: 'start',
+        toolCallId: 'a1',
+        toolName: 'showChart',
+        args: { n: 3 },
+        status: 'isRunning',
+      },
+      {
+        type: 'action_call',
+        phase: 'end',
+        toolCallId: 'a1',
+        toolName: 'showChart',
+        args: { n: 3 },
+        status: 'done',
+        output: 'chart of 3',
+      },
+      {
+        type: 'action_call',
+        phase: 'start',
+        toolCallId: 'a2',
+        toolName: 'showChart',
+        args: { n: -1 },
+        status: 'isRunning',
+      },
+      {
+        type: 'action_call',
+        phase: 'end',
+        toolCallId: 'a2',
+        toolName: 'showChart',
+        args: { n: -1 },
+        status: 'error',
+        error: 'n must be positive',
+      },
     ],
   );
 });
 
 t.test('the step bound stops a model that keeps calling tools', async (t) => {
-  const { provider, seen } = scripted([{ calls: [{ id: 'again', name: 'get_weather', arguments: '{"city":"Oslo"}' }] }]);
+  const { provider, seen } = scripted([
+    { calls: [{ id: 'again', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+  ]);
   const events: AgentEvent[] = [];
-  const result = await runAgent({ provider, messages: input('x'), tools: [weatherTool([])], context: context(), maxSteps: 3, onEvent: (e) => void events.push(e) });
+  const result = await runAgent({
+    provider,
+    messages: input('x'),
+    tools: [weatherTool([])],
+    context: context(),
+    maxSteps: 3,
+    onEvent: (e) => void events.push(e),
+  });
   t.equal(seen.length, 3);
   t.equal(result.steps, 3);
   t.equal(result.error, 'The agent stopped after 3 steps without a final answer');
@@ -201,12 +304,24 @@ t.test('abort while a tool runs: the turn stops, and the open call gets an error
       }),
   };
   const events: AgentEvent[] = [];
-  const result = await runAgent({ provider, messages: input('x'), tools: [waitTool], context: context(controller.signal), onEvent: (e) => void events.push(e) });
+  const result = await runAgent({
+    provider,
+    messages: input('x'),
+    tools: [waitTool],
+    context: context(controller.signal),
+    onEvent: (e) => void events.push(e),
+  });
   t.equal(result.aborted, true);
   t.equal(result.error, undefined);
   t.equal(seen.length, 1, 'no second provider call');
-  t.notOk(events.some((e) => e.type === 'error'), 'an abort is not an error');
-  t.same(result.messages.map((m) => m.role), ['assistant', 'tool']);
+  t.notOk(
+    events.some((e) => e.type === 'error'),
+    'an abort is not an error',
+  );
+  t.same(
+    result.messages.map((m) => m.role),
+    ['assistant', 'tool'],
+  );
   t.match(result.messages[1], { role: 'tool', toolCallId: 'slow', content: /^Error: / });
 });
 
@@ -244,21 +359,46 @@ t.test('built-in agent: "use <tool> {json}" calls an offered tool with the parse
   t.match(start, { toolName: 'pick_color', args: { palette: 'ocean', max: 3 }, status: 'isRunning' });
   t.equal(result.text, 'pick_color returned: teal');
 
-  const noArgs = await runAgent({ provider: builtinProvider(), messages: input('use pick_color'), tools: [browserTool], context: context() });
+  const noArgs = await runAgent({
+    provider: builtinProvider(),
+    messages: input('use pick_color'),
+    tools: [browserTool],
+    context: context(),
+  });
   t.same(received.at(-1), {}, 'no arguments means {}');
   t.equal(noArgs.toolCalls.length, 1);
 
-  const bad = await runAgent({ provider: builtinProvider(), messages: input('use pick_color {palette: ocean}'), tools: [browserTool], context: context() });
+  const bad = await runAgent({
+    provider: builtinProvider(),
+    messages: input('use pick_color {palette: ocean}'),
+    tools: [browserTool],
+    context: context(),
+  });
   t.equal(bad.toolCalls.length, 0, 'bad JSON: no tool call');
   t.match(bad.text, /^I can't call pick_color: its arguments are not valid JSON/);
 
-  const array = await runAgent({ provider: builtinProvider(), messages: input('use pick_color [1,2]'), tools: [browserTool], context: context() });
+  const array = await runAgent({
+    provider: builtinProvider(),
+    messages: input('use pick_color [1,2]'),
+    tools: [browserTool],
+    context: context(),
+  });
   t.match(array.text, /its arguments are not a JSON object/);
 
-  const missing = await runAgent({ provider: builtinProvider(), messages: input('use launch_rocket {"now": true}'), tools: [browserTool], context: context() });
+  const missing = await runAgent({
+    provider: builtinProvider(),
+    messages: input('use launch_rocket {"now": true}'),
+    tools: [browserTool],
+    context: context(),
+  });
   t.equal(missing.text, 'I have no tool named launch_rocket. Tools I can use: pick_color.');
 
   const failing: Tool = { ...browserTool, execute: async () => Promise.reject(new Error('tab closed')) };
-  const failed = await runAgent({ provider: builtinProvider(), messages: input('use pick_color'), tools: [failing], context: context() });
+  const failed = await runAgent({
+    provider: builtinProvider(),
+    messages: input('use pick_color'),
+    tools: [failing],
+    context: context(),
+  });
   t.equal(failed.text, 'pick_color failed: tab closed');
 });

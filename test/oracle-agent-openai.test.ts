@@ -26,7 +26,13 @@ t.test('OpenAI-compatible provider', async (t) => {
 
   t.test('streams text deltas in order and stops at [DONE]', async (t) => {
     llm.script(
-      sse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo ' }), chunk({ content: 'there' }), chunk({}, 'stop')]),
+      sse([
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'Hel' }),
+        chunk({ content: 'lo ' }),
+        chunk({ content: 'there' }),
+        chunk({}, 'stop'),
+      ]),
     );
     const events = await collect(
       provider.stream({ messages: [{ role: 'user', content: 'hi' }], tools: [], signal: new AbortController().signal }),
@@ -49,7 +55,9 @@ t.test('OpenAI-compatible provider', async (t) => {
 
   t.test('assembles tool-call deltas split across chunks and SSE events split across writes', async (t) => {
     const first = `data: ${JSON.stringify(
-      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({
+        tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+      }),
     )}\n\n`;
     llm.script(
       sse([
@@ -58,14 +66,22 @@ t.test('OpenAI-compatible provider', async (t) => {
         first.slice(0, 25),
         first.slice(25),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
-        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+        chunk({
+          tool_calls: [
+            { index: 1, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] }),
         chunk({ tool_calls: [{ index: 1, function: { arguments: '"Oslo"}' } }] }),
         chunk({}, 'tool_calls'),
       ]),
     );
     const events = await collect(
-      provider.stream({ messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool], signal: new AbortController().signal }),
+      provider.stream({
+        messages: [{ role: 'user', content: 'weather?' }],
+        tools: [weatherTool],
+        signal: new AbortController().signal,
+      }),
     );
     t.same(events, [
       { type: 'reasoning', delta: 'Need the weather.' },
@@ -74,7 +90,10 @@ t.test('OpenAI-compatible provider', async (t) => {
       { type: 'finish', reason: 'tool_calls' },
     ]);
     t.same(llm.requests.at(-1)!.body.tools, [
-      { type: 'function', function: { name: 'get_weather', description: 'Weather of a city', parameters: weatherTool.parameters } },
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'Weather of a city', parameters: weatherTool.parameters },
+      },
     ]);
   });
 
@@ -83,7 +102,11 @@ t.test('OpenAI-compatible provider', async (t) => {
     const messages: ChatMessage[] = [
       { role: 'system', content: 'be brief' },
       { role: 'user', content: 'weather in Paris?' },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      },
       { role: 'tool', toolCallId: 'call_1', content: 'sunny, 21 C' },
     ];
     await collect(provider.stream({ messages, tools: [weatherTool], signal: new AbortController().signal }));
@@ -93,7 +116,9 @@ t.test('OpenAI-compatible provider', async (t) => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
       },
       { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 C' },
     ]);
@@ -101,13 +126,20 @@ t.test('OpenAI-compatible provider', async (t) => {
 
   t.test('a stream that ends without [DONE] still delivers what arrived', async (t) => {
     llm.script(sse([chunk({ content: 'partial' })], { done: false }));
-    const events = await collect(provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }));
-    t.same(events, [{ type: 'text', delta: 'partial' }, { type: 'finish', reason: 'stop' }]);
+    const events = await collect(
+      provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }),
+    );
+    t.same(events, [
+      { type: 'text', delta: 'partial' },
+      { type: 'finish', reason: 'stop' },
+    ]);
   });
 
   t.test('an error status is a ProviderError with the status and an excerpt of the body', async (t) => {
     llm.script(failWith(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }));
-    const error = await collect(provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal })).then(
+    const error = await collect(
+      provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }),
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -121,7 +153,11 @@ t.test('OpenAI-compatible provider', async (t) => {
     llm.script(sse([chunk({ content: 'a' }), { error: { message: 'model overloaded' } }]));
     const seen: ProviderEvent[] = [];
     const error = await (async () => {
-      for await (const event of provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal })) {
+      for await (const event of provider.stream({
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [],
+        signal: new AbortController().signal,
+      })) {
         seen.push(event);
       }
     })().then(
@@ -143,7 +179,11 @@ t.test('OpenAI-compatible provider', async (t) => {
     const controller = new AbortController();
     const seen: ProviderEvent[] = [];
     const error = await (async () => {
-      for await (const event of provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: controller.signal })) {
+      for await (const event of provider.stream({
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [],
+        signal: controller.signal,
+      })) {
         seen.push(event);
         controller.abort();
       }
@@ -162,22 +202,34 @@ t.test('OpenAI-compatible provider', async (t) => {
     const url = gone.baseUrl;
     await gone.close();
     const error = await collect(
-      openAiProvider({ baseUrl: url, model: 'm' }).stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }),
+      openAiProvider({ baseUrl: url, model: 'm' }).stream({
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [],
+        signal: new AbortController().signal,
+      }),
     ).then(
       () => undefined,
       (e: unknown) => e,
     );
     t.ok(error instanceof ProviderError);
-    t.match((error as Error).message, /Could not reach the LLM server at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
+    t.match(
+      (error as Error).message,
+      /Could not reach the LLM server at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/,
+    );
   });
 
-  t.test('without a key no Authorization header is sent; createProvider picks this provider from LLM_BASE_URL', async (t) => {
-    llm.script(sse([chunk({ content: 'ok' })]));
-    const chosen = createProvider({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: 'local-model' });
-    t.match(chosen.name, /openai-compatible/);
-    await collect(chosen.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }));
-    t.notOk('authorization' in llm.requests.at(-1)!.headers);
-    t.equal(llm.requests.at(-1)!.body.model, 'local-model');
-    t.equal(createProvider({ LLM_MODEL: 'x' }).name, 'built-in', 'no LLM_BASE_URL: the built-in agent');
-  });
+  t.test(
+    'without a key no Authorization header is sent; createProvider picks this provider from LLM_BASE_URL',
+    async (t) => {
+      llm.script(sse([chunk({ content: 'ok' })]));
+      const chosen = createProvider({ LLM_BASE_URL: llm.baseUrl, LLM_MODEL: 'local-model' });
+      t.match(chosen.name, /openai-compatible/);
+      await collect(
+        chosen.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal }),
+      );
+      t.notOk('authorization' in llm.requests.at(-1)!.headers);
+      t.equal(llm.requests.at(-1)!.body.model, 'local-model');
+      t.equal(createProvider({ LLM_MODEL: 'x' }).name, 'built-in', 'no LLM_BASE_URL: the built-in agent');
+    },
+  );
 });

@@ -28,7 +28,11 @@ function prng(seed: number) {
     x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!, chance: (p: number) => next() < p };
+  return {
+    next,
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
+    chance: (p: number) => next() < p,
+  };
 }
 
 const oracle = await generateKey();
@@ -37,7 +41,8 @@ const keys = [await generateKey(), await generateKey(), await generateKey()];
 const now = () => Math.floor(Date.now() / 1000);
 
 const COVERING = ['ixo:oracle', 'ixo:*', 'ucan:*'];
-const canIssue = (capability: { with: string }, issuer: DID) => COVERING.includes(capability.with) || capability.with === issuer;
+const canIssue = (capability: { with: string }, issuer: DID) =>
+  COVERING.includes(capability.with) || capability.with === issuer;
 const ucantoConfig = {
   authority: Verifier.parse(ORACLE),
   principal: Verifier,
@@ -89,7 +94,13 @@ async function artifact(random: ReturnType<typeof prng>): Promise<{ raw: string;
     // Mostly aligned (addressed to the next issuer), sometimes not.
     const audience = random.chance(0.8) ? next.did() : random.pick([ORACLE, random.pick(keys).did()]);
     const expiration = random.chance(0.9) ? at + random.pick([120, 3600]) : at - 5;
-    proof = await createDelegation({ issuer: holder, audience, capabilities: [random.pick(CAPABILITIES)], expiration, ...(proof && { proofs: [proof] }) });
+    proof = await createDelegation({
+      issuer: holder,
+      audience,
+      capabilities: [random.pick(CAPABILITIES)],
+      expiration,
+      ...(proof && { proofs: [proof] }),
+    });
     shape.push(`proof(${audience === next.did() ? 'aligned' : 'misaligned'}${expiration < at ? ', expired' : ''})`);
     holder = next;
   }
@@ -100,8 +111,15 @@ async function artifact(random: ReturnType<typeof prng>): Promise<{ raw: string;
   const notBefore = random.chance(0.2) ? random.pick([at - 30, at + 100]) : undefined;
   const capability = random.chance(0.7) ? CAPABILITIES[0]! : random.pick(CAPABILITIES);
   const options = { issuer, audience, expiration, ...(notBefore !== undefined && { notBefore }), proofs };
-  const root = random.chance(0.5) ? await createInvocation({ ...options, capability }) : await createDelegation({ ...options, capabilities: [capability] });
-  shape.push(`${capability.can} on ${capability.with}`, audience === ORACLE ? 'to the oracle' : 'to another', `exp ${expiration - at}`, `nbf ${notBefore === undefined ? '-' : notBefore - at}`);
+  const root = random.chance(0.5)
+    ? await createInvocation({ ...options, capability })
+    : await createDelegation({ ...options, capabilities: [capability] });
+  shape.push(
+    `${capability.can} on ${capability.with}`,
+    audience === ORACLE ? 'to the oracle' : 'to another',
+    `exp ${expiration - at}`,
+    `nbf ${notBefore === undefined ? '-' : notBefore - at}`,
+  );
   let raw = await encodeArtifact(root);
   const mutation = random.pick(['none', 'none', 'none', 're-encoding', 'flip']);
   if (mutation === 're-encoding') {
@@ -119,35 +137,55 @@ async function artifact(random: ReturnType<typeof prng>): Promise<{ raw: string;
   return { raw, shape: shape.join(', ') };
 }
 
-t.test(`the server never accepts what ucanto refuses (seed ${SEED}, ${RUNS} artifacts, both header modes)`, async (t) => {
-  const random = prng(SEED);
-  const servers = [true, false].map((fastPath) => createAuthenticator({ oracleDid: ORACLE, maxTtlSeconds: MAX_TTL, verifier: inProcessVerifier(), fastPath, cacheSize: 1 }));
-  const tally = { agreed: 0, accepted: 0, stricter: 0 };
-  for (let run = 0; run < RUNS; run++) {
-    const { raw, shape } = await artifact(random);
-    for (const mode of ['invocation', 'delegation'] as const) {
-      const headers = mode === 'invocation' ? { authorization: `Bearer ${raw}`, 'x-auth-type': 'ucan' } : { 'x-ucan-delegation': raw };
-      const expected = await ucantoDecision(raw, mode);
-      for (const [i, server] of servers.entries()) {
-        const got = await server.authenticate(headers).then(
-          (identity) => identity.did,
-          (error: { status?: number }) => {
-            if (error.status !== 401) throw error;
-            return undefined;
-          },
-        );
-        if (got !== undefined && got !== expected) t.fail(`run ${run} (${mode}, fast path ${i === 0}): the server accepted ${got}, ucanto ${expected ?? 'refuses'}: ${shape}`);
-        if (got === expected) tally.agreed++;
-        if (got !== undefined) tally.accepted++;
-        if (got === undefined && expected !== undefined) {
-          tally.stricter++;
-          // DIFFERENTIAL_VERBOSE=1 lists them: re-encodings, misaligned, expired or link-only proofs, flipped bytes.
-          if (process.env.DIFFERENTIAL_VERBOSE) t.comment(`refused by the server only (${mode}, fast path ${i === 0}): ${shape}`);
+t.test(
+  `the server never accepts what ucanto refuses (seed ${SEED}, ${RUNS} artifacts, both header modes)`,
+  async (t) => {
+    const random = prng(SEED);
+    const servers = [true, false].map((fastPath) =>
+      createAuthenticator({
+        oracleDid: ORACLE,
+        maxTtlSeconds: MAX_TTL,
+        verifier: inProcessVerifier(),
+        fastPath,
+        cacheSize: 1,
+      }),
+    );
+    const tally = { agreed: 0, accepted: 0, stricter: 0 };
+    for (let run = 0; run < RUNS; run++) {
+      const { raw, shape } = await artifact(random);
+      for (const mode of ['invocation', 'delegation'] as const) {
+        const headers =
+          mode === 'invocation'
+            ? { authorization: `Bearer ${raw}`, 'x-auth-type': 'ucan' }
+            : { 'x-ucan-delegation': raw };
+        const expected = await ucantoDecision(raw, mode);
+        for (const [i, server] of servers.entries()) {
+          const got = await server.authenticate(headers).then(
+            (identity) => identity.did,
+            (error: { status?: number }) => {
+              if (error.status !== 401) throw error;
+              return undefined;
+            },
+          );
+          if (got !== undefined && got !== expected)
+            t.fail(
+              `run ${run} (${mode}, fast path ${i === 0}): the server accepted ${got}, ucanto ${expected ?? 'refuses'}: ${shape}`,
+            );
+          if (got === expected) tally.agreed++;
+          if (got !== undefined) tally.accepted++;
+          if (got === undefined && expected !== undefined) {
+            tally.stricter++;
+            // DIFFERENTIAL_VERBOSE=1 lists them: re-encodings, misaligned, expired or link-only proofs, flipped bytes.
+            if (process.env.DIFFERENTIAL_VERBOSE)
+              t.comment(`refused by the server only (${mode}, fast path ${i === 0}): ${shape}`);
+          }
         }
       }
     }
-  }
-  t.comment(`decisions: ${tally.agreed} agreed, ${tally.accepted} accepted, ${tally.stricter} refused by the server only`);
-  t.ok(tally.accepted > 0, 'some artifacts are accepted (the suite is not vacuous)');
-  t.ok(tally.agreed > tally.stricter, 'the server mostly agrees with ucanto');
-});
+    t.comment(
+      `decisions: ${tally.agreed} agreed, ${tally.accepted} accepted, ${tally.stricter} refused by the server only`,
+    );
+    t.ok(tally.accepted > 0, 'some artifacts are accepted (the suite is not vacuous)');
+    t.ok(tally.agreed > tally.stricter, 'the server mostly agrees with ucanto');
+  },
+);

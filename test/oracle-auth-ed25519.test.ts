@@ -10,7 +10,8 @@ import { verifyEd25519Batch } from '../dist/workers/crypto.js';
 import { generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 
 /** The raw 32-byte key ucanto's Ed25519 verifier keeps (its type does not declare it). */
-const publicKeyOf = (signer: Awaited<ReturnType<typeof ed25519.generate>>) => (signer.verifier as unknown as { publicKey: Uint8Array }).publicKey;
+const publicKeyOf = (signer: Awaited<ReturnType<typeof ed25519.generate>>) =>
+  (signer.verifier as unknown as { publicKey: Uint8Array }).publicKey;
 
 const flip = (bytes: Uint8Array, index: number) => {
   const copy = Uint8Array.from(bytes);
@@ -36,10 +37,26 @@ async function cases() {
     };
     const publicKey = publicKeyOf(signer);
     list.push(
-      { name: `valid #${i}`, check: { publicKey, data, signature: signature.raw }, ucanto: await verdict(signer, data, signature.raw) },
-      { name: `flipped signature #${i}`, check: { publicKey, data, signature: flip(signature.raw, i * 5) }, ucanto: await verdict(signer, data, flip(signature.raw, i * 5)) },
-      { name: `changed data #${i}`, check: { publicKey, data: flip(data, i), signature: signature.raw }, ucanto: await verdict(signer, flip(data, i), signature.raw) },
-      { name: `other key #${i}`, check: { publicKey: publicKeyOf(other), data, signature: signature.raw }, ucanto: await verdict(other, data, signature.raw) },
+      {
+        name: `valid #${i}`,
+        check: { publicKey, data, signature: signature.raw },
+        ucanto: await verdict(signer, data, signature.raw),
+      },
+      {
+        name: `flipped signature #${i}`,
+        check: { publicKey, data, signature: flip(signature.raw, i * 5) },
+        ucanto: await verdict(signer, data, flip(signature.raw, i * 5)),
+      },
+      {
+        name: `changed data #${i}`,
+        check: { publicKey, data: flip(data, i), signature: signature.raw },
+        ucanto: await verdict(signer, flip(data, i), signature.raw),
+      },
+      {
+        name: `other key #${i}`,
+        check: { publicKey: publicKeyOf(other), data, signature: signature.raw },
+        ucanto: await verdict(other, data, signature.raw),
+      },
     );
   }
   return list;
@@ -85,14 +102,20 @@ t.test('poolVerifier runs the checks in the CPU pool, one task per burst', async
     verify(all.slice(0, half).map((c) => c.check)),
     verify(all.slice(half).map((c) => c.check)),
   ]);
-  t.same([...first, ...second], all.map((c) => c.ucanto));
+  t.same(
+    [...first, ...second],
+    all.map((c) => c.ucanto),
+  );
   t.same(tasks, [VERIFY_TASK], 'two callers in the same turn share one pool task');
 
   // Through the authenticator: a cold artifact is verified in the pool, a warm one is not.
   const oracle = await generateKey();
   const user = await generateKey();
   const auth = createAuthenticator({ oracleDid: oracle.did(), maxTtlSeconds: 900, verifier: verify });
-  const headers = { 'x-auth-type': 'ucan', authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracle.did() })}` };
+  const headers = {
+    'x-auth-type': 'ucan',
+    authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracle.did() })}`,
+  };
   t.equal((await auth.authenticate(headers)).did, user.did());
   t.equal(tasks.length, 2);
   t.equal((await auth.authenticate(headers)).did, user.did());
@@ -104,6 +127,9 @@ t.test('a failing pool is a server error, not a 401', async (t) => {
   const user = await generateKey();
   const broken = { run: async () => Promise.reject(new Error('pool destroyed')) } as never;
   const auth = createAuthenticator({ oracleDid: oracle.did(), maxTtlSeconds: 900, verifier: poolVerifier(broken) });
-  const headers = { 'x-auth-type': 'ucan', authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracle.did() })}` };
+  const headers = {
+    'x-auth-type': 'ucan',
+    authorization: `Bearer ${await mintInvocation({ issuer: user, audience: oracle.did() })}`,
+  };
   await t.rejects(auth.authenticate(headers), { name: 'VerifierUnavailable', message: /pool destroyed/ });
 });

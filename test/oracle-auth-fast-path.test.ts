@@ -5,7 +5,17 @@
 // On failure fast-check prints the seed and the shrunk case; rerun with FAST_PATH_SEED=<seed>.
 import t from 'tap';
 import fc from 'fast-check';
-import { base58btc, CAR, CBOR, createLink, Delegation as DelegationCodec, DID, invoke, sha256, UCAN } from '@ucanto/core';
+import {
+  base58btc,
+  CAR,
+  CBOR,
+  createLink,
+  Delegation as DelegationCodec,
+  DID,
+  invoke,
+  sha256,
+  UCAN,
+} from '@ucanto/core';
 import type { Delegation, Signer } from '@ucanto/interface';
 import { RSA } from '@ucanto/principal';
 import { createAuthenticator, inProcessVerifier, type AuthIdentity } from '../dist/src/oracle/auth/index.js';
@@ -43,17 +53,30 @@ const mutation = fc.oneof(
 );
 
 /** Mostly the common value, sometimes one of the others (each case breaks a few things at most). */
-const mostly = <T,>(common: T, ...others: T[]) => fc.oneof({ weight: 5 * others.length, arbitrary: fc.constant(common) }, fc.constantFrom(...others));
+const mostly = <T>(common: T, ...others: T[]) =>
+  fc.oneof({ weight: 5 * others.length, arbitrary: fc.constant(common) }, fc.constantFrom(...others));
 
 const spec = fc.record({
   issuer: mostly('user', 'rsa', 'forger'),
   audience: mostly(ORACLE, stranger.did()),
   can: mostly('*', 'store/add', 'oracle/*', 'Foo/Bar'),
-  with: fc.oneof({ weight: 6, arbitrary: fc.constant('ixo:oracle') }, fc.constantFrom('ixo:*', 'ucan:*', 'ixo:other', 'did:web:example.com')),
+  with: fc.oneof(
+    { weight: 6, arbitrary: fc.constant('ixo:oracle') },
+    fc.constantFrom('ixo:*', 'ucan:*', 'ixo:other', 'did:web:example.com'),
+  ),
   // The lifetime: mostly within the allowed 900 s, sometimes past it, expired, or without expiration.
-  ttl: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: MAX_TTL }) }, fc.integer({ min: -120, max: 1200 }), fc.constant(Infinity)),
+  ttl: fc.oneof(
+    { weight: 8, arbitrary: fc.integer({ min: 1, max: MAX_TTL }) },
+    fc.integer({ min: -120, max: 1200 }),
+    fc.constant(Infinity),
+  ),
   notBefore: fc.oneof(fc.constant(undefined), fc.constant(0), fc.integer({ min: -300, max: 300 })),
-  nonce: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.constant(''), fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 4 })),
+  nonce: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    fc.constant(''),
+    fc.string({ maxLength: 12 }),
+    fc.string({ unit: 'binary', maxLength: 4 }),
+  ),
   fact: mostly(false, true),
   proof: mostly(false, true),
   mutation,
@@ -101,7 +124,9 @@ async function mutate(car: Uint8Array, invocation: Delegation, change: Spec['mut
       const block = Buffer.from(invocation.bytes);
       const at = block.indexOf(Buffer.from([0x63, 0x65, 0x78, 0x70, 0x1a]));
       if (at < 0) return car;
-      return archiveOf(Buffer.concat([block.subarray(0, at + 4), Buffer.from([0x1b, 0, 0, 0, 0]), block.subarray(at + 5)]));
+      return archiveOf(
+        Buffer.concat([block.subarray(0, at + 4), Buffer.from([0x1b, 0, 0, 0, 0]), block.subarray(at + 5)]),
+      );
     }
     case 'extra-field': {
       const model = CBOR.decode(invocation.bytes) as unknown as Record<string, unknown>;
@@ -122,7 +147,13 @@ type Decision = { identity: AuthIdentity } | { status: number; body: unknown };
 async function decide(fastPath: boolean, car: Uint8Array): Promise<{ decision: Decision; revocationAsked: string[] }> {
   const revocationAsked: string[] = [];
   const revocations = { firstRevoked: async (keys: readonly string[]) => (revocationAsked.push(...keys), undefined) };
-  const authenticator = createAuthenticator({ oracleDid: ORACLE, maxTtlSeconds: MAX_TTL, verifier: inProcessVerifier(), revocations, fastPath });
+  const authenticator = createAuthenticator({
+    oracleDid: ORACLE,
+    maxTtlSeconds: MAX_TTL,
+    verifier: inProcessVerifier(),
+    revocations,
+    fastPath,
+  });
   const invocation = Buffer.from(car).toString('base64');
   const decision = await authenticator.authenticateArtifacts({ invocation }).then(
     (identity): Decision => ({ identity }),
@@ -168,7 +199,11 @@ t.test('the fast path decides as ucanto does, with the same reasons and the same
       if ('identity' in fast.decision) seen.accepted++;
       else seen.refusedInShape++;
       const issuer = `did:key:${base58btc.encode(ucan.issuerKeyCode)}`;
-      t.same(Buffer.from(signedPayload(ucan, issuer, audience.json)), Buffer.from(await dagUcanPayload(car)), 'signed payload byte for byte');
+      t.same(
+        Buffer.from(signedPayload(ucan, issuer, audience.json)),
+        Buffer.from(await dagUcanPayload(car)),
+        'signed payload byte for byte',
+      );
     }),
     { numRuns: 300, ...(seed !== undefined && { seed }) },
   );
@@ -179,7 +214,17 @@ t.test('the fast path decides as ucanto does, with the same reasons and the same
 });
 
 t.test('a long nonce (near the artifact limit) is read by the fast path and decided the same', async (t) => {
-  const base = { issuer: 'user', audience: ORACLE, can: '*', with: 'ixo:oracle', ttl: 300, notBefore: undefined, fact: false, proof: false, mutation: { kind: 'none' } } as const;
+  const base = {
+    issuer: 'user',
+    audience: ORACLE,
+    can: '*',
+    with: 'ixo:oracle',
+    ttl: 300,
+    notBefore: undefined,
+    fact: false,
+    proof: false,
+    mutation: { kind: 'none' },
+  } as const;
   for (const nonce of ['x'.repeat(40_000), `"\\${'q'.repeat(100)}`]) {
     const car = await mint({ ...base, nonce } as Spec);
     const [fast, slow] = [await decide(true, car), await decide(false, car)];

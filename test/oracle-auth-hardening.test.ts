@@ -18,7 +18,16 @@ import {
 import { ed25519KeysOf } from '../dist/src/oracle/auth/ixo-resolver.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import { createDelegation, createInvocation, encodeArtifact, generateKey } from '../dist/src/tools/mint-ucan.js';
-import { archiveOf, cidOf, encodeCbor, reEncodings, repeatedLinkDelegation, ucantoReadsSigned, viewOf, type RawBlock } from './helpers/ucan-mutations.js';
+import {
+  archiveOf,
+  cidOf,
+  encodeCbor,
+  reEncodings,
+  repeatedLinkDelegation,
+  ucantoReadsSigned,
+  viewOf,
+  type RawBlock,
+} from './helpers/ucan-mutations.js';
 
 const oracle = await generateKey();
 const user = await generateKey();
@@ -43,7 +52,9 @@ async function refusal(t: Test, promise: Promise<unknown>): Promise<string> {
     (e: unknown) => e,
   );
   t.type(error, HttpError, 'refused');
-  const body = (error as HttpError | undefined)?.body as { statusCode?: number; message?: string; reason?: string } | undefined;
+  const body = (error as HttpError | undefined)?.body as
+    | { statusCode?: number; message?: string; reason?: string }
+    | undefined;
   t.equal(body?.statusCode, 401);
   t.equal(body?.message, INVALID_UCAN_MESSAGE);
   return body?.reason ?? '';
@@ -60,10 +71,21 @@ t.test('a revoked delegation is refused in every encoding, alone and as a proof 
     const passedOn = await createDelegation({ issuer: oracle, audience: bob.did(), ttlSeconds: 3600, proofs: [proof] });
     return encodeArtifact(await createInvocation({ issuer: bob, audience: ORACLE, proofs: [passedOn] }));
   };
-  t.equal((await auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })).did, user.did(), 'accepted before');
-  t.equal((await auth.authenticate(bearer(await carryingChain(delegation)))).did, bob.did(), 'its chain is accepted before');
+  t.equal(
+    (await auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })).did,
+    user.did(),
+    'accepted before',
+  );
+  t.equal(
+    (await auth.authenticate(bearer(await carryingChain(delegation)))).did,
+    bob.did(),
+    'its chain is accepted before',
+  );
   revocations.keys.add(key);
-  t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })), /was revoked/);
+  t.match(
+    await refusal(t, auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })),
+    /was revoked/,
+  );
   t.match(await refusal(t, auth.authenticate(bearer(await carryingChain(delegation)))), /was revoked/, 'as a proof');
 
   for (const [name, block] of Object.entries(reEncodings(delegation))) {
@@ -72,7 +94,10 @@ t.test('a revoked delegation is refused in every encoding, alone and as a proof 
     t.ok(read, `${name}: ucanto reads it as the same signed delegation`);
     if (read) t.equal(revocationKeyOf(read), key, `${name}: the same revocation key`);
     t.ok(await refusal(t, auth.authenticate({ 'x-ucan-delegation': raw })), `${name}: refused alone`);
-    t.ok(await refusal(t, auth.authenticate(bearer(await carryingChain(viewOf(block))))), `${name}: refused as a proof`);
+    t.ok(
+      await refusal(t, auth.authenticate(bearer(await carryingChain(viewOf(block))))),
+      `${name}: refused as a proof`,
+    );
   }
 });
 
@@ -83,8 +108,15 @@ t.test('a revocation recorded by CID (before the keys were signatures) is still 
   const invocation = await createInvocation({ issuer: user, audience: ORACLE });
   revocations.keys.add(delegation.cid.toString());
   revocations.keys.add(invocation.cid.toString());
-  t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })), new RegExp(`${delegation.cid}`));
-  t.match(await refusal(t, auth.authenticate(bearer(await encodeArtifact(invocation)))), new RegExp(`${invocation.cid}`), 'on the fast path too');
+  t.match(
+    await refusal(t, auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) })),
+    new RegExp(`${delegation.cid}`),
+  );
+  t.match(
+    await refusal(t, auth.authenticate(bearer(await encodeArtifact(invocation)))),
+    new RegExp(`${invocation.cid}`),
+    'on the fast path too',
+  );
 });
 
 t.test('re-encodings are refused outright: one encoding, hashes checked, no JWT form', async (t) => {
@@ -129,13 +161,35 @@ t.test('delegation mode checks the capability as invocations do', async (t) => {
   }
   // An empty att, signed by the user (ucanto will not mint one).
   const base = await createDelegation({ issuer: user, audience: ORACLE });
-  const empty = await UCAN.issue({ issuer: user, audience: base.audience, capabilities: [] as never, expiration: base.expiration });
+  const empty = await UCAN.issue({
+    issuer: user,
+    audience: base.audience,
+    capabilities: [] as never,
+    expiration: base.expiration,
+  });
   const emptyRaw = await archiveOf({ cid: cidOf(UCAN.encode(empty)), bytes: UCAN.encode(empty) });
-  t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': emptyRaw })), /does not carry the capability/, 'empty att');
+  t.match(
+    await refusal(t, auth.authenticate({ 'x-ucan-delegation': emptyRaw })),
+    /does not carry the capability/,
+    'empty att',
+  );
 
-  for (const capabilities of [[{ can: '*', with: 'ixo:*' }], [{ can: '*', with: 'ucan:*' }], [{ can: 'x/y', with: 'ixo:other' }, { can: '*', with: 'ixo:oracle' }]]) {
-    const raw = await encodeArtifact(await createDelegation({ issuer: user, audience: ORACLE, capabilities: capabilities as Capability[] }));
-    t.equal((await auth.authenticate({ 'x-ucan-delegation': raw })).did, user.did(), `${JSON.stringify(capabilities)} is accepted`);
+  for (const capabilities of [
+    [{ can: '*', with: 'ixo:*' }],
+    [{ can: '*', with: 'ucan:*' }],
+    [
+      { can: 'x/y', with: 'ixo:other' },
+      { can: '*', with: 'ixo:oracle' },
+    ],
+  ]) {
+    const raw = await encodeArtifact(
+      await createDelegation({ issuer: user, audience: ORACLE, capabilities: capabilities as Capability[] }),
+    );
+    t.equal(
+      (await auth.authenticate({ 'x-ucan-delegation': raw })).did,
+      user.did(),
+      `${JSON.stringify(capabilities)} is accepted`,
+    );
   }
 });
 
@@ -143,17 +197,37 @@ t.test('invocation proofs: each carried, addressed to the issuer above it, linke
   const auth = authenticator();
   const x = await generateKey();
   const toX = await createDelegation({ issuer: user, audience: x.did() });
-  t.equal((await auth.authenticate(bearer(await encodeArtifact(await createInvocation({ issuer: x, audience: ORACLE, proofs: [toX] }))))).did, x.did(), 'aligned: accepted');
+  t.equal(
+    (
+      await auth.authenticate(
+        bearer(await encodeArtifact(await createInvocation({ issuer: x, audience: ORACLE, proofs: [toX] }))),
+      )
+    ).did,
+    x.did(),
+    'aligned: accepted',
+  );
 
   const toOracle = await createDelegation({ issuer: user, audience: ORACLE });
   const misaligned = await encodeArtifact(await createInvocation({ issuer: x, audience: ORACLE, proofs: [toOracle] }));
   t.match(await refusal(t, auth.authenticate(bearer(misaligned))), /broken chain/, 'a proof addressed to someone else');
 
-  const linkOnly = await encodeArtifact(await createInvocation({ issuer: x, audience: ORACLE, proofs: [toX.cid as never] }));
-  t.match(await refusal(t, auth.authenticate(bearer(linkOnly))), /not included in the archive/, 'a proof given only as a link');
+  const linkOnly = await encodeArtifact(
+    await createInvocation({ issuer: x, audience: ORACLE, proofs: [toX.cid as never] }),
+  );
+  t.match(
+    await refusal(t, auth.authenticate(bearer(linkOnly))),
+    /not included in the archive/,
+    'a proof given only as a link',
+  );
   const links = Array.from({ length: 1000 }, (_, i) => cidOf(Buffer.from(`proof ${i}`)));
-  const bareLinks = await encodeArtifact(await createInvocation({ issuer: x, audience: ORACLE, proofs: links as never }));
-  t.match(await refusal(t, auth.authenticate(bearer(bareLinks))), /not included in the archive|linked more than once|longer than/, '1,000 bare links');
+  const bareLinks = await encodeArtifact(
+    await createInvocation({ issuer: x, audience: ORACLE, proofs: links as never }),
+  );
+  t.match(
+    await refusal(t, auth.authenticate(bearer(bareLinks))),
+    /not included in the archive|linked more than once|longer than/,
+    '1,000 bare links',
+  );
 
   // A diamond: the same proof reached twice (the tree rule that keeps archive() linear).
   const deeper = await createDelegation({ issuer: x, audience: x.did(), proofs: [toX] });
@@ -176,8 +250,20 @@ async function cyclicArchive(issuer: Awaited<ReturnType<typeof generateKey>>): P
   const fakeB = cidOf(Buffer.from('b'));
   const exp = Math.floor(Date.now() / 1000) + 300;
   const att = [{ can: '*', with: 'ixo:oracle' }];
-  const a = await UCAN.issue({ issuer, audience: DID.parse(ORACLE) as never, capabilities: att as never, expiration: exp, proofs: [fakeB] as never });
-  const b = await UCAN.issue({ issuer, audience: DID.parse(issuer.did()) as never, capabilities: att as never, expiration: exp, proofs: [fakeA] as never });
+  const a = await UCAN.issue({
+    issuer,
+    audience: DID.parse(ORACLE) as never,
+    capabilities: att as never,
+    expiration: exp,
+    proofs: [fakeB] as never,
+  });
+  const b = await UCAN.issue({
+    issuer,
+    audience: DID.parse(issuer.did()) as never,
+    capabilities: att as never,
+    expiration: exp,
+    proofs: [fakeA] as never,
+  });
   return archiveOf({ cid: fakeA, bytes: UCAN.encode(a) }, [{ cid: fakeB, bytes: UCAN.encode(b) }]);
 }
 
@@ -189,19 +275,48 @@ const IDENTITY_SIGNATURE = Uint8Array.from({ length: 64 }, (_, i) => (i === 0 ? 
 t.test('the identity-point key is nobody: refused on both paths and as a did:ixo verification method', async (t) => {
   t.equal(`did:key:${base58btc.encode(Uint8Array.of(0xed, 0x01, ...IDENTITY_KEY))}`, IDENTITY_DID);
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), IDENTITY_KEY]);
-  t.equal(verify(null, Buffer.from('any message'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), IDENTITY_SIGNATURE), true, 'OpenSSL alone accepts it');
-  t.equal(verifyEd25519(IDENTITY_KEY, Buffer.from('any message'), IDENTITY_SIGNATURE), false, 'verifyEd25519 refuses it');
+  t.equal(
+    verify(
+      null,
+      Buffer.from('any message'),
+      createPublicKey({ key: spki, format: 'der', type: 'spki' }),
+      IDENTITY_SIGNATURE,
+    ),
+    true,
+    'OpenSSL alone accepts it',
+  );
+  t.equal(
+    verifyEd25519(IDENTITY_KEY, Buffer.from('any message'), IDENTITY_SIGNATURE),
+    false,
+    'verifyEd25519 refuses it',
+  );
 
   const template = await createInvocation({ issuer: user, audience: ORACLE });
   const model = { ...(template.data as unknown as { model: Record<string, unknown> }).model };
-  const forged = await UCAN.write({ ...model, iss: DID.parse(IDENTITY_DID), s: Signature.create(Signature.EdDSA, IDENTITY_SIGNATURE) } as never);
+  const forged = await UCAN.write({
+    ...model,
+    iss: DID.parse(IDENTITY_DID),
+    s: Signature.create(Signature.EdDSA, IDENTITY_SIGNATURE),
+  } as never);
   const raw = await encodeArtifact(DelegationCodec.create({ root: forged as never, blocks: new Map() }) as Delegation);
   for (const fastPath of [true, false]) {
-    t.match(await refusal(t, authenticator({ fastPath }).authenticate(bearer(raw))), /small-order or non-canonical/, `invocation, fast path ${fastPath}`);
+    t.match(
+      await refusal(t, authenticator({ fastPath }).authenticate(bearer(raw))),
+      /small-order or non-canonical/,
+      `invocation, fast path ${fastPath}`,
+    );
   }
-  const delegationForm = await UCAN.write({ ...model, iss: DID.parse(IDENTITY_DID), s: Signature.create(Signature.EdDSA, IDENTITY_SIGNATURE) } as never);
+  const delegationForm = await UCAN.write({
+    ...model,
+    iss: DID.parse(IDENTITY_DID),
+    s: Signature.create(Signature.EdDSA, IDENTITY_SIGNATURE),
+  } as never);
   const delegationRaw = await archiveOf(delegationForm as RawBlock);
-  t.match(await refusal(t, authenticator().authenticate({ 'x-ucan-delegation': delegationRaw })), /small-order or non-canonical/, 'delegation');
+  t.match(
+    await refusal(t, authenticator().authenticate({ 'x-ucan-delegation': delegationRaw })),
+    /small-order or non-canonical/,
+    'delegation',
+  );
 
   // y >= p: a non-canonical encoding (p + 1 is the identity again).
   const nonCanonical = Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 0xee : i === 31 ? 0x7f : 0xff));
@@ -209,24 +324,33 @@ t.test('the identity-point key is nobody: refused on both paths and as a did:ixo
   const document = {
     verificationMethod: [
       { type: 'Ed25519VerificationKey2020', publicKeyMultibase: base58btc.encode(IDENTITY_KEY) },
-      { type: 'Ed25519VerificationKey2020', publicKeyMultibase: base58btc.encode(Uint8Array.of(0xed, 0x01, ...nonCanonical)) },
-      { type: 'Ed25519VerificationKey2020', publicKeyMultibase: base58btc.encode(Uint8Array.of(0xed, 0x01, ...didKeyPublicKey(user.did()))) },
+      {
+        type: 'Ed25519VerificationKey2020',
+        publicKeyMultibase: base58btc.encode(Uint8Array.of(0xed, 0x01, ...nonCanonical)),
+      },
+      {
+        type: 'Ed25519VerificationKey2020',
+        publicKeyMultibase: base58btc.encode(Uint8Array.of(0xed, 0x01, ...didKeyPublicKey(user.did()))),
+      },
     ],
   };
   t.same(ed25519KeysOf(document), [Uint8Array.from(didKeyPublicKey(user.did()))], 'did:ixo: only the real key is kept');
 });
 
-t.test('a delegation whose proofs repeat one link (60 per level, 15 levels) is refused at once, never archived', async (t) => {
-  const auth = authenticator();
-  const raw = await repeatedLinkDelegation(user, ORACLE, 60, 15);
-  const started = process.cpuUsage();
-  const check = await auth.verifyDelegationForStorage(raw, user.did());
-  t.same(check.ok, false);
-  t.match(!check.ok && check.reason, /linked more than once/);
-  t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': raw })), /linked more than once/);
-  const cpu = process.cpuUsage(started);
-  t.comment(`refused in ${((cpu.user + cpu.system) / 1000).toFixed(1)} ms of CPU`);
-});
+t.test(
+  'a delegation whose proofs repeat one link (60 per level, 15 levels) is refused at once, never archived',
+  async (t) => {
+    const auth = authenticator();
+    const raw = await repeatedLinkDelegation(user, ORACLE, 60, 15);
+    const started = process.cpuUsage();
+    const check = await auth.verifyDelegationForStorage(raw, user.did());
+    t.same(check.ok, false);
+    t.match(!check.ok && check.reason, /linked more than once/);
+    t.match(await refusal(t, auth.authenticate({ 'x-ucan-delegation': raw })), /linked more than once/);
+    const cpu = process.cpuUsage(started);
+    t.comment(`refused in ${((cpu.user + cpu.system) / 1000).toFixed(1)} ms of CPU`);
+  },
+);
 
 // The canonical encoding a minted delegation already has is accepted as is (the encoder here agrees with dag-cbor).
 t.test('the test encoder writes a minted UCAN byte for byte, so the mutations differ only as named', async (t) => {

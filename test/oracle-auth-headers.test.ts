@@ -3,7 +3,8 @@
 import t from 'tap';
 import { artifactsFromHeaders } from '../dist/src/oracle/auth/authenticator.js';
 
-const bearer = (authorization: string, type = 'ucan') => artifactsFromHeaders({ authorization, 'x-auth-type': type }).invocation;
+const bearer = (authorization: string, type = 'ucan') =>
+  artifactsFromHeaders({ authorization, 'x-auth-type': type }).invocation;
 
 t.test('the bearer token of an X-Auth-Type: ucan request', async (t) => {
   t.equal(bearer('Bearer abc+/='), 'abc+/=');

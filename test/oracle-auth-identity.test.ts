@@ -19,31 +19,41 @@ function recordingLog() {
   return { lines, log: { info: record, warn: record } as never };
 }
 
-t.test('without ORACLE_PRIVATE_KEY the first start creates DATA_DIR/oracle-key (0600) and later starts reuse it', async (t) => {
-  const dataDir = join(t.testdir(), 'data');
-  const { lines, log } = recordingLog();
-  const first = await loadOracleIdentity({ DATA_DIR: dataDir }, log);
-  const path = join(dataDir, ORACLE_KEY_FILE);
-  t.equal(statSync(path).mode & 0o777, 0o600);
-  t.equal(first.keySource, 'generated');
-  t.match(first.did, /^did:key:z6Mk/);
-  t.equal(first.did, first.keyDid);
-  t.equal(first.name, 'oracle');
-  t.ok(lines.some((l) => l.fields.oracleDid === first.did && l.message.includes(first.did)), 'the DID is logged');
+t.test(
+  'without ORACLE_PRIVATE_KEY the first start creates DATA_DIR/oracle-key (0600) and later starts reuse it',
+  async (t) => {
+    const dataDir = join(t.testdir(), 'data');
+    const { lines, log } = recordingLog();
+    const first = await loadOracleIdentity({ DATA_DIR: dataDir }, log);
+    const path = join(dataDir, ORACLE_KEY_FILE);
+    t.equal(statSync(path).mode & 0o777, 0o600);
+    t.equal(first.keySource, 'generated');
+    t.match(first.did, /^did:key:z6Mk/);
+    t.equal(first.did, first.keyDid);
+    t.equal(first.name, 'oracle');
+    t.ok(
+      lines.some((l) => l.fields.oracleDid === first.did && l.message.includes(first.did)),
+      'the DID is logged',
+    );
 
-  const second = await loadOracleIdentity({ DATA_DIR: dataDir, ORACLE_NAME: 'Guru' });
-  t.equal(second.keySource, 'file');
-  t.equal(second.did, first.did);
-  t.equal(second.name, 'Guru');
-  t.equal(readFileSync(path, 'utf8').trim(), formatKey(first.signer));
-});
+    const second = await loadOracleIdentity({ DATA_DIR: dataDir, ORACLE_NAME: 'Guru' });
+    t.equal(second.keySource, 'file');
+    t.equal(second.did, first.did);
+    t.equal(second.name, 'Guru');
+    t.equal(readFileSync(path, 'utf8').trim(), formatKey(first.signer));
+  },
+);
 
 t.test('ORACLE_PRIVATE_KEY and ORACLE_DID', async (t) => {
   const key = await generateKey();
   const fromEnv = await loadOracleIdentity({ ORACLE_PRIVATE_KEY: formatKey(key), DATA_DIR: t.testdir() });
   t.same([fromEnv.did, fromEnv.keyDid, fromEnv.keySource], [key.did(), key.did(), 'env']);
 
-  const ixo = await loadOracleIdentity({ ORACLE_PRIVATE_KEY: formatKey(key), ORACLE_DID: 'did:ixo:entity:abc', DATA_DIR: t.testdir() });
+  const ixo = await loadOracleIdentity({
+    ORACLE_PRIVATE_KEY: formatKey(key),
+    ORACLE_DID: 'did:ixo:entity:abc',
+    DATA_DIR: t.testdir(),
+  });
   t.equal(ixo.did, 'did:ixo:entity:abc');
   t.equal(ixo.keyDid, key.did());
   t.equal(ixo.signer.did(), 'did:ixo:entity:abc', 'the oracle signs as its DID');
@@ -51,7 +61,10 @@ t.test('ORACLE_PRIVATE_KEY and ORACLE_DID', async (t) => {
   // The authenticator built from it requires that audience.
   const auth = createOracleAuthenticator(ixo, { maxTtlSeconds: 900 });
   const user = await generateKey();
-  const identity = await auth.authenticate({ 'x-auth-type': 'ucan', authorization: `Bearer ${await mintInvocation({ issuer: user, audience: ixo.did })}` });
+  const identity = await auth.authenticate({
+    'x-auth-type': 'ucan',
+    authorization: `Bearer ${await mintInvocation({ issuer: user, audience: ixo.did })}`,
+  });
   t.equal(identity.did, user.did());
 });
 
@@ -78,27 +91,53 @@ t.test('configuration: defaults and clear errors', async (t) => {
   t.match(problems({ UCAN_AUTH_MAX_TTL_SECONDS: 'soon' }), [/^UCAN_AUTH_MAX_TTL_SECONDS: must be a whole number/]);
 });
 
-t.test('mint-ucan prints a delegation and an invocation the oracle accepts, and keeps the user key in --key-file', async (t) => {
-  const oracle = await generateKey();
-  const keyFile = join(t.testdir(), 'user.key');
-  const mint = async () => JSON.parse((await run(process.execPath, [MINT, '--oracle-did', oracle.did(), '--ttl', '120', '--key-file', keyFile, '--json'])).stdout);
-  const first = await mint();
-  t.equal(statSync(keyFile).mode & 0o777, 0o600);
-  const second = await mint();
-  t.equal(second.userDid, first.userDid, 'the key file is reused');
-  t.equal(first.oracleDid, oracle.did());
+t.test(
+  'mint-ucan prints a delegation and an invocation the oracle accepts, and keeps the user key in --key-file',
+  async (t) => {
+    const oracle = await generateKey();
+    const keyFile = join(t.testdir(), 'user.key');
+    const mint = async () =>
+      JSON.parse(
+        (
+          await run(process.execPath, [
+            MINT,
+            '--oracle-did',
+            oracle.did(),
+            '--ttl',
+            '120',
+            '--key-file',
+            keyFile,
+            '--json',
+          ])
+        ).stdout,
+      );
+    const first = await mint();
+    t.equal(statSync(keyFile).mode & 0o777, 0o600);
+    const second = await mint();
+    t.equal(second.userDid, first.userDid, 'the key file is reused');
+    t.equal(first.oracleDid, oracle.did());
 
-  const auth = createOracleAuthenticator({ did: oracle.did(), keyDid: oracle.did(), name: 'o', signer: oracle, keySource: 'env' }, { maxTtlSeconds: 900 });
-  const viaInvocation = await auth.authenticate({ 'x-auth-type': 'ucan', authorization: `Bearer ${first.invocation}` });
-  t.same([viaInvocation.did, viaInvocation.via], [first.userDid, 'invocation']);
-  t.ok(viaInvocation.expiration! <= Math.floor(Date.now() / 1000) + 120);
-  const viaDelegation = await auth.authenticate({ 'x-ucan-delegation': first.delegation });
-  t.same([viaDelegation.did, viaDelegation.via], [first.userDid, 'delegation']);
+    const auth = createOracleAuthenticator(
+      { did: oracle.did(), keyDid: oracle.did(), name: 'o', signer: oracle, keySource: 'env' },
+      { maxTtlSeconds: 900 },
+    );
+    const viaInvocation = await auth.authenticate({
+      'x-auth-type': 'ucan',
+      authorization: `Bearer ${first.invocation}`,
+    });
+    t.same([viaInvocation.did, viaInvocation.via], [first.userDid, 'invocation']);
+    t.ok(viaInvocation.expiration! <= Math.floor(Date.now() / 1000) + 120);
+    const viaDelegation = await auth.authenticate({ 'x-ucan-delegation': first.delegation });
+    t.same([viaDelegation.did, viaDelegation.via], [first.userDid, 'delegation']);
 
-  const text = (await run(process.execPath, [MINT, '--oracle-did', oracle.did()])).stdout;
-  t.match(text, /^user DID: did:key:/);
-  t.match(text, /X-Auth-Type: ucan/);
+    const text = (await run(process.execPath, [MINT, '--oracle-did', oracle.did()])).stdout;
+    t.match(text, /^user DID: did:key:/);
+    t.match(text, /X-Auth-Type: ucan/);
 
-  await t.rejects(run(process.execPath, [MINT]), { code: 1, stderr: /--oracle-did is required/ });
-  await t.rejects(run(process.execPath, [MINT, '--oracle-did', oracle.did(), '--ttl', 'soon']), { code: 1, stderr: /--ttl must be a positive whole number/ });
-});
+    await t.rejects(run(process.execPath, [MINT]), { code: 1, stderr: /--oracle-did is required/ });
+    await t.rejects(run(process.execPath, [MINT, '--oracle-did', oracle.did(), '--ttl', 'soon']), {
+      code: 1,
+      stderr: /--ttl must be a positive whole number/,
+    });
+  },
+);

@@ -71,7 +71,10 @@ async function refused(t: Test, promise: Promise<unknown>, message = INVALID_UCA
 }
 
 /** Re-encodes a delegation with other UCAN fields or another signature, as an attacker would. */
-async function forge(delegation: Delegation, change: (model: Record<string, unknown>) => Record<string, unknown>): Promise<string> {
+async function forge(
+  delegation: Delegation,
+  change: (model: Record<string, unknown>) => Record<string, unknown>,
+): Promise<string> {
   const model = change({ ...(delegation.data as unknown as { model: Record<string, unknown> }).model });
   const block = await UCAN.write(model as never);
   return encodeArtifact(DelegationCodec.create({ root: block as never, blocks: new Map() }));
@@ -80,7 +83,9 @@ async function forge(delegation: Delegation, change: (model: Record<string, unkn
 t.test('a valid invocation authenticates its issuer', async (t) => {
   const auth = authenticator();
   const expiration = now() + 300;
-  const identity = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration })));
+  const identity = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration })),
+  );
   t.same(identity, { did: user.did(), via: 'invocation', expiration, chain: identity.chain });
   t.equal(identity.chain.length, 1, 'its chain: the invocation alone (no proofs)');
   t.notOk(identity.delegation);
@@ -88,14 +93,18 @@ t.test('a valid invocation authenticates its issuer', async (t) => {
 
 t.test('x-did never changes who is authenticated', async (t) => {
   const auth = authenticator();
-  const identity = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-did': stranger.did() }));
+  const identity = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-did': stranger.did() }),
+  );
   t.equal(identity.did, user.did());
 });
 
-t.test('an invocation beside the same user\'s delegation carries the parsed delegation', async (t) => {
+t.test("an invocation beside the same user's delegation carries the parsed delegation", async (t) => {
   const auth = authenticator();
   const raw = await mintDelegation({ issuer: user, audience: ORACLE, ttlSeconds: 3600 });
-  const identity = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': raw }));
+  const identity = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': raw }),
+  );
   t.equal(identity.via, 'invocation');
   t.equal(identity.delegationRaw, raw);
   t.equal(identity.delegation?.issuer.did(), user.did());
@@ -104,10 +113,14 @@ t.test('an invocation beside the same user\'s delegation carries the parsed dele
 
   // Another user's delegation, or an invalid one, is left out without failing the request.
   const foreign = await mintDelegation({ issuer: stranger, audience: ORACLE });
-  const withForeign = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': foreign }));
+  const withForeign = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': foreign }),
+  );
   t.equal(withForeign.did, user.did());
   t.notOk(withForeign.delegation);
-  const withGarbage = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': 'AAAA' }));
+  const withGarbage = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE }), { 'x-ucan-delegation': 'AAAA' }),
+  );
   t.notOk(withGarbage.delegation);
 });
 
@@ -149,13 +162,20 @@ t.test('a bearer without X-Auth-Type: ucan is ignored', async (t) => {
   const auth = authenticator();
   const invocation = await mintInvocation({ issuer: user, audience: ORACLE });
   await refused(t, auth.authenticate({ authorization: `Bearer ${invocation}` }), MISSING_UCAN_MESSAGE);
-  await refused(t, auth.authenticate({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'jwt' }), MISSING_UCAN_MESSAGE);
+  await refused(
+    t,
+    auth.authenticate({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'jwt' }),
+    MISSING_UCAN_MESSAGE,
+  );
   // ...and the delegation beside it authenticates instead.
   const delegation = await mintDelegation({ issuer: stranger, audience: ORACLE });
   const identity = await auth.authenticate({ authorization: `Bearer ${invocation}`, 'x-ucan-delegation': delegation });
   t.same([identity.did, identity.via], [stranger.did(), 'delegation']);
   // Header value and scheme are case-insensitive.
-  t.equal((await auth.authenticate({ authorization: `bearer ${invocation}`, 'x-auth-type': 'UCAN' })).via, 'invocation');
+  t.equal(
+    (await auth.authenticate({ authorization: `bearer ${invocation}`, 'x-auth-type': 'UCAN' })).via,
+    'invocation',
+  );
 });
 
 t.test('an invalid invocation is refused even when a valid delegation is sent too', async (t) => {
@@ -168,38 +188,89 @@ t.test('an invalid invocation is refused even when a valid delegation is sent to
 
 t.test('expired artifacts are refused', async (t) => {
   const auth = authenticator();
-  t.match(await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() - 1 })))), /^invocation .* expired at/);
-  t.match(await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': await mintDelegation({ issuer: user, audience: ORACLE, expiration: now() - 1 }) })), /^delegation .* expired at/);
+  t.match(
+    await refused(
+      t,
+      auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() - 1 }))),
+    ),
+    /^invocation .* expired at/,
+  );
+  t.match(
+    await refusedDelegation(
+      t,
+      auth.authenticate({
+        'x-ucan-delegation': await mintDelegation({ issuer: user, audience: ORACLE, expiration: now() - 1 }),
+      }),
+    ),
+    /^delegation .* expired at/,
+  );
 });
 
 t.test('artifacts not valid yet are refused', async (t) => {
   const auth = authenticator();
   const notBefore = now() + 120;
-  t.match(await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, notBefore })))), /not valid before/);
-  t.match(await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': await mintDelegation({ issuer: user, audience: ORACLE, notBefore }) })), /not valid before/);
+  t.match(
+    await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, notBefore })))),
+    /not valid before/,
+  );
+  t.match(
+    await refusedDelegation(
+      t,
+      auth.authenticate({ 'x-ucan-delegation': await mintDelegation({ issuer: user, audience: ORACLE, notBefore }) }),
+    ),
+    /not valid before/,
+  );
 });
 
 t.test('invocations must expire, and no later than UCAN_AUTH_MAX_TTL_SECONDS from now', async (t) => {
   const auth = authenticator({ maxTtlSeconds: 600 });
-  t.match(await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: Infinity })))), /must declare an expiration/);
   t.match(
-    await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() + 660 })))),
+    await refused(
+      t,
+      auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: Infinity }))),
+    ),
+    /must declare an expiration/,
+  );
+  t.match(
+    await refused(
+      t,
+      auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() + 660 }))),
+    ),
     /longer than the allowed 600 seconds/,
   );
-  const fits = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() + 590 })));
+  const fits = await auth.authenticate(
+    bearer(await mintInvocation({ issuer: user, audience: ORACLE, expiration: now() + 590 })),
+  );
   t.equal(fits.did, user.did());
 });
 
 t.test('artifacts addressed to another audience are refused', async (t) => {
   const auth = authenticator();
-  t.match(await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: stranger.did() })))), /addressed to did:key:.*not to this oracle/);
-  t.match(await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': await mintDelegation({ issuer: user, audience: stranger.did() }) })), /addressed to/);
+  t.match(
+    await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: stranger.did() })))),
+    /addressed to did:key:.*not to this oracle/,
+  );
+  t.match(
+    await refusedDelegation(
+      t,
+      auth.authenticate({ 'x-ucan-delegation': await mintDelegation({ issuer: user, audience: stranger.did() }) }),
+    ),
+    /addressed to/,
+  );
 });
 
 t.test('ORACLE_DID can be a did:ixo: artifacts must then name it', async (t) => {
   const oracleDid = 'did:ixo:entity:oracle-test';
-  const auth = createAuthenticator({ oracleDid, oracleKeyDid: ORACLE, maxTtlSeconds: 900, verifier: inProcessVerifier() });
-  t.equal((await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: oracleDid })))).did, user.did());
+  const auth = createAuthenticator({
+    oracleDid,
+    oracleKeyDid: ORACLE,
+    maxTtlSeconds: 900,
+    verifier: inProcessVerifier(),
+  });
+  t.equal(
+    (await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: oracleDid })))).did,
+    user.did(),
+  );
   await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE }))));
 });
 
@@ -211,11 +282,20 @@ t.test('the capability must be { can: "*", with: "ixo:oracle" } or a wildcard co
     { can: 'store/add', with: user.did() },
     { can: '*', with: user.did() },
   ]) {
-    const reason = await refused(t, auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, capability: capability as never }))));
+    const reason = await refused(
+      t,
+      auth.authenticate(
+        bearer(await mintInvocation({ issuer: user, audience: ORACLE, capability: capability as never })),
+      ),
+    );
     t.match(reason, /does not carry the capability/, `${capability.can} on ${capability.with}`);
   }
   for (const wildcard of ['ixo:*', 'ucan:*']) {
-    const identity = await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, capability: { can: '*', with: wildcard } as never })));
+    const identity = await auth.authenticate(
+      bearer(
+        await mintInvocation({ issuer: user, audience: ORACLE, capability: { can: '*', with: wildcard } as never }),
+      ),
+    );
     t.equal(identity.did, user.did(), `${wildcard} covers ixo:oracle`);
   }
 });
@@ -236,17 +316,28 @@ t.test('tampered signatures are refused', async (t) => {
 
   // A stranger's signature on a token that claims to be the user's.
   const signedByStranger = await createInvocation({ issuer: stranger, audience: ORACLE });
-  const impersonation = await forge(signedByStranger, (model) => ({ ...model, iss: (invocation.data as unknown as { model: { iss: unknown } }).model.iss }));
+  const impersonation = await forge(signedByStranger, (model) => ({
+    ...model,
+    iss: (invocation.data as unknown as { model: { iss: unknown } }).model.iss,
+  }));
   t.match(await refused(t, auth.authenticate(bearer(impersonation))), /signature/);
 
   const delegation = await createDelegation({ issuer: user, audience: ORACLE });
   const forgedDelegation = await forge(delegation, (model) => ({ ...model, exp: (model.exp as number) + 86_400 }));
-  t.match(await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': forgedDelegation })), /invalid signature/);
+  t.match(
+    await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': forgedDelegation })),
+    /invalid signature/,
+  );
 });
 
 t.test('garbage is refused as an invalid invocation', async (t) => {
   const auth = authenticator();
-  for (const garbage of ['not base64!', 'AAAA', Buffer.from('hello world, not a CAR').toString('base64'), 'x'.repeat(70_000)]) {
+  for (const garbage of [
+    'not base64!',
+    'AAAA',
+    Buffer.from('hello world, not a CAR').toString('base64'),
+    'x'.repeat(70_000),
+  ]) {
     const reason = await refused(t, auth.authenticate(bearer(garbage)));
     t.ok(reason.length > 0, `a reason for ${garbage.slice(0, 16)}`);
     await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': garbage }));
@@ -294,7 +385,8 @@ t.test('failures are not cached', async (t) => {
 t.test('the cache is bounded', async (t) => {
   const auth = authenticator({ cacheSize: 2 });
   // Different lifetimes make different artifacts (the same fields in the same second sign to the same bytes).
-  for (let i = 0; i < 4; i++) await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, ttlSeconds: 100 + i })));
+  for (let i = 0; i < 4; i++)
+    await auth.authenticate(bearer(await mintInvocation({ issuer: user, audience: ORACLE, ttlSeconds: 100 + i })));
   t.equal(auth.stats.cached, 2);
 });
 
@@ -317,7 +409,10 @@ t.test('a proof chain user -> X -> oracle: valid links pass, a broken link is re
   const forgedLink = await forge(userToX, (model) => ({ ...model, exp: (model.exp as number) + 60 }));
   const forgedProof = (await DelegationCodec.extract(Buffer.from(forgedLink, 'base64'))).ok as Delegation;
   const withForged = await mintDelegation({ issuer: x, audience: ORACLE, proofs: [forgedProof] });
-  t.match(await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': withForged })), /^proof .* invalid signature/);
+  t.match(
+    await refusedDelegation(t, auth.authenticate({ 'x-ucan-delegation': withForged })),
+    /^proof .* invalid signature/,
+  );
 
   // An invocation carrying an expired proof is refused too (time bounds along its chain).
   const invocation = await mintInvocation({ issuer: x, audience: ORACLE, proofs: [expiredLink] });
@@ -349,7 +444,11 @@ t.test('did:ixo issuers are refused with a clear reason until a resolver is plug
     oracleDid: ORACLE,
     maxTtlSeconds: 900,
     verifier: inProcessVerifier(),
-    resolvers: { ixo: { resolve: async () => [(stranger as unknown as { verifier: { publicKey: Uint8Array } }).verifier.publicKey] } },
+    resolvers: {
+      ixo: {
+        resolve: async () => [(stranger as unknown as { verifier: { publicKey: Uint8Array } }).verifier.publicKey],
+      },
+    },
   });
   t.match(await refused(t, other.authenticate(bearer(invocation))), /signature/);
   // Methods without a resolver are refused by name.
@@ -361,23 +460,47 @@ t.test('verifyDelegationForStorage: issuer = the user, audience = this oracle, n
   const auth = authenticator();
   const expiration = now() + 7 * 86_400;
   const raw = await mintDelegation({ issuer: user, audience: ORACLE, expiration });
-  t.same(await auth.verifyDelegationForStorage(raw, user.did()), { ok: true, issuer: user.did(), audience: ORACLE, expiration });
+  t.same(await auth.verifyDelegationForStorage(raw, user.did()), {
+    ok: true,
+    issuer: user.did(),
+    audience: ORACLE,
+    expiration,
+  });
 
   const forever = await mintDelegation({ issuer: user, audience: ORACLE, expiration: Infinity });
-  t.same(await auth.verifyDelegationForStorage(forever, user.did()), { ok: true, issuer: user.did(), audience: ORACLE });
+  t.same(await auth.verifyDelegationForStorage(forever, user.did()), {
+    ok: true,
+    issuer: user.did(),
+    audience: ORACLE,
+  });
 
   const mismatch = await auth.verifyDelegationForStorage(raw, stranger.did());
   t.equal(mismatch.ok, false);
   t.match(mismatch, { reason: /issued by did:key:.*not by the authenticated user/ });
 
-  t.match(await auth.verifyDelegationForStorage(await mintDelegation({ issuer: user, audience: stranger.did() }), user.did()), { ok: false, reason: /addressed to/ });
-  t.match(await auth.verifyDelegationForStorage(await mintDelegation({ issuer: user, audience: ORACLE, expiration: now() - 1 }), user.did()), { ok: false, reason: /expired/ });
+  t.match(
+    await auth.verifyDelegationForStorage(await mintDelegation({ issuer: user, audience: stranger.did() }), user.did()),
+    { ok: false, reason: /addressed to/ },
+  );
+  t.match(
+    await auth.verifyDelegationForStorage(
+      await mintDelegation({ issuer: user, audience: ORACLE, expiration: now() - 1 }),
+      user.did(),
+    ),
+    { ok: false, reason: /expired/ },
+  );
   t.match(await auth.verifyDelegationForStorage('garbage!', user.did()), { ok: false, reason: /not base64/ });
 });
 
 t.test('verifyDelegationForStorage also works standalone', async (t) => {
   const { verifyDelegationForStorage } = await import('../dist/src/oracle/auth/index.js');
   const raw = await mintDelegation({ issuer: user, audience: ORACLE, ttlSeconds: 60 });
-  t.match(await verifyDelegationForStorage(raw, ORACLE, { userDid: user.did(), verifier: inProcessVerifier() }), { ok: true, issuer: user.did() });
-  t.match(await verifyDelegationForStorage(raw, stranger.did(), { userDid: user.did(), verifier: inProcessVerifier() }), { ok: false });
+  t.match(await verifyDelegationForStorage(raw, ORACLE, { userDid: user.did(), verifier: inProcessVerifier() }), {
+    ok: true,
+    issuer: user.did(),
+  });
+  t.match(
+    await verifyDelegationForStorage(raw, stranger.did(), { userDid: user.did(), verifier: inProcessVerifier() }),
+    { ok: false },
+  );
 });

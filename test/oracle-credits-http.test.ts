@@ -4,14 +4,20 @@ import t from 'tap';
 import { call, createSession, newUser, openStream, readSse, startOracleServer } from './helpers/oracle.js';
 
 t.test('running out of credits: 402 with claims and outstandingClaims', async (t) => {
-  const server = await startOracleServer(t, { env: { CREDITS_ENABLED: 'true', CREDITS_INITIAL: '2', CREDITS_PER_MESSAGE: '1' } });
+  const server = await startOracleServer(t, {
+    env: { CREDITS_ENABLED: 'true', CREDITS_INITIAL: '2', CREDITS_PER_MESSAGE: '1' },
+  });
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   t.equal((await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'one' } })).status, 200);
   const streamed = await readSse(await openStream(server, ada, id, { message: 'two' }));
   t.equal(streamed.at(-1)!.event, 'done');
 
-  const refused = await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'three' }, headers: { 'x-request-id': 'pay-1' } });
+  const refused = await call(server, 'POST', `/messages/${id}`, {
+    user: ada,
+    body: { message: 'three' },
+    headers: { 'x-request-id': 'pay-1' },
+  });
   t.equal(refused.status, 402);
   t.equal(refused.headers.get('x-request-id'), 'pay-1');
   t.match(refused.body, { statusCode: 402, error: 'Payment Required', message: /Insufficient credits/ });
@@ -27,7 +33,11 @@ t.test('running out of credits: 402 with claims and outstandingClaims', async (t
   t.same(body.outstandingClaims[0], refused.body.claims[0]);
 
   const transcript = (await call(server, 'GET', `/messages/${id}`, { user: ada })).body.messages;
-  t.same(transcript.filter((m: { type: string }) => m.type === 'human').map((m: { content: string }) => m.content), ['one', 'two'], 'refused messages are not recorded');
+  t.same(
+    transcript.filter((m: { type: string }) => m.type === 'human').map((m: { content: string }) => m.content),
+    ['one', 'two'],
+    'refused messages are not recorded',
+  );
 
   // Another user has their own balance.
   const bob = await newUser(server.oracleDid);

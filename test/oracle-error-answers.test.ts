@@ -9,7 +9,8 @@ import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/r
 import { RevisionConflictError } from '../dist/src/store/revision.js';
 
 t.test('every declared code has an answer on every oracle face', async (t) => {
-  for (const code of CHAT_ERROR_CODES) t.ok(CHAT_FAILURE_CODES.includes(code), `${code} (a chat actor refusal) is a failure code`);
+  for (const code of CHAT_ERROR_CODES)
+    t.ok(CHAT_FAILURE_CODES.includes(code), `${code} (a chat actor refusal) is a failure code`);
   t.same(Object.keys(chatAnswers).sort(), ['http', 'sse', 'websocket']);
   for (const [face, table] of Object.entries(chatAnswers)) {
     t.same(Object.keys(table).sort(), [...CHAT_FAILURE_CODES].sort(), `${face} answers exactly the declared codes`);
@@ -25,19 +26,30 @@ t.test('every declared code has an answer on every oracle face', async (t) => {
   }
 });
 
-t.test('errors are sorted into codes: refusals by their code, runtime errors by class, the rest internal', async (t) => {
-  t.match(failureOf(new DomainError('credits_exhausted', 'Insufficient credits', { claims: ['c'] })), {
-    code: 'credits_exhausted',
-    message: 'Insufficient credits',
-    details: { claims: ['c'] },
-  });
-  t.match(failureOf(new ActorBusyError('full')), { code: 'actor_busy', retryAfterSeconds: 1 });
-  t.match(failureOf(new HostUnavailableError(0, 'restarting')), { code: 'host_unavailable' });
-  t.match(failureOf(new RevisionConflictError('session s1', 3)), { code: 'session_changed' }, 'another node wrote the session first');
-  t.equal((chatFailure(new RevisionConflictError('session s1', 3)) as HttpError).status, 409);
-  t.match(failureOf(new DomainError('some_plugin_code', 'x')), { code: 'internal' }, 'an undeclared code is not answered as if declared');
-  t.match(failureOf('a string'), { code: 'internal', message: 'a string' });
-});
+t.test(
+  'errors are sorted into codes: refusals by their code, runtime errors by class, the rest internal',
+  async (t) => {
+    t.match(failureOf(new DomainError('credits_exhausted', 'Insufficient credits', { claims: ['c'] })), {
+      code: 'credits_exhausted',
+      message: 'Insufficient credits',
+      details: { claims: ['c'] },
+    });
+    t.match(failureOf(new ActorBusyError('full')), { code: 'actor_busy', retryAfterSeconds: 1 });
+    t.match(failureOf(new HostUnavailableError(0, 'restarting')), { code: 'host_unavailable' });
+    t.match(
+      failureOf(new RevisionConflictError('session s1', 3)),
+      { code: 'session_changed' },
+      'another node wrote the session first',
+    );
+    t.equal((chatFailure(new RevisionConflictError('session s1', 3)) as HttpError).status, 409);
+    t.match(
+      failureOf(new DomainError('some_plugin_code', 'x')),
+      { code: 'internal' },
+      'an undeclared code is not answered as if declared',
+    );
+    t.match(failureOf('a string'), { code: 'internal', message: 'a string' });
+  },
+);
 
 t.test('each face answers from the table', async (t) => {
   const busy = chatFailure(new ActorBusyError('full'));
@@ -51,8 +63,15 @@ t.test('each face answers from the table', async (t) => {
   const [error, done] = closingFrames(failedEnding(new HostUnavailableError(1, 'exited with code 1')));
   t.match(error, /^event: error\ndata: \{"error":"The chat service stopped while answering/);
   t.equal(done, 'event: done\ndata: {}\n\n');
-  t.match(closingFrames(failedEnding(new Error('secret detail')))[0], /could not be completed/, 'internal details stay in the log');
+  t.match(
+    closingFrames(failedEnding(new Error('secret detail')))[0],
+    /could not be completed/,
+    'internal details stay in the log',
+  );
 
-  t.equal(wsErrorText(new HostUnavailableError(0, 'restarting')), 'The chat service is restarting; the result was not delivered');
+  t.equal(
+    wsErrorText(new HostUnavailableError(0, 'restarting')),
+    'The chat service is restarting; the result was not delivered',
+  );
   t.equal(wsErrorText(new DomainError('session_not_found', 'Session not found')), 'Session not found');
 });

@@ -29,7 +29,13 @@ const result = (toolCallId: string, extra: Record<string, unknown> = {}) => ({
 t.test('a browser call publishes browser_tool_call and resolves with the first matching answer', async (t) => {
   const { bridge, published, context } = setup();
   const pending = bridge.call({ kind: 'browser', toolName: 'getPage', args: { x: 1 }, context: context('c1') });
-  t.same(published, [{ topic: 's1', event: 'browser_tool_call', data: { sessionId: 's1', requestId: 'req-1', toolCallId: 'c1', toolName: 'getPage', args: { x: 1 } } }]);
+  t.same(published, [
+    {
+      topic: 's1',
+      event: 'browser_tool_call',
+      data: { sessionId: 's1', requestId: 'req-1', toolCallId: 'c1', toolName: 'getPage', args: { x: 1 } },
+    },
+  ]);
 
   t.equal(bridge.settle('s2', result('c1')), false, 'another session');
   t.equal(bridge.settle('s1', result('c1', { userDid: 'did:key:bob' })), false, 'another user');
@@ -53,13 +59,19 @@ t.test('the same call id in two sessions are two calls', async (t) => {
 t.test('an action publishes action_call isRunning; success: false and error texts fail it', async (t) => {
   const { bridge, published, context } = setup();
   const declined = bridge.call({ kind: 'action', toolName: 'pay', args: { amount: 5 }, context: context('a1') });
-  t.match(published[0], { event: 'action_call', data: { toolCallId: 'a1', toolName: 'pay', args: { amount: 5 }, status: 'isRunning' } });
+  t.match(published[0], {
+    event: 'action_call',
+    data: { toolCallId: 'a1', toolName: 'pay', args: { amount: 5 }, status: 'isRunning' },
+  });
   bridge.settle('s1', { ...result('a1'), kind: 'action', result: { success: false, error: 'declined' } });
   await t.rejects(declined, { message: 'The action pay failed on the client: declined' });
 
   const thrown = bridge.call({ kind: 'browser', toolName: 'getPage', args: {}, context: context('b1') });
   bridge.settle('s1', result('b1', { error: 'Tool getPage not found' }));
-  await t.rejects(thrown, { name: 'ClientToolError', message: 'The browser tool getPage failed on the client: Tool getPage not found' });
+  await t.rejects(thrown, {
+    name: 'ClientToolError',
+    message: 'The browser tool getPage failed on the client: Tool getPage not found',
+  });
 
   const plain = bridge.call({ kind: 'action', toolName: 'pay', args: {}, context: context('a2') });
   bridge.settle('s1', { ...result('a2'), kind: 'action', result: { success: true } });
@@ -75,17 +87,29 @@ t.test('timeout, abort and an unreachable client fail the call and forget it', a
   t.equal(slow.bridge.settle('s1', result('t1')), false, 'a late answer settles nothing');
 
   const aborted = setup();
-  const waiting = aborted.bridge.call({ kind: 'browser', toolName: 'getPage', args: {}, context: aborted.context('x1') });
+  const waiting = aborted.bridge.call({
+    kind: 'browser',
+    toolName: 'getPage',
+    args: {},
+    context: aborted.context('x1'),
+  });
   aborted.controller.abort(new Error('stopped by the user'));
   await t.rejects(waiting, { message: 'stopped by the user' });
   t.equal(aborted.bridge.pendingCount, 0);
-  await t.rejects(aborted.bridge.call({ kind: 'browser', toolName: 'getPage', args: {}, context: aborted.context('x2') }), { message: 'stopped by the user' }, 'an aborted turn calls nothing');
+  await t.rejects(
+    aborted.bridge.call({ kind: 'browser', toolName: 'getPage', args: {}, context: aborted.context('x2') }),
+    { message: 'stopped by the user' },
+    'an aborted turn calls nothing',
+  );
   t.equal(aborted.published.length, 1, 'nothing published for it');
 
   const alone = setup();
   const nobody = alone.bridge.call({ kind: 'action', toolName: 'pay', args: {}, context: alone.context('u1') });
   t.equal(alone.bridge.settle('s1', { type: 'client_unreachable', toolCallId: 'u1' }), true);
-  await t.rejects(nobody, { name: 'NoEventChannelError', message: /^No event channel is connected for this session, so the action pay cannot run/ });
+  await t.rejects(nobody, {
+    name: 'NoEventChannelError',
+    message: /^No event channel is connected for this session, so the action pay cannot run/,
+  });
 });
 
 t.test('outputOf: text as is, anything else as JSON', async (t) => {

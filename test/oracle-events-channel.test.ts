@@ -14,7 +14,8 @@ const ada = await newUser(server.oracleDid);
 const bob = await newUser(server.oracleDid);
 const adaInvocation = invocationOf(ada);
 
-const native = (sessionId: string, invocation = adaInvocation) => NativeClient.connect(server.url, { sessionId, invocation });
+const native = (sessionId: string, invocation = adaInvocation) =>
+  NativeClient.connect(server.url, { sessionId, invocation });
 const socketIo = (sessionId: string, invocation = adaInvocation, transports?: ('websocket' | 'polling')[]) =>
   SocketIoClient.connect(server.url, { sessionId }, { invocation }, { transports });
 
@@ -23,7 +24,11 @@ t.test('connected, ping/pong, status, list-events on the native socket and on So
   const ws = await native(sessionId);
   const sio = await socketIo(sessionId);
   closeAll(t, ws, sio);
-  t.match(ws.inbox.all[0], { event: 'connected', data: { message: 'Connected successfully', sessionId, timestamp: String } }, 'connected first');
+  t.match(
+    ws.inbox.all[0],
+    { event: 'connected', data: { message: 'Connected successfully', sessionId, timestamp: String } },
+    'connected first',
+  );
   t.match(sio.inbox.all[0], { event: 'connected', data: { message: 'Connected successfully', sessionId } });
 
   for (const client of [ws, sio]) {
@@ -41,7 +46,15 @@ t.test('connected, ping/pong, status, list-events on the native socket and on So
     t.same(catalogue.serverEvents, SERVER_EVENTS);
     t.equal(catalogue.sessionId, sessionId);
   }
-  for (const name of ['tool_call', 'action_call', 'render_component', 'browser_tool_call', 'router_update', 'message_cache_invalidation', 'reasoning']) {
+  for (const name of [
+    'tool_call',
+    'action_call',
+    'render_component',
+    'browser_tool_call',
+    'router_update',
+    'message_cache_invalidation',
+    'reasoning',
+  ]) {
     t.ok(SERVER_EVENTS.includes(name as never), `${name} is in the catalogue`);
   }
 
@@ -76,10 +89,20 @@ t.test('a reply is told to every socket of its session, and to no other session'
     const names = client.inbox.names();
     t.ok(names.indexOf('router_update') < names.indexOf('tool_call'), 'the agent step is announced first');
     const [start, end] = [await client.take('tool_call'), await client.take('tool_call')];
-    t.match(start, { sessionId, requestId, toolName: 'toolCall', args: { toolName: 'set_user_preferences', userName: 'Ada' }, status: 'isRunning' });
+    t.match(start, {
+      sessionId,
+      requestId,
+      toolName: 'toolCall',
+      args: { toolName: 'set_user_preferences', userName: 'Ada' },
+      status: 'isRunning',
+    });
     t.match(end, { status: 'done', eventId: start.eventId, output: String });
     t.match(await client.take('reasoning'), { sessionId, requestId, isComplete: false });
-    const steps = [await client.take('router_update'), await client.take('router_update'), await client.take('router_update')].map((u) => u.step);
+    const steps = [
+      await client.take('router_update'),
+      await client.take('router_update'),
+      await client.take('router_update'),
+    ].map((u) => u.step);
     t.same(steps, ['agent', 'tools', 'agent'], 'model, tools, model again');
   }
   // Everything sent to the other session's sockets so far has arrived after a round trip: none of it.
@@ -94,7 +117,7 @@ t.test('a reply is told to every socket of its session, and to no other session'
   t.match(await ws1.take('message_cache_invalidation'), { sessionId, status: 'done' });
 });
 
-t.test('subscribe follows another of the user\'s sessions; never someone else\'s', async (t) => {
+t.test("subscribe follows another of the user's sessions; never someone else's", async (t) => {
   const home = await createSession(server, ada);
   const second = await createSession(server, ada);
   const bobs = await createSession(server, bob);
@@ -108,18 +131,29 @@ t.test('subscribe follows another of the user\'s sessions; never someone else\'s
     client.send('subscribe', { sessionId: second });
     t.match(await client.take('subscribed'), { sessionId: second, subscriptions: [home, second] });
     client.send('subscribe', { sessionId: bobs });
-    t.match(await client.take('error'), { message: 'Session not found', event: 'subscribe' }, "Bob's session is refused");
+    t.match(
+      await client.take('error'),
+      { message: 'Session not found', event: 'subscribe' },
+      "Bob's session is refused",
+    );
     client.send('subscribe', { sessionId: 42 });
     t.match(await client.take('error'), { message: /^Invalid subscribe: sessionId/, event: 'subscribe' });
   }
 
   await call(server, 'POST', `/messages/${second}`, { user: ada, body: { message: 'hi from the second session' } });
-  t.match(await ws.take('message_cache_invalidation'), { sessionId: second }, 'the subscribed session reaches the native socket');
+  t.match(
+    await ws.take('message_cache_invalidation'),
+    { sessionId: second },
+    'the subscribed session reaches the native socket',
+  );
   t.match(await sio.take('message_cache_invalidation'), { sessionId: second }, 'and the Socket.IO socket');
 
   await call(server, 'POST', `/messages/${bobs}`, { user: bob, body: { message: 'bob talks' } });
   await ws.sync();
-  t.notOk(ws.inbox.all.some((item) => item.data?.sessionId === bobs), "nothing of Bob's session");
+  t.notOk(
+    ws.inbox.all.some((item) => item.data?.sessionId === bobs),
+    "nothing of Bob's session",
+  );
 });
 
 t.test('malformed frames get an error event; the socket stays usable', async (t) => {
@@ -189,7 +223,9 @@ t.test('Socket.IO over long-polling (through the front door, not its 404)', asyn
   });
   t.equal(preflight.status, 204, 'preflight answered');
   t.equal(preflight.headers.get('access-control-allow-origin'), '*');
-  const open = await fetch(`${server.url}/socket.io/?EIO=4&transport=polling`, { headers: { origin: 'https://app.example' } });
+  const open = await fetch(`${server.url}/socket.io/?EIO=4&transport=polling`, {
+    headers: { origin: 'https://app.example' },
+  });
   t.equal(open.status, 200);
   t.match(await open.text(), /^0\{"sid":/, 'an Engine.IO open packet');
   t.equal(open.headers.get('access-control-allow-origin'), '*', 'CORS as CORS_ORIGIN says');

@@ -14,12 +14,20 @@ function watchOf() {
   return { watch, ended };
 }
 
-const socket = (name: string, chain: string[], expiration?: number): Socket => ({ name, identity: { chain, expiration } });
+const socket = (name: string, chain: string[], expiration?: number): Socket => ({
+  name,
+  identity: { chain, expiration },
+});
 
 t.test('a revoked CID ends the sockets that hold it in their chain, one or many, and no other', async (t) => {
   const { watch, ended } = watchOf();
   const later = Math.floor(Date.now() / 1000) + 600;
-  const [a, b, c, d] = [socket('a', ['inv-a', 'shared']), socket('b', ['inv-b', 'shared'], later), socket('c', ['shared'], later), socket('d', ['inv-d'])];
+  const [a, b, c, d] = [
+    socket('a', ['inv-a', 'shared']),
+    socket('b', ['inv-b', 'shared'], later),
+    socket('c', ['shared'], later),
+    socket('d', ['inv-d']),
+  ];
   for (const s of [a, b, c, d]) t.equal(watch.add(s), undefined, `${s.name} watched`);
   watch.remove(c);
   watch.revoked('unknown');
@@ -30,7 +38,11 @@ t.test('a revoked CID ends the sockets that hold it in their chain, one or many,
   watch.revoked('inv-d');
   t.same(watch.size, { cids: 0, expiries: 0 });
   // A handshake that checked revocations before 'shared' was revoked, and opens after.
-  t.equal(watch.add(socket('late', ['inv-late', 'shared'])), 'credential revoked', 'a recent revocation refuses a socket opening now');
+  t.equal(
+    watch.add(socket('late', ['inv-late', 'shared'])),
+    'credential revoked',
+    'a recent revocation refuses a socket opening now',
+  );
   t.same(watch.size, { cids: 0, expiries: 0 });
 });
 

@@ -32,7 +32,11 @@ async function nativeRefusal(url: string, query: Record<string, string | undefin
 }
 
 /** The connect_error of a Socket.IO handshake. */
-async function socketIoRefusal(url: string, query: Record<string, string | undefined>, auth: Record<string, string | undefined>) {
+async function socketIoRefusal(
+  url: string,
+  query: Record<string, string | undefined>,
+  auth: Record<string, string | undefined>,
+) {
   try {
     const client = await SocketIoClient.connect(url, query, auth);
     client.close();
@@ -53,7 +57,11 @@ t.test('native /ws: refused before the upgrade, with the HTTP answer of the rout
   t.equal(noSession.status, 400);
   t.same(noSession.body, { statusCode: 400, message: MISSING_SESSION_ID, error: 'Bad Request' });
   t.equal((await nativeRefusal(server.url, { sessionId: '  ', invocation })).status, 400, 'a blank session id is none');
-  t.equal((await nativeRefusal(server.url, { sessionId: 'x'.repeat(200), invocation })).status, 400, 'an overlong session id');
+  t.equal(
+    (await nativeRefusal(server.url, { sessionId: 'x'.repeat(200), invocation })).status,
+    400,
+    'an overlong session id',
+  );
 
   const noUcan = await nativeRefusal(server.url, { sessionId: adaSession });
   t.equal(noUcan.status, 401);
@@ -65,17 +73,34 @@ t.test('native /ws: refused before the upgrade, with the HTTP answer of the rout
 
   const user = await generateKey();
   const expired = await mintInvocation({ issuer: user, audience: server.oracleDid, expiration: now() - 60 });
-  t.equal((await nativeRefusal(server.url, { sessionId: adaSession, invocation: expired })).body.message, INVALID_UCAN_MESSAGE, 'an expired invocation');
+  t.equal(
+    (await nativeRefusal(server.url, { sessionId: adaSession, invocation: expired })).body.message,
+    INVALID_UCAN_MESSAGE,
+    'an expired invocation',
+  );
   const elsewhere = await mintInvocation({ issuer: user, audience: (await generateKey()).did() });
-  t.equal((await nativeRefusal(server.url, { sessionId: adaSession, invocation: elsewhere })).status, 401, 'an invocation for another oracle');
+  t.equal(
+    (await nativeRefusal(server.url, { sessionId: adaSession, invocation: elsewhere })).status,
+    401,
+    'an invocation for another oracle',
+  );
 
   const someoneElses = await nativeRefusal(server.url, { sessionId: bobSession, invocation });
   t.equal(someoneElses.status, 404, "someone else's session");
   t.same(someoneElses.body, { statusCode: 404, message: 'Session not found', error: 'Not Found' });
-  t.equal((await nativeRefusal(server.url, { sessionId: 'no-such-session', invocation })).status, 404, 'an unknown session');
+  t.equal(
+    (await nativeRefusal(server.url, { sessionId: 'no-such-session', invocation })).status,
+    404,
+    'an unknown session',
+  );
 
   // The identity is the validated issuer: a DID in the query changes nothing.
-  const claimed = await nativeRefusal(server.url, { sessionId: bobSession, invocation, userDid: 'did:key:bob', did: 'did:key:bob' });
+  const claimed = await nativeRefusal(server.url, {
+    sessionId: bobSession,
+    invocation,
+    userDid: 'did:key:bob',
+    did: 'did:key:bob',
+  });
   t.equal(claimed.status, 404, 'a claimed DID in the query is ignored');
 });
 
@@ -88,9 +113,16 @@ t.test('native /ws: credentials as headers or query parameters, invocation or de
   t.pass('invocation as a query parameter');
   const viaHeaders = await NativeClient.connect(server.url, { sessionId: adaSession }, { headers: ada.headers() });
   t.pass('Authorization + X-Auth-Type: ucan headers');
-  const viaDelegationHeader = await NativeClient.connect(server.url, { sessionId: adaSession }, { headers: { 'x-ucan-delegation': delegation } });
+  const viaDelegationHeader = await NativeClient.connect(
+    server.url,
+    { sessionId: adaSession },
+    { headers: { 'x-ucan-delegation': delegation } },
+  );
   t.pass('x-ucan-delegation header alone');
-  const viaDelegationQuery = await NativeClient.connect(server.url, { sessionId: adaSession, ucanDelegation: delegation });
+  const viaDelegationQuery = await NativeClient.connect(server.url, {
+    sessionId: adaSession,
+    ucanDelegation: delegation,
+  });
   t.pass('ucanDelegation query parameter alone');
   for (const client of [viaQuery, viaHeaders, viaDelegationHeader, viaDelegationQuery]) {
     client.send('status');
@@ -111,42 +143,63 @@ t.test('native /ws: credentials as headers or query parameters, invocation or de
   loose.close();
 });
 
-t.test('Socket.IO: refused with connect_error and closed; accepted with auth { invocation, ucanDelegation }', async (t) => {
-  const { server, ada, bob, adaSession, bobSession } = shared;
-  const invocation = invocationOf(ada);
+t.test(
+  'Socket.IO: refused with connect_error and closed; accepted with auth { invocation, ucanDelegation }',
+  async (t) => {
+    const { server, ada, bob, adaSession, bobSession } = shared;
+    const invocation = invocationOf(ada);
 
-  const noSession = await socketIoRefusal(server.url, {}, { invocation });
-  t.equal(noSession.message, MISSING_SESSION_ID);
-  t.equal(noSession.data.statusCode, 400);
-  const noUcan = await socketIoRefusal(server.url, { sessionId: adaSession }, {});
-  t.equal(noUcan.message, MISSING_UCAN_MESSAGE);
-  t.equal(noUcan.data.statusCode, 401);
-  const bad = await socketIoRefusal(server.url, { sessionId: adaSession }, { invocation: 'bm90IGEgVUNBTg==' });
-  t.equal(bad.message, INVALID_UCAN_MESSAGE);
-  const someoneElses = await socketIoRefusal(server.url, { sessionId: bobSession }, { invocation });
-  t.equal(someoneElses.message, 'Session not found');
-  t.equal(someoneElses.data.statusCode, 404);
+    const noSession = await socketIoRefusal(server.url, {}, { invocation });
+    t.equal(noSession.message, MISSING_SESSION_ID);
+    t.equal(noSession.data.statusCode, 400);
+    const noUcan = await socketIoRefusal(server.url, { sessionId: adaSession }, {});
+    t.equal(noUcan.message, MISSING_UCAN_MESSAGE);
+    t.equal(noUcan.data.statusCode, 401);
+    const bad = await socketIoRefusal(server.url, { sessionId: adaSession }, { invocation: 'bm90IGEgVUNBTg==' });
+    t.equal(bad.message, INVALID_UCAN_MESSAGE);
+    const someoneElses = await socketIoRefusal(server.url, { sessionId: bobSession }, { invocation });
+    t.equal(someoneElses.message, 'Session not found');
+    t.equal(someoneElses.data.statusCode, 404);
 
-  const accepted = await SocketIoClient.connect(server.url, { sessionId: adaSession, userDid: bob.did }, { invocation });
-  accepted.send('status');
-  t.equal((await accepted.take('status')).sessionId, adaSession, 'connected to her session; the userDid in the query is ignored');
-  accepted.close();
+    const accepted = await SocketIoClient.connect(
+      server.url,
+      { sessionId: adaSession, userDid: bob.did },
+      { invocation },
+    );
+    accepted.send('status');
+    t.equal(
+      (await accepted.take('status')).sessionId,
+      adaSession,
+      'connected to her session; the userDid in the query is ignored',
+    );
+    accepted.close();
 
-  const delegation = await mintDelegation({ issuer: bob.key, audience: server.oracleDid, ttlSeconds: 600 });
-  const delegated = await SocketIoClient.connect(server.url, { sessionId: bobSession }, { ucanDelegation: delegation });
-  t.pass('a delegation alone, as older SDKs send');
-  delegated.close();
-  // The SDK sends both; a delegation of someone else beside a valid invocation is left out, not fatal.
-  const both = await SocketIoClient.connect(server.url, { sessionId: adaSession }, { invocation, ucanDelegation: delegation });
-  t.pass('invocation with a delegation');
-  both.close();
-});
+    const delegation = await mintDelegation({ issuer: bob.key, audience: server.oracleDid, ttlSeconds: 600 });
+    const delegated = await SocketIoClient.connect(
+      server.url,
+      { sessionId: bobSession },
+      { ucanDelegation: delegation },
+    );
+    t.pass('a delegation alone, as older SDKs send');
+    delegated.close();
+    // The SDK sends both; a delegation of someone else beside a valid invocation is left out, not fatal.
+    const both = await SocketIoClient.connect(
+      server.url,
+      { sessionId: adaSession },
+      { invocation, ucanDelegation: delegation },
+    );
+    t.pass('invocation with a delegation');
+    both.close();
+  },
+);
 
 t.test('Socket.IO: a refused handshake is disconnected at once, not left to the connect timeout', async (t) => {
   const { server, adaSession } = shared;
   // Engine.IO v4 spoken by hand over a real WebSocket, so nothing on the client side closes the connection.
   const { default: WebSocket } = await import('ws');
-  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket&sessionId=${adaSession}`);
+  const socket = new WebSocket(
+    `${server.url.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket&sessionId=${adaSession}`,
+  );
   t.teardown(() => socket.terminate());
   const packets: string[] = [];
   const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
@@ -160,7 +213,10 @@ t.test('Socket.IO: a refused handshake is disconnected at once, not left to the 
   const refusal = packets.find((packet) => packet.startsWith('44'));
   t.ok(refusal, 'a CONNECT_ERROR packet came before the close');
   t.equal(JSON.parse(refusal!.slice(2)).message, INVALID_UCAN_MESSAGE);
-  t.notOk(packets.some((packet) => packet.startsWith('40')), 'never connected');
+  t.notOk(
+    packets.some((packet) => packet.startsWith('40')),
+    'never connected',
+  );
 });
 
 t.test('handshakes share the front door rate limit', async (t) => {

@@ -21,7 +21,9 @@ for (let i = 0; i < TURNS; i++) {
   const frames = await sdkReadAll(await sdkSend(server.url, ada, sessionId, { message: `message ${i}` }));
   if (frames.at(-1)?.event !== 'done') throw new Error(`turn ${i} did not end with done`);
 }
-const full = (await fetch(`${server.url}/messages/${sessionId}`, { headers: ada.headers() }).then((res) => res.json())) as { messages: HistoryPage['messages'] };
+const full = (await fetch(`${server.url}/messages/${sessionId}`, { headers: ada.headers() }).then((res) =>
+  res.json(),
+)) as { messages: HistoryPage['messages'] };
 
 const page = async (query: { limit: number; before?: string; after?: string }): Promise<HistoryPage> => {
   const res = await historyPage(server.url, ada, sessionId, query);
@@ -41,7 +43,11 @@ t.test('the newest page, then older pages until the start: the whole transcript,
   t.equal(pages.length, Math.ceil((TURNS * 2) / 5));
   t.same(pages.flatMap((p) => p.messages.map((m) => m.id)).length, TURNS * 2);
   // flattenPages: from the oldest page to the newest.
-  t.same([...pages].reverse().flatMap((p) => p.messages), full.messages, 'walked back: exactly the transcript');
+  t.same(
+    [...pages].reverse().flatMap((p) => p.messages),
+    full.messages,
+    'walked back: exactly the transcript',
+  );
   t.equal(pages.at(-1)!.hasOlder, false);
   t.same(pages.at(-1)!.messages[0], full.messages[0]);
 });
@@ -52,10 +58,18 @@ t.test('from the oldest forwards through nextCursor: the whole transcript', asyn
   t.match(oldest, { hasOlder: false, hasNewer: true });
   const pages = [oldest];
   while (pages.at(-1)!.hasNewer) pages.push(await page({ limit: 7, after: pages.at(-1)!.nextCursor! }));
-  t.same(pages.flatMap((p) => p.messages), full.messages, 'walked forward: exactly the transcript');
+  t.same(
+    pages.flatMap((p) => p.messages),
+    full.messages,
+    'walked forward: exactly the transcript',
+  );
   const last = pages.at(-1)!;
   const beyond = await page({ limit: 7, after: last.nextCursor! });
-  t.same(beyond, { messages: [], prevCursor: last.nextCursor, nextCursor: last.nextCursor, hasOlder: true, hasNewer: false }, 'nothing newer yet');
+  t.same(
+    beyond,
+    { messages: [], prevCursor: last.nextCursor, nextCursor: last.nextCursor, hasOlder: true, hasNewer: false },
+    'nothing newer yet',
+  );
 });
 
 t.test("the SDK's fetchNewer after a turn: only the new messages follow the newest page's nextCursor", async (t) => {
@@ -64,7 +78,13 @@ t.test("the SDK's fetchNewer after a turn: only the new messages follow the newe
   t.same(empty, { messages: [], prevCursor: '0', nextCursor: '0', hasOlder: false, hasNewer: false }, 'a new session');
   await sdkReadAll(await sdkSend(server.url, ada, id, { message: 'first' }));
   const first = await page2(id, { limit: 20, after: empty.nextCursor! });
-  t.same(first.messages.map((m) => [m.type, m.type === 'human' ? m.content : 'ai']), [['human', 'first'], ['ai', 'ai']]);
+  t.same(
+    first.messages.map((m) => [m.type, m.type === 'human' ? m.content : 'ai']),
+    [
+      ['human', 'first'],
+      ['ai', 'ai'],
+    ],
+  );
   await sdkReadAll(await sdkSend(server.url, ada, id, { message: 'second' }));
   const second = await page2(id, { limit: 20, after: first.nextCursor! });
   t.same(second.messages.map((m) => m.content).slice(0, 1), ['second'], 'the tail starts at the new message');

@@ -2,15 +2,28 @@
 import t from 'tap';
 import { Delegation as DelegationCodec, Signature, UCAN } from '@ucanto/core';
 import type { Delegation } from '@ucanto/interface';
-import { INVALID_DELEGATION_MESSAGE, INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
-import { createInvocation, encodeArtifact, generateKey, mintDelegation, mintInvocation } from '../dist/src/tools/mint-ucan.js';
+import {
+  INVALID_DELEGATION_MESSAGE,
+  INVALID_UCAN_MESSAGE,
+  MISSING_UCAN_MESSAGE,
+} from '../dist/src/oracle/auth/index.js';
+import {
+  createInvocation,
+  encodeArtifact,
+  generateKey,
+  mintDelegation,
+  mintInvocation,
+} from '../dist/src/tools/mint-ucan.js';
 import { call, startOracleServer } from './helpers/oracle.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
 
 /** Re-encodes an invocation with changed UCAN fields, keeping its signature (as an attacker would). */
-async function forge(delegation: Delegation, change: (model: Record<string, unknown>) => Record<string, unknown>): Promise<string> {
+async function forge(
+  delegation: Delegation,
+  change: (model: Record<string, unknown>) => Record<string, unknown>,
+): Promise<string> {
   const model = change({ ...(delegation.data as unknown as { model: Record<string, unknown> }).model });
   const block = await UCAN.write(model as never);
   return encodeArtifact(DelegationCodec.create({ root: block as never, blocks: new Map() }));
@@ -34,15 +47,29 @@ t.test('protected routes: the exact 401 answers, with X-Request-Id', async (t) =
   t.equal(untyped.status, 401);
   t.equal(untyped.body.message, MISSING_UCAN_MESSAGE);
 
-  const valid = await call(server, 'GET', '/sessions', { headers: bearer(await mintInvocation({ issuer: user, audience: oracle, ttlSeconds: 300 })) });
+  const valid = await call(server, 'GET', '/sessions', {
+    headers: bearer(await mintInvocation({ issuer: user, audience: oracle, ttlSeconds: 300 })),
+  });
   t.equal(valid.status, 200, 'a valid invocation passes');
   t.same(valid.body, { sessions: [], total: 0 });
 
   const refusals: [string, string, RegExp][] = [
     ['expired', await mintInvocation({ issuer: user, audience: oracle, expiration: now() - 60 }), /expired/i],
-    ['too long-lived', await mintInvocation({ issuer: user, audience: oracle, ttlSeconds: 3600 }), /900|lifetime|long/i],
-    ['wrong audience', await mintInvocation({ issuer: user, audience: (await generateKey()).did() }), /audience|addressed/i],
-    ['wrong resource', await mintInvocation({ issuer: user, audience: oracle, capability: { can: '*', with: 'ixo:other' } }), /ixo:oracle|capabilit|resource|with/i],
+    [
+      'too long-lived',
+      await mintInvocation({ issuer: user, audience: oracle, ttlSeconds: 3600 }),
+      /900|lifetime|long/i,
+    ],
+    [
+      'wrong audience',
+      await mintInvocation({ issuer: user, audience: (await generateKey()).did() }),
+      /audience|addressed/i,
+    ],
+    [
+      'wrong resource',
+      await mintInvocation({ issuer: user, audience: oracle, capability: { can: '*', with: 'ixo:other' } }),
+      /ixo:oracle|capabilit|resource|with/i,
+    ],
     [
       'tampered signature',
       await forge(await createInvocation({ issuer: user, audience: oracle }), (model) => {
@@ -55,7 +82,9 @@ t.test('protected routes: the exact 401 answers, with X-Request-Id', async (t) =
     ['garbage', 'bm90IGEgVUNBTg==', /archive|ucanto|malformed/i],
   ];
   for (const [name, invocation, reason] of refusals) {
-    const res = await call(server, 'GET', '/sessions', { headers: { ...bearer(invocation), 'x-request-id': `req-${name}` } });
+    const res = await call(server, 'GET', '/sessions', {
+      headers: { ...bearer(invocation), 'x-request-id': `req-${name}` },
+    });
     t.equal(res.status, 401, `${name}: 401`);
     t.equal(res.body.statusCode, 401);
     t.equal(res.body.message, INVALID_UCAN_MESSAGE, `${name}: exact message`);
@@ -80,7 +109,9 @@ t.test('every oracle route is protected; public routes ignore auth headers', asy
     ['GET', '/user-preferences'],
   ];
   for (const [method, path] of routes) {
-    const res = await call(server, method, path, { body: method === 'POST' ? { message: 'hi', sessionId: 'abc', raw: 'x' } : undefined });
+    const res = await call(server, method, path, {
+      body: method === 'POST' ? { message: 'hi', sessionId: 'abc', raw: 'x' } : undefined,
+    });
     t.equal(res.status, 401, `${method} ${path}`);
     t.equal(res.body.message, MISSING_UCAN_MESSAGE);
   }
@@ -98,8 +129,13 @@ t.test('x-ucan-delegation alone authenticates its issuer; a bad one is refused',
   const created = await call(server, 'POST', '/sessions', { headers: { 'x-ucan-delegation': delegation } });
   t.equal(created.status, 201);
   // The same user through an invocation sees the session: the identity is the delegation's issuer.
-  const listed = await call(server, 'GET', '/sessions', { headers: bearer(await mintInvocation({ issuer: user, audience: server.oracleDid })) });
-  t.same(listed.body.sessions.map((s: { sessionId: string }) => s.sessionId), [created.body.sessionId]);
+  const listed = await call(server, 'GET', '/sessions', {
+    headers: bearer(await mintInvocation({ issuer: user, audience: server.oracleDid })),
+  });
+  t.same(
+    listed.body.sessions.map((s: { sessionId: string }) => s.sessionId),
+    [created.body.sessionId],
+  );
 
   const elsewhere = await mintDelegation({ issuer: user, audience: (await generateKey()).did() });
   const refused = await call(server, 'GET', '/sessions', { headers: { 'x-ucan-delegation': elsewhere } });
@@ -112,8 +148,13 @@ t.test('x-did is informational only: it never changes who the user is', async (t
   const server = await startOracleServer(t);
   const user = await generateKey();
   const other = await generateKey();
-  const headers = { ...bearer(await mintInvocation({ issuer: user, audience: server.oracleDid })), 'x-did': other.did() };
+  const headers = {
+    ...bearer(await mintInvocation({ issuer: user, audience: server.oracleDid })),
+    'x-did': other.did(),
+  };
   await call(server, 'POST', '/sessions', { headers });
-  const asOther = await call(server, 'GET', '/sessions', { headers: bearer(await mintInvocation({ issuer: other, audience: server.oracleDid })) });
+  const asOther = await call(server, 'GET', '/sessions', {
+    headers: bearer(await mintInvocation({ issuer: other, audience: server.oracleDid })),
+  });
   t.equal(asOther.body.total, 0);
 });

@@ -7,29 +7,54 @@ import { call, createSession, newUser, openStream, readSse, startOracleServer } 
 
 const toolCallDelta = (id: string, name: string, args: string[]) =>
   args.map((part, i) =>
-    chunk({ tool_calls: [{ index: 0, ...(i === 0 ? { id, type: 'function', function: { name, arguments: part } } : { function: { arguments: part } }) }] }),
+    chunk({
+      tool_calls: [
+        {
+          index: 0,
+          ...(i === 0
+            ? { id, type: 'function', function: { name, arguments: part } }
+            : { function: { arguments: part } }),
+        },
+      ],
+    }),
   );
 
 t.test('streamed text, a tool call in fragments, and the system prompt with saved preferences', async (t) => {
   const llm = await startLlmStandIn();
   t.teardown(() => llm.close());
-  const server = await startOracleServer(t, { env: { LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-local', LLM_MODEL: 'stand-in-1' } });
+  const server = await startOracleServer(t, {
+    env: { LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-local', LLM_MODEL: 'stand-in-1' },
+  });
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
 
   llm.script(
-    sse([chunk({ reasoning_content: 'The user wants a name.' }), ...toolCallDelta('call_7', 'set_user_preferences', ['{"userN', 'ame":"Ada"}']), chunk({}, 'tool_calls')]),
+    sse([
+      chunk({ reasoning_content: 'The user wants a name.' }),
+      ...toolCallDelta('call_7', 'set_user_preferences', ['{"userN', 'ame":"Ada"}']),
+      chunk({}, 'tool_calls'),
+    ]),
     sse([chunk({ content: 'Nice to ' }), chunk({ content: 'meet you, Ada.' }, 'stop')]),
   );
-  const items = await readSse(await openStream(server, ada, id, { message: 'please call me Ada', timezone: 'Africa/Nairobi' }));
+  const items = await readSse(
+    await openStream(server, ada, id, { message: 'please call me Ada', timezone: 'Africa/Nairobi' }),
+  );
   t.same(
     items.map((item) => item.event),
     ['reasoning', 'reasoning', 'tool_call', 'tool_call', 'message', 'message', 'reasoning', 'done'],
   );
   t.equal(items[1].data.reasoning, 'The user wants a name.');
-  t.match(items[2].data, { toolName: 'toolCall', args: { userName: 'Ada', toolName: 'set_user_preferences' }, status: 'isRunning', eventId: 'call_7' });
+  t.match(items[2].data, {
+    toolName: 'toolCall',
+    args: { userName: 'Ada', toolName: 'set_user_preferences' },
+    status: 'isRunning',
+    eventId: 'call_7',
+  });
   t.match(items[3].data, { status: 'done', eventId: 'call_7', output: /Saved/ });
-  t.same(items.filter((item) => item.event === 'message').map((item) => item.data.content), ['Nice to ', 'meet you, Ada.']);
+  t.same(
+    items.filter((item) => item.event === 'message').map((item) => item.data.content),
+    ['Nice to ', 'meet you, Ada.'],
+  );
 
   const [first, second] = llm.requests;
   t.equal(first.headers.authorization, 'Bearer sk-local');
@@ -38,7 +63,10 @@ t.test('streamed text, a tool call in fragments, and the system prompt with save
   t.ok(first.body.tools.some((tool: { function: { name: string } }) => tool.function.name === 'set_user_preferences'));
   t.match(first.body.messages[0], { role: 'system', content: /Africa\/Nairobi/ });
   t.same(first.body.messages.at(-1), { role: 'user', content: 'please call me Ada' });
-  t.same(second.body.messages.slice(-2).map((m: { role: string }) => m.role), ['assistant', 'tool']);
+  t.same(
+    second.body.messages.slice(-2).map((m: { role: string }) => m.role),
+    ['assistant', 'tool'],
+  );
   t.match(second.body.messages.at(-1), { role: 'tool', tool_call_id: 'call_7', content: /Saved/ });
 
   // The next session's first model call already carries the preference in its system prompt.
@@ -58,7 +86,10 @@ t.test('model failures: an error frame then done; a JSON request answers 502', a
 
   llm.script(failWith(503, { error: { message: 'model overloaded' } }));
   const items = await readSse(await openStream(server, ada, id, { message: 'hello' }));
-  t.same(items.map((item) => item.event), ['reasoning', 'error', 'done']);
+  t.same(
+    items.map((item) => item.event),
+    ['reasoning', 'error', 'done'],
+  );
   t.match(items[1].data.error, /503.*model overloaded/);
 
   llm.script(sse([chunk({ content: 'Half an ans' }), { error: { message: 'connection reset upstream' } }]));
@@ -68,7 +99,13 @@ t.test('model failures: an error frame then done; a JSON request answers 502', a
 
   // What the user saw of the failed answer is in the transcript, and the session goes on.
   const transcript = (await call(server, 'GET', `/messages/${id}`, { user: ada })).body.messages;
-  t.same(transcript.map((m: { content: string }) => m.content), ['hello', 'again', 'Half an ans']);
+  t.same(
+    transcript.map((m: { content: string }) => m.content),
+    ['hello', 'again', 'Half an ans'],
+  );
   llm.script(sse([chunk({ content: 'Recovered.' }, 'stop')]));
-  t.equal((await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'third' } })).body.message.content, 'Recovered.');
+  t.equal(
+    (await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'third' } })).body.message.content,
+    'Recovered.',
+  );
 });

@@ -28,8 +28,10 @@ function configProblems(value: string): string[] {
 t.test('MCP_SERVERS: JSON or a JSON file; every problem named at start-up', async (t) => {
   t.same(loadConfig({}).MCP_SERVERS, [], 'unset: no servers');
   t.same(
-    loadConfig({ MCP_SERVERS: '[{"name":"ixo_docs","url":"http://127.0.0.1:4000/mcp"},{"name":"ledger","url":"https://mcp.example.org/mcp","did":"did:ixo:entity:abc","protected":true}]' })
-      .MCP_SERVERS,
+    loadConfig({
+      MCP_SERVERS:
+        '[{"name":"ixo_docs","url":"http://127.0.0.1:4000/mcp"},{"name":"ledger","url":"https://mcp.example.org/mcp","did":"did:ixo:entity:abc","protected":true}]',
+    }).MCP_SERVERS,
     [
       { name: 'ixo_docs', url: 'http://127.0.0.1:4000/mcp', protected: false },
       { name: 'ledger', url: 'https://mcp.example.org/mcp', did: 'did:ixo:entity:abc', protected: true },
@@ -38,7 +40,11 @@ t.test('MCP_SERVERS: JSON or a JSON file; every problem named at start-up', asyn
   const dir = t.testdir();
   const file = join(dir, 'mcp.json');
   writeFileSync(file, JSON.stringify([{ name: 'files', url: 'http://127.0.0.1:9/mcp', protected: false }]));
-  t.same(loadConfig({ MCP_SERVERS: file }).MCP_SERVERS, [{ name: 'files', url: 'http://127.0.0.1:9/mcp', protected: false }], 'read from the file');
+  t.same(
+    loadConfig({ MCP_SERVERS: file }).MCP_SERVERS,
+    [{ name: 'files', url: 'http://127.0.0.1:9/mcp', protected: false }],
+    'read from the file',
+  );
   t.equal(loadConfig({ MCP_TIMEOUT_MS: '2500' }).MCP_TIMEOUT_MS, 2500);
 
   const cases: [string, RegExp][] = [
@@ -51,7 +57,10 @@ t.test('MCP_SERVERS: JSON or a JSON file; every problem named at start-up', asyn
     ['[{"name":"a","url":"ftp://x"}]', /server 0: url must be an http\(s\) URL/],
     ['[{"name":"a","url":"not a url"}]', /server 0: url must be a URL/],
     ['[{"name":"a","url":"http://x","protected":"yes"}]', /server 0: protected must be true or false/],
-    ['[{"name":"a","url":"http://x","protected":true}]', /server 0: a protected server needs its did \(the audience of the invocations\)$/],
+    [
+      '[{"name":"a","url":"http://x","protected":true}]',
+      /server 0: a protected server needs its did \(the audience of the invocations\)$/,
+    ],
     ['[{"name":"a","url":"http://x","did":"ixo:abc"}]', /server 0: did must be a DID/],
     ['[{"name":"a","url":"http://x"},{"name":"a","url":"http://y"}]', /MCP server list: server names must be unique$/],
   ];
@@ -76,7 +85,15 @@ t.test('offered names: <server>__<tool>, MCP-only characters replaced, too long 
 });
 
 t.test('results as text: text parts joined, other parts named, structured content when there is no text', async (t) => {
-  t.equal(resultText({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }), 'a\nb');
+  t.equal(
+    resultText({
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    }),
+    'a\nb',
+  );
   t.equal(
     resultText({
       content: [
@@ -104,15 +121,36 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   const service = await generateKey();
   const delegations = openLmdbDelegations(store, oracle.did());
   let now = Math.floor(Date.now() / 1000);
-  const minter = createUcanMinter({ identity: async () => ({ did: oracle.did(), signer: oracle }), delegations: () => delegations, now: () => now });
-  const request = { userDid: user.did(), audience: service.did(), capability: { can: 'ledger/read', with: 'ixo:oracle:test:ledger' } as const };
+  const minter = createUcanMinter({
+    identity: async () => ({ did: oracle.did(), signer: oracle }),
+    delegations: () => delegations,
+    now: () => now,
+  });
+  const request = {
+    userDid: user.did(),
+    audience: service.did(),
+    capability: { can: 'ledger/read', with: 'ixo:oracle:test:ledger' } as const,
+  };
 
-  await t.rejects(minter.mintForUser(request), new ReauthorisationRequired(user.did(), 'none', oracle.did()), 'nothing stored');
-  await t.rejects(minter.mintForUser(request), { reason: 'none', message: /^Re-authorisation needed: no delegation from you is stored/ });
+  await t.rejects(
+    minter.mintForUser(request),
+    new ReauthorisationRequired(user.did(), 'none', oracle.did()),
+    'nothing stored',
+  );
+  await t.rejects(minter.mintForUser(request), {
+    reason: 'none',
+    message: /^Re-authorisation needed: no delegation from you is stored/,
+  });
 
   const raw = await mintDelegation({ issuer: user, audience: oracle.did(), ttlSeconds: 120 });
   const expiration = now + 120;
-  await delegations.put({ raw, issuer: user.did(), audience: oracle.did(), expiration, storedAt: new Date().toISOString() });
+  await delegations.put({
+    raw,
+    issuer: user.did(),
+    audience: oracle.did(),
+    expiration,
+    storedAt: new Date().toISOString(),
+  });
   const decode = async (text: string) => {
     const extracted = await Delegation.extract(Buffer.from(text, 'base64'));
     if (extracted.error) throw extracted.error;
@@ -123,21 +161,49 @@ t.test('mintForUser: an invocation signed by the oracle, the stored delegation a
   t.equal(invocation.audience.did(), service.did());
   t.same(invocation.capabilities, [{ can: 'ledger/read', with: 'ixo:oracle:test:ledger' }]);
   t.equal(invocation.expiration, expiration, 'cut to the delegation (120 s < the 300 s default)');
-  t.equal(String((invocation.proofs[0] as { cid?: unknown }).cid), String((await decode(raw)).cid), 'the stored delegation is the proof');
-  t.equal((await decode(await minter.mintForUser({ ...request, ttlSeconds: 30 }))).expiration, now + 30, 'a shorter lifetime is kept');
+  t.equal(
+    String((invocation.proofs[0] as { cid?: unknown }).cid),
+    String((await decode(raw)).cid),
+    'the stored delegation is the proof',
+  );
+  t.equal(
+    (await decode(await minter.mintForUser({ ...request, ttlSeconds: 30 }))).expiration,
+    now + 30,
+    'a shorter lifetime is kept',
+  );
 
   now = expiration;
-  await t.rejects(minter.mintForUser(request), { reason: 'expired', message: /your delegation to this oracle has expired/ });
+  await t.rejects(minter.mintForUser(request), {
+    reason: 'expired',
+    message: /your delegation to this oracle has expired/,
+  });
 
-  await delegations.put({ raw: 'QUJD', issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
+  await delegations.put({
+    raw: 'QUJD',
+    issuer: user.did(),
+    audience: oracle.did(),
+    storedAt: new Date().toISOString(),
+  });
   await t.rejects(minter.mintForUser(request), { name: 'ReauthorisationRequired', reason: 'unreadable' });
   // Stored before POST /delegation refused it: proofs linking one proof 60 times a level, 15 levels, which
   // archive() would walk 60^15 times. Refused as unreadable at once, never archived.
-  await delegations.put({ raw: await repeatedLinkDelegation(user, oracle.did(), 60, 15), issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
-  await t.rejects(minter.mintForUser(request), { name: 'ReauthorisationRequired', reason: 'unreadable' }, 'a repeated-link delegation is unreadable');
+  await delegations.put({
+    raw: await repeatedLinkDelegation(user, oracle.did(), 60, 15),
+    issuer: user.did(),
+    audience: oracle.did(),
+    storedAt: new Date().toISOString(),
+  });
+  await t.rejects(
+    minter.mintForUser(request),
+    { name: 'ReauthorisationRequired', reason: 'unreadable' },
+    'a repeated-link delegation is unreadable',
+  );
 
   // The per-thread minter reads the identity from the configuration (what plugins use).
-  const fromConfig = ucanMinterFor({ config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir }, delegations: openLmdbOracleRepositories(store).delegations });
+  const fromConfig = ucanMinterFor({
+    config: { ORACLE_PRIVATE_KEY: formatKey(oracle), DATA_DIR: dir },
+    delegations: openLmdbOracleRepositories(store).delegations,
+  });
   await delegations.put({ raw, issuer: user.did(), audience: oracle.did(), storedAt: new Date().toISOString() });
   const again = await decode(await fromConfig.mintForUser(request));
   t.equal(again.issuer.did(), oracle.did());

@@ -50,8 +50,16 @@ t.test('the CREDITS_* and LLM_* variables are part of the oracle configuration',
   const defaults = load({});
   t.same([defaults.CREDITS_ENABLED, defaults.CREDITS_INITIAL, defaults.CREDITS_PER_MESSAGE], [false, 10, 1]);
   t.same([defaults.LLM_BASE_URL, defaults.LLM_MODEL, defaults.AGENT_MAX_STEPS], [undefined, 'gpt-4o-mini', 8]);
-  const on = load({ CREDITS_ENABLED: 'true', CREDITS_INITIAL: '3', CREDITS_PER_MESSAGE: '2', LLM_BASE_URL: 'http://127.0.0.1:11434/v1' });
-  t.same([on.CREDITS_ENABLED, on.CREDITS_INITIAL, on.CREDITS_PER_MESSAGE, on.LLM_BASE_URL], [true, 3, 2, 'http://127.0.0.1:11434/v1']);
+  const on = load({
+    CREDITS_ENABLED: 'true',
+    CREDITS_INITIAL: '3',
+    CREDITS_PER_MESSAGE: '2',
+    LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
+  });
+  t.same(
+    [on.CREDITS_ENABLED, on.CREDITS_INITIAL, on.CREDITS_PER_MESSAGE, on.LLM_BASE_URL],
+    [true, 3, 2, 'http://127.0.0.1:11434/v1'],
+  );
   t.throws(() => load({ CREDITS_INITIAL: '-1' }), /must be at least 0/);
   t.throws(() => load({ CREDITS_ENABLED: 'maybe' }), /must be true or false/);
   t.throws(() => load({ LLM_BASE_URL: 'not a url' }), /must be a URL/);
@@ -73,7 +81,8 @@ t.test('charges until the balance runs out, then 402 with the refused claim and 
   t.equal(reply.status, 402);
   t.same(JSON.parse(String(reply.body)), {
     statusCode: 402,
-    message: 'Insufficient credits: a message costs 1 and your balance is 0. Settle the outstanding claims to continue.',
+    message:
+      'Insufficient credits: a message costs 1 and your balance is 0. Settle the outstanding claims to continue.',
     error: 'Payment Required',
     claims: first.claims,
     outstandingClaims: first.claims,
@@ -109,8 +118,14 @@ t.test('concurrent charges never spend more than the balance', async (t) => {
 
 t.test('with CREDITS_ENABLED the turn is refused before the agent is built', async (t) => {
   const store = tempStore(t);
-  const plugins = createPlugins({ config: { CREDITS_ENABLED: true, CREDITS_INITIAL: 1, CREDITS_PER_MESSAGE: 1 }, repositories: openLmdbOracleRepositories(store) });
-  t.same(plugins.map((p) => p.name), ['credits', 'user-preferences']);
+  const plugins = createPlugins({
+    config: { CREDITS_ENABLED: true, CREDITS_INITIAL: 1, CREDITS_PER_MESSAGE: 1 },
+    repositories: openLmdbOracleRepositories(store),
+  });
+  t.same(
+    plugins.map((p) => p.name),
+    ['credits', 'user-preferences'],
+  );
   const input = { plugins, oracleName: 'O', history: [], userMessage: 'hi' };
   const ok = await prepareTurn({ ...input, context: turn('did:key:zA') });
   t.equal(ok.messages.at(-1)?.content, 'hi');
@@ -118,7 +133,10 @@ t.test('with CREDITS_ENABLED the turn is refused before the agent is built', asy
   t.equal(refused.code, 'credits_exhausted');
   t.equal(store.db<{ balance: number }>('oracle-credits').get('did:key:zA')?.balance, 0, 'stored in oracle-credits');
 
-  const free = createPlugins({ config: { CREDITS_ENABLED: false, CREDITS_INITIAL: 0, CREDITS_PER_MESSAGE: 1 }, repositories: openLmdbOracleRepositories(store) });
+  const free = createPlugins({
+    config: { CREDITS_ENABLED: false, CREDITS_INITIAL: 0, CREDITS_PER_MESSAGE: 1 },
+    repositories: openLmdbOracleRepositories(store),
+  });
   await prepareTurn({ ...input, plugins: free, context: turn('did:key:zPoor') });
   t.equal(store.db('oracle-credits').get('did:key:zPoor'), undefined, 'credits off: nothing charged');
 });

@@ -14,7 +14,10 @@ import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from '../d
 import { createPlugins, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
 import { mountRoutes } from '../dist/src/http/route.js';
 import { refuseInput } from '../dist/src/oracle/errors.js';
-import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from '../dist/src/oracle/plugins/user-preferences/schema.js';
+import {
+  parsePreferencesUpdate,
+  preferencesUpdateJsonSchema,
+} from '../dist/src/oracle/plugins/user-preferences/schema.js';
 import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
@@ -50,17 +53,37 @@ t.test('validation: limits, the formality enum, at least one field, unknown keys
   });
   t.same(parsePreferencesUpdate({ agentName: 'x'.repeat(81), userName: 'y'.repeat(81), language: 'z'.repeat(21) }), {
     ok: false,
-    issues: ['agentName must be at most 80 characters', 'userName must be at most 80 characters', 'language must be at most 20 characters'],
+    issues: [
+      'agentName must be at most 80 characters',
+      'userName must be at most 80 characters',
+      'language must be at most 20 characters',
+    ],
   });
-  t.ok(parsePreferencesUpdate({ agentName: 'x'.repeat(80), language: 'z'.repeat(20), customInstructions: 'c'.repeat(2000) }).ok, 'limits are inclusive');
-  t.same(parsePreferencesUpdate({ customInstructions: 'c'.repeat(2001) }), { ok: false, issues: ['customInstructions must be at most 2000 characters'] });
+  t.ok(
+    parsePreferencesUpdate({
+      agentName: 'x'.repeat(80),
+      language: 'z'.repeat(20),
+      customInstructions: 'c'.repeat(2000),
+    }).ok,
+    'limits are inclusive',
+  );
+  t.same(parsePreferencesUpdate({ customInstructions: 'c'.repeat(2001) }), {
+    ok: false,
+    issues: ['customInstructions must be at most 2000 characters'],
+  });
   t.same(parsePreferencesUpdate({ formality: 'rude' }), {
     ok: false,
-    issues: ['formality must be one of casual, friendly, neutral, semi-formal, professional, formal, technical, academic'],
+    issues: [
+      'formality must be one of casual, friendly, neutral, semi-formal, professional, formal, technical, academic',
+    ],
   });
   t.same(parsePreferencesUpdate({ tone: 42 }), { ok: false, issues: ['tone must be a string'] });
   t.same(parsePreferencesUpdate({}), { ok: false, issues: ['give at least one preference to change'] });
-  t.same(parsePreferencesUpdate({ updatedAt: '2020-01-01T00:00:00Z' }), { ok: false, issues: ['give at least one preference to change'] }, 'updatedAt is set by the server only');
+  t.same(
+    parsePreferencesUpdate({ updatedAt: '2020-01-01T00:00:00Z' }),
+    { ok: false, issues: ['give at least one preference to change'] },
+    'updatedAt is set by the server only',
+  );
   t.notOk(parsePreferencesUpdate('call me Ada').ok);
   t.notOk(parsePreferencesUpdate(null).ok);
 });
@@ -68,8 +91,17 @@ t.test('validation: limits, the formality enum, at least one field, unknown keys
 t.test('the tool schema is JSON schema of the same fields', async (t) => {
   t.equal(preferencesUpdateJsonSchema.type, 'object');
   t.notOk('$schema' in preferencesUpdateJsonSchema);
-  t.same(Object.keys(preferencesUpdateJsonSchema.properties as object).sort(), ['agentName', 'customInstructions', 'formality', 'language', 'tone', 'userName']);
-  t.match(preferencesUpdateJsonSchema.properties, { agentName: { anyOf: [{ type: 'string', maxLength: 80 }, { type: 'null' }] } });
+  t.same(Object.keys(preferencesUpdateJsonSchema.properties as object).sort(), [
+    'agentName',
+    'customInstructions',
+    'formality',
+    'language',
+    'tone',
+    'userName',
+  ]);
+  t.match(preferencesUpdateJsonSchema.properties, {
+    agentName: { anyOf: [{ type: 'string', maxLength: 80 }, { type: 'null' }] },
+  });
 });
 
 t.test('writes merge per (user, oracle); null removes a field; updatedAt is the server time', async (t) => {
@@ -96,7 +128,11 @@ t.test('writes merge per (user, oracle); null removes a field; updatedAt is the 
 t.test('the plugin: tool through its execute, and the before-agent load', async (t) => {
   const store = tempStore(t);
   const plugins = createPlugins({ config, repositories: openLmdbOracleRepositories(store) });
-  t.same(plugins.map((p) => p.name), ['user-preferences'], 'credits off by default');
+  t.same(
+    plugins.map((p) => p.name),
+    ['user-preferences'],
+    'credits off by default',
+  );
   t.same(pluginAuthExcludedRoutes(createPluginFronts({ config, repositories: openLmdbOracleRepositories(store) })), []);
   const context = turn('did:key:zA');
   const [tool] = pluginTools(plugins, context);
@@ -104,7 +140,10 @@ t.test('the plugin: tool through its execute, and the before-agent load', async 
   t.equal(tool.kind, 'server');
   const output = await tool.execute({ agentName: 'Sage' }, { ...context, toolCallId: 'c' });
   t.match(output, /^Saved\. The user's preferences are now: \{"agentName":"Sage","updatedAt":"/);
-  await t.rejects(tool.execute({ formality: 'loud' }, { ...context, toolCallId: 'c' }), { name: 'PreferencesValidationError', message: /formality must be one of/ });
+  await t.rejects(tool.execute({ formality: 'loud' }, { ...context, toolCallId: 'c' }), {
+    name: 'PreferencesValidationError',
+    message: /formality must be one of/,
+  });
 
   await runBeforeAgent(plugins, context);
   t.match(context.preferences, { agentName: 'Sage' });
@@ -126,8 +165,15 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
     return { did, via: 'invocation', chain: [] };
   };
   const router = new Router();
-  mountRoutes(router, { guards: { ucan: authenticate }, invalid: refuseInput }, pluginRoutes(fronts, { oracleDid: ORACLE }));
-  t.same(router.routes.map((r) => [r.method, r.pattern]), [['GET', '/user-preferences']]);
+  mountRoutes(
+    router,
+    { guards: { ucan: authenticate }, invalid: refuseInput },
+    pluginRoutes(fronts, { oracleDid: ORACLE }),
+  );
+  t.same(
+    router.routes.map((r) => [r.method, r.pattern]),
+    [['GET', '/user-preferences']],
+  );
   t.match(router.routes[0].docs, { tags: ['User preferences'] });
 
   const server = frontDoor({
@@ -146,14 +192,18 @@ t.test('GET /user-preferences through the uWebSockets.js front door', async (t) 
     await server.drain(1000);
     server.close();
   });
-  const get = (user?: string) => fetch(`http://127.0.0.1:${port}/user-preferences`, { headers: user ? { 'x-test-user': user } : {} });
+  const get = (user?: string) =>
+    fetch(`http://127.0.0.1:${port}/user-preferences`, { headers: user ? { 'x-test-user': user } : {} });
 
   const none = await get('did:key:zA');
   t.equal(none.status, 200);
   t.match(none.headers.get('content-type'), /application\/json/);
   t.equal(await none.text(), 'null', 'JSON null when nothing is saved');
 
-  await pluginTools(plugins, turn('did:key:zA'))[0].execute({ userName: 'Ada', formality: 'formal' }, { ...turn('did:key:zA'), toolCallId: 'c' });
+  await pluginTools(plugins, turn('did:key:zA'))[0].execute(
+    { userName: 'Ada', formality: 'formal' },
+    { ...turn('did:key:zA'), toolCallId: 'c' },
+  );
   const saved = await get('did:key:zA');
   t.equal(saved.status, 200);
   const body: any = await saved.json();

@@ -15,8 +15,16 @@ const user = await generateKey();
 
 function request(path: string, headers: Record<string, string> = {}): HttpRequest {
   return {
-    method: 'GET', path, rawQuery: '', query: new URLSearchParams(), headers, params: {}, ip: '127.0.0.1',
-    requestId: 'r', body: undefined, signal: new AbortController().signal,
+    method: 'GET',
+    path,
+    rawQuery: '',
+    query: new URLSearchParams(),
+    headers,
+    params: {},
+    ip: '127.0.0.1',
+    requestId: 'r',
+    body: undefined,
+    signal: new AbortController().signal,
   };
 }
 
@@ -33,7 +41,11 @@ t.test('exclusion entries: patterns, wildcards, plain paths', async (t) => {
 });
 
 t.test('excluded routes are public in their docs; a UCAN route still learns its caller', async (t) => {
-  const authenticator = createAuthenticator({ oracleDid: oracle.did(), maxTtlSeconds: 900, verifier: inProcessVerifier() });
+  const authenticator = createAuthenticator({
+    oracleDid: oracle.did(),
+    maxTtlSeconds: 900,
+    verifier: inProcessVerifier(),
+  });
   const auth = new OracleRouteAuth(authenticator, ['/webhooks/*', '/user-data']);
   const seen: string[] = [];
   const handler = async ({ req, identity }: { req: HttpRequest; identity?: { did: string } }) => {
@@ -46,13 +58,19 @@ t.test('excluded routes are public in their docs; a UCAN route still learns its 
     { method: 'POST', path: '/webhooks/matrix', auth: 'public', summary: 'hook', handler },
     { method: 'GET', path: '/user-data', auth: 'ucan', handler },
   ]);
-  mountRoutes(target, { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput }, routes);
+  mountRoutes(
+    target,
+    { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput },
+    routes,
+  );
   const [privateRoute, webhook, excluded] = target.routes;
   t.same(privateRoute.docs, { auth: 'ucan', summary: 'private' });
   t.same(webhook.docs, { auth: 'public', summary: 'hook' });
   t.same(excluded.docs, { auth: 'public' }, 'an excluded UCAN route is documented as public');
 
-  const refused = await Promise.resolve(privateRoute.handler(request('/private'), {} as never)).catch((e: unknown) => e);
+  const refused = await Promise.resolve(privateRoute.handler(request('/private'), {} as never)).catch(
+    (e: unknown) => e,
+  );
   t.ok(refused instanceof HttpError);
   t.equal((refused as HttpError).status, 401);
   t.equal((refused as HttpError).message, MISSING_UCAN_MESSAGE);
@@ -61,8 +79,13 @@ t.test('excluded routes are public in their docs; a UCAN route still learns its 
   const invocation = await mintInvocation({ issuer: user, audience: oracle.did() });
   const headers = { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' };
   await privateRoute.handler(request('/private', headers), {} as never);
-  await webhook.handler(request('/webhooks/matrix', { authorization: 'Bearer garbage', 'x-auth-type': 'ucan' }), {} as never);
-  const anonymous = await Promise.resolve(excluded.handler(request('/user-data'), {} as never)).catch((e: unknown) => e);
+  await webhook.handler(
+    request('/webhooks/matrix', { authorization: 'Bearer garbage', 'x-auth-type': 'ucan' }),
+    {} as never,
+  );
+  const anonymous = await Promise.resolve(excluded.handler(request('/user-data'), {} as never)).catch(
+    (e: unknown) => e,
+  );
   t.equal((anonymous as HttpError).status, 401, 'an excluded route that needs its caller still asks for a UCAN');
   await excluded.handler(request('/user-data', headers), {} as never);
   t.same(seen, [`/private ${user.did()}`, '/webhooks/matrix anonymous', `/user-data ${user.did()}`]);

@@ -14,7 +14,10 @@ const getPage = { name: 'getPage', description: 'Reads the page', schema: { type
 
 t.test("while the owner's turn waits in its actor, reads go through the actor", async (t) => {
   const sessionId = await createSession(server, ada);
-  t.equal((await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'hello there' } })).status, 200);
+  t.equal(
+    (await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'hello there' } })).status,
+    200,
+  );
   const ws = await NativeClient.connect(server.url, { sessionId, invocation: invocationOf(ada) });
   closeAll(t, ws);
 
@@ -24,20 +27,34 @@ t.test("while the owner's turn waits in its actor, reads go through the actor", 
 
   const listed = await call(server, 'GET', `/messages/${sessionId}`, { user: ada });
   t.equal(listed.status, 200, 'the owner reads the transcript while the turn runs');
-  t.same(listed.body.messages.map((m: { type: string }) => m.type), ['human', 'ai'], 'what is committed');
+  t.same(
+    listed.body.messages.map((m: { type: string }) => m.type),
+    ['human', 'ai'],
+    'what is committed',
+  );
 
   const foreign = await call(server, 'GET', `/messages/${sessionId}`, { user: bob });
   t.same([foreign.status, foreign.body], [404, NOT_FOUND], "another user's read: the actor says not theirs");
   const deleted = await call(server, 'DELETE', `/sessions/${sessionId}`, { user: bob });
   t.same([deleted.status, deleted.body], [404, NOT_FOUND], "another user's delete is refused at once");
-  t.same((await call(server, 'POST', '/messages/abort', { user: bob, body: { sessionId } })).body, { success: false }, 'nor can they stop it');
-  const refused = await NativeClient.connect(server.url, { sessionId, invocation: invocationOf(bob) }).catch((error: { status: number; body: unknown }) => error);
+  t.same(
+    (await call(server, 'POST', '/messages/abort', { user: bob, body: { sessionId } })).body,
+    { success: false },
+    'nor can they stop it',
+  );
+  const refused = await NativeClient.connect(server.url, { sessionId, invocation: invocationOf(bob) }).catch(
+    (error: { status: number; body: unknown }) => error,
+  );
   t.match(refused, { status: 404, body: NOT_FOUND }, "another user's socket handshake is refused");
   const bobs = await createSession(server, bob);
   const bobWs = await NativeClient.connect(server.url, { sessionId: bobs, invocation: invocationOf(bob) });
   closeAll(t, bobWs);
   bobWs.send('subscribe', { sessionId });
-  t.match(await bobWs.take('error'), { event: 'subscribe', message: 'Session not found' }, 'nor can a socket of theirs subscribe');
+  t.match(
+    await bobWs.take('error'),
+    { event: 'subscribe', message: 'Session not found' },
+    'nor can a socket of theirs subscribe',
+  );
 
   ws.send('tool_result', { toolCallId: request.toolCallId, result: { title: 'Home' } });
   t.equal((await reply).at(-1)?.event, 'done');
@@ -46,20 +63,37 @@ t.test("while the owner's turn waits in its actor, reads go through the actor", 
   t.equal(after.body.messages[3].content, 'getPage returned: {"title":"Home"}');
 });
 
-t.test('a cold session (its actor not in memory) is woken by the read; unknown ids answer like foreign ones', async (t) => {
-  const sessionId = await createSession(server, ada);
-  for (let i = 0; i < 3; i++) await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: `message ${i}` } });
-  // ACTOR_IDLE_SECONDS=1: wait until the actor has left memory (the hosts' count of actors is the witness).
-  const actorsOf = async () => Number((await (await fetch(`${server.url}/metrics`)).text()).match(/^actors_active\{kind="oracle-chat"\} (\d+)/m)?.[1] ?? 0);
-  await eventually(async () => (await actorsOf()) === 0, 'the chat actor to leave memory', 600);
-  t.equal(await actorsOf(), 0, 'no chat actor in memory');
-  const listed = await call(server, 'GET', `/messages/${sessionId}`, { user: ada });
-  t.same([listed.status, listed.body.messages.length], [200, 6]);
-  t.same(listed.body.messages.filter((m: { type: string }) => m.type === 'human').map((m: { content: string }) => m.content), ['message 0', 'message 1', 'message 2']);
-  for (const [user, id] of [[bob, sessionId], [ada, '00000000-0000-4000-8000-000000000000']] as const) {
-    const answer = await call(server, 'GET', `/messages/${id}`, { user });
-    t.same([answer.status, answer.body], [404, NOT_FOUND]);
-  }
-  t.same((await call(server, 'DELETE', `/sessions/${sessionId}`, { user: ada })).status, 200);
-  t.same((await call(server, 'GET', `/messages/${sessionId}`, { user: ada })).status, 404, 'deleted');
-});
+t.test(
+  'a cold session (its actor not in memory) is woken by the read; unknown ids answer like foreign ones',
+  async (t) => {
+    const sessionId = await createSession(server, ada);
+    for (let i = 0; i < 3; i++)
+      await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: `message ${i}` } });
+    // ACTOR_IDLE_SECONDS=1: wait until the actor has left memory (the hosts' count of actors is the witness).
+    const actorsOf = async () =>
+      Number(
+        (await (await fetch(`${server.url}/metrics`)).text()).match(
+          /^actors_active\{kind="oracle-chat"\} (\d+)/m,
+        )?.[1] ?? 0,
+      );
+    await eventually(async () => (await actorsOf()) === 0, 'the chat actor to leave memory', 600);
+    t.equal(await actorsOf(), 0, 'no chat actor in memory');
+    const listed = await call(server, 'GET', `/messages/${sessionId}`, { user: ada });
+    t.same([listed.status, listed.body.messages.length], [200, 6]);
+    t.same(
+      listed.body.messages
+        .filter((m: { type: string }) => m.type === 'human')
+        .map((m: { content: string }) => m.content),
+      ['message 0', 'message 1', 'message 2'],
+    );
+    for (const [user, id] of [
+      [bob, sessionId],
+      [ada, '00000000-0000-4000-8000-000000000000'],
+    ] as const) {
+      const answer = await call(server, 'GET', `/messages/${id}`, { user });
+      t.same([answer.status, answer.body], [404, NOT_FOUND]);
+    }
+    t.same((await call(server, 'DELETE', `/sessions/${sessionId}`, { user: ada })).status, 200);
+    t.same((await call(server, 'GET', `/messages/${sessionId}`, { user: ada })).status, 404, 'deleted');
+  },
+);

@@ -9,10 +9,25 @@ import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcrip
 import { tempStore } from './helpers/store.js';
 import { rejectsWithConflict } from './contracts/revision.js';
 
-const record = { sessionId: 's', userDid: 'did:key:zA', oracleDid: 'did:key:zO', oracleName: 'O', title: 'Untitled', createdAt: 1, lastUpdatedAt: 1 };
+const record = {
+  sessionId: 's',
+  userDid: 'did:key:zA',
+  oracleDid: 'did:key:zO',
+  oracleName: 'O',
+  title: 'Untitled',
+  createdAt: 1,
+  lastUpdatedAt: 1,
+};
 const turn = (i: number): TranscriptEntry[] => [
   { id: `h${i}`, type: 'human', content: `question ${i}`, createdAt: i },
-  { id: `a${i}`, type: 'ai', content: `answer ${i}`, toolCalls: [], chat: [{ role: 'assistant', content: `answer ${i}` }], createdAt: i },
+  {
+    id: `a${i}`,
+    type: 'ai',
+    content: `answer ${i}`,
+    toolCalls: [],
+    chat: [{ role: 'assistant', content: `answer ${i}` }],
+    createdAt: i,
+  },
 ];
 
 /** Counts the entries read through the repository. */
@@ -21,7 +36,8 @@ function counting(transcripts: TranscriptRepository) {
   const repository: TranscriptRepository = {
     ...transcripts,
     read: async (id, page) => transcripts.read(id, page).then((p) => ((counter.entriesRead += p.entries.length), p)),
-    readNewest: async (id, page) => transcripts.readNewest(id, page).then((p) => ((counter.entriesRead += p.entries.length), p)),
+    readNewest: async (id, page) =>
+      transcripts.readNewest(id, page).then((p) => ((counter.entriesRead += p.entries.length), p)),
   };
   return { repository, counter };
 }
@@ -39,7 +55,7 @@ t.test('a long transcript: the history is the last turns, read without the rest'
   const history = await state.history();
   t.equal(history.length, 100, '50 turns of two messages');
   t.same(history[0], { role: 'user', content: `question ${TURNS - 50}` });
-  t.ok(counter.entriesRead < 2 * TURNS / 4, `read ${counter.entriesRead} of ${2 * TURNS} entries`);
+  t.ok(counter.entriesRead < (2 * TURNS) / 4, `read ${counter.entriesRead} of ${2 * TURNS} entries`);
 
   await state.commit({ ...record, title: 'Long', lastUpdatedAt: 2 }, turn(TURNS));
   t.equal((await state.history()).at(-1)?.content, `answer ${TURNS}`, 'the new turn is in the history');
@@ -48,7 +64,10 @@ t.test('a long transcript: the history is the last turns, read without the rest'
   t.match(await sessions.get('s'), { value: { title: 'Long' }, revision: 2 });
 
   const page = await state.messages(2 * TURNS);
-  t.same(page.messages.map((m) => m.content), [`question ${TURNS}`, `answer ${TURNS}`]);
+  t.same(
+    page.messages.map((m) => m.content),
+    [`question ${TURNS}`, `answer ${TURNS}`],
+  );
   t.equal(page.next, undefined);
   t.equal((await state.messages(0)).next, 100, 'GET /messages reads in pages');
 });
@@ -62,7 +81,10 @@ t.test('a stale holder cannot write over a newer one', async (t) => {
   await current.commit({ ...record, title: 'Newer' }, turn(0));
   await rejectsWithConflict(t, stale.commit({ ...record, title: 'Stale' }, turn(1)), 'a stale commit');
   t.match(await stores.sessions.get('s'), { value: { title: 'Newer' } });
-  t.same((await stores.transcripts.read('s', { from: 0, limit: 10 })).entries.map((e) => e.content), ['question 0', 'answer 0']);
+  t.same(
+    (await stores.transcripts.read('s', { from: 0, limit: 10 })).entries.map((e) => e.content),
+    ['question 0', 'answer 0'],
+  );
   await rejectsWithConflict(t, stale.delete(), 'a stale delete');
   await current.delete();
   t.equal(await stores.sessions.get('s'), undefined);

@@ -8,7 +8,12 @@ t.test('POST /sessions answers 201 with the session record', async (t) => {
   const res = await call(server, 'POST', '/sessions', { user: ada, headers: { 'x-request-id': 'create-1' } });
   t.equal(res.status, 201);
   t.equal(res.headers.get('x-request-id'), 'create-1');
-  t.match(res.body, { sessionId: /^[0-9a-f-]{36}$/, oracleName: 'Test Oracle', title: 'Untitled', oracleDid: server.oracleDid });
+  t.match(res.body, {
+    sessionId: /^[0-9a-f-]{36}$/,
+    oracleName: 'Test Oracle',
+    title: 'Untitled',
+    oracleDid: server.oracleDid,
+  });
   t.ok(Date.parse(res.body.createdAt));
   t.equal(res.body.createdAt, res.body.lastUpdatedAt);
   const again = await createSession(server, ada);
@@ -26,10 +31,16 @@ t.test('GET /sessions: newest lastUpdatedAt first, paginated, limit capped at 10
   t.equal(first.status, 200);
   t.equal(first.body.total, 25);
   t.equal(first.body.sessions.length, 20, 'default page size 20');
-  t.same(first.body.sessions.map((s: { sessionId: string }) => s.sessionId), newestFirst.slice(0, 20));
+  t.same(
+    first.body.sessions.map((s: { sessionId: string }) => s.sessionId),
+    newestFirst.slice(0, 20),
+  );
 
   const page = await call(server, 'GET', '/sessions?limit=10&offset=20', { user: ada });
-  t.same(page.body.sessions.map((s: { sessionId: string }) => s.sessionId), newestFirst.slice(20));
+  t.same(
+    page.body.sessions.map((s: { sessionId: string }) => s.sessionId),
+    newestFirst.slice(20),
+  );
   t.equal(page.body.total, 25);
 
   const zero = await call(server, 'GET', '/sessions?limit=0', { user: ada });
@@ -39,7 +50,10 @@ t.test('GET /sessions: newest lastUpdatedAt first, paginated, limit capped at 10
 
   // A message moves its session to the top.
   const oldest = ids[0];
-  const sent = await call(server, 'POST', `/messages/${oldest}`, { user: ada, body: { message: 'Plan my week, please' } });
+  const sent = await call(server, 'POST', `/messages/${oldest}`, {
+    user: ada,
+    body: { message: 'Plan my week, please' },
+  });
   t.equal(sent.status, 200);
   const after = await call(server, 'GET', '/sessions?limit=1', { user: ada });
   t.equal(after.body.sessions[0].sessionId, oldest);
@@ -80,7 +94,12 @@ t.test('two users are isolated: lists, deletes, messages', async (t) => {
   await call(server, 'POST', `/messages/${adas}`, { user: ada, body: { message: 'a secret' } });
   const bobs = await createSession(server, bob);
 
-  t.same((await call(server, 'GET', '/sessions', { user: bob })).body.sessions.map((s: { sessionId: string }) => s.sessionId), [bobs]);
+  t.same(
+    (await call(server, 'GET', '/sessions', { user: bob })).body.sessions.map(
+      (s: { sessionId: string }) => s.sessionId,
+    ),
+    [bobs],
+  );
   const notFound = { statusCode: 404, message: 'Session not found', error: 'Not Found' };
   const read = await call(server, 'GET', `/messages/${adas}`, { user: bob });
   t.equal(read.status, 404);
@@ -148,8 +167,15 @@ t.test('GET /docs-json documents the oracle routes from the schemas that validat
   t.equal(send.requestBody.content['application/json'].schema.properties.attachments.maxItems, 10);
   t.same(send.requestBody.content['application/json'].schema.required, ['message']);
   t.ok(send.security, 'protected routes name the UCAN security schemes');
-  t.match(doc.paths['/sessions'].get.parameters, [{ name: 'limit', in: 'query' }, { name: 'offset', in: 'query' }]);
+  t.match(doc.paths['/sessions'].get.parameters, [
+    { name: 'limit', in: 'query' },
+    { name: 'offset', in: 'query' },
+  ]);
   t.ok(doc.paths['/messages/abort'].post);
   t.ok(doc.paths['/delegation'].delete);
-  t.same(doc.paths['/user-preferences'].get.security, [], 'a route named in AUTH_EXCLUDED_ROUTES is documented as public');
+  t.same(
+    doc.paths['/user-preferences'].get.security,
+    [],
+    'a route named in AUTH_EXCLUDED_ROUTES is documented as public',
+  );
 });

@@ -78,7 +78,10 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   await eventually(() => framesIn(socket) === STREAM_WINDOW, 'one window of frames');
   await settle();
   t.equal(framesIn(socket), STREAM_WINDOW, 'no more than the window while the socket is full');
-  t.ok(socket.chunks.length < STREAM_WINDOW, `frames produced in one turn arrive together (${socket.chunks.length} writes)`);
+  t.ok(
+    socket.chunks.length < STREAM_WINDOW,
+    `frames produced in one turn arrive together (${socket.chunks.length} writes)`,
+  );
   t.equal(produced, STREAM_WINDOW, 'the producer waits');
 
   socket.drain();
@@ -86,7 +89,11 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   await eventually(() => socket.ended, 'the stream to end');
   t.equal(framesIn(socket), 100);
   t.ok(socket.chunks.join('').startsWith('frame 0\n\nframe 1\n\nframe 2\n\n'), 'in order');
-  t.equal(socket.chunks.at(-1), 'event: done\ndata: {"status":"aborted","aborted":true,"partialText":""}\n\n', 'the relay writes the closing frames of the ending (aborted: done alone)');
+  t.equal(
+    socket.chunks.at(-1),
+    'event: done\ndata: {"status":"aborted","aborted":true,"partialText":""}\n\n',
+    'the relay writes the closing frames of the ending (aborted: done alone)',
+  );
 });
 
 t.test('a client that hangs up cancels the producer, even one waiting for the window', async (t) => {
@@ -135,7 +142,10 @@ t.test('the ending decides the closing frames, written once, done last', async (
   const cases = [
     { ending: { type: 'turn', sessionId: 's1', requestId: 'r1' }, events: ['reasoning', 'done'] },
     { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down' }, events: ['error', 'done'] },
-    { ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down', errorSent: true }, events: ['done'] },
+    {
+      ending: { type: 'turn', sessionId: 's1', requestId: 'r1', error: 'LLM down', errorSent: true },
+      events: ['done'],
+    },
     { ending: { type: 'failed', failure: { code: 'internal', message: 'boom' } }, events: ['error', 'done'] },
   ] as const;
   for (const { ending, events } of cases) {
@@ -144,7 +154,11 @@ t.test('the ending decides the closing frames, written once, done last', async (
     await outcome;
     sender.end(ending);
     await eventually(() => socket.ended, 'the stream to end');
-    t.same(socket.chunks.map((chunk) => /^event: (\w+)/.exec(chunk)?.[1]), events, JSON.stringify(ending));
+    t.same(
+      socket.chunks.map((chunk) => /^event: (\w+)/.exec(chunk)?.[1]),
+      events,
+      JSON.stringify(ending),
+    );
   }
 });
 

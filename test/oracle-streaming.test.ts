@@ -3,7 +3,17 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
-import { call, createSession, eventually, newUser, openStream, sseEvents, startOracleServer, type SseItem, type User } from './helpers/oracle.js';
+import {
+  call,
+  createSession,
+  eventually,
+  newUser,
+  openStream,
+  sseEvents,
+  startOracleServer,
+  type SseItem,
+  type User,
+} from './helpers/oracle.js';
 
 async function setup(t: Test, env: Record<string, string> = {}) {
   const llm = await startLlmStandIn();
@@ -45,40 +55,62 @@ t.test('POST /messages/abort stops a stream mid-way; done still comes last; the 
   t.same(abort.body, { success: true });
   await rest(events, seen);
   t.equal(seen.at(-1)!.event, 'done', 'done is last');
-  t.notOk(seen.some((item) => item.event === 'reasoning' && item.data.isComplete), 'no completion frame after an abort');
+  t.notOk(
+    seen.some((item) => item.event === 'reasoning' && item.data.isComplete),
+    'no completion frame after an abort',
+  );
   await held.closed; // the model request was cancelled: generation stopped
   const transcript = await messages(server, ada, sessionId);
-  t.same(transcript.map((m) => [m.type, m.content]), [['human', 'tell me a long story'], ['ai', 'Hello ']]);
-  t.same((await call(server, 'POST', '/messages/abort', { user: ada, body: { sessionId } })).body, { success: false }, 'nothing left to abort');
+  t.same(
+    transcript.map((m) => [m.type, m.content]),
+    [
+      ['human', 'tell me a long story'],
+      ['ai', 'Hello '],
+    ],
+  );
+  t.same(
+    (await call(server, 'POST', '/messages/abort', { user: ada, body: { sessionId } })).body,
+    { success: false },
+    'nothing left to abort',
+  );
 });
 
-t.test('a client that disconnects mid-stream does not stop the generation (the run goes on, re-joinable)', async (t) => {
-  const { llm, server, ada, sessionId } = await setup(t);
-  const held = heldAnswer('Partial ');
-  llm.script(held.responder);
-  const controller = new AbortController();
-  const events = sseEvents(await openStream(server, ada, sessionId, { message: 'go on' }, controller.signal));
-  await readUntil(events, 'message');
-  controller.abort();
-  await events.return(undefined).catch(() => undefined);
-  // The connection is gone, the model request is not: released, it finishes the answer.
-  const run = await eventually(async () => {
-    const res = await call(server, 'GET', `/sessions/${sessionId}/run`, { user: ada });
-    return res.status === 200 ? res.body.run : undefined;
-  }, 'the run in progress');
-  t.equal(run.status, 'running');
-  held.release();
-  const transcript = await eventually(async () => {
-    const list = await messages(server, ada, sessionId);
-    return list.length === 2 ? list : undefined;
-  }, 'the whole turn to be committed');
-  t.same(transcript.map((m) => [m.type, m.content]), [['human', 'go on'], ['ai', 'Partial and the rest.']]);
+t.test(
+  'a client that disconnects mid-stream does not stop the generation (the run goes on, re-joinable)',
+  async (t) => {
+    const { llm, server, ada, sessionId } = await setup(t);
+    const held = heldAnswer('Partial ');
+    llm.script(held.responder);
+    const controller = new AbortController();
+    const events = sseEvents(await openStream(server, ada, sessionId, { message: 'go on' }, controller.signal));
+    await readUntil(events, 'message');
+    controller.abort();
+    await events.return(undefined).catch(() => undefined);
+    // The connection is gone, the model request is not: released, it finishes the answer.
+    const run = await eventually(async () => {
+      const res = await call(server, 'GET', `/sessions/${sessionId}/run`, { user: ada });
+      return res.status === 200 ? res.body.run : undefined;
+    }, 'the run in progress');
+    t.equal(run.status, 'running');
+    held.release();
+    const transcript = await eventually(async () => {
+      const list = await messages(server, ada, sessionId);
+      return list.length === 2 ? list : undefined;
+    }, 'the whole turn to be committed');
+    t.same(
+      transcript.map((m) => [m.type, m.content]),
+      [
+        ['human', 'go on'],
+        ['ai', 'Partial and the rest.'],
+      ],
+    );
 
-  // The session is usable at once.
-  llm.script(sse([chunk({ content: 'Back again.' }, 'stop')]));
-  const next = await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'hello?' } });
-  t.equal(next.body.message.content, 'Back again.');
-});
+    // The session is usable at once.
+    llm.script(sse([chunk({ content: 'Back again.' }, 'stop')]));
+    const next = await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'hello?' } });
+    t.equal(next.body.message.content, 'Back again.');
+  },
+);
 
 t.test('a newer message aborts the stream in flight', async (t) => {
   const { llm, server, ada, sessionId } = await setup(t);
@@ -86,7 +118,10 @@ t.test('a newer message aborts the stream in flight', async (t) => {
   llm.script(held.responder, sse([chunk({ content: 'New answer.' }, 'stop')]));
   const events = sseEvents(await openStream(server, ada, sessionId, { message: 'first question' }));
   const seen = await readUntil(events, 'message');
-  const newer = await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'second question' } });
+  const newer = await call(server, 'POST', `/messages/${sessionId}`, {
+    user: ada,
+    body: { message: 'second question' },
+  });
   t.equal(newer.status, 200);
   t.equal(newer.body.message.content, 'New answer.');
   await rest(events, seen);
@@ -94,18 +129,24 @@ t.test('a newer message aborts the stream in flight', async (t) => {
   t.notOk(seen.some((item) => item.event === 'reasoning' && item.data.isComplete));
   await held.closed;
   const transcript = await messages(server, ada, sessionId);
-  t.same(transcript.map((m) => [m.type, m.content]), [
-    ['human', 'first question'],
-    ['ai', 'Old '],
-    ['human', 'second question'],
-    ['ai', 'New answer.'],
-  ]);
+  t.same(
+    transcript.map((m) => [m.type, m.content]),
+    [
+      ['human', 'first question'],
+      ['ai', 'Old '],
+      ['human', 'second question'],
+      ['ai', 'New answer.'],
+    ],
+  );
   // The second model call saw the interrupted turn in its history.
-  t.same(llm.requests[1].body.messages.slice(1).map((m: { role: string; content: string }) => [m.role, m.content]), [
-    ['user', 'first question'],
-    ['assistant', 'Old '],
-    ['user', 'second question'],
-  ]);
+  t.same(
+    llm.requests[1].body.messages.slice(1).map((m: { role: string; content: string }) => [m.role, m.content]),
+    [
+      ['user', 'first question'],
+      ['assistant', 'Old '],
+      ['user', 'second question'],
+    ],
+  );
 });
 
 t.test('heartbeat comments keep a quiet stream alive', async (t) => {
@@ -118,7 +159,13 @@ t.test('heartbeat comments keep a quiet stream alive', async (t) => {
   held.release();
   await rest(events, seen);
   t.equal(seen.at(-1)!.event, 'done');
-  t.match(seen.filter((item) => item.event === 'message').map((item) => item.data.content).join(''), 'Thinking slowly and the rest.');
+  t.match(
+    seen
+      .filter((item) => item.event === 'message')
+      .map((item) => item.data.content)
+      .join(''),
+    'Thinking slowly and the rest.',
+  );
 });
 
 t.test('an actor host killed mid-stream: error then done, and the session stays usable', async (t) => {
@@ -138,9 +185,16 @@ t.test('an actor host killed mid-stream: error then done, and the session stays 
 
   await eventually(() => server.runtime.isHostAlive(0), 'the host to restart');
   llm.script(sse([chunk({ content: 'Still here.' }, 'stop')]));
-  const after = await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'after the crash' } });
+  const after = await call(server, 'POST', `/messages/${sessionId}`, {
+    user: ada,
+    body: { message: 'after the crash' },
+  });
   t.equal(after.status, 200);
   t.equal(after.body.message.content, 'Still here.');
   const transcript = await messages(server, ada, sessionId);
-  t.same(transcript.map((m) => m.content), ['before the crash', 'Kept.', 'after the crash', 'Still here.'], 'what was committed survived');
+  t.same(
+    transcript.map((m) => m.content),
+    ['before the crash', 'Kept.', 'after the crash', 'Still here.'],
+    'what was committed survived',
+  );
 });

@@ -29,7 +29,8 @@ async function answer(text: string, expected: RegExp): Promise<void> {
   await byTestId('ussd-input').fill(text);
   await byTestId('ussd-input').press('Enter');
   await page.waitForFunction(
-    ([source, flags]) => new RegExp(source, flags).test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+    ([source, flags]) =>
+      new RegExp(source, flags).test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
     [expected.source, expected.flags] as const,
   );
 }
@@ -57,16 +58,21 @@ async function releaseToolResults(): Promise<void> {
 t.test('USSD: dial, go back, create an account to its END, then dial again', async (t) => {
   await byTestId('ussd-code').fill('');
   // The keypad types the service code while no call is up.
-  for (const key of ['*', '3', '8', '4', '#']) await page.locator(`#ussd-phone .keypad button[data-key="${key}"]`).click();
+  for (const key of ['*', '3', '8', '4', '#'])
+    await page.locator(`#ussd-phone .keypad button[data-key="${key}"]`).click();
   t.equal(await byTestId('ussd-code').inputValue(), '*384#');
   await byTestId('ussd-dial').click();
-  await page.waitForFunction(() => /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+  );
   t.match(await screenText(), /1\. Know More\n2\. Account Menu/);
   t.match(await byTestId('ussd-screen-count').textContent(), /^\d+\/182$/, 'the screen length against the USSD limit');
 
   await answer('2', /Account Menu/);
   await byTestId('ussd-back').click();
-  await page.waitForFunction(() => /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+  );
   t.pass('Back (0) returns to the welcome menu');
 
   await answer('2', /Account Menu/);
@@ -77,7 +83,11 @@ t.test('USSD: dial, go back, create an account to its END, then dial again', asy
   await answer('48207', /Account created!/);
   const customerId = /C[0-9A-F]{8}/.exec(await screenText())?.[0];
   t.ok(customerId, 'the new customer ID is on the screen');
-  t.equal(await byTestId('ussd-text-count').textContent(), `${'2*0*2*2*Amina Wanjiru*00*48207*48207'.length}/182`, 'the history as a gateway joins it');
+  t.equal(
+    await byTestId('ussd-text-count').textContent(),
+    `${'2*0*2*2*Amina Wanjiru*00*48207*48207'.length}/182`,
+    'the history as a gateway joins it',
+  );
   await answer('*', /Goodbye/);
   t.equal(await page.getByTestId('ussd-screen').getAttribute('data-kind'), 'END');
   t.match(await screenText(), new RegExp(`Your customer ID is ${customerId}`));
@@ -85,7 +95,9 @@ t.test('USSD: dial, go back, create an account to its END, then dial again', asy
   await page.getByTestId('ussd-phone').screenshot({ path: artifactPath('playground-ussd-end.png') });
 
   await byTestId('ussd-dial').click();
-  await page.waitForFunction(() => /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /Welcome/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+  );
   t.pass('dialling again starts a new session');
   await byTestId('ussd-hangup').click();
 });
@@ -111,24 +123,46 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   await holdToolResults();
   await byTestId('chat-input').fill('use getPageTitle {}');
   await byTestId('chat-input').press('Enter');
-  await page.waitForSelector('[data-testid="chat-turn"][data-state="streaming"] [data-testid="chat-tool-call"][data-status="isRunning"]');
-  await page.waitForFunction(() => /← browser_tool_call/.test(document.querySelector('[data-testid="chat-events"]')?.textContent ?? ''));
+  await page.waitForSelector(
+    '[data-testid="chat-turn"][data-state="streaming"] [data-testid="chat-tool-call"][data-status="isRunning"]',
+  );
+  await page.waitForFunction(() =>
+    /← browser_tool_call/.test(document.querySelector('[data-testid="chat-events"]')?.textContent ?? ''),
+  );
   t.pass('the running tool call is shown while the turn streams');
   await releaseToolResults();
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-turn"][data-state="done"]').length === 2);
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-testid="chat-turn"][data-state="done"]').length === 2,
+  );
   const toolTurn = page.locator('[data-testid="chat-turn"]').last();
   const call = toolTurn.getByTestId('chat-tool-call');
   t.equal(await call.getAttribute('data-status'), 'done');
-  t.match(await call.textContent(), /^getPageTitle\(\) · done → .*Session actor runtime playground/, 'the call reads as name(arguments) · status → result');
-  t.match(await toolTurn.getByTestId('chat-reply').textContent(), /getPageTitle returned: .*Session actor runtime playground/);
+  t.match(
+    await call.textContent(),
+    /^getPageTitle\(\) · done → .*Session actor runtime playground/,
+    'the call reads as name(arguments) · status → result',
+  );
+  t.match(
+    await toolTurn.getByTestId('chat-reply').textContent(),
+    /getPageTitle returned: .*Session actor runtime playground/,
+  );
   const events = (await byTestId('chat-events').textContent()) ?? '';
   t.match(events, /← browser_tool_call .*getPageTitle/);
   t.match(events, /→ tool_result .*Session actor runtime playground/);
   // Each event is one line for a person (its payload folded underneath), not a wall of JSON.
   const lines = await page.locator('[data-testid="chat-events"] li summary').allTextContents();
-  t.ok(lines.some((line) => / ← browser_tool_call getPageTitle\(\)$/.test(line)), 'the browser tool call reads as a call');
-  t.ok(lines.some((line) => / → tool_result → title: ".*Session actor runtime playground/.test(line)), 'its result reads as a result');
-  t.notOk(lines.some((line) => line.includes('{"')), 'no raw JSON on the lines');
+  t.ok(
+    lines.some((line) => / ← browser_tool_call getPageTitle\(\)$/.test(line)),
+    'the browser tool call reads as a call',
+  );
+  t.ok(
+    lines.some((line) => / → tool_result → title: ".*Session actor runtime playground/.test(line)),
+    'its result reads as a result',
+  );
+  t.notOk(
+    lines.some((line) => line.includes('{"')),
+    'no raw JSON on the lines',
+  );
   await page.locator('#chat').screenshot({ path: artifactPath('playground-chat.png') });
 
   // The transcript comes back from the server when the session is opened again.
@@ -138,7 +172,11 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
 
   await page.locator('[data-testid="chat-sessions"] li button', { hasText: 'Delete' }).click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-sessions"] li').length === 0);
-  t.equal(await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(), 0, 'no session selected after deleting it');
+  t.equal(
+    await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(),
+    0,
+    'no session selected after deleting it',
+  );
   t.equal(await byTestId('chat-socket-state').getAttribute('data-state'), 'closed', 'its event channel closed');
   t.ok(await byTestId('chat-input').isEnabled(), 'the input stays usable: sending starts a session');
 
@@ -148,7 +186,11 @@ t.test('chat: connect with a key made in the page, stream a turn, answer a brows
   await byTestId('chat-input').fill('use getPageTitle {}');
   await byTestId('chat-send').click();
   await page.waitForSelector('[data-testid="chat-socket-state"][data-state="open"]');
-  t.equal(await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(), 1, 'a session was started for the message');
+  t.equal(
+    await page.locator('[data-testid="chat-sessions"] li[aria-current]').count(),
+    1,
+    'a session was started for the message',
+  );
   await page.waitForSelector('[data-testid="chat-tool-call"][data-status="isRunning"]');
   await byTestId('chat-abort').click();
   await page.waitForSelector('[data-testid="chat-turn"]:not([data-state="streaming"])');
@@ -171,7 +213,11 @@ t.test('dashboard: asks for the operator token, then shows non-zero figures whil
       const dial = { sessionId: `load-${i}`, serviceCode: '*384#', phoneNumber: '+254700000009', text: '' };
       await Promise.all([
         fetch(`${server.url}/health`).then((res) => res.arrayBuffer()),
-        fetch(`${server.url}/api/ussd`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dial) }).then((res) => res.text()),
+        fetch(`${server.url}/api/ussd`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(dial),
+        }).then((res) => res.text()),
       ]);
     }
   })();
@@ -230,18 +276,28 @@ t.test('Connect and a dial refused by the rate limit say so in words, and when t
   }
   t.equal(status, 429, 'the budget is spent');
   await fresh.getByTestId('chat-connect').click();
-  await fresh.waitForFunction(() => /Could not connect/.test(document.querySelector('[data-testid="chat-identity"]')?.textContent ?? ''));
+  await fresh.waitForFunction(() =>
+    /Could not connect/.test(document.querySelector('[data-testid="chat-identity"]')?.textContent ?? ''),
+  );
   const text = (await fresh.getByTestId('chat-identity').textContent()) ?? '';
-  t.match(text, /Too many requests from this address: the server's rate limit \(RATE_LIMIT_MAX requests per window\) refused this one\. Try again in \d+ s\./);
+  t.match(
+    text,
+    /Too many requests from this address: the server's rate limit \(RATE_LIMIT_MAX requests per window\) refused this one\. Try again in \d+ s\./,
+  );
   t.notMatch(text, /JSON|Unexpected token/, 'not a parse error');
   // The phone says the same in words when a dial is refused.
   await fresh.getByTestId('ussd-dial').click();
-  await fresh.waitForFunction(() => /Too many requests/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''));
+  await fresh.waitForFunction(() =>
+    /Too many requests/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+  );
   t.match(await fresh.getByTestId('ussd-screen').textContent(), /rate limit .* Try again in \d+ s\./);
   t.same(errors, [], 'no script error');
 });
 
 t.test('no script errors on the page', async (t) => {
   // The dashboard's refused polls (401 before the token was entered) are logged by Chromium as failed loads.
-  t.same(pageErrors.filter((text) => !/\/metrics\)$/.test(text)), []);
+  t.same(
+    pageErrors.filter((text) => !/\/metrics\)$/.test(text)),
+    [],
+  );
 });

@@ -36,7 +36,20 @@ t.test('served by default outside production: the page, its bundle, its styles a
   t.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
   t.match(page.headers.get('content-security-policy'), /default-src 'self'/, 'the page loads nothing from elsewhere');
   const html = await page.text();
-  for (const id of ['ussd-phone', 'ussd-code', 'ussd-dial', 'ussd-screen', 'ussd-input', 'ussd-send', 'chat-connect', 'chat-input', 'chat-send', 'chat-transcript', 'chat-events', 'dashboard']) {
+  for (const id of [
+    'ussd-phone',
+    'ussd-code',
+    'ussd-dial',
+    'ussd-screen',
+    'ussd-input',
+    'ussd-send',
+    'chat-connect',
+    'chat-input',
+    'chat-send',
+    'chat-transcript',
+    'chat-events',
+    'dashboard',
+  ]) {
     t.match(html, `data-testid="${id}"`, id);
   }
   t.notMatch(html, /https?:\/\/(?!127\.0\.0\.1)/, 'no address of another host in the page');
@@ -56,7 +69,13 @@ t.test('served by default outside production: the page, its bundle, its styles a
 });
 
 t.test('only plain names of the bundle folder are served', async (t) => {
-  for (const path of ['/playground/missing.js', '/playground/..%2fpackage.json', '/playground/..%5cpackage.json', '/playground/%E0%A4%A', '/playground/a/b.js']) {
+  for (const path of [
+    '/playground/missing.js',
+    '/playground/..%2fpackage.json',
+    '/playground/..%5cpackage.json',
+    '/playground/%E0%A4%A',
+    '/playground/a/b.js',
+  ]) {
     const res = await fetch(`${server.url}${path}`);
     t.equal(res.status, 404, path);
     t.match(await res.json(), { statusCode: 404, error: 'Not Found' });
@@ -86,7 +105,11 @@ t.test('a server built without the bundle answers 503 with what to do', async (t
   const empty = mkdtempSync(join(tmpdir(), 'playground-empty-'));
   t.teardown(() => rmSync(empty, { recursive: true, force: true }));
   const router = new Router();
-  registerPlaygroundRoutes(router, { oracle: { did: 'did:key:z6Mk', name: 'oracle' }, log: createLogger('silent'), bundleDir: empty });
+  registerPlaygroundRoutes(router, {
+    oracle: { did: 'did:key:z6Mk', name: 'oracle' },
+    log: createLogger('silent'),
+    bundleDir: empty,
+  });
   const page = router.routes.find((route) => route.pattern === '/playground')!;
   try {
     await page.handler({ path: '/playground' } as never, {} as never);

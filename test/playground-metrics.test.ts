@@ -6,7 +6,12 @@ import { figuresBetween, parsePrometheusText, quantile, reduceScrape } from '../
 
 function makeRegistry() {
   const registry = new Registry();
-  const requests = new Counter({ name: 'http_requests_total', help: 'requests', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'requests',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'latency',
@@ -19,7 +24,12 @@ function makeRegistry() {
     duration.observe({ route }, seconds);
   };
   const actors = new Gauge({ name: 'actors_active', help: 'actors', labelNames: ['kind'], registers: [registry] });
-  const sockets = new Gauge({ name: 'ws_connections_active', help: 'sockets', labelNames: ['transport'], registers: [registry] });
+  const sockets = new Gauge({
+    name: 'ws_connections_active',
+    help: 'sockets',
+    labelNames: ['transport'],
+    registers: [registry],
+  });
   return { registry, observe, actors, sockets };
 }
 
@@ -59,7 +69,12 @@ t.test('gauges are totals over their labels', async (t) => {
   actors.set({ kind: 'oracle-chat' }, 2);
   sockets.set({ transport: 'websocket' }, 4);
   sockets.set({ transport: 'socket.io' }, 1);
-  t.match(reduceScrape(parsePrometheusText(await registry.metrics()), 0), { actors: 5, sockets: 5, ussdSessions: 0, mailboxDepth: 0 });
+  t.match(reduceScrape(parsePrometheusText(await registry.metrics()), 0), {
+    actors: 5,
+    sockets: 5,
+    ussdSessions: 0,
+    mailboxDepth: 0,
+  });
 });
 
 t.test('no request in between: no percentile; a counter reset starts over', async (t) => {

@@ -3,7 +3,10 @@
 // nodes on different servers racing to begin one session.
 import t from 'tap';
 import type { Test } from 'tap';
-import { JetStreamUssdSessionRepository, SESSION_BUCKET_MARGIN_MS } from '../dist/src/ussd/sessions/jetstream-repository.js';
+import {
+  JetStreamUssdSessionRepository,
+  SESSION_BUCKET_MARGIN_MS,
+} from '../dist/src/ussd/sessions/jetstream-repository.js';
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { connectTo, freshDeployment } from './helpers/nats-repositories.js';
@@ -37,7 +40,11 @@ t.test('the bucket keeps a record for the longest session life plus a margin, wi
   t.equal(config.num_replicas, 3);
   await open(t, connection, 2 * FIVE_MINUTES);
   const longer = await connection.jsm.streams.info(`KV_${connection.prefix}_ussd_sessions`);
-  t.equal(longer.config.max_age, (2 * FIVE_MINUTES + SESSION_BUCKET_MARGIN_MS) * 1_000_000, 'a longer session TTL configured later lengthens it');
+  t.equal(
+    longer.config.max_age,
+    (2 * FIVE_MINUTES + SESSION_BUCKET_MARGIN_MS) * 1_000_000,
+    'a longer session TTL configured later lengthens it',
+  );
 });
 
 t.test('a session not written for the bucket max age is gone, and its id can begin again', async (t) => {
@@ -56,12 +63,19 @@ t.test('a session not written for the bucket max age is gone, and its id can beg
 
 t.test('the watch behind the live set runs only while it is asked for, and starts again complete', async (t) => {
   const [connection] = freshDeployment(everywhere);
-  const repository = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: FIVE_MINUTES, liveIdleMs: 400 });
+  const repository = await JetStreamUssdSessionRepository.open(connection, {
+    maxLifetimeMs: FIVE_MINUTES,
+    liveIdleMs: 400,
+  });
   t.teardown(() => repository.close());
   const now = Date.now();
   await repository.begin(session('before', now + 60_000), now);
   t.notOk(repository.watching, 'no watch until the live set is asked for (the writes of every step are not followed)');
-  t.same(await repository.live(now), [{ sessionId: 'before', expiresAt: now + 60_000 }], 'a listing starts it and sees every write before it');
+  t.same(
+    await repository.live(now),
+    [{ sessionId: 'before', expiresAt: now + 60_000 }],
+    'a listing starts it and sees every write before it',
+  );
   t.ok(repository.watching);
   const started = Date.now();
   while (repository.watching) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -83,17 +97,23 @@ t.test("the live set of any node includes every node's writes acknowledged befor
     const writer = nodes[round % 3];
     const begun = session(`s-${round}`, T0 + 10_000);
     const revision = await writer.begin(begun, T0);
-    if (round % 4 === 0) await writer.update(session(`s-${round}`, T0 + 10_000, { state: 'ended' }), { value: begun, revision });
+    if (round % 4 === 0)
+      await writer.update(session(`s-${round}`, T0 + 10_000, { state: 'ended' }), { value: begun, revision });
     const listed = await nodes[(round + 1) % 3].live(T0);
     t.equal(listed.length, round + 1 - Math.floor(round / 4) - 1, `round ${round}: every live session, no ended one`);
   }
-  t.same((await nodes[2].live(T0)).map(({ sessionId }) => sessionId).sort(), (await nodes[0].live(T0)).map(({ sessionId }) => sessionId).sort());
+  t.same(
+    (await nodes[2].live(T0)).map(({ sessionId }) => sessionId).sort(),
+    (await nodes[0].live(T0)).map(({ sessionId }) => sessionId).sort(),
+  );
 });
 
 t.test('three nodes beginning one session at once: one begins it, the others get a conflict', async (t) => {
   const nodes = await threeNodes(t);
   for (let round = 0; round < 10; round++) {
-    const results = await Promise.allSettled(nodes.map((node, i) => node.begin(session(`s-${round}`, T0 + 10_000, { phoneNumber: `+25470000000${i}` }), T0)));
+    const results = await Promise.allSettled(
+      nodes.map((node, i) => node.begin(session(`s-${round}`, T0 + 10_000, { phoneNumber: `+25470000000${i}` }), T0)),
+    );
     const won = results.flatMap((result, i) => (result.status === 'fulfilled' ? [i] : []));
     t.equal(won.length, 1, `round ${round}: one winner`);
     t.equal((await nodes[0].get(`s-${round}`))?.value.phoneNumber, `+25470000000${won[0]}`);

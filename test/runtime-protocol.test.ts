@@ -25,13 +25,21 @@ t.test('a thrown DomainError crosses with its code and details', async (t) => {
   );
   const client = new RpcClient<{ refuse(): void; crash(): void }>(batchingEndpoint(port1));
   const policy: CallPolicy = { graceMs: 0, timedOut: () => new Error('timed out'), fromRemote: (error) => error };
-  const remote = { refuse: () => client.call('refuse', [], 5_000, policy), crash: () => client.call('crash', [], 5_000, policy) };
+  const remote = {
+    refuse: () => client.call('refuse', [], 5_000, policy),
+    crash: () => client.call('crash', [], 5_000, policy),
+  };
   const refused = await remote.refuse().then(
     () => undefined,
     (error: unknown) => error,
   );
   t.type(refused, DomainError);
-  t.match(refused, { name: 'DomainError', code: 'session_not_found', message: 'Session not found', details: { sessionId: 's1' } });
+  t.match(refused, {
+    name: 'DomainError',
+    code: 'session_not_found',
+    message: 'Session not found',
+    details: { sessionId: 's1' },
+  });
   await t.rejects(remote.crash(), { name: 'TypeError', message: 'boom' }, 'other errors keep their name and message');
   t.notOk((await remote.crash().catch((e: unknown) => e)) instanceof DomainError);
 });

@@ -2,7 +2,12 @@
 // as its own class with the sender's message, a DomainError with its code and details; the stack only on request.
 import t from 'tap';
 import { DomainError } from '../dist/src/errors.js';
-import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from '../dist/src/runtime/errors.js';
+import {
+  ActorBusyError,
+  CallCancelledError,
+  HostClosingError,
+  HostUnavailableError,
+} from '../dist/src/runtime/errors.js';
 import { fromWire, toWire } from '../dist/src/runtime/wire-errors.js';
 
 const roundTrip = (error: unknown, withStack = false) => fromWire(structuredClone(toWire(error, withStack)));

@@ -11,43 +11,55 @@ t.test('a mailbox runs one task at a time, in order, and a failure does not bloc
   const mailbox = new Mailbox();
   const log: string[] = [];
   let running = 0;
-  const task = (name: string, fail = false) => async () => {
-    running++;
-    t.equal(running, 1, `${name} runs alone`);
-    await new Promise((r) => setTimeout(r, 5));
-    log.push(name);
-    running--;
-    if (fail) throw new Error(name);
-    return name;
-  };
-  const results = await Promise.allSettled([mailbox.post(task('a')), mailbox.post(task('b', true)), mailbox.post(task('c'))]);
+  const task =
+    (name: string, fail = false) =>
+    async () => {
+      running++;
+      t.equal(running, 1, `${name} runs alone`);
+      await new Promise((r) => setTimeout(r, 5));
+      log.push(name);
+      running--;
+      if (fail) throw new Error(name);
+      return name;
+    };
+  const results = await Promise.allSettled([
+    mailbox.post(task('a')),
+    mailbox.post(task('b', true)),
+    mailbox.post(task('c')),
+  ]);
   t.same(log, ['a', 'b', 'c']);
-  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   t.equal(mailbox.pending, 0);
 });
 
-t.test('a mailbox: a synchronous throw is a rejection, a task posted by a running one waits for it, drained waits for all', async (t) => {
-  const mailbox = new Mailbox();
-  const log: string[] = [];
-  let inner: Promise<unknown> | undefined;
-  const thrown = mailbox.post(() => {
-    log.push('throws');
-    throw new Error('at once');
-  });
-  const outer = mailbox.post(() => {
-    log.push('outer');
-    inner = mailbox.post(() => void log.push('inner'));
-    log.push('outer ends');
-    return 'outer';
-  });
-  const drained = mailbox.drained().then(() => log.push('drained'));
-  await t.rejects(thrown, /at once/);
-  t.equal(await outer, 'outer');
-  await inner;
-  await drained;
-  t.same(log, ['throws', 'outer', 'outer ends', 'inner', 'drained']);
-  t.equal(mailbox.pending, 0);
-});
+t.test(
+  'a mailbox: a synchronous throw is a rejection, a task posted by a running one waits for it, drained waits for all',
+  async (t) => {
+    const mailbox = new Mailbox();
+    const log: string[] = [];
+    let inner: Promise<unknown> | undefined;
+    const thrown = mailbox.post(() => {
+      log.push('throws');
+      throw new Error('at once');
+    });
+    const outer = mailbox.post(() => {
+      log.push('outer');
+      inner = mailbox.post(() => void log.push('inner'));
+      log.push('outer ends');
+      return 'outer';
+    });
+    const drained = mailbox.drained().then(() => log.push('drained'));
+    await t.rejects(thrown, /at once/);
+    t.equal(await outer, 'outer');
+    await inner;
+    await drained;
+    t.same(log, ['throws', 'outer', 'outer ends', 'inner', 'drained']);
+    t.equal(mailbox.pending, 0);
+  },
+);
 
 t.test('a mailbox: a queued task whose signal fires once it runs is not withdrawn; it sees the signal', async (t) => {
   const mailbox = new Mailbox();
@@ -122,7 +134,10 @@ t.test('several hosts: sessions spread over them, idle actors leave memory, sess
   for (const s of sessions) await s.send('1');
   const stats = await server.runtime.stats();
   t.equal(stats.length, 2);
-  t.ok(stats.every((host) => host.actors > 0), `both hosts hold actors: ${stats.map((h) => h.actors)}`);
+  t.ok(
+    stats.every((host) => host.actors > 0),
+    `both hosts hold actors: ${stats.map((h) => h.actors)}`,
+  );
   t.equal(stats[0].actors + stats[1].actors, 12);
   for (let i = 0; i < 12; i++) t.equal(server.runtime.hostOf(`spread-${i}`), shardOf(`spread-${i}`, 2));
 

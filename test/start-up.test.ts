@@ -37,7 +37,9 @@ t.test('npm start prints where to go, and every address it prints answers', asyn
       const match = /^listening on .*\n(?: {2}.*\n)+/m.exec(server.stdout());
       if (match && /try USSD/.test(match[0])) resolve(match[0]);
     });
-    void server.exited.then((code) => reject(new Error(`the server exited with ${code}:\n${server.stdout()}${server.stderr()}`)));
+    void server.exited.then((code) =>
+      reject(new Error(`the server exited with ${code}:\n${server.stdout()}${server.stderr()}`)),
+    );
   });
   const base = /^listening on (http:\/\/127\.0\.0\.1:\d+) /.exec(banner)?.[1];
   t.ok(base, 'names the address to open');
@@ -52,7 +54,10 @@ t.test('npm start prints where to go, and every address it prints answers', asyn
   const config = (await (await fetch(`${base}/playground/config.json`)).json()) as { oracleDid: string };
   t.equal(line('oracle DID'), config.oracleDid, 'the oracle DID is the one UCANs must name');
   t.match(server.stdout(), /"msg":"listening"/, 'the JSON log is still written');
-  t.ok(server.stdout().indexOf('"msg":"listening"') < server.stdout().indexOf('listening on http'), 'the block comes after the log lines before it, uncut');
+  t.ok(
+    server.stdout().indexOf('"msg":"listening"') < server.stdout().indexOf('listening on http'),
+    'the block comes after the log lines before it, uncut',
+  );
   server.child.kill('SIGTERM');
   t.equal(await server.exited, 0);
 });

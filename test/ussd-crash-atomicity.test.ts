@@ -12,13 +12,24 @@ import { GatewaySession } from './helpers/ussd-gateway.js';
 /** The compiled server as its own process; resolves once it listens. */
 async function startChild(t: { teardown(fn: () => unknown): void }, dataDir: string, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ACTOR_THREADS: '1', RATE_LIMIT_MAX: '100000', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      ACTOR_THREADS: '1',
+      RATE_LIMIT_MAX: '100000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
@@ -59,7 +70,9 @@ t.test('a crash between the account commit and the session commit: the retry mak
   t.equal((await restarted.exited).code, 0);
   const store = openStore(dataDir);
   t.teardown(() => store.close());
-  const accounts = [...store.db<{ customerId: string; fullName: string }>('ussd-customers').getRange()].map(({ value }) => value);
+  const accounts = [...store.db<{ customerId: string; fullName: string }>('ussd-customers').getRange()].map(
+    ({ value }) => value,
+  );
   t.equal(accounts.length, 1, 'exactly one account');
   t.equal(accounts[0]?.customerId, customerId, 'the one the retry showed');
   t.equal(accounts[0]?.fullName, 'Amina Wanjiru');

@@ -31,23 +31,38 @@ t.test('customer IDs are read as typed on a phone', async (t) => {
   t.equal(parseCustomerId('C1A2B3C4D'), 'C1A2B3C4D');
   t.equal(parseCustomerId(' c1a2b3c4d '), 'C1A2B3C4D');
   t.equal(parseCustomerId('1a2b3c4d'), 'C1A2B3C4D');
-  for (const bad of ['', 'C', 'C1A2B3C', 'C1A2B3C4DE', 'D1A2B3C4D', 'C1A2B3C4G', '1*2']) t.equal(parseCustomerId(bad), undefined, bad);
+  for (const bad of ['', 'C', 'C1A2B3C', 'C1A2B3C4DE', 'D1A2B3C4D', 'C1A2B3C4G', '1*2'])
+    t.equal(parseCustomerId(bad), undefined, bad);
 });
 
-t.test('create with the same creation key answers the account made first (a retried step), another key makes another', async (t) => {
-  const { store, customers } = setup(t);
-  const first = await customers.create(amina, T0, 'session-1|12|digest');
-  t.same(await customers.create({ ...amina, fullName: 'Someone Else' }, T0 + 1, 'session-1|12|digest'), first, 'the same account');
-  const other = await customers.create(amina, T0, 'session-1|20|digest');
-  t.not(other.customerId, first.customerId, 'a later step of the session is another creation');
-  t.equal(store.db('ussd-customers').getKeysCount(), 2);
-});
+t.test(
+  'create with the same creation key answers the account made first (a retried step), another key makes another',
+  async (t) => {
+    const { store, customers } = setup(t);
+    const first = await customers.create(amina, T0, 'session-1|12|digest');
+    t.same(
+      await customers.create({ ...amina, fullName: 'Someone Else' }, T0 + 1, 'session-1|12|digest'),
+      first,
+      'the same account',
+    );
+    const other = await customers.create(amina, T0, 'session-1|20|digest');
+    t.not(other.customerId, first.customerId, 'a later step of the session is another creation');
+    t.equal(store.db('ussd-customers').getKeysCount(), 2);
+  },
+);
 
 t.test('create stores an account with a unique ID and never exposes the PIN', async (t) => {
   const { store, customers } = setup(t);
   const created = await customers.create(amina, T0);
   t.match(created.customerId, /^C[0-9A-F]{8}$/);
-  t.same(created, { customerId: created.customerId, fullName: 'Amina Otieno', email: 'amina@example.org', phoneNumber: '+254712345678', failedPinAttempts: 0, createdAt: T0 });
+  t.same(created, {
+    customerId: created.customerId,
+    fullName: 'Amina Otieno',
+    email: 'amina@example.org',
+    phoneNumber: '+254712345678',
+    failedPinAttempts: 0,
+    createdAt: T0,
+  });
   t.same(await customers.get(created.customerId), created);
   t.same(await customers.get(created.customerId.toLowerCase()), created);
   const raw = store.db<any>('ussd-customers').get(created.customerId);
@@ -84,7 +99,11 @@ t.test('three wrong PINs lock the account, even the right PIN, until the lock ex
   const until = T0 + 2000 + 30 * MINUTE;
   t.same(await customers.verifyPin(customerId, '00003', T0 + 2000), { result: 'locked', until, lockedNow: true });
   t.equal((await customers.get(customerId))!.lockedUntil, until);
-  t.same(await customers.verifyPin(customerId, '48213', T0 + 10 * MINUTE), { result: 'locked', until, lockedNow: false });
+  t.same(await customers.verifyPin(customerId, '48213', T0 + 10 * MINUTE), {
+    result: 'locked',
+    until,
+    lockedNow: false,
+  });
   t.same(await customers.verifyPin(customerId, '48213', until - 1), { result: 'locked', until, lockedNow: false });
   const after = await customers.verifyPin(customerId, '48213', until);
   t.equal(after.result, 'ok', 'the lock expires by itself');
@@ -119,7 +138,11 @@ t.test('accounts survive a reopen of the store with the same key', async (t) => 
   const reopened = openStore(dir);
   t.teardown(() => reopened.close());
   const again = new CustomerAccounts(new LmdbCustomerRepository(reopened), new PinCipher(key), { pinLockMinutes: 30 });
-  t.same(await again.verifyPin(customerId, '00002', T0), { result: 'wrong', attemptsLeft: 1 }, 'the counter is durable');
+  t.same(
+    await again.verifyPin(customerId, '00002', T0),
+    { result: 'wrong', attemptsLeft: 1 },
+    'the counter is durable',
+  );
   t.equal((await again.verifyPin(customerId, '48213', T0)).result, 'ok');
 });
 
@@ -149,7 +172,10 @@ t.test('wrong PINs from two threads at once are counted exactly', async (t) => {
       const worker = new Worker(source, {
         eval: true,
         workerData: {
-          dir, customerId, now: T0, key: key.toString('hex'),
+          dir,
+          customerId,
+          now: T0,
+          key: key.toString('hex'),
           env: moduleUrl('../dist/src/store/env.js'),
           customers: moduleUrl('../dist/src/ussd/actor/customer-accounts.js'),
           repository: moduleUrl('../dist/src/ussd/customers/lmdb-repository.js'),
@@ -161,7 +187,10 @@ t.test('wrong PINs from two threads at once are counted exactly', async (t) => {
     });
   const results = (await Promise.all([run(), run()])).flat();
   t.equal(results.length, 40);
-  const wrong = results.filter((r) => r.result === 'wrong').map((r) => r.attemptsLeft).sort();
+  const wrong = results
+    .filter((r) => r.result === 'wrong')
+    .map((r) => r.attemptsLeft)
+    .sort();
   t.same(wrong, [1, 2], 'exactly two wrong answers before the lock, each count seen once');
   t.equal(results.filter((r) => r.result === 'locked' && r.lockedNow).length, 1, 'exactly one attempt locks');
   t.equal(results.filter((r) => r.result === 'locked' && !r.lockedNow).length, 37);

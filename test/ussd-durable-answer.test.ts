@@ -44,7 +44,23 @@ function callsIn(trace: string): Call[] {
 
 async function traced(t: Test, pid: number, file: string) {
   const strace = ensureSystemTool('strace', 'strace');
-  const tracer = spawn(strace, ['-f', '-p', String(pid), '-ttt', '-y', '-s', '8192', '-e', 'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tracer = spawn(
+    strace,
+    [
+      '-f',
+      '-p',
+      String(pid),
+      '-ttt',
+      '-y',
+      '-s',
+      '8192',
+      '-e',
+      'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync',
+      '-o',
+      file,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   t.teardown(() => void tracer.kill('SIGKILL'));
   const exited = new Promise((resolve) => tracer.once('exit', resolve));
   // strace says "Process N attached with M threads" once it traces all of them.
@@ -82,19 +98,32 @@ t.test('a step is written and synced to disk after its request is read and befor
   const calls = await stop();
 
   for (const text of steps) {
-    const request = calls.find((call) => call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`));
-    const answer = request && calls.find((call) => call.name === 'sendto' && call.start > request.end && /HTTP\/1\.1 200/.test(call.text));
+    const request = calls.find(
+      (call) =>
+        call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`),
+    );
+    const answer =
+      request &&
+      calls.find((call) => call.name === 'sendto' && call.start > request.end && /HTTP\/1\.1 200/.test(call.text));
     if (!t.ok(request && answer, `step "${text}": its request was read and its answer sent`)) continue;
     const between = calls.filter((call) => call.start > request!.end && call.end < answer!.start);
-    const written = between.find((call) => /^(pwrite64|pwritev|writev)$/.test(call.name) && /data\.mdb>/.test(call.text) && call.text.includes(sessionId));
+    const written = between.find(
+      (call) =>
+        /^(pwrite64|pwritev|writev)$/.test(call.name) && /data\.mdb>/.test(call.text) && call.text.includes(sessionId),
+    );
     t.ok(written, `step "${text}": the page with the session's key was written to data.mdb before the answer`);
     const synced = written && between.find((call) => isSyncOfDataFile(call) && call.start > written.end);
     t.ok(synced, `step "${text}": then data.mdb was synced, before the answer`);
     const meta = synced && between.map(metaPageWrite).find((write) => write && write.call.start > synced.end);
     t.ok(meta, `step "${text}": then a meta page of data.mdb was written, before the answer`);
     if (!meta) continue;
-    const durable = isSynchronousWrite(server.child.pid!, meta.fd) || between.some((call) => isSyncOfDataFile(call) && call.start > meta.call.end);
-    t.ok(durable, `step "${text}": that meta page reached the disk before the answer (O_DSYNC descriptor, or synced after)`);
+    const durable =
+      isSynchronousWrite(server.child.pid!, meta.fd) ||
+      between.some((call) => isSyncOfDataFile(call) && call.start > meta.call.end);
+    t.ok(
+      durable,
+      `step "${text}": that meta page reached the disk before the answer (O_DSYNC descriptor, or synced after)`,
+    );
   }
 });
 

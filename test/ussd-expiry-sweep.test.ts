@@ -20,7 +20,11 @@ t.test('the sweep removes expired sessions from the store and keeps the ended on
       done();
     },
   });
-  const server = await startTestServer(t, { env: { USSD_SESSION_TTL_SECONDS: '1' }, log: pino({ level: 'debug' }, lines), keepData: true });
+  const server = await startTestServer(t, {
+    env: { USSD_SESSION_TTL_SECONDS: '1' },
+    log: pino({ level: 'debug' }, lines),
+    keepData: true,
+  });
 
   const expiring = Array.from({ length: 5 }, (_, i) => new GatewaySession(server.url, `expiring-${i}`));
   for (const session of expiring) await session.send();
@@ -33,7 +37,8 @@ t.test('the sweep removes expired sessions from the store and keeps the ended on
 
   await swept;
   t.equal(removed, 5, 'the five expired sessions were swept');
-  for (const [i, session] of ended.entries()) t.equal(await session.resend(), endScreens[i], 'an ended session still answers its END');
+  for (const [i, session] of ended.entries())
+    t.equal(await session.resend(), endScreens[i], 'an ended session still answers its END');
   t.match(await expiring[0].send('1'), /^END .*expired/, 'a swept session answers as expired');
 
   await server.shutdown();
@@ -43,6 +48,8 @@ t.test('the sweep removes expired sessions from the store and keeps the ended on
     rmSync(server.dataDir, { recursive: true, force: true });
   });
   const repository = new LmdbUssdSessionRepository(store);
-  for (const session of expiring) t.equal(await repository.get(session.sessionId), undefined, `${session.sessionId} is gone from the store`);
-  for (const session of ended) t.equal((await repository.get(session.sessionId))?.value.state, 'ended', `${session.sessionId} is kept`);
+  for (const session of expiring)
+    t.equal(await repository.get(session.sessionId), undefined, `${session.sessionId} is gone from the store`);
+  for (const session of ended)
+    t.equal((await repository.get(session.sessionId))?.value.state, 'ended', `${session.sessionId} is kept`);
 });

@@ -15,13 +15,20 @@ const SESSIONS = 20;
 t.test('expired sessions leave no actor, no live entry and no record behind', async (t) => {
   // The sweep says what it removed in a debug line: the test waits for that instead of for a time.
   let swept = 0;
-  const log = pino({ level: 'debug' }, {
-    write: (line: string) => {
-      const entry = JSON.parse(line) as { msg?: string; removed?: number };
-      if (entry.msg === 'expired USSD sessions removed') swept += entry.removed ?? 0;
+  const log = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        const entry = JSON.parse(line) as { msg?: string; removed?: number };
+        if (entry.msg === 'expired USSD sessions removed') swept += entry.removed ?? 0;
+      },
     },
+  );
+  const server = await startTestServer(t, {
+    env: { USSD_SESSION_TTL_SECONDS: '1', ACTOR_IDLE_SECONDS: '1' },
+    keepData: true,
+    log,
   });
-  const server = await startTestServer(t, { env: { USSD_SESSION_TTL_SECONDS: '1', ACTOR_IDLE_SECONDS: '1' }, keepData: true, log });
 
   for (let i = 0; i < SESSIONS; i++) {
     const session = new GatewaySession(server.url, `expiring-${i}`);
@@ -29,10 +36,18 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
     t.match(await session.send('1'), /^CON /);
   }
 
-  const after = await eventually(async () => {
-    const s = await scrape(server.url);
-    return swept === SESSIONS && s.value('ussd_sessions_active') === 0 && s.value('actors_active', { kind: 'ussd' }) === 0 ? s : undefined;
-  }, 'the sessions to expire, their actors to be dropped and the sweep to remove them', 800);
+  const after = await eventually(
+    async () => {
+      const s = await scrape(server.url);
+      return swept === SESSIONS &&
+        s.value('ussd_sessions_active') === 0 &&
+        s.value('actors_active', { kind: 'ussd' }) === 0
+        ? s
+        : undefined;
+    },
+    'the sessions to expire, their actors to be dropped and the sweep to remove them',
+    800,
+  );
   t.equal(after.value('ussd_sessions_active'), 0, 'no live session counted: the live map forgot them');
   t.equal(after.value('actors_active', { kind: 'ussd' }), 0, 'no USSD actor left in memory');
   t.equal(swept, SESSIONS, 'the sweep removed each session once');
@@ -43,7 +58,8 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
     await store.close();
     rmSync(server.dataDir, { recursive: true, force: true });
   });
-  const keys = (name: 'ussd-sessions-by-start' | 'ussd-session-starts' | 'ussd-session-expiry-index') => [...store.db(name).getKeys()].length;
+  const keys = (name: 'ussd-sessions-by-start' | 'ussd-session-starts' | 'ussd-session-expiry-index') =>
+    [...store.db(name).getKeys()].length;
   t.equal(keys('ussd-sessions-by-start'), 0, 'no session record left in LMDB');
   t.equal(keys('ussd-session-starts'), 0, 'no start entry left in LMDB');
   t.equal(keys('ussd-session-expiry-index'), 0, 'no expiry-index entry left in LMDB');

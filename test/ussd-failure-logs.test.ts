@@ -24,6 +24,13 @@ t.test('a burst on one session past its mailbox: each refusal is logged once, at
 
   const failures = records.filter((r) => r.msg === 'USSD actor failed');
   t.equal(failures.length, refused, 'one log record per refusal');
-  t.ok(failures.every((r) => r.level === 40 && r.err?.type === 'ActorBusyError'), 'each a warning naming ActorBusyError');
-  t.same(records.filter((r) => r.level >= 50), [], 'nothing logged at error or above');
+  t.ok(
+    failures.every((r) => r.level === 40 && r.err?.type === 'ActorBusyError'),
+    'each a warning naming ActorBusyError',
+  );
+  t.same(
+    records.filter((r) => r.level >= 50),
+    [],
+    'nothing logged at error or above',
+  );
 });

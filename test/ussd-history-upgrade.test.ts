@@ -28,10 +28,12 @@ async function withRecords<T>(dataDir: string, use: (records: Records) => T): Pr
   const store = openStore(dataDir);
   // Records are keyed `<start>:<sessionId>`; the start of each session ID is in `ussd-session-starts`.
   const records = store.db<UssdSession>('ussd-sessions-by-start');
-  const keyOf = (sessionId: string) => `${String(store.db<number>('ussd-session-starts').get(sessionId)).padStart(15, '0')}:${sessionId}`;
+  const keyOf = (sessionId: string) =>
+    `${String(store.db<number>('ussd-session-starts').get(sessionId)).padStart(15, '0')}:${sessionId}`;
   try {
     return use({
-      getEntry: (sessionId) => records.getEntry(keyOf(sessionId)) as { value: UssdSession; version: number } | undefined,
+      getEntry: (sessionId) =>
+        records.getEntry(keyOf(sessionId)) as { value: UssdSession; version: number } | undefined,
       get: (sessionId) => records.get(keyOf(sessionId)),
       putSync: (sessionId, value, version) => void records.putSync(keyOf(sessionId), value, version),
     });
@@ -62,9 +64,17 @@ t.test('sessions stored with the HMAC history digest continue after the upgrade,
   await withRecords(dataDir, (records) => {
     const entry = records.getEntry('upgrade-form')!;
     t.match(entry.value.history, { length: 3, digest: /^h2\./ }, 'written by this release');
-    records.putSync('upgrade-form', { ...entry.value, history: { length: 3, digest: legacyDigest(key, '2*2') } }, entry.version);
+    records.putSync(
+      'upgrade-form',
+      { ...entry.value, history: { length: 3, digest: legacyDigest(key, '2*2') } },
+      entry.version,
+    );
     const other = records.getEntry('upgrade-foreign')!;
-    records.putSync('upgrade-foreign', { ...other.value, history: { length: 1, digest: legacyDigest(randomBytes(32), '1') } }, other.version);
+    records.putSync(
+      'upgrade-foreign',
+      { ...other.value, history: { length: 1, digest: legacyDigest(randomBytes(32), '1') } },
+      other.version,
+    );
   });
 
   const after = await startTestServer(t, { env, dataDir });

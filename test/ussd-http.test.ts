@@ -34,44 +34,59 @@ async function createAccount(url: string, sessionId: string, pin = '48207') {
   return { session: s, done, customerId: customerId! };
 }
 
-t.test('validation: every bad field, malformed bodies and wrong content types answer END Invalid input (HTTP 200 text/plain)', async (t) => {
-  const { url } = await startTestServer(t);
-  const cases: unknown[] = [
-    { ...valid, phoneNumber: '0700000001' },
-    { ...valid, phoneNumber: '+0700000001' },
-    { ...valid, phoneNumber: '+123456' },
-    { ...valid, phoneNumber: '+1234567890123456' },
-    { ...valid, serviceCode: '123#' },
-    { ...valid, serviceCode: '*123' },
-    { ...valid, serviceCode: '*12a#' },
-    { ...valid, text: '1'.repeat(183) },
-    { ...valid, sessionId: 's'.repeat(101) },
-    { ...valid, sessionId: '' },
-    { ...valid, text: 'a\u0000b' },
-    { ...valid, text: 5 },
-    { serviceCode: '*123#', phoneNumber: '+254700000001', text: '' },
-    [],
-  ];
-  for (const body of cases) {
-    const answer = await postUssd(url, body as Record<string, unknown>);
-    t.same(answer, { status: 200, contentType: 'text/plain; charset=utf-8', body: INVALID }, JSON.stringify(body).slice(0, 60));
-  }
-  for (const [body, type] of [['{not json', 'application/json'], ['<xml/>', 'application/xml'], ['', 'application/json']]) {
-    const res = await fetch(`${url}/api/ussd`, { method: 'POST', headers: { 'content-type': type }, body });
-    t.equal(res.status, 200);
-    t.equal(await res.text(), INVALID, `${type} ${body}`);
-  }
-  // Limits are inclusive: 182 characters of text and 100 of session id are fine.
-  const longest = await postUssd(url, { ...valid, sessionId: 's'.repeat(100), text: '' });
-  t.match(longest.body, /^CON Welcome/);
-});
+t.test(
+  'validation: every bad field, malformed bodies and wrong content types answer END Invalid input (HTTP 200 text/plain)',
+  async (t) => {
+    const { url } = await startTestServer(t);
+    const cases: unknown[] = [
+      { ...valid, phoneNumber: '0700000001' },
+      { ...valid, phoneNumber: '+0700000001' },
+      { ...valid, phoneNumber: '+123456' },
+      { ...valid, phoneNumber: '+1234567890123456' },
+      { ...valid, serviceCode: '123#' },
+      { ...valid, serviceCode: '*123' },
+      { ...valid, serviceCode: '*12a#' },
+      { ...valid, text: '1'.repeat(183) },
+      { ...valid, sessionId: 's'.repeat(101) },
+      { ...valid, sessionId: '' },
+      { ...valid, text: 'a\u0000b' },
+      { ...valid, text: 5 },
+      { serviceCode: '*123#', phoneNumber: '+254700000001', text: '' },
+      [],
+    ];
+    for (const body of cases) {
+      const answer = await postUssd(url, body as Record<string, unknown>);
+      t.same(
+        answer,
+        { status: 200, contentType: 'text/plain; charset=utf-8', body: INVALID },
+        JSON.stringify(body).slice(0, 60),
+      );
+    }
+    for (const [body, type] of [
+      ['{not json', 'application/json'],
+      ['<xml/>', 'application/xml'],
+      ['', 'application/json'],
+    ]) {
+      const res = await fetch(`${url}/api/ussd`, { method: 'POST', headers: { 'content-type': type }, body });
+      t.equal(res.status, 200);
+      t.equal(await res.text(), INVALID, `${type} ${body}`);
+    }
+    // Limits are inclusive: 182 characters of text and 100 of session id are fine.
+    const longest = await postUssd(url, { ...valid, sessionId: 's'.repeat(100), text: '' });
+    t.match(longest.body, /^CON Welcome/);
+  },
+);
 
-t.test('form-encoded requests as Africa\'s Talking sends them, with networkCode', async (t) => {
+t.test("form-encoded requests as Africa's Talking sends them, with networkCode", async (t) => {
   const { url } = await startTestServer(t);
   const s = new GatewaySession(url, 'at-form-1', '+254711000111', '*384*55#', true);
   t.match(await s.send(), /^CON Welcome/);
   t.match(await s.send('1'), /^CON Know More/);
-  const res = await postUssd(url, { sessionId: 'at-form-2', serviceCode: '*384*55#', phoneNumber: '+254711000111', networkCode: '63902', text: '' }, true);
+  const res = await postUssd(
+    url,
+    { sessionId: 'at-form-2', serviceCode: '*384*55#', phoneNumber: '+254711000111', networkCode: '63902', text: '' },
+    true,
+  );
   t.match(res.body, /^CON Welcome/);
   checkScreens(t, s);
 });
@@ -152,7 +167,9 @@ t.test('create account, log in, account details, change PIN, log out, and the PI
   t.match(services, /^CON Hello Amina/);
   t.match(services, /1\. Account details/);
 
-  const debug: any = await (await fetch(`${url}/api/ussd/debug/login-1`, { headers: { authorization: 'Bearer op-secret' } })).json();
+  const debug: any = await (
+    await fetch(`${url}/api/ussd/debug/login-1`, { headers: { authorization: 'Bearer op-secret' } })
+  ).json();
   t.equal(debug.debugInfo.context.isAuthenticated, true);
   t.equal(debug.debugInfo.context.customerId, customerId);
   t.notMatch(JSON.stringify(debug), /48207/, 'the debug record never holds the PIN');
@@ -213,7 +230,10 @@ t.test('operator routes: token auth, loopback-only without a token, records and 
   const s = new GatewaySession(withToken.url, 'op-1');
   await s.send();
   t.equal((await fetch(`${withToken.url}/api/ussd/sessions`)).status, 401);
-  t.equal((await fetch(`${withToken.url}/api/ussd/debug/op-1`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
+  t.equal(
+    (await fetch(`${withToken.url}/api/ussd/debug/op-1`, { headers: { authorization: 'Bearer wrong' } })).status,
+    401,
+  );
   const auth = { headers: { authorization: 'Bearer op-secret' } };
   const list = await (await fetch(`${withToken.url}/api/ussd/sessions`, auth)).json();
   t.same(list, { activeSessions: ['op-1'], count: 1 });
@@ -230,7 +250,11 @@ t.test('operator routes: token auth, loopback-only without a token, records and 
   t.match(debug.debugInfo.context.message, /^Welcome/);
   const missing = await fetch(`${withToken.url}/api/ussd/debug/nope`, auth);
   t.equal(missing.status, 404);
-  t.same(await missing.json(), { sessionId: 'nope', debugInfo: { error: 'Session not found' }, activeSessions: ['op-1'] });
+  t.same(await missing.json(), {
+    sessionId: 'nope',
+    debugInfo: { error: 'Session not found' },
+    activeSessions: ['op-1'],
+  });
 
   // Without a token only loopback callers are served (behind a trusted proxy, none: test/http-proxy-trust.test.ts).
   const local = await startTestServer(t);
@@ -274,19 +298,22 @@ t.test('the rate limit answers 429 on the USSD route too; allow-listed gateways 
   for (let i = 0; i < 5; i++) t.equal((await postUssd(gateway.url, { ...valid, sessionId: `gw-${i}` })).status, 200);
 });
 
-t.test('a terminated actor host: in-flight calls get the unavailable answer, the session continues from LMDB', async (t) => {
-  const server = await startTestServer(t);
-  const s = new GatewaySession(server.url, 'crash-1');
-  await s.send();
-  await s.send('1');
-  await server.runtime.terminateHost(0);
-  // While the host restarts, a request is answered with the spec's fault text, never an HTTP error.
-  const during = await postUssd(server.url, { ...valid, sessionId: 'crash-2' });
-  t.same([during.status, during.body], [200, UNAVAILABLE]);
-  await eventually(() => server.runtime.isHostAlive(0), 'the host to come back', 400);
-  t.equal(server.runtime.restartCount(0), 1, 'the host was restarted');
-  t.match(await s.send('2'), /^CON Pricing/, 'the session resumed where it was');
-});
+t.test(
+  'a terminated actor host: in-flight calls get the unavailable answer, the session continues from LMDB',
+  async (t) => {
+    const server = await startTestServer(t);
+    const s = new GatewaySession(server.url, 'crash-1');
+    await s.send();
+    await s.send('1');
+    await server.runtime.terminateHost(0);
+    // While the host restarts, a request is answered with the spec's fault text, never an HTTP error.
+    const during = await postUssd(server.url, { ...valid, sessionId: 'crash-2' });
+    t.same([during.status, during.body], [200, UNAVAILABLE]);
+    await eventually(() => server.runtime.isHostAlive(0), 'the host to come back', 400);
+    t.equal(server.runtime.restartCount(0), 1, 'the host was restarted');
+    t.match(await s.send('2'), /^CON Pricing/, 'the session resumed where it was');
+  },
+);
 
 t.test('a server restart on the same DATA_DIR keeps sessions and accounts', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-restart-'));
@@ -340,6 +367,10 @@ t.test('SIGTERM drains: the process answers what is in flight, closes LMDB and e
   t.match(output(), /"msg":"draining"/);
   t.match(output(), /"msg":"stopped"/, 'LMDB closed and everything stopped');
   t.ok(answered >= 20, `${answered} requests answered`);
-  t.same(bodies.filter((body) => !/^CON Welcome/.test(body)), [], 'every answer that was sent is whole');
+  t.same(
+    bodies.filter((body) => !/^CON Welcome/.test(body)),
+    [],
+    'every answer that was sent is whole',
+  );
   t.equal(failures.length, 10, 'after the drain, new connections are refused (the port is closed)');
 });

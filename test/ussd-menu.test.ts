@@ -9,7 +9,14 @@ import { openStore } from '../dist/src/store/env.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
 import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
-import { answer, applyInput, ENDED_STATE, MAX_SCREEN, STATE_NAMES, welcome } from '../dist/src/ussd/actor/menu/index.js';
+import {
+  answer,
+  applyInput,
+  ENDED_STATE,
+  MAX_SCREEN,
+  STATE_NAMES,
+  welcome,
+} from '../dist/src/ussd/actor/menu/index.js';
 
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 const MINUTE = 60_000;
@@ -42,20 +49,35 @@ async function dial(t: any, phoneNumber = PHONE) {
   let step = await answer(undefined, request(), deps);
   const check = () => {
     const { session, screen } = step;
-    if (!/^(CON|END) /.test(screen) || screen.length > MAX_SCREEN) t.fail(`bad screen in ${session.state}: ${JSON.stringify(screen)}`);
+    if (!/^(CON|END) /.test(screen) || screen.length > MAX_SCREEN)
+      t.fail(`bad screen in ${session.state}: ${JSON.stringify(screen)}`);
     t.equal(session.context.message, screen.slice(4), 'context.message is the screen text');
     seen.set(session.state, Math.max(seen.get(session.state) ?? 0, screen.length));
     // Customer IDs (C and 8 random hex digits) left out: one may hold five equal digits by chance ('33333').
     const record = JSON.stringify(session).replaceAll(/C[0-9A-F]{8}/g, '');
-    for (const pin of TYPED_PINS) if (record.includes(pin)) t.fail(`PIN ${pin} in the session record (${session.state})`);
-    t.same(Object.keys(session.context).filter((k) => !['sessionId', 'phoneNumber', 'message', 'isAuthenticated', 'customerId'].includes(k)), []);
+    for (const pin of TYPED_PINS)
+      if (record.includes(pin)) t.fail(`PIN ${pin} in the session record (${session.state})`);
+    t.same(
+      Object.keys(session.context).filter(
+        (k) => !['sessionId', 'phoneNumber', 'message', 'isAuthenticated', 'customerId'].includes(k),
+      ),
+      [],
+    );
   };
   check();
   return {
-    get session() { return step.session; },
-    get screen() { return step.screen; },
-    get state() { return step.session.state; },
-    get ended() { return step.ended; },
+    get session() {
+      return step.session;
+    },
+    get screen() {
+      return step.screen;
+    },
+    get state() {
+      return step.session.state;
+    },
+    get ended() {
+      return step.ended;
+    },
     async send(input: string) {
       inputs.push(input);
       step = await answer(step.session, request(), deps);
@@ -99,7 +121,12 @@ t.test('a dial opens the welcome menu in preMenu', async (t) => {
   t.match(phone.screen, /^CON /);
   t.match(phone.screen, /1\. Know More\n2\. Account Menu\n\*\. Exit$/);
   t.equal(phone.state, 'preMenu');
-  t.same(phone.session.context, { sessionId: 'ATUid_1', phoneNumber: PHONE, message: phone.screen.slice(4), isAuthenticated: false });
+  t.same(phone.session.context, {
+    sessionId: 'ATUid_1',
+    phoneNumber: PHONE,
+    message: phone.screen.slice(4),
+    isAuthenticated: false,
+  });
   t.equal(phone.session.expiresAt, T0 + 300_000);
   t.notOk(phone.ended);
 });
@@ -109,7 +136,11 @@ t.test('Know More: each item has its own screen; 0 goes back, 00 home, * exits w
   const knowMore = await phone.send('1');
   t.equal(phone.state, 'knowMore');
   t.match(knowMore, /About this service[\s\S]*Pricing[\s\S]*Delivery[\s\S]*0\. Back\n\*\. Exit$/);
-  for (const [choice, state, title] of [['1', 'about', 'About this service'], ['2', 'pricing', 'Pricing'], ['3', 'delivery', 'Delivery']]) {
+  for (const [choice, state, title] of [
+    ['1', 'about', 'About this service'],
+    ['2', 'pricing', 'Pricing'],
+    ['3', 'delivery', 'Delivery'],
+  ]) {
     const screen = await phone.send(choice);
     t.equal(phone.state, state);
     t.match(screen, new RegExp(`^CON ${title}\\n[\\s\\S]+\\n0\\. Back\\n00\\. Home$`));
@@ -139,7 +170,11 @@ t.test('invalid choices re-show the menu with a short notice', async (t) => {
   const phone = await dial(t);
   const welcomeScreen = phone.screen.slice(4);
   for (const input of ['9', '', '0', '00', '**', '1*1', 'hello', 'x'.repeat(182)]) {
-    t.equal(await phone.send(input), `CON Invalid choice.\n${welcomeScreen}`, `input ${JSON.stringify(input.slice(0, 10))}`);
+    t.equal(
+      await phone.send(input),
+      `CON Invalid choice.\n${welcomeScreen}`,
+      `input ${JSON.stringify(input.slice(0, 10))}`,
+    );
     t.equal(phone.state, 'preMenu');
   }
   await phone.send('2');
@@ -165,7 +200,11 @@ t.test('create account: name, email, PIN rules, confirmation, new customer ID', 
   await phone.send('2');
   t.match(await phone.send('2'), /^CON Enter your full name:\n0\. Back$/);
   for (const bad of ['A', 'J0hn Doe', 'x'.repeat(61), 'Amina_Otieno', '  ', "'Amina", '12345']) {
-    t.match(await phone.send(bad), /^CON Name: 2-60 letters; spaces, ' and - allowed\.\nEnter your full name:/, `name ${bad.slice(0, 10)}`);
+    t.match(
+      await phone.send(bad),
+      /^CON Name: 2-60 letters; spaces, ' and - allowed\.\nEnter your full name:/,
+      `name ${bad.slice(0, 10)}`,
+    );
     t.equal(phone.state, 'createName');
   }
   t.match(await phone.send("  Zoë   O'Brien-Njoroge "), /^CON Enter your email address, or 00 to skip:/);
@@ -175,7 +214,11 @@ t.test('create account: name, email, PIN rules, confirmation, new customer ID', 
   await phone.send('zoe@example.org');
   t.equal(phone.state, 'createPin');
   for (const weak of ['12345', '54321', '11111', '00000', '01234', '98765']) {
-    t.match(await phone.send(weak), /^CON PIN too easy to guess\. Avoid repeated or sequential digits like 11111 or 12345\.\nChoose a 5-digit PIN:/, `weak ${weak}`);
+    t.match(
+      await phone.send(weak),
+      /^CON PIN too easy to guess\. Avoid repeated or sequential digits like 11111 or 12345\.\nChoose a 5-digit PIN:/,
+      `weak ${weak}`,
+    );
     t.equal(phone.state, 'createPin');
   }
   for (const bad of ['1234', '123456', 'abcde', '1234*', '']) {
@@ -193,7 +236,12 @@ t.test('create account: name, email, PIN rules, confirmation, new customer ID', 
   t.match(done, /1\. Log in\n00\. Home\n\*\. Exit$/);
   const customerId = /C[0-9A-F]{8}/.exec(done)![0];
   t.same(await customers.get(customerId), {
-    customerId, fullName: "Zoë O'Brien-Njoroge", email: 'zoe@example.org', phoneNumber: '+254700398157', failedPinAttempts: 0, createdAt: T0,
+    customerId,
+    fullName: "Zoë O'Brien-Njoroge",
+    email: 'zoe@example.org',
+    phoneNumber: '+254700398157',
+    failedPinAttempts: 0,
+    createdAt: T0,
   });
   t.notOk(phone.session.context.isAuthenticated, 'creating an account does not log in');
   t.match(await phone.send('*'), new RegExp(`^END Your customer ID is ${customerId}\\. Keep it safe\\. Goodbye!$`));
@@ -230,7 +278,13 @@ t.test('create account: 00 skips the email; 0 goes back one step', async (t) => 
   t.match(await phone.send('1'), /^CON Enter your 5-digit PIN:/, '"Log in" after creation asks only for the PIN');
   t.equal(phone.state, 'loginPin');
   t.match(await phone.send(PIN), /^CON Hello Amina\n1\. Account details\n2\. Change PIN\n3\. Log out\n00\. Home$/);
-  t.same(phone.session.context, { sessionId: phone.session.sessionId, phoneNumber: PHONE, message: phone.screen.slice(4), isAuthenticated: true, customerId });
+  t.same(phone.session.context, {
+    sessionId: phone.session.sessionId,
+    phoneNumber: PHONE,
+    message: phone.screen.slice(4),
+    isAuthenticated: true,
+    customerId,
+  });
 });
 
 t.test('log in: ID and PIN checks, wrong PIN says attempts left, success opens the services menu', async (t) => {
@@ -272,16 +326,27 @@ t.test('three wrong PINs lock the account across sessions until the lock expires
   await second.send('2');
   await second.send('1');
   t.match(await second.send(customerId), /^CON Enter your 5-digit PIN:/);
-  t.match(await second.send('24680'), /^CON Too many wrong PINs\. Account locked\. Try again in 30 min \(09:30 UTC\)\.\nAccount Menu\n/);
+  t.match(
+    await second.send('24680'),
+    /^CON Too many wrong PINs\. Account locked\. Try again in 30 min \(09:30 UTC\)\.\nAccount Menu\n/,
+  );
   t.equal(second.state, 'accountMenu');
-  t.match(await first.send(PIN), /^CON Account locked\. Try again in 30 min \(09:30 UTC\)\./, 'even the right PIN, in the first session');
+  t.match(
+    await first.send(PIN),
+    /^CON Account locked\. Try again in 30 min \(09:30 UTC\)\./,
+    'even the right PIN, in the first session',
+  );
   t.equal(first.state, 'accountMenu');
   t.notOk(first.session.context.isAuthenticated);
   clock.now += 10 * MINUTE;
   const third = await dial(t);
   await third.send('2');
   await third.send('1');
-  t.match(await third.send(customerId), /^CON Account locked\. Try again in 20 min \(09:30 UTC\)\.\nAccount Menu\n/, 'locked already at the ID');
+  t.match(
+    await third.send(customerId),
+    /^CON Account locked\. Try again in 20 min \(09:30 UTC\)\.\nAccount Menu\n/,
+    'locked already at the ID',
+  );
   clock.now += 20 * MINUTE;
   const later = await logIn(t, customerId);
   t.equal(later.state, 'services', 'the lock expires by itself');
@@ -301,7 +366,10 @@ t.test('services: account details, change PIN, log out', async (t) => {
   const { customerId } = await createAccount(t, { name: 'Esi Boateng', email: 'esi@example.org' });
   const phone = await logIn(t, customerId);
   const details = await phone.send('1');
-  t.equal(details, `CON Account details\nID: ${customerId}\nName: Esi Boateng\nPhone: ${PHONE}\nEmail: esi@example.org\n0. Back\n00. Home`);
+  t.equal(
+    details,
+    `CON Account details\nID: ${customerId}\nName: Esi Boateng\nPhone: ${PHONE}\nEmail: esi@example.org\n0. Back\n00. Home`,
+  );
   await phone.send('0');
   t.equal(phone.state, 'services');
 
@@ -334,7 +402,10 @@ t.test('three wrong current PINs while changing it lock the account and log out'
   await phone.send('2');
   await phone.send('33333');
   await phone.send('35791');
-  t.match(await phone.send('24680'), /^END Too many wrong PINs\. Account locked\. Try again in 30 min \(09:30 UTC\)\. You are logged out\.$/);
+  t.match(
+    await phone.send('24680'),
+    /^END Too many wrong PINs\. Account locked\. Try again in 30 min \(09:30 UTC\)\. You are logged out\.$/,
+  );
   t.equal(phone.session.context.isAuthenticated, false);
   clock.now += 30 * MINUTE;
   t.equal((await logIn(t, customerId)).state, 'services');
@@ -352,7 +423,11 @@ t.test('home keeps a customer logged in; services need a login', async (t) => {
   await phone.send('2');
   await phone.send('0');
   t.equal(phone.state, 'services', 'back from the current-PIN screen');
-  const forged = { ...phone.session, state: 'accountDetails', context: { ...phone.session.context, isAuthenticated: false } };
+  const forged = {
+    ...phone.session,
+    state: 'accountDetails',
+    context: { ...phone.session.context, isAuthenticated: false },
+  };
   const step = await applyInput(forged, '1', deps);
   t.equal(step.session.state, 'preMenu');
   t.match(step.screen, /^CON Please log in first\.\nWelcome/);
@@ -362,8 +437,17 @@ t.test('home keeps a customer logged in; services need a login', async (t) => {
 
 t.test('gateways that send only the latest input are understood', async (t) => {
   let step = await welcome({ sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text: '' }, deps);
-  for (const [text, state] of [['1', 'knowMore'], ['2', 'pricing'], ['0', 'knowMore'], ['3', 'delivery']] as const) {
-    step = await answer(step.session, { sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text }, deps);
+  for (const [text, state] of [
+    ['1', 'knowMore'],
+    ['2', 'pricing'],
+    ['0', 'knowMore'],
+    ['3', 'delivery'],
+  ] as const) {
+    step = await answer(
+      step.session,
+      { sessionId: 'latest-only', phoneNumber: PHONE, serviceCode: '*384#', text },
+      deps,
+    );
     t.equal(step.session.state, state, `text ${text}`);
   }
 });
@@ -379,22 +463,58 @@ t.test('every state fits 182 characters with the longest data and any input', as
   const create = ['2', '2', name, email, '86420', '86420'];
   const login = ['2', '1', customerId, '13579'];
   const paths: Record<string, string[]> = {
-    preMenu: [], knowMore: ['1'], about: ['1', '1'], pricing: ['1', '2'], delivery: ['1', '3'],
-    accountMenu: ['2'], createName: ['2', '2'], createEmail: create.slice(0, 3), createPin: create.slice(0, 4),
-    createPinConfirm: create.slice(0, 5), createDone: create,
-    loginId: ['2', '1'], loginPin: ['2', '1', customerId], services: login,
-    accountDetails: [...login, '1'], changePinOld: [...login, '2'], changePinNew: [...login, '2', '13579'],
+    preMenu: [],
+    knowMore: ['1'],
+    about: ['1', '1'],
+    pricing: ['1', '2'],
+    delivery: ['1', '3'],
+    accountMenu: ['2'],
+    createName: ['2', '2'],
+    createEmail: create.slice(0, 3),
+    createPin: create.slice(0, 4),
+    createPinConfirm: create.slice(0, 5),
+    createDone: create,
+    loginId: ['2', '1'],
+    loginPin: ['2', '1', customerId],
+    services: login,
+    accountDetails: [...login, '1'],
+    changePinOld: [...login, '2'],
+    changePinNew: [...login, '2', '13579'],
     changePinConfirm: [...login, '2', '13579', '97531'],
   };
   t.same(Object.keys(paths).sort(), [...STATE_NAMES].sort(), 'every state is walked');
-  const probes = ['', ' ', '*', '**', '0', '00', '000', '1', '2', '3', '9', '#', '1*2', 'x'.repeat(182), '\u0000', '💥', name, email, '11111', '1234'];
+  const probes = [
+    '',
+    ' ',
+    '*',
+    '**',
+    '0',
+    '00',
+    '000',
+    '1',
+    '2',
+    '3',
+    '9',
+    '#',
+    '1*2',
+    'x'.repeat(182),
+    '\u0000',
+    '💥',
+    name,
+    email,
+    '11111',
+    '1234',
+  ];
   for (const [state, path] of Object.entries(paths)) {
     for (const probe of probes) {
       const phone = await dial(t, phone16);
       for (const input of path) await phone.send(input);
       t.equal(phone.state, state, `path to ${state}`);
       await phone.send(probe);
-      t.ok(phone.screen.length <= MAX_SCREEN, `${state} + ${JSON.stringify(probe.slice(0, 8))}: ${phone.screen.length} characters`);
+      t.ok(
+        phone.screen.length <= MAX_SCREEN,
+        `${state} + ${JSON.stringify(probe.slice(0, 8))}: ${phone.screen.length} characters`,
+      );
     }
   }
   const details = await dial(t, phone16);

@@ -45,7 +45,17 @@ t.test('cipher: tampered or malformed data is no match and no exception', async 
     flipped[index] ^= 1;
     t.notOk(cipher.matches(`v1.${flipped.toString('base64url')}`, '48213'), `byte ${index} flipped`);
   }
-  for (const bad of ['', 'v1.', 'v1.AAAA', `v2.${stored.slice(3)}`, stored.slice(0, -4), 'not base64 !!', null, undefined, 42]) {
+  for (const bad of [
+    '',
+    'v1.',
+    'v1.AAAA',
+    `v2.${stored.slice(3)}`,
+    stored.slice(0, -4),
+    'not base64 !!',
+    null,
+    undefined,
+    42,
+  ]) {
     t.notOk(cipher.matches(bad as any, '48213'), `bad stored value ${String(bad)}`);
   }
   t.notOk(cipher.matches(stored, undefined as any));
@@ -58,9 +68,13 @@ t.test('cipher: refuses a key that is not 32 bytes', async (t) => {
 t.test('key: 64 hex characters are the key itself', async (t) => {
   const hex = randomBytes(32).toString('hex');
   const { log, warnings } = recordingLog();
-  const key = await resolvePinKey({ PIN_ENCRYPTION_KEY: hex, NODE_ENV: 'production', DATA_DIR: t.testdir() }, log, () => {
-    throw new Error('must not derive a hex key');
-  });
+  const key = await resolvePinKey(
+    { PIN_ENCRYPTION_KEY: hex, NODE_ENV: 'production', DATA_DIR: t.testdir() },
+    log,
+    () => {
+      throw new Error('must not derive a hex key');
+    },
+  );
   t.equal(key.toString('hex'), hex);
   t.same(warnings, []);
 });
@@ -86,8 +100,14 @@ t.test('key: any other string is stretched with the given derive function', asyn
 t.test('key: production without PIN_ENCRYPTION_KEY refuses to start', async (t) => {
   const dir = t.testdir();
   const { log } = recordingLog();
-  await t.rejects(resolvePinKey({ NODE_ENV: 'production', DATA_DIR: dir }, log), /PIN_ENCRYPTION_KEY is required in production/);
-  await t.rejects(resolvePinKey({ PIN_ENCRYPTION_KEY: '  ', NODE_ENV: 'production', DATA_DIR: dir }, log), /required in production/);
+  await t.rejects(
+    resolvePinKey({ NODE_ENV: 'production', DATA_DIR: dir }, log),
+    /PIN_ENCRYPTION_KEY is required in production/,
+  );
+  await t.rejects(
+    resolvePinKey({ PIN_ENCRYPTION_KEY: '  ', NODE_ENV: 'production', DATA_DIR: dir }, log),
+    /required in production/,
+  );
 });
 
 t.test('key: development creates a key file once (mode 0600), reuses it and warns', async (t) => {

@@ -6,7 +6,10 @@ import fc from 'fast-check';
 import * as v from 'valibot';
 import { checkUssdRequest, UssdRequestSchema } from '../dist/src/ussd/schema.js';
 
-const padding = fc.oneof({ weight: 4, arbitrary: fc.constant('') }, fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2028', '\ufeff', '\r\n '));
+const padding = fc.oneof(
+  { weight: 4, arbitrary: fc.constant('') },
+  fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2028', '\ufeff', '\r\n '),
+);
 const control = fc.constantFrom('\u0000', '\u0007', '\u001f', '\u007f', '\u0085');
 const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^\\d{${min},${max}}$`));
 /** A value of one field: near-valid shapes, boundary lengths, control characters, padding and non-strings. */
@@ -20,12 +23,28 @@ const field = (near: fc.Arbitrary<string>) =>
   );
 const sessionIds = fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.string({ minLength: 98, maxLength: 102 }));
 const serviceCodes = fc.oneof(
-  { weight: 6, arbitrary: fc.array(digits(1, 4), { minLength: 1, maxLength: 3 }).map((parts) => `*${parts.join('*')}#`) },
+  {
+    weight: 6,
+    arbitrary: fc.array(digits(1, 4), { minLength: 1, maxLength: 3 }).map((parts) => `*${parts.join('*')}#`),
+  },
   fc.constantFrom('*123', '123#', '**1#', '*1**2#', '*١٢٣#'),
 );
-const phones = fc.oneof({ weight: 6, arbitrary: fc.tuple(fc.integer({ min: 0, max: 9 }), digits(5, 16)).map(([first, rest]) => `+${first}${rest}`) }, fc.constantFrom('254700000001', '+٢٥٤٧٠٠٠٠٠٠٠١'));
-const texts = fc.oneof(fc.stringMatching(/^[0-9*#]{0,20}$/), fc.string({ minLength: 180, maxLength: 184 }), fc.string({ maxLength: 30 }));
-const networkCodes = fc.oneof({ weight: 4, arbitrary: fc.string({ maxLength: 22 }) }, fc.constantFrom<unknown>(undefined, null, 63902, ''));
+const phones = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.tuple(fc.integer({ min: 0, max: 9 }), digits(5, 16)).map(([first, rest]) => `+${first}${rest}`),
+  },
+  fc.constantFrom('254700000001', '+٢٥٤٧٠٠٠٠٠٠٠١'),
+);
+const texts = fc.oneof(
+  fc.stringMatching(/^[0-9*#]{0,20}$/),
+  fc.string({ minLength: 180, maxLength: 184 }),
+  fc.string({ maxLength: 30 }),
+);
+const networkCodes = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 22 }) },
+  fc.constantFrom<unknown>(undefined, null, 63902, ''),
+);
 
 const fields = {
   sessionId: field(sessionIds),
@@ -49,7 +68,10 @@ t.test('what the fast path accepts, the schema accepts with the same output', as
       if (quick === undefined) return;
       fast++;
       const parsed = v.safeParse(UssdRequestSchema, input);
-      if (!parsed.success) throw new Error(`the schema refuses ${JSON.stringify(input)}: ${parsed.issues.map((i) => i.message).join('; ')}`);
+      if (!parsed.success)
+        throw new Error(
+          `the schema refuses ${JSON.stringify(input)}: ${parsed.issues.map((i) => i.message).join('; ')}`,
+        );
       assert.deepEqual(Object.keys(quick), Object.keys(parsed.output), 'the same keys in the same order');
       assert.deepEqual(quick, parsed.output);
     }),
@@ -66,9 +88,19 @@ t.test('what the schema accepts, the fast path accepts too: gateways do not pay 
     }),
     { numRuns: 5_000 },
   );
-  const gateway = { sessionId: 'ATUid_1', serviceCode: '*384*1234#', phoneNumber: '+254700000001', text: '1*2', networkCode: '63902' };
+  const gateway = {
+    sessionId: 'ATUid_1',
+    serviceCode: '*384*1234#',
+    phoneNumber: '+254700000001',
+    text: '1*2',
+    networkCode: '63902',
+  };
   t.strictSame(checkUssdRequest(gateway), gateway);
-  t.strictSame(checkUssdRequest({ ...gateway, networkCode: undefined }), { ...gateway, networkCode: undefined }, 'a present, undefined optional key is kept, as valibot keeps it');
+  t.strictSame(
+    checkUssdRequest({ ...gateway, networkCode: undefined }),
+    { ...gateway, networkCode: undefined },
+    'a present, undefined optional key is kept, as valibot keeps it',
+  );
   t.equal(checkUssdRequest(null), undefined);
   t.equal(checkUssdRequest('text'), undefined);
 });

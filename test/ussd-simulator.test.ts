@@ -36,7 +36,9 @@ t.test('a refused connection gives a clear message and exit code 1', async (t) =
 
 t.test('flags override the environment', async (t) => {
   const url = `http://127.0.0.1:${await closedPort()}/api/ussd`;
-  const result = await run(['--url', url, '--phone', '+233201234567', '--code', '*123*4#'], { USSD_URL: 'http://127.0.0.1:9/x' });
+  const result = await run(['--url', url, '--phone', '+233201234567', '--code', '*123*4#'], {
+    USSD_URL: 'http://127.0.0.1:9/x',
+  });
   t.match(result.stdout, `Dialling *123*4# from +233201234567 (${url})`);
   t.match(result.stderr, 'connection refused');
 });

@@ -44,12 +44,24 @@ t.test('a text that does not extend the history is the latest input alone', asyn
 t.test('a history kept as length and keyed digest parses the same way', async (t) => {
   const cipher = new PinCipher(randomBytes(32));
   const cases: [string, string][] = [
-    ['', ''], ['', '1'], ['1', '1'], ['1', '1*2'], ['1', '1**'], ['1', '12'], ['1', '2'], ['1*2', '1*2*a*b'],
-    ['2*2*Amina*00*48213', '2*2*Amina*00*48213*48213'], ['2*2*Amina*00*48213', '2*2*Amina*00*48214*48213'],
+    ['', ''],
+    ['', '1'],
+    ['1', '1'],
+    ['1', '1*2'],
+    ['1', '1**'],
+    ['1', '12'],
+    ['1', '2'],
+    ['1*2', '1*2*a*b'],
+    ['2*2*Amina*00*48213', '2*2*Amina*00*48213*48213'],
+    ['2*2*Amina*00*48213', '2*2*Amina*00*48214*48213'],
   ];
   for (const [consumed, text] of cases) {
     const history = rememberHistory(consumed, cipher);
-    t.same(newInputAfter(history, text, cipher), newInput(consumed, text), `${JSON.stringify(consumed)} then ${JSON.stringify(text)}`);
+    t.same(
+      newInputAfter(history, text, cipher),
+      newInput(consumed, text),
+      `${JSON.stringify(consumed)} then ${JSON.stringify(text)}`,
+    );
   }
 });
 
@@ -68,23 +80,29 @@ function legacyDigest(key: Buffer, text: string): string {
   return createHmac('sha256', subkey).update(text, 'utf8').digest('base64url');
 }
 
-t.test('digests are versioned: the current form, and the HMAC form of sessions stored before it, are both recognised', async (t) => {
-  const key = randomBytes(32);
-  const cipher = new PinCipher(key);
-  const current = cipher.digest('1*2*48213');
-  t.match(current, /^h2\.[A-Za-z0-9_-]{43}$/, 'h2. and 256 bits in base64url');
-  t.ok(cipher.isDigestOf(current, '1*2*48213'));
-  t.notOk(cipher.isDigestOf(current, '1*2*48214'), 'another text');
-  t.notOk(new PinCipher(randomBytes(32)).isDigestOf(current, '1*2*48213'), 'another key');
-  t.not(cipher.digest('1*2*4821'), cipher.digest('1*2*48213'), 'a prefix has a digest of its own');
+t.test(
+  'digests are versioned: the current form, and the HMAC form of sessions stored before it, are both recognised',
+  async (t) => {
+    const key = randomBytes(32);
+    const cipher = new PinCipher(key);
+    const current = cipher.digest('1*2*48213');
+    t.match(current, /^h2\.[A-Za-z0-9_-]{43}$/, 'h2. and 256 bits in base64url');
+    t.ok(cipher.isDigestOf(current, '1*2*48213'));
+    t.notOk(cipher.isDigestOf(current, '1*2*48214'), 'another text');
+    t.notOk(new PinCipher(randomBytes(32)).isDigestOf(current, '1*2*48213'), 'another key');
+    t.not(cipher.digest('1*2*4821'), cipher.digest('1*2*48213'), 'a prefix has a digest of its own');
 
-  const legacy = legacyDigest(key, '1*2*48213');
-  t.ok(cipher.isDigestOf(legacy, '1*2*48213'), 'an HMAC digest stored before the upgrade');
-  t.notOk(cipher.isDigestOf(legacy, '1*2*48214'));
-  t.notOk(cipher.isDigestOf(legacyDigest(randomBytes(32), '1*2*48213'), '1*2*48213'), 'an HMAC digest of another key');
-  t.notOk(cipher.isDigestOf(`h2.${legacy}`, '1*2*48213'), 'a legacy digest relabelled as current');
-  t.notOk(cipher.isDigestOf('', ''), 'an empty digest');
-});
+    const legacy = legacyDigest(key, '1*2*48213');
+    t.ok(cipher.isDigestOf(legacy, '1*2*48213'), 'an HMAC digest stored before the upgrade');
+    t.notOk(cipher.isDigestOf(legacy, '1*2*48214'));
+    t.notOk(
+      cipher.isDigestOf(legacyDigest(randomBytes(32), '1*2*48213'), '1*2*48213'),
+      'an HMAC digest of another key',
+    );
+    t.notOk(cipher.isDigestOf(`h2.${legacy}`, '1*2*48213'), 'a legacy digest relabelled as current');
+    t.notOk(cipher.isDigestOf('', ''), 'an empty digest');
+  },
+);
 
 t.test('a history stored with the HMAC form parses as before, and is remembered in the current form', async (t) => {
   const key = randomBytes(32);
@@ -92,6 +110,10 @@ t.test('a history stored with the HMAC form parses as before, and is remembered 
   const stored = { length: '2*2*Amina'.length, digest: legacyDigest(key, '2*2*Amina') };
   t.same(newInputAfter(stored, '2*2*Amina', cipher), { kind: 'retry' });
   t.same(newInputAfter(stored, '2*2*Amina*00', cipher), { kind: 'input', input: '00' });
-  t.same(newInputAfter(stored, '2*2*Amino*00', cipher), { kind: 'input', input: '2*2*Amino*00' }, 'not the stored history');
+  t.same(
+    newInputAfter(stored, '2*2*Amino*00', cipher),
+    { kind: 'input', input: '2*2*Amino*00' },
+    'not the stored history',
+  );
   t.match(rememberHistory('2*2*Amina*00', cipher).digest, /^h2\./);
 });

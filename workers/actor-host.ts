@@ -19,7 +19,9 @@ const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as Hos
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 const store = openStore(config.DATA_DIR);
 // A NATS connection cannot be shared between threads: each host opens its own (the main thread checked NATS already).
-const cluster = clusterModeOn(config) ? await connectCluster(config, `sar ${config.NODE_ID ?? 'node'} host ${hostIndex}`) : undefined;
+const cluster = clusterModeOn(config)
+  ? await connectCluster(config, `sar ${config.NODE_ID ?? 'node'} host ${hostIndex}`)
+  : undefined;
 
 const context: HostContext = {
   hostIndex,

@@ -5,7 +5,8 @@ import uWS from 'uWebSockets.js';
 
 const FRAMES = Number(process.env.FRAMES ?? 40);
 const FRAME_BYTES = Number(process.env.FRAME_BYTES ?? 120);
-const shape = (content: string) => `event: message\ndata: {"content":"${content}","timestamp":"${new Date().toISOString()}"}\n\n`;
+const shape = (content: string) =>
+  `event: message\ndata: {"content":"${content}","timestamp":"${new Date().toISOString()}"}\n\n`;
 const frame = shape('x'.repeat(Math.max(1, FRAME_BYTES - shape('').length)));
 const done = 'event: done\ndata: {}\n\n';
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -10,10 +10,26 @@ function turnEvents(sessionId: string): [string, Record<string, unknown>][] {
   const requestId = randomUUID();
   const eventId = `call_${randomUUID()}`;
   const at = () => new Date().toISOString();
-  const tool = { requestId, sessionId, toolName: 'toolCall', args: { userName: 'Bench', toolName: 'set_user_preferences' }, eventId };
+  const tool = {
+    requestId,
+    sessionId,
+    toolName: 'toolCall',
+    args: { userName: 'Bench', toolName: 'set_user_preferences' },
+    eventId,
+  };
   return [
     ['router_update', { sessionId, requestId, step: 'agent', timestamp: at() }],
-    ['reasoning', { sessionId, requestId, reasoning: 'The user asked to change preferences: userName.', reasoningDetails: [{ type: 'thinking', text: 'The user asked to change preferences: userName.' }], isComplete: false, timestamp: at() }],
+    [
+      'reasoning',
+      {
+        sessionId,
+        requestId,
+        reasoning: 'The user asked to change preferences: userName.',
+        reasoningDetails: [{ type: 'thinking', text: 'The user asked to change preferences: userName.' }],
+        isComplete: false,
+        timestamp: at(),
+      },
+    ],
     ['router_update', { sessionId, requestId, step: 'tools', timestamp: at() }],
     ['tool_call', { ...tool, status: 'isRunning' }],
     ['tool_call', { ...tool, status: 'done', output: '{"saved":true,"preferences":{"userName":"Bench"}}' }],

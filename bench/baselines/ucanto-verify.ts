@@ -17,7 +17,13 @@ const canIssue = (cap: { with: string }, issuer: DID) => cap.with === ORACLE_RES
 async function verify(bearer: string): Promise<boolean> {
   const extracted = await Delegation.extract(Buffer.from(bearer, 'base64'));
   if (extracted.error || extracted.ok.audience.did() !== oracleDid) return false;
-  const result = await access(extracted.ok as never, { capability: OracleAccess, authority, principal: Verifier, canIssue, validateAuthorization: () => ({ ok: {} }) });
+  const result = await access(extracted.ok as never, {
+    capability: OracleAccess,
+    authority,
+    principal: Verifier,
+    canIssue,
+    validateAuthorization: () => ({ ok: {} }),
+  });
   return !result.error;
 }
 
@@ -28,7 +34,14 @@ uWS
     let aborted = false;
     res.onAborted(() => (aborted = true));
     verify(bearer).then(
-      (ok) => !aborted && res.cork(() => res.writeStatus(ok ? '200 OK' : '401 Unauthorized').writeHeader('Content-Type', 'application/json').end(ok ? '{"ok":true}' : '{"ok":false}')),
+      (ok) =>
+        !aborted &&
+        res.cork(() =>
+          res
+            .writeStatus(ok ? '200 OK' : '401 Unauthorized')
+            .writeHeader('Content-Type', 'application/json')
+            .end(ok ? '{"ok":true}' : '{"ok":false}'),
+        ),
       () => !aborted && res.cork(() => res.writeStatus('401 Unauthorized').end()),
     );
   })

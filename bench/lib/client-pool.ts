@@ -52,7 +52,12 @@ export class ClientPool {
       this.children.map((child, i) =>
         this.#ask<{ open: number; failed: number; error?: string }>(
           child,
-          { type: 'connect', ...common, sessions: shares[i], localAddress: ownSourceAddresses ? `127.0.0.${2 + i}` : undefined },
+          {
+            type: 'connect',
+            ...common,
+            sessions: shares[i],
+            localAddress: ownSourceAddresses ? `127.0.0.${2 + i}` : undefined,
+          },
           'connected',
         ),
       ),
@@ -65,7 +70,9 @@ export class ClientPool {
   }
 
   async count(): Promise<{ events: number; open: number }> {
-    const replies = await Promise.all(this.children.map((child) => this.#ask<{ events: number; open: number }>(child, { type: 'count' }, 'count')));
+    const replies = await Promise.all(
+      this.children.map((child) => this.#ask<{ events: number; open: number }>(child, { type: 'count' }, 'count')),
+    );
     return { events: replies.reduce((sum, r) => sum + r.events, 0), open: replies.reduce((sum, r) => sum + r.open, 0) };
   }
 

@@ -15,7 +15,8 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
   // Several ports: autocannon gives connection i the URL i % n.
   const urls = (target.ports ?? [target.port]).map((_, i) => `http://127.0.0.1:${portFor(target, i)}${path}`);
   const url = (urls.length === 1 ? urls[0] : urls) as string;
-  if (rest.duration && !rest.amount) await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
+  if (rest.duration && !rest.amount)
+    await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
   const cpuBefore = cpuSnapshot(target);
   const mainBefore = target.mainThreadCpuSeconds();
   const threadsBefore = target.threadCpuSeconds();
@@ -44,7 +45,9 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
       mainThreadCpuMsPerOp: count ? (mainSeconds * 1000) / count : NaN,
       ...cpuPerOpByPart(cpuBefore, cpuAfter, count),
       // Where the rest goes: an actor host's worker thread shows as the busiest other thread.
-      ...Object.fromEntries(busiest.map((seconds, i) => [`thread${i + 2}CpuMsPerOp`, count ? (seconds * 1000) / count : NaN])),
+      ...Object.fromEntries(
+        busiest.map((seconds, i) => [`thread${i + 2}CpuMsPerOp`, count ? (seconds * 1000) / count : NaN]),
+      ),
     },
   };
 }
@@ -53,14 +56,18 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
 function run(options: autocannon.Options): Promise<{ result: autocannon.Result; lastResponseUs: number }> {
   return new Promise((resolve, reject) => {
     let lastResponseUs = 0;
-    const instance = autocannon(options, (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve({ result, lastResponseUs })));
+    const instance = autocannon(options, (error: unknown, result: autocannon.Result) =>
+      error ? reject(error) : resolve({ result, lastResponseUs }),
+    );
     if (options.amount) instance.on('response', () => void (lastResponseUs = monotonicUs()));
   });
 }
 
 /** CPU seconds over the run of the two busiest threads other than the main one, busiest first. */
 function busiestOtherThreads(target: LoadTarget, before: Map<number, number>, after: Map<number, number>): number[] {
-  const used = [...after].filter(([tid]) => tid !== target.pid).map(([tid, seconds]) => seconds - (before.get(tid) ?? 0));
+  const used = [...after]
+    .filter(([tid]) => tid !== target.pid)
+    .map(([tid, seconds]) => seconds - (before.get(tid) ?? 0));
   return used.sort((a, b) => b - a).slice(0, 2);
 }
 

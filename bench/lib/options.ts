@@ -65,11 +65,18 @@ BENCH_NODE_ARGS passes node flags to the server under test, e.g. "--cpu-prof --c
 export function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!(n > 0) || (name !== 'seconds' && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${name === 'seconds' ? 'number' : 'whole number'}, not ${JSON.stringify(value)}`);
+  if (!(n > 0) || (name !== 'seconds' && !Number.isInteger(n)))
+    throw new Error(
+      `--${name} must be a positive ${name === 'seconds' ? 'number' : 'whole number'}, not ${JSON.stringify(value)}`,
+    );
   return n;
 }
 
-export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = process.env, defaultEngines: EngineName[] = ['uws', 'node']): BenchOptions | 'help' {
+export function parseBenchOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  defaultEngines: EngineName[] = ['uws', 'node'],
+): BenchOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -89,14 +96,26 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     },
   });
   if (values.help) return 'help';
-  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_BENCHES;
+  const only = values.only
+    ? values.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : DEFAULT_BENCHES;
   const unknown = only.filter((name) => !(BENCHES as readonly string[]).includes(name));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')} (known: ${BENCHES.join(', ')})`);
-  const engines = values.engines ? values.engines.split(',').map((s) => s.trim()).filter(Boolean) : defaultEngines;
+  const engines = values.engines
+    ? values.engines
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : defaultEngines;
   const badEngine = engines.filter((name) => !(ENGINES as readonly string[]).includes(name));
-  if (badEngine.length || engines.length === 0) throw new Error(`--engines: ${badEngine.join(', ') || 'none'} (known: ${ENGINES.join(', ')})`);
+  if (badEngine.length || engines.length === 0)
+    throw new Error(`--engines: ${badEngine.join(', ') || 'none'} (known: ${ENGINES.join(', ')})`);
   const ussdIds = values['ussd-ids'] || 'gateway';
-  if (!(USSD_IDS as readonly string[]).includes(ussdIds)) throw new Error(`--ussd-ids must be ${USSD_IDS.join(' or ')}, not ${JSON.stringify(ussdIds)}`);
+  if (!(USSD_IDS as readonly string[]).includes(ussdIds))
+    throw new Error(`--ussd-ids must be ${USSD_IDS.join(' or ')}, not ${JSON.stringify(ussdIds)}`);
   return {
     only: only as BenchName[],
     engines: engines as EngineName[],

@@ -28,7 +28,8 @@ export interface LoadTarget {
 }
 
 /** The port caller or connection `index` sends to. */
-export const portFor = (target: Pick<LoadTarget, 'port' | 'ports'>, index: number) => (target.ports?.length ? target.ports[index % target.ports.length] : target.port);
+export const portFor = (target: Pick<LoadTarget, 'port' | 'ports'>, index: number) =>
+  target.ports?.length ? target.ports[index % target.ports.length] : target.port;
 
 /**
  * CPU seconds so far of the whole target and, for several processes, of each part, read at one moment: the whole
@@ -40,9 +41,18 @@ export function cpuSnapshot(target: LoadTarget): { seconds: number; parts?: Reco
 }
 
 /** `<part>CpuMsPerOp` for each part of a target of several processes, between two snapshots of a run that completed `count` operations. */
-export function cpuPerOpByPart(before: ReturnType<typeof cpuSnapshot>, after: ReturnType<typeof cpuSnapshot>, count: number): Record<string, number> {
+export function cpuPerOpByPart(
+  before: ReturnType<typeof cpuSnapshot>,
+  after: ReturnType<typeof cpuSnapshot>,
+  count: number,
+): Record<string, number> {
   if (!before.parts || !after.parts) return {};
-  return Object.fromEntries(Object.keys(after.parts).map((part) => [`${part}CpuMsPerOp`, count ? ((after.parts![part] - (before.parts![part] ?? 0)) * 1000) / count : NaN]));
+  return Object.fromEntries(
+    Object.keys(after.parts).map((part) => [
+      `${part}CpuMsPerOp`,
+      count ? ((after.parts![part] - (before.parts![part] ?? 0)) * 1000) / count : NaN,
+    ]),
+  );
 }
 
 export interface BenchProcess extends LoadTarget {
@@ -112,7 +122,12 @@ export interface StartOptions {
 }
 
 /** Starts `node <script>` and waits until it prints `LISTENING <port>` or logs `"msg":"listening"` with a port. */
-export async function startNode(script: string, env: Record<string, string> = {}, args: string[] = [], options: StartOptions = {}): Promise<BenchProcess> {
+export async function startNode(
+  script: string,
+  env: Record<string, string> = {},
+  args: string[] = [],
+  options: StartOptions = {},
+): Promise<BenchProcess> {
   // BENCH_NODE_ARGS passes flags to the server under test, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = script.startsWith('dist/src/') ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
   if (options.inspect) nodeArgs.push('--inspect=127.0.0.1:0');
@@ -171,17 +186,25 @@ export async function startNode(script: string, env: Record<string, string> = {}
 }
 
 /** Starts the real server on a free port with a throw-away DATA_DIR; loopback is exempt from the rate limit. */
-export async function startServerProcess(env: Record<string, string> = {}, options: StartOptions = {}): Promise<BenchProcess> {
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<BenchProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-bench-'));
-  const server = await startNode('dist/src/main.js', {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1',
-    ...env,
-    // The start-up line that carries the port is logged at info; request logs are at debug.
-    LOG_LEVEL: 'info',
-  }, [], options);
+  const server = await startNode(
+    'dist/src/main.js',
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1',
+      ...env,
+      // The start-up line that carries the port is logged at info; request logs are at debug.
+      LOG_LEVEL: 'info',
+    },
+    [],
+    options,
+  );
   return {
     ...server,
     async stop() {
@@ -192,7 +215,10 @@ export async function startServerProcess(env: Record<string, string> = {}, optio
 }
 
 /** Runs `use` on a started process and stops the process whatever happens. */
-export async function withProcess<T>(start: Promise<BenchProcess>, use: (target: BenchProcess) => Promise<T>): Promise<T> {
+export async function withProcess<T>(
+  start: Promise<BenchProcess>,
+  use: (target: BenchProcess) => Promise<T>,
+): Promise<T> {
   const target = await start;
   try {
     return await use(target);

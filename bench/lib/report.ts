@@ -27,14 +27,22 @@ export interface Row {
   /** Failed operations: transport errors, timeouts, non-2xx, wrong answers. */
   errors: number;
   /** row / baseline; null when the row has no baseline or a figure is missing. */
-  ratio: { throughput: number | null; p50: number | null; p99: number | null; cpu: number | null; rssPerOp: number | null } | null;
+  ratio: {
+    throughput: number | null;
+    p50: number | null;
+    p99: number | null;
+    cpu: number | null;
+    rssPerOp: number | null;
+  } | null;
   /** Row-specific figures (e.g. memory per socket), all numbers so runs can be compared. */
   extra: Record<string, number>;
   /** When the measured part ran, in CLOCK_MONOTONIC microseconds (the clock of --cpu-prof's timestamps). */
   window?: { startUs: number; endUs: number };
 }
 
-export type Measured = Omit<Row, 'bench' | 'name' | 'baseline' | 'ratio' | 'extra'> & { extra?: Record<string, number> };
+export type Measured = Omit<Row, 'bench' | 'name' | 'baseline' | 'ratio' | 'extra'> & {
+  extra?: Record<string, number>;
+};
 
 /** Now on the monotonic clock, in microseconds. */
 export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -56,7 +64,8 @@ export function overRuns(runs: readonly Measured[]): Measured {
   if (runs.length === 1) return runs[0];
   const count = runs.reduce((n, r) => n + r.count, 0);
   const seconds = runs.reduce((s, r) => s + r.count / r.throughput, 0);
-  const perOp = (figure: (r: Measured) => number | undefined) => runs.reduce((sum, r) => sum + (figure(r) ?? NaN) * r.count, 0) / count;
+  const perOp = (figure: (r: Measured) => number | undefined) =>
+    runs.reduce((sum, r) => sum + (figure(r) ?? NaN) * r.count, 0) / count;
   const extraKeys = Object.keys(runs[0].extra ?? {});
   return {
     ...runs[runs.length - 1],
@@ -91,18 +100,51 @@ export function row(bench: string, name: string, measured: Measured, baseline?: 
 }
 
 /** `n` with `digits` decimals, or `-` when there is no figure. */
-export const fixed = (n: number | null | undefined, digits: number) => (n === null || n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits));
+export const fixed = (n: number | null | undefined, digits: number) =>
+  n === null || n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(digits);
 const times = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `${n.toFixed(2)}x`);
 
 export function printRows(title: string, rows: readonly Row[]): void {
-  const columns = ['run', 'unit', 'count', '/s', 'p50 ms', 'p99 ms', 'server CPU ms/op', 'RSS MiB', 'errors',
-    '/s vs base', 'p50 vs base', 'CPU vs base', 'RSS/op vs base', 'other'];
-  printMarkdownTable(title, columns, rows.map((r) => [
-    r.baseline ? r.name : `${r.name}${r.ratio === null && rows.some((o) => o.baseline === r.name) ? ' (baseline)' : ''}`,
-    r.unit, r.count, fixed(r.throughput, 0), fixed(r.p50Ms, 2), fixed(r.p99Ms, 2), fixed(r.cpuMsPerOp, 4),
-    fixed(r.rssBytes / 2 ** 20, 0), r.errors, times(r.ratio?.throughput), times(r.ratio?.p50), times(r.ratio?.cpu), times(r.ratio?.rssPerOp),
-    Object.entries(r.extra).map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toPrecision(3)}`).join(' ') || '-',
-  ]));
+  const columns = [
+    'run',
+    'unit',
+    'count',
+    '/s',
+    'p50 ms',
+    'p99 ms',
+    'server CPU ms/op',
+    'RSS MiB',
+    'errors',
+    '/s vs base',
+    'p50 vs base',
+    'CPU vs base',
+    'RSS/op vs base',
+    'other',
+  ];
+  printMarkdownTable(
+    title,
+    columns,
+    rows.map((r) => [
+      r.baseline
+        ? r.name
+        : `${r.name}${r.ratio === null && rows.some((o) => o.baseline === r.name) ? ' (baseline)' : ''}`,
+      r.unit,
+      r.count,
+      fixed(r.throughput, 0),
+      fixed(r.p50Ms, 2),
+      fixed(r.p99Ms, 2),
+      fixed(r.cpuMsPerOp, 4),
+      fixed(r.rssBytes / 2 ** 20, 0),
+      r.errors,
+      times(r.ratio?.throughput),
+      times(r.ratio?.p50),
+      times(r.ratio?.cpu),
+      times(r.ratio?.rssPerOp),
+      Object.entries(r.extra)
+        .map(([k, v]) => `${k}=${Number.isInteger(v) ? v : v.toPrecision(3)}`)
+        .join(' ') || '-',
+    ]),
+  );
 }
 
 export interface RunMeta {
@@ -119,7 +161,9 @@ export interface RunMeta {
 export function runMeta(options: Record<string, unknown>): RunMeta {
   let commit = 'unknown';
   try {
-    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     // Not a git checkout: the commit stays unknown.
   }

@@ -14,24 +14,44 @@ export interface SseLoadOptions {
 }
 
 /** One streamed answer: ms to the first chunk and to the end; rejects unless it ends with `done`. */
-export function streamOnce(port: number, agent: Agent, path: string, headers: Record<string, string>, body: string): Promise<{ first: number; done: number; text: string }> {
+export function streamOnce(
+  port: number,
+  agent: Agent,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ first: number; done: number; text: string }> {
   return new Promise((resolve, reject) => {
     const sent = performance.now();
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(new Error(`status ${res.statusCode}`));
-      }
-      let first = 0;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        if (!first) first = performance.now() - sent;
-        text += chunk;
-      });
-      res.on('end', () => (text.includes('event: done') ? resolve({ first, done: performance.now() - sent, text }) : reject(new Error('stream ended without done'))));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        agent,
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`status ${res.statusCode}`));
+        }
+        let first = 0;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (!first) first = performance.now() - sent;
+          text += chunk;
+        });
+        res.on('end', () =>
+          text.includes('event: done')
+            ? resolve({ first, done: performance.now() - sent, text })
+            : reject(new Error('stream ended without done')),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -83,7 +103,8 @@ export async function measureSse(target: LoadTarget, options: SseLoadOptions): P
     extra: {
       mainThreadCpuMsPerOp: dones.length ? (main * 1000) / dones.length : NaN,
       ...cpuPerOpByPart(cpuBefore, cpuAfter, dones.length),
-      firstFrameP50Ms: percentile(firsts, 0.5), bytesPerStream: bytes,
+      firstFrameP50Ms: percentile(firsts, 0.5),
+      bytesPerStream: bytes,
     },
     window,
   };

@@ -1,5 +1,9 @@
 /** Prints a markdown table under a `## title` heading: the form every benchmark reports in. */
-export function printMarkdownTable(title: string, columns: readonly string[], rows: readonly (readonly (string | number)[])[]): void {
+export function printMarkdownTable(
+  title: string,
+  columns: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): void {
   console.log(`\n## ${title}`);
   console.log(`| ${columns.join(' | ')} |`);
   console.log(`|${columns.map(() => '---').join('|')}|`);

@@ -24,7 +24,12 @@ export class UnsyncedAcksError extends Error {
 
 /** -1, 0 or 1 as `a` is older than, the same as or newer than `b` (dotted numbers; a suffix such as -beta is ignored). */
 export function compareVersions(a: string, b: string): number {
-  const parts = (version: string) => version.replace(/^v/, '').split(/[-+]/)[0].split('.').map((part) => Number.parseInt(part, 10) || 0);
+  const parts = (version: string) =>
+    version
+      .replace(/^v/, '')
+      .split(/[-+]/)[0]
+      .split('.')
+      .map((part) => Number.parseInt(part, 10) || 0);
   const [x, y] = [parts(a), parts(b)];
   for (let i = 0; i < Math.max(x.length, y.length); i++) {
     const diff = (x[i] ?? 0) - (y[i] ?? 0);
@@ -61,24 +66,34 @@ export async function checkAckDurability(
 ): Promise<AckDurability> {
   const unsynced: string[] = [];
   const unknown: string[] = [];
-  const tooOld = (version: string | undefined) => version !== undefined && compareVersions(version, MIN_SYNCED_VERSION) < 0;
+  const tooOld = (version: string | undefined) =>
+    version !== undefined && compareVersions(version, MIN_SYNCED_VERSION) < 0;
   if (!info?.version) unknown.push('the connected NATS server did not say its version');
   else if (tooOld(info.version)) {
-    unsynced.push(`nats-server ${info.version} (${info.server_name ?? 'connected server'}) is older than ${MIN_SYNCED_VERSION}: it cannot fsync before acknowledging`);
+    unsynced.push(
+      `nats-server ${info.version} (${info.server_name ?? 'connected server'}) is older than ${MIN_SYNCED_VERSION}: it cannot fsync before acknowledging`,
+    );
   }
   const varzs = await Promise.all(monitorUrls.map((url) => readVarz(url, options.timeoutMs ?? 3_000)));
   varzs.forEach((varz, i) => {
     if (typeof varz === 'string') return void unknown.push(varz);
     const name = `${varz.server_name ?? monitorUrls[i]} (${monitorUrls[i]})`;
-    if (tooOld(varz.version)) unsynced.push(`nats-server ${varz.version} at ${name} is older than ${MIN_SYNCED_VERSION}`);
+    if (tooOld(varz.version))
+      unsynced.push(`nats-server ${varz.version} at ${name} is older than ${MIN_SYNCED_VERSION}`);
     else if (!varz.jetstream?.config) unknown.push(`${name} shows no JetStream configuration`);
     else if (varz.jetstream.config.sync_always !== true) {
       const interval = varz.jetstream.config.sync_interval;
-      unsynced.push(`${name} acknowledges before fsync (sync_interval ${interval ? `${interval / 1e9} s` : 'default'}, not always)`);
+      unsynced.push(
+        `${name} acknowledges before fsync (sync_interval ${interval ? `${interval / 1e9} s` : 'default'}, not always)`,
+      );
     }
   });
-  if (monitorUrls.length === 0) unknown.push('NATS_MONITOR_URL is not set, so the servers\' sync_interval cannot be read');
+  if (monitorUrls.length === 0)
+    unknown.push("NATS_MONITOR_URL is not set, so the servers' sync_interval cannot be read");
   if (unsynced.length > 0) return { verdict: 'unsynced', reasons: [...unsynced, ...unknown] };
   if (unknown.length > 0) return { verdict: 'unknown', reasons: unknown };
-  return { verdict: 'synced', reasons: [`${monitorUrls.length} server(s) report sync_interval: always, version >= ${MIN_SYNCED_VERSION}`] };
+  return {
+    verdict: 'synced',
+    reasons: [`${monitorUrls.length} server(s) report sync_interval: always, version >= ${MIN_SYNCED_VERSION}`],
+  };
 }

@@ -10,16 +10,27 @@ export const clusterEnv = {
   /** Comma-separated NATS server URLs (nats://h1:4222,nats://h2:4222); set = cluster mode. */
   NATS_URL: v.pipe(
     list(),
-    v.check((urls) => urls.every((url) => NATS_URL_ENTRY.test(url)), 'must be a comma-separated list of nats://host:port (or tls://host:port) URLs'),
+    v.check(
+      (urls) => urls.every((url) => NATS_URL_ENTRY.test(url)),
+      'must be a comma-separated list of nats://host:port (or tls://host:port) URLs',
+    ),
   ),
   /** This node's name in the cluster (leases, health); default hostname:PORT. */
-  NODE_ID: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[\w.:@-]{1,128}$/, 'must be 1-128 letters, digits or . : @ _ -'))),
+  NODE_ID: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^[\w.:@-]{1,128}$/, 'must be 1-128 letters, digits or . : @ _ -')),
+  ),
   /** Replicas of every KV bucket and stream; default 3, or the cluster's server count when fewer. */
   NATS_REPLICAS: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^[1-5]$/, 'must be a whole number from 1 to 5'), v.transform(Number)),
   ),
   /** A NATS credentials file (JWT + nkey seed), for an operator-mode NATS. */
-  NATS_CREDS: v.optional(v.pipe(v.string(), v.trim(), v.check((path) => existsSync(path), 'must name an existing credentials file'))),
+  NATS_CREDS: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.check((path) => existsSync(path), 'must name an existing credentials file'),
+    ),
+  ),
   NATS_TOKEN: text(),
   /**
    * Comma-separated monitoring URLs of the NATS servers (http://h1:8222,...): read at start-up for each server's
@@ -27,7 +38,10 @@ export const clusterEnv = {
    */
   NATS_MONITOR_URL: v.pipe(
     list(),
-    v.check((urls) => urls.every((url) => /^https?:\/\/[^\s/?#]+(:\d{1,5})?\/?$/.test(url)), 'must be a comma-separated list of http://host:port URLs'),
+    v.check(
+      (urls) => urls.every((url) => /^https?:\/\/[^\s/?#]+(:\d{1,5})?\/?$/.test(url)),
+      'must be a comma-separated list of http://host:port URLs',
+    ),
   ),
   /**
    * How long a starting node waits for NATS and JetStream before it gives up (exit 1); 0, the default, waits as
@@ -37,7 +51,10 @@ export const clusterEnv = {
   /** Start even when a NATS server acknowledges writes before fsyncing them (an operator accepting that risk). */
   NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
   /** Prefix of every subject, bucket and stream, so two deployments can share one NATS. */
-  NATS_PREFIX: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')), 'sar'),
+  NATS_PREFIX: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')),
+    'sar',
+  ),
 };
 
 /** The subset of the configuration cluster mode reads. */
@@ -70,7 +87,8 @@ export function clusterConfigProblems(config: ClusterEnv): string[] {
   if (!clusterModeOn(config)) return [];
   const problems: string[] = [];
   for (const name of ['PIN_ENCRYPTION_KEY', 'ORACLE_PRIVATE_KEY'] as const) {
-    if (!config[name]) problems.push(`${name}="": is required when NATS_URL is set (every node of a cluster must use the same key)`);
+    if (!config[name])
+      problems.push(`${name}="": is required when NATS_URL is set (every node of a cluster must use the same key)`);
   }
   if (config.NATS_CREDS && config.NATS_TOKEN) problems.push('NATS_CREDS and NATS_TOKEN: set one of them, not both');
   return problems;

@@ -18,13 +18,19 @@ export interface ClusterConnection {
   close(): Promise<void>;
 }
 
-export type ConnectSettings = Pick<ClusterEnv, 'NATS_URL' | 'NATS_REPLICAS' | 'NATS_CREDS' | 'NATS_TOKEN' | 'NATS_PREFIX'>;
+export type ConnectSettings = Pick<
+  ClusterEnv,
+  'NATS_URL' | 'NATS_REPLICAS' | 'NATS_CREDS' | 'NATS_TOKEN' | 'NATS_PREFIX'
+>;
 
 /**
  * NATS_REPLICAS, or 3 capped by the servers the cluster gossips to its clients (`connect_urls` lists every
  * server's client address, this one included). A lone server (no cluster) can only hold R1 streams.
  */
-export function replicasFor(settings: Pick<ClusterEnv, 'NATS_REPLICAS'>, info: { cluster?: string; connect_urls?: string[] } | undefined): number {
+export function replicasFor(
+  settings: Pick<ClusterEnv, 'NATS_REPLICAS'>,
+  info: { cluster?: string; connect_urls?: string[] } | undefined,
+): number {
   if (settings.NATS_REPLICAS !== undefined) return settings.NATS_REPLICAS;
   if (!info?.cluster) return 1;
   return Math.max(1, Math.min(3, info.connect_urls?.length ?? 1));
@@ -34,7 +40,11 @@ export function replicasFor(settings: Pick<ClusterEnv, 'NATS_REPLICAS'>, info: {
  * Connects to any of the URLs (the client fails over between them, for ever: a node without NATS is unhealthy, not
  * dead) and checks that JetStream answers. Throws with a readable message when neither holds at start-up.
  */
-export async function connectCluster(settings: ConnectSettings, name: string, options: { apiTimeoutMs?: number } = {}): Promise<ClusterConnection> {
+export async function connectCluster(
+  settings: ConnectSettings,
+  name: string,
+  options: { apiTimeoutMs?: number } = {},
+): Promise<ClusterConnection> {
   // How long a JetStream call (a write's acknowledgement, a read) waits; one that timed out may still have landed.
   const timeout = options.apiTimeoutMs ?? 5_000;
   let nc: NatsConnection;
@@ -85,7 +95,12 @@ export async function connectCluster(settings: ConnectSettings, name: string, op
 export async function connectClusterWhenReady(
   settings: ConnectSettings,
   name: string,
-  options: { apiTimeoutMs?: number; maxDelayMs?: number; giveUpAfterMs?: number; onWait(reason: string, retryInMs: number, attempt: number): void },
+  options: {
+    apiTimeoutMs?: number;
+    maxDelayMs?: number;
+    giveUpAfterMs?: number;
+    onWait(reason: string, retryInMs: number, attempt: number): void;
+  },
 ): Promise<ClusterConnection> {
   const giveUpAt = options.giveUpAfterMs ? Date.now() + options.giveUpAfterMs : Infinity;
   let connection: ClusterConnection | undefined;

@@ -37,7 +37,8 @@ export class ClusterEventBus {
     this.#stopLocal = local.onEvent((event) => {
       this.#dispatch(event);
       const { nc } = this.#connection;
-      if (!nc.isClosed()) nc.publish(this.subjectOf(event.topic), JSON.stringify({ ...event, from: this.#id } satisfies WireEvent));
+      if (!nc.isClosed())
+        nc.publish(this.subjectOf(event.topic), JSON.stringify({ ...event, from: this.#id } satisfies WireEvent));
     });
   }
 

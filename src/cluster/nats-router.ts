@@ -20,7 +20,13 @@ import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
-import { DEFAULT_STREAM_LIVENESS, openRemoteStream, relayToCaller, type StreamLiveness, type StreamOpen } from './remote-stream.js';
+import {
+  DEFAULT_STREAM_LIVENESS,
+  openRemoteStream,
+  relayToCaller,
+  type StreamLiveness,
+  type StreamOpen,
+} from './remote-stream.js';
 import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
 import { unavailable } from './unavailable.js';
 
@@ -81,9 +87,10 @@ export class NatsActorRouter implements ActorRouter {
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
   /** Checks of calls in flight to other nodes, run on every change of the lease table (one listener for all). */
   readonly #watchers = new Set<() => void>();
-  readonly #onTable = () => this.#watchers.forEach((check) => {
-    check();
-  });
+  readonly #onTable = () =>
+    this.#watchers.forEach((check) => {
+      check();
+    });
 
   constructor(options: NatsActorRouterOptions) {
     this.#connection = options.connection;
@@ -150,7 +157,8 @@ export class NatsActorRouter implements ActorRouter {
       if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (${reason})`);
     };
     for (;;) {
-      if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, Math.max(1, deadline - Date.now()));
+      if (this.#leases.owns(partition) && request.op !== 'stream')
+        return this.#runLocally(request, Math.max(1, deadline - Date.now()));
       const tried = this.#leases.ownerOf(partition);
       if (tried !== undefined && !this.#leases.isLive(tried)) {
         // Its lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now would only be
@@ -185,7 +193,9 @@ export class NatsActorRouter implements ActorRouter {
     let reply: Msg;
     try {
       const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
-      const answered = this.#connection.nc.request(subject, JSON.stringify(sent), { timeout: request.timeoutMs + REPLY_GRACE_MS });
+      const answered = this.#connection.nc.request(subject, JSON.stringify(sent), {
+        timeout: request.timeoutMs + REPLY_GRACE_MS,
+      });
       reply = await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered);
     } catch (error) {
       if (error instanceof HostUnavailableError) throw error;
@@ -197,7 +207,8 @@ export class NatsActorRouter implements ActorRouter {
     }
     const answer = reply.json<ActorReply>();
     if ('error' in answer) {
-      if (answer.error.name === MOVED) throw new NotServedError(answer.error.message, answer.error.details?.node as string);
+      if (answer.error.name === MOVED)
+        throw new NotServedError(answer.error.message, answer.error.details?.node as string);
       throw fromWire(answer.error);
     }
     return answer.value;
@@ -222,7 +233,7 @@ export class NatsActorRouter implements ActorRouter {
 
   /** Resolves true once this node holds `partition` or the table names a live owner other than `tried`. */
   #ownerOtherThan(partition: number, tried: string | undefined, until: number): Promise<boolean> {
-    const moved = () => this.#leases.owns(partition) || ((this.#leases.ownerOf(partition) ?? tried) !== tried);
+    const moved = () => this.#leases.owns(partition) || (this.#leases.ownerOf(partition) ?? tried) !== tried;
     if (moved()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (result: boolean) => {
@@ -263,20 +274,25 @@ export class NatsActorRouter implements ActorRouter {
     let reply: ActorReply;
     if (!this.#leases.owns(partition)) {
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.
-      reply = { error: { name: MOVED, message: `partition ${partition} moved`, details: { node: this.#leases.nodeId } } };
+      reply = {
+        error: { name: MOVED, message: `partition ${partition} moved`, details: { node: this.#leases.nodeId } },
+      };
     } else {
       try {
         const request = msg.json<ActorRequest>();
         const timeoutMs = remainingOf(request);
         if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
-        reply = { value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, timeoutMs) };
+        reply = {
+          value: request.stream
+            ? this.#relayStream(request, request.stream)
+            : await this.#runLocally(request, timeoutMs),
+        };
       } catch (error) {
         reply = { error: toWire(error) };
       }
     }
     msg.respond(JSON.stringify(reply));
   }
-
 }
 
 /** Nodes' clocks may differ this much (NTP keeps them far closer): a request is judged late only beyond it. */
@@ -302,4 +318,3 @@ class NotServedError extends Error {
 function isNoResponders(error: unknown): boolean {
   return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders());
 }
-

@@ -21,14 +21,23 @@ export const ClusterHealthSchema = v.object({
   nodeId: v.pipe(v.string(), v.examples(['node-1:3000'])),
   nats: v.pipe(v.picklist(['connected', 'reconnecting', 'closed']), v.description('The NATS connection of this node')),
   server: v.optional(v.pipe(v.string(), v.description('The NATS server this node is connected to'))),
-  jetstream: v.pipe(v.picklist(['available', 'unavailable']), v.description('JetStream answered an account-info request')),
+  jetstream: v.pipe(
+    v.picklist(['available', 'unavailable']),
+    v.description('JetStream answered an account-info request'),
+  ),
   replicas: v.pipe(v.number(), v.description('Replicas of every bucket and stream this node creates')),
-  state: v.pipe(v.literal('cluster'), v.description('Actors are routed between nodes by partition; every record (USSD and oracle) lives in JetStream')),
+  state: v.pipe(
+    v.literal('cluster'),
+    v.description('Actors are routed between nodes by partition; every record (USSD and oracle) lives in JetStream'),
+  ),
   partitions: v.pipe(
     v.object({ owned: v.number(), total: v.number() }),
     v.description('Partitions whose actors this node runs now, of all partitions'),
   ),
-  liveNodes: v.pipe(v.array(v.string()), v.description('Nodes whose lease this node sees alive (itself included), sorted')),
+  liveNodes: v.pipe(
+    v.array(v.string()),
+    v.description('Nodes whose lease this node sees alive (itself included), sorted'),
+  ),
 });
 
 export type ClusterHealth = v.InferOutput<typeof ClusterHealthSchema>;
@@ -54,7 +63,11 @@ export interface ClusterNode {
  * before acknowledging: refuses (UnsyncedAcksError) when one does not, unless NATS_ALLOW_UNSYNCED_ACKS; warns when
  * it cannot tell.
  */
-export async function startClusterNode(config: ClusterEnv, log: Logger, onWait?: (reason: string) => void): Promise<ClusterNode> {
+export async function startClusterNode(
+  config: ClusterEnv,
+  log: Logger,
+  onWait?: (reason: string) => void,
+): Promise<ClusterNode> {
   const nodeId = nodeIdOf(config, config.PORT);
   const connection = await connectClusterWhenReady(config, `sar ${nodeId}`, {
     giveUpAfterMs: (config.NATS_START_TIMEOUT_SECONDS ?? 0) * 1000,
@@ -69,18 +82,25 @@ export async function startClusterNode(config: ClusterEnv, log: Logger, onWait?:
     for await (const status of connection.nc.status()) {
       if (status.type === 'disconnect' || status.type === 'reconnecting') state = 'reconnecting';
       else if (status.type === 'reconnect') state = 'connected';
-      if (status.type === 'disconnect' || status.type === 'reconnect') log.warn({ nats: status.type, server: status.server }, `NATS ${status.type}`);
+      if (status.type === 'disconnect' || status.type === 'reconnect')
+        log.warn({ nats: status.type, server: status.server }, `NATS ${status.type}`);
     }
   })();
   void connection.nc.closed().then(() => (state = 'closed'));
-  log.info({ nodeId, server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix }, 'cluster mode: connected to NATS JetStream');
+  log.info(
+    { nodeId, server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix },
+    'cluster mode: connected to NATS JetStream',
+  );
 
   let leases: PartitionLeases | undefined;
   let router: NatsActorRouter | undefined;
   let events: ClusterEventBus | undefined;
   const jetstreamAnswers = () =>
     Promise.race([
-      connection.jsm.getAccountInfo().then(() => true, () => false),
+      connection.jsm.getAccountInfo().then(
+        () => true,
+        () => false,
+      ),
       new Promise<false>((resolve) => setTimeout(resolve, PROBE_TIMEOUT_MS, false).unref()),
     ]);
 
@@ -122,19 +142,25 @@ export async function startClusterNode(config: ClusterEnv, log: Logger, onWait?:
       await Promise.race([left, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
     },
     // Draining needs a server to flush to: without one, close at once.
-    close: () => (connection.nc.isClosed() ? Promise.resolve() : state === 'connected' ? connection.close() : connection.nc.close()),
+    close: () =>
+      connection.nc.isClosed() ? Promise.resolve() : state === 'connected' ? connection.close() : connection.nc.close(),
   };
 }
 
 async function refuseUnsyncedAcks(config: ClusterEnv, connection: ClusterConnection, log: Logger): Promise<void> {
   const durability = await checkAckDurability(connection.nc.info, config.NATS_MONITOR_URL ?? []);
   const detail = { verdict: durability.verdict, reasons: durability.reasons };
-  if (durability.verdict === 'synced') return void log.info(detail, 'cluster mode: NATS fsyncs every write before acknowledging it');
+  if (durability.verdict === 'synced')
+    return void log.info(detail, 'cluster mode: NATS fsyncs every write before acknowledging it');
   if (durability.verdict === 'unknown') {
-    return void log.warn(detail, `cluster mode: CANNOT TELL whether NATS fsyncs before acknowledging (${durability.reasons.join('; ')}); a power cut of a quorum may lose acknowledged writes unless every server runs nats-server >= 2.10.23 with sync_interval: always`);
+    return void log.warn(
+      detail,
+      `cluster mode: CANNOT TELL whether NATS fsyncs before acknowledging (${durability.reasons.join('; ')}); a power cut of a quorum may lose acknowledged writes unless every server runs nats-server >= 2.10.23 with sync_interval: always`,
+    );
   }
   const message = `NATS acknowledges writes before they are on disk: ${durability.reasons.join('; ')}. Run nats-server >= 2.10.23 with "sync_interval: always" in its jetstream block (docs/cluster.md), or set NATS_ALLOW_UNSYNCED_ACKS=true to accept losing acknowledged writes in a power cut`;
-  if (config.NATS_ALLOW_UNSYNCED_ACKS) return void log.error(detail, `cluster mode: NATS_ALLOW_UNSYNCED_ACKS=true, starting anyway: ${message}`);
+  if (config.NATS_ALLOW_UNSYNCED_ACKS)
+    return void log.error(detail, `cluster mode: NATS_ALLOW_UNSYNCED_ACKS=true, starting anyway: ${message}`);
   await connection.nc.close();
   throw new UnsyncedAcksError(message);
 }

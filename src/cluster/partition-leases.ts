@@ -270,7 +270,8 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     // Heartbeats of nodes gone for ten leases are removed (revision-checked: not one that came back), so node ids
     // that never return (a container's random hostname) do not pile up. Their partitions are free either way.
     for (const [id, lease] of this.#nodes) {
-      if (now - lease.seenAt > 10 * this.leaseTtlMs) writes.push(this.store.delete(['node', id], lease.revision).catch(() => undefined));
+      if (now - lease.seenAt > 10 * this.leaseTtlMs)
+        writes.push(this.store.delete(['node', id], lease.revision).catch(() => undefined));
     }
     if (mine.length > target) {
       // Give back the highest-numbered ones; stop serving them before the table says so.
@@ -299,7 +300,9 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     const key = ['partition', String(partition)];
     const known = this.#parts.get(partition);
     try {
-      const revision = known ? await this.store.update(key, { owner }, known.revision) : await this.store.create(key, { owner });
+      const revision = known
+        ? await this.store.update(key, { owner }, known.revision)
+        : await this.store.create(key, { owner });
       this.#record(partition, owner, revision);
     } catch (error) {
       if (!isRevisionConflict(error)) throw error;

@@ -37,7 +37,10 @@ export class ClusterRateLimiter {
   /** The bucket is per window length (its records expire after two windows), so changing the window starts afresh. */
   static async open(connection: ClusterConnection, options: ClusterRateLimitOptions): Promise<ClusterRateLimiter> {
     const windowMs = options.windowSeconds * 1000;
-    const store = await KvRecordStore.open<number>(connection, { name: `ratelimit_${options.windowSeconds}s`, ttlMs: 2 * windowMs });
+    const store = await KvRecordStore.open<number>(connection, {
+      name: `ratelimit_${options.windowSeconds}s`,
+      ttlMs: 2 * windowMs,
+    });
     return new ClusterRateLimiter(store, options);
   }
 

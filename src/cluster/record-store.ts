@@ -10,7 +10,13 @@
 // in-flight writes under its lock, so each write also carries the id `<key>@<expected revision>`: of the writers
 // expecting one revision, exactly one is stored and the others are answered `duplicate`, a conflict here. (So
 // KV's own `update(key, value, revision)` is not enough on this server.)
-import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
@@ -57,7 +63,8 @@ export interface RecordStoreOptions {
 
 const isConflict = (error: unknown) =>
   error instanceof JetStreamApiError &&
-  (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+  (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 const encoder = new TextEncoder();
 
@@ -79,14 +86,22 @@ export class KvRecordStore<T> {
    */
   static async open<T>(connection: ClusterConnection, options: RecordStoreOptions): Promise<KvRecordStore<T>> {
     const bucket = `${connection.prefix}_${options.name}`;
-    const settings = { replicas: connection.replicas, history: 1, allow_direct: false, ...(options.ttlMs ? { ttl: options.ttlMs } : {}) };
+    const settings = {
+      replicas: connection.replicas,
+      history: 1,
+      allow_direct: false,
+      ...(options.ttlMs ? { ttl: options.ttlMs } : {}),
+    };
     let kv: KV;
     try {
       kv = await connection.kvm.create(bucket, settings);
     } catch (error) {
       // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
       // requests unanswered. If the bucket exists now, this node opens it.
-      const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(() => true, () => false);
+      const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(
+        () => true,
+        () => false,
+      );
       if (!exists) throw error;
       kv = await connection.kvm.open(bucket, { allow_direct: false });
     }
@@ -133,7 +148,12 @@ export class KvRecordStore<T> {
   }
 
   /** `expected`: the revision the write expects, 0 = no record; undefined = unchecked (a plain delete). */
-  private async write(key: RecordKey, payload: Payload, expected: number | undefined, operation?: 'DEL'): Promise<number> {
+  private async write(
+    key: RecordKey,
+    payload: Payload,
+    expected: number | undefined,
+    operation?: 'DEL',
+  ): Promise<number> {
     const name = encodeKey(key);
     const h = headers();
     if (operation) h.set('KV-Operation', operation);
@@ -171,7 +191,9 @@ export class KvRecordStore<T> {
    * every write under the prefix, so it versions a group of keys. nats-server 2.9 takes a wildcard `last_by_subj`.
    */
   async lastWrite(prefix: RecordKey): Promise<LastWrite | undefined> {
-    const message = await this.jsm.streams.getMessage(`KV_${this.bucket}`, { last_by_subj: `$KV.${this.bucket}.${prefixFilter(prefix)}` });
+    const message = await this.jsm.streams.getMessage(`KV_${this.bucket}`, {
+      last_by_subj: `$KV.${this.bucket}.${prefixFilter(prefix)}`,
+    });
     if (!message) return undefined;
     const operation = message.header?.get('KV-Operation');
     return {
@@ -205,7 +227,11 @@ export class KvRecordStore<T> {
       // A deletion's marker carries KV-Operation; a record's write carries none (or PUT).
       const operation = message.headers?.get('KV-Operation');
       if (!operation || operation === 'PUT') {
-        records.push({ key: decodeKey(message.subject.slice(subjectPrefix.length)), value: message.json<T>(), revision: message.seq });
+        records.push({
+          key: decodeKey(message.subject.slice(subjectPrefix.length)),
+          value: message.json<T>(),
+          revision: message.seq,
+        });
       }
       if (message.info.pending === 0) break;
     }

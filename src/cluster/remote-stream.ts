@@ -40,7 +40,11 @@ type InMessage = { s: number; m: unknown } | { close: true };
  * The caller's end: returns at once; `open` asks the owner for the stream (routing, retries) and resolves once
  * the owner relays. Control messages posted before that wait for it.
  */
-export function openRemoteStream(nc: NatsConnection, liveness: StreamLiveness, open: (request: StreamOpen) => Promise<unknown>): ActorStream {
+export function openRemoteStream(
+  nc: NatsConnection,
+  liveness: StreamLiveness,
+  open: (request: StreamOpen) => Promise<unknown>,
+): ActorStream {
   const caller = new CallerEnd(nc, createInbox(), liveness);
   open({ inbox: caller.inbox, ...liveness }).then(
     () => caller.opened(),
@@ -117,7 +121,8 @@ class CallerEnd implements StreamChannel {
 
   #arrived(message: OutMessage): void {
     if (this.#settled && !('m' in message)) return;
-    if (message.s !== this.#received + 1) return this.fail(unavailable(`stream lost messages in transit (got ${message.s} after ${this.#received})`));
+    if (message.s !== this.#received + 1)
+      return this.fail(unavailable(`stream lost messages in transit (got ${message.s} after ${this.#received})`));
     this.#received = message.s;
     if ('m' in message) {
       if (this.#closed) return;
@@ -151,12 +156,21 @@ class CallerEnd implements StreamChannel {
           if (this.#settled) return;
           // The owner's last message left before its answer (same connection pair): later than ours means lost.
           const last = Number(reply.string());
-          if (last > this.#received) return this.fail(unavailable(`stream lost messages in transit (owner sent ${last}, ${this.#received} arrived)`));
+          if (last > this.#received)
+            return this.fail(
+              unavailable(`stream lost messages in transit (owner sent ${last}, ${this.#received} arrived)`),
+            );
           this.#schedulePing();
         },
         (error: Error) => {
           const silent = error.name === 'TimeoutError';
-          this.fail(unavailable(silent ? `the stream's node did not answer within ${this.liveness.silentMs} ms` : `the stream's node is gone (${error.message})`));
+          this.fail(
+            unavailable(
+              silent
+                ? `the stream's node did not answer within ${this.liveness.silentMs} ms`
+                : `the stream's node is gone (${error.message})`,
+            ),
+          );
         },
       );
     }, this.liveness.pingMs);
@@ -208,11 +222,13 @@ export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: Actor
   const watchdog = setInterval(() => performance.now() - heardAt > open.silentMs && leave(), open.pingMs);
   watchdog.unref();
   local.channel.on('message', (message) => out({ m: message }));
-  local.done.then(
-    () => out({ done: true }),
-    (error: unknown) => out({ error: toWire(error) }),
-  ).finally(() => {
-    ended = true;
-    cleanUp();
-  });
+  local.done
+    .then(
+      () => out({ done: true }),
+      (error: unknown) => out({ error: toWire(error) }),
+    )
+    .finally(() => {
+      ended = true;
+      cleanUp();
+    });
 }

@@ -44,8 +44,16 @@ export async function openWaitingRoom(options: WaitingRoomOptions): Promise<Wait
             database: 'disconnected',
             starting: reason,
           }
-        : { error: 'Service Unavailable', message: `The node is starting (${reason}); retry in a moment`, statusCode: 503 };
-    response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': retryAfter, connection: 'close' });
+        : {
+            error: 'Service Unavailable',
+            message: `The node is starting (${reason}); retry in a moment`,
+            statusCode: 503,
+          };
+    response.writeHead(503, {
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': retryAfter,
+      connection: 'close',
+    });
     response.end(JSON.stringify(body));
   });
   server.keepAliveTimeout = 1_000;

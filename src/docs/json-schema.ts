@@ -16,7 +16,11 @@ export class SchemaConverter {
   constructor(private readonly components: JsonObject) {}
 
   convert(schema: v.GenericSchema, direction: Direction): JsonObject {
-    const { $schema: _dialect, $defs, ...json } = toJsonSchema(schema, {
+    const {
+      $schema: _dialect,
+      $defs,
+      ...json
+    } = toJsonSchema(schema, {
       target: 'draft-2020-12',
       typeMode: direction,
       errorMode: 'ignore',

@@ -47,7 +47,8 @@ export function buildOpenApiDocument({ routes, faces = [], info }: DocumentSourc
     if (docs.hidden) continue;
     const { path } = toOpenApiPath(route.pattern);
     let operationId = operationIdOf(route.method, route.pattern);
-    for (let n = 2; operationIds.has(operationId); n++) operationId = `${operationIdOf(route.method, route.pattern)}${n}`;
+    for (let n = 2; operationIds.has(operationId); n++)
+      operationId = `${operationIdOf(route.method, route.pattern)}${n}`;
     operationIds.add(operationId);
     (paths[path] ??= {})[route.method.toLowerCase()] = describeOperation(route, docs, operationId, converter);
   }
@@ -78,7 +79,8 @@ function describeOperation(route: Route, docs: ApiDocs, operationId: string, con
   }
 
   const responses: JsonObject = {};
-  for (const [status, answer] of Object.entries(docs.responses ?? {})) responses[status] = describeResponse(answer, converter);
+  for (const [status, answer] of Object.entries(docs.responses ?? {}))
+    responses[status] = describeResponse(answer, converter);
   const auth = authOf(docs);
   operation.security = SECURITY_OF[auth];
   if (auth === 'ucan') {

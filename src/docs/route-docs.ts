@@ -56,7 +56,12 @@ const ApiDocsSchema = v.looseObject({
   bodyContentTypes: v.optional(v.pipe(v.array(v.string()), v.minLength(1))),
   query: v.optional(ValibotSchema),
   params: v.optional(ValibotSchema),
-  responses: v.optional(v.record(v.pipe(v.string(), v.regex(/^([1-5](\d\d|XX)|default)$/, 'response keys are status codes')), ResponseDocSchema)),
+  responses: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(/^([1-5](\d\d|XX)|default)$/, 'response keys are status codes')),
+      ResponseDocSchema,
+    ),
+  ),
   auth: v.optional(v.picklist(['public', 'ucan', 'operator', 'api-key'])),
   public: v.optional(v.boolean()),
   operator: v.optional(v.boolean()),

@@ -12,6 +12,7 @@ export const HttpErrorBodySchema = v.pipe(
 );
 
 export const TOO_MANY_REQUESTS = {
-  description: 'Rate limit (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_SECONDS and client address) exceeded; see Retry-After.',
+  description:
+    'Rate limit (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_SECONDS and client address) exceeded; see Retry-After.',
   schema: HttpErrorBodySchema,
 };

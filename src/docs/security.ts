@@ -33,7 +33,8 @@ export const SECURITY_SCHEMES = {
   operatorToken: {
     type: 'http',
     scheme: 'bearer',
-    description: 'OPERATOR_TOKEN. Without OPERATOR_TOKEN configured, operator routes serve loopback callers only, and no one behind a trusted proxy.',
+    description:
+      'OPERATOR_TOKEN. Without OPERATOR_TOKEN configured, operator routes serve loopback callers only, and no one behind a trusted proxy.',
   },
 } as const;
 

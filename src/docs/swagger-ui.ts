@@ -29,7 +29,8 @@ export function loadSwaggerUiAssets(title: string, documentUrl: string): Map<str
   const assets = new Map<string, Asset>();
   for (const entry of readdirSync(folder, { withFileTypes: true })) {
     const contentType = CONTENT_TYPES[extname(entry.name)];
-    if (entry.isFile() && contentType) assets.set(entry.name, { contentType, body: readFileSync(join(folder, entry.name)) });
+    if (entry.isFile() && contentType)
+      assets.set(entry.name, { contentType, body: readFileSync(join(folder, entry.name)) });
   }
   const initializer = initializerScript(documentUrl);
   assets.set('swagger-initializer.js', { contentType: CONTENT_TYPES['.js'], body: Buffer.from(initializer) });

@@ -5,7 +5,14 @@ import { boolean, integer, list, oneOf } from '../env-schema.js';
 import { parseTarget } from './grpc-h2.js';
 
 /** A PEM file that exists (read at start-up). */
-const pemFile = v.optional(v.pipe(v.string(), v.trim(), v.check((path) => path === '' || existsSync(path), 'no such file'), v.transform((path) => path || undefined)));
+const pemFile = v.optional(
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.check((path) => path === '' || existsSync(path), 'no such file'),
+    v.transform((path) => path || undefined),
+  ),
+);
 
 /** host:port, or a gRPC target URI such as dns:///node:9090, grpcs://node:443 or unix:/run/node.sock. */
 const GRPC_TARGET = /^(?:[a-z][a-z0-9+.-]*:.+|[^\s/:]+:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5})$/;
@@ -51,7 +58,10 @@ export const gatewayEnv = {
    * Keepalive PINGs on the node connection every this many ms, idle or not (default 0: none; at least 10000
    * when set). Doubled after the node answers GOAWAY too_many_pings, as grpc-go and grpc-js do.
    */
-  GATEWAY_KEEPALIVE_MS: v.pipe(integer(0, 0, 24 * 3600 * 1000), v.check((ms) => ms === 0 || ms >= 10_000, 'must be 0 (off) or at least 10000')),
+  GATEWAY_KEEPALIVE_MS: v.pipe(
+    integer(0, 0, 24 * 3600 * 1000),
+    v.check((ms) => ms === 0 || ms >= 10_000, 'must be 0 (off) or at least 10000'),
+  ),
   /** Mounts the routes under this path prefix, e.g. /api/protocol (default: none). */
   GATEWAY_PREFIX: v.optional(
     v.pipe(

@@ -73,7 +73,9 @@ export class CosmosJson {
         // The set member is written where the oneof is declared; unset oneofs are left out.
         if (oneofsDone.has(oneof)) continue;
         oneofsDone.add(oneof);
-        const members = oneof.fieldsArray.map((member) => [member.name, this.#valueOf(member.resolve(), true)] as const);
+        const members = oneof.fieldsArray.map(
+          (member) => [member.name, this.#valueOf(member.resolve(), true)] as const,
+        );
         writers.push((message, out) => {
           for (const [member, writeValue] of members) {
             if (has(message, member)) {
@@ -161,11 +163,15 @@ export class CosmosJson {
         return (message) => {
           const object: Record<string, Json> = {};
           const fields = message.fields ?? {};
-          for (const key of Object.keys(fields)) object[key] = this.message(type.fields.fields.resolve().resolvedType as protobuf.Type, fields[key]);
+          for (const key of Object.keys(fields))
+            object[key] = this.message(type.fields.fields.resolve().resolvedType as protobuf.Type, fields[key]);
           return object;
         };
       case '.google.protobuf.ListValue':
-        return (message) => ((message.values ?? []) as Message[]).map((value) => this.message(type.fields.values.resolve().resolvedType as protobuf.Type, value));
+        return (message) =>
+          ((message.values ?? []) as Message[]).map((value) =>
+            this.message(type.fields.values.resolve().resolvedType as protobuf.Type, value),
+          );
       case '.google.protobuf.Value':
         return (message) => this.#value(type, message);
     }
@@ -184,7 +190,11 @@ export class CosmosJson {
       if (field && has(message, field.name)) {
         const resolved = field.resolve().resolvedType;
         const value = message[field.name];
-        return resolved instanceof protobuf.Type ? this.message(resolved, value) : name === 'number_value' ? number(value) : value;
+        return resolved instanceof protobuf.Type
+          ? this.message(resolved, value)
+          : name === 'number_value'
+            ? number(value)
+            : value;
       }
     }
     return null;
@@ -216,7 +226,11 @@ export class CosmosJson {
 
 function scalarWriter(type: string, singular: boolean): ValueOf {
   switch (type) {
-    case 'int64': case 'uint64': case 'sint64': case 'fixed64': case 'sfixed64':
+    case 'int64':
+    case 'uint64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
       return (value) => (value == null ? '0' : typeof value === 'number' ? String(value) : value.toString());
     case 'float':
       return float32;
@@ -287,7 +301,9 @@ function timestamp(message: Message): Json {
   const shifted = days + 719468;
   const era = Math.floor(shifted / 146097);
   const dayOfEra = shifted - era * 146097;
-  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36524) - Math.floor(dayOfEra / 146096)) / 365);
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36524) - Math.floor(dayOfEra / 146096)) / 365,
+  );
   const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
   const monthIndex = Math.floor((5 * dayOfYear + 2) / 153);
   const day = dayOfYear - Math.floor((153 * monthIndex + 2) / 5) + 1;

@@ -31,7 +31,8 @@ export function servicesOf(namespace: protobuf.NamespaceBase): protobuf.Service[
   const found: protobuf.Service[] = [];
   for (const nested of namespace.nestedArray) {
     if (nested instanceof protobuf.Service) found.push(nested);
-    else if (nested instanceof protobuf.Namespace && !(nested instanceof protobuf.Type)) found.push(...servicesOf(nested));
+    else if (nested instanceof protobuf.Namespace && !(nested instanceof protobuf.Type))
+      found.push(...servicesOf(nested));
   }
   return found;
 }
@@ -64,12 +65,19 @@ export function bundledSchema(): GatewaySchema {
  * The primary schema's methods, then the fallback's methods of services the primary does not have (the
  * names of those services are returned). Types stay in their own roots; both resolve `Any` values.
  */
-export function withFallback(primary: GatewaySchema, fallback: GatewaySchema): { schema: GatewaySchema; fallbackServices: string[] } {
+export function withFallback(
+  primary: GatewaySchema,
+  fallback: GatewaySchema,
+): { schema: GatewaySchema; fallbackServices: string[] } {
   const described = new Set(primary.methods.map((method) => method.service.fullName));
   const added = fallback.methods.filter((method) => !described.has(method.service.fullName));
   const fallbackServices = [...new Set(added.map((method) => method.service.fullName.slice(1)))];
   return {
-    schema: { root: primary.root, roots: [...(primary.roots ?? []), fallback.root], methods: [...primary.methods, ...added] },
+    schema: {
+      root: primary.root,
+      roots: [...(primary.roots ?? []), fallback.root],
+      methods: [...primary.methods, ...added],
+    },
     fallbackServices,
   };
 }
@@ -88,7 +96,11 @@ export function schemaFromFileDescriptors(files: readonly Uint8Array[]): Gateway
     for (const service of file.service ?? []) {
       for (const method of service.method ?? []) {
         const rule = method.options?.['.google.api.http'];
-        if (rule) rules.set(`${prefix}.${service.name}.${method.name}`, HttpRule.toObject(rule as protobuf.Message) as HttpRule);
+        if (rule)
+          rules.set(
+            `${prefix}.${service.name}.${method.name}`,
+            HttpRule.toObject(rule as protobuf.Message) as HttpRule,
+          );
       }
     }
   }
@@ -114,11 +126,13 @@ export function fileDescriptorsOf(root: protobuf.Root, ruleOf: RuleOf = ruleFrom
   for (const file of files) {
     const deps = new Set<string>();
     let gogo = false;
-    for (const message of file.message_type ?? []) gogo = describeFields(root, `.${file.package}.${message.name}`, message, FieldOptions) || gogo;
+    for (const message of file.message_type ?? [])
+      gogo = describeFields(root, `.${file.package}.${message.name}`, message, FieldOptions) || gogo;
     if (gogo) deps.add(fileOfPackage.get('gogoproto')!);
     for (const extension of file.extension ?? []) {
       const field = root.lookup(`.${file.package}.${extension.name}`);
-      if (field instanceof protobuf.Field && field.resolve().resolvedType) extension.type_name = field.resolvedType!.fullName;
+      if (field instanceof protobuf.Field && field.resolve().resolvedType)
+        extension.type_name = field.resolvedType!.fullName;
     }
     for (const typeName of typeReferences(file)) {
       const dep = fileOf(typeName);
@@ -129,7 +143,10 @@ export function fileDescriptorsOf(root: protobuf.Root, ruleOf: RuleOf = ruleFrom
         const reflected = root.lookup(`.${file.package}.${service.name}`) as protobuf.Service | null;
         const rule = reflected && ruleOf(reflected.methods[method.name]);
         if (!rule) continue;
-        method.options = MethodOptions.fromObject({ ...(method.options ?? {}), '.google.api.http': normalizeRule(rule) }) as unknown as MethodOptionsShape;
+        method.options = MethodOptions.fromObject({
+          ...(method.options ?? {}),
+          '.google.api.http': normalizeRule(rule),
+        }) as unknown as MethodOptionsShape;
         deps.add(fileOfPackage.get('google.api')!);
       }
     }
@@ -152,7 +169,10 @@ interface FileDescriptor {
   dependency?: string[];
   message_type?: MessageDescriptor[];
   extension?: { name: string; type_name?: string; extendee?: string }[];
-  service?: { name: string; method?: { name: string; input_type?: string; output_type?: string; options?: MethodOptionsShape }[] }[];
+  service?: {
+    name: string;
+    method?: { name: string; input_type?: string; output_type?: string; options?: MethodOptionsShape }[];
+  }[];
 }
 
 function* typeReferences(file: FileDescriptor): Generator<string> {
@@ -178,7 +198,12 @@ function* typeReferences(file: FileDescriptor): Generator<string> {
  * leaves out custom field options: qualifies the names and adds the gogoproto options. True when a
  * field of the message (or a nested one) has gogoproto options.
  */
-function describeFields(root: protobuf.Root, fullName: string, message: MessageDescriptor, FieldOptions: protobuf.Type): boolean {
+function describeFields(
+  root: protobuf.Root,
+  fullName: string,
+  message: MessageDescriptor,
+  FieldOptions: protobuf.Type,
+): boolean {
   const type = root.lookup(fullName);
   if (!(type instanceof protobuf.Type)) return false;
   let gogo = false;
@@ -194,6 +219,7 @@ function describeFields(root: protobuf.Root, fullName: string, message: MessageD
       gogo = true;
     }
   }
-  for (const nested of message.nested_type ?? []) gogo = describeFields(root, `${fullName}.${nested.name}`, nested, FieldOptions) || gogo;
+  for (const nested of message.nested_type ?? [])
+    gogo = describeFields(root, `${fullName}.${nested.name}`, nested, FieldOptions) || gogo;
   return gogo;
 }

@@ -35,7 +35,12 @@ export interface CosmosErrorBody {
   details: unknown[];
 }
 
-export function cosmosError(code: number, message: string, headers?: Record<string, string>, httpStatus = httpStatusOf(code)): HttpError {
+export function cosmosError(
+  code: number,
+  message: string,
+  headers?: Record<string, string>,
+  httpStatus = httpStatusOf(code),
+): HttpError {
   const body: CosmosErrorBody = { code, message, details: [] };
   return new HttpError(httpStatus, body, headers);
 }
@@ -57,7 +62,10 @@ export const gatewayErrors = {
  * the code's status: an answer past GATEWAY_MAX_RESPONSE_BYTES is RESOURCE_EXHAUSTED (code 8) with 502, not 429,
  * since the client is not over any quota and cannot fix it by asking less often.
  */
-export function fromGrpcError(error: { code?: number; details?: string; message: string; httpStatus?: number }, headers?: Record<string, string>): HttpError {
+export function fromGrpcError(
+  error: { code?: number; details?: string; message: string; httpStatus?: number },
+  headers?: Record<string, string>,
+): HttpError {
   const code = typeof error.code === 'number' ? error.code : GrpcStatus.UNKNOWN;
   return cosmosError(code, error.details || error.message, headers, error.httpStatus);
 }

@@ -36,5 +36,10 @@ export function isRealOneof(oneof: protobuf.OneOf | null | undefined): oneof is 
 
 /** google.protobuf.DoubleValue, StringValue, ...: one `value` field, rendered and parsed as the bare value. */
 export function isWrapper(type: protobuf.Type): boolean {
-  return type.fullName.startsWith('.google.protobuf.') && type.name.endsWith('Value') && type.fieldsArray.length === 1 && !!type.fields.value;
+  return (
+    type.fullName.startsWith('.google.protobuf.') &&
+    type.name.endsWith('Value') &&
+    type.fieldsArray.length === 1 &&
+    !!type.fields.value
+  );
 }

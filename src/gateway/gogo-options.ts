@@ -11,7 +11,16 @@
 import { protobuf } from './proto-root.js';
 
 /** The field options read from descriptors, by extension name (FieldOptions decoded with gogo.proto loaded). */
-export const GOGO_FIELD_OPTIONS = ['nullable', 'embed', 'customtype', 'customname', 'casttype', 'stdtime', 'stdduration', 'castrepeated'] as const;
+export const GOGO_FIELD_OPTIONS = [
+  'nullable',
+  'embed',
+  'customtype',
+  'customname',
+  'casttype',
+  'stdtime',
+  'stdduration',
+  'castrepeated',
+] as const;
 
 export type CustomKind = 'dec' | 'int';
 
@@ -46,7 +55,8 @@ function customKind(customtype: string): CustomKind | undefined {
 /** A customtype value as a node's REST shows it; the wire value may be a string or (bytes fields) its UTF-8. */
 export function customJson(kind: CustomKind, nullable: boolean): (value: unknown) => string | null {
   return (value) => {
-    const text = typeof value === 'string' ? value : value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : '';
+    const text =
+      typeof value === 'string' ? value : value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : '';
     if (text === '') return nullable ? null : kind === 'dec' ? formatDec('0') : '0';
     return kind === 'dec' ? formatDec(text) : text;
   };
@@ -92,13 +102,18 @@ function fromDescriptorOptions(given: unknown): [string, unknown][] {
 }
 
 /** Copies the gogoproto options of a file's messages (descriptor form) onto the root's fields. */
-export function applyDescriptorOptions(root: protobuf.Root, pkg: string, messages: readonly DescriptorMessage[] | undefined): void {
+export function applyDescriptorOptions(
+  root: protobuf.Root,
+  pkg: string,
+  messages: readonly DescriptorMessage[] | undefined,
+): void {
   const walk = (scope: string, message: DescriptorMessage) => {
     const name = `${scope}.${message.name}`;
     const type = root.lookup(name);
     if (type instanceof protobuf.Type) {
       for (const field of message.field ?? []) {
-        for (const [option, value] of fromDescriptorOptions(field.options)) type.fields[field.name]?.setOption(option, value);
+        for (const [option, value] of fromDescriptorOptions(field.options))
+          type.fields[field.name]?.setOption(option, value);
       }
     }
     for (const nested of message.nested_type ?? []) walk(name, nested);

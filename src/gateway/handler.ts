@@ -37,7 +37,12 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
   };
 }
 
-async function answer(options: GatewayHandlerOptions, path: string, rawQuery: string, height: string | undefined): Promise<Reply> {
+async function answer(
+  options: GatewayHandlerOptions,
+  path: string,
+  rawQuery: string,
+  height: string | undefined,
+): Promise<Reply> {
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
   const { method, mapper } = match.route;
@@ -55,7 +60,11 @@ async function answer(options: GatewayHandlerOptions, path: string, rawQuery: st
     body = options.json.stringify(method.responseType, method.responseType.decode(answered.bytes));
   } catch (error) {
     // The node answered bytes that are not the declared response type (descriptors out of step with it).
-    throw cosmosError(GrpcStatus.INTERNAL, `cannot decode the node's ${method.responseType.fullName.slice(1)}: ${(error as Error).message}`, headers);
+    throw cosmosError(
+      GrpcStatus.INTERNAL,
+      `cannot decode the node's ${method.responseType.fullName.slice(1)}: ${(error as Error).message}`,
+      headers,
+    );
   }
   return reply.raw(200, JSON_TYPE, body, headers);
 }

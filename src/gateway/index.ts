@@ -30,7 +30,10 @@ export class GatewayFace implements Face {
     if (!target) {
       this.#node = await LocalQueryNode.start({ db: store.db<Uint8Array>('gateway-local-node') });
       target = this.#node.target;
-      log.info({ target, height: this.#node.height, records: this.#node.records }, 'gateway: embedded local query node started (GATEWAY_GRPC_TARGET is not set)');
+      log.info(
+        { target, height: this.#node.height, records: this.#node.records },
+        'gateway: embedded local query node started (GATEWAY_GRPC_TARGET is not set)',
+      );
     }
     this.#upstream = this.#connect(target);
     let schema: GatewaySchema;
@@ -43,7 +46,12 @@ export class GatewayFace implements Face {
     this.#table = RouteTable.build(schema, { legacy: config.GATEWAY_LEGACY_ROUTES, log });
     this.#json = new CosmosJson(schema.root, ...(schema.roots ?? []));
     log.info(
-      { target, descriptors: config.GATEWAY_DESCRIPTORS, routes: this.#table.routes.length, prefix: config.GATEWAY_PREFIX || '/' },
+      {
+        target,
+        descriptors: config.GATEWAY_DESCRIPTORS,
+        routes: this.#table.routes.length,
+        prefix: config.GATEWAY_PREFIX || '/',
+      },
       'gateway: routes generated',
     );
   }
@@ -55,14 +63,23 @@ export class GatewayFace implements Face {
       timeoutMs: config.GATEWAY_TIMEOUT_MS,
       maxResponseBytes: config.GATEWAY_MAX_RESPONSE_BYTES,
       keepaliveMs: config.GATEWAY_KEEPALIVE_MS,
-      tls: { caFile: config.GATEWAY_GRPC_CA_FILE, certFile: config.GATEWAY_GRPC_CERT_FILE, keyFile: config.GATEWAY_GRPC_KEY_FILE },
+      tls: {
+        caFile: config.GATEWAY_GRPC_CA_FILE,
+        certFile: config.GATEWAY_GRPC_CERT_FILE,
+        keyFile: config.GATEWAY_GRPC_KEY_FILE,
+      },
       onState: (state) => {
-        if (state.state === 'failing') log.warn({ target, address: state.address, error: state.error }, 'gateway: cannot reach the chain node');
-        else if (state.state === 'ready') log.info({ target, address: state.address }, 'gateway: connected to the chain node');
+        if (state.state === 'failing')
+          log.warn({ target, address: state.address, error: state.error }, 'gateway: cannot reach the chain node');
+        else if (state.state === 'ready')
+          log.info({ target, address: state.address }, 'gateway: connected to the chain node');
       },
     });
     if (!upstream.tls && (config.GATEWAY_GRPC_CA_FILE || config.GATEWAY_GRPC_CERT_FILE)) {
-      log.warn({ target }, 'gateway: GATEWAY_GRPC_CA_FILE/CERT_FILE are set but the target is not TLS (write it as grpcs://host:port); they are not used');
+      log.warn(
+        { target },
+        'gateway: GATEWAY_GRPC_CA_FILE/CERT_FILE are set but the target is not TLS (write it as grpcs://host:port); they are not used',
+      );
     }
     return upstream;
   }
@@ -72,7 +89,9 @@ export class GatewayFace implements Face {
     const upstream = this.#upstream;
     if (!upstream) return {};
     const { state, address, error, keepaliveMs } = upstream.state;
-    return { gateway: { upstream: { target: upstream.target, tls: upstream.tls, state, address, error, keepaliveMs } } };
+    return {
+      gateway: { upstream: { target: upstream.target, tls: upstream.tls, state, address, error, keepaliveMs } },
+    };
   }
 
   /** GATEWAY_DESCRIPTORS: auto prefers a real node's descriptors and fills in from the bundled files. */
@@ -94,10 +113,12 @@ export class GatewayFace implements Face {
       return bundledSchema();
     }
     const { schema, fallbackServices } = withFallback(reflected, bundledSchema());
-    const services = (methods: GatewaySchema['methods']) => [...new Set(methods.map((method) => method.service.fullName.slice(1)))];
+    const services = (methods: GatewaySchema['methods']) => [
+      ...new Set(methods.map((method) => method.service.fullName.slice(1))),
+    ];
     log.info(
       { fromNode: services(reflected.methods), fromBundled: fallbackServices },
-      'gateway: routes from the node\'s descriptors, and from the bundled .proto files for the services it does not describe',
+      "gateway: routes from the node's descriptors, and from the bundled .proto files for the services it does not describe",
     );
     return schema;
   }

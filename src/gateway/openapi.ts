@@ -15,7 +15,12 @@ const QUERY_DEPTH = 4;
 const WELL_KNOWN: Readonly<Record<string, Schema>> = {
   '.google.protobuf.Timestamp': { type: 'string', format: 'date-time', examples: ['2024-01-31T12:00:00Z'] },
   '.google.protobuf.Duration': { type: 'string', examples: ['1.500s'] },
-  '.google.protobuf.Any': { type: 'object', properties: { '@type': { type: 'string' } }, required: ['@type'], additionalProperties: true },
+  '.google.protobuf.Any': {
+    type: 'object',
+    properties: { '@type': { type: 'string' } },
+    required: ['@type'],
+    additionalProperties: true,
+  },
   '.google.protobuf.Empty': { type: 'object' },
   '.google.protobuf.FieldMask': { type: 'string' },
   '.google.protobuf.Struct': { type: 'object', additionalProperties: true },
@@ -23,11 +28,19 @@ const WELL_KNOWN: Readonly<Record<string, Schema>> = {
   '.google.protobuf.ListValue': { type: 'array', items: {} },
 };
 
-export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string, auth: 'public' | 'api-key'): { paths: Record<string, unknown>; schemas: Record<string, unknown> } {
+export function gatewayOpenApi(
+  routes: readonly GatewayRoute[],
+  prefix: string,
+  auth: 'public' | 'api-key',
+): { paths: Record<string, unknown>; schemas: Record<string, unknown> } {
   const schemas: Record<string, Schema> = {
     [ERROR_SCHEMA]: {
       type: 'object',
-      properties: { code: { type: 'integer', description: 'gRPC status code' }, message: { type: 'string' }, details: { type: 'array', items: {} } },
+      properties: {
+        code: { type: 'integer', description: 'gRPC status code' },
+        message: { type: 'string' },
+        details: { type: 'array', items: {} },
+      },
       required: ['code', 'message', 'details'],
     },
   };
@@ -56,7 +69,10 @@ export function gatewayOpenApi(routes: readonly GatewayRoute[], prefix: string, 
         ],
         responses: {
           200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(responseType, schemas) } } } },
-          default: { description: 'Error (gRPC status code and message)', content: { 'application/json': { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } } },
+          default: {
+            description: 'Error (gRPC status code and message)',
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } },
+          },
         },
       },
     };
@@ -70,14 +86,21 @@ function fieldAt(type: protobuf.Type, path: readonly string[]): protobuf.Field {
 }
 
 /** Query parameters: scalar (and repeated scalar) fields by dotted path, nested messages flattened. */
-function queryParameters(type: protobuf.Type, bound: Set<string>, schemas: Record<string, Schema>, prefix = '', depth = 0): Schema[] {
+function queryParameters(
+  type: protobuf.Type,
+  bound: Set<string>,
+  schemas: Record<string, Schema>,
+  prefix = '',
+  depth = 0,
+): Schema[] {
   const parameters: Schema[] = [];
   for (const field of type.fieldsArray) {
     const name = prefix + field.name;
     if (bound.has(name) || field.map) continue;
     const resolved = field.resolve().resolvedType;
     if (resolved instanceof protobuf.Type && !(resolved.fullName in WELL_KNOWN) && !isWrapper(resolved)) {
-      if (!field.repeated && depth < QUERY_DEPTH) parameters.push(...queryParameters(resolved, bound, schemas, `${name}.`, depth + 1));
+      if (!field.repeated && depth < QUERY_DEPTH)
+        parameters.push(...queryParameters(resolved, bound, schemas, `${name}.`, depth + 1));
       continue;
     }
     parameters.push({
@@ -109,7 +132,8 @@ function ref(type: protobuf.Type, schemas: Record<string, Schema>): string {
 function fieldSchema(field: protobuf.Field, schemas: Record<string, Schema>, inBody: boolean): Schema {
   const one = valueSchema(field, schemas, inBody);
   if (field.map) return { type: 'object', additionalProperties: one };
-  if (field.repeated) return { type: 'array', items: field.type === 'bytes' ? { type: 'string', format: 'byte' } : one };
+  if (field.repeated)
+    return { type: 'array', items: field.type === 'bytes' ? { type: 'string', format: 'byte' } : one };
   return one;
 }
 
@@ -117,7 +141,9 @@ function valueSchema(field: protobuf.Field, schemas: Record<string, Schema>, inB
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Enum) return { type: 'string', enum: Object.keys(resolved.values) };
   if (resolved instanceof protobuf.Type) {
-    const known = WELL_KNOWN[resolved.fullName] ?? (isWrapper(resolved) ? scalarSchema(resolved.fields.value.type, false) : undefined);
+    const known =
+      WELL_KNOWN[resolved.fullName] ??
+      (isWrapper(resolved) ? scalarSchema(resolved.fields.value.type, false) : undefined);
     const schema = known ?? { $ref: ref(resolved, schemas) };
     return inBody ? { anyOf: [schema, { type: 'null' }] } : schema;
   }
@@ -126,15 +152,22 @@ function valueSchema(field: protobuf.Field, schemas: Record<string, Schema>, inB
 
 function scalarSchema(type: string, inBody: boolean): Schema {
   switch (type) {
-    case 'int64': case 'sint64': case 'sfixed64':
+    case 'int64':
+    case 'sint64':
+    case 'sfixed64':
       return { type: 'string', format: 'int64', pattern: '^-?\\d+$' };
-    case 'uint64': case 'fixed64':
+    case 'uint64':
+    case 'fixed64':
       return { type: 'string', format: 'uint64', pattern: '^\\d+$' };
-    case 'int32': case 'sint32': case 'sfixed32':
+    case 'int32':
+    case 'sint32':
+    case 'sfixed32':
       return { type: 'integer', format: 'int32' };
-    case 'uint32': case 'fixed32':
+    case 'uint32':
+    case 'fixed32':
       return { type: 'integer', format: 'int64', minimum: 0, maximum: 4294967295 };
-    case 'float': case 'double':
+    case 'float':
+    case 'double':
       return { type: 'number', format: type };
     case 'bool':
       return { type: 'boolean' };

@@ -37,7 +37,9 @@ export const BUNDLED_FILES = [
 
 export const REFLECTION_FILE = 'cosmos/reflection/v1/reflection.proto';
 
-const PROTOBUFJS_DIR = dirname(dirname(dirname(createRequire(import.meta.url).resolve('protobufjs/google/api/http.proto'))));
+const PROTOBUFJS_DIR = dirname(
+  dirname(dirname(createRequire(import.meta.url).resolve('protobufjs/google/api/http.proto'))),
+);
 
 /** A protobufjs root that finds imports in `includeDirs`, and google/* in protobufjs's bundled files. */
 export function createRoot(includeDirs: readonly string[] = [PROTO_DIR]): protobuf.Root {

@@ -83,7 +83,8 @@ function assign(object: Target, fields: readonly protobuf.Field[], raw: string):
   let target = object;
   for (let i = 0; i < fields.length - 1; i++) {
     const field = fields[i];
-    if (field.repeated || field.map) throw new ParseError(`${field.name} is a repeated field: its members cannot be set by name`);
+    if (field.repeated || field.map)
+      throw new ParseError(`${field.name} is a repeated field: its members cannot be set by name`);
     claimOneof(target, field);
     target = (target[field.name] ??= {}) as Target;
   }

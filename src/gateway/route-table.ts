@@ -31,9 +31,11 @@ export class RouteTable {
     for (const [index, route] of routes.entries()) {
       const { segments, verb, source } = route.template;
       // A `%` in a literal would be compared decoded by the segment matcher: such templates keep that path.
-      if (verb !== undefined || source.includes('%') || !segments.every((segment) => segment.kind === 'literal')) continue;
+      if (verb !== undefined || source.includes('%') || !segments.every((segment) => segment.kind === 'literal'))
+        continue;
       const parts = splitPath(source)!;
-      if (!routes.slice(0, index).some((earlier) => matchSegments(earlier.template, parts))) this.#exact.set(source, { route, bound: NOTHING_BOUND });
+      if (!routes.slice(0, index).some((earlier) => matchSegments(earlier.template, parts)))
+        this.#exact.set(source, { route, bound: NOTHING_BOUND });
     }
     for (const route of routes) {
       const first = route.template.segments[0];
@@ -71,10 +73,16 @@ export class RouteTable {
     const add = (method: QueryMethod, pattern: string, legacy: boolean) => {
       try {
         const template = parseTemplate(pattern);
-        const mapper = new RequestMapper(method.requestType, template.variables.map((variable) => variable.fieldPath));
+        const mapper = new RequestMapper(
+          method.requestType,
+          template.variables.map((variable) => variable.fieldPath),
+        );
         routes.push({ template, method, mapper, legacy });
       } catch (error) {
-        options.log?.warn({ method: method.grpcPath, pattern, err: (error as Error).message }, 'gateway route left out');
+        options.log?.warn(
+          { method: method.grpcPath, pattern, err: (error as Error).message },
+          'gateway route left out',
+        );
       }
     };
     for (const method of schema.methods) for (const pattern of method.patterns) add(method, pattern, false);

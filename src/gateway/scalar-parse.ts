@@ -17,15 +17,31 @@ const INTEGER_SYNTAX =
   /^([+-]?)(0[xX]_?[0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO]_?[0-7]+(?:_[0-7]+)*|0[bB]_?[01]+(?:_[01]+)*|0_?[0-7]+(?:_[0-7]+)*|0|[1-9][0-9]*(?:_[0-9]+)*)$/;
 
 const INTEGER_KIND: Readonly<Record<string, keyof typeof INT_RANGES>> = {
-  int32: 'int32', sint32: 'int32', sfixed32: 'int32',
-  uint32: 'uint32', fixed32: 'uint32',
-  int64: 'int64', sint64: 'int64', sfixed64: 'int64',
-  uint64: 'uint64', fixed64: 'uint64',
+  int32: 'int32',
+  sint32: 'int32',
+  sfixed32: 'int32',
+  uint32: 'uint32',
+  fixed32: 'uint32',
+  int64: 'int64',
+  sint64: 'int64',
+  sfixed64: 'int64',
+  uint64: 'uint64',
+  fixed64: 'uint64',
 };
 
 const BOOLS: Readonly<Record<string, boolean>> = {
-  1: true, t: true, T: true, true: true, TRUE: true, True: true,
-  0: false, f: false, F: false, false: false, FALSE: false, False: false,
+  1: true,
+  t: true,
+  T: true,
+  true: true,
+  TRUE: true,
+  True: true,
+  0: false,
+  f: false,
+  F: false,
+  false: false,
+  FALSE: false,
+  False: false,
 };
 
 /** Parses one text value for a (singular view of a) field; throws ParseError. */
@@ -62,7 +78,8 @@ export function parseScalar(type: string, raw: string): unknown {
 /** Go strconv.ParseInt/ParseUint with base 0: decimal, 0x hex, 0o / leading-0 octal, 0b binary, `_` separators. */
 export function parseInteger(raw: string, kind: keyof typeof INT_RANGES): bigint {
   const match = INTEGER_SYNTAX.exec(raw);
-  if (!match || ((kind === 'uint32' || kind === 'uint64') && match[1])) throw new ParseError(`invalid ${kind} ${JSON.stringify(raw)}`);
+  if (!match || ((kind === 'uint32' || kind === 'uint64') && match[1]))
+    throw new ParseError(`invalid ${kind} ${JSON.stringify(raw)}`);
   let digits = match[2].replaceAll('_', '');
   if (/^0[0-7]+$/.test(digits)) digits = `0o${digits.slice(1)}`;
   const value = match[1] === '-' ? -BigInt(digits) : BigInt(digits);
@@ -77,9 +94,16 @@ const FLOAT32_MAX = 3.4028234663852886e38;
 function parseFloatValue(raw: string, type: 'float' | 'double'): number {
   if (!FLOAT.test(raw)) throw new ParseError(`invalid ${type} ${JSON.stringify(raw)}`);
   const lower = raw.toLowerCase().replace(/^\+/, '');
-  const value = lower.endsWith('nan') ? NaN : lower.endsWith('inf') || lower.endsWith('infinity') ? (lower.startsWith('-') ? -Infinity : Infinity) : Number(raw);
+  const value = lower.endsWith('nan')
+    ? NaN
+    : lower.endsWith('inf') || lower.endsWith('infinity')
+      ? lower.startsWith('-')
+        ? -Infinity
+        : Infinity
+      : Number(raw);
   const limit = type === 'float' ? FLOAT32_MAX : Number.MAX_VALUE;
-  if (Number.isFinite(value) && Math.abs(value) > limit) throw new ParseError(`${type} ${JSON.stringify(raw)} out of range`);
+  if (Number.isFinite(value) && Math.abs(value) > limit)
+    throw new ParseError(`${type} ${JSON.stringify(raw)} out of range`);
   return value;
 }
 
@@ -110,7 +134,11 @@ function parseWellKnown(type: protobuf.Type, raw: string): unknown {
   if (isWrapper(type)) {
     return { value: parseScalar(type.fields.value.type, raw) };
   }
-  if (name === '.google.protobuf.Timestamp' || name === '.google.protobuf.Duration' || name === '.google.protobuf.FieldMask') {
+  if (
+    name === '.google.protobuf.Timestamp' ||
+    name === '.google.protobuf.Duration' ||
+    name === '.google.protobuf.FieldMask'
+  ) {
     try {
       return protojson.fromJson(type, raw);
     } catch (error) {

@@ -8,7 +8,9 @@ import { H2Channel, parseTarget, tlsContext, type ChannelState, type H2Outcome, 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const NO_METADATA: Record<string, string> = {};
 const STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
-  Object.entries(GrpcStatus).filter(([, code]) => typeof code === 'number').map(([name, code]) => [code, name]),
+  Object.entries(GrpcStatus)
+    .filter(([, code]) => typeof code === 'number')
+    .map(([name, code]) => [code, name]),
 );
 
 export interface UpstreamAnswer {
@@ -45,10 +47,19 @@ export class Upstream {
     readonly target: string,
     options: UpstreamOptions | number,
   ) {
-    const { timeoutMs, maxResponseBytes = 4 * 1024 * 1024, keepaliveMs = 0, tls = {}, onState } = typeof options === 'number' ? { timeoutMs: options } : options;
+    const {
+      timeoutMs,
+      maxResponseBytes = 4 * 1024 * 1024,
+      keepaliveMs = 0,
+      tls = {},
+      onState,
+    } = typeof options === 'number' ? { timeoutMs: options } : options;
     const parsed = parseTarget(target);
     if (!parsed) throw new Error(`gateway: cannot dial gRPC target ${JSON.stringify(target)}`);
-    if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) throw new Error('gateway: GATEWAY_GRPC_CERT_FILE and GATEWAY_GRPC_KEY_FILE go together (a client certificate and its key)');
+    if (Boolean(tls.certFile) !== Boolean(tls.keyFile))
+      throw new Error(
+        'gateway: GATEWAY_GRPC_CERT_FILE and GATEWAY_GRPC_KEY_FILE go together (a client certificate and its key)',
+      );
     this.tls = parsed.tls;
     this.#timeoutMs = timeoutMs;
     this.#channel = new H2Channel(
@@ -68,12 +79,20 @@ export class Upstream {
    */
   async call(path: string, request: Uint8Array, height?: string, maxResponseBytes?: number): Promise<UpstreamAnswer> {
     const started = performance.now();
-    const outcome = await this.#channel.call(path, request, height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height }, this.#timeoutMs, maxResponseBytes);
+    const outcome = await this.#channel.call(
+      path,
+      request,
+      height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height },
+      this.#timeoutMs,
+      maxResponseBytes,
+    );
     const name = STATUS_NAMES[outcome.code] ?? String(outcome.code);
     observeUpstream(path, name, (performance.now() - started) / 1000);
     const answerHeight = heightIn(outcome);
     if (outcome.code === GrpcStatus.OK && outcome.bytes) return { bytes: outcome.bytes, height: answerHeight };
-    const details = outcome.tooLarge ? `the node's answer is larger than GATEWAY_MAX_RESPONSE_BYTES: ${outcome.details}` : outcome.details;
+    const details = outcome.tooLarge
+      ? `the node's answer is larger than GATEWAY_MAX_RESPONSE_BYTES: ${outcome.details}`
+      : outcome.details;
     throw Object.assign(new Error(`${outcome.code} ${name}: ${details}`), {
       code: outcome.code,
       details,

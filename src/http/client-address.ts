@@ -10,7 +10,10 @@ export function normalizeAddress(raw: string): string {
   const groups = expandIPv6(address);
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
   if (mapped) return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
-  return groups.map((g) => g.toString(16)).join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
+  return groups
+    .map((g) => g.toString(16))
+    .join(':')
+    .replace(/(^|:)0(:0)+(:|$)/, '::');
 }
 
 /**
@@ -31,7 +34,8 @@ export function addressOfBytes(bytes: Uint8Array): string {
  */
 export function peerKey(bytes: Uint8Array): number | string {
   if (bytes.length === 4) return ((bytes[0] << 24) | (bytes[1] << 16) | (bytes[2] << 8) | bytes[3]) >>> 0;
-  if (bytes.length === 16 && isMappedIPv4(bytes)) return ((bytes[12] << 24) | (bytes[13] << 16) | (bytes[14] << 8) | bytes[15]) >>> 0;
+  if (bytes.length === 16 && isMappedIPv4(bytes))
+    return ((bytes[12] << 24) | (bytes[13] << 16) | (bytes[14] << 8) | bytes[15]) >>> 0;
   return String.fromCharCode(...bytes);
 }
 
@@ -60,7 +64,10 @@ function expandIPv6(address: string): number[] {
 /** What the rate limit counts by: the address, or for IPv6 its /64 (one subscriber's usual allocation). */
 export function rateLimitKey(address: string): string {
   if (isIP(address) !== 6) return address;
-  return `${expandIPv6(address).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${expandIPv6(address)
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 export function isLoopback(address: string): boolean {

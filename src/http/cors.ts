@@ -1,7 +1,17 @@
 // CORS as the oracle spec (rule 6) fixes it: CORS_ORIGIN `*` by default; specific origins enable credentials.
 export const ALLOWED_HEADERS = [
-  'Content-Type', 'Authorization', 'x-ucan-delegation', 'x-matrix-access-token', 'x-matrix-homeserver',
-  'x-did', 'x-request-id', 'x-auth-type', 'x-timezone', 'x-api-key', 'x-cosmos-block-height', 'grpc-metadata-x-cosmos-block-height',
+  'Content-Type',
+  'Authorization',
+  'x-ucan-delegation',
+  'x-matrix-access-token',
+  'x-matrix-homeserver',
+  'x-did',
+  'x-request-id',
+  'x-auth-type',
+  'x-timezone',
+  'x-api-key',
+  'x-cosmos-block-height',
+  'grpc-metadata-x-cosmos-block-height',
 ].join(', ');
 export const ALLOWED_METHODS = 'GET, POST, PUT, DELETE, PATCH, OPTIONS';
 export const EXPOSED_HEADERS = 'X-Request-Id, X-Run-Id, X-Cosmos-Block-Height, Grpc-Metadata-X-Cosmos-Block-Height';
@@ -18,7 +28,10 @@ export type CorsPairs = [string, string][] & { readonly block: string };
 
 /** CORS_ORIGIN as a list of origins, or `*` for any origin. */
 export function corsOrigins(setting: string): string[] | '*' {
-  const origins = setting.split(',').map((s) => s.trim()).filter(Boolean);
+  const origins = setting
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return origins.length === 0 || origins.includes('*') ? '*' : origins;
 }
 

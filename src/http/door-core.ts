@@ -39,7 +39,8 @@ export class DoorCore {
       windowMs: options.rateLimit.windowSeconds * 1000,
       allowlist: new AddressList(options.rateLimit.allowlist),
     });
-    this.sharedRateLimit = options.sharedRateLimit && withLocalFallback(options.sharedRateLimit, this.rateLimiter, options.log);
+    this.sharedRateLimit =
+      options.sharedRateLimit && withLocalFallback(options.sharedRateLimit, this.rateLimiter, options.log);
     this.accessLog = options.log.isLevelEnabled('debug');
     this.metrics = options.metrics ?? false;
   }
@@ -61,7 +62,11 @@ export class DoorCore {
   /** The steps of `route`'s requests, built once at mount. */
   steps(route: Route): RouteSteps {
     const fixed = route === PREFLIGHT || route === NOT_FOUND ? undefined : WITH_BODY.has(route.method);
-    return { route, paramNames: route.paramNames, readsBody: fixed === undefined ? (method) => WITH_BODY.has(method) : () => fixed };
+    return {
+      route,
+      paramNames: route.paramNames,
+      readsBody: fixed === undefined ? (method) => WITH_BODY.has(method) : () => fixed,
+    };
   }
 
   taken(): void {
@@ -89,7 +94,10 @@ export class DoorCore {
       const left = deadline - Date.now();
       if (left <= 0) return false;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.inFlight > 0 ? left : Math.min(left, this.options.drainQuietMs - quietFor));
+        const timer = setTimeout(
+          resolve,
+          this.inFlight > 0 ? left : Math.min(left, this.options.drainQuietMs - quietFor),
+        );
         if (this.inFlight > 0) {
           this.#idleWaiters.push(() => {
             clearTimeout(timer);
@@ -101,7 +109,12 @@ export class DoorCore {
   }
 }
 
-export const SHUTTING_DOWN = HttpError.of(503, 'The server is shutting down; retry the request (on a new connection)', undefined, { 'Retry-After': '1' });
+export const SHUTTING_DOWN = HttpError.of(
+  503,
+  'The server is shutting down; retry the request (on a new connection)',
+  undefined,
+  { 'Retry-After': '1' },
+);
 
 /** The CORS preflight of any path. */
 export const PREFLIGHT: Route = {

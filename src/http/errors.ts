@@ -9,7 +9,11 @@ export class HttpError extends Error {
     readonly body: unknown,
     readonly headers?: Record<string, string>,
   ) {
-    super(typeof body === 'object' && body && 'message' in body ? String((body as { message: unknown }).message) : String(body));
+    super(
+      typeof body === 'object' && body && 'message' in body
+        ? String((body as { message: unknown }).message)
+        : String(body),
+    );
     this.name = 'HttpError';
   }
 
@@ -18,8 +22,17 @@ export class HttpError extends Error {
   }
 
   /** `{ statusCode, message, error }` with the standard reason phrase as `error`. */
-  static of(status: number, message: string | string[], extra?: Record<string, unknown>, headers?: Record<string, string>): HttpError {
-    return new HttpError(status, { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', ...extra }, headers);
+  static of(
+    status: number,
+    message: string | string[],
+    extra?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): HttpError {
+    return new HttpError(
+      status,
+      { statusCode: status, message, error: STATUS_CODES[status] ?? 'Error', ...extra },
+      headers,
+    );
   }
 }
 
@@ -30,6 +43,8 @@ export const httpErrors = {
   notFound: (message: string) => HttpError.of(404, message),
   payloadTooLarge: (limit: number) => HttpError.of(413, `Request body larger than ${limit} bytes`),
   tooManyRequests: (retryAfterSeconds: number) =>
-    HttpError.of(429, 'Too many requests, please try again later.', undefined, { 'Retry-After': String(retryAfterSeconds) }),
+    HttpError.of(429, 'Too many requests, please try again later.', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   internal: () => HttpError.of(500, 'Internal server error'),
 };

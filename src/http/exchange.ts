@@ -80,7 +80,8 @@ export abstract class Exchange implements HttpResponse {
 
   #observe(status: number): void {
     this.#observed = true;
-    if (this.door.metrics) observeRequest(this.steps.route, this.method, status, (performance.now() - this.started) / 1000);
+    if (this.door.metrics)
+      observeRequest(this.steps.route, this.method, status, (performance.now() - this.started) / 1000);
   }
 
   send(reply: Reply, closeConnection = false): void {
@@ -90,7 +91,17 @@ export abstract class Exchange implements HttpResponse {
     this.#observe(reply.status);
     if (this.door.accessLog) {
       const { requestId, method, path, ip } = this;
-      this.door.options.log.debug({ reqId: requestId, method, path, status: reply.status, ip, ms: +(performance.now() - this.started).toFixed(2) }, 'request');
+      this.door.options.log.debug(
+        {
+          reqId: requestId,
+          method,
+          path,
+          status: reply.status,
+          ip,
+          ms: +(performance.now() - this.started).toFixed(2),
+        },
+        'request',
+      );
     }
   }
 

@@ -68,7 +68,8 @@ class NodeExchange extends Exchange {
       chunks.push(chunk);
     });
     this.req.once('end', () => {
-      if (!this.finished && size <= limit) this.bodyRead(bodyText(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      if (!this.finished && size <= limit)
+        this.bodyRead(bodyText(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     });
   }
 
@@ -118,7 +119,10 @@ export class NodeFrontDoor implements FrontDoor {
 
   constructor(private readonly options: HttpServerOptions) {
     this.#core = new DoorCore(options);
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: HEADERS_TIMEOUT_MS, noDelay: true }, (req, res) => this.#request(req, res));
+    this.server = createServer(
+      { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: HEADERS_TIMEOUT_MS, noDelay: true },
+      (req, res) => this.#request(req, res),
+    );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
   }
 
@@ -131,7 +135,14 @@ export class NodeFrontDoor implements FrontDoor {
   }
 
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    const socketRoute = new NodeWebSocketRoute(pattern, route, limits, this.#core.admission, this.#topics, this.options.log);
+    const socketRoute = new NodeWebSocketRoute(
+      pattern,
+      route,
+      limits,
+      this.#core.admission,
+      this.#topics,
+      this.options.log,
+    );
     this.#sockets.add('GET', pattern, socketRoute as NodeWebSocketRoute<unknown>);
     this.#socketRoutes.push(socketRoute as NodeWebSocketRoute<unknown>);
   }
@@ -153,7 +164,8 @@ export class NodeFrontDoor implements FrontDoor {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      const failed = (error: Error) => reject(new Error(`Cannot listen on ${this.options.host}:${this.options.port}: ${error.message}`));
+      const failed = (error: Error) =>
+        reject(new Error(`Cannot listen on ${this.options.host}:${this.options.port}: ${error.message}`));
       this.server.once('error', failed);
       this.server.listen(this.options.port, this.options.host, () => {
         this.server.off('error', failed);
@@ -197,7 +209,8 @@ export class NodeFrontDoor implements FrontDoor {
     const rawQuery = mark < 0 ? '' : url.slice(mark + 1);
     const headers = readRawHeaders(req.rawHeaders);
     const peer = this.#peer(req.socket.remoteAddress);
-    if (this.#socketIo && path.startsWith(this.#socketIo.prefix)) return this.#socketIo.request(req, res, rawQuery, headers, peer);
+    if (this.#socketIo && path.startsWith(this.#socketIo.prefix))
+      return this.#socketIo.request(req, res, rawQuery, headers, peer);
     const method = req.method ?? 'GET';
     const found = this.#routes.match(method, path);
     let steps: RouteSteps;
@@ -224,7 +237,8 @@ export class NodeFrontDoor implements FrontDoor {
     const headers = readRawHeaders(req.rawHeaders);
     const peer = this.#peer(req.socket.remoteAddress);
     if (this.#core.draining) return answerSocketAndClose(socket, SHUTTING_DOWN);
-    if (this.#socketIo && path.startsWith(this.#socketIo.prefix)) return this.#socketIo.upgrade(req, socket, head, rawQuery, headers, peer);
+    if (this.#socketIo && path.startsWith(this.#socketIo.prefix))
+      return this.#socketIo.upgrade(req, socket, head, rawQuery, headers, peer);
     const route = req.method === 'GET' ? this.#sockets.match('GET', path) : undefined;
     if (route) return route.value.handle(req, socket, head, headers, peer, rawQuery);
     answerSocketAndClose(socket, httpErrors.notFound(`Cannot ${req.method} ${path}`));

@@ -47,22 +47,59 @@ export class NodeSocketIo {
     });
   }
 
-  request(req: IncomingMessage, res: ServerResponse, rawQuery: string, headers: Readonly<Record<string, string>>, peer: string): void {
-    this.#admit(rawQuery, headers, peer, () => this.#engine.handleRequest(req, res), (error, cors) => {
-      if (res.headersSent) return;
-      const answer = error.toReply();
-      res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers, ...Object.fromEntries(cors), Connection: 'close' });
-      res.end(answer.body);
-    });
+  request(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawQuery: string,
+    headers: Readonly<Record<string, string>>,
+    peer: string,
+  ): void {
+    this.#admit(
+      rawQuery,
+      headers,
+      peer,
+      () => this.#engine.handleRequest(req, res),
+      (error, cors) => {
+        if (res.headersSent) return;
+        const answer = error.toReply();
+        res.writeHead(answer.status, {
+          'Content-Type': answer.contentType,
+          ...answer.headers,
+          ...Object.fromEntries(cors),
+          Connection: 'close',
+        });
+        res.end(answer.body);
+      },
+    );
   }
 
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, rawQuery: string, headers: Readonly<Record<string, string>>, peer: string): void {
-    this.#admit(rawQuery, headers, peer, () => this.#engine.handleUpgrade(req, socket, head), (error, cors) => answerSocketAndClose(socket, error, cors));
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    rawQuery: string,
+    headers: Readonly<Record<string, string>>,
+    peer: string,
+  ): void {
+    this.#admit(
+      rawQuery,
+      headers,
+      peer,
+      () => this.#engine.handleUpgrade(req, socket, head),
+      (error, cors) => answerSocketAndClose(socket, error, cors),
+    );
   }
 
-  #admit(rawQuery: string, headers: Readonly<Record<string, string>>, peer: string, pass: () => void, refuse: (error: HttpError, cors: [string, string][]) => void): void {
+  #admit(
+    rawQuery: string,
+    headers: Readonly<Record<string, string>>,
+    peer: string,
+    pass: () => void,
+    refuse: (error: HttpError, cors: [string, string][]) => void,
+  ): void {
     if (new URLSearchParams(rawQuery).has('sid')) return pass();
-    const answer = (wait: number) => (wait > 0 ? refuse(httpErrors.tooManyRequests(wait), this.admission.corsHeaders(headers.origin)) : pass());
+    const answer = (wait: number) =>
+      wait > 0 ? refuse(httpErrors.tooManyRequests(wait), this.admission.corsHeaders(headers.origin)) : pass();
     const wait = this.admission.retryAfter(this.admission.clientAddress(peer, headers));
     // The shared count (cluster mode) never rejects: it falls back to this node's count.
     if (typeof wait === 'number') answer(wait);

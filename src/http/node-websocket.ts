@@ -8,7 +8,15 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
 import { answerSocketAndClose } from './node-answer.js';
-import type { Admission, SocketConnection, SocketHandshake, Subscriber, Topics, WebSocketLimits, WebSocketRoute } from './websocket.js';
+import type {
+  Admission,
+  SocketConnection,
+  SocketHandshake,
+  Subscriber,
+  Topics,
+  WebSocketLimits,
+  WebSocketRoute,
+} from './websocket.js';
 
 class Connection<T> implements SocketConnection<T>, Subscriber {
   topics: readonly string[] = [];
@@ -67,13 +75,25 @@ export class NodeWebSocketRoute<T> {
     private readonly topics: Topics,
     private readonly log: Logger,
   ) {
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: limits.maxPayloadBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
     const idleMs = limits.idleTimeoutSeconds * 1000;
     this.#idleCheck = setInterval(() => this.#checkIdle(idleMs), Math.max(250, idleMs / 4));
     this.#idleCheck.unref();
   }
 
-  handle(req: IncomingMessage, socket: Duplex, head: Buffer, headers: Readonly<Record<string, string>>, peer: string, rawQuery: string): void {
+  handle(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    headers: Readonly<Record<string, string>>,
+    peer: string,
+    rawQuery: string,
+  ): void {
     const ip = this.admission.clientAddress(peer, headers);
     let aborted = false;
     socket.once('close', () => {
@@ -104,7 +124,10 @@ export class NodeWebSocketRoute<T> {
 
   #open(ws: WebSocket, data: T): void {
     const overflowed = (bufferedBytes: number) =>
-      this.log.warn({ path: this.pattern, bufferedBytes, limitBytes: this.limits.maxBackpressureBytes }, 'WebSocket closed: its reader stopped reading (send buffer over the bound)');
+      this.log.warn(
+        { path: this.pattern, bufferedBytes, limitBytes: this.limits.maxBackpressureBytes },
+        'WebSocket closed: its reader stopped reading (send buffer over the bound)',
+      );
     const connection = new Connection(data, ws, this.topics, this.limits.maxBackpressureBytes, overflowed);
     const entry = { connection, ws };
     this.#live.add(entry);

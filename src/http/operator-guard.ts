@@ -20,7 +20,10 @@ export function createOperatorGuard(token: string | undefined, behindProxy: bool
   if (!token) {
     return function loopbackOnly(req) {
       if (!isLoopback(req.ip)) {
-        throw HttpError.of(403, 'Operator routes are served to loopback callers only (set OPERATOR_TOKEN to allow remote operators)');
+        throw HttpError.of(
+          403,
+          'Operator routes are served to loopback callers only (set OPERATOR_TOKEN to allow remote operators)',
+        );
       }
     };
   }

@@ -57,7 +57,12 @@ const FALLBACK_MS = 10_000;
  * After a failure the shared count is left alone for FALLBACK_MS, so during an outage requests (and /health) do
  * not each wait for a JetStream timeout, and the outage is logged once per period, not once per request.
  */
-export function withLocalFallback(shared: SharedRateLimit, local: RateLimiter, log: Logger, now = Date.now): SharedRateLimit {
+export function withLocalFallback(
+  shared: SharedRateLimit,
+  local: RateLimiter,
+  log: Logger,
+  now = Date.now,
+): SharedRateLimit {
   let aloneUntil = -Infinity;
   return (address) => {
     if (now() < aloneUntil) return Promise.resolve(local.hit(address));
@@ -67,7 +72,8 @@ export function withLocalFallback(shared: SharedRateLimit, local: RateLimiter, l
         return wait;
       },
       (err: unknown) => {
-        if (now() >= aloneUntil) log.warn({ err, retryInMs: FALLBACK_MS }, 'cluster rate limit unavailable: counting on this node alone');
+        if (now() >= aloneUntil)
+          log.warn({ err, retryInMs: FALLBACK_MS }, 'cluster rate limit unavailable: counting on this node alone');
         aloneUntil = now() + FALLBACK_MS;
         return local.hit(address);
       },

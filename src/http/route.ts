@@ -57,14 +57,19 @@ export interface RouteContext<I> {
   invalid(problem: InputProblem, req: HttpRequest): Reply;
 }
 
-export type InputProblem = { issues: readonly v.BaseIssue<unknown>[]; bodyError?: undefined } | { issues?: undefined; bodyError: string };
+export type InputProblem =
+  | { issues: readonly v.BaseIssue<unknown>[]; bodyError?: undefined }
+  | { issues?: undefined; bodyError: string };
 
 /** A context for routes with no face-specific error format: bad input is a plain 400 listing the problems. */
 export function plainContext<I>(guards: RouteContext<I>['guards'] = {}): RouteContext<I> {
   return {
     guards,
     invalid(problem) {
-      throw HttpError.of(400, problem.bodyError === undefined ? problem.issues.map((issue) => issue.message) : [problem.bodyError]);
+      throw HttpError.of(
+        400,
+        problem.bodyError === undefined ? problem.issues.map((issue) => issue.message) : [problem.bodyError],
+      );
     },
   };
 }
@@ -74,7 +79,11 @@ export function plainContext<I>(guards: RouteContext<I>['guards'] = {}): RouteCo
  * input follows its schemas) and returns it unchanged. `const route = declarer<AuthIdentity>(); route({ ... })`.
  */
 export function declarer<I>() {
-  return <P extends v.GenericSchema | undefined = undefined, Q extends v.GenericSchema | undefined = undefined, B extends v.GenericSchema | undefined = undefined>(
+  return <
+    P extends v.GenericSchema | undefined = undefined,
+    Q extends v.GenericSchema | undefined = undefined,
+    B extends v.GenericSchema | undefined = undefined,
+  >(
     route: RouteDeclaration<P, Q, B, I>,
   ): RouteDeclaration<P, Q, B, I> => route;
 }
@@ -101,7 +110,8 @@ export function docsOf(route: RouteDeclaration<unknown, unknown, unknown, never>
 export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes: readonly AnyRoute<I>[]): void {
   for (const route of routes) {
     const guard = route.auth === 'public' ? undefined : context.guards[route.auth];
-    if (route.auth !== 'public' && !guard) throw new TypeError(`${route.method} ${route.path}: no guard for auth '${route.auth}'`);
+    if (route.auth !== 'public' && !guard)
+      throw new TypeError(`${route.method} ${route.path}: no guard for auth '${route.auth}'`);
     const validQuery = route.query ? queryChecker(route.query as v.GenericSchema) : undefined;
     const checked = (req: HttpRequest, res: HttpResponse, identity: I): ReturnType<Handler> => {
       const params = check(route.params, req.params);
@@ -112,10 +122,19 @@ export function mountRoutes<I>(router: Router, context: RouteContext<I>, routes:
       const quick = route.bodyFastPath?.(req.body);
       const body = quick === undefined ? check(route.body, req.body) : undefined;
       if (body && !body.success) return context.invalid({ issues: body.issues }, req);
-      return route.handler({ params: params?.output, query: query?.output, body: quick ?? body?.output, identity, req, res });
+      return route.handler({
+        params: params?.output,
+        query: query?.output,
+        body: quick ?? body?.output,
+        identity,
+        req,
+        res,
+      });
     };
     // A public route runs its checks at once (no promise and no turn of the microtask queue for a missing guard).
-    const handler: Handler = guard ? async (req, res) => checked(req, res, (await guard(req)) as I) : (req, res) => checked(req, res, undefined as I);
+    const handler: Handler = guard
+      ? async (req, res) => checked(req, res, (await guard(req)) as I)
+      : (req, res) => checked(req, res, undefined as I);
     router.add(route.method, route.path, handler, docsOf(route));
   }
 }

@@ -6,7 +6,13 @@ import { NodeFrontDoor } from './node-engine.js';
 import { UwsFrontDoor } from './uws-engine.js';
 import { loadNativeUws } from './uws-native.js';
 
-export type { FrontDoor as HttpServer, HttpEngine, HttpEngineChoice, HttpServerOptions, StreamLimits } from './front-door.js';
+export type {
+  FrontDoor as HttpServer,
+  HttpEngine,
+  HttpEngineChoice,
+  HttpServerOptions,
+  StreamLimits,
+} from './front-door.js';
 
 /** The front door of `options.engine` (default auto). `uws` without a native build that loads is an error. */
 export function createHttpServer(options: HttpServerOptions): FrontDoor {
@@ -14,14 +20,18 @@ export function createHttpServer(options: HttpServerOptions): FrontDoor {
   if (choice === 'node') return new NodeFrontDoor(options);
   const native = loadNativeUws();
   if (native.module) return new UwsFrontDoor(native.module, native.build, native.version, options);
-  if (choice === 'uws') throw new Error(`HTTP_ENGINE=uws but no native uWebSockets.js build loads here (${native.reason})`);
+  if (choice === 'uws')
+    throw new Error(`HTTP_ENGINE=uws but no native uWebSockets.js build loads here (${native.reason})`);
   return new NodeFrontDoor(options);
 }
 
 /** Logs the engine chosen; a warning with the reason and the cost when auto fell back to the portable engine. */
 export function logEngine(engine: HttpEngine, choice: HttpEngineChoice, log: Logger): void {
   if (engine.name === 'uws') {
-    log.info({ httpEngine: engine.name, build: engine.build, uws: engine.version }, `HTTP engine: uWebSockets.js ${engine.version} (${engine.build} native build)`);
+    log.info(
+      { httpEngine: engine.name, build: engine.build, uws: engine.version },
+      `HTTP engine: uWebSockets.js ${engine.version} (${engine.build} native build)`,
+    );
     return;
   }
   if (choice === 'node') {

@@ -24,7 +24,14 @@ export interface OpenedStream {
   closed(): void;
 }
 
-export function openStreamWriter(socket: StreamSocket, limits: StreamLimits, log: Logger, requestId: string, finish: () => void, alreadyClosed: boolean): OpenedStream {
+export function openStreamWriter(
+  socket: StreamSocket,
+  limits: StreamLimits,
+  log: Logger,
+  requestId: string,
+  finish: () => void,
+  alreadyClosed: boolean,
+): OpenedStream {
   const drainListeners: (() => void)[] = [];
   const closeListeners: (() => void)[] = [];
   const { maxBufferBytes, stallTimeoutMs } = limits;

@@ -33,7 +33,16 @@ class UwsExchange extends Exchange {
       params = Object.create(null); // keyed by route names, valued by the client
       for (let i = 0; i < names.length; i++) params[names[i]] = safeDecode(req.getParameter(i) ?? '');
     }
-    super(door, steps, req.getCaseSensitiveMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', headers, params, uwsPeer(res));
+    super(
+      door,
+      steps,
+      req.getCaseSensitiveMethod().toUpperCase(),
+      req.getUrl(),
+      req.getQuery() ?? '',
+      headers,
+      params,
+      uwsPeer(res),
+    );
     res.onAborted(() => this.clientGone());
   }
 
@@ -152,7 +161,8 @@ export class UwsFrontDoor implements FrontDoor {
     const core = this.#core;
     for (const route of router.routes) {
       const steps = core.steps(route);
-      const method = route.method === 'DELETE' ? 'del' : (route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch');
+      const method =
+        route.method === 'DELETE' ? 'del' : (route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch');
       this.app[method](route.pattern, (res, req) => new UwsExchange(core, steps, res, req).begin());
     }
     const preflight = core.steps(PREFLIGHT);

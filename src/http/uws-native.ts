@@ -10,7 +10,9 @@ import type uWSModule from 'uWebSockets.js';
 export type UwsModule = typeof uWSModule;
 export type UwsBuild = 'official' | 'trufflesuite';
 
-export type NativeUws = { module: UwsModule; build: UwsBuild; version: string } | { module?: undefined; reason: string };
+export type NativeUws =
+  | { module: UwsModule; build: UwsBuild; version: string }
+  | { module?: undefined; reason: string };
 
 const require = createRequire(import.meta.url);
 
@@ -34,7 +36,9 @@ function tryCandidates(): NativeUws {
       // The trufflesuite package falls back to a JavaScript shim without its native helpers (and which fails on
       // the first request) when it has no binary for this Node.js: that is not a native build.
       if (typeof (module as unknown as { getParts?: unknown }).getParts !== 'function') {
-        reasons.push(`${candidate.build}: no binary for Node.js ${process.versions.node} (ABI ${process.versions.modules})`);
+        reasons.push(
+          `${candidate.build}: no binary for Node.js ${process.versions.node} (ABI ${process.versions.modules})`,
+        );
         continue;
       }
       return { module, build: candidate.build, version: candidate.version };
@@ -50,6 +54,13 @@ function firstLine(error: unknown): string {
   // The official loader wraps the dlopen error after a sentence of its own: the dlopen part names the cause.
   const glibc = /version `(GLIBC_[\d.]+)' not found/.exec(text);
   if (glibc) return `this system's glibc is older than its binary needs (${glibc[1]} not found)`;
-  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
-  return (lines.find((line) => /cannot open shared object|Cannot find module/.test(line)) ?? lines[0] ?? 'unknown').slice(0, 200);
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  return (
+    lines.find((line) => /cannot open shared object|Cannot find module/.test(line)) ??
+    lines[0] ??
+    'unknown'
+  ).slice(0, 200);
 }

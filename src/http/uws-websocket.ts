@@ -85,7 +85,10 @@ export function mountWebSocket<T>(
   log: Logger,
 ): void {
   const overflowed = (bufferedBytes: number) =>
-    log.warn({ path: pattern, bufferedBytes, limitBytes: limits.maxBackpressureBytes }, 'WebSocket closed: its reader stopped reading (send buffer over the bound)');
+    log.warn(
+      { path: pattern, bufferedBytes, limitBytes: limits.maxBackpressureBytes },
+      'WebSocket closed: its reader stopped reading (send buffer over the bound)',
+    );
   app.ws<{ connection: Connection<T> }>(pattern, {
     idleTimeout: limits.idleTimeoutSeconds,
     sendPingsAutomatically: true,
@@ -114,7 +117,9 @@ export function mountWebSocket<T>(
         route.accept({ path, query, headers, ip }).then(
           (data) => {
             if (aborted) return;
-            res.cork(() => res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context));
+            res.cork(() =>
+              res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context),
+            );
           },
           (error: unknown) => {
             if (error instanceof HttpError) return refuse(error);

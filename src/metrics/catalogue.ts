@@ -19,17 +19,44 @@ export const httpRequestDuration = new HistogramFamily(
   LATENCY_BUCKETS,
 );
 
-export const ussdSessionsActive = new GaugeFamily('ussd_sessions_active', 'USSD sessions neither expired nor ended (read from LMDB at scrape)');
+export const ussdSessionsActive = new GaugeFamily(
+  'ussd_sessions_active',
+  'USSD sessions neither expired nor ended (read from LMDB at scrape)',
+);
 /** What a USSD step ended with; the series exist from the start so that rates work from the first step. */
-export const USSD_OUTCOMES = ['continue', 'end', 'retry', 'expired', 'wrong_phone', 'invalid_request', 'unavailable'] as const;
+export const USSD_OUTCOMES = [
+  'continue',
+  'end',
+  'retry',
+  'expired',
+  'wrong_phone',
+  'invalid_request',
+  'unavailable',
+] as const;
 export type UssdOutcome = (typeof USSD_OUTCOMES)[number];
-export const ussdSteps = new CounterFamily('ussd_steps_total', 'USSD requests by outcome: continue (CON), end (END), retry (a gateway repeat), expired, wrong_phone, invalid_request, unavailable', ['outcome']);
+export const ussdSteps = new CounterFamily(
+  'ussd_steps_total',
+  'USSD requests by outcome: continue (CON), end (END), retry (a gateway repeat), expired, wrong_phone, invalid_request, unavailable',
+  ['outcome'],
+);
 /** The series of each outcome: `ussdStep.end.inc()`. */
-export const ussdStep = Object.fromEntries(USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)])) as Record<UssdOutcome, Series>;
+export const ussdStep = Object.fromEntries(
+  USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)]),
+) as Record<UssdOutcome, Series>;
 
-export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', ['kind']);
-export const actorMailboxDepth = new GaugeFamily('actor_mailbox_depth', 'Messages waiting in or being handled by the mailboxes of an actor host', ['host']);
-export const actorHostRestarts = new CounterFamily('actor_host_restarts_total', 'Actor hosts restarted after their worker thread died', ['host']);
+export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', [
+  'kind',
+]);
+export const actorMailboxDepth = new GaugeFamily(
+  'actor_mailbox_depth',
+  'Messages waiting in or being handled by the mailboxes of an actor host',
+  ['host'],
+);
+export const actorHostRestarts = new CounterFamily(
+  'actor_host_restarts_total',
+  'Actor hosts restarted after their worker thread died',
+  ['host'],
+);
 export const storeCommitDuration = new HistogramFamily(
   'store_commit_duration_seconds',
   'LMDB write batches: time from the end of the event-loop turn that wrote them to their synced commit, all threads',
@@ -37,18 +64,40 @@ export const storeCommitDuration = new HistogramFamily(
   COMMIT_BUCKETS,
 );
 
-export const sseStreamsActive = new GaugeFamily('sse_streams_active', 'Open streamed HTTP answers (Server-Sent Events)');
-export const wsConnectionsActive = new GaugeFamily('ws_connections_active', 'Open event-channel sockets, by transport (websocket, socket.io)', ['transport']);
-export const wsEventsSent = new CounterFamily('ws_events_sent_total', 'Events sent to event-channel sockets (a fan-out counts once per socket reached), by transport', ['transport']);
-export const ucanVerifications = new CounterFamily('ucan_verifications_total', 'UCAN artifacts checked: cache hit, or miss (a full verification)', ['cache']);
+export const sseStreamsActive = new GaugeFamily(
+  'sse_streams_active',
+  'Open streamed HTTP answers (Server-Sent Events)',
+);
+export const wsConnectionsActive = new GaugeFamily(
+  'ws_connections_active',
+  'Open event-channel sockets, by transport (websocket, socket.io)',
+  ['transport'],
+);
+export const wsEventsSent = new CounterFamily(
+  'ws_events_sent_total',
+  'Events sent to event-channel sockets (a fan-out counts once per socket reached), by transport',
+  ['transport'],
+);
+export const ucanVerifications = new CounterFamily(
+  'ucan_verifications_total',
+  'UCAN artifacts checked: cache hit, or miss (a full verification)',
+  ['cache'],
+);
 export const gatewayUpstreamDuration = new HistogramFamily(
   'gateway_upstream_duration_seconds',
   'Gateway calls to the chain node, by gRPC service, method and status code',
   ['service', 'method', 'code'],
   LATENCY_BUCKETS,
 );
-export const httpEngineInfo = new GaugeFamily('http_engine_info', 'The front door engine serving (value 1): engine uws or node, build official, trufflesuite or none', ['engine', 'build']);
-export const rateLimited = new CounterFamily('rate_limited_total', 'Requests and socket handshakes refused by the rate limit (429)');
+export const httpEngineInfo = new GaugeFamily(
+  'http_engine_info',
+  'The front door engine serving (value 1): engine uws or node, build official, trufflesuite or none',
+  ['engine', 'build'],
+);
+export const rateLimited = new CounterFamily(
+  'rate_limited_total',
+  'Requests and socket handshakes refused by the rate limit (429)',
+);
 
 // Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
 for (const family of [rateLimited]) family.with();

@@ -71,7 +71,8 @@ abstract class Family<S extends { labels: Labels }> {
     const key = values.join('\u0000');
     let series = this.#series.get(key);
     if (!series) {
-      if (values.length !== this.labelNames.length) throw new TypeError(`${this.name} takes labels ${this.labelNames.join(', ')}`);
+      if (values.length !== this.labelNames.length)
+        throw new TypeError(`${this.name} takes labels ${this.labelNames.join(', ')}`);
       const labels: Record<string, string> = {};
       this.labelNames.forEach((name, i) => {
         labels[name] = values[i];
@@ -143,7 +144,12 @@ export type TakenHistogram = [string[], number[], number, number][];
 export class HistogramFamily extends Family<HistogramSeries> {
   readonly type = 'histogram';
 
-  constructor(name: string, help: string, labelNames: readonly string[], readonly bounds: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly bounds: readonly number[],
+  ) {
     super(name, help, labelNames);
   }
 

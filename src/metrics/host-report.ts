@@ -29,7 +29,12 @@ export interface HostReport extends HostLoad {
 export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void {
   const timer = setInterval(() => {
     const gauges = HOST_GAUGES.map((gauge) => gauge.get().values[0]?.value ?? 0);
-    const report: HostReport = { ...load(), gauges, ussdSteps: ussdSteps.take(), storeCommits: storeCommitDuration.take() };
+    const report: HostReport = {
+      ...load(),
+      gauges,
+      ussdSteps: ussdSteps.take(),
+      storeCommits: storeCommitDuration.take(),
+    };
     port.postMessage(report);
   }, REPORT_INTERVAL_MS);
   timer.unref();

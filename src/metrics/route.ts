@@ -20,7 +20,10 @@ export function registerMetricsRoute(router: Router, options: { public: boolean;
       tags: ['operator'],
       responses: {
         200: { description: 'Every metric of this process, actor hosts included', contentType: 'text/plain' },
-        401: { description: 'OPERATOR_TOKEN is set and the bearer token is missing or wrong', schema: HttpErrorBodySchema },
+        401: {
+          description: 'OPERATOR_TOKEN is set and the bearer token is missing or wrong',
+          schema: HttpErrorBodySchema,
+        },
         403: { description: 'OPERATOR_TOKEN is unset and the caller is not on loopback', schema: HttpErrorBodySchema },
       },
       handler: async () => reply.raw(200, registry.contentType, await registry.metrics()),

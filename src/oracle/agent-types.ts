@@ -77,10 +77,42 @@ export interface Tool extends ToolSpec {
 export type AgentEvent =
   | { type: 'message'; delta: string }
   | { type: 'reasoning'; delta: string }
-  | { type: 'tool_call'; phase: 'start'; toolCallId: string; toolName: string; args: Record<string, unknown>; status: 'isRunning' }
-  | { type: 'tool_call'; phase: 'end'; toolCallId: string; toolName: string; args: Record<string, unknown>; status: 'done'; output?: string; error?: string }
-  | { type: 'action_call'; phase: 'start'; toolCallId: string; toolName: string; args: Record<string, unknown>; status: 'isRunning' }
-  | { type: 'action_call'; phase: 'end'; toolCallId: string; toolName: string; args: Record<string, unknown>; status: 'done' | 'error'; output?: string; error?: string }
+  | {
+      type: 'tool_call';
+      phase: 'start';
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      status: 'isRunning';
+    }
+  | {
+      type: 'tool_call';
+      phase: 'end';
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      status: 'done';
+      output?: string;
+      error?: string;
+    }
+  | {
+      type: 'action_call';
+      phase: 'start';
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      status: 'isRunning';
+    }
+  | {
+      type: 'action_call';
+      phase: 'end';
+      toolCallId: string;
+      toolName: string;
+      args: Record<string, unknown>;
+      status: 'done' | 'error';
+      output?: string;
+      error?: string;
+    }
   | { type: 'error'; message: string };
 
 /** A tool call as it ended up in the turn (for the transcript: `toolCalls` of the ai message). */

@@ -59,11 +59,18 @@ export const MessageItemSchema = v.object({
   content: v.string(),
   toolCalls: v.optional(v.array(ToolCallItemSchema)),
   reasoning: v.optional(v.string()),
-  status: v.optional(v.pipe(v.picklist(['aborted', 'failed']), v.description('An ai item of a turn that was stopped or failed (its text as streamed)'))),
+  status: v.optional(
+    v.pipe(
+      v.picklist(['aborted', 'failed']),
+      v.description('An ai item of a turn that was stopped or failed (its text as streamed)'),
+    ),
+  ),
   aborted: v.optional(v.literal(true)),
   failed: v.optional(v.literal(true)),
   attachments: v.optional(v.pipe(v.array(AttachmentItemSchema), v.description("A human message's attachments"))),
-  attachment: v.optional(v.pipe(AttachmentItemSchema, v.description('The first of them, for clients that read only this'))),
+  attachment: v.optional(
+    v.pipe(AttachmentItemSchema, v.description('The first of them, for clients that read only this')),
+  ),
   isComplete: v.literal(true),
   isReasoning: v.literal(false),
 });
@@ -73,7 +80,10 @@ export const MessageListSchema = v.object({ messages: v.array(MessageItemSchema)
 export const HistoryPageSchema = v.object({
   messages: v.pipe(v.array(MessageItemSchema), v.description('Oldest first')),
   prevCursor: v.pipe(v.nullable(v.string()), v.description('`before` value for the messages preceding this page')),
-  nextCursor: v.pipe(v.nullable(v.string()), v.description('`after` value for the messages following this page (also on the newest)')),
+  nextCursor: v.pipe(
+    v.nullable(v.string()),
+    v.description('`after` value for the messages following this page (also on the newest)'),
+  ),
   hasOlder: v.boolean(),
   hasNewer: v.boolean(),
 });
@@ -81,8 +91,12 @@ export const HistoryPageSchema = v.object({
 export const MessageReplySchema = v.object({
   message: v.object({ type: v.literal('ai'), content: v.string(), id: v.string() }),
   sessionId: v.string(),
-  messages: v.optional(v.pipe(v.array(MessageItemSchema), v.description('With returnAllMessages: the whole transcript'))),
-  aborted: v.optional(v.pipe(v.literal(true), v.description('The generation was stopped (abort route, newer message)'))),
+  messages: v.optional(
+    v.pipe(v.array(MessageItemSchema), v.description('With returnAllMessages: the whole transcript')),
+  ),
+  aborted: v.optional(
+    v.pipe(v.literal(true), v.description('The generation was stopped (abort route, newer message)')),
+  ),
 });
 
 export const SseStreamSchema = v.pipe(
@@ -99,7 +113,10 @@ export const DelegationStatusSchema = v.object({ authorized: v.boolean(), expira
 export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });
 
 export const RunStatusSchema = v.object({
-  run: v.object({ runId: v.string(), status: v.pipe(v.literal('running'), v.description('Only runs in progress are answered')) }),
+  run: v.object({
+    runId: v.string(),
+    status: v.pipe(v.literal('running'), v.description('Only runs in progress are answered')),
+  }),
 });
 
 export const ModelInfoSchema = v.object({

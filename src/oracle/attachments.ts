@@ -54,7 +54,11 @@ function sizeText(size: number): string {
 /** One line per attachment, as text a model reads (name, type, size, where it is). */
 export function describeAttachments(attachments: readonly Attachment[]): string {
   const lines = attachments.map((a) => {
-    const facts = [a.mimetype, ...(a.size !== undefined ? [sizeText(a.size)] : []), ...(a.category ? [a.category] : [])];
+    const facts = [
+      a.mimetype,
+      ...(a.size !== undefined ? [sizeText(a.size)] : []),
+      ...(a.category ? [a.category] : []),
+    ];
     const where = a.mxcUri ? a.mxcUri : `chat event ${a.eventId}`;
     return `- ${a.filename} (${facts.join(', ')}): ${where}`;
   });

@@ -7,7 +7,8 @@ import { isRevisionConflict } from '../store/revision.js';
 import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
-export const SESSION_CHANGED = 'The session changed while this message was answered; nothing was stored, please send it again';
+export const SESSION_CHANGED =
+  'The session changed while this message was answered; nothing was stored, please send it again';
 
 /**
  * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
@@ -15,7 +16,13 @@ export const SESSION_CHANGED = 'The session changed while this message was answe
  * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
  * reloads, the message can be sent again), anything else (`internal`).
  */
-export const CHAT_FAILURE_CODES = [...CHAT_ERROR_CODES, 'actor_busy', 'host_unavailable', 'session_changed', 'internal'] as const;
+export const CHAT_FAILURE_CODES = [
+  ...CHAT_ERROR_CODES,
+  'actor_busy',
+  'host_unavailable',
+  'session_changed',
+  'internal',
+] as const;
 export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
 
 /** A failed chat call as plain data (it crosses threads in a stream's ending). */
@@ -30,9 +37,11 @@ export interface ChatFailure {
 const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
 
 export function failureOf(error: unknown): ChatFailure {
-  if (error instanceof DomainError && isChatErrorCode(error.code)) return { code: error.code, message: error.message, details: error.details };
+  if (error instanceof DomainError && isChatErrorCode(error.code))
+    return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof ActorBusyError) return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
+  if (error instanceof ActorBusyError)
+    return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
   if (isRevisionConflict(error)) return { code: 'session_changed', message };
   return { code: 'internal', message };

@@ -12,7 +12,6 @@ import type { HistoryPage, MessageItem, MessagesPage } from './sessions/transcri
 import type { StreamEnding } from './stream-ending.js';
 import type { Attachment } from './attachments.js';
 
-
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */
 export interface OracleRef {
   oracleDid: string;
@@ -84,7 +83,8 @@ export interface HistoryPageMessage {
 export type SessionReadMessage = OwnsSessionMessage | MessagesPageMessage | HistoryPageMessage;
 
 const SESSION_READS = new Set<unknown>(['owns', 'messages', 'history']);
-export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage => SESSION_READS.has(message.type);
+export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage =>
+  SESSION_READS.has(message.type);
 
 export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
 
@@ -96,7 +96,8 @@ export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | Tur
 export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
 export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
 
-export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(code, message, details);
+export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) =>
+  new DomainError(code, message, details);
 
 export interface CreateReply {
   session: SessionView;

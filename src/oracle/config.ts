@@ -19,11 +19,16 @@ export const oracleEnv = {
     v.pipe(
       v.string(),
       v.trim(),
-      v.check(isEd25519PrivateKey, 'must be an Ed25519 private key as ed25519.format(signer) writes it (base64pad, starts with "M")'),
+      v.check(
+        isEd25519PrivateKey,
+        'must be an Ed25519 private key as ed25519.format(signer) writes it (base64pad, starts with "M")',
+      ),
     ),
   ),
   /** The audience UCANs must name (e.g. a did:ixo); defaults to the key's did:key. */
-  ORACLE_DID: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^did:[a-z0-9]+:\S+$/, 'must be a DID (did:<method>:<id>)'))),
+  ORACLE_DID: v.optional(
+    v.pipe(v.string(), v.trim(), v.regex(/^did:[a-z0-9]+:\S+$/, 'must be a DID (did:<method>:<id>)')),
+  ),
   ORACLE_NAME: text('oracle'),
   /** Longest lifetime an authentication invocation may have. */
   UCAN_AUTH_MAX_TTL_SECONDS: integer(900, 1, 31 * 24 * 3600),

@@ -24,7 +24,10 @@ export interface DelegationRepository {
 }
 
 /** `authorized` is false when none is stored, or it has expired. */
-export function delegationStatus(stored: StoredDelegation | undefined, nowSeconds = Date.now() / 1000): DelegationStatus {
+export function delegationStatus(
+  stored: StoredDelegation | undefined,
+  nowSeconds = Date.now() / 1000,
+): DelegationStatus {
   if (!stored) return { authorized: false };
   const expiration = stored.expiration === undefined ? {} : { expiration: stored.expiration };
   return { authorized: stored.expiration === undefined || stored.expiration > nowSeconds, ...expiration };

@@ -25,10 +25,13 @@ export const oracleErrors = {
   /** The delegation given to POST /delegation was refused; `reason` says why. */
   delegationRefused: (reason: string) => HttpError.of(400, `Invalid delegation: ${reason}`, { reason }),
   /** The session's actor host is restarting: the client may retry at once. */
-  chatUnavailable: () => HttpError.of(503, 'The chat service is restarting; try again in a moment', undefined, { 'Retry-After': '1' }),
+  chatUnavailable: () =>
+    HttpError.of(503, 'The chat service is restarting; try again in a moment', undefined, { 'Retry-After': '1' }),
   /** The session's mailbox or its actor host's queue is full (backpressure): refused before any work. */
   chatBusy: (retryAfterSeconds: number) =>
-    HttpError.of(503, 'The chat service is busy; try again in a moment', undefined, { 'Retry-After': String(retryAfterSeconds) }),
+    HttpError.of(503, 'The chat service is busy; try again in a moment', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   /** The agent failed on a non-streamed message (the stream reports it as an `error` frame instead). */
   agentFailed: (message: string) => HttpError.of(502, message),
 };
@@ -65,13 +68,16 @@ function issueText(issue: v.BaseIssue<unknown>): string {
   const path = v.getDotPath(issue);
   if (!path) return issue.message;
   // valibot reports a missing key as an issue of the object (expected '"key"'), with the object's message.
-  if (issue.type === 'object' && issue.input === undefined && issue.expected?.startsWith('"')) return `${path} is required`;
+  if (issue.type === 'object' && issue.input === undefined && issue.expected?.startsWith('"'))
+    return `${path} is required`;
   return `${path} ${issue.message}`;
 }
 
 /** The 400 of the wire format for input a declared route refused (see http/route.ts). */
 export function refuseInput(problem: InputProblem): never {
-  throw problem.bodyError === undefined ? oracleErrors.validation(problem.issues) : oracleErrors.malformedBody(problem.bodyError);
+  throw problem.bodyError === undefined
+    ? oracleErrors.validation(problem.issues)
+    : oracleErrors.malformedBody(problem.bodyError);
 }
 
 /** Validates `input` with `schema` or throws the 400 of the wire format. */

@@ -28,7 +28,10 @@ export interface OracleIdentity {
 }
 
 /** Loads the identity; without ORACLE_PRIVATE_KEY the key lives in DATA_DIR/oracle-key (created on first start). */
-export async function loadOracleIdentity(env: OracleIdentityEnv, log?: Pick<Logger, 'info' | 'warn'>): Promise<OracleIdentity> {
+export async function loadOracleIdentity(
+  env: OracleIdentityEnv,
+  log?: Pick<Logger, 'info' | 'warn'>,
+): Promise<OracleIdentity> {
   const { key, keySource } = env.ORACLE_PRIVATE_KEY
     ? { key: ed25519.parse(env.ORACLE_PRIVATE_KEY), keySource: 'env' as const }
     : await keyFromDataDir(env.DATA_DIR ?? './data', log);

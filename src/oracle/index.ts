@@ -30,14 +30,33 @@ export interface OracleFace extends Face {
   readonly events: RunningEventChannel | undefined;
 }
 
-export const createOracleFace = async ({ config, store, log, actors, cpuPool, cluster, events: clusterEvents }: FaceContext): Promise<OracleFace> => {
+export const createOracleFace = async ({
+  config,
+  store,
+  log,
+  actors,
+  cpuPool,
+  cluster,
+  events: clusterEvents,
+}: FaceContext): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;
-  const authenticator = createOracleAuthenticator(identity, { maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS, cpuPool, revocations });
+  const authenticator = createOracleAuthenticator(identity, {
+    maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS,
+    cpuPool,
+    revocations,
+  });
   const plugins = createPluginFronts({ config, repositories });
-  const auth = new OracleRouteAuth(authenticator, [...pluginAuthExcludedRoutes(plugins), ...config.AUTH_EXCLUDED_ROUTES]);
-  const runs = new RunRegistry({ maxBytes: config.RUN_MAX_BYTES, retentionMs: config.RUN_RETENTION_SECONDS * 1000, totalBytes: config.RUNS_MAX_BYTES });
+  const auth = new OracleRouteAuth(authenticator, [
+    ...pluginAuthExcludedRoutes(plugins),
+    ...config.AUTH_EXCLUDED_ROUTES,
+  ]);
+  const runs = new RunRegistry({
+    maxBytes: config.RUN_MAX_BYTES,
+    retentionMs: config.RUN_RETENTION_SECONDS * 1000,
+    totalBytes: config.RUNS_MAX_BYTES,
+  });
   const deps: OracleRouteDeps = {
     actors,
     authenticator,
@@ -49,7 +68,9 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     models: loadModelCatalogue(config),
     runs,
-    clusterRuns: cluster && new ClusterRuns(cluster, runs, config.SSE_HEARTBEAT_SECONDS * 2000 + 5000, log.child({ face: 'oracle' })),
+    clusterRuns:
+      cluster &&
+      new ClusterRuns(cluster, runs, config.SSE_HEARTBEAT_SECONDS * 2000 + 5000, log.child({ face: 'oracle' })),
     log: log.child({ face: 'oracle' }),
   };
   let events: RunningEventChannel | undefined;
@@ -62,7 +83,15 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
       return events;
     },
     sockets(front) {
-      events = startEventChannel(front, { config, actors, authenticator, revocations, sessions: deps.reads, log: deps.log, interest: clusterEvents });
+      events = startEventChannel(front, {
+        config,
+        actors,
+        authenticator,
+        revocations,
+        sessions: deps.reads,
+        log: deps.log,
+        interest: clusterEvents,
+      });
     },
     async stop() {
       deps.runs.stop();
@@ -70,7 +99,10 @@ export const createOracleFace = async ({ config, store, log, actors, cpuPool, cl
       await events?.stop();
     },
     routes(router) {
-      const context = { guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) }, invalid: refuseInput };
+      const context = {
+        guards: { ucan: (req: HttpRequest) => authenticator.authenticate(req.headers) },
+        invalid: refuseInput,
+      };
       mountRoutes(router, context, [
         ...sessionRoutes(deps),
         ...messageRoutes(deps),

@@ -5,7 +5,9 @@ import { KvRecordStore } from '../cluster/record-store.js';
 import type { DelegationRepository, StoredDelegation } from './delegations.js';
 
 /** The bucket, opened once; the answer gives the repository of one oracle's delegations. */
-export async function openJetStreamDelegations(connection: ClusterConnection): Promise<(oracleDid: string) => DelegationRepository> {
+export async function openJetStreamDelegations(
+  connection: ClusterConnection,
+): Promise<(oracleDid: string) => DelegationRepository> {
   const store = await KvRecordStore.open<StoredDelegation>(connection, { name: 'oracle_delegations' });
   return (oracleDid) => ({
     get: async (userDid) => (await store.get([userDid, oracleDid]))?.value,

@@ -27,7 +27,9 @@ export class JetStreamRevocationRepository implements RevocationRepository {
 
   /** Opens (or creates) the bucket; the watch starts on first use, so actor hosts, which never check, keep none. */
   static async open(connection: ClusterConnection): Promise<JetStreamRevocationRepository> {
-    return new JetStreamRevocationRepository(await KvRecordStore.open<Revocation>(connection, { name: 'oracle_revocations' }));
+    return new JetStreamRevocationRepository(
+      await KvRecordStore.open<Revocation>(connection, { name: 'oracle_revocations' }),
+    );
   }
 
   async isRevoked(cid: string, nowSeconds = Date.now() / 1000): Promise<boolean> {
@@ -60,16 +62,18 @@ export class JetStreamRevocationRepository implements RevocationRepository {
   }
 
   #watching(): Promise<void> {
-    this.#watch ??= this.store.watch([], (change) => this.#saw(change)).then(
-      (watch) => {
-        this.#stopWatch = () => watch.stop();
-        if (this.#closed) watch.stop();
-      },
-      (error: unknown) => {
-        this.#watch = undefined; // the next check tries again
-        throw error;
-      },
-    );
+    this.#watch ??= this.store
+      .watch([], (change) => this.#saw(change))
+      .then(
+        (watch) => {
+          this.#stopWatch = () => watch.stop();
+          if (this.#closed) watch.stop();
+        },
+        (error: unknown) => {
+          this.#watch = undefined; // the next check tries again
+          throw error;
+        },
+      );
     return this.#watch;
   }
 
@@ -79,7 +83,9 @@ export class JetStreamRevocationRepository implements RevocationRepository {
       for (const listener of this.#listeners) listener(key[0]);
     } else this.#revoked.delete(key[0]);
     this.#seen = Math.max(this.#seen, revision);
-    this.#waiters = this.#waiters.filter((waiter) => (waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true));
+    this.#waiters = this.#waiters.filter((waiter) =>
+      waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true,
+    );
   }
 
   /** Resolves once the map holds every write acknowledged before this call (a probe sent after it). */
@@ -89,10 +95,12 @@ export class JetStreamRevocationRepository implements RevocationRepository {
       return this.#probe;
     }
     // A probe is in flight, but it may have been sent before this call: wait for the one after it.
-    this.#nextProbe ??= this.#probe.catch(() => {}).then(() => {
-      this.#nextProbe = undefined;
-      return this.#caughtUp();
-    });
+    this.#nextProbe ??= this.#probe
+      .catch(() => {})
+      .then(() => {
+        this.#nextProbe = undefined;
+        return this.#caughtUp();
+      });
     return this.#nextProbe;
   }
 
@@ -103,7 +111,10 @@ export class JetStreamRevocationRepository implements RevocationRepository {
   #reached(sequence: number): Promise<void> {
     if (sequence <= this.#seen) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`revocation watch did not reach write ${sequence} in time`)), CATCH_UP_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`revocation watch did not reach write ${sequence} in time`)),
+        CATCH_UP_TIMEOUT_MS,
+      );
       this.#waiters.push({ sequence, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }

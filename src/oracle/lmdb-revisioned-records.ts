@@ -6,7 +6,10 @@ import type { Database } from 'lmdb';
 import { RevisionConflictError, versioned, writeIfRevision, type Revision, type Stored } from '../store/revision.js';
 import type { RevisionedRecords } from './revisions.js';
 
-export function lmdbRevisionedRecords<K, V extends object>(db: Database<Stored<V>, string>, keyOf: (key: K) => string): RevisionedRecords<K, V> {
+export function lmdbRevisionedRecords<K, V extends object>(
+  db: Database<Stored<V>, string>,
+  keyOf: (key: K) => string,
+): RevisionedRecords<K, V> {
   const write = (key: string, value: V, expected: Revision | undefined): Promise<Revision> =>
     db.transaction(() => {
       const revision = writeIfRevision(db, key, value, expected);

@@ -7,7 +7,8 @@ export function openLmdbRevocations(store: Store): RevocationRepository {
   const listeners: ((cid: string) => void)[] = [];
   return {
     isRevoked: async (cid, nowSeconds = Date.now() / 1000) => stillRevoked(db.get(cid), nowSeconds),
-    firstRevoked: async (keys, nowSeconds = Date.now() / 1000) => keys.find((key) => stillRevoked(db.get(key), nowSeconds)),
+    firstRevoked: async (keys, nowSeconds = Date.now() / 1000) =>
+      keys.find((key) => stillRevoked(db.get(key), nowSeconds)),
     async revoke(cid, expiration) {
       await db.put(cid, { until: expiration ?? null, revokedAt: new Date().toISOString() });
       for (const listener of listeners) listener(cid);

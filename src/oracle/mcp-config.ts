@@ -21,15 +21,23 @@ export const McpServerSchema = v.pipe(
         v.string('must be a string'),
         v.url('must be a URL'),
         // Unparsable URLs are reported by v.url (a pipe runs every check).
-        v.check((url) => !URL.canParse(url) || /^https?:$/.test(new URL(url).protocol), 'must be an http(s) URL (MCP Streamable HTTP endpoint)'),
+        v.check(
+          (url) => !URL.canParse(url) || /^https?:$/.test(new URL(url).protocol),
+          'must be an http(s) URL (MCP Streamable HTTP endpoint)',
+        ),
       ),
-      did: v.optional(v.pipe(v.string('must be a string'), v.regex(/^did:[a-z0-9]+:\S+$/, 'must be a DID (did:<method>:<id>)'))),
+      did: v.optional(
+        v.pipe(v.string('must be a string'), v.regex(/^did:[a-z0-9]+:\S+$/, 'must be a DID (did:<method>:<id>)')),
+      ),
       protected: v.optional(v.boolean('must be true or false'), false),
     },
     'must be an object with name, url, did? and protected',
   ),
   // A protected server checks UCAN invocations addressed to its DID: without one nothing can be minted for it.
-  v.check((server) => !server.protected || server.did !== undefined, 'a protected server needs its did (the audience of the invocations)'),
+  v.check(
+    (server) => !server.protected || server.did !== undefined,
+    'a protected server needs its did (the audience of the invocations)',
+  ),
 );
 
 export type McpServerConfig = v.InferOutput<typeof McpServerSchema>;

@@ -39,7 +39,8 @@ export interface ModelCatalogue {
 
 export const BUILTIN_MODEL_ID = 'builtin';
 
-const text = (max: number) => v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
+const text = (max: number) =>
+  v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`));
 const price = v.pipe(v.number('must be a number'), v.minValue(0, 'must be 0 or more'), v.finite('must be finite'));
 
 const EntrySchema = v.strictObject({
@@ -52,12 +53,18 @@ const EntrySchema = v.strictObject({
   badge: v.optional(text(40), ''),
   blurb: v.optional(text(500), ''),
   vision: v.optional(v.boolean('must be a boolean'), false),
-  pricing: v.optional(v.strictObject({ inputPerMillion: price, outputPerMillion: price }), { inputPerMillion: 0, outputPerMillion: 0 }),
+  pricing: v.optional(v.strictObject({ inputPerMillion: price, outputPerMillion: price }), {
+    inputPerMillion: 0,
+    outputPerMillion: 0,
+  }),
 });
 
 /** The catalogue, its bare-array form given as `{ models }` (so every issue keeps its path). */
 const CatalogueSchema = v.strictObject(
-  { models: v.pipe(v.array(EntrySchema, 'must be an array'), v.minLength(1, 'must list at least one model')), default: v.optional(text(200)) },
+  {
+    models: v.pipe(v.array(EntrySchema, 'must be an array'), v.minLength(1, 'must list at least one model')),
+    default: v.optional(text(200)),
+  },
   'must be an array of models or { models, default }',
 );
 
@@ -72,7 +79,10 @@ function source(config: ModelsConfig): { where: string; json: string } | undefin
   if (config.ORACLE_MODELS) return { where: 'ORACLE_MODELS', json: config.ORACLE_MODELS };
   if (!config.ORACLE_MODELS_FILE) return undefined;
   try {
-    return { where: `ORACLE_MODELS_FILE ${config.ORACLE_MODELS_FILE}`, json: readFileSync(config.ORACLE_MODELS_FILE, 'utf8') };
+    return {
+      where: `ORACLE_MODELS_FILE ${config.ORACLE_MODELS_FILE}`,
+      json: readFileSync(config.ORACLE_MODELS_FILE, 'utf8'),
+    };
   } catch (error) {
     throw new Error(`ORACLE_MODELS_FILE ${config.ORACLE_MODELS_FILE} cannot be read: ${(error as Error).message}`);
   }
@@ -80,7 +90,15 @@ function source(config: ModelsConfig): { where: string; json: string } | undefin
 
 function defaultEntries(config: ModelsConfig): v.InferInput<typeof EntrySchema>[] {
   if (config.LLM_BASE_URL) return [{ id: config.LLM_MODEL ?? 'gpt-4o-mini', provider: 'llm' }];
-  return [{ id: BUILTIN_MODEL_ID, provider: 'builtin', label: 'Built-in agent', badge: 'Fast', blurb: 'A deterministic agent that runs inside the oracle: no network, no cost.' }];
+  return [
+    {
+      id: BUILTIN_MODEL_ID,
+      provider: 'builtin',
+      label: 'Built-in agent',
+      badge: 'Fast',
+      blurb: 'A deterministic agent that runs inside the oracle: no network, no cost.',
+    },
+  ];
 }
 
 /** The catalogue, or throws a message naming the setting and the problem (the server does not start). */
@@ -103,8 +121,11 @@ export function loadModelCatalogue(config: ModelsConfig): ModelCatalogue {
   const defaultId = parsed.output.default ?? entries[0].id;
   const models = entries.map((entry): CatalogueModel => {
     const provider = entry.provider ?? 'llm';
-    if (provider === 'llm' && !config.LLM_BASE_URL) throw new Error(`${given?.where}: model ${entry.id} runs on the LLM server, but LLM_BASE_URL is not set`);
-    const family = entry.family ?? (entry.id.includes('/') ? entry.id.split('/')[0] : provider === 'builtin' ? 'builtin' : 'openai-compatible');
+    if (provider === 'llm' && !config.LLM_BASE_URL)
+      throw new Error(`${given?.where}: model ${entry.id} runs on the LLM server, but LLM_BASE_URL is not set`);
+    const family =
+      entry.family ??
+      (entry.id.includes('/') ? entry.id.split('/')[0] : provider === 'builtin' ? 'builtin' : 'openai-compatible');
     const { id, tier, costLabel, badge, blurb, vision, pricing } = entry;
     const info: ModelInfo = {
       id,

@@ -18,7 +18,11 @@ export interface RevisionedRecords<K, V> {
  * `change` gets the current value (undefined: none yet) and returns the value to store and what to answer;
  * it must be free of side effects, it may run more than once.
  */
-export function changeRecord<K, V, R>(records: RevisionedRecords<K, V>, key: K, change: (current: V | undefined) => { value: V; result: R }): Promise<R> {
+export function changeRecord<K, V, R>(
+  records: RevisionedRecords<K, V>,
+  key: K,
+  change: (current: V | undefined) => { value: V; result: R },
+): Promise<R> {
   return retryOnConflict(async () => {
     const current = await records.get(key);
     const { value, result } = change(current?.value);

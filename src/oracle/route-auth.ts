@@ -41,7 +41,12 @@ export class OracleRouteAuth {
   withExclusions(routes: readonly AnyRoute<AuthIdentity>[]): AnyRoute<AuthIdentity>[] {
     return routes.map((route) =>
       route.auth === 'ucan' && this.isPublic(route.path)
-        ? { ...route, auth: 'public', handler: async (input) => route.handler({ ...input, identity: await this.#authenticator.authenticate(input.req.headers) }) }
+        ? {
+            ...route,
+            auth: 'public',
+            handler: async (input) =>
+              route.handler({ ...input, identity: await this.#authenticator.authenticate(input.req.headers) }),
+          }
         : route,
     );
   }

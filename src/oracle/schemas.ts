@@ -11,10 +11,19 @@ export const SESSION_PAGE_DEFAULT = 20;
 export const SESSION_PAGE_MAX = 100;
 
 // Messages are phrased to follow the field's path: "attachments.0.filename should not be empty".
-const text = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('should not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+const text = (max: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.nonEmpty('should not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  );
 
 /** OpenAI's rule for function names, so a declared tool can be offered to any chat-completions model. */
-const toolName = () => v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes'));
+const toolName = () =>
+  v.pipe(
+    v.string('must be a string'),
+    v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes'),
+  );
 
 const jsonObject = () => v.record(v.string(), v.unknown(), 'must be an object');
 
@@ -31,7 +40,7 @@ export const TimeZoneSchema = v.pipe(
   v.string('must be a string'),
   v.maxLength(64, 'must be at most 64 characters'),
   v.check(isTimeZone, 'must be an IANA time zone such as Europe/Paris'),
-  v.description('IANA time zone; overrides the user\'s timezone in the runtime context.'),
+  v.description("IANA time zone; overrides the user's timezone in the runtime context."),
 );
 
 export const BrowserToolSchema = v.object({
@@ -53,7 +62,9 @@ export const AttachmentSchema = v.pipe(
     eventId: v.optional(text(512)),
     filename: text(512),
     mimetype: text(255),
-    size: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more'))),
+    size: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more')),
+    ),
     category: v.optional(text(60)),
   }),
   v.check((a) => a.mxcUri !== undefined || a.eventId !== undefined, 'needs an mxcUri or an eventId'),
@@ -129,7 +140,8 @@ export const StoreDelegationSchema = v.object(
 );
 
 /** A query value: digits only (bad input is a 400, never a silent default). */
-const count = () => v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a non-negative whole number'), v.transform(Number));
+const count = () =>
+  v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a non-negative whole number'), v.transform(Number));
 
 /** `GET /sessions` query: limit 0 or absent = 20; above 100 = 100. */
 export const SessionListQuerySchema = v.object({

@@ -25,8 +25,10 @@ export interface TurnOutcome {
  * same flag set and `partialText`, the text kept (the SDK shows it in place of what it assembled).
  */
 export function doneFrame(outcome: TurnOutcome): SseFrame {
-  if (outcome.aborted) return { event: 'done', data: { status: 'aborted', aborted: true, partialText: outcome.partialText ?? '' } };
-  if (outcome.error !== undefined) return { event: 'done', data: { status: 'failed', failed: true, partialText: outcome.partialText ?? '' } };
+  if (outcome.aborted)
+    return { event: 'done', data: { status: 'aborted', aborted: true, partialText: outcome.partialText ?? '' } };
+  if (outcome.error !== undefined)
+    return { event: 'done', data: { status: 'failed', failed: true, partialText: outcome.partialText ?? '' } };
   return { event: 'done', data: { status: 'finished' } };
 }
 

@@ -8,7 +8,15 @@ import { failureOf, streamAnswers, type ChatFailure } from './chat-failures.js';
 
 export type StreamEnding =
   /** The turn ran, or was stale before it started: its outcome decides the last frames. */
-  | { type: 'turn'; sessionId: string; requestId: string; aborted?: boolean; error?: string; errorSent?: boolean; partialText?: string }
+  | {
+      type: 'turn';
+      sessionId: string;
+      requestId: string;
+      aborted?: boolean;
+      error?: string;
+      errorSent?: boolean;
+      partialText?: string;
+    }
   /** The stream failed after it opened (the actor threw, or its host died): the SSE face's answer to it. */
   | { type: 'failed'; failure: ChatFailure };
 
@@ -22,6 +30,10 @@ export function closingFrames(ending: StreamEnding | undefined): string[] {
   let frames: SseFrame[];
   if (!ending) frames = [DONE_FRAME];
   else if (ending.type === 'turn') frames = new SseFrameBuilder(ending.sessionId, ending.requestId).end(ending);
-  else frames = [errorFrame(streamAnswers.sse[ending.failure.code](ending.failure)), { event: 'done', data: { status: 'failed', failed: true } }];
+  else
+    frames = [
+      errorFrame(streamAnswers.sse[ending.failure.code](ending.failure)),
+      { event: 'done', data: { status: 'failed', failed: true } },
+    ];
   return frames.map((frame) => encodeSseFrame(frame));
 }

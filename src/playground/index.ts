@@ -44,12 +44,16 @@ function loadAssets(folder: string): Map<string, Asset> {
   if (!existsSync(folder)) return assets;
   for (const entry of readdirSync(folder, { withFileTypes: true })) {
     const contentType = CONTENT_TYPES[extname(entry.name)];
-    if (entry.isFile() && contentType) assets.set(entry.name, { contentType, body: readFileSync(join(folder, entry.name)) });
+    if (entry.isFile() && contentType)
+      assets.set(entry.name, { contentType, body: readFileSync(join(folder, entry.name)) });
   }
   return assets;
 }
 
-export function registerPlaygroundRoutes(router: Router, { oracle, log, bundleDir = BUNDLE_DIR }: PlaygroundOptions): void {
+export function registerPlaygroundRoutes(
+  router: Router,
+  { oracle, log, bundleDir = BUNDLE_DIR }: PlaygroundOptions,
+): void {
   const assets = loadAssets(bundleDir);
   const page = assets.get('index.html');
   if (!page) log.warn({ bundleDir }, 'playground enabled but not built (npm run build): /playground answers 503');
@@ -91,7 +95,12 @@ export function registerPlaygroundRoutes(router: Router, { oracle, log, bundleDi
         if (name === '' && !page) throw notBuilt();
         const asset = name === '' ? page : name === undefined ? undefined : assets.get(name);
         if (!asset) throw HttpError.of(404, `Cannot GET ${req.path}`);
-        return reply.raw(200, asset.contentType, asset.body, name === '' ? PAGE_HEADERS : { 'Cache-Control': 'no-cache' });
+        return reply.raw(
+          200,
+          asset.contentType,
+          asset.body,
+          name === '' ? PAGE_HEADERS : { 'Cache-Control': 'no-cache' },
+        );
       },
     }),
   ]);

@@ -48,7 +48,10 @@ export function actorKind<S extends ProtocolShape>(
  * by the host before the kind's first actor) and then read synchronously by `of`, so actors stay plain classes.
  * @example const services = preparedPerHost(async (host) => ({ sessions: await openSessions(host) }));
  */
-export function preparedPerHost<T>(build: (host: HostContext) => Promise<T>): { prepare(host: HostContext): Promise<void>; of(host: HostContext): T } {
+export function preparedPerHost<T>(build: (host: HostContext) => Promise<T>): {
+  prepare(host: HostContext): Promise<void>;
+  of(host: HostContext): T;
+} {
   const built = new WeakMap<HostContext, T>();
   return {
     async prepare(host) {
@@ -238,7 +241,12 @@ export class ActorHost implements HostApi {
     if (!cell) {
       const kind = this.#kinds.get(kindName);
       if (!kind) throw new UnknownActorKindError(kindName);
-      cell = { kind: kindName, actor: kind.create(actorId, this.context), mailbox: new Mailbox(this.options.mailboxLimit), lastUsed: 0 };
+      cell = {
+        kind: kindName,
+        actor: kind.create(actorId, this.context),
+        mailbox: new Mailbox(this.options.mailboxLimit),
+        lastUsed: 0,
+      };
       this.#cells.set(key, cell);
     }
     cell.lastUsed = Date.now();

@@ -92,7 +92,8 @@ class HostHandle {
       this.#rpc = undefined;
       if (this.#stopping) return;
       // Back off when a host dies right after starting, so a broken build cannot spin the CPU.
-      this.#restartDelay = Date.now() - this.#startedAt > 30_000 ? 50 : Math.min(this.#restartDelay * 2, MAX_RESTART_DELAY_MS);
+      this.#restartDelay =
+        Date.now() - this.#startedAt > 30_000 ? 50 : Math.min(this.#restartDelay * 2, MAX_RESTART_DELAY_MS);
       this.log.error({ host: this.index, code, restartInMs: this.#restartDelay }, 'actor host exited; restarting');
       setTimeout(() => {
         if (this.#stopping) return;
@@ -104,7 +105,11 @@ class HostHandle {
   }
 
   /** A call the host answers at once (signal, stats). */
-  call<M extends MethodOf<HostApi>>(method: M, args: ArgsOf<HostApi, M>, timeoutMs: number): Promise<ResultOf<HostApi, M>> {
+  call<M extends MethodOf<HostApi>>(
+    method: M,
+    args: ArgsOf<HostApi, M>,
+    timeoutMs: number,
+  ): Promise<ResultOf<HostApi, M>> {
     const rpc = this.#available();
     return rpc instanceof Error ? Promise.reject(rpc) : rpc.call(method, args, timeoutMs, this.#direct);
   }
@@ -113,11 +118,17 @@ class HostHandle {
    * Mailbox work (send, stream): refused at once when the host's queue is full. Its deadline (now + timeoutMs)
    * travels as the last argument and the host cancels the work there; this side waits a grace longer.
    */
-  post<M extends 'send' | 'stream'>(method: M, args: ArgsOf<HostApi, M>, timeoutMs: number, transfer?: readonly TransferListItem[]): Promise<ResultOf<HostApi, M>> {
+  post<M extends 'send' | 'stream'>(
+    method: M,
+    args: ArgsOf<HostApi, M>,
+    timeoutMs: number,
+    transfer?: readonly TransferListItem[],
+  ): Promise<ResultOf<HostApi, M>> {
     const rpc = this.#available();
     if (rpc instanceof Error) return Promise.reject(rpc);
     const limit = this.config.ACTOR_HOST_QUEUE_LIMIT;
-    if (this.#queued >= limit) return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
+    if (this.#queued >= limit)
+      return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
     this.#queued++;
     return rpc.call(method, args, timeoutMs, this.#mailbox, transfer);
   }
@@ -157,7 +168,8 @@ class HostHandle {
   /** Errors arrive from the host by name: back to the classes faces map. */
   /** What a host's refusal means to callers (the codec, wire-errors.ts, already revived the runtime's classes). */
   #fromHost(error: Error, timeoutMs: number): Error {
-    if (error instanceof CallCancelledError) return new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
+    if (error instanceof CallCancelledError)
+      return new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
     if (error instanceof HostClosingError) return new HostUnavailableError(this.index, 'stopping');
     return error;
   }

@@ -40,7 +40,8 @@ export class Mailbox {
    */
   post<T>(task: MailboxTask<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(cancelledBy(signal));
-    if (this.pending >= this.limit) return Promise.reject(new ActorBusyError(`Actor mailbox full (${this.limit} messages)`));
+    if (this.pending >= this.limit)
+      return Promise.reject(new ActorBusyError(`Actor mailbox full (${this.limit} messages)`));
     if (!this.#running) return this.#run(task, signal);
     return new Promise<T>((resolve, reject) => {
       const queued: Queued = { task, signal, resolve: resolve as (value: unknown) => void, reject };

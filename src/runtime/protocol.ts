@@ -21,7 +21,8 @@ export interface ProtocolShape {
 
 export type MessageOf<C extends Call> = C['message'];
 /** The reply declared for the message `M`: of each Call in the union, the one whose message `M` is. */
-export type ReplyOf<C extends Call, M> = C extends Call<infer Message, infer Reply> ? (M extends Message ? Reply : never) : never;
+export type ReplyOf<C extends Call, M> =
+  C extends Call<infer Message, infer Reply> ? (M extends Message ? Reply : never) : never;
 /** The messages of `C` a ref can send: each names its reply by its `type`. */
 export type TypedMessage<C extends Call> = Extract<MessageOf<C>, { type: string }>;
 

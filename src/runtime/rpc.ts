@@ -81,10 +81,22 @@ export class RpcClient<Api> {
   }
 
   /** Calls `method` with `args`; the transferables (a stream's port) move to the other side. */
-  call<M extends MethodOf<Api>>(method: M, args: ArgsOf<Api, M>, timeoutMs: number, policy: CallPolicy, transfer?: readonly TransferListItem[]): Promise<ResultOf<Api, M>> {
+  call<M extends MethodOf<Api>>(
+    method: M,
+    args: ArgsOf<Api, M>,
+    timeoutMs: number,
+    policy: CallPolicy,
+    transfer?: readonly TransferListItem[],
+  ): Promise<ResultOf<Api, M>> {
     const id = ++this.#nextId;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, policy, timeoutMs, expiresAt: Date.now() + timeoutMs + policy.graceMs });
+      this.#pending.set(id, {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        policy,
+        timeoutMs,
+        expiresAt: Date.now() + timeoutMs + policy.graceMs,
+      });
       this.endpoint.postMessage([id, method, args] satisfies Call, transfer);
       this.#sweeper ??= setInterval(() => this.#sweep(), this.sweepMs).unref();
     });

@@ -47,7 +47,8 @@ export function writeIfRevision<T extends object>(
   expected: Revision | undefined,
   current = db.get(key),
 ): Revision | undefined {
-  const matches = expected === undefined ? current === undefined : current !== undefined && (current.revision ?? 0) === expected;
+  const matches =
+    expected === undefined ? current === undefined : current !== undefined && (current.revision ?? 0) === expected;
   if (!matches) return undefined;
   const revision = (expected ?? 0) + 1;
   db.putSync(key, { ...value, revision });

@@ -44,7 +44,13 @@ async function runLoad(options: LoadOptions, client: HttpClient, origin: number)
   let recorder = new Recorder();
   const scenario = await createScenario({ options, client, recorder: () => recorder });
   if (!options.findCapacity) {
-    const main = await runOnce(options, scenario, recorder, { rate: options.rate, durationMs: options.durationMs, label: '' }, origin);
+    const main = await runOnce(
+      options,
+      scenario,
+      recorder,
+      { rate: options.rate, durationMs: options.durationMs, label: '' },
+      origin,
+    );
     const violations = sloViolations(options.slo, figuresOf(recorder, main));
     recorder.destroy();
     return { main, violations };
@@ -53,15 +59,27 @@ async function runLoad(options: LoadOptions, client: HttpClient, origin: number)
     { startRate: options.rate!, factor: options.stepFactor, maxRate: options.maxRate, refine: options.refine },
     async (rate): Promise<CapacityStep> => {
       recorder = new Recorder();
-      const summary = await runOnce(options, scenario, recorder, { rate, durationMs: options.stepDurationMs, label: `[${rate}/s]` }, origin);
+      const summary = await runOnce(
+        options,
+        scenario,
+        recorder,
+        { rate, durationMs: options.stepDurationMs, label: `[${rate}/s]` },
+        origin,
+      );
       const violations = sloViolations(options.slo, figuresOf(recorder, summary));
       recorder.destroy();
-      console.log(`rate ${rate}/s: ${violations.length ? `broke (${violations.join('; ')})` : 'held'}, p99 ${summary.latencyMs.p99.toFixed(1)} ms, errors ${summary.requests.errors}`);
+      console.log(
+        `rate ${rate}/s: ${violations.length ? `broke (${violations.join('; ')})` : 'held'}, p99 ${summary.latencyMs.p99.toFixed(1)} ms, errors ${summary.requests.errors}`,
+      );
       return { ...summary, rate, held: violations.length === 0, violations };
     },
   );
   const best = search.steps.find((s) => s.held && s.rate === search.highestHeld) ?? search.steps[0];
-  return { main: best, violations: best.violations, capacity: { highestRate: search.highestHeld, steps: search.steps } };
+  return {
+    main: best,
+    violations: best.violations,
+    capacity: { highestRate: search.highestHeld, steps: search.steps },
+  };
 }
 
 export async function main(argv = process.argv.slice(2)): Promise<number> {
@@ -82,8 +100,12 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
   const startedAt = new Date();
   const client = new HttpClient(options.target, options.timeoutMs);
   const scrapeClient = new HttpClient(options.target, 2000);
-  const scraper = options.metrics ? new MetricsScraper(scrapeClient, options.metricsPath, options.metricsToken, origin) : undefined;
-  let server: ServerMetrics = scraper ? await scraper.start() : { available: false, reason: 'not scraped (--no-metrics)', series: [] };
+  const scraper = options.metrics
+    ? new MetricsScraper(scrapeClient, options.metricsPath, options.metricsToken, origin)
+    : undefined;
+  let server: ServerMetrics = scraper
+    ? await scraper.start()
+    : { available: false, reason: 'not scraped (--no-metrics)', series: [] };
   let outcome: Outcome;
   try {
     outcome = await runLoad(options, client, origin);

@@ -157,7 +157,10 @@ interface ServerSlot {
   log: string;
 }
 
-async function jsz(address: string, monitorPort: number): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
+async function jsz(
+  address: string,
+  monitorPort: number,
+): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
   try {
     const response = await fetch(`http://${address}:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
     return response.ok ? ((await response.json()) as { meta_cluster?: { leader?: string } }) : undefined;
@@ -189,7 +192,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     });
   }
   for (const slot of slots) {
-    const routes = slots.filter((other) => other !== slot).map((other) => `nats-route://${other.address}:${other.clusterPort}`);
+    const routes = slots
+      .filter((other) => other !== slot)
+      .map((other) => `nats-route://${other.address}:${other.clusterPort}`);
     writeFileSync(
       slot.configPath,
       [
@@ -198,7 +203,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
         `http: ${slot.address}:${slot.monitorPort}`,
         `jetstream { store_dir: ${JSON.stringify(join(root, slot.name))}, max_memory_store: 64MB, max_file_store: 1GB${options.syncAlways === false ? '' : ', sync_interval: always'} }`,
         // One server is no cluster (nats-server refuses a JetStream cluster without routes).
-        size > 1 ? `cluster { name: ${clusterName}, listen: ${slot.address}:${slot.clusterPort}, routes: [${routes.join(', ')}] }` : '',
+        size > 1
+          ? `cluster { name: ${clusterName}, listen: ${slot.address}:${slot.clusterPort}, routes: [${routes.join(', ')}] }`
+          : '',
         '',
       ].join('\n'),
     );
@@ -206,7 +213,10 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
 
   const launch = (slot: ServerSlot) => {
     const [file, ...args] = [...slot.command, binary, '-c', slot.configPath];
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
+    const child = spawn(file, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: options.ownProcessGroup ?? false,
+    });
     slot.child = child;
     slot.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     let partial = '';
@@ -220,7 +230,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
     });
   };
 
-  const running = (slot: ServerSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
+  const running = (slot: ServerSlot) =>
+    slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
   const waitForMetaLeader = async (timeoutMs = 30_000): Promise<string> => {
     const deadline = Date.now() + timeoutMs;
@@ -232,11 +243,17 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       const leaders = states.map((state) => state?.meta_cluster?.leader);
       // A dead leader is still named by the survivors until they elect a new one: it does not count.
       const agreed = leaders[0];
-      if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed)) return agreed;
-      const dead = slots.find((slot) => slot.child && !running(slot) && slot.child.exitCode !== null && slot.child.exitCode !== 0);
-      if (dead) throw new Error(`nats-server ${dead.name} exited with ${dead.child!.exitCode}:\n${dead.log.slice(-2_000)}`);
+      if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed))
+        return agreed;
+      const dead = slots.find(
+        (slot) => slot.child && !running(slot) && slot.child.exitCode !== null && slot.child.exitCode !== 0,
+      );
+      if (dead)
+        throw new Error(`nats-server ${dead.name} exited with ${dead.child!.exitCode}:\n${dead.log.slice(-2_000)}`);
       if (Date.now() > deadline) {
-        throw new Error(`no JetStream meta leader within ${timeoutMs} ms (servers said ${JSON.stringify(leaders)}):\n${slots.map((s) => `${s.name}: ${s.log.slice(-800)}`).join('\n')}`);
+        throw new Error(
+          `no JetStream meta leader within ${timeoutMs} ms (servers said ${JSON.stringify(leaders)}):\n${slots.map((s) => `${s.name}: ${s.log.slice(-800)}`).join('\n')}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -246,12 +263,15 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   const waitForHealthy = async (slot: ServerSlot, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const ok = await fetch(`http://${slot.address}:${slot.monitorPort}/healthz`, { signal: AbortSignal.timeout(1_000) })
+      const ok = await fetch(`http://${slot.address}:${slot.monitorPort}/healthz`, {
+        signal: AbortSignal.timeout(1_000),
+      })
         .then((r) => r.ok)
         .catch(() => false);
       if (ok) return;
       if (!running(slot)) throw new Error(`nats-server ${slot.name} exited while starting:\n${slot.log.slice(-2_000)}`);
-      if (Date.now() > deadline) throw new Error(`nats-server ${slot.name} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-2_000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`nats-server ${slot.name} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-2_000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };

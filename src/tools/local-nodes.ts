@@ -98,7 +98,8 @@ interface NodeSlot {
   log: string;
 }
 
-const isRunning = (slot: NodeSlot) => slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
+const isRunning = (slot: NodeSlot) =>
+  slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
 function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = false): void {
   const [file, ...args] = [...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
@@ -133,9 +134,12 @@ async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> 
       .catch(() => false);
     if (ok) return;
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`);
+      throw new Error(
+        `node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`,
+      );
     }
-    if (Date.now() > deadline) throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
@@ -154,7 +158,8 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
   const count = options.count ?? 3;
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? 15_000;
-  if (options.ports && options.ports.length !== count) throw new Error(`${count} nodes need ${count} ports, got ${options.ports.length}`);
+  if (options.ports && options.ports.length !== count)
+    throw new Error(`${count} nodes need ${count} ports, got ${options.ports.length}`);
   const ports = options.ports ?? (await freePorts(count));
   const keys = {
     PIN_ENCRYPTION_KEY: options.keys?.PIN_ENCRYPTION_KEY ?? randomBytes(32).toString('hex'),

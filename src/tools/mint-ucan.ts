@@ -21,7 +21,8 @@ export {
   type MintOptions,
 } from '../oracle/auth/mint.js';
 
-const USAGE = 'usage: mint-ucan --oracle-did <did> [--ttl <seconds, default 300>] [--delegation-ttl <seconds, default 86400>] [--key-file <path>] [--json]';
+const USAGE =
+  'usage: mint-ucan --oracle-did <did> [--ttl <seconds, default 300>] [--delegation-ttl <seconds, default 86400>] [--key-file <path>] [--json]';
 
 async function userKey(keyFile: string | undefined) {
   if (!keyFile) return generateKey();
@@ -56,9 +57,14 @@ export async function main(argv = process.argv.slice(2)): Promise<void> {
   });
   if (values.help) return void console.log(USAGE);
   const oracleDid = values['oracle-did'];
-  if (!oracleDid?.startsWith('did:')) throw new Error(`--oracle-did is required (the oracle logs its DID at start-up)\n${USAGE}`);
+  if (!oracleDid?.startsWith('did:'))
+    throw new Error(`--oracle-did is required (the oracle logs its DID at start-up)\n${USAGE}`);
   const issuer = await userKey(values['key-file']);
-  const delegation = await mintDelegation({ issuer, audience: oracleDid, ttlSeconds: seconds(values['delegation-ttl'], 86_400, 'delegation-ttl') });
+  const delegation = await mintDelegation({
+    issuer,
+    audience: oracleDid,
+    ttlSeconds: seconds(values['delegation-ttl'], 86_400, 'delegation-ttl'),
+  });
   const invocation = await mintInvocation({ issuer, audience: oracleDid, ttlSeconds: seconds(values.ttl, 300, 'ttl') });
   if (values.json) {
     console.log(JSON.stringify({ userDid: issuer.did(), oracleDid, delegation, invocation }, null, 2));

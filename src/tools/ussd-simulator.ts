@@ -22,7 +22,12 @@ type Answer = { kind: 'screen'; end: boolean; text: string } | { kind: 'problem'
 
 const parseCommandLine = () =>
   parseArgs({
-    options: { url: { type: 'string' }, phone: { type: 'string' }, code: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      url: { type: 'string' },
+      phone: { type: 'string' },
+      code: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
 
 /** The options, 'help' for --help, or the message of a bad command line. */
@@ -62,7 +67,11 @@ async function send(options: Options, sessionId: string, text: string): Promise<
   const match = /^(CON|END) ([\s\S]*)$/.exec(body);
   if (response.status !== 200 || !match) {
     // A real gateway ends the user's session on such an answer.
-    return { kind: 'problem', message: `Unexpected answer (HTTP ${response.status}): ${body.slice(0, 300)}`, fatal: false };
+    return {
+      kind: 'problem',
+      message: `Unexpected answer (HTTP ${response.status}): ${body.slice(0, 300)}`,
+      fatal: false,
+    };
   }
   return { kind: 'screen', end: match[1] === 'END', text: match[2] };
 }

@@ -20,5 +20,7 @@ export const ussdEnv = {
  */
 export function ussdConfigProblems(config: { NODE_ENV: string; PIN_ENCRYPTION_KEY?: string }): string[] {
   if (config.NODE_ENV !== 'production' || config.PIN_ENCRYPTION_KEY) return [];
-  return ['PIN_ENCRYPTION_KEY="": is required when NODE_ENV=production (64 hex characters: openssl rand -hex 32, or a long passphrase)'];
+  return [
+    'PIN_ENCRYPTION_KEY="": is required when NODE_ENV=production (64 hex characters: openssl rand -hex 32, or a long passphrase)',
+  ];
 }

@@ -20,7 +20,8 @@ export const createUssdFace: FaceFactory = async ({ config, store, actors, log, 
       if (shared) {
         // Cluster mode: the bucket's max age does the expiry (no sweep), and the gauge is counted here from the
         // watch (the hosts keep no live set): every node reports the whole cluster's live sessions.
-        if (config.METRICS_ENABLED) stopCounting = addMainThreadPart(ussdSessionsActive, () => shared.liveCount(Date.now()));
+        if (config.METRICS_ENABLED)
+          stopCounting = addMainThreadPart(ussdSessionsActive, () => shared.liveCount(Date.now()));
         return;
       }
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
@@ -34,7 +35,13 @@ export const createUssdFace: FaceFactory = async ({ config, store, actors, log, 
       sweeper.unref();
     },
     routes(router) {
-      registerUssdRoutes(router, { actors, sessions, operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)), log, stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS });
+      registerUssdRoutes(router, {
+        actors,
+        sessions,
+        operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)),
+        log,
+        stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
+      });
     },
     async stop() {
       clearInterval(sweeper);

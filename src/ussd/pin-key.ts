@@ -69,10 +69,16 @@ function developmentKey(dataDir: string, log: Pick<Logger, 'warn'>): Buffer {
   try {
     // 'wx' fails if the file exists, so two processes starting together cannot each write their own key.
     writeFileSync(path, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-    log.warn({ path }, 'PIN_ENCRYPTION_KEY is not set: created a random development key; set PIN_ENCRYPTION_KEY in production');
+    log.warn(
+      { path },
+      'PIN_ENCRYPTION_KEY is not set: created a random development key; set PIN_ENCRYPTION_KEY in production',
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    log.warn({ path }, 'PIN_ENCRYPTION_KEY is not set: using the development key file; set PIN_ENCRYPTION_KEY in production');
+    log.warn(
+      { path },
+      'PIN_ENCRYPTION_KEY is not set: using the development key file; set PIN_ENCRYPTION_KEY in production',
+    );
   }
   const hex = readFileSync(path, 'utf8').trim();
   if (!HEX_KEY.test(hex)) {

@@ -11,10 +11,20 @@ const MAX_TEXT = 182;
 const MAX_NETWORK_CODE = 20;
 
 export const UssdRequestSchema = v.object({
-  sessionId: v.pipe(v.string(), v.trim(), v.minLength(1, 'sessionId is required'), v.maxLength(MAX_SESSION_ID, 'sessionId is at most 100 characters'), v.regex(PRINTABLE, 'sessionId has control characters')),
+  sessionId: v.pipe(
+    v.string(),
+    v.trim(),
+    v.minLength(1, 'sessionId is required'),
+    v.maxLength(MAX_SESSION_ID, 'sessionId is at most 100 characters'),
+    v.regex(PRINTABLE, 'sessionId has control characters'),
+  ),
   serviceCode: v.pipe(v.string(), v.trim(), v.regex(SERVICE_CODE, 'serviceCode must look like *123# or *123*4#')),
   phoneNumber: v.pipe(v.string(), v.trim(), v.regex(E164, 'phoneNumber must be E.164: + then 7 to 15 digits')),
-  text: v.pipe(v.string(), v.maxLength(MAX_TEXT, 'text is at most 182 characters'), v.regex(PRINTABLE, 'text has control characters')),
+  text: v.pipe(
+    v.string(),
+    v.maxLength(MAX_TEXT, 'text is at most 182 characters'),
+    v.regex(PRINTABLE, 'text has control characters'),
+  ),
   networkCode: v.optional(v.pipe(v.string(), v.maxLength(MAX_NETWORK_CODE))),
 });
 
@@ -31,7 +41,13 @@ export function checkUssdRequest(input: unknown): UssdRequest | undefined {
   if (!input || typeof input !== 'object') return undefined;
   const fields = input as Record<string, unknown>;
   const { sessionId, serviceCode, phoneNumber, text } = fields;
-  if (typeof sessionId !== 'string' || typeof serviceCode !== 'string' || typeof phoneNumber !== 'string' || typeof text !== 'string') return undefined;
+  if (
+    typeof sessionId !== 'string' ||
+    typeof serviceCode !== 'string' ||
+    typeof phoneNumber !== 'string' ||
+    typeof text !== 'string'
+  )
+    return undefined;
   const session = sessionId.trim();
   const service = serviceCode.trim();
   const phone = phoneNumber.trim();
@@ -42,7 +58,8 @@ export function checkUssdRequest(input: unknown): UssdRequest | undefined {
   // valibot's object keeps an optional key that is present, even when its value is undefined.
   if ('networkCode' in fields) {
     const networkCode = fields.networkCode;
-    if (networkCode !== undefined && (typeof networkCode !== 'string' || networkCode.length > MAX_NETWORK_CODE)) return undefined;
+    if (networkCode !== undefined && (typeof networkCode !== 'string' || networkCode.length > MAX_NETWORK_CODE))
+      return undefined;
     request.networkCode = networkCode;
   }
   return request;

@@ -5,13 +5,20 @@ import type { SessionRecord } from '../../dist/src/oracle/sessions/records.js';
 import type { SessionRepository } from '../../dist/src/oracle/sessions/repository.js';
 import { rejectsWithConflict } from './revision.js';
 
-
 export type SessionRepositoryFactory = (t: Test) => Promise<SessionRepository>;
 
 let clock = Date.now();
 const record = (sessionId: string, userDid: string, title = 'Untitled'): SessionRecord => {
   clock += 1;
-  return { sessionId, userDid, oracleDid: 'did:key:zOracle', oracleName: 'Oracle', title, createdAt: clock, lastUpdatedAt: clock };
+  return {
+    sessionId,
+    userDid,
+    oracleDid: 'did:key:zOracle',
+    oracleName: 'Oracle',
+    title,
+    createdAt: clock,
+    lastUpdatedAt: clock,
+  };
 };
 
 export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactory): void {
@@ -31,10 +38,18 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     const second = await sessions.update(moved, first.revision);
     t.not(second.revision, first.revision);
     t.same(await sessions.get('s1'), second);
-    await rejectsWithConflict(t, sessions.update({ ...first.value, title: 'Stale' }, first.revision), 'a stale revision');
+    await rejectsWithConflict(
+      t,
+      sessions.update({ ...first.value, title: 'Stale' }, first.revision),
+      'a stale revision',
+    );
     await rejectsWithConflict(t, sessions.remove('s1', first.revision), 'refused: revision conflict');
     t.equal((await sessions.get('s1'))?.value.title, 'Hello');
-    t.same((await sessions.listByUser('did:key:zA', { offset: 0, limit: 10 })).sessions.map((s) => s.title), ['Hello'], 'one index entry');
+    t.same(
+      (await sessions.listByUser('did:key:zA', { offset: 0, limit: 10 })).sessions.map((s) => s.title),
+      ['Hello'],
+      'one index entry',
+    );
     await rejectsWithConflict(t, sessions.update(record('nope', 'did:key:zA'), 1), 'no such record');
   });
 
@@ -44,14 +59,29 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     for (const id of ['a', 'b', 'c', 'd']) stored.push(await sessions.create(record(id, 'did:key:zA', `title ${id}`)));
     await sessions.create(record('x', 'did:key:zB'));
     const page = (offset: number, limit: number) => sessions.listByUser('did:key:zA', { offset, limit });
-    t.same((await page(0, 10)).sessions.map((s) => s.sessionId), ['d', 'c', 'b', 'a']);
+    t.same(
+      (await page(0, 10)).sessions.map((s) => s.sessionId),
+      ['d', 'c', 'b', 'a'],
+    );
     t.same(await page(1, 2).then((p) => [p.sessions.map((s) => s.sessionId), p.total]), [['c', 'b'], 4]);
     t.same((await page(4, 2)).sessions, []);
     // An update moves the session to the top.
     await sessions.update({ ...stored[0].value, lastUpdatedAt: clock + 100 }, stored[0].revision);
-    t.same((await page(0, 2)).sessions.map((s) => s.sessionId), ['a', 'd']);
-    t.match((await page(0, 1)).sessions[0], { sessionId: 'a', title: 'title a', oracleName: 'Oracle', oracleDid: 'did:key:zOracle', lastUpdatedAt: new Date(clock + 100).toISOString() });
-    t.same(await sessions.listByUser('did:key:zB', { offset: 0, limit: 10 }).then((p) => [p.sessions.length, p.total]), [1, 1]);
+    t.same(
+      (await page(0, 2)).sessions.map((s) => s.sessionId),
+      ['a', 'd'],
+    );
+    t.match((await page(0, 1)).sessions[0], {
+      sessionId: 'a',
+      title: 'title a',
+      oracleName: 'Oracle',
+      oracleDid: 'did:key:zOracle',
+      lastUpdatedAt: new Date(clock + 100).toISOString(),
+    });
+    t.same(
+      await sessions.listByUser('did:key:zB', { offset: 0, limit: 10 }).then((p) => [p.sessions.length, p.total]),
+      [1, 1],
+    );
     t.same(await sessions.listByUser('did:key:zNobody', { offset: 0, limit: 10 }), { sessions: [], total: 0 });
   });
 
@@ -71,7 +101,11 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     const other = await sessions.listVersion('did:key:zA');
     await sessions.create(record('x', 'did:key:zB'));
     t.equal(await sessions.listVersion('did:key:zA'), other, "another user's write leaves it");
-    await rejectsWithConflict(t, sessions.update({ ...created.value, title: 'Stale' }, created.revision), 'a stale update');
+    await rejectsWithConflict(
+      t,
+      sessions.update({ ...created.value, title: 'Stale' }, created.revision),
+      'a stale update',
+    );
     t.equal(await sessions.listVersion('did:key:zA'), other, 'a refused write leaves it');
     await sessions.remove('a', updated.revision);
     await seen('remove');
@@ -83,7 +117,12 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     const b = await sessions.create(record('b', 'did:key:zA'));
     await sessions.remove('b', b.revision);
     t.equal(await sessions.get('b'), undefined);
-    t.same(await sessions.listByUser('did:key:zA', { offset: 0, limit: 10 }).then((p) => [p.sessions.map((s) => s.sessionId), p.total]), [['a'], 1]);
+    t.same(
+      await sessions
+        .listByUser('did:key:zA', { offset: 0, limit: 10 })
+        .then((p) => [p.sessions.map((s) => s.sessionId), p.total]),
+      [['a'], 1],
+    );
   });
 
   t.test('concurrent updates from one revision: exactly one lands', async (t) => {

@@ -11,7 +11,15 @@ export type CustomerRepositoryFactory = (t: Test) => Promise<CustomerRepository>
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 
 function account(customerId: string, fields: Partial<CustomerRecord> = {}): CustomerRecord {
-  return { customerId, fullName: 'Amina Otieno', phoneNumber: '+254712345678', pin: 'v1.sealed', failedPinAttempts: 0, createdAt: T0, ...fields };
+  return {
+    customerId,
+    fullName: 'Amina Otieno',
+    phoneNumber: '+254712345678',
+    pin: 'v1.sealed',
+    failedPinAttempts: 0,
+    createdAt: T0,
+    ...fields,
+  };
 }
 
 export function customerRepositoryContract(t: Test, open: CustomerRepositoryFactory): void {
@@ -33,46 +41,73 @@ export function customerRepositoryContract(t: Test, open: CustomerRepositoryFact
     t.equal((await repository.get('C0000000A'))?.value.fullName, 'Amina Otieno');
   });
 
-  t.test('a creation key names one account: created again with it, nothing is written and the first answers', async (t) => {
-    const repository = await open(t);
-    const first = await repository.create(account('C0000000A'), 'session-1|12|digest');
-    const again = await repository.create(account('C0000000B', { fullName: 'Someone Else' }), 'session-1|12|digest');
-    t.equal(again.outcome, 'existing');
-    t.same(again.outcome === 'existing' && again.customer, first.outcome === 'created' && first.customer);
-    t.equal(await repository.get('C0000000B'), undefined, 'no second account');
-    t.equal((await repository.create(account('C0000000C'), 'session-1|20|digest')).outcome, 'created', 'another key, another account');
-  });
+  t.test(
+    'a creation key names one account: created again with it, nothing is written and the first answers',
+    async (t) => {
+      const repository = await open(t);
+      const first = await repository.create(account('C0000000A'), 'session-1|12|digest');
+      const again = await repository.create(account('C0000000B', { fullName: 'Someone Else' }), 'session-1|12|digest');
+      t.equal(again.outcome, 'existing');
+      t.same(again.outcome === 'existing' && again.customer, first.outcome === 'created' && first.customer);
+      t.equal(await repository.get('C0000000B'), undefined, 'no second account');
+      t.equal(
+        (await repository.create(account('C0000000C'), 'session-1|20|digest')).outcome,
+        'created',
+        'another key, another account',
+      );
+    },
+  );
 
   t.test('a creation key is not bound when its ID was taken', async (t) => {
     const repository = await open(t);
     await repository.create(account('C0000000A'));
     t.same(await repository.create(account('C0000000A', { fullName: 'Other' }), 'key-1'), { outcome: 'id-taken' });
-    t.equal((await repository.create(account('C0000000B', { fullName: 'Other' }), 'key-1')).outcome, 'created', 'the retry with a new ID binds the key');
+    t.equal(
+      (await repository.create(account('C0000000B', { fullName: 'Other' }), 'key-1')).outcome,
+      'created',
+      'the retry with a new ID binds the key',
+    );
   });
 
-  t.test('update with the revision read replaces the record and moves the revision; a stale one is refused', async (t) => {
-    const repository = await open(t);
-    await repository.create(account('C0000000A'));
-    const read = (await repository.get('C0000000A'))!;
-    const revision = await repository.update({ ...read.value, failedPinAttempts: 1 }, read.revision);
-    t.not(revision, read.revision);
-    t.same(await repository.get('C0000000A'), { value: { ...read.value, failedPinAttempts: 1 }, revision });
-    await rejectsWithConflict(t, repository.update({ ...read.value, failedPinAttempts: 2 }, read.revision), 'the stale revision is a conflict');
-    t.equal((await repository.get('C0000000A'))?.value.failedPinAttempts, 1, 'and writes nothing');
-    await rejectsWithConflict(t, repository.update(account('C0000000F'), read.revision), 'an unknown account is a conflict');
-    t.equal(await repository.get('C0000000F'), undefined, 'and is not created');
-  });
+  t.test(
+    'update with the revision read replaces the record and moves the revision; a stale one is refused',
+    async (t) => {
+      const repository = await open(t);
+      await repository.create(account('C0000000A'));
+      const read = (await repository.get('C0000000A'))!;
+      const revision = await repository.update({ ...read.value, failedPinAttempts: 1 }, read.revision);
+      t.not(revision, read.revision);
+      t.same(await repository.get('C0000000A'), { value: { ...read.value, failedPinAttempts: 1 }, revision });
+      await rejectsWithConflict(
+        t,
+        repository.update({ ...read.value, failedPinAttempts: 2 }, read.revision),
+        'the stale revision is a conflict',
+      );
+      t.equal((await repository.get('C0000000A'))?.value.failedPinAttempts, 1, 'and writes nothing');
+      await rejectsWithConflict(
+        t,
+        repository.update(account('C0000000F'), read.revision),
+        'an unknown account is a conflict',
+      );
+      t.equal(await repository.get('C0000000F'), undefined, 'and is not created');
+    },
+  );
 
   t.test('of concurrent updates from the same revision exactly one commits', async (t) => {
     const repository = await open(t);
     await repository.create(account('C0000000A'));
     const read = (await repository.get('C0000000A'))!;
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, (_, i) => repository.update({ ...read.value, failedPinAttempts: i + 1 }, read.revision)),
+      Array.from({ length: 8 }, (_, i) =>
+        repository.update({ ...read.value, failedPinAttempts: i + 1 }, read.revision),
+      ),
     );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i + 1] : []));
     t.equal(won.length, 1, 'one winner');
-    t.ok(results.every((r) => r.status === 'fulfilled' || isRevisionConflict(r.reason)), 'the others are conflicts');
+    t.ok(
+      results.every((r) => r.status === 'fulfilled' || isRevisionConflict(r.reason)),
+      'the others are conflicts',
+    );
     t.equal((await repository.get('C0000000A'))?.value.failedPinAttempts, won[0], "the winner's record is stored");
   });
 }

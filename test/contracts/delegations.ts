@@ -1,7 +1,11 @@
 // What every DelegationRepository does: one delegation per user (to the oracle it was opened for), replaced
 // by the next one stored.
 import type { Test } from 'tap';
-import { delegationStatus, type DelegationRepository, type StoredDelegation } from '../../dist/src/oracle/delegations.js';
+import {
+  delegationStatus,
+  type DelegationRepository,
+  type StoredDelegation,
+} from '../../dist/src/oracle/delegations.js';
 
 /** Opens the repository of `oracleDid`'s delegations; two calls in one test share the storage. */
 export type DelegationRepositoryFactory = (t: Test) => Promise<(oracleDid: string) => DelegationRepository>;

@@ -13,8 +13,15 @@ export function preferencesRepositoryContract(t: Test, open: PreferencesReposito
   revisionedRecordsContract(
     t,
     open,
-    [{ userDid: 'did:key:zA', oracleDid: ORACLE }, { userDid: 'did:key:zA', oracleDid: 'did:key:zOtherOracle' }],
-    [{ userName: 'Ada', updatedAt: '2026-01-01T00:00:00.000Z' }, { userName: 'Ada', tone: 'dry', updatedAt: '2026-01-02T00:00:00.000Z' }, { updatedAt: '2026-01-03T00:00:00.000Z' }],
+    [
+      { userDid: 'did:key:zA', oracleDid: ORACLE },
+      { userDid: 'did:key:zA', oracleDid: 'did:key:zOtherOracle' },
+    ],
+    [
+      { userName: 'Ada', updatedAt: '2026-01-01T00:00:00.000Z' },
+      { userName: 'Ada', tone: 'dry', updatedAt: '2026-01-02T00:00:00.000Z' },
+      { updatedAt: '2026-01-03T00:00:00.000Z' },
+    ],
   );
 
   t.test('merges of different fields from concurrent sessions all land', async (t) => {

@@ -5,31 +5,46 @@ import { changeRecord, type RevisionedRecords } from '../../dist/src/oracle/revi
 import { isRevisionConflict } from '../../dist/src/store/revision.js';
 import { rejectsWithConflict } from './revision.js';
 
-
-export function revisionedRecordsContract<K, V>(t: Test, open: (t: Test) => Promise<RevisionedRecords<K, V>>, keys: [K, K], values: [V, V, V]): void {
+export function revisionedRecordsContract<K, V>(
+  t: Test,
+  open: (t: Test) => Promise<RevisionedRecords<K, V>>,
+  keys: [K, K],
+  values: [V, V, V],
+): void {
   const [key, otherKey] = keys;
   const [first, second, third] = values;
 
-  t.test('create-only, then updates at the revision read; a stale revision is a conflict that changes nothing', async (t) => {
-    const records = await open(t);
-    t.equal(await records.get(key), undefined);
-    const r1 = await records.create(key, first);
-    t.same(await records.get(key), { value: first, revision: r1 });
-    await rejectsWithConflict(t, records.create(key, second), 'the key is taken');
-    const r2 = await records.update(key, second, r1);
-    t.ok(r2 > r1, 'revisions grow');
-    await rejectsWithConflict(t, records.update(key, third, r1), 'a stale revision');
-    t.same(await records.get(key), { value: second, revision: r2 });
-    await rejectsWithConflict(t, records.update(otherKey, third, r1), 'no record to update');
-    t.equal(await records.get(otherKey), undefined, 'keys apart');
-  });
+  t.test(
+    'create-only, then updates at the revision read; a stale revision is a conflict that changes nothing',
+    async (t) => {
+      const records = await open(t);
+      t.equal(await records.get(key), undefined);
+      const r1 = await records.create(key, first);
+      t.same(await records.get(key), { value: first, revision: r1 });
+      await rejectsWithConflict(t, records.create(key, second), 'the key is taken');
+      const r2 = await records.update(key, second, r1);
+      t.ok(r2 > r1, 'revisions grow');
+      await rejectsWithConflict(t, records.update(key, third, r1), 'a stale revision');
+      t.same(await records.get(key), { value: second, revision: r2 });
+      await rejectsWithConflict(t, records.update(otherKey, third, r1), 'no record to update');
+      t.equal(await records.get(otherKey), undefined, 'keys apart');
+    },
+  );
 
   t.test('concurrent updates from one revision: one lands, the others conflict', async (t) => {
     const records = await open(t);
     const r1 = await records.create(key, first);
-    const outcomes = await Promise.allSettled([records.update(key, second, r1), records.update(key, third, r1), records.update(key, third, r1)]);
+    const outcomes = await Promise.allSettled([
+      records.update(key, second, r1),
+      records.update(key, third, r1),
+      records.update(key, third, r1),
+    ]);
     t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
-    t.ok(outcomes.filter((o) => o.status === 'rejected').every((o) => isRevisionConflict((o as PromiseRejectedResult).reason)));
+    t.ok(
+      outcomes
+        .filter((o) => o.status === 'rejected')
+        .every((o) => isRevisionConflict((o as PromiseRejectedResult).reason)),
+    );
   });
 
   t.test('changeRecord redoes a change that lost a race, on the value that won', async (t) => {

@@ -27,7 +27,11 @@ export function revocationRepositoryContract(t: Test, open: RevocationRepository
     t.ok(key.includes('-', 4) && key.includes('_'), 'both base64url extras appear');
     await revocations.revoke(key, 2e9);
     t.equal(await revocations.isRevoked(key, 1e9), true);
-    t.equal(await revocations.isRevoked(revocationKey(other), 1e9), false, 'one bit of the signature apart: not revoked');
+    t.equal(
+      await revocations.isRevoked(revocationKey(other), 1e9),
+      false,
+      'one bit of the signature apart: not revoked',
+    );
   });
 
   t.test('firstRevoked: the first of a chain still revoked, or undefined', async (t) => {
@@ -35,7 +39,11 @@ export function revocationRepositoryContract(t: Test, open: RevocationRepository
     await revocations.revoke('sig-second', 1000);
     await revocations.revoke('bafy-legacy-cid');
     t.equal(await revocations.firstRevoked(['sig-first', 'sig-second', 'bafy-legacy-cid'], 999), 'sig-second');
-    t.equal(await revocations.firstRevoked(['sig-first', 'sig-second', 'bafy-legacy-cid'], 1000), 'bafy-legacy-cid', 'the expired one no longer counts');
+    t.equal(
+      await revocations.firstRevoked(['sig-first', 'sig-second', 'bafy-legacy-cid'], 1000),
+      'bafy-legacy-cid',
+      'the expired one no longer counts',
+    );
     t.equal(await revocations.firstRevoked(['sig-first'], 0), undefined);
     t.equal(await revocations.firstRevoked([], 0), undefined);
   });

@@ -4,7 +4,6 @@ import type { TranscriptEntry } from '../../dist/src/oracle/sessions/transcript.
 import type { TranscriptRepository } from '../../dist/src/oracle/sessions/transcript-repository.js';
 import { rejectsWithConflict } from './revision.js';
 
-
 export type TranscriptRepositoryFactory = (t: Test) => Promise<TranscriptRepository>;
 
 const human = (content: string): TranscriptEntry => ({ id: content, type: 'human', content, createdAt: 1 });
@@ -24,18 +23,34 @@ export function transcriptRepositoryContract(t: Test, open: TranscriptRepository
   t.test('a number is written once: an append over a taken one is refused whole', async (t) => {
     const transcripts = await open(t);
     await transcripts.append('s', 0, [human('m0'), human('m1')]);
-    await rejectsWithConflict(t, transcripts.append('s', 1, [human('stale'), human('m2?')]), 'refused: revision conflict');
-    t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1'], 'nothing of it written');
+    await rejectsWithConflict(
+      t,
+      transcripts.append('s', 1, [human('stale'), human('m2?')]),
+      'refused: revision conflict',
+    );
+    t.same(
+      contents((await transcripts.read('s', { from: 0, limit: 10 })).entries),
+      ['m0', 'm1'],
+      'nothing of it written',
+    );
     t.equal(await transcripts.length('s'), 2);
     // The first number free, a later one taken: still nothing written.
     await transcripts.append('s', 3, [human('m3')]);
-    await rejectsWithConflict(t, transcripts.append('s', 2, [human('m2'), human('m3 again')]), 'refused: revision conflict');
+    await rejectsWithConflict(
+      t,
+      transcripts.append('s', 2, [human('m2'), human('m3 again')]),
+      'refused: revision conflict',
+    );
     t.same(contents((await transcripts.read('s', { from: 0, limit: 10 })).entries), ['m0', 'm1', 'm3']);
   });
 
   t.test('pages oldest first: each names where the next starts, the last names none', async (t) => {
     const transcripts = await open(t);
-    await transcripts.append('s', 0, Array.from({ length: 7 }, (_, i) => human(`m${i}`)));
+    await transcripts.append(
+      's',
+      0,
+      Array.from({ length: 7 }, (_, i) => human(`m${i}`)),
+    );
     await transcripts.append('s-neighbour', 0, [human('x')]);
     const seen: string[][] = [];
     for (let from: number | undefined = 0; from !== undefined; ) {
@@ -45,13 +60,20 @@ export function transcriptRepositoryContract(t: Test, open: TranscriptRepository
       from = page.next;
     }
     t.same(seen, [['m0', 'm1', 'm2'], ['m3', 'm4', 'm5'], ['m6']]);
-    t.same(await transcripts.read('s', { from: 3, limit: 4 }).then((p) => [contents(p.entries), p.next]), [['m3', 'm4', 'm5', 'm6'], undefined]);
+    t.same(await transcripts.read('s', { from: 3, limit: 4 }).then((p) => [contents(p.entries), p.next]), [
+      ['m3', 'm4', 'm5', 'm6'],
+      undefined,
+    ]);
     t.same(await transcripts.read('s', { from: 9, limit: 3 }), { entries: [] });
   });
 
   t.test('pages newest first, down to the oldest', async (t) => {
     const transcripts = await open(t);
-    await transcripts.append('s', 0, Array.from({ length: 7 }, (_, i) => human(`m${i}`)));
+    await transcripts.append(
+      's',
+      0,
+      Array.from({ length: 7 }, (_, i) => human(`m${i}`)),
+    );
     const seen: string[][] = [];
     for (let before: number | undefined = undefined, first = true; first || before !== undefined; first = false) {
       const page = await transcripts.readNewest('s', { before, limit: 3 });

@@ -25,9 +25,15 @@ export function turnCommitContract(t: Test, open: SessionStoresFactory): void {
   t.test('a turn appends its entries and moves the record', async (t) => {
     const stores = await open(t);
     const created = await stores.sessions.create(record('s'));
-    const first = await stores.commitTurn({ ...record('s', 'One'), lastUpdatedAt: 2 }, created.revision, 0, [human('q1'), human('a1')]);
+    const first = await stores.commitTurn({ ...record('s', 'One'), lastUpdatedAt: 2 }, created.revision, 0, [
+      human('q1'),
+      human('a1'),
+    ]);
     t.equal(first.value.title, 'One');
-    const second = await stores.commitTurn({ ...record('s', 'Two'), lastUpdatedAt: 3 }, first.revision, 2, [human('q2'), human('a2')]);
+    const second = await stores.commitTurn({ ...record('s', 'Two'), lastUpdatedAt: 3 }, first.revision, 2, [
+      human('q2'),
+      human('a2'),
+    ]);
     t.same(await stores.sessions.get('s'), second);
     t.same(await contents(stores, 's'), ['q1', 'a1', 'q2', 'a2']);
     t.equal(await stores.transcripts.length('s'), 4);
@@ -37,7 +43,11 @@ export function turnCommitContract(t: Test, open: SessionStoresFactory): void {
     const stores = await open(t);
     const created = await stores.sessions.create(record('s'));
     const moved = await stores.sessions.update(record('s', 'Moved'), created.revision);
-    await rejectsWithConflict(t, stores.commitTurn(record('s', 'Stale'), created.revision, 0, [human('stale q'), human('stale a')]), 'refused');
+    await rejectsWithConflict(
+      t,
+      stores.commitTurn(record('s', 'Stale'), created.revision, 0, [human('stale q'), human('stale a')]),
+      'refused',
+    );
     t.same(await contents(stores, 's'), [], 'no entry of the refused turn');
     t.equal(await stores.transcripts.length('s'), 0);
     t.equal((await stores.sessions.get('s'))?.value.title, 'Moved');
@@ -49,7 +59,11 @@ export function turnCommitContract(t: Test, open: SessionStoresFactory): void {
     const stores = await open(t);
     const created = await stores.sessions.create(record('s'));
     const first = await stores.commitTurn(record('s', 'One'), created.revision, 0, [human('q1'), human('a1')]);
-    await rejectsWithConflict(t, stores.commitTurn(record('s', 'Stale'), first.revision, 1, [human('x'), human('y')]), 'refused');
+    await rejectsWithConflict(
+      t,
+      stores.commitTurn(record('s', 'Stale'), first.revision, 1, [human('x'), human('y')]),
+      'refused',
+    );
     t.same(await stores.sessions.get('s'), first, 'the record did not move');
     t.same(await contents(stores, 's'), ['q1', 'a1']);
   });
@@ -58,7 +72,9 @@ export function turnCommitContract(t: Test, open: SessionStoresFactory): void {
     const stores = await open(t);
     const created = await stores.sessions.create(record('s'));
     const outcomes = await Promise.allSettled(
-      ['A', 'B', 'C'].map((w) => stores.commitTurn(record('s', w), created.revision, 0, [human(`${w} q`), human(`${w} a`)])),
+      ['A', 'B', 'C'].map((w) =>
+        stores.commitTurn(record('s', w), created.revision, 0, [human(`${w} q`), human(`${w} a`)]),
+      ),
     );
     const won = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? ['A', 'B', 'C'][i] : []));
     t.equal(won.length, 1);

@@ -37,25 +37,39 @@ export function ussdSessionRepositoryContract(t: Test, open: UssdSessionReposito
   t.test('begin refuses while a session that has not expired is stored, and replaces an expired one', async (t) => {
     const repository = await open(t);
     const first = await repository.begin(session('s-1', T0 + 1000), T0);
-    await rejectsWithConflict(t, repository.begin(session('s-1', T0 + 2000, { phoneNumber: '+254700000002' }), T0 + 999), 'a live session is kept');
+    await rejectsWithConflict(
+      t,
+      repository.begin(session('s-1', T0 + 2000, { phoneNumber: '+254700000002' }), T0 + 999),
+      'a live session is kept',
+    );
     t.equal((await repository.get('s-1'))?.value.phoneNumber, '+254712345678');
     const second = await repository.begin(session('s-1', T0 + 301_000, { createdAt: T0 + 1000 }), T0 + 1000);
     t.not(second, first, 'the revision moved');
     t.same((await repository.get('s-1'))?.value, session('s-1', T0 + 301_000, { createdAt: T0 + 1000 }));
   });
 
-  t.test('update with the revision read replaces the session; a stale revision or a missing session is refused', async (t) => {
-    const repository = await open(t);
-    const begun = session('s-1', T0 + 300_000);
-    const first = { value: begun, revision: await repository.begin(begun, T0) };
-    const next = session('s-1', T0 + 310_000, { state: 'knowMore', updatedAt: T0 + 10_000 });
-    const second = await repository.update(next, first);
-    t.same(await repository.get('s-1'), { value: next, revision: second });
-    await rejectsWithConflict(t, repository.update(session('s-1', T0 + 320_000), first), 'stale');
-    t.same((await repository.get('s-1'))?.value, next, 'nothing written');
-    await rejectsWithConflict(t, repository.update(session('s-9', T0 + 320_000), { value: session('s-9', T0 + 300_000), revision: first.revision }), 'missing');
-    t.equal(await repository.get('s-9'), undefined, 'not created');
-  });
+  t.test(
+    'update with the revision read replaces the session; a stale revision or a missing session is refused',
+    async (t) => {
+      const repository = await open(t);
+      const begun = session('s-1', T0 + 300_000);
+      const first = { value: begun, revision: await repository.begin(begun, T0) };
+      const next = session('s-1', T0 + 310_000, { state: 'knowMore', updatedAt: T0 + 10_000 });
+      const second = await repository.update(next, first);
+      t.same(await repository.get('s-1'), { value: next, revision: second });
+      await rejectsWithConflict(t, repository.update(session('s-1', T0 + 320_000), first), 'stale');
+      t.same((await repository.get('s-1'))?.value, next, 'nothing written');
+      await rejectsWithConflict(
+        t,
+        repository.update(session('s-9', T0 + 320_000), {
+          value: session('s-9', T0 + 300_000),
+          revision: first.revision,
+        }),
+        'missing',
+      );
+      t.equal(await repository.get('s-9'), undefined, 'not created');
+    },
+  );
 
   t.test('live lists the sessions that neither expired nor ended, with their expiry', async (t) => {
     const repository = await open(t);
@@ -63,7 +77,10 @@ export function ussdSessionRepositoryContract(t: Test, open: UssdSessionReposito
     await repository.begin(session('expired', T0 + 1000), T0);
     await repository.begin(session('ended', T0 + 60_000, { state: 'ended', screen: 'END Bye' }), T0);
     const renewed = session('live-2', T0 + 1000);
-    await repository.update(session('live-2', T0 + 9000), { value: renewed, revision: await repository.begin(renewed, T0) });
+    await repository.update(session('live-2', T0 + 9000), {
+      value: renewed,
+      revision: await repository.begin(renewed, T0),
+    });
     const live = await repository.live(T0 + 1000);
     t.same(
       live.sort((a, b) => a.sessionId.localeCompare(b.sessionId)),

@@ -15,11 +15,22 @@ export interface ChildServer {
   output(): string;
 }
 
-export async function startChildServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<ChildServer> {
+export async function startChildServer(
+  t: { teardown(fn: () => unknown): void },
+  env: Record<string, string> = {},
+): Promise<ChildServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-child-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_MAX: '1000000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // If the test fails or times out, the server must not outlive it.

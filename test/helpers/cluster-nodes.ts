@@ -14,7 +14,12 @@ export async function startTestNodes(
   nats: NatsCluster,
   options: Omit<LocalNodesOptions, 'natsUrl'> = {},
 ): Promise<LocalNodes> {
-  const cluster = await startLocalNodes({ natsMonitorUrl: nats.monitorUrls, ...options, natsUrl: nats.urls, env: { ACTOR_THREADS: '1', ...options.env } });
+  const cluster = await startLocalNodes({
+    natsMonitorUrl: nats.monitorUrls,
+    ...options,
+    natsUrl: nats.urls,
+    env: { ACTOR_THREADS: '1', ...options.env },
+  });
   t.teardown(() => cluster.stop());
   return cluster;
 }
@@ -32,7 +37,11 @@ export function processAlive(pid: number): boolean {
 /** A node's /health answer (the fields the cluster tests read). */
 export async function health(node: { url: string }) {
   const response = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(5_000) });
-  return (await response.json()) as { status: string; database: string; cluster: { partitions: { owned: number; total: number }; liveNodes: string[] } };
+  return (await response.json()) as {
+    status: string;
+    database: string;
+    cluster: { partitions: { owned: number; total: number }; liveNodes: string[] };
+  };
 }
 
 /** Polls `probe` every 100 ms until it answers something other than undefined (a throw counts as undefined). */

@@ -30,7 +30,10 @@ class Inbox {
         return this.all[index].data;
       }
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} event; received: ${this.names().join(', ')}`)), 10_000);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${what} event; received: ${this.names().join(', ')}`)),
+          10_000,
+        );
         this.#waiters.push(() => {
           clearTimeout(timer);
           resolve();
@@ -80,7 +83,9 @@ export class NativeClient extends ChannelTestClient {
     socket.on('message', (raw, isBinary) => {
       if (!isBinary) this.inbox.push(JSON.parse(String(raw)));
     });
-    this.closed = new Promise((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+    this.closed = new Promise((resolve) =>
+      socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+    );
   }
 
   /** Opens a socket and waits for `connected`; rejects with the refusal's status and body. */
@@ -95,7 +100,10 @@ export class NativeClient extends ChannelTestClient {
   }
 
   /** Opens a socket on a complete URL and waits for `connected`. */
-  static async open(url: string, options: { headers?: Record<string, string>; autoPong?: boolean } = {}): Promise<NativeClient> {
+  static async open(
+    url: string,
+    options: { headers?: Record<string, string>; autoPong?: boolean } = {},
+  ): Promise<NativeClient> {
     const socket = new WebSocket(url, { headers: options.headers, autoPong: options.autoPong ?? true });
     const client = new NativeClient(socket);
     await new Promise<void>((resolve, reject) => {
@@ -103,7 +111,14 @@ export class NativeClient extends ChannelTestClient {
       socket.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk));
-        res.on('end', () => reject(Object.assign(new Error(`refused with ${res.statusCode}`), { status: res.statusCode, body: JSON.parse(body) })));
+        res.on('end', () =>
+          reject(
+            Object.assign(new Error(`refused with ${res.statusCode}`), {
+              status: res.statusCode,
+              body: JSON.parse(body),
+            }),
+          ),
+        );
       });
       socket.once('error', reject);
     });
@@ -132,7 +147,10 @@ export class SocketIoClient extends ChannelTestClient {
     auth: Credentials,
     options: { transports?: ('websocket' | 'polling')[]; extraHeaders?: Record<string, string> } = {},
   ): Promise<SocketIoClient> {
-    const definedQuery = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<string, string>;
+    const definedQuery = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== undefined)) as Record<
+      string,
+      string
+    >;
     const socket = io(baseUrl, {
       transports: options.transports ?? ['websocket'],
       query: definedQuery,
@@ -157,7 +175,6 @@ export class SocketIoClient extends ChannelTestClient {
     if (data === undefined) this.socket.emit(event);
     else this.socket.emit(event, data);
   }
-
 }
 
 /** The invocation of a test user (from its headers). */

@@ -72,12 +72,20 @@ const McpCall = capability({
   // Any text, as the oracle's resources are (`ixo:oracle:<did>:mcp/...`); ucanto's type wants a URI reader.
   with: Schema.text() as unknown as ReturnType<typeof Schema.URI.match>,
   derives: (claimed, delegated) =>
-    covers(delegated.with, claimed.with) ? { ok: {} } : { error: new Failure(`${claimed.with} is not covered by ${delegated.with}`) },
+    covers(delegated.with, claimed.with)
+      ? { ok: {} }
+      : { error: new Failure(`${claimed.with} is not covered by ${delegated.with}`) },
 });
 
-async function checkInvocation(header: string | undefined, authType: string | undefined, server: { signer: Signer; name: string; oracleDid: string }, tool: string): Promise<InvocationCheck> {
+async function checkInvocation(
+  header: string | undefined,
+  authType: string | undefined,
+  server: { signer: Signer; name: string; oracleDid: string },
+  tool: string,
+): Promise<InvocationCheck> {
   const bearer = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
-  if (!bearer || authType?.toLowerCase() !== 'ucan') return { tool, ok: false, reason: 'missing Authorization: Bearer <invocation> with X-Auth-Type: ucan' };
+  if (!bearer || authType?.toLowerCase() !== 'ucan')
+    return { tool, ok: false, reason: 'missing Authorization: Bearer <invocation> with X-Auth-Type: ucan' };
   const extracted = await Delegation.extract(Buffer.from(bearer, 'base64'));
   if (extracted.error) return { tool, ok: false, reason: `not a UCAN archive: ${extracted.error.message}` };
   const invocation = extracted.ok;
@@ -90,15 +98,18 @@ async function checkInvocation(header: string | undefined, authType: string | un
     proofExpirations: invocation.proofs.map((proof) => ('expiration' in proof ? proof.expiration : Infinity)),
     nonce: invocation.nonce,
   };
-  if (invocation.audience.did() !== server.signer.did()) return { ...seen, reason: `addressed to ${invocation.audience.did()}` };
+  if (invocation.audience.did() !== server.signer.did())
+    return { ...seen, reason: `addressed to ${invocation.audience.did()}` };
   const expected = `ixo:oracle:${server.oracleDid}:mcp/${server.name}/${tool}`;
-  if (seen.capability?.with !== expected) return { ...seen, reason: `capability on ${seen.capability?.with}, expected ${expected}` };
+  if (seen.capability?.with !== expected)
+    return { ...seen, reason: `capability on ${seen.capability?.with}, expected ${expected}` };
   const result = await access(invocation as never, {
     capability: McpCall,
     authority: server.signer.verifier,
     principal: Verifier,
     // A user may start a chain on ixo:oracle resources; the oracle may only pass on what a user gave it.
-    canIssue: (cap: { with: string }, issuer: string) => cap.with === issuer || (issuer !== server.oracleDid && cap.with.startsWith('ixo:')),
+    canIssue: (cap: { with: string }, issuer: string) =>
+      cap.with === issuer || (issuer !== server.oracleDid && cap.with.startsWith('ixo:')),
     validateAuthorization: () => ({ ok: {} }),
   });
   if (result.error) return { ...seen, reason: result.error.message.split('\n')[0] };
@@ -130,26 +141,49 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
     );
     mcp.registerTool('whoami', { description: 'Says who the verified caller is' }, async (extra) => {
       const check = verified.get(String(extra.requestInfo?.headers.authorization ?? ''));
-      return { content: [{ type: 'text', text: check ? `user ${check.rootIssuer} via ${check.issuer}` : 'anonymous' }] };
+      return {
+        content: [{ type: 'text', text: check ? `user ${check.rootIssuer} via ${check.issuer}` : 'anonymous' }],
+      };
     });
-    mcp.registerTool('fail', { description: 'Always fails' }, async () => ({ content: [{ type: 'text', text: 'the ledger is closed' }], isError: true }));
+    mcp.registerTool('fail', { description: 'Always fails' }, async () => ({
+      content: [{ type: 'text', text: 'the ledger is closed' }],
+      isError: true,
+    }));
     return mcp;
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     const body = req.method === 'POST' ? await readBody(req) : undefined;
-    const message = body as { method?: string; id?: number; params?: { name?: string; arguments?: unknown } } | undefined;
+    const message = body as
+      | { method?: string; id?: number; params?: { name?: string; arguments?: unknown } }
+      | undefined;
     if (message?.method === 'tools/call') {
       const tool = String(message.params?.name);
       const authorization = req.headers.authorization;
-      calls.push({ tool, args: message.params?.arguments, authorization, authType: req.headers['x-auth-type'] as string | undefined });
+      calls.push({
+        tool,
+        args: message.params?.arguments,
+        authorization,
+        authType: req.headers['x-auth-type'] as string | undefined,
+      });
       if (options.oracleDid) {
-        const check = await checkInvocation(authorization, req.headers['x-auth-type'] as string | undefined, { signer, name: options.name, oracleDid: options.oracleDid }, tool);
+        const check = await checkInvocation(
+          authorization,
+          req.headers['x-auth-type'] as string | undefined,
+          { signer, name: options.name, oracleDid: options.oracleDid },
+          tool,
+        );
         checks.push(check);
         if (!check.ok) {
           res.writeHead(401, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id ?? null, error: { code: -32001, message: `Unauthorized: ${check.reason}` } }));
+          res.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: message.id ?? null,
+              error: { code: -32001, message: `Unauthorized: ${check.reason}` },
+            }),
+          );
           return;
         }
         verified.set(authorization!, check);
@@ -159,7 +193,13 @@ export async function startMcpServer(options: McpServerOptions): Promise<TestMcp
     if (!transport) {
       if (sessionId || message?.method !== 'initialize') {
         res.writeHead(sessionId ? 404 : 400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: sessionId ? 'Session not found' : 'No session' } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32000, message: sessionId ? 'Session not found' : 'No session' },
+          }),
+        );
         return;
       }
       const created = new StreamableHTTPServerTransport({

@@ -57,7 +57,8 @@ export class Scrape {
   #sum(name: string, labels: Record<string, string>): number {
     let sum = 0;
     for (const sample of this.samples) {
-      if (sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)) sum += sample.value;
+      if (sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+        sum += sample.value;
     }
     return sum;
   }

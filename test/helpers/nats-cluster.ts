@@ -18,7 +18,9 @@ export function ensureNatsServer(): string {
   try {
     execFileSync('bash', [INSTALL], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 900_000 });
   } catch (error) {
-    throw new Error(`nats-server >= 2.10.23 is needed and ${INSTALL} failed: ${(error as { stderr?: Buffer }).stderr?.toString() ?? (error as Error).message}`);
+    throw new Error(
+      `nats-server >= 2.10.23 is needed and ${INSTALL} failed: ${(error as { stderr?: Buffer }).stderr?.toString() ?? (error as Error).message}`,
+    );
   }
   return (ensured = ensureSystemTool('nats-server', 'nats-server'));
 }

@@ -7,7 +7,12 @@ import type { NatsCluster } from './nats-cluster.js';
 let deployments = 0;
 
 /** A connection to `urls` (all servers by default), closed when `t` ends. */
-export async function connectTo(t: Test, cluster: NatsCluster, urls = cluster.urls.split(','), name = 'repo-test'): Promise<ClusterConnection> {
+export async function connectTo(
+  t: Test,
+  cluster: NatsCluster,
+  urls = cluster.urls.split(','),
+  name = 'repo-test',
+): Promise<ClusterConnection> {
   const connection = await connectCluster({ NATS_URL: urls, NATS_PREFIX: 'repo' }, name);
   t.teardown(() => connection.nc.close());
   return connection;

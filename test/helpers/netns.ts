@@ -39,7 +39,9 @@ const quietly = (fn: () => unknown) => {
  * (a test runner's timeout), it could not clean up.
  */
 function removeOrphans(): void {
-  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((line) => line.split(' ')[0]);
+  const names = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.split(' ')[0]);
   for (const ns of names) {
     const owner = /^p(\d+)(sw|h\d+)$/.exec(ns);
     if (!owner || Number(owner[1]) === process.pid || alive(Number(owner[1]))) continue;
@@ -116,7 +118,8 @@ export function createNet(t: { teardown(fn: () => unknown): void }, count: numbe
     },
     healAll() {
       for (let i = 0; i < count; i++) ip('-n', sw, 'link', 'set', `${id}b${i}`, 'up');
-      for (const [from, to] of blocked.splice(0)) quietly(() => ip('-n', hostNs(from), 'route', 'del', 'blackhole', `${hosts[to].address}/32`));
+      for (const [from, to] of blocked.splice(0))
+        quietly(() => ip('-n', hostNs(from), 'route', 'del', 'blackhole', `${hosts[to].address}/32`));
     },
   };
 }

@@ -10,9 +10,15 @@ export interface OracleServer extends TestServer {
   oracleKey: Signer;
 }
 
-export async function startOracleServer(t: { teardown(fn: () => unknown): void }, options: TestServerOptions = {}): Promise<OracleServer> {
+export async function startOracleServer(
+  t: { teardown(fn: () => unknown): void },
+  options: TestServerOptions = {},
+): Promise<OracleServer> {
   const oracleKey = await generateKey();
-  const server = await startTestServer(t, { ...options, env: { ORACLE_PRIVATE_KEY: formatKey(oracleKey), ORACLE_NAME: 'Test Oracle', ...options.env } });
+  const server = await startTestServer(t, {
+    ...options,
+    env: { ORACLE_PRIVATE_KEY: formatKey(oracleKey), ORACLE_NAME: 'Test Oracle', ...options.env },
+  });
   return { ...server, oracleDid: oracleKey.did(), oracleKey };
 }
 
@@ -114,7 +120,11 @@ export async function readSse(res: Response): Promise<SseItem[]> {
 }
 
 /** Waits until `check` holds, polling (for state that settles on another thread). */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, tries = 200): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  tries = 200,
+): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const value = await check();
     if (value !== undefined && value !== false) return value;

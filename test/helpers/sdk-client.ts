@@ -14,7 +14,11 @@ export interface SdkUser {
 export async function sdkUser(oracleDid: string, ttlSeconds = 3600): Promise<SdkUser> {
   const key = await generateKey();
   const delegation = await mintDelegation({ issuer: key, audience: oracleDid, ttlSeconds });
-  return { did: key.did(), delegation, headers: () => ({ 'content-type': 'application/json', 'x-ucan-delegation': delegation }) };
+  return {
+    did: key.did(),
+    delegation,
+    headers: () => ({ 'content-type': 'application/json', 'x-ucan-delegation': delegation }),
+  };
 }
 
 export interface HistoryPage {
@@ -35,14 +39,25 @@ export async function historyPage(
   const params = new URLSearchParams({ limit: String(query.limit) });
   if (query.before) params.set('before', query.before);
   if (query.after) params.set('after', query.after);
-  const res = await fetch(`${base}/sessions/${encodeURIComponent(sessionId)}/messages?${params.toString()}`, { headers: user.headers() });
+  const res = await fetch(`${base}/sessions/${encodeURIComponent(sessionId)}/messages?${params.toString()}`, {
+    headers: user.headers(),
+  });
   return { status: res.status, body: await res.json() };
 }
 
 /** Event names the SDK's parser keeps; it drops every other. */
 export const SDK_EVENTS = new Set([
-  'message', 'tool_call', 'action_call', 'error', 'done', 'router.update', 'render_component', 'browser_tool_call',
-  'message_cache_invalidation', 'reasoning', 'run',
+  'message',
+  'tool_call',
+  'action_call',
+  'error',
+  'done',
+  'router.update',
+  'render_component',
+  'browser_tool_call',
+  'message_cache_invalidation',
+  'reasoning',
+  'run',
 ]);
 
 export interface SdkFrame {
@@ -58,7 +73,8 @@ export async function* sdkFrames(res: Response): AsyncGenerator<SdkFrame> {
   const parser = createParser({
     onEvent: (event) => {
       const name = event.event ?? 'message';
-      if (SDK_EVENTS.has(name)) queue.push({ event: name, data: JSON.parse(event.data), ...(event.id !== undefined ? { id: event.id } : {}) });
+      if (SDK_EVENTS.has(name))
+        queue.push({ event: name, data: JSON.parse(event.data), ...(event.id !== undefined ? { id: event.id } : {}) });
     },
   });
   const decoder = new TextDecoder();
@@ -69,7 +85,13 @@ export async function* sdkFrames(res: Response): AsyncGenerator<SdkFrame> {
 }
 
 /** Sends a message as the SDK does (`stream: true`, `timezone` always). */
-export function sdkSend(base: string, user: SdkUser, sessionId: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+export function sdkSend(
+  base: string,
+  user: SdkUser,
+  sessionId: string,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${base}/messages/${sessionId}`, {
     method: 'POST',
     headers: user.headers(),

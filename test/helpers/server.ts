@@ -22,7 +22,10 @@ export interface TestServerOptions {
 }
 
 /** `t` is a tap Test: the server is shut down (and its data removed) in teardown. */
-export async function startTestServer(t: { teardown(fn: () => unknown): void }, options: TestServerOptions = {}): Promise<TestServer> {
+export async function startTestServer(
+  t: { teardown(fn: () => unknown): void },
+  options: TestServerOptions = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sar-test-'));
   const config = loadConfig({
     PORT: '0',

@@ -24,7 +24,9 @@ export function ensureSystemTool(binary: string, debianPackage: string): string 
     return binary;
   }
   if (process.getuid?.() !== 0) {
-    throw new Error(`'${binary}' is missing and the tests are not running as root: install it with 'apt-get install -y ${debianPackage}'`);
+    throw new Error(
+      `'${binary}' is missing and the tests are not running as root: install it with 'apt-get install -y ${debianPackage}'`,
+    );
   }
   const apt = ['-o', 'DPkg::Lock::Timeout=600', '-o', 'Acquire::Retries=3'];
   try {
@@ -35,9 +37,12 @@ export function ensureSystemTool(binary: string, debianPackage: string): string 
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
   } catch (error) {
-    throw new Error(`'${binary}' is missing and 'apt-get install -y ${debianPackage}' failed: ${(error as Error).message}`);
+    throw new Error(
+      `'${binary}' is missing and 'apt-get install -y ${debianPackage}' failed: ${(error as Error).message}`,
+    );
   }
-  if (!onPath(binary)) throw new Error(`'apt-get install -y ${debianPackage}' ran but '${binary}' is still not on PATH`);
+  if (!onPath(binary))
+    throw new Error(`'apt-get install -y ${debianPackage}' ran but '${binary}' is still not on PATH`);
   installed.add(binary);
   return binary;
 }

@@ -24,12 +24,43 @@ export function makeTestCa(t: { teardown(fn: () => unknown): void }): TestCa {
   const at = (name: string) => join(dir, name);
   const run = (...args: string[]) => execFileSync(openssl, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  run('req', '-x509', ...key, '-keyout', at('ca.key'), '-out', at('ca.pem'), '-days', '2', '-subj', '/CN=sar test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  run(
+    'req',
+    '-x509',
+    ...key,
+    '-keyout',
+    at('ca.key'),
+    '-out',
+    at('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=sar test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   const issue = (name: string, extensions: string) => {
     writeFileSync(at(`${name}.ext`), extensions);
     run('req', ...key, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=${name}`);
-    run('x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at(`${name}.pem`), '-days', '2', '-extfile', at(`${name}.ext`));
+    run(
+      'x509',
+      '-req',
+      '-in',
+      at(`${name}.csr`),
+      '-CA',
+      at('ca.pem'),
+      '-CAkey',
+      at('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      at(`${name}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      at(`${name}.ext`),
+    );
   };
   issue('server', 'subjectAltName=DNS:localhost,DNS:node.test,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   issue('client', 'extendedKeyUsage=clientAuth\n');

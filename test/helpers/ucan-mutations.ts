@@ -20,12 +20,18 @@ const SHA2_512 = 0x13;
 
 /** A CIDv1 of `codec` whose multihash is `hash` (sha2-256 or sha2-512) of `bytes`. */
 export function cidOf(bytes: Uint8Array, codec = DAG_CBOR, hash = SHA2_256): Link {
-  const digest = createHash(hash === SHA2_512 ? 'sha512' : 'sha256').update(bytes).digest();
+  const digest = createHash(hash === SHA2_512 ? 'sha512' : 'sha256')
+    .update(bytes)
+    .digest();
   return decodeLink(Uint8Array.of(1, codec, hash, digest.length, ...digest)) as Link;
 }
 
 /** A minimal CBOR writer: map keys in the order given, and numbers as float64 when `floats` names their key. */
-export function encodeCbor(value: unknown, options: { order?: (keys: string[]) => string[]; floats?: Set<string> } = {}, key = ''): Uint8Array {
+export function encodeCbor(
+  value: unknown,
+  options: { order?: (keys: string[]) => string[]; floats?: Set<string> } = {},
+  key = '',
+): Uint8Array {
   const head = (major: number, n: number): number[] => {
     if (n < 24) return [(major << 5) | n];
     if (n < 0x100) return [(major << 5) | 24, n];
@@ -50,13 +56,23 @@ export function encodeCbor(value: unknown, options: { order?: (keys: string[]) =
     return concat([Uint8Array.from(head(3, text.length)), text]);
   }
   const link = (value as { asCID?: Link } | null)?.asCID;
-  if (link) return concat([Uint8Array.of(0xd8, 0x2a), Uint8Array.from(head(2, link.bytes.length + 1)), Uint8Array.of(0), link.bytes]);
+  if (link)
+    return concat([
+      Uint8Array.of(0xd8, 0x2a),
+      Uint8Array.from(head(2, link.bytes.length + 1)),
+      Uint8Array.of(0),
+      link.bytes,
+    ]);
   if (value instanceof Uint8Array) return concat([Uint8Array.from(head(2, value.length)), value]);
-  if (Array.isArray(value)) return concat([Uint8Array.from(head(4, value.length)), ...value.map((item) => encodeCbor(item, options))]);
+  if (Array.isArray(value))
+    return concat([Uint8Array.from(head(4, value.length)), ...value.map((item) => encodeCbor(item, options))]);
   if (value && typeof value === 'object') {
     const keys = Object.keys(value);
     const ordered = (options.order ?? dagCborOrder)(keys);
-    return concat([Uint8Array.from(head(5, ordered.length)), ...ordered.flatMap((k) => [encodeCbor(k), encodeCbor((value as Model)[k], options, k)])]);
+    return concat([
+      Uint8Array.from(head(5, ordered.length)),
+      ...ordered.flatMap((k) => [encodeCbor(k), encodeCbor((value as Model)[k], options, k)]),
+    ]);
   }
   throw new TypeError(`cannot encode ${String(value)}`);
 }
@@ -80,7 +96,10 @@ export function reEncodings(delegation: Delegation): Record<string, RawBlock> {
     'exp written as a float64': dagCborBlock(encodeCbor(fields, { floats: new Set(['exp']) })),
     'nbf: 0 added': dagCborBlock(encodeCbor({ ...fields, nbf: 0 })),
     'an unknown field added': dagCborBlock(encodeCbor({ ...fields, zzz: 'not signed' })),
-    'a CID that does not match its bytes': { cid: decodeLink(Uint8Array.of(1, DAG_CBOR, SHA2_256, 32, ...otherDigest)) as Link, bytes },
+    'a CID that does not match its bytes': {
+      cid: decodeLink(Uint8Array.of(1, DAG_CBOR, SHA2_256, 32, ...otherDigest)) as Link,
+      bytes,
+    },
     'a sha512 CID': { cid: cidOf(bytes, DAG_CBOR, SHA2_512), bytes },
     'a raw-codec CID': { cid: cidOf(bytes, RAW), bytes },
     'the JWT form': { cid: cidOf(jwt, RAW), bytes: jwt },
@@ -90,12 +109,18 @@ export function reEncodings(delegation: Delegation): Record<string, RawBlock> {
 
 /** A delegation view of a block (with the blocks its proofs need), as an attacker passes it on as a proof. */
 export const viewOf = (root: RawBlock, blocks: RawBlock[] = []): Delegation =>
-  DelegationCodec.create({ root: root as never, blocks: new Map(blocks.map((block) => [`${block.cid}`, block as never])) }) as Delegation;
+  DelegationCodec.create({
+    root: root as never,
+    blocks: new Map(blocks.map((block) => [`${block.cid}`, block as never])),
+  }) as Delegation;
 
 /** Standard base64 of a ucanto archive holding exactly `blocks` (root first), however odd their CIDs. */
 export async function archiveOf(root: RawBlock, blocks: RawBlock[] = []): Promise<string> {
   const variant = await CBOR.write({ 'ucan@0.9.1': root.cid });
-  const store = new Map<string, unknown>([[`${root.cid}`, root], ...blocks.map((block) => [`${block.cid}`, block] as const)]);
+  const store = new Map<string, unknown>([
+    [`${root.cid}`, root],
+    ...blocks.map((block) => [`${block.cid}`, block] as const),
+  ]);
   return Buffer.from(CAR.encode({ roots: [variant as never], blocks: store as never })).toString('base64');
 }
 
@@ -113,13 +138,23 @@ export async function ucantoReadsSigned(raw: string): Promise<Delegation | undef
  * `issuer` to itself): a few blocks that ucanto's archive() walks perLevel^levels times. Minted with links and
  * archived here by hand, since ucanto's delegate() and archive() would walk every path themselves.
  */
-export async function repeatedLinkDelegation(issuer: Signer, audience: string, perLevel: number, levels: number): Promise<string> {
+export async function repeatedLinkDelegation(
+  issuer: Signer,
+  audience: string,
+  perLevel: number,
+  levels: number,
+): Promise<string> {
   const self = { did: () => issuer.did() };
   let level: Delegation = await delegate({ issuer, audience: self, capabilities: [{ can: '*', with: 'ixo:oracle' }] });
   const blocks: RawBlock[] = [level.root as RawBlock];
   for (let i = 0; i < levels; i++) {
     const to = i === levels - 1 ? { did: () => audience as `did:${string}:${string}` } : self;
-    level = await delegate({ issuer, audience: to, capabilities: [{ can: '*', with: 'ixo:oracle' }], proofs: Array(perLevel).fill(level.cid) });
+    level = await delegate({
+      issuer,
+      audience: to,
+      capabilities: [{ can: '*', with: 'ixo:oracle' }],
+      proofs: Array(perLevel).fill(level.cid),
+    });
     blocks.push(level.root as RawBlock);
   }
   return archiveOf(blocks.pop()!, blocks);

@@ -6,7 +6,12 @@ export interface UssdAnswer {
 }
 
 /** `timeoutMs`: give up (reject) after this long, as a gateway does. */
-export async function postUssd(url: string, fields: Record<string, unknown>, form = false, timeoutMs?: number): Promise<UssdAnswer> {
+export async function postUssd(
+  url: string,
+  fields: Record<string, unknown>,
+  form = false,
+  timeoutMs?: number,
+): Promise<UssdAnswer> {
   const res = await fetch(`${url}/api/ussd`, {
     method: 'POST',
     ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),

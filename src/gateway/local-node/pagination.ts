@@ -28,7 +28,8 @@ export function paginate<T>(scan: RangeScan<T>, request: PageRequestLike | null 
   let limit = toCount(request?.limit);
   let countTotal = request?.count_total ?? false;
   const reverse = request?.reverse ?? false;
-  if (offset > 0 && key !== undefined) throw new PaginationError('invalid request, either offset or key is expected, got both');
+  if (offset > 0 && key !== undefined)
+    throw new PaginationError('invalid request, either offset or key is expected, got both');
   if (limit === 0) {
     limit = DEFAULT_LIMIT;
     countTotal = true;

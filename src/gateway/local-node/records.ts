@@ -40,7 +40,11 @@ export const RECORDS = {
     keyOf: (r) => `${r.collection_id}/${r.agent_address}`,
   },
   tokenParams: one('ixo.token.v1beta1.Params', 'token/params'),
-  token: { type: 'ixo.token.v1beta1.Token', prefix: 'token/tokens/', keyOf: (r) => `${r.minter}/${r.contract_address}` },
+  token: {
+    type: 'ixo.token.v1beta1.Token',
+    prefix: 'token/tokens/',
+    keyOf: (r) => `${r.minter}/${r.contract_address}`,
+  },
   tokenMetadata: { type: 'ixo.token.v1beta1.QueryTokenMetadataResponse', prefix: 'token/metadata/' },
   bondsParams: one('ixo.bonds.v1beta1.Params', 'bonds/params'),
   bond: { type: 'ixo.bonds.v1beta1.Bond', prefix: 'bonds/bonds/', keyOf: (r) => r.bond_did },

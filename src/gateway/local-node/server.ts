@@ -71,7 +71,9 @@ export class LocalQueryNode {
     addReflection(server, root, height);
     const address = options.address ?? '127.0.0.1:0';
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
     );
     const host = address.slice(0, address.lastIndexOf(':'));
     return new LocalQueryNode(server, `${host}:${port}`, String(height), records);
@@ -104,9 +106,14 @@ function heightOf(metadata: grpc.Metadata, latest: bigint): string {
   const requested = metadata.get(HEIGHT_KEY)[0];
   if (requested === undefined) return String(latest);
   const text = String(requested);
-  if (!/^\d+$/.test(text)) throw new NodeError(grpc.status.INVALID_ARGUMENT, `invalid height header ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text))
+    throw new NodeError(grpc.status.INVALID_ARGUMENT, `invalid height header ${JSON.stringify(text)}`);
   const height = BigInt(text);
-  if (height > latest) throw new NodeError(grpc.status.INVALID_ARGUMENT, 'cannot query with height in the future; please provide a valid height');
+  if (height > latest)
+    throw new NodeError(
+      grpc.status.INVALID_ARGUMENT,
+      'cannot query with height in the future; please provide a valid height',
+    );
   return String(height === 0n ? latest : height);
 }
 

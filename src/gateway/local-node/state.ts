@@ -28,7 +28,11 @@ export class ChainState {
       const given = fixture.records[kind]!;
       const keyOf = 'keyOf' in family ? family.keyOf : undefined;
       const entries: [string, Message][] =
-        'single' in family ? [['', given]] : keyOf ? (given as Message[]).map((record) => [keyOf(record), record]) : Object.entries(given);
+        'single' in family
+          ? [['', given]]
+          : keyOf
+            ? (given as Message[]).map((record) => [keyOf(record), record])
+            : Object.entries(given);
       for (const [key, json] of entries) {
         let message: protobuf.Message;
         try {

@@ -11,7 +11,9 @@ export type Publish = (topic: string, event: string, data: unknown) => void;
 
 export class ClientToolTimeoutError extends Error {
   constructor(kind: ClientToolCall['kind'], toolName: string, timeoutMs: number) {
-    super(`The ${kind === 'action' ? 'action' : 'browser tool'} ${toolName} got no result from the client within ${timeoutMs} ms`);
+    super(
+      `The ${kind === 'action' ? 'action' : 'browser tool'} ${toolName} got no result from the client within ${timeoutMs} ms`,
+    );
     this.name = 'ClientToolTimeoutError';
   }
 }
@@ -39,7 +41,8 @@ export function outputOf(result: unknown): string {
 
 /** The SDK answers a failed action with `result: { success: false, error }` (and `error` beside it). */
 function actionFailure(result: unknown): string | undefined {
-  if (typeof result !== 'object' || result === null || (result as { success?: unknown }).success !== false) return undefined;
+  if (typeof result !== 'object' || result === null || (result as { success?: unknown }).success !== false)
+    return undefined;
   const error = (result as { error?: unknown }).error;
   return typeof error === 'string' && error ? error : 'the action reported success: false';
 }
@@ -70,11 +73,21 @@ export class ChannelToolBridge implements ClientToolBridge {
         else resolve(outcome.output);
       };
       const pending: PendingCall = { kind, toolName, userDid: context.userDid, settle };
-      const onAbort = () => settle({ error: context.signal.reason instanceof Error ? context.signal.reason : new Error('aborted') });
-      const timer = setTimeout(() => settle({ error: new ClientToolTimeoutError(kind, toolName, this.timeoutMs) }), this.timeoutMs);
+      const onAbort = () =>
+        settle({ error: context.signal.reason instanceof Error ? context.signal.reason : new Error('aborted') });
+      const timer = setTimeout(
+        () => settle({ error: new ClientToolTimeoutError(kind, toolName, this.timeoutMs) }),
+        this.timeoutMs,
+      );
       context.signal.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(key, pending);
-      const base = { sessionId: context.sessionId, requestId: context.requestId, toolCallId: context.toolCallId, toolName, args };
+      const base = {
+        sessionId: context.sessionId,
+        requestId: context.requestId,
+        toolCallId: context.toolCallId,
+        toolName,
+        args,
+      };
       if (kind === 'browser') this.publish(context.sessionId, 'browser_tool_call', base);
       else this.publish(context.sessionId, 'action_call', { ...base, status: 'isRunning' });
     });

@@ -107,7 +107,8 @@ class ChatActor implements Actor<ChatShape> {
     const held = this.#session;
     const { cachesSessions } = this.services;
     if (held && !cachesSessions) return (this.#session = await held.refreshed());
-    if (held === undefined || !cachesSessions) return (this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS));
+    if (held === undefined || !cachesSessions)
+      return (this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS));
     return held;
   }
 
@@ -173,4 +174,8 @@ class ChatActor implements Actor<ChatShape> {
   }
 }
 
-export const chatActorKind = actorKind(CHAT_ACTOR, (sessionId, host) => new ChatActor(sessionId, chatServices.of(host)), chatServices.prepare);
+export const chatActorKind = actorKind(
+  CHAT_ACTOR,
+  (sessionId, host) => new ChatActor(sessionId, chatServices.of(host)),
+  chatServices.prepare,
+);

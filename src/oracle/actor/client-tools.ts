@@ -28,7 +28,11 @@ export class NoEventChannelError extends Error {
   }
 }
 
-function clientTool(kind: ClientToolCall['kind'], declared: { name: string; description: string; schema: Record<string, unknown> }, bridge: ClientToolBridge): Tool {
+function clientTool(
+  kind: ClientToolCall['kind'],
+  declared: { name: string; description: string; schema: Record<string, unknown> },
+  bridge: ClientToolBridge,
+): Tool {
   return {
     name: declared.name,
     description: declared.description,

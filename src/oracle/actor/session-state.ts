@@ -6,7 +6,15 @@
 import type { ChatMessage } from '../agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
-import { historyOf, itemOf, recentStart, type HistoryPage, type MessageItem, type MessagesPage, type TranscriptEntry } from '../sessions/transcript.js';
+import {
+  historyOf,
+  itemOf,
+  recentStart,
+  type HistoryPage,
+  type MessageItem,
+  type MessagesPage,
+  type TranscriptEntry,
+} from '../sessions/transcript.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
@@ -99,7 +107,13 @@ export class SessionState {
       first = before - entries.length;
     }
     const end = first + entries.length;
-    return { messages: entries.map(itemOf), prevCursor: String(first), nextCursor: String(end), hasOlder: first > 0, hasNewer: end < length };
+    return {
+      messages: entries.map(itemOf),
+      prevCursor: String(first),
+      nextCursor: String(end),
+      hasOlder: first > 0,
+      hasNewer: end < length,
+    };
   }
 
   /** The whole transcript as GET /messages lists it (`returnAllMessages`), read page by page. */

@@ -52,7 +52,12 @@ export class TurnEvents {
   route(step: RouterStep): void {
     if (this.#step === step) return;
     this.#step = step;
-    this.publish(this.sessionId, 'router_update', { sessionId: this.sessionId, requestId: this.requestId, step, timestamp: new Date().toISOString() });
+    this.publish(this.sessionId, 'router_update', {
+      sessionId: this.sessionId,
+      requestId: this.requestId,
+      step,
+      timestamp: new Date().toISOString(),
+    });
   }
 
   /** The turn's messages are committed. */

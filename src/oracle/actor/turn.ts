@@ -41,7 +41,14 @@ export interface TurnDone {
 
 const NOT_RUN: AgentResult = { text: '', reasoning: '', toolCalls: [], messages: [], steps: 0, aborted: true };
 
-export async function runTurn({ services, session: state, request, generation, out, cancelled }: TurnInput): Promise<TurnDone> {
+export async function runTurn({
+  services,
+  session: state,
+  request,
+  generation,
+  out,
+  cancelled,
+}: TurnInput): Promise<TurnDone> {
   const session = state.record;
   const signal = generation.controller.signal;
   const context: TurnContext = {
@@ -104,7 +111,11 @@ export async function runTurn({ services, session: state, request, generation, o
 }
 
 /** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
-async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuilder, result: AgentResult): Promise<void> {
+async function streamClosing(
+  out: FrameSender | undefined,
+  frames: SseFrameBuilder,
+  result: AgentResult,
+): Promise<void> {
   if (!out) return;
   if (!out.opened) {
     out.open();
@@ -112,7 +123,15 @@ async function streamClosing(out: FrameSender | undefined, frames: SseFrameBuild
   }
   const { sessionId, requestId } = frames;
   const partialText = result.aborted || result.error !== undefined ? result.text : undefined;
-  out.end({ type: 'turn', sessionId, requestId, aborted: result.aborted, error: result.error, errorSent: frames.failed, partialText });
+  out.end({
+    type: 'turn',
+    sessionId,
+    requestId,
+    aborted: result.aborted,
+    error: result.error,
+    errorSent: frames.failed,
+    partialText,
+  });
 }
 
 /**
@@ -127,7 +146,14 @@ async function commit(state: SessionState, request: TurnMessage, result: AgentRe
   if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
   let ai: AiEntry | undefined;
   if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
-    ai = { id: randomUUID(), type: 'ai', content: result.text, toolCalls: result.toolCalls, chat: result.messages, createdAt: now };
+    ai = {
+      id: randomUUID(),
+      type: 'ai',
+      content: result.text,
+      toolCalls: result.toolCalls,
+      chat: result.messages,
+      createdAt: now,
+    };
     if (result.reasoning) ai.reasoning = result.reasoning;
     if (result.aborted) ai.aborted = true;
     if (result.error !== undefined) ai.error = result.error;

@@ -65,10 +65,14 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
   const decoded = new BoundedMap<string, { raw: string; delegation: Delegation }>(1000);
 
   /** The user's delegation and the earliest expiration along its chain (seconds; Infinity when none). */
-  async function usableDelegation(userDid: string, oracleDid: string): Promise<{ delegation: Delegation; expiration: number }> {
+  async function usableDelegation(
+    userDid: string,
+    oracleDid: string,
+  ): Promise<{ delegation: Delegation; expiration: number }> {
     const stored = await deps.delegations(oracleDid).get(userDid);
     if (!stored) throw new ReauthorisationRequired(userDid, 'none', oracleDid);
-    if (stored.expiration !== undefined && stored.expiration <= now()) throw new ReauthorisationRequired(userDid, 'expired', oracleDid);
+    if (stored.expiration !== undefined && stored.expiration <= now())
+      throw new ReauthorisationRequired(userDid, 'expired', oracleDid);
     const expiration = stored.expiration ?? Infinity;
     const cached = decoded.get(userDid);
     if (cached?.raw === stored.raw) return { delegation: cached.delegation, expiration };
@@ -102,7 +106,13 @@ export function createUcanMinter(deps: MinterDeps): UcanMinter {
 }
 
 /** The minter of a thread: the identity from the configuration, the users' delegations from the composition root. */
-export function ucanMinterFor({ config, delegations }: { config: OracleIdentityEnv; delegations: (oracleDid: string) => DelegationRepository }): UcanMinter {
+export function ucanMinterFor({
+  config,
+  delegations,
+}: {
+  config: OracleIdentityEnv;
+  delegations: (oracleDid: string) => DelegationRepository;
+}): UcanMinter {
   let identity: ReturnType<typeof loadOracleIdentity> | undefined;
   return createUcanMinter({
     identity: () =>

@@ -53,7 +53,9 @@ export function checkProofLinks(chain: readonly DelegationView[]): void {
     for (const proof of link.proofs) {
       if (!isDelegation(proof)) fail(`proof ${proof} of ${link.cid} is not included in the archive`);
       if (proof.audience.did() !== link.issuer.did()) {
-        fail(`broken chain: proof ${proof.cid} is addressed to ${proof.audience.did()}, not to ${link.issuer.did()} who issued ${link.cid}`);
+        fail(
+          `broken chain: proof ${proof.cid} is addressed to ${proof.audience.did()}, not to ${link.issuer.did()} who issued ${link.cid}`,
+        );
       }
     }
   }
@@ -65,9 +67,16 @@ export function checkTimeBounds(delegation: DelegationView, role: string): void 
 }
 
 /** Refuses a UCAN outside [notBefore, expiration) as dag-ucan's isTooEarly/isExpired decide it (whole seconds). */
-export function checkTimeWindow(role: string, cid: string, expiration: number, notBefore: number | undefined, now = UCAN.now()): void {
+export function checkTimeWindow(
+  role: string,
+  cid: string,
+  expiration: number,
+  notBefore: number | undefined,
+  now = UCAN.now(),
+): void {
   if (expiration <= now) fail(`${role} ${cid} expired at ${new Date(expiration * 1000).toISOString()}`);
-  if (notBefore != null && now <= notBefore) fail(`${role} ${cid} is not valid before ${new Date(notBefore * 1000).toISOString()}`);
+  if (notBefore != null && now <= notBefore)
+    fail(`${role} ${cid} is not valid before ${new Date(notBefore * 1000).toISOString()}`);
 }
 
 /** The earliest expiration along the chain (seconds); Infinity when nothing in it expires. */

@@ -126,7 +126,13 @@ export class UcanAuthenticator {
   async authenticateArtifacts({ invocation, delegation }: UcanArtifacts): Promise<AuthIdentity> {
     if (invocation) {
       const verified = await this.#verifiedOr401('invocation', invocation);
-      const identity: AuthIdentity = { did: verified.did, via: 'invocation', ...finite(verified.expiration), chain: verified.chain, ...authorityEnd(verified) };
+      const identity: AuthIdentity = {
+        did: verified.did,
+        via: 'invocation',
+        ...finite(verified.expiration),
+        chain: verified.chain,
+        ...authorityEnd(verified),
+      };
       if (delegation) {
         // Beside an invocation the delegation is only material for downstream calls: kept when valid and the
         // same user's, otherwise left out without failing the request.
@@ -134,13 +140,22 @@ export class UcanAuthenticator {
           if (error instanceof AuthFailure) return undefined;
           throw error;
         });
-        if (user?.did === verified.did) Object.assign(identity, { delegation: user.artifact!, delegationRaw: delegation });
+        if (user?.did === verified.did)
+          Object.assign(identity, { delegation: user.artifact!, delegationRaw: delegation });
       }
       return identity;
     }
     if (delegation) {
       const verified = await this.#verifiedOr401('delegation', delegation);
-      return { did: verified.did, via: 'delegation', ...finite(verified.expiration), chain: verified.chain, ...authorityEnd(verified), delegation: verified.artifact!, delegationRaw: delegation };
+      return {
+        did: verified.did,
+        via: 'delegation',
+        ...finite(verified.expiration),
+        chain: verified.chain,
+        ...authorityEnd(verified),
+        delegation: verified.artifact!,
+        delegationRaw: delegation,
+      };
     }
     throw authErrors.missing();
   }
@@ -173,7 +188,8 @@ export class UcanAuthenticator {
     try {
       return await this.#verified(kind, raw);
     } catch (error) {
-      if (error instanceof AuthFailure) throw kind === 'delegation' ? authErrors.invalidDelegation(error.reason) : authErrors.invalid(error.reason);
+      if (error instanceof AuthFailure)
+        throw kind === 'delegation' ? authErrors.invalidDelegation(error.reason) : authErrors.invalid(error.reason);
       throw error;
     }
   }
@@ -219,7 +235,12 @@ export async function verifyDelegationForStorage(
 ): Promise<StoredDelegationCheck> {
   try {
     const resolvers = { ixo: ixoResolverUnavailable, ...options.resolvers };
-    const verified = await verifyArtifact('delegation', raw, { oracleDid, maxTtlSeconds: 0, verifier: options.verifier }, resolvers);
+    const verified = await verifyArtifact(
+      'delegation',
+      raw,
+      { oracleDid, maxTtlSeconds: 0, verifier: options.verifier },
+      resolvers,
+    );
     return storageAnswer(verified, oracleDid, options.userDid);
   } catch (error) {
     if (error instanceof AuthFailure) return { ok: false, reason: error.reason };
@@ -228,11 +249,18 @@ export async function verifyDelegationForStorage(
 }
 
 function storageAnswer(verified: Verified, oracleDid: string, userDid: string): StoredDelegationCheck {
-  if (verified.did !== userDid) return { ok: false, reason: `delegation is issued by ${verified.did}, not by the authenticated user ${userDid}` };
+  if (verified.did !== userDid)
+    return { ok: false, reason: `delegation is issued by ${verified.did}, not by the authenticated user ${userDid}` };
   return { ok: true, issuer: verified.did, audience: oracleDid, ...finite(verified.expiration) };
 }
 
-async function verifyArtifact(kind: Kind, raw: string, options: AuthenticatorOptions, resolvers: DidResolvers, audience?: FastAudience): Promise<Verified> {
+async function verifyArtifact(
+  kind: Kind,
+  raw: string,
+  options: AuthenticatorOptions,
+  resolvers: DidResolvers,
+  audience?: FastAudience,
+): Promise<Verified> {
   const bytes = artifactBytes(raw);
   // The common invocation (did:key, no proofs) skips ucanto's decode, format and access(); the rest goes below.
   const fast = kind === 'invocation' && audience ? await verifyFastInvocation(bytes, audience, options) : undefined;
@@ -289,4 +317,5 @@ export function artifactsFromHeaders(headers: Readonly<Record<string, string | u
 }
 
 const finite = (expiration: number) => (Number.isFinite(expiration) ? { expiration } : {});
-const authorityEnd = ({ authorityExpiration }: Verified) => (Number.isFinite(authorityExpiration) ? { authorityExpiration } : {});
+const authorityEnd = ({ authorityExpiration }: Verified) =>
+  Number.isFinite(authorityExpiration) ? { authorityExpiration } : {};

@@ -35,7 +35,8 @@ export function readCanonicalArchive(bytes: Uint8Array): DelegationView {
   if (blocks.size > MAX_CHAIN_LENGTH + 1) fail(`UCAN proof chain longer than ${MAX_CHAIN_LENGTH} delegations`);
   for (const block of blocks.values()) checkBlock(block);
   const variant = decodeCbor(roots[0]!);
-  const ucanLink = variant && typeof variant === 'object' ? (variant as Record<string, unknown>)['ucan@0.9.1'] : undefined;
+  const ucanLink =
+    variant && typeof variant === 'object' ? (variant as Record<string, unknown>)['ucan@0.9.1'] : undefined;
   const keys = variant && typeof variant === 'object' ? Object.keys(variant) : [];
   if (keys.length !== 1 || !ucanLink) fail('UCAN archive root is not { "ucan@0.9.1": <link> }');
   const root = Delegation.view({ root: ucanLink as never, blocks: blocks as never }, null);

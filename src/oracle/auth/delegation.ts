@@ -16,12 +16,16 @@ export async function verifyDelegation(
   const audience = delegation.audience.did();
   if (audience !== oracleDid) fail(`delegation is addressed to ${audience}, not to this oracle (${oracleDid})`);
   // The rule an invocation's capability meets (invocation.ts), so a delegation for something else logs nobody in.
-  if (!delegation.capabilities.some(grantsOracleAccess)) fail(`delegation does not carry the capability { can: '*', with: '${ORACLE_RESOURCE}' }`);
+  if (!delegation.capabilities.some(grantsOracleAccess))
+    fail(`delegation does not carry the capability { can: '*', with: '${ORACLE_RESOURCE}' }`);
   const chain = chainOf(delegation);
   for (const link of chain) checkTimeBounds(link, link === delegation ? 'delegation' : 'proof');
   checkProofLinks(chain);
   const valid = await session.signaturesValid(chain);
   const forged = chain.find((_, i) => !valid[i]);
-  if (forged) fail(`${forged === delegation ? 'delegation' : 'proof'} ${forged.cid} has an invalid signature from ${forged.issuer.did()}`);
+  if (forged)
+    fail(
+      `${forged === delegation ? 'delegation' : 'proof'} ${forged.cid} has an invalid signature from ${forged.issuer.did()}`,
+    );
   return { did: delegation.issuer.did(), expiration: chainExpiration(chain), chain };
 }

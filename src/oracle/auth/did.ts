@@ -39,7 +39,8 @@ function parseDidKey(did: string): Uint8Array {
   if (bytes.byteLength !== 34 || bytes[0] !== ED25519_PUB_PREFIX[0] || bytes[1] !== ED25519_PUB_PREFIX[1]) {
     throw new AuthFailure(`${did} is not an Ed25519 did:key (only Ed25519 keys are accepted)`);
   }
-  if (isUnsafeEd25519Key(bytes.subarray(2))) throw new AuthFailure(`${did} is a small-order or non-canonical Ed25519 key: anyone can sign for it`);
+  if (isUnsafeEd25519Key(bytes.subarray(2)))
+    throw new AuthFailure(`${did} is a small-order or non-canonical Ed25519 key: anyone can sign for it`);
   return bytes.subarray(2);
 }
 

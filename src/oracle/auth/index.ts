@@ -22,12 +22,25 @@ export { verifyEd25519 } from './ed25519.js';
 export { AuthFailure } from './failure.js';
 export { ORACLE_RESOURCE, OracleAccess } from './invocation.js';
 export { authErrors, INVALID_DELEGATION_MESSAGE, INVALID_UCAN_MESSAGE, MISSING_UCAN_MESSAGE } from './messages.js';
-export { inProcessVerifier, poolVerifier, VERIFY_TASK, type SignatureCheck, type SignatureVerifier, type TaskRunner } from './verifier.js';
+export {
+  inProcessVerifier,
+  poolVerifier,
+  VERIFY_TASK,
+  type SignatureCheck,
+  type SignatureVerifier,
+  type TaskRunner,
+} from './verifier.js';
 
 /** The oracle's authenticator: audience = the identity's DID, Ed25519 checks in `cpuPool` when given. */
 export function createOracleAuthenticator(
   identity: OracleIdentity,
-  options: { maxTtlSeconds: number; cpuPool?: TaskRunner; resolvers?: DidResolvers; cacheSize?: number; revocations?: AuthenticatorOptions['revocations'] },
+  options: {
+    maxTtlSeconds: number;
+    cpuPool?: TaskRunner;
+    resolvers?: DidResolvers;
+    cacheSize?: number;
+    revocations?: AuthenticatorOptions['revocations'];
+  },
 ): UcanAuthenticator {
   return new UcanAuthenticator({
     oracleDid: identity.did,

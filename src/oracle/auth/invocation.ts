@@ -13,7 +13,9 @@ const COVERING_RESOURCES = [ORACLE_RESOURCE, 'ixo:*', 'ucan:*'] as const;
 /** `{ can: '*', with: 'ixo:oracle' }`, as a ucanto capability parser. */
 export const OracleAccess = capability({
   can: '*',
-  with: Schema.literal(COVERING_RESOURCES[0]).or(Schema.literal(COVERING_RESOURCES[1])).or(Schema.literal(COVERING_RESOURCES[2])),
+  with: Schema.literal(COVERING_RESOURCES[0])
+    .or(Schema.literal(COVERING_RESOURCES[1]))
+    .or(Schema.literal(COVERING_RESOURCES[2])),
 });
 
 /**
@@ -37,10 +39,14 @@ export interface InvocationCheck {
 }
 
 /** Verifies an invocation; answers the issuer's DID and the earliest expiration along its chain. */
-export async function verifyInvocation(invocation: Delegation, check: InvocationCheck): Promise<{ did: string; expiration: number; chain: Delegation[] }> {
+export async function verifyInvocation(
+  invocation: Delegation,
+  check: InvocationCheck,
+): Promise<{ did: string; expiration: number; chain: Delegation[] }> {
   // Cheap checks first: a stale or misaddressed token costs no signature check.
   const audience = invocation.audience.did();
-  if (audience !== check.oracleDid) fail(`invocation is addressed to ${audience}, not to this oracle (${check.oracleDid})`);
+  if (audience !== check.oracleDid)
+    fail(`invocation is addressed to ${audience}, not to this oracle (${check.oracleDid})`);
   if (!Number.isFinite(invocation.expiration)) fail('invocation must declare an expiration');
   const latest = Math.floor(Date.now() / 1000) + check.maxTtlSeconds;
   if (invocation.expiration > latest) fail(`invocation lives longer than the allowed ${check.maxTtlSeconds} seconds`);
@@ -73,7 +79,12 @@ export async function verifyInvocation(invocation: Delegation, check: Invocation
 }
 
 /** One line out of ucanto's Unauthorized error tree. */
-function describeRefusal(error: { invalidProofs?: Array<{ message: string }>; unknownCapabilities?: unknown[]; delegationErrors?: unknown[]; message: string }): string {
+function describeRefusal(error: {
+  invalidProofs?: Array<{ message: string }>;
+  unknownCapabilities?: unknown[];
+  delegationErrors?: unknown[];
+  message: string;
+}): string {
   const [invalid] = error.invalidProofs ?? [];
   if (invalid) return invalid.message.split('\n')[0]!;
   if ((error.unknownCapabilities?.length ?? 0) > 0 || (error.delegationErrors?.length ?? 0) > 0) {

@@ -43,7 +43,10 @@ export function ed25519KeysOf(document: IidDocumentKeys): Uint8Array[] {
     } catch {
       continue;
     }
-    const key = bytes.length === 34 && bytes[0] === ED25519_PUB_PREFIX[0] && bytes[1] === ED25519_PUB_PREFIX[1] ? bytes.slice(2) : bytes;
+    const key =
+      bytes.length === 34 && bytes[0] === ED25519_PUB_PREFIX[0] && bytes[1] === ED25519_PUB_PREFIX[1]
+        ? bytes.slice(2)
+        : bytes;
     // A small-order or non-canonical key would let anyone sign for the DID.
     if (key.length === 32 && !isUnsafeEd25519Key(key)) keys.push(key);
   }

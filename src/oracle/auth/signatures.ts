@@ -101,7 +101,8 @@ export class SignatureSession {
       toDIDKey: () => keyDid,
       withDID: (other: DID) => this.#verifierFor(keyDid, publicKey, other),
       verify: (data: Uint8Array, signature: { code: number; raw: Uint8Array }) =>
-        signature.code === Signature.EdDSA && this.#verify([{ publicKey, data, signature: signature.raw }]).then(([valid]) => valid === true),
+        signature.code === Signature.EdDSA &&
+        this.#verify([{ publicKey, data, signature: signature.raw }]).then(([valid]) => valid === true),
     } as unknown as Verifier;
   }
 }

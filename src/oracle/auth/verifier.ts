@@ -28,7 +28,12 @@ export function inProcessVerifier(): SignatureVerifier {
  * cold caches) travel together in one task, so a burst costs one thread hop instead of one per signature.
  */
 export function poolVerifier(pool: TaskRunner, maxBatch = 64): SignatureVerifier {
-  let pending: { checks: SignatureCheck[]; waiters: Array<{ from: number; to: number; resolve: (r: boolean[]) => void; reject: (e: unknown) => void }> } | undefined;
+  let pending:
+    | {
+        checks: SignatureCheck[];
+        waiters: Array<{ from: number; to: number; resolve: (r: boolean[]) => void; reject: (e: unknown) => void }>;
+      }
+    | undefined;
 
   function flush(): void {
     const batch = pending;
@@ -53,7 +58,8 @@ export function poolVerifier(pool: TaskRunner, maxBatch = 64): SignatureVerifier
       }
       const from = pending.checks.length;
       // Copies, because a view into a larger buffer (the whole CAR) would be cloned whole across threads.
-      for (const c of checks) pending.checks.push({ publicKey: c.publicKey.slice(), data: c.data.slice(), signature: c.signature.slice() });
+      for (const c of checks)
+        pending.checks.push({ publicKey: c.publicKey.slice(), data: c.data.slice(), signature: c.signature.slice() });
       pending.waiters.push({ from, to: pending.checks.length, resolve, reject });
       if (pending.checks.length >= maxBatch) flush();
     });

@@ -3,7 +3,14 @@
 // (tool calls, reasoning, ...) are built on its worker (turn-events.ts, bridge.ts) and carry the same fields.
 
 /** Client -> server. */
-export const CLIENT_EVENTS = ['ping', 'status', 'subscribe', 'list-events', 'tool_result', 'action_call_result'] as const;
+export const CLIENT_EVENTS = [
+  'ping',
+  'status',
+  'subscribe',
+  'list-events',
+  'tool_result',
+  'action_call_result',
+] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /** Server -> client. `error` answers a frame the server could not use. */
@@ -40,7 +47,16 @@ export const payloads = {
     timestamp: now(),
   }),
   subscribed: (sessionId: string, subscriptions: readonly string[]) => ({ sessionId, subscriptions, timestamp: now() }),
-  availableEvents: (sessionId: string) => ({ clientEvents: CLIENT_EVENTS, serverEvents: SERVER_EVENTS, sessionId, timestamp: now() }),
+  availableEvents: (sessionId: string) => ({
+    clientEvents: CLIENT_EVENTS,
+    serverEvents: SERVER_EVENTS,
+    sessionId,
+    timestamp: now(),
+  }),
   /** `event` names the client frame that failed, when it had a name. */
-  error: (message: string, event?: string) => ({ message, ...(event === undefined ? {} : { event }), timestamp: now() }),
+  error: (message: string, event?: string) => ({
+    message,
+    ...(event === undefined ? {} : { event }),
+    timestamp: now(),
+  }),
 };

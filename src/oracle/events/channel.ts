@@ -194,7 +194,8 @@ export class EventChannel {
         throw new FrameError(wsErrorText(error), 'subscribe');
       });
       if (!owned) throw new FrameError(wsErrorText(chatRefusal('session_not_found', SESSION_NOT_FOUND)), 'subscribe');
-      if (client.subscriptions.length > MAX_SUBSCRIPTIONS) throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
+      if (client.subscriptions.length > MAX_SUBSCRIPTIONS)
+        throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
       // The socket may have closed while the actor answered.
       if (!this.#clients.has(client)) return;
       this.#join(client, sessionId);
@@ -223,28 +224,49 @@ export class EventChannel {
     input: { toolCallId: string; result?: unknown; error?: string | null; sessionId?: string },
   ): void {
     const sessionId = input.sessionId ?? client.identity.sessionId;
-    if (!client.subscriptions.includes(sessionId)) throw new FrameError(`This socket does not follow session ${sessionId}`, event);
-    const signal: ClientResultSignal = { type: 'client_result', kind, toolCallId: input.toolCallId, userDid: client.identity.userDid, result: input.result };
+    if (!client.subscriptions.includes(sessionId))
+      throw new FrameError(`This socket does not follow session ${sessionId}`, event);
+    const signal: ClientResultSignal = {
+      type: 'client_result',
+      kind,
+      toolCallId: input.toolCallId,
+      userDid: client.identity.userDid,
+      result: input.result,
+    };
     if (input.error) signal.error = input.error;
-    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).then(
-      (accepted) => {
-        if (accepted === true) return;
-        const what = kind === 'browser' ? 'browser tool call' : 'action call';
-        client.send('error', payloads.error(`No ${what} ${input.toolCallId} of this session is waiting for a result (answered already, timed out, or unknown)`, event));
-      },
-      (error: unknown) => {
-        if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
-        client.send('error', payloads.error(wsErrorText(error), event));
-      },
-    );
+    this.deps.actors
+      .ref(CHAT_ACTOR, sessionId)
+      .signal(signal)
+      .then(
+        (accepted) => {
+          if (accepted === true) return;
+          const what = kind === 'browser' ? 'browser tool call' : 'action call';
+          client.send(
+            'error',
+            payloads.error(
+              `No ${what} ${input.toolCallId} of this session is waiting for a result (answered already, timed out, or unknown)`,
+              event,
+            ),
+          );
+        },
+        (error: unknown) => {
+          if (!(error instanceof HostUnavailableError))
+            this.deps.log.error({ err: error, sessionId }, 'client result not delivered');
+          client.send('error', payloads.error(wsErrorText(error), event));
+        },
+      );
   }
 
   #unreachable(sessionId: string, data: unknown): void {
     const toolCallId = (data as { toolCallId?: unknown } | null)?.toolCallId;
     if (typeof toolCallId !== 'string') return;
     const signal: ClientUnreachableSignal = { type: 'client_unreachable', toolCallId };
-    this.deps.actors.ref(CHAT_ACTOR, sessionId).signal(signal).catch((error: unknown) => {
-      if (!(error instanceof HostUnavailableError)) this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
-    });
+    this.deps.actors
+      .ref(CHAT_ACTOR, sessionId)
+      .signal(signal)
+      .catch((error: unknown) => {
+        if (!(error instanceof HostUnavailableError))
+          this.deps.log.error({ err: error, sessionId }, 'unreachable client call not signalled');
+      });
   }
 }

@@ -4,12 +4,23 @@ import * as v from 'valibot';
 import { HttpError } from '../../http/errors.js';
 import { validate } from '../errors.js';
 
-const id = (max: number) => v.pipe(v.string('must be a string'), v.nonEmpty('should not be empty'), v.maxLength(max, `must be at most ${max} characters`));
-const errorText = v.nullish(v.pipe(v.string('must be a string'), v.maxLength(10_000, 'must be at most 10000 characters')));
+const id = (max: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.nonEmpty('should not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  );
+const errorText = v.nullish(
+  v.pipe(v.string('must be a string'), v.maxLength(10_000, 'must be at most 10000 characters')),
+);
 
 const EnvelopeSchema = v.object(
   {
-    event: v.pipe(v.string('must be a string'), v.nonEmpty('should not be empty'), v.maxLength(64, 'must be at most 64 characters')),
+    event: v.pipe(
+      v.string('must be a string'),
+      v.nonEmpty('should not be empty'),
+      v.maxLength(64, 'must be at most 64 characters'),
+    ),
     data: v.optional(v.unknown()),
   },
   'a frame must be a JSON object {"event": "<name>", "data": {...}}',
@@ -26,7 +37,10 @@ export const ActionResultSchema = ToolResultSchema;
 
 /** The problem of a frame, as the text of an `error` event. */
 export class FrameError extends Error {
-  constructor(message: string, readonly event?: string) {
+  constructor(
+    message: string,
+    readonly event?: string,
+  ) {
     super(message);
     this.name = 'FrameError';
   }

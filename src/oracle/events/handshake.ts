@@ -56,7 +56,8 @@ const ownCopy = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 export async function authenticateHandshake(deps: HandshakeDeps, input: HandshakeInput): Promise<ChannelIdentity> {
   const sessionId = typeof input.sessionId === 'string' ? ownCopy(input.sessionId.trim()) : '';
   if (!sessionId) throw httpErrors.badRequest(MISSING_SESSION_ID);
-  if (sessionId.length > SESSION_ID_MAX) throw httpErrors.badRequest(`sessionId must be at most ${SESSION_ID_MAX} characters`);
+  if (sessionId.length > SESSION_ID_MAX)
+    throw httpErrors.badRequest(`sessionId must be at most ${SESSION_ID_MAX} characters`);
   const headers = artifactsFromHeaders(input.headers);
   const identity = await deps.authenticator.authenticateArtifacts({
     invocation: headers.invocation ?? artifact(input.invocation),

@@ -46,7 +46,10 @@ export function startEventChannel(front: SocketFrontDoor, options: EventChannelO
     maxPayloadBytes: config.WS_MAX_PAYLOAD_BYTES,
     maxBackpressureBytes,
   });
-  channel.addTransport('websocket', nativeFanOut((topic, text) => front.publish(topic, text)));
+  channel.addTransport(
+    'websocket',
+    nativeFanOut((topic, text) => front.publish(topic, text)),
+  );
 
   const io = front.socketIo({
     path: SOCKET_IO_PATH,

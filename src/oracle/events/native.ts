@@ -57,7 +57,12 @@ export interface NativeRouteOptions {
   log: Logger;
 }
 
-export function nativeRoute({ channel, accept, highWaterBytes, log }: NativeRouteOptions): WebSocketRoute<NativeClient> {
+export function nativeRoute({
+  channel,
+  accept,
+  highWaterBytes,
+  log,
+}: NativeRouteOptions): WebSocketRoute<NativeClient> {
   return {
     async accept({ query, headers }) {
       const identity = await accept({

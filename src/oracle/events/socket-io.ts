@@ -45,7 +45,12 @@ export function attachSocketIoTransport(io: Server, { channel, accept, log }: So
   io.use(function authenticateSocket(socket, next) {
     const { auth, query, headers } = socket.handshake;
     const given = auth as HandshakeAuth;
-    accept({ sessionId: query.sessionId, invocation: given?.invocation, ucanDelegation: given?.ucanDelegation, headers: headers as Record<string, string> }).then(
+    accept({
+      sessionId: query.sessionId,
+      invocation: given?.invocation,
+      ucanDelegation: given?.ucanDelegation,
+      headers: headers as Record<string, string>,
+    }).then(
       (identity) => {
         socket.data.identity = identity;
         next();

@@ -1,6 +1,11 @@
 // POST, GET, DELETE /delegation: the user's delegation to this oracle, validated before it is stored.
 import { reply } from '../../http/types.js';
-import { DelegationRevokedSchema, DelegationStatusSchema, DelegationStoredSchema, ErrorBodySchema } from '../answer-schemas.js';
+import {
+  DelegationRevokedSchema,
+  DelegationStatusSchema,
+  DelegationStoredSchema,
+  ErrorBodySchema,
+} from '../answer-schemas.js';
 import { oracleErrors } from '../errors.js';
 import { decodeArtifact, revocationKeyOf } from '../auth/index.js';
 import { StoreDelegationSchema } from '../schemas.js';
@@ -21,7 +26,11 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       body: StoreDelegationSchema,
       responses: {
         200: { description: 'Stored', schema: DelegationStoredSchema },
-        400: { description: 'Invalid body, or a delegation that is not yours, not to this oracle, expired or badly signed (`reason`)', schema: ErrorBodySchema },
+        400: {
+          description:
+            'Invalid body, or a delegation that is not yours, not to this oracle, expired or badly signed (`reason`)',
+          schema: ErrorBodySchema,
+        },
         401: AUTH_RESPONSES[401],
       },
       async handler({ identity: { did }, body }) {
@@ -41,7 +50,10 @@ export function delegationRoutes(deps: OracleRouteDeps) {
           ...(check.expiration === undefined ? {} : { expiration: check.expiration }),
           storedAt: new Date().toISOString(),
         });
-        return reply.json(200, check.expiration === undefined ? { ok: true } : { ok: true, expiration: check.expiration });
+        return reply.json(
+          200,
+          check.expiration === undefined ? { ok: true } : { ok: true, expiration: check.expiration },
+        );
       },
     }),
 
@@ -51,7 +63,10 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       auth: 'ucan',
       summary: 'Whether a valid delegation is stored',
       tags,
-      responses: { 200: { description: '`authorized` is false when none is stored or it expired', schema: DelegationStatusSchema }, 401: AUTH_RESPONSES[401] },
+      responses: {
+        200: { description: '`authorized` is false when none is stored or it expired', schema: DelegationStatusSchema },
+        401: AUTH_RESPONSES[401],
+      },
       async handler({ identity: { did } }) {
         return reply.json(200, delegationStatus(await delegations.get(did)));
       },
@@ -61,7 +76,8 @@ export function delegationRoutes(deps: OracleRouteDeps) {
       method: 'DELETE',
       path: '/delegation',
       auth: 'ucan',
-      summary: 'Revoke your stored delegation (and the one sent with this request): refused from now on, on every transport',
+      summary:
+        'Revoke your stored delegation (and the one sent with this request): refused from now on, on every transport',
       tags,
       responses: { 200: { description: 'Revoked', schema: DelegationRevokedSchema }, 401: AUTH_RESPONSES[401] },
       async handler({ identity: { did, delegation } }) {

@@ -61,5 +61,9 @@ export const route = declarer<AuthIdentity>();
 /** Answers every protected route may give besides its own. */
 export const AUTH_RESPONSES = {
   400: { description: 'Invalid input: `message` lists the problems', schema: ErrorBodySchema },
-  401: { description: 'Missing or invalid UCAN (`Missing UCAN authentication…`, `Invalid UCAN invocation` or, for a delegation alone, `Invalid UCAN delegation`, with `reason`)', schema: ErrorBodySchema },
+  401: {
+    description:
+      'Missing or invalid UCAN (`Missing UCAN authentication…`, `Invalid UCAN invocation` or, for a delegation alone, `Invalid UCAN delegation`, with `reason`)',
+    schema: ErrorBodySchema,
+  },
 };

@@ -12,10 +12,22 @@ import {
   PaymentRequiredSchema,
   SseStreamSchema,
 } from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type ChatShape, type TurnMessage, type TurnReply } from '../chat-protocol.js';
+import {
+  CHAT_ACTOR,
+  type AbortSignalMessage,
+  type ChatShape,
+  type TurnMessage,
+  type TurnReply,
+} from '../chat-protocol.js';
 import { relayStream, SSE_HEADERS } from './stream-relay.js';
 import { oracleErrors } from '../errors.js';
-import { AbortSchema, SendMessageSchema, SessionIdParamsSchema, TimeZoneSchema, type SendMessageInput } from '../schemas.js';
+import {
+  AbortSchema,
+  SendMessageSchema,
+  SessionIdParamsSchema,
+  TimeZoneSchema,
+  type SendMessageInput,
+} from '../schemas.js';
 import * as v from 'valibot';
 import { actorCall, actorFailure, AUTH_RESPONSES, route, supersede, type OracleRouteDeps } from './deps.js';
 
@@ -40,15 +52,21 @@ export function messageRoutes(deps: OracleRouteDeps) {
       summary: 'Abort the generation in flight of one of your sessions',
       tags,
       body: AbortSchema,
-      responses: { 200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema }, ...AUTH_RESPONSES },
+      responses: {
+        200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema },
+        ...AUTH_RESPONSES,
+      },
       async handler({ identity: { did }, body: { sessionId } }) {
         // The actor stops only its own user's generation; unknown, foreign or idle sessions answer false alike.
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
-        const found = await actors.ref(CHAT_ACTOR, sessionId).signal(stop).catch((error: unknown) => {
-          // A host that is restarting runs no generation.
-          if (error instanceof HostUnavailableError) return false;
-          throw error;
-        });
+        const found = await actors
+          .ref(CHAT_ACTOR, sessionId)
+          .signal(stop)
+          .catch((error: unknown) => {
+            // A host that is restarting runs no generation.
+            if (error instanceof HostUnavailableError) return false;
+            throw error;
+          });
         return reply.json(200, { success: found === true });
       },
     }),
@@ -62,16 +80,25 @@ export function messageRoutes(deps: OracleRouteDeps) {
       params: SessionIdParamsSchema,
       body: SendMessageSchema,
       responses: {
-        200: { description: 'The answer (JSON), or with `stream: true` a text/event-stream', schema: v.union([MessageReplySchema, SseStreamSchema]) },
+        200: {
+          description: 'The answer (JSON), or with `stream: true` a text/event-stream',
+          schema: v.union([MessageReplySchema, SseStreamSchema]),
+        },
         402: { description: 'Out of credits (credits plugin)', schema: PaymentRequiredSchema },
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
         502: { description: 'The model failed (JSON answers; streams get an `error` frame)', schema: ErrorBodySchema },
-        503: { description: 'The session actor is restarting or busy (mailbox or host queue full); retry after `Retry-After`', schema: ErrorBodySchema },
+        503: {
+          description:
+            'The session actor is restarting or busy (mailbox or host queue full); retry after `Retry-After`',
+          schema: ErrorBodySchema,
+        },
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {
         if (body.model !== undefined && !deps.models.find(body.model)) {
-          throw oracleErrors.badRequest(`Unknown model "${body.model}": GET /models lists the models this oracle offers`);
+          throw oracleErrors.badRequest(
+            `Unknown model "${body.model}": GET /models lists the models this oracle offers`,
+          );
         }
         // Ownership is the actor's check, made before anything starts: an unknown or foreign session is refused
         // before a stream opens, so it is a JSON 404 even when a stream was asked for (no extra round trip).
@@ -94,7 +121,9 @@ export function messageRoutes(deps: OracleRouteDeps) {
         // One generation per session: the newest message stops the one in flight and any queued before it.
         const actor = actors.ref(CHAT_ACTOR, sessionId);
         supersede(actor, user.did, turn.turnId);
-        return body.stream ? streamTurn(deps, actor, turn, sessionId, res) : jsonTurn(actor, sessionId, turn, user, req);
+        return body.stream
+          ? streamTurn(deps, actor, turn, sessionId, res)
+          : jsonTurn(actor, sessionId, turn, user, req);
       },
     }),
 
@@ -107,7 +136,10 @@ export function messageRoutes(deps: OracleRouteDeps) {
       params: SessionIdParamsSchema,
       responses: {
         200: { description: 'The transcript', schema: MessageListSchema },
-        404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
+        404: {
+          description: 'No such session of this user (unknown and foreign ids answer alike)',
+          schema: ErrorBodySchema,
+        },
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId } }) {
@@ -123,7 +155,13 @@ type ChatRef = ActorRef<ChatShape>;
 // Both send their message at once, before any await: it must leave in the same event-loop turn as supersede's.
 // A stream is a run (runs/run-log.ts): its frames are numbered and kept, the POST's answer is its first reader,
 // and a dropped connection only detaches that reader: the turn goes on, re-joinable with GET /runs/:id.
-async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessage, sessionId: string, res: HttpResponse): Promise<Reply | void> {
+async function streamTurn(
+  deps: OracleRouteDeps,
+  actor: ChatRef,
+  turn: TurnMessage,
+  sessionId: string,
+  res: HttpResponse,
+): Promise<Reply | void> {
   const stream = actor.stream(turn);
   const outcome = await relayStream(stream.channel, {
     open: () => {
@@ -141,7 +179,13 @@ async function streamTurn(deps: OracleRouteDeps, actor: ChatRef, turn: TurnMessa
   if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
 }
 
-async function jsonTurn(actor: ChatRef, sessionId: string, turn: TurnMessage, user: AuthIdentity, req: HttpRequest): Promise<Reply> {
+async function jsonTurn(
+  actor: ChatRef,
+  sessionId: string,
+  turn: TurnMessage,
+  user: AuthIdentity,
+  req: HttpRequest,
+): Promise<Reply> {
   const answering = actorCall(() => actor.send(turn, JSON_TURN_TIMEOUT_MS));
   // A client that leaves stops its generation.
   const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, turnId: turn.turnId };

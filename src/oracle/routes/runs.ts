@@ -11,9 +11,19 @@ import { SSE_HEADERS } from './stream-relay.js';
 
 const RUN_NOT_FOUND = 'Run not found';
 
-const RunParamsSchema = v.object({ runId: v.pipe(v.string(), v.nonEmpty('should not be empty'), v.maxLength(128, 'must be at most 128 characters')) });
+const RunParamsSchema = v.object({
+  runId: v.pipe(v.string(), v.nonEmpty('should not be empty'), v.maxLength(128, 'must be at most 128 characters')),
+});
 const AfterQuerySchema = v.object({
-  after: v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a non-negative whole number'), v.transform(Number), v.description('The last frame id received (0: from the start)')), '0'),
+  after: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,9}$/, 'must be a non-negative whole number'),
+      v.transform(Number),
+      v.description('The last frame id received (0: from the start)'),
+    ),
+    '0',
+  ),
 });
 
 export function runRoutes(deps: OracleRouteDeps) {
@@ -28,8 +38,14 @@ export function runRoutes(deps: OracleRouteDeps) {
       params: RunParamsSchema,
       query: AfterQuerySchema,
       responses: {
-        200: { description: 'A text/event-stream: a `run` frame, then the frames numbered above `after`', schema: SseStreamSchema },
-        404: { description: 'No such run of this user on this node, or its frames after `after` are no longer kept', schema: ErrorBodySchema },
+        200: {
+          description: 'A text/event-stream: a `run` frame, then the frames numbered above `after`',
+          schema: SseStreamSchema,
+        },
+        404: {
+          description: 'No such run of this user on this node, or its frames after `after` are no longer kept',
+          schema: ErrorBodySchema,
+        },
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { runId }, query: { after }, res }) {
@@ -63,7 +79,9 @@ export function runRoutes(deps: OracleRouteDeps) {
       },
       async handler({ identity: user, params: { sessionId } }) {
         const local = runs.running(sessionId, user.did);
-        const run = local ? { runId: local.info.runId, status: local.status } : await deps.clusterRuns?.running(sessionId, user.did);
+        const run = local
+          ? { runId: local.info.runId, status: local.status }
+          : await deps.clusterRuns?.running(sessionId, user.did);
         if (!run) throw HttpError.of(404, 'No run in progress');
         return reply.json(200, { run });
       },

@@ -6,7 +6,12 @@
 // not in memory runs nothing, so the read is then a call, which loads it (one in memory that has not loaded
 // its record yet answers the call after the message it is loading for).
 import type { Actors } from '../../runtime/router.js';
-import { CHAT_ACTOR, type HistoryPageMessage, type MessagesPageMessage, type OwnsSessionMessage } from '../chat-protocol.js';
+import {
+  CHAT_ACTOR,
+  type HistoryPageMessage,
+  type MessagesPageMessage,
+  type OwnsSessionMessage,
+} from '../chat-protocol.js';
 import type { HistoryPage, MessageItem, MessagesPage } from '../sessions/transcript.js';
 
 export interface SessionReads {
@@ -15,7 +20,11 @@ export interface SessionReads {
   /** The whole transcript, oldest first, read a page at a time; refused `session_not_found` unless it is the user's. */
   messages(sessionId: string, userDid: string): Promise<MessageItem[]>;
   /** One page of the transcript (GET /sessions/:id/messages); refused `session_not_found` unless it is the user's. */
-  history(sessionId: string, userDid: string, query: Omit<HistoryPageMessage, 'type' | 'userDid'>): Promise<HistoryPage>;
+  history(
+    sessionId: string,
+    userDid: string,
+    query: Omit<HistoryPageMessage, 'type' | 'userDid'>,
+  ): Promise<HistoryPage>;
 }
 
 export function sessionReadsThrough(actors: Actors): SessionReads {

@@ -1,7 +1,13 @@
 // POST /sessions, GET /sessions, DELETE /sessions/:sessionId, GET /sessions/:sessionId/messages (paged history).
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';
-import { ErrorBodySchema, HistoryPageSchema, SessionDeletedSchema, SessionListSchema, SessionSchema } from '../answer-schemas.js';
+import {
+  ErrorBodySchema,
+  HistoryPageSchema,
+  SessionDeletedSchema,
+  SessionListSchema,
+  SessionSchema,
+} from '../answer-schemas.js';
 import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
 import { oracleErrors } from '../errors.js';
 import { HistoryQuerySchema, SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
@@ -55,8 +61,14 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       params: SessionIdParamsSchema,
       query: HistoryQuerySchema,
       responses: {
-        200: { description: 'One page, oldest first, with the cursors to the pages around it', schema: HistoryPageSchema },
-        404: { description: 'No such session of this user (unknown and foreign ids answer alike)', schema: ErrorBodySchema },
+        200: {
+          description: 'One page, oldest first, with the cursors to the pages around it',
+          schema: HistoryPageSchema,
+        },
+        404: {
+          description: 'No such session of this user (unknown and foreign ids answer alike)',
+          schema: ErrorBodySchema,
+        },
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, query }) {

@@ -81,7 +81,11 @@ export class ClusterRuns {
     const sub = this.#nc.subscribe(inbox);
     let answer: JoinAnswer;
     try {
-      const reply = await this.#nc.request(this.#subject(runId.slice(0, runId.indexOf('.'))), JSON.stringify({ runId, userDid, after, inbox } satisfies JoinRequest), { timeout: 5_000 });
+      const reply = await this.#nc.request(
+        this.#subject(runId.slice(0, runId.indexOf('.'))),
+        JSON.stringify({ runId, userDid, after, inbox } satisfies JoinRequest),
+        { timeout: 5_000 },
+      );
       answer = reply.json<JoinAnswer>();
     } catch {
       answer = { found: false }; // no responders: that node is gone, and its runs with it
@@ -94,9 +98,15 @@ export class ClusterRuns {
   }
 
   /** The session's run in progress on another node, asked of all of them (none within `waitMs`: none). */
-  async running(sessionId: string, userDid: string, waitMs = 500): Promise<{ runId: string; status: string } | undefined> {
+  async running(
+    sessionId: string,
+    userDid: string,
+    waitMs = 500,
+  ): Promise<{ runId: string; status: string } | undefined> {
     try {
-      return (await this.#nc.request(this.#sessionsSubject, JSON.stringify({ sessionId, userDid }), { timeout: waitMs })).json();
+      return (
+        await this.#nc.request(this.#sessionsSubject, JSON.stringify({ sessionId, userDid }), { timeout: waitMs })
+      ).json();
     } catch {
       return undefined;
     }
@@ -179,7 +189,8 @@ class InboxReader implements StreamWriter {
 
   end(): void {
     if (this.#closed) return;
-    if (!this.nc.isClosed()) this.nc.publish(this.inbox, JSON.stringify({ s: this.#seq++, end: true } satisfies InboxMessage));
+    if (!this.nc.isClosed())
+      this.nc.publish(this.inbox, JSON.stringify({ s: this.#seq++, end: true } satisfies InboxMessage));
     this.#close();
   }
 

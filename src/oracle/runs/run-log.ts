@@ -58,7 +58,12 @@ export class RunLog {
     for (const batch of this.#batches) {
       const last = batch.firstId + batch.count - 1;
       if (last <= after) continue;
-      text += batch.firstId > after ? batch.text : framesOf(batch.text).slice(after + 1 - batch.firstId).join('');
+      text +=
+        batch.firstId > after
+          ? batch.text
+          : framesOf(batch.text)
+              .slice(after + 1 - batch.firstId)
+              .join('');
     }
     return text;
   }
@@ -120,7 +125,8 @@ export class RunLog {
       start = stop;
     }
     const done = chunk.indexOf(DONE_PREFIX);
-    if (done >= 0) this.status = statusOf(chunk.slice(done + DONE_PREFIX.length, chunk.indexOf('\n', done + DONE_PREFIX.length)));
+    if (done >= 0)
+      this.status = statusOf(chunk.slice(done + DONE_PREFIX.length, chunk.indexOf('\n', done + DONE_PREFIX.length)));
     const before = this.#bytes;
     this.#batches.push({ firstId, count: this.#nextId - firstId, text: numbered });
     this.#bytes += numbered.length;

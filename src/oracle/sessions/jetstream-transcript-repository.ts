@@ -37,7 +37,9 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
   private constructor(private readonly store: KvRecordStore<TranscriptEntry>) {}
 
   static async open(connection: ClusterConnection): Promise<JetStreamTranscriptRepository> {
-    return new JetStreamTranscriptRepository(await KvRecordStore.open<TranscriptEntry>(connection, { name: 'oracle_transcripts' }));
+    return new JetStreamTranscriptRepository(
+      await KvRecordStore.open<TranscriptEntry>(connection, { name: 'oracle_transcripts' }),
+    );
   }
 
   /** Two steps, `check` then `write`, which the turn commit runs apart (it checks the record at the same time). */
@@ -63,8 +65,13 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
     const create = (i: number) => this.store.create(keys[i], entries[i], latest[i] ?? null);
     if (keys.length === 0) return [];
     const first = await create(0);
-    const outcomes = [{ status: 'fulfilled', value: first } as const, ...(await Promise.allSettled(keys.slice(1).map((_, i) => create(i + 1))))];
-    const written = outcomes.flatMap((outcome, i) => (outcome.status === 'fulfilled' ? [{ key: keys[i], revision: outcome.value }] : []));
+    const outcomes = [
+      { status: 'fulfilled', value: first } as const,
+      ...(await Promise.allSettled(keys.slice(1).map((_, i) => create(i + 1)))),
+    ];
+    const written = outcomes.flatMap((outcome, i) =>
+      outcome.status === 'fulfilled' ? [{ key: keys[i], revision: outcome.value }] : [],
+    );
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (!failed) return written;
     await this.takeBack(written);
@@ -115,7 +122,9 @@ export class JetStreamTranscriptRepository implements TranscriptRepository {
   /** The entries numbered start..end-1 that exist, oldest first, read at once. */
   async #entries(sessionId: string, start: number, end: number): Promise<TranscriptEntry[]> {
     if (end <= start) return [];
-    const read = await Promise.all(Array.from({ length: end - start }, (_, i) => this.store.get(keyOf(sessionId, start + i))));
+    const read = await Promise.all(
+      Array.from({ length: end - start }, (_, i) => this.store.get(keyOf(sessionId, start + i))),
+    );
     return read.flatMap((entry) => (entry ? [entry.value] : []));
   }
 }

@@ -23,7 +23,10 @@ export async function openJetStreamSessionStores(connection: ClusterConnection):
     transcripts,
     async commitTurn(record, revision, from, entries) {
       // Both checks at once, before anything is written: a stale revision or a taken number writes nothing.
-      const [current, checked] = await Promise.all([sessions.expect(record.sessionId, revision), transcripts.check(record.sessionId, from, entries)]);
+      const [current, checked] = await Promise.all([
+        sessions.expect(record.sessionId, revision),
+        transcripts.check(record.sessionId, from, entries),
+      ]);
       const appended = await transcripts.write(checked);
       try {
         return await sessions.updateFrom(current, record);

@@ -24,7 +24,11 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
   const db = store.db<TranscriptEntry>('oracle-transcripts');
 
   /** Reads one entry past the page to know whether another follows. */
-  const page = (range: Iterable<{ key: string; value: TranscriptEntry }>, limit: number, nextOf: (n: number) => number): TranscriptPage => {
+  const page = (
+    range: Iterable<{ key: string; value: TranscriptEntry }>,
+    limit: number,
+    nextOf: (n: number) => number,
+  ): TranscriptPage => {
     const entries: TranscriptEntry[] = [];
     for (const { key, value } of range) {
       if (entries.length === limit) return { entries, next: nextOf(numberOf(key)) };
@@ -50,18 +54,31 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
     append: (sessionId, from, entries) => db.transaction(() => stageAppend(sessionId, from, entries)()),
 
     async read(sessionId, { from, limit }) {
-      const range = db.getRange({ start: keyOf(sessionId, from), end: `${prefixOf(sessionId)}\uffff`, limit: limit + 1 });
+      const range = db.getRange({
+        start: keyOf(sessionId, from),
+        end: `${prefixOf(sessionId)}\uffff`,
+        limit: limit + 1,
+      });
       return page(range, limit, (n) => n);
     },
 
     async readNewest(sessionId, { before, limit }) {
       if (before !== undefined && before <= 0) return { entries: [] };
       const start = before === undefined ? `${prefixOf(sessionId)}\uffff` : keyOf(sessionId, before - 1);
-      return page(db.getRange({ start, end: prefixOf(sessionId), reverse: true, limit: limit + 1 }), limit, (n) => n + 1);
+      return page(
+        db.getRange({ start, end: prefixOf(sessionId), reverse: true, limit: limit + 1 }),
+        limit,
+        (n) => n + 1,
+      );
     },
 
     async length(sessionId) {
-      for (const key of db.getKeys({ start: `${prefixOf(sessionId)}\uffff`, end: prefixOf(sessionId), reverse: true, limit: 1 })) {
+      for (const key of db.getKeys({
+        start: `${prefixOf(sessionId)}\uffff`,
+        end: prefixOf(sessionId),
+        reverse: true,
+        limit: 1,
+      })) {
         return numberOf(key) + 1;
       }
       return 0;
@@ -69,7 +86,8 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
 
     async remove(sessionId) {
       await db.transaction(() => {
-        for (const key of db.getKeys({ start: prefixOf(sessionId), end: `${prefixOf(sessionId)}\uffff` })) db.remove(key);
+        for (const key of db.getKeys({ start: prefixOf(sessionId), end: `${prefixOf(sessionId)}\uffff` }))
+          db.remove(key);
       });
     },
   };

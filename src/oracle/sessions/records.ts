@@ -50,4 +50,3 @@ export function titleFrom(message: string): string {
   const space = cut.lastIndexOf(' ');
   return `${space > 20 ? cut.slice(0, space) : cut}…`;
 }
-

@@ -6,8 +6,14 @@ import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
 import { forModel, type Attachment } from '../attachments.js';
 
 /** A user's message for the provider, its attachments with it. */
-export function userMessage(content: string, attachments: readonly Attachment[] | undefined, homeServer: string | undefined): ChatMessage {
-  return attachments?.length ? { role: 'user', content, attachments: forModel(attachments, homeServer) } : { role: 'user', content };
+export function userMessage(
+  content: string,
+  attachments: readonly Attachment[] | undefined,
+  homeServer: string | undefined,
+): ChatMessage {
+  return attachments?.length
+    ? { role: 'user', content, attachments: forModel(attachments, homeServer) }
+    : { role: 'user', content };
 }
 
 export interface HumanEntry {
@@ -41,7 +47,14 @@ export interface MessageItem {
   id: string;
   type: 'ai' | 'human';
   content: string;
-  toolCalls?: { name: string; args: Record<string, unknown>; id: string; output?: string; status?: 'done' | 'error'; interrupted?: true }[];
+  toolCalls?: {
+    name: string;
+    args: Record<string, unknown>;
+    id: string;
+    output?: string;
+    status?: 'done' | 'error';
+    interrupted?: true;
+  }[];
   /** An ai item of a turn that was stopped or failed: as `done` of its stream said (sse-frames.ts doneFrame). */
   status?: 'aborted' | 'failed';
   aborted?: true;
@@ -76,8 +89,15 @@ export interface HistoryPage {
 
 export function itemOf(entry: TranscriptEntry): MessageItem {
   if (entry.type === 'human') {
-    const item: MessageItem = { id: entry.id, type: 'human', content: entry.content, isComplete: true, isReasoning: false };
-    if (entry.attachments?.length) Object.assign(item, { attachments: entry.attachments, attachment: entry.attachments[0] });
+    const item: MessageItem = {
+      id: entry.id,
+      type: 'human',
+      content: entry.content,
+      isComplete: true,
+      isReasoning: false,
+    };
+    if (entry.attachments?.length)
+      Object.assign(item, { attachments: entry.attachments, attachment: entry.attachments[0] });
     return item;
   }
   const item: MessageItem = {

@@ -13,6 +13,10 @@ export interface SessionStores {
    * Entries numbered `from` onwards, then the record at `revision` moved to `record`; the record's new
    * revision. RevisionConflictError, and nothing written, when a number is taken or the record moved.
    */
-  commitTurn(record: SessionRecord, revision: number, from: number, entries: readonly TranscriptEntry[]): Promise<Versioned<SessionRecord>>;
+  commitTurn(
+    record: SessionRecord,
+    revision: number,
+    from: number,
+    entries: readonly TranscriptEntry[],
+  ): Promise<Versioned<SessionRecord>>;
 }
-

@@ -17,7 +17,10 @@ export interface CapacityPlan {
 /** Rates are rounded to keep the steps readable: whole numbers from 10/s up. */
 export const roundRate = (rate: number) => (rate >= 10 ? Math.round(rate) : Math.round(rate * 100) / 100);
 
-export async function searchCapacity<S extends StepVerdict>(plan: CapacityPlan, tryRate: (rate: number) => Promise<S>): Promise<{ highestHeld?: number; steps: S[] }> {
+export async function searchCapacity<S extends StepVerdict>(
+  plan: CapacityPlan,
+  tryRate: (rate: number) => Promise<S>,
+): Promise<{ highestHeld?: number; steps: S[] }> {
   const steps: S[] = [];
   let held: number | undefined;
   let broke: number | undefined;

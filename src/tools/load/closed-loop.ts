@@ -31,11 +31,21 @@ function runAutocannon(requests: autocannon.Request[], recorder: Recorder, optio
       if (status >= 200 && status < 300) recorder.answered(since);
       else recorder.failed(since, `http ${status}`);
     });
-    instance.on('reqError', (error: Error) => recorder.unanswered(/timed out/.test(error.message) ? 'timeout' : ((error as NodeJS.ErrnoException).code?.toLowerCase() ?? 'client error')));
+    instance.on('reqError', (error: Error) =>
+      recorder.unanswered(
+        /timed out/.test(error.message)
+          ? 'timeout'
+          : ((error as NodeJS.ErrnoException).code?.toLowerCase() ?? 'client error'),
+      ),
+    );
   });
 }
 
-export async function runClosedLoop(scenario: Scenario, recorder: Recorder, options: ClosedLoopOptions): Promise<'autocannon' | 'journeys'> {
+export async function runClosedLoop(
+  scenario: Scenario,
+  recorder: Recorder,
+  options: ClosedLoopOptions,
+): Promise<'autocannon' | 'journeys'> {
   const requests = scenario.autocannonRequests?.();
   if (requests) {
     await runAutocannon(requests, recorder, options);

@@ -24,12 +24,15 @@ const ERROR_RATE_FLOOR = 0.001;
 function figures(old: LoadReport, now: LoadReport): Figure[] {
   const list: Figure[] = [
     { figure: 'throughput req/s', better: 'higher', value: (r) => r.throughput?.rps },
-    ...(['p50', 'p90', 'p99', 'p999'] as const).map((p): Figure => ({ figure: `latency ${p} ms`, better: 'lower', value: (r) => r.latencyMs?.[p] })),
+    ...(['p50', 'p90', 'p99', 'p999'] as const).map(
+      (p): Figure => ({ figure: `latency ${p} ms`, better: 'lower', value: (r) => r.latencyMs?.[p] }),
+    ),
     { figure: 'error rate', better: 'error-rate', value: (r) => r.errorRate },
     { figure: 'capacity req/s', better: 'higher', value: (r) => r.capacity?.highestRate },
   ];
   for (const name of Object.keys(now.timings ?? {})) {
-    if (old.timings?.[name]) list.push({ figure: `${name} p99 ms`, better: 'lower', value: (r) => r.timings?.[name]?.p99 });
+    if (old.timings?.[name])
+      list.push({ figure: `${name} p99 ms`, better: 'lower', value: (r) => r.timings?.[name]?.p99 });
   }
   return list;
 }
@@ -46,18 +49,37 @@ export function compareReports(old: LoadReport, now: LoadReport, maxRegression: 
     const before = value(old);
     const after = value(now);
     if (typeof before !== 'number' || typeof after !== 'number') continue;
-    differences.push({ figure, old: before, now: after, change: before === 0 ? NaN : (after - before) / before, worse: isWorse(better, before, after, maxRegression) });
+    differences.push({
+      figure,
+      old: before,
+      now: after,
+      change: before === 0 ? NaN : (after - before) / before,
+      worse: isWorse(better, before, after, maxRegression),
+    });
   }
   return differences;
 }
 
 export function formatComparison(differences: Difference[], maxRegression: number): string {
-  const lines = [`\n## Compared with the old run (a regression is worse by more than ${+(maxRegression * 100).toFixed(2)}%)`, '| figure | old | new | change | |', '|---|---|---|---|---|'];
+  const lines = [
+    `\n## Compared with the old run (a regression is worse by more than ${+(maxRegression * 100).toFixed(2)}%)`,
+    '| figure | old | new | change | |',
+    '|---|---|---|---|---|',
+  ];
   for (const d of differences) {
-    const change = Number.isNaN(d.change) ? (d.now === d.old ? '0%' : 'new') : `${d.change >= 0 ? '+' : ''}${(d.change * 100).toFixed(1)}%`;
-    lines.push(`| ${d.figure} | ${+d.old.toFixed(4)} | ${+d.now.toFixed(4)} | ${change} | ${d.worse ? 'REGRESSION' : 'ok'} |`);
+    const change = Number.isNaN(d.change)
+      ? d.now === d.old
+        ? '0%'
+        : 'new'
+      : `${d.change >= 0 ? '+' : ''}${(d.change * 100).toFixed(1)}%`;
+    lines.push(
+      `| ${d.figure} | ${+d.old.toFixed(4)} | ${+d.now.toFixed(4)} | ${change} | ${d.worse ? 'REGRESSION' : 'ok'} |`,
+    );
   }
   const worse = differences.filter((d) => d.worse);
-  lines.push('', worse.length ? `${worse.length} regression(s): ${worse.map((d) => d.figure).join(', ')}` : 'no regression');
+  lines.push(
+    '',
+    worse.length ? `${worse.length} regression(s): ${worse.map((d) => d.figure).join(', ')}` : 'no regression',
+  );
   return lines.join('\n');
 }

@@ -14,7 +14,9 @@ export function hintsFor(summary: Pick<RunSummary, 'errorsByKind' | 'requests'>)
   const hints: string[] = [];
   const limited = rateLimited(summary.errorsByKind);
   if (limited > 0) {
-    const share = summary.requests.sent ? ` (${((limited / summary.requests.sent) * 100).toFixed(1)}% of those sent)` : '';
+    const share = summary.requests.sent
+      ? ` (${((limited / summary.requests.sent) * 100).toFixed(1)}% of those sent)`
+      : '';
     hints.push(
       `${limited} requests${share} were refused with 429 by the server's rate limit (RATE_LIMIT_MAX requests per ` +
         'RATE_LIMIT_WINDOW_SECONDS for each client address; 100 a minute by default), so this run measured the limit, ' +

@@ -6,7 +6,10 @@ import https from 'node:https';
 import type { Recorder } from './recorder.js';
 
 export class LoadError extends Error {
-  constructor(readonly kind: string, message = kind) {
+  constructor(
+    readonly kind: string,
+    message = kind,
+  ) {
     super(message);
   }
 }
@@ -35,7 +38,10 @@ export class HttpClient {
   private readonly agent: http.Agent;
   private readonly transport: typeof http | typeof https;
 
-  constructor(readonly target: URL, private readonly timeoutMs: number) {
+  constructor(
+    readonly target: URL,
+    private readonly timeoutMs: number,
+  ) {
     this.transport = target.protocol === 'https:' ? https : http;
     this.agent = new this.transport.Agent({ keepAlive: true, maxSockets: Infinity });
   }
@@ -52,7 +58,11 @@ export class HttpClient {
         if (error) reject(error);
         else resolve(answer!);
       };
-      const req = this.transport.request(url, { method, agent: this.agent, headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } });
+      const req = this.transport.request(url, {
+        method,
+        agent: this.agent,
+        headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
+      });
       const timer = setTimeout(() => {
         settle(new LoadError('timeout', `no complete answer within ${this.timeoutMs} ms`));
         req.destroy();
@@ -91,6 +101,7 @@ export async function timed<T>(recorder: Recorder, since: number, call: () => Pr
 
 /** Rejects unless the answer has the expected status. */
 export function expectStatus(answer: HttpAnswer, ...expected: number[]): HttpAnswer {
-  if (!expected.includes(answer.status)) throw new LoadError(`http ${answer.status}`, `HTTP ${answer.status}: ${answer.body.slice(0, 200)}`);
+  if (!expected.includes(answer.status))
+    throw new LoadError(`http ${answer.status}`, `HTTP ${answer.status}: ${answer.body.slice(0, 200)}`);
   return answer;
 }

@@ -37,7 +37,9 @@ export async function runOpenLoop(scenario: Scenario, recorder: Recorder, option
           recorder.unanswered('dropped (max in flight)');
           continue;
         }
-        const journey = runIteration(scenario, recorder, start + arrivalTime(next, rate)).finally(() => running.delete(journey));
+        const journey = runIteration(scenario, recorder, start + arrivalTime(next, rate)).finally(() =>
+          running.delete(journey),
+        );
         running.add(journey);
       }
       if (next >= total) return resolve();

@@ -86,22 +86,32 @@ Reports
   --metrics-token T         OPERATOR_TOKEN for GET /metrics (server CPU, RSS, mailbox depth); --no-metrics`;
 
 const DEFAULT_USSD_PATH: UssdPath = { name: 'browse', weight: 1, inputs: ['1', '1', '0', '2', '00'] };
-const DEFAULT_GATEWAY_PATHS = ['/ixo/token/params', '/ixo/entity/params', '/ixo/entity?pagination.limit=2', '/ixo/claims/collections'];
+const DEFAULT_GATEWAY_PATHS = [
+  '/ixo/token/params',
+  '/ixo/entity/params',
+  '/ixo/entity?pagination.limit=2',
+  '/ixo/claims/collections',
+];
 
 function list(values: string[] | undefined): string[] {
-  return (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  return (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function parseMix(text: string): Partial<Record<ScenarioName, number>> {
   const mix: Partial<Record<ScenarioName, number>> = {};
   for (const part of list([text])) {
     const [name, weight] = part.split('=').map((s) => s.trim());
-    if (!SCENARIOS.includes(name as ScenarioName)) throw new Error(`--mix: unknown scenario "${name}" (one of ${SCENARIOS.join(', ')})`);
+    if (!SCENARIOS.includes(name as ScenarioName))
+      throw new Error(`--mix: unknown scenario "${name}" (one of ${SCENARIOS.join(', ')})`);
     const n = Number(weight);
     if (!(n >= 0)) throw new Error(`--mix: the weight of ${name} must be a number >= 0`);
     mix[name as ScenarioName] = n;
   }
-  if (!Object.values(mix).some((n) => n! > 0)) throw new Error('--mix needs at least one scenario with a weight above 0, e.g. ussd=50,gateway=50');
+  if (!Object.values(mix).some((n) => n! > 0))
+    throw new Error('--mix needs at least one scenario with a weight above 0, e.g. ussd=50,gateway=50');
   return mix;
 }
 
@@ -119,7 +129,8 @@ function readUssdSessions(file: string): UssdPath[] {
     throw new Error(`--ussd-sessions ${file}: ${(error as Error).message}`);
   }
   const entries = Array.isArray(parsed) ? parsed : (parsed as { paths?: unknown })?.paths;
-  if (!Array.isArray(entries) || entries.length === 0) throw new Error(`--ussd-sessions ${file}: expected a non-empty array of { name, weight, inputs }`);
+  if (!Array.isArray(entries) || entries.length === 0)
+    throw new Error(`--ussd-sessions ${file}: expected a non-empty array of { name, weight, inputs }`);
   return entries.map((entry: { name?: unknown; weight?: unknown; inputs?: unknown }, i) => {
     if (!Array.isArray(entry?.inputs) || !entry.inputs.every((s) => typeof s === 'string')) {
       throw new Error(`--ussd-sessions ${file}: entry ${i} needs "inputs": an array of strings`);
@@ -197,31 +208,43 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
   } catch {
     throw new Error(`--target must be a URL like http://host:3000, got "${values.target}"`);
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('--target must be an http:// or https:// URL');
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new Error('--target must be an http:// or https:// URL');
 
   const scenario = values.scenario as LoadOptions['scenario'];
-  if (scenario !== 'mix' && !SCENARIOS.includes(scenario)) throw new Error(`--scenario must be one of ${[...SCENARIOS, 'mix'].join(', ')}`);
+  if (scenario !== 'mix' && !SCENARIOS.includes(scenario))
+    throw new Error(`--scenario must be one of ${[...SCENARIOS, 'mix'].join(', ')}`);
   if (values.mix && scenario !== 'mix') throw new Error('--mix goes with --scenario mix');
   const mix = scenario === 'mix' ? parseMix(values.mix ?? 'ussd=40,chat=20,ws=10,gateway=30') : { [scenario]: 1 };
   const uses = (name: ScenarioName) => (mix[name] ?? 0) > 0;
 
   const oracleDid = values['oracle-did'];
   if ((uses('chat') || uses('ws')) && !oracleDid?.startsWith('did:')) {
-    throw new Error('--oracle-did is required for chat and ws (the server logs it at start-up: "oracle identity did:...")');
+    throw new Error(
+      '--oracle-did is required for chat and ws (the server logs it at start-up: "oracle identity did:...")',
+    );
   }
   const ussdPaths = values['ussd-sessions']
     ? readUssdSessions(values['ussd-sessions'])
     : values['ussd-path']
-      ? values['ussd-path'].map((p, i) => ({ name: `path ${i + 1}`, weight: 1, inputs: p.split(',').map((s) => s.trim()) }))
+      ? values['ussd-path'].map((p, i) => ({
+          name: `path ${i + 1}`,
+          weight: 1,
+          inputs: p.split(',').map((s) => s.trim()),
+        }))
       : [DEFAULT_USSD_PATH];
   const gatewayPaths = values['paths-file']
-    ? readFileSync(values['paths-file'], 'utf8').split('\n').map((s) => s.trim()).filter((s) => s && !s.startsWith('#'))
+    ? readFileSync(values['paths-file'], 'utf8')
+        .split('\n')
+        .map((s) => s.trim())
+        .filter((s) => s && !s.startsWith('#'))
     : list(values.paths);
   for (const path of gatewayPaths) if (!path.startsWith('/')) throw new Error(`--paths: "${path}" must start with /`);
   const stepFactor = Number(values['step-factor']);
   if (!(stepFactor > 1)) throw new Error('--step-factor must be a number above 1');
   const refine = wholeNumber(values.refine, '--refine');
-  if (!/^\+\d{1,10}$/.test(values['phone-prefix'])) throw new Error('--phone-prefix must be + and up to 10 digits, e.g. +2547');
+  if (!/^\+\d{1,10}$/.test(values['phone-prefix']))
+    throw new Error('--phone-prefix must be + and up to 10 digits, e.g. +2547');
 
   const durationMs = parseDuration(values.duration, '--duration');
   if (!(durationMs > 0)) throw new Error('--duration must be more than 0');

@@ -24,7 +24,8 @@ export interface SeriesPoint {
   inFlight: number;
 }
 
-const newHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+const newHistogram = () =>
+  hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
 const ms = (micros: number) => Math.round(micros) / 1000;
 
 /**

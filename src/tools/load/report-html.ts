@@ -80,7 +80,8 @@ if (R.server.available) {
 document.body.dataset.ready = 'true';
 `;
 
-const escapeHtml = (s: string | number) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (s: string | number) =>
+  String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const table = (columns: string[], rows: (string | number)[][]) =>
   `<table><tr>${columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</table>`;
 
@@ -88,7 +89,10 @@ const table = (columns: string[], rows: (string | number)[][]) =>
 function verdict(report: LoadReport): string[] {
   const lines: string[] = [];
   const { objective, violations } = report.slo;
-  if (violations.length) lines.push(`<p class="note slo-broken"><strong>Over the SLO (${escapeHtml(objective)}):</strong> ${escapeHtml(violations.join('; '))}</p>`);
+  if (violations.length)
+    lines.push(
+      `<p class="note slo-broken"><strong>Over the SLO (${escapeHtml(objective)}):</strong> ${escapeHtml(violations.join('; '))}</p>`,
+    );
   else lines.push(`<p class="slo-held">Within the SLO (${escapeHtml(objective)}).</p>`);
   for (const hint of report.hints) lines.push(`<p class="note hint">${escapeHtml(hint)}</p>`);
   return lines;
@@ -96,25 +100,61 @@ function verdict(report: LoadReport): string[] {
 
 function tables(report: LoadReport): string {
   const l = report.latencyMs;
-  const mode = report.mode === 'open' ? `open loop at ${report.rate}/s (latency from each scheduled start)` : `closed loop, ${report.connections} connections (latency from each send)`;
+  const mode =
+    report.mode === 'open'
+      ? `open loop at ${report.rate}/s (latency from each scheduled start)`
+      : `closed loop, ${report.connections} connections (latency from each send)`;
   const parts = [
     ...verdict(report),
     `<p>${escapeHtml(report.scenario)} against ${escapeHtml(report.target)}, ${escapeHtml(mode)}, ${report.durationS.toFixed(1)} s, started ${escapeHtml(report.startedAt)}</p>`,
-    table(['sent', 'ok', 'errors', 'error %', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms'], [
-      [report.requests.sent, report.requests.ok, report.requests.errors, (report.errorRate * 100).toFixed(3), report.throughput.rps, l.p50, l.p90, l.p99, l.p999, l.max],
-    ]),
+    table(
+      ['sent', 'ok', 'errors', 'error %', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms'],
+      [
+        [
+          report.requests.sent,
+          report.requests.ok,
+          report.requests.errors,
+          (report.errorRate * 100).toFixed(3),
+          report.throughput.rps,
+          l.p50,
+          l.p90,
+          l.p99,
+          l.p999,
+          l.max,
+        ],
+      ],
+    ),
   ];
   const timings = Object.entries(report.timings);
-  if (timings.length) parts.push(table(['timing', 'count', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], timings.map(([n, t]) => [n, t.count, t.p50, t.p90, t.p99, t.max])));
+  if (timings.length)
+    parts.push(
+      table(
+        ['timing', 'count', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+        timings.map(([n, t]) => [n, t.count, t.p50, t.p90, t.p99, t.max]),
+      ),
+    );
   const errors = Object.entries(report.errorsByKind);
   if (errors.length) parts.push(table(['error', 'count'], errors));
   const counts = Object.entries(report.counts);
   if (counts.length) parts.push(table(['count', 'value'], counts));
   if (report.capacity) {
-    parts.push(`<h2>Capacity for ${escapeHtml(report.capacity.slo)}: ${report.capacity.highestRate === null ? 'no rate tried held' : `${report.capacity.highestRate}/s held`}</h2>`);
-    parts.push(table(['rate/s', 'held', 'req/s', 'p50 ms', 'p99 ms', 'error %', 'broke'], report.capacity.steps.map((s) => [
-      s.rate!, s.held ? 'yes' : 'no', s.throughput.rps, s.latencyMs.p50, s.latencyMs.p99, (s.errorRate * 100).toFixed(3), s.violations.join('; ') || '-',
-    ])));
+    parts.push(
+      `<h2>Capacity for ${escapeHtml(report.capacity.slo)}: ${report.capacity.highestRate === null ? 'no rate tried held' : `${report.capacity.highestRate}/s held`}</h2>`,
+    );
+    parts.push(
+      table(
+        ['rate/s', 'held', 'req/s', 'p50 ms', 'p99 ms', 'error %', 'broke'],
+        report.capacity.steps.map((s) => [
+          s.rate!,
+          s.held ? 'yes' : 'no',
+          s.throughput.rps,
+          s.latencyMs.p50,
+          s.latencyMs.p99,
+          (s.errorRate * 100).toFixed(3),
+          s.violations.join('; ') || '-',
+        ]),
+      ),
+    );
   }
   return parts.join('\n');
 }

@@ -35,15 +35,32 @@ export interface RunPlan {
   label: string;
 }
 
-export async function runOnce(options: LoadOptions, scenario: Scenario, recorder: Recorder, plan: RunPlan, origin: number): Promise<RunSummary> {
+export async function runOnce(
+  options: LoadOptions,
+  scenario: Scenario,
+  recorder: Recorder,
+  plan: RunPlan,
+  origin: number,
+): Promise<RunSummary> {
   const ticker = setInterval(() => {
     const point = recorder.tick();
     if (options.progress) console.log(progressLine(point, plan.label));
   }, 1000);
   let driver: RunSummary['driver'];
   try {
-    if (plan.rate !== undefined) await runOpenLoop(scenario, recorder, { rate: plan.rate, durationMs: plan.durationMs, maxInFlight: options.maxInFlight });
-    else driver = await runClosedLoop(scenario, recorder, { target: options.target, connections: options.connections, durationMs: plan.durationMs, timeoutMs: options.timeoutMs });
+    if (plan.rate !== undefined)
+      await runOpenLoop(scenario, recorder, {
+        rate: plan.rate,
+        durationMs: plan.durationMs,
+        maxInFlight: options.maxInFlight,
+      });
+    else
+      driver = await runClosedLoop(scenario, recorder, {
+        target: options.target,
+        connections: options.connections,
+        durationMs: plan.durationMs,
+        timeoutMs: options.timeoutMs,
+      });
   } finally {
     clearInterval(ticker);
   }

@@ -37,7 +37,8 @@ export function parsePrometheus(text: string): Sample[] {
     const match = LINE.exec(line);
     if (!match) continue;
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL)) labels[key] = value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL))
+      labels[key] = value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     const value = Number(match[3]);
     if (!Number.isNaN(value)) samples.push({ name: match[1], labels, value });
   }
@@ -49,7 +50,12 @@ export class MetricsScraper {
   private timer: NodeJS.Timeout | undefined;
   private previousCpu: { seconds: number; at: number } | undefined;
   /** `origin`: the performance.now() time the series' `t` counts from. */
-  constructor(private readonly client: HttpClient, private readonly path: string, private readonly token: string | undefined, private readonly origin: number) {}
+  constructor(
+    private readonly client: HttpClient,
+    private readonly path: string,
+    private readonly token: string | undefined,
+    private readonly origin: number,
+  ) {}
 
   /** The first scrape says whether the server has metrics; then one a second until `stop`. */
   async start(): Promise<ServerMetrics> {
@@ -73,12 +79,15 @@ export class MetricsScraper {
   private async scrape(): Promise<true | string> {
     let answer: Awaited<ReturnType<typeof this.client.request>>;
     try {
-      answer = await this.client.request('GET', this.path, { headers: this.token ? { authorization: `Bearer ${this.token}` } : {} });
+      answer = await this.client.request('GET', this.path, {
+        headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
+      });
     } catch (error) {
       return `GET ${this.path} failed: ${(error as Error).message}`;
     }
     if (answer.status === 404) return `GET ${this.path} answered 404 (this server has no /metrics)`;
-    if (answer.status === 401 || answer.status === 403) return `GET ${this.path} answered ${answer.status}: pass the server's OPERATOR_TOKEN with --metrics-token`;
+    if (answer.status === 401 || answer.status === 403)
+      return `GET ${this.path} answered ${answer.status}: pass the server's OPERATOR_TOKEN with --metrics-token`;
     if (answer.status !== 200) return `GET ${this.path} answered ${answer.status}`;
     this.record(parsePrometheus(answer.body));
     return true;
@@ -90,7 +99,10 @@ export class MetricsScraper {
     const cpuSeconds = one('process_cpu_seconds_total');
     let cpuPercent: number | null = null;
     if (cpuSeconds !== null && this.previousCpu) {
-      cpuPercent = Math.round(Math.max(0, ((cpuSeconds - this.previousCpu.seconds) / ((now - this.previousCpu.at) / 1000)) * 1000)) / 10;
+      cpuPercent =
+        Math.round(
+          Math.max(0, ((cpuSeconds - this.previousCpu.seconds) / ((now - this.previousCpu.at) / 1000)) * 1000),
+        ) / 10;
     }
     if (cpuSeconds !== null) this.previousCpu = { seconds: cpuSeconds, at: now };
     const mailboxes = samples.filter((s) => s.name === 'actor_mailbox_depth');

@@ -14,15 +14,22 @@ export interface SloFigures {
 }
 
 export function parseSlo(text: string): SloClause[] {
-  const clauses = text.split(',').map((part) => part.trim()).filter(Boolean);
+  const clauses = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (clauses.length === 0) throw new Error('--slo needs at least one clause, e.g. p99<300ms,errors<0.1%');
   return clauses.map((clause) => {
     const latency = /^p(\d+(?:\.\d+)?)\s*<\s*(.+)$/i.exec(clause);
     if (latency) {
       const digits = latency[1];
       // p999 is the 99.9th percentile, p9999 the 99.99th: digits after the first two are decimals.
-      const percentile = digits.length > 2 && !digits.includes('.') ? Number(`${digits.slice(0, 2)}.${digits.slice(2)}`) : Number(digits);
-      if (!(percentile > 0 && percentile <= 100)) throw new Error(`--slo: ${clause}: the percentile must be between 0 and 100`);
+      const percentile =
+        digits.length > 2 && !digits.includes('.')
+          ? Number(`${digits.slice(0, 2)}.${digits.slice(2)}`)
+          : Number(digits);
+      if (!(percentile > 0 && percentile <= 100))
+        throw new Error(`--slo: ${clause}: the percentile must be between 0 and 100`);
       return { kind: 'latency', percentile, label: `p${digits}`, maxMs: parseDuration(latency[2], `--slo ${clause}`) };
     }
     const errors = /^errors\s*<\s*(.+)$/i.exec(clause);
@@ -32,7 +39,9 @@ export function parseSlo(text: string): SloClause[] {
 }
 
 export function formatSlo(clauses: readonly SloClause[]): string {
-  return clauses.map((c) => (c.kind === 'latency' ? `${c.label}<${c.maxMs}ms` : `errors<${+(c.maxRate * 100).toPrecision(6)}%`)).join(',');
+  return clauses
+    .map((c) => (c.kind === 'latency' ? `${c.label}<${c.maxMs}ms` : `errors<${+(c.maxRate * 100).toPrecision(6)}%`))
+    .join(',');
 }
 
 /** The clauses that did not hold (empty: the SLO held). */

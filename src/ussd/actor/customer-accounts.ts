@@ -5,7 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { crashPoint } from '../../crash-point.js';
 import { retryOnConflict, type Versioned } from '../../store/revision.js';
-import { parseCustomerId, type Customer, type CustomerRecord, type CustomerRepository } from '../customers/repository.js';
+import {
+  parseCustomerId,
+  type Customer,
+  type CustomerRecord,
+  type CustomerRepository,
+} from '../customers/repository.js';
 import type { PinCipher } from './pin-cipher.js';
 
 export type PinCheck =
@@ -86,12 +91,18 @@ export class CustomerAccounts {
       const lockExpired = record.lockedUntil !== undefined;
       if (this.#cipher.matches(record.pin, pin, record.customerId)) {
         const reset = unlocked(record, 0);
-        return [{ result: 'ok', customer: publicView(reset) }, record.failedPinAttempts !== 0 || lockExpired ? reset : undefined];
+        return [
+          { result: 'ok', customer: publicView(reset) },
+          record.failedPinAttempts !== 0 || lockExpired ? reset : undefined,
+        ];
       }
       const attempts = (lockExpired ? 0 : record.failedPinAttempts) + 1;
       if (attempts >= this.#maxAttempts) {
         const until = now + this.#lockMs;
-        return [{ result: 'locked', until, lockedNow: true }, { ...record, failedPinAttempts: attempts, lockedUntil: until }];
+        return [
+          { result: 'locked', until, lockedNow: true },
+          { ...record, failedPinAttempts: attempts, lockedUntil: until },
+        ];
       }
       return [{ result: 'wrong', attemptsLeft: this.#maxAttempts - attempts }, unlocked(record, attempts)];
     });
@@ -109,7 +120,11 @@ export class CustomerAccounts {
    * Reads the account, lets `change` decide the answer and the record to write (none: read-only), and writes
    * it revision-checked; on a conflict the change runs again on a fresh read. `unknown` answers a missing one.
    */
-  #readModifyWrite<A>(customerId: string, unknown: A, change: (record: CustomerRecord) => [A, CustomerRecord?]): Promise<A> {
+  #readModifyWrite<A>(
+    customerId: string,
+    unknown: A,
+    change: (record: CustomerRecord) => [A, CustomerRecord?],
+  ): Promise<A> {
     return retryOnConflict(async () => {
       const current = await this.#read(customerId);
       if (!current) return unknown;

@@ -2,7 +2,16 @@
 // gives the same ciphertext. Stored as one string: "v1." + base64url(nonce | ciphertext | tag). An optional
 // context (the customer ID, the session ID) is bound as additional data, so a ciphertext copied elsewhere
 // never matches.
-import { createCipheriv, createDecipheriv, createHash, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hash,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 const VERSION = 'v1.';
 const NONCE_BYTES = 12;
@@ -21,7 +30,9 @@ export class PinCipher {
     if (key.length !== 32) throw new Error(`the PIN key must be 32 bytes, got ${key.length}`);
     this.#key = Buffer.from(key);
     // Separate subkeys, so digests and ciphertexts never share key material.
-    this.#digestPrefix = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), 'ussd-text-history-digest/sha512-256', 32)).toString('hex');
+    this.#digestPrefix = Buffer.from(
+      hkdfSync('sha256', this.#key, Buffer.alloc(0), 'ussd-text-history-digest/sha512-256', 32),
+    ).toString('hex');
     this.#legacyDigestKey = Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), 'ussd-text-history-digest', 32));
   }
 
@@ -71,7 +82,9 @@ export class PinCipher {
     const raw = Buffer.from(stored.slice(VERSION.length), 'base64url');
     if (raw.length < NONCE_BYTES + TAG_BYTES) return undefined;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, NONCE_BYTES), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)), decipher.final()]);

@@ -32,9 +32,10 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
     openUssdSessions(store, config, cluster, { watchLive: false }),
     openCustomers(store, cluster),
   ]);
-  const live = config.METRICS_ENABLED && !cluster
-    ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
-    : undefined;
+  const live =
+    config.METRICS_ENABLED && !cluster
+      ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
+      : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
   return {
@@ -92,14 +93,21 @@ class UssdActor implements Actor<UssdShape> {
     const assumed = cluster && this.#stored === undefined && dial.text === '' ? null : undefined;
     const held = cluster && (this.#stored != null || assumed === null);
     const first = await this.#step(dial, held, cancelled, assumed);
-    return first !== STALE ? first : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
+    return first !== STALE
+      ? first
+      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
   }
 
   /**
    * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
    * session to start from instead of loading it (null: none).
    */
-  async #step(dial: DialMessage, held: boolean, cancelled?: AbortSignal, assumed?: null): Promise<string | typeof STALE> {
+  async #step(
+    dial: DialMessage,
+    held: boolean,
+    cancelled?: AbortSignal,
+    assumed?: null,
+  ): Promise<string | typeof STALE> {
     const { sessions, deps } = this.services;
     const now = deps.now();
     const loading = assumed === null ? null : this.#load();
@@ -126,7 +134,9 @@ class UssdActor implements Actor<UssdShape> {
       ussdStep.retry.inc();
       return step.screen;
     }
-    const next = step.ended ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS } : step.session;
+    const next = step.ended
+      ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
+      : step.session;
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
@@ -147,4 +157,8 @@ class UssdActor implements Actor<UssdShape> {
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
 const STALE = Symbol('stale');
 
-export const ussdActorKind = actorKind(USSD_ACTOR, (sessionId, host) => new UssdActor(sessionId, services.of(host)), services.prepare);
+export const ussdActorKind = actorKind(
+  USSD_ACTOR,
+  (sessionId, host) => new UssdActor(sessionId, services.of(host)),
+  services.prepare,
+);

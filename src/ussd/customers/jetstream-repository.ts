@@ -68,7 +68,10 @@ export class JetStreamCustomerRepository implements CustomerRepository {
 
   async #createAccount(record: CustomerRecord): Promise<CreateOutcome> {
     try {
-      return { outcome: 'created', customer: { value: record, revision: await this.accounts.create([record.customerId], record) } };
+      return {
+        outcome: 'created',
+        customer: { value: record, revision: await this.accounts.create([record.customerId], record) },
+      };
     } catch (error) {
       if (isRevisionConflict(error)) return { outcome: 'id-taken' };
       throw error;

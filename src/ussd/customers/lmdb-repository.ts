@@ -3,7 +3,14 @@
 // LMDB serialises across threads and processes, so its checks (ID unused, key unbound, revision) are final.
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
-import { RevisionConflictError, versioned, writeIfRevision, type Revision, type Stored, type Versioned } from '../../store/revision.js';
+import {
+  RevisionConflictError,
+  versioned,
+  writeIfRevision,
+  type Revision,
+  type Stored,
+  type Versioned,
+} from '../../store/revision.js';
 import type { CreateOutcome, CustomerRecord, CustomerRepository } from './repository.js';
 
 export class LmdbCustomerRepository implements CustomerRepository {
@@ -32,7 +39,9 @@ export class LmdbCustomerRepository implements CustomerRepository {
   }
 
   async update(record: CustomerRecord, expected: Revision): Promise<Revision> {
-    const revision = await this.#accounts.transaction(() => writeIfRevision(this.#accounts, record.customerId, record, expected));
+    const revision = await this.#accounts.transaction(() =>
+      writeIfRevision(this.#accounts, record.customerId, record, expected),
+    );
     if (revision === undefined) throw new RevisionConflictError(record.customerId, expected);
     return revision;
   }

@@ -43,11 +43,15 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await withinDeadline(actors.ref(USSD_ACTOR, sessionId).send(message, stepTimeoutMs), stepTimeoutMs));
+          return reply.text(
+            200,
+            await withinDeadline(actors.ref(USSD_ACTOR, sessionId).send(message, stepTimeoutMs), stepTimeoutMs),
+          );
         } catch (err) {
           // Backpressure, a host or node going away and a lost race are what an operator expects under load and
           // failover: a warning. Anything else is a fault.
-          const expected = err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
+          const expected =
+            err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
           log[expected ? 'warn' : 'error']({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
           return reply.text(200, answerOf(err));
         }
@@ -64,7 +68,10 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
 function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   answer.catch(() => undefined);
   return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));

@@ -27,7 +27,10 @@ export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
     guards: { operator: operatorOnly },
     // A gateway ends the session on any status but 200: bad input is an END screen too.
     invalid(problem, req) {
-      log.debug({ reqId: req.requestId, problems: problem.issues?.map((i) => i.message) ?? [problem.bodyError] }, 'invalid USSD request');
+      log.debug(
+        { reqId: req.requestId, problems: problem.issues?.map((i) => i.message) ?? [problem.bodyError] },
+        'invalid USSD request',
+      );
       ussdStep.invalid_request.inc();
       return reply.text(200, INVALID_INPUT);
     },

@@ -51,11 +51,18 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     private readonly liveIdleMs: number | undefined,
   ) {}
 
-  static async open(connection: ClusterConnection, options: JetStreamUssdSessionOptions): Promise<JetStreamUssdSessionRepository> {
+  static async open(
+    connection: ClusterConnection,
+    options: JetStreamUssdSessionOptions,
+  ): Promise<JetStreamUssdSessionRepository> {
     const ttlMs = options.maxLifetimeMs + (options.marginMs ?? SESSION_BUCKET_MARGIN_MS);
     const sessions = await KvRecordStore.open<UssdSession>(connection, { name: 'ussd_sessions', ttlMs });
     await keepAtLeast(connection, sessions.bucket, ttlMs);
-    return new JetStreamUssdSessionRepository(connection, sessions, options.watchLive === false ? undefined : (options.liveIdleMs ?? LIVE_IDLE_MS));
+    return new JetStreamUssdSessionRepository(
+      connection,
+      sessions,
+      options.watchLive === false ? undefined : (options.liveIdleMs ?? LIVE_IDLE_MS),
+    );
   }
 
   get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
@@ -113,7 +120,9 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   /** Starts the watch unless it runs, and notes that the live set was asked for. */
   #watching(): Promise<unknown> {
     if (this.liveIdleMs === undefined) {
-      return Promise.reject(new Error('this USSD session repository was opened without the live set (watchLive: false)'));
+      return Promise.reject(
+        new Error('this USSD session repository was opened without the live set (watchLive: false)'),
+      );
     }
     this.#lastAsked = Date.now();
     if (this.#watch) return this.#watch;
@@ -129,7 +138,10 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
   /** Stops the watch and forgets what it saw: the next one starts from the bucket's records again. */
   #stopWatching(): void {
     clearInterval(this.#idleCheck);
-    void this.#watch?.then((watch) => watch.stop(), () => {});
+    void this.#watch?.then(
+      (watch) => watch.stop(),
+      () => {},
+    );
     this.#watch = undefined;
     this.#live.clear();
     this.#seen = 0;
@@ -140,7 +152,9 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     if (value !== undefined && value.state !== ENDED_STATE) this.#live.set(sessionId, value.expiresAt);
     else this.#live.delete(sessionId);
     this.#seen = Math.max(this.#seen, revision);
-    this.#waiters = this.#waiters.filter((waiter) => (waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true));
+    this.#waiters = this.#waiters.filter((waiter) =>
+      waiter.sequence <= this.#seen ? (waiter.resolve(), false) : true,
+    );
   }
 
   /** Resolves once the watch delivered every write the bucket held when this was called. */
@@ -149,7 +163,10 @@ export class JetStreamUssdSessionRepository implements UssdSessionRepository {
     // Max age removes the oldest writes first: when it removed the last one, the bucket is empty.
     if (state.messages === 0 || state.last_seq <= this.#seen) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`USSD session watch did not reach write ${state.last_seq} in time`)), CATCH_UP_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`USSD session watch did not reach write ${state.last_seq} in time`)),
+        CATCH_UP_TIMEOUT_MS,
+      );
       this.#waiters.push({ sequence: state.last_seq, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }

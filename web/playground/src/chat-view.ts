@@ -20,7 +20,8 @@ export class TurnView {
   apply({ event, data }: SseFrame): void {
     switch (event) {
       case 'reasoning':
-        if (typeof data.reasoning === 'string' && data.reasoning) this.#reasoningText.textContent += `${data.reasoning}\n`;
+        if (typeof data.reasoning === 'string' && data.reasoning)
+          this.#reasoningText.textContent += `${data.reasoning}\n`;
         return;
       case 'message':
         this.#message.textContent += String(data.content ?? '');
@@ -32,7 +33,12 @@ export class TurnView {
         return;
       }
       case 'action_call':
-        this.#call(String(data.toolCallId), `action ${callText(String(data.toolName), data.args)}`, String(data.status), data.output ?? data.error);
+        this.#call(
+          String(data.toolCallId),
+          `action ${callText(String(data.toolName), data.args)}`,
+          String(data.status),
+          data.output ?? data.error,
+        );
         return;
       case 'error':
         this.element.append(el('p', `Error: ${String(data.error)}`, { class: 'error', role: 'alert' }));
@@ -57,7 +63,11 @@ export class TurnView {
       this.#tools.append(item);
     }
     item.dataset.status = status;
-    item.replaceChildren(el('code', label, { class: 'tool-name' }), ' · ', el('span', statusWord(status), { class: 'tool-status' }));
+    item.replaceChildren(
+      el('code', label, { class: 'tool-name' }),
+      ' · ',
+      el('span', statusWord(status), { class: 'tool-status' }),
+    );
     if (output === undefined) return;
     const text = outputText(output);
     // A short one-line result reads inline; a longer one is folded, its first line as the summary.
@@ -81,7 +91,15 @@ export function storedTurn(item: TranscriptItem): HTMLElement {
   const view = new TurnView();
   if (item.reasoning) view.apply({ event: 'reasoning', data: { reasoning: item.reasoning } });
   for (const [index, call] of (item.toolCalls ?? []).entries()) {
-    view.apply({ event: 'tool_call', data: { eventId: `stored-${index}`, args: { ...(call.args as object), toolName: call.name }, status: call.status ?? 'done', output: call.output } });
+    view.apply({
+      event: 'tool_call',
+      data: {
+        eventId: `stored-${index}`,
+        args: { ...(call.args as object), toolName: call.name },
+        status: call.status ?? 'done',
+        output: call.output,
+      },
+    });
   }
   view.apply({ event: 'message', data: { content: item.content } });
   view.apply({ event: 'done', data: {} });

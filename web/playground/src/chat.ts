@@ -59,7 +59,10 @@ export function setupChat(): void {
     const label = `${session.title} · ${new Date(session.lastUpdatedAt).toLocaleTimeString()}`;
     const open = el('button', label, { type: 'button', class: 'link' });
     open.addEventListener('click', () => void selectSession(session.sessionId));
-    const remove = el('button', 'Delete', { type: 'button', 'aria-label': `Delete session ${session.title} ${session.sessionId.slice(0, 8)}` });
+    const remove = el('button', 'Delete', {
+      type: 'button',
+      'aria-label': `Delete session ${session.title} ${session.sessionId.slice(0, 8)}`,
+    });
     remove.addEventListener('click', () => void deleteSession(session.sessionId));
     item.append(open, remove);
     return item;
@@ -102,7 +105,10 @@ export function setupChat(): void {
     connect.disabled = true;
     identityLine.textContent = 'Connecting…';
     try {
-      if (!window.isSecureContext) throw new Error('Browsers give WebCrypto only to secure pages: open the playground at localhost, 127.0.0.1 or over HTTPS.');
+      if (!window.isSecureContext)
+        throw new Error(
+          'Browsers give WebCrypto only to secure pages: open the playground at localhost, 127.0.0.1 or over HTTPS.',
+        );
       const answer = await fetch('/playground/config.json');
       if (!answer.ok) throw await failure(answer);
       const config = (await answer.json()) as { oracleDid: string; oracleName: string };
@@ -170,10 +176,16 @@ export function setupChat(): void {
     turn = new AbortController();
     render();
     try {
-      await client.stream(current, text, pageTools, (frame) => {
-        view.apply(frame);
-        transcript.scrollTop = transcript.scrollHeight;
-      }, turn.signal);
+      await client.stream(
+        current,
+        text,
+        pageTools,
+        (frame) => {
+          view.apply(frame);
+          transcript.scrollTop = transcript.scrollHeight;
+        },
+        turn.signal,
+      );
       await refreshSessions();
     } catch (error) {
       view.fail(turn.signal.aborted ? 'Stopped.' : errorMessage(error));

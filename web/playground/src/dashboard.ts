@@ -25,7 +25,10 @@ function chart(container: HTMLElement, title: string, labels: string[], unit: st
       title,
       width: Math.max(260, figure.clientWidth || 320),
       height: HEIGHT,
-      series: [{}, ...labels.map((label, i) => ({ label, stroke: colours[i % colours.length], width: 2, spanGaps: false }))],
+      series: [
+        {},
+        ...labels.map((label, i) => ({ label, stroke: colours[i % colours.length], width: 2, spanGaps: false })),
+      ],
       axes: [{}, { label: unit, size: 60 }],
       scales: {
         // Always the last WINDOW seconds (a lone first point would otherwise span years), from zero upwards.
@@ -59,10 +62,13 @@ const format = (value: number | null, digits = 1) => (value === null ? '–' : v
 
 /** A clear sentence for each way /metrics can refuse. */
 function refusal(status: number): string {
-  if (status === 404) return 'This server has no GET /metrics route (metrics are not part of this build), so there is nothing to plot.';
-  if (status === 429) return 'Rate limited (RATE_LIMIT_MAX requests per window from this address): the dashboard tries again shortly.';
+  if (status === 404)
+    return 'This server has no GET /metrics route (metrics are not part of this build), so there is nothing to plot.';
+  if (status === 429)
+    return 'Rate limited (RATE_LIMIT_MAX requests per window from this address): the dashboard tries again shortly.';
   if (status === 401) return 'GET /metrics needs the operator token: enter OPERATOR_TOKEN above.';
-  if (status === 403) return 'GET /metrics answers only loopback callers and holders of OPERATOR_TOKEN: enter the token above.';
+  if (status === 403)
+    return 'GET /metrics answers only loopback callers and holders of OPERATOR_TOKEN: enter the token above.';
   return `GET /metrics answered HTTP ${status}.`;
 }
 

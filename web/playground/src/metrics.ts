@@ -54,7 +54,16 @@ const GAUGES: Record<string, GaugeField> = {
 };
 
 export function reduceScrape(samples: Sample[], at: number): Scrape {
-  const scrape: Scrape = { at, requests: 0, buckets: new Map(), ussdSessions: 0, sseStreams: 0, sockets: 0, actors: 0, mailboxDepth: 0 };
+  const scrape: Scrape = {
+    at,
+    requests: 0,
+    buckets: new Map(),
+    ussdSessions: 0,
+    sseStreams: 0,
+    sockets: 0,
+    actors: 0,
+    mailboxDepth: 0,
+  };
   for (const { name, labels, value } of samples) {
     if (labels.route === OWN_ROUTE) continue;
     if (name === 'http_requests_total') scrape.requests += value;

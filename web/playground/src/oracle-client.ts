@@ -30,7 +30,11 @@ export interface PageTool {
 
 /** An error answer of the oracle (NestJS-shaped body: `message` is a string or a list). */
 export class OracleError extends Error {
-  constructor(readonly status: number, message: string, retryAfter: string | null = null) {
+  constructor(
+    readonly status: number,
+    message: string,
+    retryAfter: string | null = null,
+  ) {
     super(refusal(status, message, retryAfter));
   }
 }
@@ -53,7 +57,12 @@ export class OracleClient {
   async #fetch(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = await this.identity.headers();
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+    const response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
     if (!response.ok) throw await failure(response);
     return response;
   }
@@ -70,8 +79,19 @@ export class OracleClient {
   abort = (sessionId: string) => this.#json<{ success: boolean }>('POST', '/messages/abort', { sessionId });
 
   /** Sends a message with `stream: true` and hands each SSE frame to `onFrame` as it arrives, until `done`. */
-  async stream(sessionId: string, message: string, tools: PageTool[], onFrame: (frame: SseFrame) => void, signal?: AbortSignal): Promise<void> {
-    const response = await this.#fetch('POST', `/messages/${encodeURIComponent(sessionId)}`, { message, stream: true, tools }, signal);
+  async stream(
+    sessionId: string,
+    message: string,
+    tools: PageTool[],
+    onFrame: (frame: SseFrame) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const response = await this.#fetch(
+      'POST',
+      `/messages/${encodeURIComponent(sessionId)}`,
+      { message, stream: true, tools },
+      signal,
+    );
     const parser = createParser({
       onEvent(event) {
         try {

@@ -9,8 +9,18 @@ interface ToolDefinition extends PageTool {
 const objectSchema = (properties: Record<string, unknown> = {}) => ({ type: 'object', properties });
 
 const TOOLS: ToolDefinition[] = [
-  { name: 'getPageTitle', description: 'The title of the page the user has open', schema: objectSchema(), run: () => ({ title: document.title }) },
-  { name: 'getPageUrl', description: 'The address of the page the user has open', schema: objectSchema(), run: () => ({ url: location.href }) },
+  {
+    name: 'getPageTitle',
+    description: 'The title of the page the user has open',
+    schema: objectSchema(),
+    run: () => ({ title: document.title }),
+  },
+  {
+    name: 'getPageUrl',
+    description: 'The address of the page the user has open',
+    schema: objectSchema(),
+    run: () => ({ url: location.href }),
+  },
   {
     name: 'getViewport',
     description: "The size of the user's browser window in CSS pixels",

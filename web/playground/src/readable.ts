@@ -10,11 +10,16 @@ export function inline(value: unknown, max = MAX_INLINE): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `a: 1, b: "x"`: an object's fields on one line; any other value as `inline` writes it. */
 export function fields(value: unknown): string {
-  return isRecord(value) ? Object.entries(value).map(([key, field]) => `${key}: ${inline(field, 60)}`).join(', ') : inline(value);
+  return isRecord(value)
+    ? Object.entries(value)
+        .map(([key, field]) => `${key}: ${inline(field, 60)}`)
+        .join(', ')
+    : inline(value);
 }
 
 /** `name(a: 1, b: "x")`: a tool call as a person writes it. */
@@ -81,7 +86,12 @@ export function eventItem(event: string, data: Record<string, unknown>, directio
   const time = new Date().toLocaleTimeString();
   const details = el('details');
   const summary = el('summary');
-  summary.append(el('span', time, { class: 'time' }), ` ${direction === 'in' ? '←' : '→'} `, el('strong', event), ` ${eventSummary(event, data)}`);
+  summary.append(
+    el('span', time, { class: 'time' }),
+    ` ${direction === 'in' ? '←' : '→'} `,
+    el('strong', event),
+    ` ${eventSummary(event, data)}`,
+  );
   details.append(summary, el('pre', pretty(data)));
   item.append(details);
   return item;

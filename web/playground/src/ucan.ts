@@ -82,7 +82,12 @@ export class UcanIdentity {
   async invocation(): Promise<string> {
     if (this.#invocation && this.#invocation.expiration - RENEW_MARGIN_SECONDS > now()) return this.#invocation.value;
     const expiration = now() + INVOCATION_TTL_SECONDS;
-    const invocation = await invoke({ issuer: this.signer, audience: this.#audience, capability: ORACLE_CAPABILITY, expiration }).delegate();
+    const invocation = await invoke({
+      issuer: this.signer,
+      audience: this.#audience,
+      capability: ORACLE_CAPABILITY,
+      expiration,
+    }).delegate();
     this.#invocation = { value: await encode(invocation), expiration };
     return this.#invocation.value;
   }

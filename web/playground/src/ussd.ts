@@ -44,7 +44,12 @@ export function setupUssdPhone(): void {
     const text = active.inputs.join('*');
     textCount.textContent = `${text.length}/${USSD_LIMIT}`;
     textCount.classList.toggle('over', text.length > USSD_LIMIT);
-    const body = { sessionId: active.sessionId, serviceCode: code.value.trim(), phoneNumber: number.value.trim(), text };
+    const body = {
+      sessionId: active.sessionId,
+      serviceCode: code.value.trim(),
+      phoneNumber: number.value.trim(),
+      text,
+    };
     busy = true;
     render();
     try {
@@ -58,7 +63,10 @@ export function setupUssdPhone(): void {
       const match = /^(CON|END) ([\s\S]*)$/.exec(answer);
       if (response.status !== 200 || !match) {
         // A gateway ends the user's session on anything but a CON/END answer.
-        const why = response.status === 429 ? refusal(429, answer, response.headers.get('retry-after')) : `Unexpected answer (HTTP ${response.status}):\n${answer.slice(0, 300)}`;
+        const why =
+          response.status === 429
+            ? refusal(429, answer, response.headers.get('retry-after'))
+            : `Unexpected answer (HTTP ${response.status}):\n${answer.slice(0, 300)}`;
         show(why, 0);
         call = undefined;
         return;
@@ -103,13 +111,15 @@ export function setupUssdPhone(): void {
   });
 
   // The keypad types into the answer during a call, into the service code otherwise.
-  byId('ussd-phone').querySelector('.keypad')!.addEventListener('click', (event) => {
-    const key = (event.target as HTMLElement).closest('button')?.dataset.key;
-    if (!key) return;
-    const target = call ? input : code;
-    if (target.disabled || target.readOnly) return;
-    target.value = key === 'Backspace' ? target.value.slice(0, -1) : target.value + key;
-    target.focus();
-  });
+  byId('ussd-phone')
+    .querySelector('.keypad')!
+    .addEventListener('click', (event) => {
+      const key = (event.target as HTMLElement).closest('button')?.dataset.key;
+      if (!key) return;
+      const target = call ? input : code;
+      if (target.disabled || target.readOnly) return;
+      target.value = key === 'Backspace' ? target.value.slice(0, -1) : target.value + key;
+      target.focus();
+    });
   render();
 }

@@ -9,7 +9,8 @@ const coinsOf = (state: ChainState, address: string): Message[] => state.get('ba
 function supply(state: ChainState): Map<string, bigint> {
   const totals = new Map<string, bigint>();
   for (const { coins } of state.filter('balance', () => true)) {
-    for (const coin of coins as Message[]) totals.set(coin.denom, (totals.get(coin.denom) ?? 0n) + BigInt(coin.amount || '0'));
+    for (const coin of coins as Message[])
+      totals.set(coin.denom, (totals.get(coin.denom) ?? 0n) + BigInt(coin.amount || '0'));
   }
   return new Map([...totals].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
@@ -23,7 +24,11 @@ const balancesPage: QueryHandler = (request, state) => {
 };
 
 /** Coins keyed by denom, in key order, for paginate(). */
-function* pageSource(coins: Message[], start: string | undefined, reverse: boolean): Generator<{ key: string; value: Message }> {
+function* pageSource(
+  coins: Message[],
+  start: string | undefined,
+  reverse: boolean,
+): Generator<{ key: string; value: Message }> {
   const sorted = [...coins].sort((a, b) => (a.denom < b.denom ? -1 : a.denom > b.denom ? 1 : 0));
   if (reverse) sorted.reverse();
   for (const coin of sorted) {

@@ -9,7 +9,19 @@
 // with the chain's messages.
 import { status } from '@grpc/grpc-js';
 import { NodeError, type Message } from '../query-handler.js';
-import { ceilInt, decOfInt, decOfWire, mul, ONE, power, quo, quoInt, truncateInt, ZERO, type Dec } from './legacy-dec.js';
+import {
+  ceilInt,
+  decOfInt,
+  decOfWire,
+  mul,
+  ONE,
+  power,
+  quo,
+  quoInt,
+  truncateInt,
+  ZERO,
+  type Dec,
+} from './legacy-dec.js';
 
 export interface Coin {
   denom: string;
@@ -21,10 +33,15 @@ export type DecCoin = Coin;
 const refused = (message: string) => new NodeError(status.FAILED_PRECONDITION, message);
 export const bondErrors = {
   notForFunctionType: (detail?: string) =>
-    refused(detail ? `${detail}: function is not available for the function type` : 'function is not available for the function type'),
+    refused(
+      detail
+        ? `${detail}: function is not available for the function type`
+        : 'function is not available for the function type',
+    ),
   invalidState: () => refused('cannot perform that action at the current state'),
   needsSupply: () => refused('function requires the current supply to be non zero'),
-  notReserveToken: (denom: string) => new NodeError(status.INVALID_ARGUMENT, `${denom}: token is not a valid reserve token`),
+  notReserveToken: (denom: string) =>
+    new NodeError(status.INVALID_ARGUMENT, `${denom}: token is not a valid reserve token`),
   maxSupply: () => refused('cannot mint more tokens than the max supply'),
   burnMoreThanSupply: () => refused('cannot burn more tokens than the current supply'),
   noSelling: () => refused('bond does not allow selling at the moment'),
@@ -43,7 +60,10 @@ export function parseCoin(text: string): { denom: string; amount: bigint } {
   const match = COIN.exec(trimmed);
   if (!match) throw new NodeError(status.INVALID_ARGUMENT, `invalid decimal coin expression: ${trimmed}`);
   if ((match[1].split('.')[1] ?? '').length > 18)
-    throw new NodeError(status.INVALID_ARGUMENT, `failed to parse decimal coin amount: ${match[1]}: too many decimal places`);
+    throw new NodeError(
+      status.INVALID_ARGUMENT,
+      `failed to parse decimal coin amount: ${match[1]}: too many decimal places`,
+    );
   return { denom: match[2], amount: BigInt(match[1].split('.')[0] || '0') };
 }
 
@@ -60,7 +80,9 @@ const param = (params: Map<string, Dec>, name: string): Dec => params.get(name) 
 
 /** The same amount in every reserve token (GetNewReserveDecCoins): zero amounts drop out, as in sdk.DecCoins.Add. */
 const reserveDecCoins = (bond: Message, amount: Dec): DecCoin[] =>
-  amount === ZERO ? [] : [...(bond.reserve_tokens as string[])].sort().map((denom) => ({ denom, amount: amount.toString() }));
+  amount === ZERO
+    ? []
+    : [...(bond.reserve_tokens as string[])].sort().map((denom) => ({ denom, amount: amount.toString() }));
 
 const withMathErrors = <T>(compute: () => T): T => {
   try {
@@ -74,7 +96,8 @@ const withMathErrors = <T>(compute: () => T): T => {
 const root = (d: Dec, n: Dec) => power(d, quo(ONE, n));
 /** Augmented curve: reserve at supply S (Reserve) and spot price at reserve R (SpotPrice). */
 const augmentedReserve = (S: Dec, kappa: Dec, V0: Dec) => quo(power(S, kappa), V0);
-const augmentedSpotPrice = (R: Dec, kappa: Dec, V0: Dec) => quo(mul(kappa, root(power(R, kappa - ONE), kappa)), root(V0, kappa));
+const augmentedSpotPrice = (R: Dec, kappa: Dec, V0: Dec) =>
+  quo(mul(kappa, root(power(R, kappa - ONE), kappa)), root(V0, kappa));
 
 /** The spot price per bond token at `supply` (GetPricesAtSupply). */
 export function pricesAtSupply(bond: Message, supply: bigint): DecCoin[] {
@@ -133,7 +156,9 @@ const amountOf = (coins: Coin[], denom: string): bigint => BigInt(coins.find((c)
 /** Swapper: each reserve's share of `delta` bond tokens (GetReserveDeltaForLiquidityDelta). */
 function swapperShare(bond: Message, delta: bigint, reserve: Coin[]): DecCoin[] {
   const alpha = quo(decOfInt(delta), decOfInt(bond.current_supply.amount));
-  return (bond.reserve_tokens as string[]).slice(0, 2).map((denom) => ({ denom, amount: mul(alpha, decOfInt(amountOf(reserve, denom))).toString() }));
+  return (bond.reserve_tokens as string[])
+    .slice(0, 2)
+    .map((denom) => ({ denom, amount: mul(alpha, decOfInt(amountOf(reserve, denom))).toString() }));
 }
 
 /** What minting `mint` bond tokens costs in each reserve token, before fees (GetPricesToMint). */
@@ -164,17 +189,23 @@ export const feeOf = (amount: Dec, percentage: Dec): bigint => ceilInt(mul(quoIn
 export function coins(list: { denom: string; amount: bigint }[]): Coin[] {
   const sums = new Map<string, bigint>();
   for (const { denom, amount } of list) sums.set(denom, (sums.get(denom) ?? 0n) + amount);
-  return [...sums].filter(([, amount]) => amount !== 0n).sort(([a], [b]) => (a < b ? -1 : 1)).map(([denom, amount]) => ({ denom, amount: amount.toString() }));
+  return [...sums]
+    .filter(([, amount]) => amount !== 0n)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([denom, amount]) => ({ denom, amount: amount.toString() }));
 }
 
 const asInts = (list: Coin[]) => list.map((c) => ({ denom: c.denom, amount: BigInt(c.amount) }));
 export const feesOf = (amounts: DecCoin[], percentage: Dec): Coin[] =>
   coins(amounts.map((a) => ({ denom: a.denom, amount: feeOf(decOfWire(a.amount), percentage) })));
 /** Prices are rounded up, returns down (RoundReservePrices / RoundReserveReturns). */
-export const roundedUp = (amounts: DecCoin[]) => coins(amounts.map((a) => ({ denom: a.denom, amount: ceilInt(decOfWire(a.amount)) })));
-export const roundedDown = (amounts: DecCoin[]) => coins(amounts.map((a) => ({ denom: a.denom, amount: truncateInt(decOfWire(a.amount)) })));
+export const roundedUp = (amounts: DecCoin[]) =>
+  coins(amounts.map((a) => ({ denom: a.denom, amount: ceilInt(decOfWire(a.amount)) })));
+export const roundedDown = (amounts: DecCoin[]) =>
+  coins(amounts.map((a) => ({ denom: a.denom, amount: truncateInt(decOfWire(a.amount)) })));
 export const plus = (a: Coin[], b: Coin[]) => coins([...asInts(a), ...asInts(b)]);
-export const minus = (a: Coin[], b: Coin[]) => coins([...asInts(a), ...asInts(b).map((c) => ({ denom: c.denom, amount: -c.amount }))]);
+export const minus = (a: Coin[], b: Coin[]) =>
+  coins([...asInts(a), ...asInts(b).map((c) => ({ denom: c.denom, amount: -c.amount }))]);
 const minBig = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** Fees capped at what they are taken from, per denom (AdjustFees). */
@@ -182,7 +213,12 @@ export const capped = (fees: Coin[], max: Coin[]) =>
   coins(asInts(fees).map((f) => ({ denom: f.denom, amount: minBig(f.amount, amountOf(max, f.denom)) })));
 
 /** Swapper: what `from` returns in `toToken`, and the tx fee taken from it (GetReturnsForSwap). */
-export function returnsForSwap(bond: Message, from: { denom: string; amount: bigint }, toToken: string, reserve: Coin[]): { returns: Coin[]; fee: Coin } {
+export function returnsForSwap(
+  bond: Message,
+  from: { denom: string; amount: bigint },
+  toToken: string,
+  reserve: Coin[],
+): { returns: Coin[]; fee: Coin } {
   if (bond.function_type !== 'swapper_function') throw bondErrors.notForFunctionType();
   const tokens = (bond.reserve_tokens as string[]).slice(0, 2);
   for (const denom of [from.denom, toToken]) if (!tokens.includes(denom)) throw bondErrors.notReserveToken(denom);

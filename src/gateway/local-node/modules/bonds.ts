@@ -48,7 +48,9 @@ const reserveOf = (bond: Message): Coin[] => bond.current_reserve ?? [];
 
 /** GetCurrentPricesPT: the spot price; for a swapper, the price of minting one token. */
 const currentPrices = (bond: Message): DecCoin[] =>
-  bond.function_type === 'swapper_function' ? pricesToMint(bond, 1n, reserveOf(bond)) : pricesAtSupply(bond, BigInt(bond.current_supply.amount));
+  bond.function_type === 'swapper_function'
+    ? pricesToMint(bond, 1n, reserveOf(bond))
+    : pricesAtSupply(bond, BigInt(bond.current_supply.amount));
 
 /** The bond's supply with the current batch's buys added (sign 1) or sells taken off (sign -1). */
 function adjustedSupply(bond: Message, state: ChainState, sign: 1n | -1n): Coin {
@@ -60,15 +62,22 @@ function adjustedSupply(bond: Message, state: ChainState, sign: 1n | -1n): Coin 
 export const bondsQueries: Record<string, QueryHandler> = {
   Bonds: (_request, state) => ({ bonds: state.filter('bond', () => true).map((bond) => bond.bond_did) }),
   BondsDetailed: (_request, state) => ({
-    bonds_detailed: state.filter('bond', () => true).map((bond) => {
-      let spotPrice: DecCoin[] = [];
-      try {
-        spotPrice = currentPrices(bond);
-      } catch {
-        // the chain ignores a price error here and shows zeros
-      }
-      return { bond_did: bond.bond_did, spot_price: zeroIfEmpty(bond, spotPrice), supply: bond.current_supply, reserve: reserveOf(bond) };
-    }),
+    bonds_detailed: state
+      .filter('bond', () => true)
+      .map((bond) => {
+        let spotPrice: DecCoin[] = [];
+        try {
+          spotPrice = currentPrices(bond);
+        } catch {
+          // the chain ignores a price error here and shows zeros
+        }
+        return {
+          bond_did: bond.bond_did,
+          spot_price: zeroIfEmpty(bond, spotPrice),
+          supply: bond.current_supply,
+          reserve: reserveOf(bond),
+        };
+      }),
   }),
   Params: (_request, state) => ({ params: state.get('bondsParams') }),
   Bond: fromBond((bond) => ({ bond })),

@@ -15,7 +15,10 @@ export const claimsQueries: Record<string, QueryHandler> = {
   CollectionMemberList: pageBy('member', 'member_budgets', 'collectionId'),
   DisputeBySubject: (request, state) => {
     required(request, 'subjectId', 'targetRole');
-    const [dispute] = state.filter('dispute', (d) => d.subject_id === request.subjectId && d.target_role === request.targetRole);
+    const [dispute] = state.filter(
+      'dispute',
+      (d) => d.subject_id === request.subjectId && d.target_role === request.targetRole,
+    );
     if (!dispute) throw nodeErrors.notFound('dispute for subject', `${request.subjectId}/${request.targetRole}`);
     return { dispute };
   },

@@ -23,7 +23,10 @@ const PATTERNS: [keyof PreferenceRequest, RegExp][] = [
 const USE_TOOL = /^\s*use\s+([A-Za-z0-9_.:-]+)(?:\s+([\s\S]*))?$/i;
 
 function unquote(value: string): string {
-  return value.trim().replace(/^(["'“‘])(.*)(["'”’])$/u, '$2').trim();
+  return value
+    .trim()
+    .replace(/^(["'“‘])(.*)(["'”’])$/u, '$2')
+    .trim();
 }
 
 export function readPreferenceRequest(text: string): PreferenceRequest {
@@ -56,6 +59,7 @@ export function parseToolArgs(argsText: string): ParsedArgs {
   } catch (error) {
     return { ok: false, problem: `not valid JSON (${(error as Error).message})` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problem: 'not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, problem: 'not a JSON object' };
   return { ok: true, args: value as Record<string, unknown> };
 }

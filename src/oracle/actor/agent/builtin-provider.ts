@@ -61,7 +61,8 @@ function answerUser(request: ProviderRequest, system: string, text: string): Ste
     };
   }
   if (intent.type === 'preferences') {
-    if (!offered.has(SET_USER_PREFERENCES)) return { text: "I can't save preferences here: the preferences tool is not available." };
+    if (!offered.has(SET_USER_PREFERENCES))
+      return { text: "I can't save preferences here: the preferences tool is not available." };
     return {
       reasoning: `The user asked to change preferences: ${Object.keys(intent.update).join(', ')}.`,
       toolCall: { id: `call_${randomUUID()}`, name: SET_USER_PREFERENCES, arguments: JSON.stringify(intent.update) },
@@ -97,7 +98,8 @@ function nextStep(request: ProviderRequest): Step {
   if (last?.role === 'user') {
     const step = answerUser(request, system, last.content);
     // What a model reads of the attachments: their description (attachments.ts).
-    if (last.attachments?.length && step.text !== undefined) step.text += ` ${describeAttachments(last.attachments).replace(/\n/g, ' ')}`;
+    if (last.attachments?.length && step.text !== undefined)
+      step.text += ` ${describeAttachments(last.attachments).replace(/\n/g, ' ')}`;
     return step;
   }
   return { text: greeting(system) };

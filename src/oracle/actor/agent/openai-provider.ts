@@ -37,7 +37,10 @@ function toWireUser(message: Extract<ChatMessage, { role: 'user' }>, vision: boo
   const text = withAttachmentsText(message.content, message.attachments);
   const images = vision ? (message.attachments ?? []).filter((attachment) => attachment.url) : [];
   if (images.length === 0) return { role: 'user', content: text };
-  return { role: 'user', content: [{ type: 'text', text }, ...images.map((image) => ({ type: 'image_url', image_url: { url: image.url } }))] };
+  return {
+    role: 'user',
+    content: [{ type: 'text', text }, ...images.map((image) => ({ type: 'image_url', image_url: { url: image.url } }))],
+  };
 }
 
 function toWireMessage(message: ChatMessage, vision: boolean): Record<string, unknown> {
@@ -63,7 +66,10 @@ function toWireMessage(message: ChatMessage, vision: boolean): Record<string, un
 }
 
 function toWireTool(tool: ToolSpec): Record<string, unknown> {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
 }
 
 function excerpt(text: string): string {
@@ -92,7 +98,8 @@ function* readChunk(data: string, assembler: ToolCallAssembler, finish: { reason
     throw new ProviderError(`The LLM server sent an unreadable stream event: ${excerpt(data)}`);
   }
   if (chunk.error) {
-    const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? JSON.stringify(chunk.error));
+    const message =
+      typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? JSON.stringify(chunk.error));
     throw new ProviderError(`The LLM server reported an error: ${message}`);
   }
   for (const choice of chunk.choices ?? []) {

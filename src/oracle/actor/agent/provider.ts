@@ -16,7 +16,11 @@ export interface ProviderConfig {
 
 export function createProvider(config: ProviderConfig): Provider {
   if (!config.LLM_BASE_URL) return builtinProvider();
-  return openAiProvider({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL ?? 'gpt-4o-mini' });
+  return openAiProvider({
+    baseUrl: config.LLM_BASE_URL,
+    apiKey: config.LLM_API_KEY,
+    model: config.LLM_MODEL ?? 'gpt-4o-mini',
+  });
 }
 
 /** The provider of each model of the catalogue (the default for `undefined`), made once per model. */
@@ -30,7 +34,12 @@ export function providersOf(config: ProviderConfig, catalogue: ModelCatalogue): 
     provider =
       model.provider === 'builtin' || !config.LLM_BASE_URL
         ? builtinProvider()
-        : openAiProvider({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: model.info.id, vision: model.info.vision });
+        : openAiProvider({
+            baseUrl: config.LLM_BASE_URL,
+            apiKey: config.LLM_API_KEY,
+            model: model.info.id,
+            vision: model.info.vision,
+          });
     made.set(modelId, provider);
     return provider;
   };

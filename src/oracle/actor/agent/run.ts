@@ -7,7 +7,16 @@
 // stream port may be full). Failures never throw: they are reported as an `error` event and in the result.
 import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from '../../agent-errors.js';
 import { ToolRegistry } from './tool-registry.js';
-import type { AgentEvent, AgentResult, ChatMessage, CompletedToolCall, Provider, Tool, ToolCallRequest, TurnContext } from '../../agent-types.js';
+import type {
+  AgentEvent,
+  AgentResult,
+  ChatMessage,
+  CompletedToolCall,
+  Provider,
+  Tool,
+  ToolCallRequest,
+  TurnContext,
+} from '../../agent-types.js';
 
 export const DEFAULT_MAX_STEPS = 8;
 
@@ -33,7 +42,11 @@ async function runStep(
   partial: { text: string; reasoning: string },
 ): Promise<ToolCallRequest[]> {
   const calls: ToolCallRequest[] = [];
-  const stream = options.provider.stream({ messages: conversation, tools: registry.specs(), signal: options.context.signal });
+  const stream = options.provider.stream({
+    messages: conversation,
+    tools: registry.specs(),
+    signal: options.context.signal,
+  });
   for await (const event of stream) {
     if (event.type === 'text') {
       partial.text += event.delta;
@@ -50,12 +63,18 @@ async function runStep(
 
 function parseArguments(text: string): Record<string, unknown> {
   const value: unknown = JSON.parse(text.trim() === '' ? '{}' : text);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('the arguments are not a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TypeError('the arguments are not a JSON object');
   return value as Record<string, unknown>;
 }
 
 /** Runs one tool call and reports it (tool_call or action_call); never throws except on abort. */
-async function executeCall(call: ToolCallRequest, registry: ToolRegistry, context: TurnContext, emit: Emit): Promise<CompletedToolCall> {
+async function executeCall(
+  call: ToolCallRequest,
+  registry: ToolRegistry,
+  context: TurnContext,
+  emit: Emit,
+): Promise<CompletedToolCall> {
   const tool = registry.get(call.name);
   const type = tool?.kind === 'action' ? 'action_call' : 'tool_call';
   let args: Record<string, unknown> = {};
@@ -97,7 +116,15 @@ function interruptedCall(call: ToolCallRequest, registry: ToolRegistry, why: str
     // Invalid arguments fail before the call runs, so a running call's parse; kept empty otherwise.
   }
   const kind = registry.get(call.name)?.kind ?? 'unknown';
-  return { id: call.id, name: call.name, kind, args, output: `Interrupted: ${why}`, status: 'error', interrupted: true };
+  return {
+    id: call.id,
+    name: call.name,
+    kind,
+    args,
+    output: `Interrupted: ${why}`,
+    status: 'error',
+    interrupted: true,
+  };
 }
 
 export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
@@ -129,7 +156,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       const calls = await runStep(options, conversation, registry, emit, partial);
       result.text += partial.text;
       result.reasoning += partial.reasoning;
-      add(calls.length > 0 ? { role: 'assistant', content: partial.text, toolCalls: calls } : { role: 'assistant', content: partial.text });
+      add(
+        calls.length > 0
+          ? { role: 'assistant', content: partial.text, toolCalls: calls }
+          : { role: 'assistant', content: partial.text },
+      );
       partial = { text: '', reasoning: '' };
       if (calls.length === 0) break;
       unanswered = [...calls];
@@ -139,7 +170,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
         running = undefined;
         unanswered.shift();
         result.toolCalls.push(done);
-        add({ role: 'tool', toolCallId: call.id, content: done.status === 'error' ? toolErrorContent(done.output) : done.output });
+        add({
+          role: 'tool',
+          toolCallId: call.id,
+          content: done.status === 'error' ? toolErrorContent(done.output) : done.output,
+        });
       }
     }
   } catch (error) {

@@ -39,7 +39,9 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const messages: ChatMessage[] = [
     { role: 'system', content: systemPrompt },
     ...input.history.filter((message) => message.role !== 'system'),
-    input.attachments?.length ? { role: 'user', content: input.userMessage, attachments: input.attachments } : { role: 'user', content: input.userMessage },
+    input.attachments?.length
+      ? { role: 'user', content: input.userMessage, attachments: input.attachments }
+      : { role: 'user', content: input.userMessage },
   ];
   return { messages, tools, systemPrompt };
 }

@@ -7,7 +7,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../mcp-config.js';
 import { McpCallError, McpUnavailableError } from './errors.js';
 
@@ -37,7 +43,8 @@ function fetchWithCallHeaders(url: string | URL, init?: RequestInit): Promise<Re
 /** Whether an error means the connection or session is unusable (as opposed to a refused or failed call). */
 function connectionLost(error: unknown): boolean {
   if (error instanceof StreamableHTTPError) return error.code !== 401 && error.code !== 403;
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout;
+  if (error instanceof McpError)
+    return error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout;
   return true; // fetch's TypeError (refused, reset) and anything unexpected
 }
 
@@ -61,7 +68,12 @@ export class McpConnection {
   /** The server's tools (cached); rejects with McpUnavailableError. */
   tools(): Promise<ListedTool[]> {
     if (Date.now() < this.#quietUntil) {
-      return Promise.reject(new McpUnavailableError(this.server.name, `it did not answer within ${this.timeoutMs} ms; it is tried again later`));
+      return Promise.reject(
+        new McpUnavailableError(
+          this.server.name,
+          `it did not answer within ${this.timeoutMs} ms; it is tried again later`,
+        ),
+      );
     }
     this.#tools ??= this.#list().catch((error: unknown) => {
       if (timedOut(error)) this.#quietUntil = Date.now() + RETRY_AFTER_TIMEOUT_MS;
@@ -80,12 +92,20 @@ export class McpConnection {
       throw new McpUnavailableError(this.server.name, describe(error));
     }
     try {
-      const request = () => client.callTool({ name: toolName, arguments: args }, undefined, { signal: options.signal, timeout: this.timeoutMs });
+      const request = () =>
+        client.callTool({ name: toolName, arguments: args }, undefined, {
+          signal: options.signal,
+          timeout: this.timeoutMs,
+        });
       return (await (options.headers ? callHeaders.run(options.headers, request) : request())) as CallToolResult;
     } catch (error) {
       if (options.signal?.aborted) throw error;
       if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
-        throw new McpCallError(this.server.name, toolName, `the server refused the call (${error.code}): ${error.message}`);
+        throw new McpCallError(
+          this.server.name,
+          toolName,
+          `the server refused the call (${error.code}): ${error.message}`,
+        );
       }
       if (connectionLost(error)) {
         this.reset();

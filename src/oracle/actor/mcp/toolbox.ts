@@ -67,7 +67,13 @@ export interface McpToolboxOptions {
 export function createMcpToolbox(options: McpToolboxOptions): McpToolbox {
   const connections = options.servers.map((server) => new McpConnection(server, options.timeoutMs));
 
-  async function authorization(server: McpServerConfig, tool: ListedTool, offered: string, turn: McpTurn, context: ToolCallContext) {
+  async function authorization(
+    server: McpServerConfig,
+    tool: ListedTool,
+    offered: string,
+    turn: McpTurn,
+    context: ToolCallContext,
+  ) {
     const invocation =
       turn.mcpInvocations?.[offered] ??
       (await options.minter.mintForUser({
@@ -100,7 +106,10 @@ export function createMcpToolbox(options: McpToolboxOptions): McpToolbox {
     try {
       listed = await connection.tools();
     } catch (error) {
-      options.log.warn({ err: error, mcpServer: connection.server.name }, 'MCP server unavailable; its tools are not offered this turn');
+      options.log.warn(
+        { err: error, mcpServer: connection.server.name },
+        'MCP server unavailable; its tools are not offered this turn',
+      );
       return [];
     }
     const tools: Tool[] = [];

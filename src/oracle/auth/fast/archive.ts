@@ -41,7 +41,11 @@ export function readArchive(car: Uint8Array): ArchivedUcan {
     }
     return outOfShape('CAR varint too long');
   };
-  if (varint() !== HEADER_LENGTH || !startsWith(car, pos, HEADER_START) || !startsWith(car, pos + HEADER_START.length + 32, HEADER_END)) {
+  if (
+    varint() !== HEADER_LENGTH ||
+    !startsWith(car, pos, HEADER_START) ||
+    !startsWith(car, pos + HEADER_START.length + 32, HEADER_END)
+  ) {
     outOfShape('CAR header other than one root, version 1');
   }
   const root = car.subarray(pos + HEADER_START.length, pos + HEADER_START.length + 32);
@@ -50,7 +54,8 @@ export function readArchive(car: Uint8Array): ArchivedUcan {
   while (pos < car.length) {
     if (blocks.length === 2) outOfShape('CAR with more than two blocks');
     const length = varint();
-    if (length < CID_LENGTH || pos + length > car.length || !startsWith(car, pos, CID_PREFIX)) outOfShape('CAR block other than dag-cbor, sha2-256');
+    if (length < CID_LENGTH || pos + length > car.length || !startsWith(car, pos, CID_PREFIX))
+      outOfShape('CAR block other than dag-cbor, sha2-256');
     const cid = car.subarray(pos, pos + CID_LENGTH);
     blocks.push({ cid, digest: cid.subarray(CID_PREFIX.length), data: car.subarray(pos + CID_LENGTH, pos + length) });
     pos += length;
@@ -59,8 +64,10 @@ export function readArchive(car: Uint8Array): ArchivedUcan {
   const variant = blocks[variantAt];
   const ucan = blocks[1 - variantAt];
   if (blocks.length !== 2 || !variant || !ucan) outOfShape('CAR other than a root block and one UCAN block');
-  if (variant.data.length !== VARIANT_LENGTH || !startsWith(variant.data, 0, VARIANT_START)) outOfShape('root block other than ucan@0.9.1');
-  if (!equal(variant.data.subarray(VARIANT_START.length), ucan.digest) || equal(ucan.digest, root)) outOfShape('root block does not link the UCAN block');
+  if (variant.data.length !== VARIANT_LENGTH || !startsWith(variant.data, 0, VARIANT_START))
+    outOfShape('root block other than ucan@0.9.1');
+  if (!equal(variant.data.subarray(VARIANT_START.length), ucan.digest) || equal(ucan.digest, root))
+    outOfShape('root block does not link the UCAN block');
   if (!equal(hash('sha256', ucan.data, 'buffer'), ucan.digest)) outOfShape('UCAN block does not match its CID');
   return { cid: ucan.cid, block: ucan.data };
 }

@@ -47,7 +47,8 @@ export class CborReader {
   /** Consumes the text string `expected` (ASCII) if it comes next; false (nothing consumed) otherwise. */
   skipText(expected: Uint8Array): boolean {
     const header = 0x60 | expected.length;
-    if (expected.length >= 24 || this.bytes[this.pos] !== header || !startsWith(this.bytes, this.pos + 1, expected)) return false;
+    if (expected.length >= 24 || this.bytes[this.pos] !== header || !startsWith(this.bytes, this.pos + 1, expected))
+      return false;
     this.pos += 1 + expected.length;
     return true;
   }

@@ -40,7 +40,8 @@ export interface FastAudience {
 export function fastAudience(oracleDid: string): FastAudience | undefined {
   if (!/^did:[a-z0-9]+:[\x21-\x7e]+$/.test(oracleDid)) return undefined;
   const json = JSON.stringify(oracleDid);
-  if (!oracleDid.startsWith('did:key:')) return { bytes: Uint8Array.of(0x9d, 0x1a, ...Buffer.from(oracleDid.slice(4), 'latin1')), json };
+  if (!oracleDid.startsWith('did:key:'))
+    return { bytes: Uint8Array.of(0x9d, 0x1a, ...Buffer.from(oracleDid.slice(4), 'latin1')), json };
   try {
     const bytes = base58btc.decode(oracleDid.slice('did:key:'.length));
     const ed25519 = bytes.length === 34 && bytes[0] === 0xed && bytes[1] === 0x01;
@@ -68,7 +69,11 @@ function issuerDid(keyCode: Uint8Array): string {
  * Verifies an invocation archive of the common shape addressed to `audience`; undefined when it is out of shape.
  * Throws AuthFailure with invocation.ts's reasons, VerifierUnavailable when the verifier fails.
  */
-export async function verifyFastInvocation(car: Uint8Array, audience: FastAudience, check: FastInvocationCheck): Promise<FastVerified | undefined> {
+export async function verifyFastInvocation(
+  car: Uint8Array,
+  audience: FastAudience,
+  check: FastInvocationCheck,
+): Promise<FastVerified | undefined> {
   let read: { cid: string; ucan: ReturnType<typeof readCommonUcan> };
   try {
     const archived = readArchive(car);
@@ -80,7 +85,8 @@ export async function verifyFastInvocation(car: Uint8Array, audience: FastAudien
   const { cid, ucan } = read;
   // The order of invocation.ts: lifetime, time bounds, then the signature.
   const now = Math.floor(Date.now() / 1000);
-  if (ucan.expiration > now + check.maxTtlSeconds) fail(`invocation lives longer than the allowed ${check.maxTtlSeconds} seconds`);
+  if (ucan.expiration > now + check.maxTtlSeconds)
+    fail(`invocation lives longer than the allowed ${check.maxTtlSeconds} seconds`);
   checkTimeWindow('invocation', cid, ucan.expiration, ucan.notBefore, now);
   const did = issuerDid(ucan.issuerKeyCode);
   const data = signedPayload(ucan, did, audience.json);

@@ -23,7 +23,19 @@ export interface CommonUcan {
   signature: Uint8Array;
 }
 
-const KEYS = { s: ascii('s'), v: ascii('v'), att: ascii('att'), aud: ascii('aud'), exp: ascii('exp'), iss: ascii('iss'), nbf: ascii('nbf'), nnc: ascii('nnc'), prf: ascii('prf'), can: ascii('can'), with: ascii('with') };
+const KEYS = {
+  s: ascii('s'),
+  v: ascii('v'),
+  att: ascii('att'),
+  aud: ascii('aud'),
+  exp: ascii('exp'),
+  iss: ascii('iss'),
+  nbf: ascii('nbf'),
+  nnc: ascii('nnc'),
+  prf: ascii('prf'),
+  can: ascii('can'),
+  with: ascii('with'),
+};
 const VERSION = ascii('0.9.1');
 const ANY_ABILITY = ascii('*');
 const RESOURCES = (['ixo:oracle', 'ixo:*', 'ucan:*'] as const).map((name) => [name, ascii(name)] as const);
@@ -36,15 +48,19 @@ const ED25519_KEY = Uint8Array.of(0xed, 0x01);
 export function readCommonUcan(block: Uint8Array, audience: Uint8Array): CommonUcan {
   const cbor = new CborReader(block);
   const entries = cbor.head(MAJOR.map);
-  const field = (name: Uint8Array) => cbor.skipText(name) || outOfShape(`UCAN field other than ${String.fromCharCode(...name)} where it was expected`);
+  const field = (name: Uint8Array) =>
+    cbor.skipText(name) || outOfShape(`UCAN field other than ${String.fromCharCode(...name)} where it was expected`);
 
   field(KEYS.s);
   const signed = cbor.byteString();
-  if (signed.length !== EDDSA_SIGNATURE.length + 64 || !startsWith(signed, 0, EDDSA_SIGNATURE)) outOfShape('signature other than EdDSA');
+  if (signed.length !== EDDSA_SIGNATURE.length + 64 || !startsWith(signed, 0, EDDSA_SIGNATURE))
+    outOfShape('signature other than EdDSA');
   field(KEYS.v);
-  if (cbor.head(MAJOR.text) !== VERSION.length || !startsWith(cbor.take(VERSION.length), 0, VERSION)) outOfShape('UCAN version other than 0.9.1');
+  if (cbor.head(MAJOR.text) !== VERSION.length || !startsWith(cbor.take(VERSION.length), 0, VERSION))
+    outOfShape('UCAN version other than 0.9.1');
   field(KEYS.att);
-  if (cbor.head(MAJOR.array) !== 1 || cbor.head(MAJOR.map) !== 2) outOfShape('capabilities other than one { can, with }');
+  if (cbor.head(MAJOR.array) !== 1 || cbor.head(MAJOR.map) !== 2)
+    outOfShape('capabilities other than one { can, with }');
   field(KEYS.can);
   if (!cbor.skipText(ANY_ABILITY)) outOfShape("capability other than can: '*'");
   field(KEYS.with);
@@ -57,7 +73,8 @@ export function readCommonUcan(block: Uint8Array, audience: Uint8Array): CommonU
   const expiration = cbor.head(MAJOR.uint);
   field(KEYS.iss);
   const issuerKeyCode = cbor.byteString();
-  if (issuerKeyCode.length !== 34 || !startsWith(issuerKeyCode, 0, ED25519_KEY)) outOfShape('issuer other than a did:key Ed25519');
+  if (issuerKeyCode.length !== 34 || !startsWith(issuerKeyCode, 0, ED25519_KEY))
+    outOfShape('issuer other than a did:key Ed25519');
   // ucanto's path refuses such a key with its reason.
   if (isUnsafeEd25519Key(issuerKeyCode.subarray(2))) outOfShape('small-order or non-canonical issuer key');
   let read = 7;

@@ -42,7 +42,11 @@ export interface CreditLedger {
 type ChargeOutcome = { paid: true; account: CreditAccount } | { paid: false; claim: string; account: CreditAccount };
 
 export function creditLedger(repository: CreditRepository, options: CreditsOptions): CreditLedger {
-  const fresh = (): CreditAccount => ({ balance: options.initial, outstandingClaims: [], updatedAt: new Date().toISOString() });
+  const fresh = (): CreditAccount => ({
+    balance: options.initial,
+    outstandingClaims: [],
+    updatedAt: new Date().toISOString(),
+  });
   // A fresh claim id per attempt is harmless: only the attempt that is stored is answered.
   const decide = (current: CreditAccount = fresh()): { value: CreditAccount; result: ChargeOutcome } => {
     const now = new Date().toISOString();
@@ -51,7 +55,11 @@ export function creditLedger(repository: CreditRepository, options: CreditsOptio
       return { value: account, result: { paid: true, account } };
     }
     const claim = `claim-${randomUUID()}`;
-    const account = { ...current, outstandingClaims: [...current.outstandingClaims, claim].slice(-MAX_OUTSTANDING), updatedAt: now };
+    const account = {
+      ...current,
+      outstandingClaims: [...current.outstandingClaims, claim].slice(-MAX_OUTSTANDING),
+      updatedAt: now,
+    };
     return { value: account, result: { paid: false, claim, account } };
   };
 
@@ -75,7 +83,11 @@ export function creditLedger(repository: CreditRepository, options: CreditsOptio
 
     topUp(userDid, amount) {
       return changeRecord(repository, userDid, (current = fresh()) => {
-        const account = { balance: current.balance + amount, outstandingClaims: [], updatedAt: new Date().toISOString() };
+        const account = {
+          balance: current.balance + amount,
+          outstandingClaims: [],
+          updatedAt: new Date().toISOString(),
+        };
         return { value: account, result: account };
       });
     },

@@ -6,5 +6,9 @@ import type { PreferencesKey, PreferencesRepository } from './repository.js';
 import type { UserPreferences } from './schema.js';
 
 export function openJetStreamPreferences(connection: ClusterConnection): Promise<PreferencesRepository> {
-  return openJetStreamRevisionedRecords<PreferencesKey, UserPreferences>(connection, 'oracle_preferences', ({ userDid, oracleDid }) => [userDid, oracleDid]);
+  return openJetStreamRevisionedRecords<PreferencesKey, UserPreferences>(
+    connection,
+    'oracle_preferences',
+    ({ userDid, oracleDid }) => [userDid, oracleDid],
+  );
 }

@@ -7,5 +7,8 @@ import type { Stored } from '../../../store/revision.js';
 import type { UserPreferences } from './schema.js';
 
 export function openLmdbPreferences(store: Store): PreferencesRepository {
-  return lmdbRevisionedRecords(store.db<Stored<UserPreferences>>('oracle-preferences'), ({ userDid, oracleDid }) => `${userDid}|${oracleDid}`);
+  return lmdbRevisionedRecords(
+    store.db<Stored<UserPreferences>>('oracle-preferences'),
+    ({ userDid, oracleDid }) => `${userDid}|${oracleDid}`,
+  );
 }

@@ -3,7 +3,16 @@
 import * as v from 'valibot';
 import { toJsonSchema } from '@valibot/to-json-schema';
 
-export const FORMALITIES = ['casual', 'friendly', 'neutral', 'semi-formal', 'professional', 'formal', 'technical', 'academic'] as const;
+export const FORMALITIES = [
+  'casual',
+  'friendly',
+  'neutral',
+  'semi-formal',
+  'professional',
+  'formal',
+  'technical',
+  'academic',
+] as const;
 export type Formality = (typeof FORMALITIES)[number];
 
 /** Longest accepted `tone`: the reference leaves it free, a bound keeps the record (and the prompt) small. */
@@ -36,9 +45,17 @@ function limitedText(field: string, max: number, description: string) {
 /** A change: every field optional; `null` (or an empty string) removes a field; unknown keys are dropped. */
 export const preferencesUpdateSchema = v.pipe(
   v.object({
-    agentName: limitedText('agentName', 80, 'What the user wants to call you, exactly as they asked (max 80 characters).'),
+    agentName: limitedText(
+      'agentName',
+      80,
+      'What the user wants to call you, exactly as they asked (max 80 characters).',
+    ),
     userName: limitedText('userName', 80, 'What the user wants to be called (max 80 characters).'),
-    language: limitedText('language', 20, "Preferred reply language as a name or code, e.g. 'French' or 'fr' (max 20 characters)."),
+    language: limitedText(
+      'language',
+      20,
+      "Preferred reply language as a name or code, e.g. 'French' or 'fr' (max 20 characters).",
+    ),
     tone: limitedText('tone', TONE_MAX, "A short tone label, e.g. 'warm and playful' or 'concise and dry'."),
     formality: v.optional(
       v.nullable(
@@ -54,7 +71,10 @@ export const preferencesUpdateSchema = v.pipe(
       'Self-contained instructions for every later reply; merge with the existing ones (max 2000 characters).',
     ),
   }),
-  v.check((update) => Object.values(update).some((value) => value !== undefined), 'give at least one preference to change'),
+  v.check(
+    (update) => Object.values(update).some((value) => value !== undefined),
+    'give at least one preference to change',
+  ),
 );
 
 export type PreferencesUpdate = v.InferOutput<typeof preferencesUpdateSchema>;
@@ -69,7 +89,11 @@ export function parsePreferencesUpdate(input: unknown): ValidationResult<Prefere
 }
 
 /** Applies a change to a record: given fields replace, null/empty removes, others stay. */
-export function mergePreferences(current: UserPreferences | null | undefined, update: PreferencesUpdate, now: Date): UserPreferences {
+export function mergePreferences(
+  current: UserPreferences | null | undefined,
+  update: PreferencesUpdate,
+  now: Date,
+): UserPreferences {
   const merged: Record<string, unknown> = { ...(current ?? {}) };
   for (const [key, value] of Object.entries(update)) {
     if (value === undefined) continue;
@@ -87,7 +111,9 @@ function withoutDialect(schema: object): Record<string, unknown> {
 }
 
 /** JSON schema of the `set_user_preferences` arguments, generated from the validating schema. */
-export const preferencesUpdateJsonSchema = withoutDialect(toJsonSchema(preferencesUpdateSchema, { errorMode: 'ignore' }));
+export const preferencesUpdateJsonSchema = withoutDialect(
+  toJsonSchema(preferencesUpdateSchema, { errorMode: 'ignore' }),
+);
 
 /** The stored record, as GET /user-preferences answers it (for the OpenAPI document). */
 export const UserPreferencesRecordSchema = v.object({

@@ -15,14 +15,25 @@ async function createChatSession(client: HttpClient, headers: Record<string, str
 }
 
 /** A journey's first request: the user creates a chat session (latency from `scheduledAt`). */
-export async function startChatJourney(ctx: ScenarioContext, user: LoadUser, scheduledAt: number): Promise<{ headers: Record<string, string>; sessionId: string }> {
+export async function startChatJourney(
+  ctx: ScenarioContext,
+  user: LoadUser,
+  scheduledAt: number,
+): Promise<{ headers: Record<string, string>; sessionId: string }> {
   const headers = { ...ctx.options.headers, ...(await user.headers()) };
   const sessionId = await timed(ctx.recorder(), scheduledAt, () => createChatSession(ctx.client, headers));
   return { headers, sessionId };
 }
 
 /** One streamed message read to `done`; `since` is when it was sent. */
-async function streamTurn(client: HttpClient, recorder: Recorder, sessionId: string, headers: Record<string, string>, message: string, since: number): Promise<void> {
+async function streamTurn(
+  client: HttpClient,
+  recorder: Recorder,
+  sessionId: string,
+  headers: Record<string, string>,
+  message: string,
+  since: number,
+): Promise<void> {
   let first = false;
   let done = false;
   let errorFrame: string | undefined;
@@ -60,7 +71,9 @@ export async function chatScenario(ctx: ScenarioContext): Promise<Scenario> {
       for (let turn = 0; turn < options.turns; turn++) {
         if (turn > 0) await sleep(thinkTime(options.thinkMs));
         const since = performance.now();
-        await timed(ctx.recorder(), since, () => streamTurn(client, ctx.recorder(), sessionId, headers, options.message, since));
+        await timed(ctx.recorder(), since, () =>
+          streamTurn(client, ctx.recorder(), sessionId, headers, options.message, since),
+        );
         ctx.recorder().count('chat turns');
       }
     },

@@ -11,8 +11,12 @@ export function gatewayScenario(ctx: ScenarioContext): Scenario {
     name: 'gateway',
     async iterate(scheduledAt) {
       const path = nextPath();
-      await timed(ctx.recorder(), scheduledAt, async () => expectStatus(await ctx.client.request('GET', path, { headers }), 200));
+      await timed(ctx.recorder(), scheduledAt, async () =>
+        expectStatus(await ctx.client.request('GET', path, { headers }), 200),
+      );
     },
-    autocannonRequests: (): autocannon.Request[] => [{ method: 'GET', setupRequest: (req) => ({ ...req, path: nextPath() }) }],
+    autocannonRequests: (): autocannon.Request[] => [
+      { method: 'GET', setupRequest: (req) => ({ ...req, path: nextPath() }) },
+    ],
   };
 }

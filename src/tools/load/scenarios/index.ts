@@ -16,7 +16,12 @@ const FACTORIES: Record<ScenarioName, (ctx: ScenarioContext) => Scenario | Promi
 export async function createScenario(ctx: ScenarioContext): Promise<Scenario> {
   const { scenario, mix } = ctx.options;
   if (scenario !== 'mix') return FACTORIES[scenario](ctx);
-  const parts = await Promise.all(SCENARIOS.filter((name) => (mix[name] ?? 0) > 0).map(async (name) => ({ weight: mix[name]!, scenario: await FACTORIES[name](ctx) })));
+  const parts = await Promise.all(
+    SCENARIOS.filter((name) => (mix[name] ?? 0) > 0).map(async (name) => ({
+      weight: mix[name]!,
+      scenario: await FACTORIES[name](ctx),
+    })),
+  );
   const pick = weightedPicker(parts, (p) => p.weight);
   return {
     name: 'mix',

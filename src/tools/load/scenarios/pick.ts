@@ -13,7 +13,8 @@ export function weightedPicker<T>(items: readonly T[], weight: (item: T) => numb
   };
 }
 
-export const sleep = (ms: number) => (ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
+export const sleep = (ms: number) =>
+  ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 
 /** A think time drawn uniformly from [min, max] ms. */
 export const thinkTime = ([min, max]: readonly [number, number]) => min + Math.random() * (max - min);

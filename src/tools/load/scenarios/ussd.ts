@@ -29,10 +29,18 @@ export function ussdScenario(ctx: ScenarioContext): Scenario {
     const n = ++callers;
     // Random, as an aggregator names sessions: a counter's IDs would sort the sessions in progress next to each
     // other, which real traffic never does (see src/ussd/sessions/lmdb-repository.ts).
-    return { sessionId: gatewaySessionId(), phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0') };
+    return {
+      sessionId: gatewaySessionId(),
+      phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0'),
+    };
   };
-  const body = (caller: { sessionId: string; phoneNumber: string }, text: string) => JSON.stringify({ ...caller, serviceCode, text });
-  const post = (payload: string) => ctx.client.request('POST', ussdRoute, { headers: { ...headers, 'content-type': 'application/json' }, body: payload });
+  const body = (caller: { sessionId: string; phoneNumber: string }, text: string) =>
+    JSON.stringify({ ...caller, serviceCode, text });
+  const post = (payload: string) =>
+    ctx.client.request('POST', ussdRoute, {
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: payload,
+    });
 
   return {
     name: 'ussd',

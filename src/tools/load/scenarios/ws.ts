@@ -69,27 +69,39 @@ export async function wsScenario(ctx: ScenarioContext): Promise<Scenario> {
         pong?.(new LoadError('ws closed by the server'));
       });
       try {
-        const turns = Promise.all(Array.from({ length: options.wsTurns }, async () => {
-          const sent = performance.now();
-          await timed(ctx.recorder(), sent, async () =>
-            expectStatus(await client.request('POST', `/messages/${sessionId}`, { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ message: options.message }) }), 200, 201),
-          );
-        }));
+        const turns = Promise.all(
+          Array.from({ length: options.wsTurns }, async () => {
+            const sent = performance.now();
+            await timed(ctx.recorder(), sent, async () =>
+              expectStatus(
+                await client.request('POST', `/messages/${sessionId}`, {
+                  headers: { ...headers, 'content-type': 'application/json' },
+                  body: JSON.stringify({ message: options.message }),
+                }),
+                200,
+                201,
+              ),
+            );
+          }),
+        );
         turns.catch(() => undefined); // awaited below; a failure must not be unhandled meanwhile
         const holdUntil = performance.now() + options.wsHoldMs;
         while (performance.now() < holdUntil) {
           if (closed) throw new LoadError('ws closed by the server');
           const sent = performance.now();
-          await timed(ctx.recorder(), sent, () =>
-            new Promise<void>((resolve, reject) => {
-              const timer = setTimeout(() => reject(new LoadError('ws pong timeout')), options.timeoutMs);
-              pong = (error) => {
-                clearTimeout(timer);
-                if (error) reject(error);
-                else resolve();
-              };
-              socket.send(JSON.stringify({ event: 'ping' }));
-            }),
+          await timed(
+            ctx.recorder(),
+            sent,
+            () =>
+              new Promise<void>((resolve, reject) => {
+                const timer = setTimeout(() => reject(new LoadError('ws pong timeout')), options.timeoutMs);
+                pong = (error) => {
+                  clearTimeout(timer);
+                  if (error) reject(error);
+                  else resolve();
+                };
+                socket.send(JSON.stringify({ event: 'ping' }));
+              }),
           );
           await sleep(Math.min(options.wsPingMs - (performance.now() - sent), holdUntil - performance.now()));
         }

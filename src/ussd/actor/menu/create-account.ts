@@ -13,7 +13,9 @@ export const createAccountStates: Partial<Record<StateName, StateDef>> = {
     keeps: [],
     handle(input) {
       const name = checkName(input);
-      return name.ok ? { to: 'createEmail', pending: { fullName: name.value } } : { to: 'createName', notice: name.message };
+      return name.ok
+        ? { to: 'createEmail', pending: { fullName: name.value } }
+        : { to: 'createName', notice: name.message };
     },
   },
 
@@ -24,7 +26,9 @@ export const createAccountStates: Partial<Record<StateName, StateDef>> = {
     handle(input) {
       if (input === '00') return { to: 'createPin', pending: { email: undefined } };
       const email = checkEmail(input);
-      return email.ok ? { to: 'createPin', pending: { email: email.value } } : { to: 'createEmail', notice: email.message };
+      return email.ok
+        ? { to: 'createPin', pending: { email: email.value } }
+        : { to: 'createEmail', notice: email.message };
     },
   },
 

@@ -1,7 +1,14 @@
 // Actor hosts. Runs the menu: one input in, the next session and its screen out. Navigation keys are handled
 // here the same way for every state: `*` exits only where the state offers Exit, `00` goes home where offered,
 // `0` goes back where offered; anything else is the state's own input (where `*`, `0` or `00` are plain text).
-import { ENDED_STATE, type ConsumedHistory, type PendingDraft, type UssdContext, type UssdDial, type UssdSession } from '../../session.js';
+import {
+  ENDED_STATE,
+  type ConsumedHistory,
+  type PendingDraft,
+  type UssdContext,
+  type UssdDial,
+  type UssdSession,
+} from '../../session.js';
 import { newInputAfter, rememberHistory } from '../text-history.js';
 import { compose, NAV, TEXT } from './screens.js';
 import { STATES } from './states.js';
@@ -57,20 +64,37 @@ export function applyInput(session: UssdSession, rawInput: string, deps: MenuDep
  * consumed history.
  * Expiry is the caller's business: pass only a live session.
  */
-export function answer(existing: UssdSession | undefined, dial: UssdDial, deps: MenuDeps): Maybe<MenuStep & { retry: boolean }> {
+export function answer(
+  existing: UssdSession | undefined,
+  dial: UssdDial,
+  deps: MenuDeps,
+): Maybe<MenuStep & { retry: boolean }> {
   if (!existing) return andThen(welcome(dial, deps), asNewStep);
   const next = newInputAfter(existing.history, dial.text, deps.pinCipher);
   if (next.kind === 'retry') {
     return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
   }
   // The session is built once, with the history it will store (no copy of it to swap the history in).
-  return andThen(applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, deps.pinCipher)), asNewStep);
+  return andThen(
+    applyInputRemembering(existing, next.input, deps, rememberHistory(dial.text, deps.pinCipher)),
+    asNewStep,
+  );
 }
 
-const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } => ({ session: step.session, screen: step.screen, ended: step.ended, retry: false });
+const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } => ({
+  session: step.session,
+  screen: step.screen,
+  ended: step.ended,
+  retry: false,
+});
 
 /** applyInput, the next session storing `history` as its consumed history. */
-function applyInputRemembering(session: UssdSession, rawInput: string, deps: MenuDeps, history: ConsumedHistory): Maybe<MenuStep> {
+function applyInputRemembering(
+  session: UssdSession,
+  rawInput: string,
+  deps: MenuDeps,
+  history: ConsumedHistory,
+): Maybe<MenuStep> {
   if (session.state === ENDED_STATE) return { session: { ...session, history }, screen: session.screen, ended: true };
   const input = rawInput.trim();
   const state = STATES[session.state as StateName] as StateDef | undefined;
@@ -92,7 +116,13 @@ function settle(session: UssdSession, outcome: Outcome, deps: MenuDeps, history:
   const now = deps.now();
   const context = outcome.context ? changed(session.context, outcome.context) : session.context;
   const expiresAt = now + deps.sessionTtlSeconds * 1000;
-  if ('end' in outcome) return shown(nextSession(session, ENDED_STATE, context, undefined, history, now, expiresAt), context, 'END ', outcome.end);
+  if ('end' in outcome)
+    return shown(
+      nextSession(session, ENDED_STATE, context, undefined, history, now, expiresAt),
+      context,
+      'END ',
+      outcome.end,
+    );
   let target = outcome.to;
   let notice = outcome.notice;
   if (STATES[target]?.auth && !context.isAuthenticated) [target, notice] = ['preMenu', TEXT.loginFirst];
@@ -130,7 +160,13 @@ function shown(draft: UssdSession, context: UssdContext, prefix: 'CON ' | 'END '
 function render(name: StateName, notice: string | undefined, session: UssdSession, deps: MenuDeps): Maybe<string> {
   const state = STATES[name];
   return andThen(state.body(session, deps), (body) =>
-    compose(notice, body, state.back ? NAV.back : undefined, state.home ? NAV.home : undefined, state.exit ? NAV.exit : undefined),
+    compose(
+      notice,
+      body,
+      state.back ? NAV.back : undefined,
+      state.home ? NAV.home : undefined,
+      state.exit ? NAV.exit : undefined,
+    ),
   );
 }
 

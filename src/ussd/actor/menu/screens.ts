@@ -12,8 +12,7 @@ export const TEXT = {
     'About this service\nOpen and manage your customer account from any phone: no internet, no app. ' +
     'Dial this code any time.',
   pricing: 'Pricing\nDialling this service is free. Opening an account, logging in and changing your PIN cost nothing.',
-  delivery:
-    'Delivery\nOrders reach your nearest agent in 2 to 5 working days. Bring your customer ID to collect them.',
+  delivery: 'Delivery\nOrders reach your nearest agent in 2 to 5 working days. Bring your customer ID to collect them.',
   accountMenu: 'Account Menu\n1. Log in\n2. Create account',
   askName: 'Enter your full name:',
   askEmail: 'Enter your email address, or 00 to skip:',
