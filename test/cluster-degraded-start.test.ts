@@ -3,8 +3,8 @@
 // reason (NATS not reachable, then JetStream without a quorum) and USSD the END text, and becomes healthy once a
 // quorum is back. And a node refuses (exit 78) servers that acknowledge before fsyncing, unless told to accept it.
 import t from 'tap';
-import { startLocalNodes } from '../dist/src/cluster/local-nodes.js';
-import { freePorts, startNatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
+import { freePorts, startNatsCluster } from '../dist/src/tools/local-nats-cluster.js';
 import { startTestNodes, until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer, startTestNatsCluster } from './helpers/nats-cluster.js';
 
@@ -112,7 +112,7 @@ t.test('a node refuses NATS that acknowledges before fsyncing (exit 78) unless N
   };
   await t.rejects(
     startLocalNodes(options),
-    /exited while starting \(78\)[^]*sync_interval 120 s, not always/,
+    /exited while starting \(78\)[\s\S]*sync_interval 120 s, not always/,
     'refused, naming the setting',
   );
 

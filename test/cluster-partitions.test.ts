@@ -11,8 +11,8 @@
 // heal. One cluster serves every scenario (each heals fully before the next).
 import t, { type Test } from 'tap';
 import { connectCluster, type ClusterConnection } from '../dist/src/cluster/connection.js';
-import { startLocalNodes, type LocalNode } from '../dist/src/cluster/local-nodes.js';
-import { startNatsCluster, type NatsCluster } from '../dist/src/cluster/local-nats-cluster.js';
+import { startLocalNodes, type LocalNode } from '../dist/src/tools/local-nodes.js';
+import { startNatsCluster, type NatsCluster } from '../dist/src/tools/local-nats-cluster.js';
 import { until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 import { createNet } from './helpers/netns.js';
@@ -242,7 +242,9 @@ t.test(
     const { healedAt, attempts } = await scenario(
       t,
       'node-cut',
-      () => natsHosts.forEach((_, s) => (net.block(3 + isolated, s), net.block(s, 3 + isolated))),
+      () => {
+        for (const s of natsHosts.keys()) net.block(3 + isolated, s), net.block(s, 3 + isolated);
+      },
       () => net.healAll(),
     );
     const onIsolated = attempts.filter((a) => a.node === nodes[isolated].nodeId && a.outcome === 'unavailable');
@@ -277,7 +279,9 @@ t.test('one NATS server cut from the other two (the nodes still reach it)', asyn
   await scenario(
     t,
     'server-split',
-    () => others.forEach((s) => (net.block(lone, s), net.block(s, lone))),
+    () => {
+      for (const s of others) net.block(lone, s), net.block(s, lone);
+    },
     () => net.healAll(),
   );
   await nats.waitForMetaLeader(60_000);
@@ -288,7 +292,9 @@ t.test("a one-way link: a server's packets to its peers are dropped, theirs reac
   await scenario(
     t,
     'one-way',
-    () => [0, 1, 2].filter((s) => s !== oneWay).forEach((s) => net.block(oneWay, s)),
+    () => {
+      for (const s of [0, 1, 2]) if (s !== oneWay) net.block(oneWay, s);
+    },
     () => net.healAll(),
   );
   await nats.waitForMetaLeader(60_000);

@@ -75,8 +75,11 @@ export async function checkAckDurability(
     );
   }
   const varzs = await Promise.all(monitorUrls.map((url) => readVarz(url, options.timeoutMs ?? 3_000)));
-  varzs.forEach((varz, i) => {
-    if (typeof varz === 'string') return void unknown.push(varz);
+  for (const [i, varz] of varzs.entries()) {
+    if (typeof varz === 'string') {
+      unknown.push(varz);
+      continue;
+    }
     const name = `${varz.server_name ?? monitorUrls[i]} (${monitorUrls[i]})`;
     if (tooOld(varz.version))
       unsynced.push(`nats-server ${varz.version} at ${name} is older than ${MIN_SYNCED_VERSION}`);
@@ -87,7 +90,7 @@ export async function checkAckDurability(
         `${name} acknowledges before fsync (sync_interval ${interval ? `${interval / 1e9} s` : 'default'}, not always)`,
       );
     }
-  });
+  }
   if (monitorUrls.length === 0)
     unknown.push("NATS_MONITOR_URL is not set, so the servers' sync_interval cannot be read");
   if (unsynced.length > 0) return { verdict: 'unsynced', reasons: [...unsynced, ...unknown] };
