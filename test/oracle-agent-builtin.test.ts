@@ -123,7 +123,7 @@ t.test('preferences set in one session reach the first turn of the next, through
     /event: tool_call\ndata: \{[^\n]*"toolName":"toolCall","args":\{[^\n]*"toolName":"set_user_preferences"\}[^\n]*"status":"isRunning"/,
   );
   t.match(second.sse, /event: tool_call\ndata: \{[^\n]*"status":"done"[^\n]*"output":"Saved\./);
-  t.match(second.sse, /event: done\ndata: \{\}\n\n$/);
+  t.match(second.sse, /event: done\ndata: \{"status":"finished"\}\n\n$/);
 
   // In LMDB, under (user, oracle).
   const saved = store.db<Record<string, unknown>>('oracle-preferences').get(`did:key:zAda|${ORACLE}`);

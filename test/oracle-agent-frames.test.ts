@@ -220,7 +220,7 @@ t.test('a whole built-in turn: ack first, message deltas, complete reasoning, do
   t.equal(events[0].event, 'reasoning');
   t.equal(JSON.parse(events[0].data).reasoning, 'Thinking...');
   t.equal(events.at(-1)!.event, 'done');
-  t.same(JSON.parse(events.at(-1)!.data), {});
+  t.same(JSON.parse(events.at(-1)!.data), { status: 'finished' });
   t.equal(events.at(-2)!.event, 'reasoning');
   t.equal(JSON.parse(events.at(-2)!.data).isComplete, true);
   const messages = events.filter((e) => e.event === 'message');

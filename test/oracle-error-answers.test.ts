@@ -62,7 +62,7 @@ t.test('each face answers from the table', async (t) => {
 
   const [error, done] = closingFrames(failedEnding(new HostUnavailableError(1, 'exited with code 1')));
   t.match(error, /^event: error\ndata: \{"error":"The chat service stopped while answering/);
-  t.equal(done, 'event: done\ndata: {}\n\n');
+  t.equal(done, 'event: done\ndata: {"status":"failed","failed":true}\n\n', 'done says the turn failed');
   t.match(
     closingFrames(failedEnding(new Error('secret detail')))[0],
     /could not be completed/,

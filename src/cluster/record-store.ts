@@ -72,6 +72,27 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
+/** How long a bucket's creation waits for the JetStream cluster to have enough peers for its replicas. */
+const PLACEMENT_WAIT_MS = 20_000;
+
+/**
+ * A new bucket's replicas are placed on the servers the JetStream meta group knows. Right after the servers start
+ * (or while one rejoins) it may not know enough of them yet, and creation answers "no suitable peers for
+ * placement": a passing state, so creation is tried again (backing off to 1 s) for PLACEMENT_WAIT_MS.
+ */
+async function createPlaced(create: () => Promise<KV>): Promise<KV> {
+  const started = Date.now();
+  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
+    try {
+      return await create();
+    } catch (error) {
+      const placement = /no suitable peers for placement/i.test((error as Error).message);
+      if (!placement || Date.now() - started > PLACEMENT_WAIT_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
 export class KvRecordStore<T> {
   private constructor(
     private readonly kv: KV,
@@ -94,7 +115,7 @@ export class KvRecordStore<T> {
     };
     let kv: KV;
     try {
-      kv = await connection.kvm.create(bucket, settings);
+      kv = await createPlaced(() => connection.kvm.create(bucket, settings));
     } catch (error) {
       // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
       // requests unanswered. If the bucket exists now, this node opens it.

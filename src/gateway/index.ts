@@ -84,10 +84,10 @@ export class GatewayFace implements Face {
     return upstream;
   }
 
-  /** What /health shows of the chain node connection. */
+  /** What /health shows of the chain node connection (none for the embedded node: it is this process). */
   health(): Record<string, unknown> {
     const upstream = this.#upstream;
-    if (!upstream) return {};
+    if (!upstream || this.#node) return {};
     const { state, address, error, keepaliveMs } = upstream.state;
     return {
       gateway: { upstream: { target: upstream.target, tls: upstream.tls, state, address, error, keepaliveMs } },
