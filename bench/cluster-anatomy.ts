@@ -7,10 +7,11 @@ import { connect } from '@nats-io/transport-node';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalNodes } from '../src/tools/local-nodes.js';
-import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools/local-nats-cluster.js';
+import { findNatsServer, startNatsCluster } from '../src/tools/local-nats-cluster.js';
 import { createSessions, oracleKeys, warmInvocation } from './lib/oracle.js';
 import { turnRequest } from './sse.js';
 import { STEPS } from './ussd.js';
+import { natsMessages } from './lib/nats.js';
 
 /** A subject's purpose. */
 function kindOf(subject: string): string {
@@ -25,19 +26,6 @@ function kindOf(subject: string): string {
   if (/^_INBOX\.[^.]+\.in$/.test(subject)) return 'stream control/ping (caller -> owner)';
   if (subject.startsWith('_INBOX.')) return 'reply';
   return subject.split('.').slice(0, 2).join('.');
-}
-
-async function serverMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(
-    nats.servers.map(async (server) => {
-      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
-        in_msgs: number;
-        out_msgs: number;
-      };
-      return varz.in_msgs + varz.out_msgs;
-    }),
-  );
-  return counts.reduce((a, b) => a + b, 0);
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -72,11 +60,11 @@ export async function main(argv: string[]): Promise<void> {
         await run(); // warm: buckets opened, actors started
         await sniffer.flush();
         counts = new Map();
-        const before = await serverMessages(nats);
+        const before = await natsMessages(nats);
         await run();
         await new Promise((resolve) => setTimeout(resolve, 200));
         await sniffer.flush();
-        const total = (await serverMessages(nats)) - before;
+        const total = (await natsMessages(nats)) - before;
         const seen = [...counts.values()].reduce((a, b) => a + b, 0);
         console.log(
           `\n## ${label}: per operation (${operations} operations; NATS servers' in + out ${(total / operations).toFixed(1)}, of which client messages seen here ${(seen / operations).toFixed(1)})`,

@@ -9,25 +9,13 @@ import { connectCluster, type ClusterConnection } from '../src/cluster/connectio
 import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools/local-nats-cluster.js';
 import { KvRecordStore } from '../src/cluster/record-store.js';
 import { cpuSecondsOf } from './lib/process.js';
+import { natsMessages } from './lib/nats.js';
 
 interface UnitCost {
   kind: string;
   messages: number;
   natsCpuMs: number;
   clientCpuMs: number;
-}
-
-async function natsMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(
-    nats.servers.map(async (server) => {
-      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
-        in_msgs: number;
-        out_msgs: number;
-      };
-      return varz.in_msgs + varz.out_msgs;
-    }),
-  );
-  return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Runs `count` operations, `concurrency` at a time, and measures them per operation. */

@@ -14,6 +14,7 @@ import { printRows, row, runMeta, writeJson, type Measured, type Row } from './l
 import { measureSse } from './lib/sse-load.js';
 import { turnRequest } from './sse.js';
 import { measureUssd } from './ussd.js';
+import { natsMessages } from './lib/nats.js';
 
 const BENCHES = ['ussd', 'chat'] as const;
 type Bench = (typeof BENCHES)[number];
@@ -86,20 +87,6 @@ const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' }
 const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
 
 type Target = LoadTarget & { rssMiBByPart?(): Record<string, number>; natsMessages?(): Promise<number> };
-
-/** Messages in and out of every NATS server so far (each server's /varz): clients' and routes' alike. */
-async function natsMessages(nats: NatsCluster): Promise<number> {
-  const counts = await Promise.all(
-    nats.servers.map(async (server) => {
-      const varz = (await (await fetch(`http://127.0.0.1:${server.monitorPort}/varz`)).json()) as {
-        in_msgs: number;
-        out_msgs: number;
-      };
-      return varz.in_msgs + varz.out_msgs;
-    }),
-  );
-  return counts.reduce((a, b) => a + b, 0);
-}
 
 /**
  * Several processes as one load target: the nodes' ports, and CPU and memory of all its processes (the nodes,
