@@ -69,6 +69,14 @@ const envSchema = v.object({
 
 export type Config = v.InferOutput<typeof envSchema>;
 
+/** What one face's code may read of the configuration: the server's own variables (metrics are everyone's) and the face's. */
+type Slice<E extends v.ObjectEntries> = v.InferOutput<
+  v.ObjectSchema<typeof coreEnv & typeof metricsEnv & E, undefined>
+>;
+export type UssdConfig = Slice<typeof ussdEnv>;
+export type OracleConfig = Slice<typeof oracleEnv>;
+export type GatewayConfig = Slice<typeof gatewayEnv>;
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     // One problem fits one line (what an operator reads in the journal); several get one line each.

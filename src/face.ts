@@ -10,8 +10,9 @@ import type { Actors } from './runtime/router.js';
 import type { CpuPool } from './runtime/cpu-pool.js';
 import type { Store } from './store/env.js';
 
-export interface FaceContext {
-  readonly config: Config;
+/** What a face is given; `C` the slice of the configuration it may read (its own variables and the server's). */
+export interface FaceContext<C = Config> {
+  readonly config: C;
   readonly store: Store;
   readonly log: Logger;
   /** The session actors: this node's runtime, or in cluster mode the router to whichever node runs each one. */
@@ -40,4 +41,4 @@ export interface Face {
   stop?(): Promise<void>;
 }
 
-export type FaceFactory = (context: FaceContext) => Face | Promise<Face>;
+export type FaceFactory<C = Config> = (context: FaceContext<C>) => Face | Promise<Face>;

@@ -3,6 +3,7 @@
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
 // GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { GatewayConfig } from '../config.js';
 import type { Face, FaceContext } from '../face.js';
 import type { Router } from '../http/router.js';
 import { CosmosJson } from './cosmos-json.js';
@@ -22,7 +23,7 @@ export class GatewayFace implements Face {
   #table?: RouteTable;
   #json?: CosmosJson;
 
-  constructor(private readonly context: FaceContext) {}
+  constructor(private readonly context: FaceContext<GatewayConfig>) {}
 
   async start(): Promise<void> {
     const { config, store, log } = this.context;
@@ -165,4 +166,4 @@ export class GatewayFace implements Face {
   }
 }
 
-export const createGatewayFace = (context: FaceContext): GatewayFace => new GatewayFace(context);
+export const createGatewayFace = (context: FaceContext<GatewayConfig>): GatewayFace => new GatewayFace(context);

@@ -1,5 +1,6 @@
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
+import type { OracleConfig } from '../config.js';
 import type { Face, FaceContext } from '../face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
@@ -38,7 +39,7 @@ export const createOracleFace = async ({
   cpuPool,
   cluster,
   events: clusterEvents,
-}: FaceContext): Promise<OracleFace> => {
+}: FaceContext<OracleConfig>): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
   const { revocations } = repositories;

@@ -1,4 +1,5 @@
 // Front door (main thread): the USSD face, its routes and the expiry sweep; the sessions themselves are actors.
+import type { UssdConfig } from '../config.js';
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
@@ -8,7 +9,7 @@ import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { JetStreamUssdSessionRepository } from './sessions/jetstream-repository.js';
 
-export const createUssdFace: FaceFactory = async ({ config, store, actors, log, cluster }) => {
+export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
   // The operator listing reads the live set: in cluster mode the front door keeps it from a watch of the bucket.
   const sessions = await openUssdSessions(store, config, cluster, { watchLive: true });
   const shared = sessions instanceof JetStreamUssdSessionRepository ? sessions : undefined;
