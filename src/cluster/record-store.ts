@@ -72,13 +72,14 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
-/** How long a bucket's creation waits for the JetStream cluster to have enough peers for its replicas. */
+/** How long a bucket's creation waits for the JetStream cluster to be able to place it. */
 const PLACEMENT_WAIT_MS = 20_000;
 
 /**
- * A new bucket's replicas are placed on the servers the JetStream meta group knows. Right after the servers start
- * (or while one rejoins) it may not know enough of them yet, and creation answers "no suitable peers for
- * placement": a passing state, so creation is tried again (backing off to 1 s) for PLACEMENT_WAIT_MS.
+ * A new bucket's replicas are placed by the JetStream meta leader on the servers the meta group knows. Right after
+ * the servers start (or while one rejoins) it may not know enough of them yet ("no suitable peers for placement"),
+ * and while a new meta leader is elected (the old one's server just died) requests time out: passing states, so
+ * creation is tried again (backing off to 1 s) for PLACEMENT_WAIT_MS.
  */
 async function createPlaced(create: () => Promise<KV>): Promise<KV> {
   const started = Date.now();
@@ -86,8 +87,8 @@ async function createPlaced(create: () => Promise<KV>): Promise<KV> {
     try {
       return await create();
     } catch (error) {
-      const placement = /no suitable peers for placement/i.test((error as Error).message);
-      if (!placement || Date.now() - started > PLACEMENT_WAIT_MS) throw error;
+      const passing = /no suitable peers for placement|timeout/i.test((error as Error).message);
+      if (!passing || Date.now() - started > PLACEMENT_WAIT_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
