@@ -72,23 +72,23 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
-/** How long a bucket's creation waits for the JetStream cluster to be able to place it. */
-const PLACEMENT_WAIT_MS = 20_000;
+/** How long a bucket's creation or a watch's start waits for the JetStream cluster to be able to serve it. */
+const PASSING_WAIT_MS = 20_000;
 
 /**
- * A new bucket's replicas are placed by the JetStream meta leader on the servers the meta group knows. Right after
- * the servers start (or while one rejoins) it may not know enough of them yet ("no suitable peers for placement"),
- * and while a new meta leader is elected (the old one's server just died) requests time out: passing states, so
- * creation is tried again (backing off to 1 s) for PLACEMENT_WAIT_MS.
+ * Runs a JetStream request that meets passing states right after servers start or one dies: a new replicated
+ * stream is placed only on peers the meta leader sees current ("no suitable peers for placement" while they catch
+ * up), and requests time out while a new meta or stream leader is elected (the old one's server just died). So it
+ * is tried again (backing off to 1 s) for PASSING_WAIT_MS; any other failure, or one past that, is thrown.
  */
-async function createPlaced(create: () => Promise<KV>): Promise<KV> {
+async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
   const started = Date.now();
   for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
     try {
-      return await create();
+      return await request();
     } catch (error) {
       const passing = /no suitable peers for placement|timeout/i.test((error as Error).message);
-      if (!passing || Date.now() - started > PLACEMENT_WAIT_MS) throw error;
+      if (!passing || Date.now() - started > PASSING_WAIT_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
@@ -116,7 +116,7 @@ export class KvRecordStore<T> {
     };
     let kv: KV;
     try {
-      kv = await createPlaced(() => connection.kvm.create(bucket, settings));
+      kv = await whilePassing(() => connection.kvm.create(bucket, settings));
     } catch (error) {
       // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
       // requests unanswered. If the bucket exists now, this node opens it.
@@ -285,7 +285,7 @@ export class KvRecordStore<T> {
    * bucket's order. Resolves once the watch is set up; `stop()` ends it.
    */
   async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
-    const watcher = await this.kv.watch({ key: prefixFilter(prefix) });
+    const watcher = await whilePassing(() => this.kv.watch({ key: prefixFilter(prefix) }));
     void (async () => {
       for await (const entry of watcher) {
         onChange({

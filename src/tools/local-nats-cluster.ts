@@ -157,13 +157,19 @@ interface ServerSlot {
   log: string;
 }
 
-async function jsz(
-  address: string,
-  monitorPort: number,
-): Promise<{ meta_cluster?: { leader?: string; cluster_size?: number } } | undefined> {
+/** What /jsz says of the JetStream meta group. */
+interface JetStreamState {
+  meta_cluster?: {
+    leader?: string;
+    cluster_size?: number;
+    replicas?: { name: string; current?: boolean; offline?: boolean }[];
+  };
+}
+
+async function jsz(address: string, monitorPort: number): Promise<JetStreamState | undefined> {
   try {
     const response = await fetch(`http://${address}:${monitorPort}/jsz`, { signal: AbortSignal.timeout(1_000) });
-    return response.ok ? ((await response.json()) as { meta_cluster?: { leader?: string } }) : undefined;
+    return response.ok ? ((await response.json()) as JetStreamState) : undefined;
   } catch {
     return undefined;
   }
@@ -243,7 +249,17 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       const leaders = states.map((state) => state?.meta_cluster?.leader);
       // A dead leader is still named by the survivors until they elect a new one: it does not count.
       const agreed = leaders[0];
-      if (agreed && live.some((slot) => slot.name === agreed) && leaders.every((leader) => leader === agreed))
+      // ...and its peers current: a new replicated stream is placed only on peers the leader sees current, so a
+      // cluster whose servers are still catching up answers "no suitable peers for placement".
+      const current = (state: JetStreamState | undefined) =>
+        1 + (state?.meta_cluster?.replicas ?? []).filter((peer) => peer.current && !peer.offline).length;
+      const leaderState = states[live.findIndex((slot) => slot.name === agreed)];
+      if (
+        agreed &&
+        live.some((slot) => slot.name === agreed) &&
+        leaders.every((leader) => leader === agreed) &&
+        current(leaderState) >= live.length
+      )
         return agreed;
       const dead = slots.find(
         (slot) => slot.child && !running(slot) && slot.child.exitCode !== null && slot.child.exitCode !== 0,
