@@ -1,18 +1,24 @@
 // Partitions, not only deaths: 3 nats-servers and 3 nodes, each a host of its own (a network namespace on one
 // bridge; test/helpers/netns.ts), this process the gateway and load balancer on the same bridge. Under a steady
 // load of USSD account creations spread over the nodes (a request answered "unavailable" is retried through the
-// next node, as a gateway's retry through a balancer would be), one fault at a time is made and healed:
+// next node, as a gateway's retry through a balancer would be) and of chat turns, each paid with a credit (two
+// sessions of one user per scenario streaming turns through the nodes in turn; test/helpers/chat-load.ts), one
+// fault at a time is made and healed:
 //   a node cut from every NATS server (clients still reach it); the JetStream meta leader cut off entirely; one
 //   NATS server cut from the other two (the nodes still reach it); a one-way link (a server's packets to its peers
 //   dropped, theirs to it delivered); a flapping link (a server's port down and up every second); the sessions
 //   stream's leader paused (SIGSTOP).
 // After each: no acknowledged account lost (each logs in), no customer id given twice, no request hung past the
-// stated bound (an isolated node answers the END text within it), and the cluster answering again soon after the
-// heal. One cluster serves every scenario (each heals fully before the next).
+// stated bound (an isolated node answers the END text within it), the cluster answering again soon after the heal;
+// every acknowledged chat turn (done "finished") in its session's history exactly once, no refused (402) one in it,
+// no more turns accepted than the user's credits and the balance down by exactly the accepted ones (give or take
+// the turns whose outcome the client never learnt). One cluster serves every scenario (each heals fully first).
 import t, { type Test } from 'tap';
 import { connectCluster, type ClusterConnection } from '../dist/src/cluster/connection.js';
 import { startLocalNodes, type LocalNode } from '../dist/src/tools/local-nodes.js';
 import { startNatsCluster, type NatsCluster } from '../dist/src/tools/local-nats-cluster.js';
+import { parseKey } from '../dist/src/oracle/auth/mint.js';
+import { chatLoad, checkChat } from './helpers/chat-load.js';
 import { until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 import { createNet } from './helpers/netns.js';
@@ -28,6 +34,8 @@ const STEP_TIMEOUT_MS = 5_000;
 const ANSWER_BOUND_MS = STEP_TIMEOUT_MS + 1_500;
 /** How soon after a heal the healed part answers again. */
 const RECOVERY_BOUND_MS = 10_000;
+/** Each scenario's chat user starts with these; a turn costs one, so the later turns of a scenario may be refused. */
+const CREDITS = 8;
 
 const net = createNet(t, 6);
 const natsHosts = net.hosts.slice(0, 3);
@@ -42,10 +50,14 @@ const cluster = await startLocalNodes({
     LOG_LEVEL: 'warn',
     RATE_LIMIT_ALLOWLIST: `${net.tester}/32`,
     USSD_STEP_TIMEOUT_MS: String(STEP_TIMEOUT_MS),
+    CREDITS_ENABLED: 'true',
+    CREDITS_INITIAL: String(CREDITS),
+    CREDITS_PER_MESSAGE: '1',
   },
 });
 t.teardown(() => cluster.stop());
 const nodes = cluster.nodes;
+const oracleDid = parseKey(cluster.keys.ORACLE_PRIVATE_KEY).did();
 const observer: ClusterConnection = await connectCluster(
   { NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' },
   'test-observer',
@@ -152,7 +164,8 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
 }
 
 /**
- * Runs the load, makes the fault once some accounts went through, holds it `faultMs`, heals, and waits for the
+ * Runs the load, makes the fault once some accounts went through, holds it `faultMs`, heals (and, given `watched`,
+ * times how soon after the heal that node answers a fresh dial, the load still running), and waits for the
  * cluster to create accounts again; returns what the load saw.
  */
 async function scenario(
@@ -160,15 +173,18 @@ async function scenario(
   label: string,
   fault: () => Promise<void> | void,
   heal: () => Promise<void> | void,
+  watched?: LocalNode,
   faultMs = 6_000,
 ) {
   const running = load(label);
+  const chat = await chatLoad(nodes, oracleDid, label);
   let faultAt = 0;
   let healedAt = 0;
+  let back: number | undefined;
   try {
     await until(
       `${label}: accounts before the fault`,
-      async () => (running.acknowledged.length >= 3 ? true : undefined),
+      async () => (running.acknowledged.length >= 3 && chat.finished() >= 1 ? true : undefined),
       30_000,
     );
     faultAt = Date.now();
@@ -177,6 +193,7 @@ async function scenario(
     const during = running.acknowledged.length;
     await heal();
     healedAt = Date.now();
+    if (watched) back = await answersAgain(watched, healedAt);
     await until(
       `${label}: accounts after the heal`,
       async () => (running.acknowledged.length >= during + 6 ? true : undefined),
@@ -185,7 +202,7 @@ async function scenario(
   } finally {
     // Whatever happened, the fault is undone and the load ends, so the next scenario starts from a whole cluster.
     await heal();
-    await running.stop();
+    await Promise.all([running.stop(), chat.stop()]);
   }
   const slowest = running.attempts.reduce((max, a) => (a.ms > max.ms ? a : max), running.attempts[0]);
   const failed = running.attempts.filter((a) => a.outcome !== 'ok');
@@ -206,7 +223,8 @@ async function scenario(
   // NATS client and delivered on reconnect, ran on the owner and moved its session back one step.
   t.same(running.wrong, [], `${label}: every session's steps follow on from its acknowledged ones`);
   await checkHistory(t, label, running.acknowledged);
-  return { faultAt, healedAt, attempts: running.attempts };
+  await checkChat(t, label, chat, nodes, observer, CREDITS);
+  return { faultAt, healedAt, back, attempts: running.attempts };
 }
 
 /** Until `node` answers a fresh dial with a menu; how long that took from `since`. */
@@ -239,13 +257,15 @@ t.test(
   'a node cut from every NATS server: its requests end at once with the END text, it answers again after the heal',
   async (t) => {
     const isolated = 2;
-    const { healedAt, attempts } = await scenario(
+    const { back, attempts } = await scenario(
       t,
       'node-cut',
       () => {
         for (const s of natsHosts.keys()) net.block(3 + isolated, s), net.block(s, 3 + isolated);
       },
       () => net.healAll(),
+
+      nodes[isolated],
     );
     const onIsolated = attempts.filter((a) => a.node === nodes[isolated].nodeId && a.outcome === 'unavailable');
     t.ok(
@@ -253,24 +273,25 @@ t.test(
       `requests reached the isolated node and were answered unavailable (${onIsolated.length})`,
     );
     t.comment(`isolated node: slowest unavailable answer ${Math.max(0, ...onIsolated.map((a) => a.ms))} ms`);
-    const back = await answersAgain(nodes[isolated], healedAt);
-    t.ok(back <= RECOVERY_BOUND_MS, `the isolated node answers again ${back} ms after the heal`);
+    t.ok(back! <= RECOVERY_BOUND_MS, `the isolated node answers again ${back} ms after the heal`);
   },
 );
 
 t.test('the JetStream meta leader cut off: the others elect a new one, sessions go on', async (t) => {
   const leader = serverIndex(await metaLeader());
-  const { healedAt } = await scenario(
+  const { back } = await scenario(
     t,
     'meta-cut',
     () => net.cut(leader),
     () => net.healAll(),
+
+    nodes[0],
   );
   await nats.waitForMetaLeader(60_000);
   t.comment(
     `meta leader ${nats.servers[leader].name} was cut; after the heal the cluster agrees on ${await metaLeader()}`,
   );
-  t.ok((await answersAgain(nodes[0], healedAt)) <= RECOVERY_BOUND_MS, 'answering within the bound after the heal');
+  t.ok(back! <= RECOVERY_BOUND_MS, `answering again ${back} ms after the heal`);
 });
 
 t.test('one NATS server cut from the other two (the nodes still reach it)', async (t) => {
