@@ -5,6 +5,7 @@ import { HttpError } from '../dist/src/http/errors.js';
 import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
 import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
+import { errors as natsErrors } from '@nats-io/transport-node';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
 import { RevisionConflictError } from '../dist/src/store/revision.js';
 
@@ -56,6 +57,12 @@ t.test('each face answers from the table', async (t) => {
   if (!(busy instanceof HttpError)) throw new Error('actor_busy maps to an HttpError');
   t.equal(busy.status, 503);
   t.same(busy.headers, { 'Retry-After': '1' });
+  // A node cut off from its NATS cluster (a partition, a leader election): a passing state, 503 with Retry-After.
+  for (const error of [new natsErrors.TimeoutError(), new natsErrors.NoRespondersError('x')]) {
+    const answer = chatFailure(error);
+    t.ok(answer instanceof HttpError && answer.status === 503 && answer.headers?.['Retry-After'], `${error.name}: 503`);
+  }
+  t.equal((chatFailure(new Error('a bug')) as Error).message, 'a bug', 'any other error stays internal');
   t.equal((chatFailure(new DomainError('session_exists', 'Session already exists')) as HttpError).status, 409);
   const unexpected = new Error('bug');
   t.equal(chatFailure(unexpected), unexpected, 'internal: handed to the router as it is (logged, 500)');

@@ -36,13 +36,27 @@ export interface ChatFailure {
 
 const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
 
+/**
+ * NATS errors (by name: nats-core's classes) of a node that cannot reach its cluster for now (a partition, a
+ * leader being elected, its connection reconnecting): a passing state like a restarting host, answered 503 with
+ * Retry-After rather than 500.
+ */
+const UNREACHABLE = new Set([
+  'TimeoutError',
+  'NoResponders',
+  'RequestError',
+  'ClosedConnectionError',
+  'ConnectionError',
+]);
+const unreachable = (error: unknown) => error instanceof Error && UNREACHABLE.has(error.name);
+
 export function failureOf(error: unknown): ChatFailure {
   if (error instanceof DomainError && isChatErrorCode(error.code))
     return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof ActorBusyError)
     return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
-  if (error instanceof HostUnavailableError) return { code: 'host_unavailable', message };
+  if (error instanceof HostUnavailableError || unreachable(error)) return { code: 'host_unavailable', message };
   if (isRevisionConflict(error)) return { code: 'session_changed', message };
   return { code: 'internal', message };
 }
