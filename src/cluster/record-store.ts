@@ -72,14 +72,15 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
-/** How long a bucket's creation or a watch's start waits for the JetStream cluster to be able to serve it. */
+/** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
 const PASSING_WAIT_MS = 20_000;
 
 /**
  * Runs a JetStream request that meets passing states right after servers start or one dies: a new replicated
  * stream is placed only on peers the meta leader sees current ("no suitable peers for placement" while they catch
- * up), and requests time out while a new meta or stream leader is elected (the old one's server just died). So it
- * is tried again (backing off to 1 s) for PASSING_WAIT_MS; any other failure, or one past that, is thrown.
+ * up), requests time out while a new meta or stream leader is elected (the old one's server just died), and a
+ * fetch from a consumer just made can meet "no responders" (503) until its leader answers. So it is tried again
+ * (backing off to 1 s) for PASSING_WAIT_MS; any other failure, or one past that, is thrown.
  */
 async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
   const started = Date.now();
@@ -87,7 +88,9 @@ async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
     try {
       return await request();
     } catch (error) {
-      const passing = /no suitable peers for placement|timeout/i.test((error as Error).message);
+      const passing =
+        /no suitable peers for placement|timeout|no responders/i.test((error as Error).message) ||
+        (error as { code?: unknown }).code === 503;
       if (!passing || Date.now() - started > PASSING_WAIT_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
@@ -236,7 +239,11 @@ export class KvRecordStore<T> {
    * write of each key (about two requests, however many records; `list` reads each record apart). For a bounded
    * group of keys read whole, such as one user's session index.
    */
-  async all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
+  all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
+    return whilePassing(() => this.#all(prefix));
+  }
+
+  async #all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
     const subjectPrefix = `$KV.${this.bucket}.`;
     const consumer = await this.js.consumers.get(`KV_${this.bucket}`, {
       filter_subjects: `${subjectPrefix}${prefixFilter(prefix)}`,

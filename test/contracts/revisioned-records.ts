@@ -50,10 +50,24 @@ export function revisionedRecordsContract<K, V>(
   t.test('changeRecord redoes a change that lost a race, on the value that won', async (t) => {
     const records = await open(t);
     let calls = 0;
-    const result = await changeRecord(records, key, (current) => {
+    // A writer that gets in between the first read and write: its create is made to land first (the change's own
+    // write waits for it), since two creates in flight on a cluster may be applied in either order.
+    let racer: Promise<unknown> | undefined;
+    const raced = new Proxy(records, {
+      get(target, property) {
+        if (property === 'create') {
+          return async (...args: Parameters<typeof target.create>) => {
+            await racer?.catch(() => undefined);
+            return target.create(...args);
+          };
+        }
+        const member = Reflect.get(target, property, target);
+        return typeof member === 'function' ? member.bind(target) : member;
+      },
+    });
+    const result = await changeRecord(raced, key, (current) => {
       calls += 1;
-      // A writer that gets in between the first read and write.
-      if (calls === 1) void records.create(key, first);
+      if (calls === 1) racer = records.create(key, first);
       return { value: current === undefined ? second : third, result: current };
     });
     t.equal(calls, 2, 'retried once');
