@@ -51,7 +51,7 @@ deb=$(ls "$work"/nats-server_*.deb)
 mv "$deb" "$work/nats-server.deb"
 # apt-get installs the local .deb with its dependencies (adduser, from the system's own sources) and waits for a
 # dpkg lock another install holds instead of failing.
-DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$work/nats-server.deb"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$work/nats-server.deb"
 have=$(installed_version)
 new_enough "$have" || { echo "installed nats-server is $have, still older than $MIN_VERSION" >&2; exit 1; }
 echo "nats-server $have installed from $(basename "$deb")"
