@@ -73,7 +73,7 @@ const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
 /** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
-const PASSING_WAIT_MS = 20_000;
+const PASSING_WAIT_MS = 45_000;
 
 /**
  * Runs a JetStream request that meets passing states right after servers start or one dies: a new replicated
@@ -117,19 +117,21 @@ export class KvRecordStore<T> {
       allow_direct: false,
       ...(options.ttlMs ? { ttl: options.ttlMs } : {}),
     };
-    let kv: KV;
-    try {
-      kv = await whilePassing(() => connection.kvm.create(bucket, settings));
-    } catch (error) {
-      // Nodes starting together create the same bucket at once; nats-server 2.9 may leave all but one of those
-      // requests unanswered. If the bucket exists now, this node opens it.
-      const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) throw error;
-      kv = await connection.kvm.open(bucket, { allow_direct: false });
-    }
+    const kv = await whilePassing(async () => {
+      try {
+        return await connection.kvm.create(bucket, settings);
+      } catch (error) {
+        // Nodes starting together create the same bucket at once (nats-server 2.9 may leave all but one of those
+        // requests unanswered), and one started while a server is down asks for fewer replicas than the bucket
+        // has: if the bucket exists, this node opens it.
+        const exists = await connection.jsm.streams.info(`KV_${bucket}`).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) throw error;
+        return connection.kvm.open(bucket, { allow_direct: false });
+      }
+    });
     return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket);
   }
 
