@@ -4,14 +4,13 @@
 // the step's record (its Nats-Msg-Id, `<session>@<step>`) to a file of that stream (the stream's message blocks,
 // or its replication group's log, which a follower stores before it acknowledges) and then fsynced that file.
 // A server left to its default (a flush every 2 minutes) writes but does not sync: the test fails then.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { attachStrace } from './helpers/strace.js';
 
 /** One system call: when it started and when it returned (seconds since the epoch, as strace -ttt -T says). */
 interface Call {
@@ -45,40 +44,16 @@ function callsIn(trace: string): Call[] {
 }
 
 async function traced(t: Test, pid: number, file: string): Promise<() => Promise<Call[]>> {
-  const strace = ensureSystemTool('strace', 'strace');
-  const tracer = spawn(
-    strace,
-    [
-      '-f',
-      '-p',
-      String(pid),
-      '-ttt',
-      '-T',
-      '-y',
-      '-s',
-      '4096',
-      '-e',
-      'trace=recvfrom,sendto,sendmsg,write,writev,pwrite64,pwritev,fsync,fdatasync',
-      '-o',
-      file,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  t.teardown(() => void tracer.kill('SIGKILL'));
-  const exited = new Promise((resolve) => tracer.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    let said = '';
-    tracer.stderr.on('data', (chunk) => {
-      said += chunk;
-      if (said.includes('attached')) resolve();
-    });
-    void exited.then(() => reject(new Error(`strace ended before attaching (ptrace not permitted here?):\n${said}`)));
-  });
-  return async () => {
-    tracer.kill('SIGINT'); // detaches and flushes its file
-    await exited;
-    return callsIn(readFileSync(file, 'utf8'));
-  };
+  const stop = await attachStrace(t, pid, file, [
+    '-ttt',
+    '-T',
+    '-y',
+    '-s',
+    '4096',
+    '-e',
+    'trace=recvfrom,sendto,sendmsg,write,writev,pwrite64,pwritev,fsync,fdatasync',
+  ]);
+  return async () => callsIn(await stop());
 }
 
 /** The file a call's first argument names (strace -y: `FD</path>`). */

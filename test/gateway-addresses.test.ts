@@ -12,25 +12,16 @@ import * as grpc from '@grpc/grpc-js';
 import { H2Channel } from '../dist/src/gateway/h2/channel.js';
 import { parseTarget } from '../dist/src/gateway/grpc-h2.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';
+import { rawMethod } from './helpers/grpc-raw.js';
 import { startTestServer } from './helpers/server.js';
 
 const { status } = grpc;
-const same = (b: Buffer) => b;
-const method = (path: string) => ({
-  path,
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: same,
-  requestDeserialize: same,
-  responseSerialize: same,
-  responseDeserialize: same,
-});
 
 /** A grpc-js node whose Echo answers its request prefixed with `name`, on host:port (0: any free port). */
 async function startGrpcNode(t: Test, name: string, host = '127.0.0.1', port = 0) {
   const server = new grpc.Server();
   server.addService(
-    { Echo: method('/t.S/Echo'), Params: method('/ixo.token.v1beta1.Query/Params') } as grpc.ServiceDefinition,
+    { Echo: rawMethod('/t.S/Echo'), Params: rawMethod('/ixo.token.v1beta1.Query/Params') } as grpc.ServiceDefinition,
     {
       Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
         callback(null, Buffer.concat([Buffer.from(`${name}:`), call.request])),

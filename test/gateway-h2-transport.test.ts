@@ -9,19 +9,10 @@ import { createServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { DIAL_BACKOFF, H2Channel } from '../dist/src/gateway/h2/channel.js';
 import { frame, FrameType, goawayFrame, settingsFrame } from '../dist/src/gateway/h2/frames.js';
+import { rawMethod } from './helpers/grpc-raw.js';
 
 const { status } = grpc;
 const OPTIONS = { maxReceiveBytes: 64 * 1024 * 1024, keepaliveMs: 60_000 };
-const same = (b: Buffer) => b;
-const method = (path: string) => ({
-  path,
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: same,
-  requestDeserialize: same,
-  responseSerialize: same,
-  responseDeserialize: same,
-});
 
 function channelTo(t: Test, port: number): H2Channel {
   const channel = new H2Channel({ host: '127.0.0.1', port }, OPTIONS);
@@ -33,7 +24,7 @@ function channelTo(t: Test, port: number): H2Channel {
 async function startGrpcNode(port = 0) {
   const server = new grpc.Server();
   const held: grpc.sendUnaryData<Buffer>[] = [];
-  server.addService({ Echo: method('/t.S/Echo'), Hold: method('/t.S/Hold') } as grpc.ServiceDefinition, {
+  server.addService({ Echo: rawMethod('/t.S/Echo'), Hold: rawMethod('/t.S/Hold') } as grpc.ServiceDefinition, {
     Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) =>
       callback(null, call.request),
     Hold: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => held.push(callback),

@@ -10,19 +10,10 @@ import { createChainClient } from '../dist/src/chain-client.js';
 import { pino } from 'pino';
 import { H2Channel, tlsContext } from '../dist/src/gateway/grpc-h2.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';
+import { rawMethod } from './helpers/grpc-raw.js';
 import { startTestServer } from './helpers/server.js';
 import { makeTestCa } from './helpers/test-ca.js';
 
-const same = (b: Buffer) => b;
-const method = (path: string) => ({
-  path,
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: same,
-  requestDeserialize: same,
-  responseSerialize: same,
-  responseDeserialize: same,
-});
 const TOKEN_PARAMS = '/ixo.token.v1beta1.Query/Params';
 const IID_DOCUMENT = '/ixo.iid.v1beta1.Query/IidDocument';
 
@@ -32,16 +23,19 @@ const ca = makeTestCa(t);
 async function startTlsNode(t: Test, clientCertificates: boolean) {
   const server = new grpc.Server();
   const calls: string[] = [];
-  server.addService({ Params: method(TOKEN_PARAMS), IidDocument: method(IID_DOCUMENT) } as grpc.ServiceDefinition, {
-    Params: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
-      calls.push(TOKEN_PARAMS);
-      callback(null, Buffer.alloc(0));
+  server.addService(
+    { Params: rawMethod(TOKEN_PARAMS), IidDocument: rawMethod(IID_DOCUMENT) } as grpc.ServiceDefinition,
+    {
+      Params: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
+        calls.push(TOKEN_PARAMS);
+        callback(null, Buffer.alloc(0));
+      },
+      IidDocument: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
+        calls.push(IID_DOCUMENT);
+        callback({ code: grpc.status.NOT_FOUND, details: 'no such did' });
+      },
     },
-    IidDocument: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => {
-      calls.push(IID_DOCUMENT);
-      callback({ code: grpc.status.NOT_FOUND, details: 'no such did' });
-    },
-  });
+  );
   const credentials = grpc.ServerCredentials.createSsl(
     ca.read(ca.caFile),
     [{ cert_chain: ca.read(ca.serverCert), private_key: ca.read(ca.serverKey) }],

@@ -4,14 +4,13 @@
 // commit the database's state reaches the disk (written through an O_DSYNC descriptor, or synced after), all before
 // the answer's first byte is sent. A server that answered first, committed without a sync, or left the meta page
 // to a later commit's sync (LMDB's noMetaSync: a power loss then could undo an answered step), fails here.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Test } from 'tap';
 import { startChildServer } from './helpers/child-server.js';
-import { ensureSystemTool } from './helpers/system-tools.js';
+import { attachStrace } from './helpers/strace.js';
 
 /** One system call as strace printed it: its start (with its arguments) and the line where it returned. */
 interface Call {
@@ -43,40 +42,15 @@ function callsIn(trace: string): Call[] {
 }
 
 async function traced(t: Test, pid: number, file: string) {
-  const strace = ensureSystemTool('strace', 'strace');
-  const tracer = spawn(
-    strace,
-    [
-      '-f',
-      '-p',
-      String(pid),
-      '-ttt',
-      '-y',
-      '-s',
-      '8192',
-      '-e',
-      'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync',
-      '-o',
-      file,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  t.teardown(() => void tracer.kill('SIGKILL'));
-  const exited = new Promise((resolve) => tracer.once('exit', resolve));
-  // strace says "Process N attached with M threads" once it traces all of them.
-  await new Promise<void>((resolve, reject) => {
-    let said = '';
-    tracer.stderr.on('data', (chunk) => {
-      said += chunk;
-      if (said.includes('attached')) resolve();
-    });
-    void exited.then(() => reject(new Error(`strace ended before attaching (ptrace not permitted here?):\n${said}`)));
-  });
-  return async () => {
-    tracer.kill('SIGINT'); // detaches and flushes its file
-    await exited;
-    return callsIn(readFileSync(file, 'utf8'));
-  };
+  const stop = await attachStrace(t, pid, file, [
+    '-ttt',
+    '-y',
+    '-s',
+    '8192',
+    '-e',
+    'trace=recvfrom,sendto,pwrite64,pwritev,writev,fdatasync,fsync',
+  ]);
+  return async () => callsIn(await stop());
 }
 
 t.test('a step is written and synced to disk after its request is read and before its answer is sent', async (t) => {
