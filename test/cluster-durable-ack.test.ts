@@ -1,8 +1,9 @@
 // "Acknowledged means fsynced on a quorum", watched at the system calls: three real nats-servers (sync_interval:
 // always, as startNatsCluster configures them) and a real node each traced by strace. For each step of a USSD
 // session, after the node read the request and before it sent the answer, at least two of the three servers wrote
-// the step's record (its Nats-Msg-Id, `<session>@<step>`) to a file of that stream (the stream's message blocks,
-// or its replication group's log, which a follower stores before it acknowledges) and then fsynced that file.
+// the step's record (the sessions journal's append carrying the session) to a file of that stream (the stream's
+// message blocks, or its replication group's log, which a follower stores before it acknowledges) and then fsynced
+// that file.
 // A server left to its default (a flush every 2 minutes) writes but does not sync: the test fails then.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,7 +86,7 @@ t.test(
     const traces = await Promise.all(stops.map((stop) => stop()));
     const nodeCalls = traces.pop()!;
 
-    // The session record of step i carries Nats-Msg-Id `<session>@<i>` (the idempotent write of that step).
+    // Between step i's request and its answer, the only write that names the session is step i's append.
     steps.forEach((text, step) => {
       const request = nodeCalls.find(
         (call) =>
@@ -103,7 +104,7 @@ t.test(
           (call) =>
             /^(write|writev|pwrite64|pwritev)$/.test(call.name) &&
             /\.blk$/.test(pathOf(call) ?? '') &&
-            call.text.includes(`Nats-Msg-Id: ${sessionId}@${step}`),
+            call.text.includes(`\\"${sessionId}\\"`),
         );
         const file = written && pathOf(written);
         const sync =

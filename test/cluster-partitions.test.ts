@@ -340,7 +340,7 @@ t.test("a flapping link: a NATS server's port goes down and up every second", as
 });
 
 t.test("the sessions stream's leader paused (SIGSTOP), then resumed", async (t) => {
-  const info = await observer.jsm.streams.info('KV_sar_ussd_sessions');
+  const info = await observer.jsm.streams.info('sar_journal_ussd');
   const leader = serverIndex(info.cluster!.leader!);
   const pid = nats.servers[leader].pid!;
   await scenario(
@@ -349,6 +349,6 @@ t.test("the sessions stream's leader paused (SIGSTOP), then resumed", async (t) 
     () => void process.kill(pid, 'SIGSTOP'),
     () => void process.kill(pid, 'SIGCONT'),
   );
-  const after = await observer.jsm.streams.info('KV_sar_ussd_sessions');
+  const after = await observer.jsm.streams.info('sar_journal_ussd');
   t.comment(`stream leader ${info.cluster!.leader} was paused; now ${after.cluster?.leader}`);
 });

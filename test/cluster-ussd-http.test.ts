@@ -4,9 +4,9 @@
 // under load with nothing acknowledged lost, its restart, and a stale writer refused.
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
-import { partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { JetStreamUssdSessionRepository } from '../dist/src/ussd/sessions/jetstream-repository.js';
+import { DEFAULT_PARTITIONS, partitionOf } from '../dist/src/cluster/partition-leases.js';
+import { JournalUssdSessionRepository } from '../dist/src/ussd/sessions/journal-repository.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
@@ -292,7 +292,10 @@ t.test(
     t.match(await resumed.send('Amina Wanjiru'), /^CON .*email/i, 'the resumed node continues from the newer state');
 
     // The write a stale owner would make: from the revision it read before the session moved on. Refused.
-    const stale = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
+    const stale = await JournalUssdSessionRepository.open(connection, {
+      maxLifetimeMs: 300_000,
+      partitionOf: (id) => partitionOf(id, DEFAULT_PARTITIONS),
+    });
     const held = (await stale.get(sessionId))!;
     await resumed.send('00');
     const write = stale.update({ ...held.value, screen: 'CON stale' }, held);

@@ -15,7 +15,7 @@ import { formatKey, generateKey } from '../dist/src/oracle/auth/mint.js';
 import { ActorRuntime } from '../dist/src/runtime/actor-runtime.js';
 import { INVALID_INPUT } from '../dist/src/ussd/answers.js';
 import { USSD_ACTOR } from '../dist/src/ussd/protocol.js';
-import { JetStreamUssdSessionRepository } from '../dist/src/ussd/sessions/jetstream-repository.js';
+import { LiveUssdSessions } from '../dist/src/ussd/sessions/journal-repository.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 t.setTimeout(120_000);
@@ -60,7 +60,8 @@ const dial = (runtime: ActorRuntime, sessionId: string, text: string, phoneNumbe
 
 const connection = await connectCluster({ NATS_URL: [nats.servers[2].url], NATS_PREFIX: PREFIX }, 'warm-observer');
 t.teardown(() => connection.close());
-const sessions = await JetStreamUssdSessionRepository.open(connection, { maxLifetimeMs: 300_000, watchLive: false });
+// Reads the sessions journal as a front door does: without taking a partition over.
+const sessions = await LiveUssdSessions.open(connection, { maxLifetimeMs: 300_000 });
 
 t.test(
   'a warm actor whose copy went stale answers from the newer state, and the cluster keeps one history',
@@ -69,12 +70,12 @@ t.test(
     const welcome = await dial(a, id, '');
     t.match(welcome, /^CON /, 'node A starts the session');
     const info = await dial(a, id, '1');
-    const { revision: afterA } = (await sessions.get(id))!;
+    const { revision: afterA } = (await sessions.read(id))!;
 
     // The partition moves: node B runs the actor (cold: it reads) and moves the session on.
     const onB = await dial(b, id, '1*1');
     t.not(onB, info, 'node B answers the next input');
-    const { revision: afterB } = (await sessions.get(id))!;
+    const { revision: afterB } = (await sessions.read(id))!;
     t.ok(afterB > afterA, 'node B wrote');
 
     // Back on node A, whose actor still holds the copy it wrote: the next input must apply after B's step.
@@ -85,14 +86,14 @@ t.test(
       return dial(b, twin, '1*1*0');
     })();
     t.equal(await dial(a, id, '1*1*0'), expected, 'node A answers from the state node B wrote, not from its own copy');
-    const stored = (await sessions.get(id))!;
+    const stored = (await sessions.read(id))!;
     t.ok(stored.revision > afterB, "and its write landed after node B's");
 
     // A gateway retry of node B's step, reaching node A after a newer write elsewhere: answered from the store.
     await dial(b, id, '1*1*0*2');
     t.equal(
       await dial(a, id, '1*1*0*2'),
-      (await sessions.get(id))!.value.screen,
+      (await sessions.read(id))!.value.screen,
       'a retry is answered with the stored screen',
     );
   },
@@ -102,10 +103,10 @@ t.test('a retried dial reaching a cold actor answers the live session, and repla
   const id = 'warm-redial-1';
   const first = await dial(a, id, '');
   t.match(first, /^CON /, 'node A starts the session');
-  const started = (await sessions.get(id))!;
+  const started = (await sessions.read(id))!;
   // The gateway retries the dial through node B, which has never run this actor (it assumes a new session first).
   t.equal(await dial(b, id, ''), first, 'the retry gets the same screen');
-  t.equal((await sessions.get(id))!.revision, started.revision, 'nothing replaced the live session');
+  t.equal((await sessions.read(id))!.revision, started.revision, 'nothing replaced the live session');
   t.equal(await dial(b, id, '', '+254700000999'), INVALID_INPUT, 'another phone cannot take it over');
-  t.equal((await sessions.get(id))!.revision, started.revision, 'nor write it');
+  t.equal((await sessions.read(id))!.revision, started.revision, 'nor write it');
 });

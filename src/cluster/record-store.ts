@@ -82,7 +82,7 @@ const PASSING_WAIT_MS = 45_000;
  * fetch from a consumer just made can meet "no responders" (503) until its leader answers. So it is tried again
  * (backing off to 1 s) for PASSING_WAIT_MS; any other failure, or one past that, is thrown.
  */
-async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
+export async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
   const started = Date.now();
   for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
     try {

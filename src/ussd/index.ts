@@ -7,20 +7,20 @@ import { ussdSessionsActive } from '../metrics/catalogue.js';
 import { addMainThreadPart } from '../metrics/host-report.js';
 import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
-import { JetStreamUssdSessionRepository } from './sessions/jetstream-repository.js';
+import { LiveUssdSessions } from './sessions/journal-repository.js';
 
 export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
-  // The operator listing reads the live set: in cluster mode the front door keeps it from a watch of the bucket.
-  const sessions = await openUssdSessions(store, config, cluster, { watchLive: true });
-  const shared = sessions instanceof JetStreamUssdSessionRepository ? sessions : undefined;
+  // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
+  const sessions = await openUssdSessions(store, config, cluster);
+  const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let stopCounting = () => {};
   return {
     name: 'ussd',
     async start() {
       if (shared) {
-        // Cluster mode: the bucket's max age does the expiry (no sweep), and the gauge is counted here from the
-        // watch (the hosts keep no live set): every node reports the whole cluster's live sessions.
+        // Cluster mode: the journal's max age does the expiry (no sweep), and the gauge is counted here from the
+        // journal (the hosts keep no live set): every node reports the whole cluster's live sessions.
         if (config.METRICS_ENABLED)
           stopCounting = addMainThreadPart(ussdSessionsActive, () => shared.liveCount(Date.now()));
         return;
@@ -47,7 +47,6 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
     async stop() {
       clearInterval(sweeper);
       stopCounting();
-      shared?.close();
     },
   };
 };

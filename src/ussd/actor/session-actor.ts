@@ -29,7 +29,7 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
   const [sessions, customers] = await Promise.all([
-    openUssdSessions(store, config, cluster, { watchLive: false }),
+    openUssdSessions(store, config, cluster, { index: host.hostIndex, count: config.ACTOR_THREADS }),
     openCustomers(store, cluster),
   ]);
   const live =

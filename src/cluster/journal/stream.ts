@@ -1,0 +1,142 @@
+// Either thread: the stream behind a partition journal (journal.ts) and the few things done to it: open it, read a
+// range of it in order, and the three kinds of message it holds. One replicated stream per record family,
+// `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { ClusterConnection } from '../connection.js';
+import { whilePassing } from '../record-store.js';
+
+/**
+ * What a journal message says: records appended (`r`: [partition, key, value] each); a writer's claim of the
+ * partitions `c` on its own subject, whose sequence orders its load against every other; a fence on another
+ * writer's subject for the partitions `f`, from the load whose claim is at sequence `by`; or a writer's first message
+ * (`o`), which makes its subject exist so that writers loading a partition after it fence it too.
+ */
+export type JournalMessage<T> = { r: [number, string, T][] } | { c: number[] } | { f: number[]; by: number } | { o: 1 };
+
+export interface JournalStream {
+  readonly connection: ClusterConnection;
+  /** The stream's name. */
+  readonly name: string;
+  /** Subjects of writers are `<base>.<writer>`. */
+  readonly base: string;
+  readonly maxAgeMs: number;
+}
+
+/** A message of the stream as read back: its sequence, when it was stored, and what it says. */
+export interface JournalRead<T> {
+  seq: number;
+  subject: string;
+  /** When the stream stored it (ms since the epoch, the server's clock). */
+  at: number;
+  message: JournalMessage<T>;
+}
+
+const encoder = new TextEncoder();
+export const encodeMessage = <T>(message: JournalMessage<T>): Uint8Array => encoder.encode(JSON.stringify(message));
+
+/** The JetStream default duplicate window (2 minutes), which must not exceed the max age. */
+const DUPLICATE_WINDOW_MS = 120_000;
+
+/**
+ * Creates the journal's stream (replicas from the connection, fsynced like every stream of the cluster) or opens
+ * it; a record not rewritten for `maxAgeMs` is dropped with the message that carried it. A stream created earlier
+ * with a shorter max age (a longer lifetime configured since) gets the longer one.
+ */
+export async function openJournalStream(
+  connection: ClusterConnection,
+  options: { name: string; maxAgeMs: number },
+): Promise<JournalStream> {
+  const name = `${connection.prefix}_journal_${options.name}`;
+  const base = `${connection.prefix}.journal.${options.name}`;
+  const maxAgeNs = options.maxAgeMs * 1_000_000;
+  const config = {
+    name,
+    subjects: [`${base}.*`],
+    num_replicas: connection.replicas,
+    max_age: maxAgeNs,
+    duplicate_window: Math.min(DUPLICATE_WINDOW_MS, options.maxAgeMs) * 1_000_000,
+    allow_direct: false,
+  };
+  await whilePassing(async () => {
+    const existing = await connection.jsm.streams.info(name).catch(() => undefined);
+    if (!existing) {
+      // Nodes starting together create it at once: the losers find it created.
+      await connection.jsm.streams.add(config).catch(async (error: unknown) => {
+        if (!(await connection.jsm.streams.info(name).catch(() => undefined))) throw error;
+      });
+    } else if (existing.config.max_age < maxAgeNs) {
+      await connection.jsm.streams.update(name, { max_age: maxAgeNs });
+    }
+  });
+  return { connection, name, base, maxAgeMs: options.maxAgeMs };
+}
+
+/**
+ * Reads the stream in order from sequence `from` through `to` (or as far as it goes), only `subject` when given,
+ * handing each message to `onMessage`. Messages the max age removed are skipped, as is anything unparsable.
+ */
+export async function readJournal<T>(
+  stream: JournalStream,
+  range: { from: number; to: number; subject?: string },
+  onMessage: (read: JournalRead<T>) => void,
+): Promise<void> {
+  if (range.from > range.to) return;
+  await whilePassing(async () => {
+    let from = range.from;
+    const consumer = await stream.connection.js.consumers.get(stream.name, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: from,
+      ...(range.subject ? { filter_subjects: range.subject } : {}),
+    });
+    for (;;) {
+      let received = 0;
+      let done = false;
+      const batch = await consumer.fetch({ max_messages: Math.min(range.to - from + 1, 4_096), expires: 2_000 });
+      for await (const message of batch) {
+        received++;
+        from = message.seq + 1;
+        let decoded: JournalMessage<T> | undefined;
+        try {
+          decoded = message.json<JournalMessage<T>>();
+        } catch {
+          decoded = undefined;
+        }
+        if (decoded) {
+          onMessage({
+            seq: message.seq,
+            subject: message.subject,
+            at: Number(message.info.timestampNanos) / 1e6,
+            message: decoded,
+          });
+        }
+        if (message.seq >= range.to || message.info.pending === 0) {
+          done = true;
+          break;
+        }
+      }
+      if (done || received === 0 || from > range.to) return;
+    }
+  });
+}
+
+/** The stream's last sequence (0 when it holds nothing) and the subjects of its writers, with one request. */
+export async function journalState(
+  stream: JournalStream,
+  withSubjects = false,
+): Promise<{ lastSeq: number; firstSeq: number; subjects: string[] }> {
+  const { state } = await stream.connection.jsm.streams.info(
+    stream.name,
+    withSubjects ? { subjects_filter: `${stream.base}.*` } : undefined,
+  );
+  return {
+    lastSeq: state.messages === 0 ? 0 : state.last_seq,
+    firstSeq: state.first_seq,
+    subjects: Object.keys(state.subjects ?? {}),
+  };
+}
+
+/** The sequence of the newest message on `subject` (0: none kept). */
+export async function lastOnSubject(stream: JournalStream, subject: string): Promise<number> {
+  const message = await stream.connection.jsm.streams.getMessage(stream.name, { last_by_subj: subject });
+  return message?.seq ?? 0;
+}

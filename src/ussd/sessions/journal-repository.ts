@@ -1,0 +1,138 @@
+// Cluster mode: USSD sessions in a partition journal (src/cluster/journal/): each actor host appends its sessions'
+// steps to its own subject of the replicated stream `journal_ussd`, many steps per fsynced append, and holds the
+// newest record of each of its sessions in memory, so a step reads nothing from NATS. The stream's max age does the
+// expiry (a session's record is rewritten on every step). The front door keeps the live set by reading the stream
+// (only while it is asked for, from where it last stopped).
+import type { ClusterConnection } from '../../cluster/connection.js';
+import { JournalImage } from '../../cluster/journal/image.js';
+import { PartitionJournal } from '../../cluster/journal/journal.js';
+import { openJournalStream } from '../../cluster/journal/stream.js';
+import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
+import { ENDED_STATE, type UssdSession } from '../session.js';
+import type { LiveSession, UssdSessionRepository } from './repository.js';
+
+/** Kept beyond a session's longest life before the stream drops it: covers clock differences between machines. */
+export const SESSION_JOURNAL_MARGIN_MS = 60_000;
+export const USSD_JOURNAL = 'ussd';
+
+export interface JournalUssdSessionOptions {
+  /** The longest a session lives after its last write (the session TTL, or an ended session's retention if longer). */
+  maxLifetimeMs: number;
+  /** Kept beyond that; default SESSION_JOURNAL_MARGIN_MS. */
+  marginMs?: number;
+  /** The partition of a session id (the leases' partition, so a takeover fences once). */
+  partitionOf(sessionId: string): number;
+  /** The sessions this host serves (its share of the ids); all when absent. */
+  serves?(sessionId: string): boolean;
+}
+
+const maxAgeOf = (options: { maxLifetimeMs: number; marginMs?: number }) =>
+  options.maxLifetimeMs + (options.marginMs ?? SESSION_JOURNAL_MARGIN_MS);
+
+/** An actor host's sessions: read, begun and moved on through its own writer of the journal. */
+export class JournalUssdSessionRepository implements UssdSessionRepository {
+  private constructor(private readonly journal: PartitionJournal<UssdSession>) {}
+
+  static async open(
+    connection: ClusterConnection,
+    options: JournalUssdSessionOptions,
+  ): Promise<JournalUssdSessionRepository> {
+    const journal = await PartitionJournal.open<UssdSession>(connection, {
+      name: USSD_JOURNAL,
+      maxAgeMs: maxAgeOf(options),
+      partitionOf: options.partitionOf,
+      keeps: options.serves,
+    });
+    return new JournalUssdSessionRepository(journal);
+  }
+
+  get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
+    return this.journal.read(sessionId);
+  }
+
+  async begin(session: UssdSession, now: number): Promise<Revision> {
+    // What this host holds once the partition is loaded; if another writer fenced it since, the append is refused.
+    const held = await this.journal.holding(session.sessionId);
+    if (held && held.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
+    return this.journal.append(session.sessionId, session, held?.revision ?? 0);
+  }
+
+  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {
+    return this.journal.append(session.sessionId, session, read.revision);
+  }
+
+  live(): Promise<LiveSession[]> {
+    return Promise.reject(new Error("an actor host keeps no live set: the front door's LiveUssdSessions does"));
+  }
+
+  /** The stream's max age removes expired records. Answers 0. */
+  async removeExpired(): Promise<number> {
+    return 0;
+  }
+}
+
+/**
+ * The front door's view of the journal: the live sessions of the whole cluster, read from the stream up to its
+ * last write before each listing (so a listing includes every step acknowledged before it on any node). Reading
+ * costs what was written since the last read; nothing runs between listings and scrapes.
+ */
+export class LiveUssdSessions implements UssdSessionRepository {
+  #reading: Promise<void> | undefined;
+
+  private constructor(private readonly image: JournalImage<UssdSession>) {}
+
+  static async open(
+    connection: ClusterConnection,
+    options: Pick<JournalUssdSessionOptions, 'maxLifetimeMs' | 'marginMs'>,
+  ): Promise<LiveUssdSessions> {
+    const stream = await openJournalStream(connection, { name: USSD_JOURNAL, maxAgeMs: maxAgeOf(options) });
+    return new LiveUssdSessions(new JournalImage<UssdSession>(stream));
+  }
+
+  async live(now: number): Promise<LiveSession[]> {
+    await this.image.catchUp();
+    const live: LiveSession[] = [];
+    for (const [sessionId, { value }] of this.image.records()) {
+      if (value.state !== ENDED_STATE && value.expiresAt > now) live.push({ sessionId, expiresAt: value.expiresAt });
+    }
+    return live;
+  }
+
+  /** A session as stored now (every step acknowledged before the call), without taking its partition over. */
+  async read(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
+    await this.image.catchUp();
+    const held = this.image.get(sessionId);
+    return held && { value: held.value, revision: held.revision };
+  }
+
+  /**
+   * Live sessions as last read (for a gauge read at scrape time); starts a read in the background, so the next
+   * scrape counts what was written since.
+   */
+  liveCount(now: number): number {
+    this.#reading ??= this.image.catchUp().finally(() => {
+      this.#reading = undefined;
+    });
+    this.#reading.catch(() => {}); // a failed read is retried by the next count or listing
+    let count = 0;
+    for (const [, { value }] of this.image.records()) if (value.state !== ENDED_STATE && value.expiresAt > now) count++;
+    return count;
+  }
+
+  get(): Promise<Versioned<UssdSession> | undefined> {
+    return Promise.reject(new Error('the front door reads sessions through their actors'));
+  }
+
+  begin(): Promise<Revision> {
+    return Promise.reject(new Error('the front door writes no session: their actors do'));
+  }
+
+  update(): Promise<Revision> {
+    return this.begin();
+  }
+
+  /** The stream's max age removes expired records. Answers 0. */
+  async removeExpired(): Promise<number> {
+    return 0;
+  }
+}
