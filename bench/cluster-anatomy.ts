@@ -20,6 +20,7 @@ function kindOf(subject: string): string {
   if (subject.startsWith('$KV.')) return `KV write ${subject.split('.')[1].replace(/^sar_/, '')}`;
   if (subject.startsWith('$JS.API.')) return `JetStream API ${subject.split('.').slice(2, 4).join('.')}`;
   if (subject.startsWith('$JS.')) return 'JetStream acks/flow';
+  if (subject.startsWith('sar.journal.')) return `journal append ${subject.split('.')[2]}`;
   if (/^sar\.actor\.\d+$/.test(subject)) return 'routed request';
   if (subject.startsWith('sar.events.')) return 'event';
   if (/^_INBOX\.[^.]+\.out$/.test(subject)) return 'stream frame (owner -> caller)';
