@@ -319,11 +319,33 @@ t.test(
       const text = await (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer op' } })).text();
       return Number(/^ussd_sessions_active (\d+)/m.exec(text)?.[1]);
     };
-    // The first scrape starts each node's watch of the bucket (it runs only while asked for) and may count 0.
+    // The first scrape starts each node's read of the sessions journal (none runs between scrapes) and may count 0.
     const counts = await until('the nodes to agree', async () => {
       const seen = await Promise.all(nodes.map(scrape));
       return seen[0] > 0 && seen.every((n) => n === seen[0]) ? seen : undefined;
     });
     t.ok(counts[0] > 30, `the same count on every node (${counts.join('/')}), the sessions of this file's load`);
+  },
+);
+
+t.test(
+  'the sessions journal: each node counts its appends, the records they carried and its partition loads',
+  async (t) => {
+    const sample = (text: string, name: string) =>
+      Number(new RegExp(`^${name}\\{journal="ussd"\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+    for (const node of nodes) {
+      // Host counters reach the main thread's registry within a report interval (1 s).
+      const text = await until(`${node.nodeId}'s journal counters`, async () => {
+        const body = await (await fetch(`${node.url}/metrics`, { headers: { authorization: 'Bearer op' } })).text();
+        return sample(body, 'cluster_journal_appends_total') > 0 ? body : undefined;
+      });
+      const appends = sample(text, 'cluster_journal_appends_total');
+      const records = sample(text, 'cluster_journal_records_total');
+      t.ok(records >= appends, `${node.nodeId}: ${records} steps in ${appends} fsynced appends`);
+      t.ok(
+        sample(text, 'cluster_journal_partition_loads_total') > 0,
+        `${node.nodeId}: loaded the partitions it serves`,
+      );
+    }
   },
 );

@@ -44,6 +44,27 @@ export const ussdStep = Object.fromEntries(
   USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)]),
 ) as Record<UssdOutcome, Series>;
 
+export const journalAppends = new CounterFamily(
+  'cluster_journal_appends_total',
+  'Cluster mode: fsynced appends to a partition journal by this node, each carrying one or more records, by journal',
+  ['journal'],
+);
+export const journalRecords = new CounterFamily(
+  'cluster_journal_records_total',
+  'Cluster mode: records appended to a partition journal by this node (records / appends = steps per fsynced write), by journal',
+  ['journal'],
+);
+export const journalLoads = new CounterFamily(
+  'cluster_journal_partition_loads_total',
+  'Cluster mode: partitions loaded by a journal writer of this node (a claim, a fence per other writer, a read of the stream), by journal',
+  ['journal'],
+);
+export const journalFenced = new CounterFamily(
+  'cluster_journal_partitions_fenced_total',
+  "Cluster mode: partitions a journal writer of this node gave up because another writer's newer claim fenced them, by journal",
+  ['journal'],
+);
+
 export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', [
   'kind',
 ]);
@@ -114,6 +135,10 @@ export const ALL_FAMILIES = [
   httpRequestDuration,
   ussdSessionsActive,
   ussdSteps,
+  journalAppends,
+  journalRecords,
+  journalLoads,
+  journalFenced,
   actorsActive,
   actorMailboxDepth,
   actorHostRestarts,

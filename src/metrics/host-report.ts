@@ -2,13 +2,26 @@
 // REPORT_INTERVAL_MS each host posts one compact report (its counter and histogram increments since the last
 // report, and a snapshot of its actors and mailboxes) on a port of its own; the main thread adds it in.
 import type { MessagePort } from 'node:worker_threads';
-import { actorMailboxDepth, actorsActive, storeCommitDuration, ussdSessionsActive, ussdSteps } from './catalogue.js';
+import {
+  actorMailboxDepth,
+  actorsActive,
+  journalAppends,
+  journalFenced,
+  journalLoads,
+  journalRecords,
+  storeCommitDuration,
+  ussdSessionsActive,
+  ussdSteps,
+} from './catalogue.js';
 import type { GaugeFamily, TakenHistogram } from './families.js';
 
 export const REPORT_INTERVAL_MS = 1_000;
 
 /** Unlabelled gauges a host computes (their collect, set by the host's code) and the main thread sums over the hosts. */
 const HOST_GAUGES = [ussdSessionsActive];
+
+/** Counters a host counts and the main thread adds in, in this order in a report. */
+const HOST_COUNTERS = [ussdSteps, journalAppends, journalRecords, journalLoads, journalFenced];
 
 /** What an actor host holds right now. */
 export interface HostLoad {
@@ -21,7 +34,8 @@ export interface HostLoad {
 export interface HostReport extends HostLoad {
   /** The values of HOST_GAUGES on this host. */
   gauges: number[];
-  ussdSteps: [string[], number][];
+  /** The increments of HOST_COUNTERS since the last report. */
+  counters: [string[], number][][];
   storeCommits: TakenHistogram;
 }
 
@@ -32,7 +46,7 @@ export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void
     const report: HostReport = {
       ...load(),
       gauges,
-      ussdSteps: ussdSteps.take(),
+      counters: HOST_COUNTERS.map((counter) => counter.take()),
       storeCommits: storeCommitDuration.take(),
     };
     port.postMessage(report);
@@ -71,7 +85,9 @@ export function sumHostReports(): void {
 export function applyHostReport(host: number, report: HostReport): void {
   lastReports.set(host, report);
   actorMailboxDepth.with(String(host)).value = report.mailboxDepth;
-  ussdSteps.add(report.ussdSteps);
+  HOST_COUNTERS.forEach((counter, i) => {
+    counter.add(report.counters[i] ?? []);
+  });
   storeCommitDuration.add(report.storeCommits);
 }
 

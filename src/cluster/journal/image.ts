@@ -14,6 +14,8 @@ export interface HeldRecord<T> {
 
 /** A message carries at most this many records, so a record's revision is unique: seq * this + its index. */
 export const RECORDS_PER_MESSAGE = 256;
+/** Expired records are forgotten after this many new ones (a pass over all: cheap per record). */
+const FORGET_EVERY = 4_096;
 export const revisionOf = (seq: number, index: number) => seq * RECORDS_PER_MESSAGE + index;
 
 export class JournalImage<T> {
@@ -22,6 +24,8 @@ export class JournalImage<T> {
   #readTo = 0;
   #catchingUp: Promise<void> | undefined;
   #wanted = false;
+  /** Records held since expired ones were last forgotten. */
+  #heldSince = 0;
 
   constructor(
     readonly stream: JournalStream,
@@ -48,6 +52,8 @@ export class JournalImage<T> {
   hold(key: string, record: HeldRecord<T>): void {
     const held = this.#records.get(key);
     if (!held || held.revision < record.revision) this.#records.set(key, record);
+    // A writer that never catches up again (it keeps its partitions) forgets expired records as it goes.
+    if (++this.#heldSince >= FORGET_EVERY) this.#forgetExpired();
   }
 
   /** Applies what a read message carries (records; fences and openings are the writers' business). */
@@ -83,6 +89,7 @@ export class JournalImage<T> {
   }
 
   #forgetExpired(): void {
+    this.#heldSince = 0;
     const oldest = Date.now() - this.stream.maxAgeMs;
     for (const [key, held] of this.#records) if (held.at < oldest) this.#records.delete(key);
   }

@@ -15,6 +15,8 @@
 // partition); the leases make that one node in practice.
 import { randomBytes } from 'node:crypto';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { journalAppends, journalFenced, journalLoads, journalRecords } from '../../metrics/catalogue.js';
+import type { Series } from '../../metrics/families.js';
 import { RevisionConflictError, type Versioned } from '../../store/revision.js';
 import type { ClusterConnection } from '../connection.js';
 import { JournalImage, RECORDS_PER_MESSAGE, revisionOf } from './image.js';
@@ -73,6 +75,7 @@ export class PartitionJournal<T> {
   #tailRead: Promise<void> | undefined;
   #queue: Pending<T>[] = [];
   #flushing = false;
+  readonly #counted: { appends: Series; records: Series; loads: Series; fenced: Series };
   /** Appends to this writer's subject go one at a time (each expects the previous): claims wait here for records. */
   #appending: Promise<unknown> = Promise.resolve();
 
@@ -85,6 +88,12 @@ export class PartitionJournal<T> {
   ) {
     this.#image = new JournalImage<T>(stream, options.keeps);
     this.#last = opened;
+    this.#counted = {
+      appends: journalAppends.with(options.name),
+      records: journalRecords.with(options.name),
+      loads: journalLoads.with(options.name),
+      fenced: journalFenced.with(options.name),
+    };
   }
 
   /** Opens the stream and a subject of this writer's own (a fresh one per process, so no two writers share one). */
@@ -194,6 +203,8 @@ export class PartitionJournal<T> {
         return ready.length > 0 ? { r: ready.map(({ partition, key, value }) => [partition, key, value]) } : undefined;
       });
       if (!ack) return;
+      this.#counted.appends.inc();
+      this.#counted.records.inc(ready.length);
       const at = Date.now();
       ready.forEach((pending, index) => {
         const revision = revisionOf(ack.seq, index);
@@ -244,6 +255,7 @@ export class PartitionJournal<T> {
       // A newer claim's fence read meanwhile wins: such a partition stays unloaded.
       for (const partition of partitions)
         if ((this.#newestFence.get(partition) ?? 0) < by) this.#loaded.set(partition, by);
+      this.#counted.loads.inc(partitions.length);
     }
   }
 
@@ -279,7 +291,10 @@ export class PartitionJournal<T> {
     if ('f' in message) {
       for (const partition of message.f) {
         this.#newestFence.set(partition, Math.max(this.#newestFence.get(partition) ?? 0, message.by));
-        if ((this.#loaded.get(partition) ?? Infinity) < message.by) this.#loaded.delete(partition);
+        if ((this.#loaded.get(partition) ?? Infinity) < message.by) {
+          this.#loaded.delete(partition);
+          this.#counted.fenced.inc();
+        }
       }
     } else if ('r' in message) {
       this.#image.apply(read);
