@@ -5,9 +5,8 @@ import { readJournal, journalState, type JournalRead, type JournalStream } from 
 
 export interface HeldRecord<T> {
   value: T;
-  /** The stream sequence of the message that carried it, times REVISIONS_PER_MESSAGE, plus its place in it. */
+  /** The stream sequence of the message that carried it, times RECORDS_PER_MESSAGE, plus its place in it. */
   revision: number;
-  partition: number;
   /** When it was stored (ms since the epoch): it is dropped a max age later, as the stream drops its message. */
   at: number;
 }
@@ -59,8 +58,8 @@ export class JournalImage<T> {
   /** Applies what a read message carries (records; fences and openings are the writers' business). */
   apply(read: JournalRead<T>): void {
     if (!('r' in read.message)) return;
-    read.message.r.forEach(([partition, key, value], index) => {
-      if (this.keeps(key)) this.hold(key, { value, partition, at: read.at, revision: revisionOf(read.seq, index) });
+    read.message.r.forEach(([, key, value], index) => {
+      if (this.keeps(key)) this.hold(key, { value, at: read.at, revision: revisionOf(read.seq, index) });
     });
   }
 

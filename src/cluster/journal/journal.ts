@@ -208,7 +208,7 @@ export class PartitionJournal<T> {
       const at = Date.now();
       ready.forEach((pending, index) => {
         const revision = revisionOf(ack.seq, index);
-        this.#image.hold(pending.key, { value: pending.value, partition: pending.partition, revision, at });
+        this.#image.hold(pending.key, { value: pending.value, revision, at });
         pending.resolve(revision);
       });
     } catch (error) {
