@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
+import { coalesceNatsWrites } from './coalesced-writes.js';
 import type { ClusterEnv } from './config.js';
 
 export interface ClusterConnection {
@@ -47,6 +48,7 @@ export async function connectCluster(
 ): Promise<ClusterConnection> {
   // How long a JetStream call (a write's acknowledgement, a read) waits; one that timed out may still have landed.
   const timeout = options.apiTimeoutMs ?? 5_000;
+  coalesceNatsWrites();
   let nc: NatsConnection;
   try {
     nc = await connect({
