@@ -8,7 +8,7 @@ import { JournalImage } from '../../cluster/journal/image.js';
 import { PartitionJournal } from '../../cluster/journal/journal.js';
 import { openJournalStream } from '../../cluster/journal/stream.js';
 import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
-import { ENDED_STATE, type UssdSession } from '../session.js';
+import { isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
 
 /** Kept beyond a session's longest life before the stream drops it: covers clock differences between machines. */
@@ -77,8 +77,6 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
  * costs what was written since the last read; nothing runs between listings and scrapes.
  */
 export class LiveUssdSessions implements UssdSessionRepository {
-  #reading: Promise<void> | undefined;
-
   private constructor(private readonly image: JournalImage<UssdSession>) {}
 
   static async open(
@@ -93,7 +91,7 @@ export class LiveUssdSessions implements UssdSessionRepository {
     await this.image.catchUp();
     const live: LiveSession[] = [];
     for (const [sessionId, { value }] of this.image.records()) {
-      if (value.state !== ENDED_STATE && value.expiresAt > now) live.push({ sessionId, expiresAt: value.expiresAt });
+      if (isLive(value, now)) live.push({ sessionId, expiresAt: value.expiresAt });
     }
     return live;
   }
@@ -110,12 +108,9 @@ export class LiveUssdSessions implements UssdSessionRepository {
    * scrape counts what was written since.
    */
   liveCount(now: number): number {
-    this.#reading ??= this.image.catchUp().finally(() => {
-      this.#reading = undefined;
-    });
-    this.#reading.catch(() => {}); // a failed read is retried by the next count or listing
+    this.image.catchUp().catch(() => {}); // a failed read is retried by the next count or listing
     let count = 0;
-    for (const [, { value }] of this.image.records()) if (value.state !== ENDED_STATE && value.expiresAt > now) count++;
+    for (const [, { value }] of this.image.records()) if (isLive(value, now)) count++;
     return count;
   }
 
