@@ -1,9 +1,10 @@
 // Sessions through HTTP: create, list (newest first, pagination, bad values), delete, isolation.
 import t from 'tap';
-import { call, createSession, newUser, sharedOracleServer, startOracleServer } from './helpers/oracle.js';
+import { call, createSession, newUser, sharedOracleServer } from './helpers/oracle.js';
 
-// Every test has users of its own: one server serves them all.
-const oracle = sharedOracleServer(t);
+// Every test has users of its own: one server serves them all. /user-preferences is public on it for the docs test,
+// which reads how such a route is documented; no other test calls that route.
+const oracle = sharedOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
 
 t.test('POST /sessions answers 201 with the session record', async (t) => {
   const server = await oracle();
@@ -164,7 +165,7 @@ t.test('GET /sessions is never stale after a write was answered (it answers from
 });
 
 t.test('GET /docs-json documents the oracle routes from the schemas that validate them', async (t) => {
-  const server = await startOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
+  const server = await oracle();
   const doc: any = await (await fetch(`${server.url}/docs-json`)).json();
   const send = doc.paths['/messages/{sessionId}'].post;
   t.equal(send.requestBody.content['application/json'].schema.properties.attachments.maxItems, 10);

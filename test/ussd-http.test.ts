@@ -12,8 +12,11 @@ import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
 const INVALID = 'END Invalid input. Please try again.';
 const UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
 const valid = { sessionId: 'v-1', serviceCode: '*123#', phoneNumber: '+254700000001', text: '' };
-/** The tests that need no configuration of their own and no fresh server share one (each has its own session ids). */
-const plain = sharedTestServer(t);
+/**
+ * The tests that need no fresh server share one (each has its own session ids and accounts); PIN_LOCK_MINUTES is
+ * set (to its default) for the lock test, which names it, and touches no other test.
+ */
+const plain = sharedTestServer(t, { env: { PIN_LOCK_MINUTES: '30' } });
 
 /** Every screen a session saw is a CON/END answer within the USSD limit. */
 function checkScreens(t: Test, session: GatewaySession) {
@@ -206,7 +209,7 @@ t.test('create account, log in, account details, change PIN, log out, and the PI
 });
 
 t.test('three wrong PINs lock the account across sessions, not per dial', async (t) => {
-  const { url } = await startTestServer(t, { env: { PIN_LOCK_MINUTES: '30' } });
+  const { url } = await plain();
   const { customerId } = await createAccount(url, 'lock-create');
   const attempt = async (sessionId: string, pins: string[]) => {
     const s = new GatewaySession(url, sessionId);
