@@ -8,6 +8,10 @@ import { freePorts, startNatsCluster } from '../dist/src/tools/local-nats-cluste
 import { startTestNodes, until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer, startTestNatsCluster } from './helpers/nats-cluster.js';
 
+// The two tests share nothing (each its own NATS servers, nodes, ports and data dirs) and spend their time waiting on
+// NATS (elections, a server's restart): they run side by side.
+t.jobs = 2;
+
 const ussd = (url: string, sessionId: string, text = '') =>
   fetch(`${url}/api/ussd`, {
     method: 'POST',
@@ -48,7 +52,7 @@ t.test('a node starts, restarts and waits while NATS is degraded or away', async
     count: 1,
     ports: [port],
     nodeIdPrefix: 'early-',
-    env: { ACTOR_THREADS: '1' },
+    env: { ACTOR_THREADS: '1', SHUTDOWN_QUIET_MS: '0' },
   });
   started.catch(() => undefined);
   const url = `http://127.0.0.1:${port}`;
@@ -108,7 +112,7 @@ t.test('a node refuses NATS that acknowledges before fsyncing (exit 78) unless N
     natsUrl: nats.urls,
     natsMonitorUrl: nats.monitorUrls,
     count: 1,
-    env: { ACTOR_THREADS: '1', NATS_REPLICAS: '1' },
+    env: { ACTOR_THREADS: '1', NATS_REPLICAS: '1', SHUTDOWN_QUIET_MS: '0' },
   };
   await t.rejects(
     startLocalNodes(options),

@@ -48,6 +48,8 @@ const cluster = await startLocalNodes({
   env: {
     ACTOR_THREADS: '1',
     LOG_LEVEL: 'warn',
+    // Nothing sends to the nodes once the scenarios are over: teardown stops them without a quiet second.
+    SHUTDOWN_QUIET_MS: '0',
     RATE_LIMIT_ALLOWLIST: `${net.tester}/32`,
     USSD_STEP_TIMEOUT_MS: String(STEP_TIMEOUT_MS),
     CREDITS_ENABLED: 'true',

@@ -3,8 +3,11 @@
 import net from 'node:net';
 import t from 'tap';
 import { generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
-import { startOracleServer } from './helpers/oracle.js';
-import { startTestServer } from './helpers/server.js';
+import { sharedOracleServer } from './helpers/oracle.js';
+
+// Each test reads or probes on its own and writes nothing another reads: one server (with a known oracle key,
+// for the DID test) serves them all.
+const shared = sharedOracleServer(t);
 
 const ENTITY = 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21';
 
@@ -39,7 +42,7 @@ function rawExchange(port: number, bytes: string, settle = 300): Promise<string>
 }
 
 t.test('gateway query keys named like Object.prototype members are unknown fields, not a crash', async (t) => {
-  const server = await startTestServer(t);
+  const server = await shared();
   for (const key of [
     'hasOwnProperty',
     'valueOf',
@@ -59,7 +62,7 @@ t.test('gateway query keys named like Object.prototype members are unknown field
 });
 
 t.test('oversized keys never reach LMDB: 404 for an id, 400 for a pagination key, in the Cosmos body', async (t) => {
-  const server = await startTestServer(t);
+  const server = await shared();
   const long = 'a'.repeat(5000);
   const entity = await get(`${server.url}/ixo/entity/${long}`);
   t.equal(entity.status, 404, 'an id over the key limit is not found');
@@ -77,14 +80,14 @@ t.test('oversized keys never reach LMDB: 404 for an id, 400 for a pagination key
 });
 
 t.test('the USSD debug route answers not found for an id over the key limit', async (t) => {
-  const server = await startTestServer(t);
+  const server = await shared();
   const { status, body } = await get(`${server.url}/api/ussd/debug/${'é'.repeat(3000)}`);
   t.equal(status, 404);
   t.equal(body.debugInfo.error, 'Session not found');
 });
 
 t.test('HEAD is answered with headers only, and the connection serves the next request', async (t) => {
-  const server = await startTestServer(t);
+  const server = await shared();
   const answer = await rawExchange(
     server.port,
     'HEAD /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n',
@@ -96,7 +99,7 @@ t.test('HEAD is answered with headers only, and the connection serves the next r
 });
 
 t.test('an issuer DID whose method is named like an Object.prototype member is an unsupported method', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await shared();
   // DID methods are lower case: `constructor` is the one Object.prototype member that is a valid method name.
   const issuer = (await generateKey()).withDID('did:constructor:abc');
   const raw = await mintDelegation({ issuer, audience: server.oracleDid, ttlSeconds: 600 });
@@ -106,7 +109,7 @@ t.test('an issuer DID whose method is named like an Object.prototype member is a
 });
 
 t.test('headers and path parameters named like Object.prototype members are plain data', async (t) => {
-  const server = await startTestServer(t);
+  const server = await shared();
   const res = await fetch(`${server.url}/api/ussd/debug/constructor`, {
     headers: { constructor: 'x', hasOwnProperty: 'y', __proto__: 'z' } as Record<string, string>,
   });

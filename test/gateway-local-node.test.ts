@@ -5,7 +5,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { bundledSchema } from '../dist/src/gateway/descriptors.js';
 import { openApiPath, parseTemplate } from '../dist/src/gateway/path-template.js';
-import { startTestServer } from './helpers/server.js';
+import { sharedTestServer, startTestServer } from './helpers/server.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/gateway-local-node.json', import.meta.url), 'utf8'));
 const ENTITY = 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21';
@@ -26,8 +26,11 @@ async function get(base: string, path: string, headers: Record<string, string> =
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The default configuration (bundled descriptors, no prefix, no keys): read-only, for both tests. */
+const bundledServer = sharedTestServer(t);
+
 t.test('embedded local query node, bundled descriptors', async (t) => {
-  const server = await startTestServer(t);
+  const server = await bundledServer();
   const call = (path: string, headers?: Record<string, string>) => get(server.url, path, headers);
 
   t.test('entity params: exact Cosmos REST JSON, block height header, JSON content type', async (t) => {
@@ -432,7 +435,7 @@ t.test('embedded local query node, bundled descriptors', async (t) => {
 });
 
 t.test('reflection descriptors, prefix, legacy routes and API keys', async (t) => {
-  const bundled = await startTestServer(t);
+  const bundled = await bundledServer();
   const server = await startTestServer(t, {
     env: {
       GATEWAY_DESCRIPTORS: 'reflection',

@@ -1,10 +1,13 @@
 // The front door through HTTP: errors, request ids, CORS, body limit, rate limit, health, configuration.
 import t from 'tap';
 import { ConfigError, loadConfig } from '../dist/src/config.js';
-import { startTestServer } from './helpers/server.js';
+import { sharedTestServer, startTestServer } from './helpers/server.js';
+
+/** The default configuration, for the tests that only read from it. */
+const plain = sharedTestServer(t);
 
 t.test('unknown routes answer a JSON 404 with the request id echoed', async (t) => {
-  const server = await startTestServer(t);
+  const server = await plain();
   const res = await fetch(`${server.url}/nope?x=1`, { headers: { 'x-request-id': 'abc-123' } });
   t.equal(res.status, 404);
   t.equal(res.headers.get('x-request-id'), 'abc-123');
@@ -47,7 +50,7 @@ t.test('GET / and GET /health carry the spec fields; /health really touches LMDB
 });
 
 t.test('CORS: wildcard by default, credentials for a configured origin, preflight 204', async (t) => {
-  const open = await startTestServer(t);
+  const open = await plain();
   const res = await fetch(`${open.url}/`);
   t.equal(res.headers.get('access-control-allow-origin'), '*');
   t.match(res.headers.get('access-control-expose-headers'), /X-Request-Id/);

@@ -4,8 +4,11 @@ import t from 'tap';
 import { Delegation as DelegationCodec, UCAN } from '@ucanto/core';
 import type { Delegation } from '@ucanto/interface';
 import { createDelegation, encodeArtifact, generateKey, mintDelegation } from '../dist/src/tools/mint-ucan.js';
-import { call, newUser, startOracleServer } from './helpers/oracle.js';
+import { call, newUser, sharedOracleServer } from './helpers/oracle.js';
 import { archiveOf, reEncodings, repeatedLinkDelegation } from './helpers/ucan-mutations.js';
+
+// Every test has users of its own: one server serves them all.
+const oracle = sharedOracleServer(t);
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -19,7 +22,7 @@ async function forge(
 }
 
 t.test('store, read and revoke a delegation', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   t.same((await call(server, 'GET', '/delegation', { user: ada })).body, { authorized: false }, 'none yet');
 
@@ -47,7 +50,7 @@ t.test('store, read and revoke a delegation', async (t) => {
 });
 
 t.test('refused delegations: 400 with the reason', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const stranger = await generateKey();
   const genuine = await createDelegation({ issuer: ada.key, audience: server.oracleDid });
@@ -124,7 +127,7 @@ t.test('refused delegations: 400 with the reason', async (t) => {
 });
 
 t.test('a stored delegation that expires reads as not authorized', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const expiration = now() + 2;
   const raw = await mintDelegation({ issuer: ada.key, audience: server.oracleDid, expiration });

@@ -14,7 +14,10 @@ import {
   mintDelegation,
   mintInvocation,
 } from '../dist/src/tools/mint-ucan.js';
-import { call, startOracleServer } from './helpers/oracle.js';
+import { call, sharedOracleServer, startOracleServer } from './helpers/oracle.js';
+
+// The tests of the default configuration have users of their own: one server serves them.
+const oracle = sharedOracleServer(t);
 
 const now = () => Math.floor(Date.now() / 1000);
 const bearer = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
@@ -95,7 +98,7 @@ t.test('protected routes: the exact 401 answers, with X-Request-Id', async (t) =
 });
 
 t.test('every oracle route is protected; public routes ignore auth headers', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const routes: [string, string][] = [
     ['POST', '/sessions'],
     ['GET', '/sessions'],
@@ -123,7 +126,7 @@ t.test('every oracle route is protected; public routes ignore auth headers', asy
 });
 
 t.test('x-ucan-delegation alone authenticates its issuer; a bad one is refused', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const user = await generateKey();
   const delegation = await mintDelegation({ issuer: user, audience: server.oracleDid, ttlSeconds: 3600 });
   const created = await call(server, 'POST', '/sessions', { headers: { 'x-ucan-delegation': delegation } });
@@ -145,7 +148,7 @@ t.test('x-ucan-delegation alone authenticates its issuer; a bad one is refused',
 });
 
 t.test('x-did is informational only: it never changes who the user is', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const user = await generateKey();
   const other = await generateKey();
   const headers = {

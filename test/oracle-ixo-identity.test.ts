@@ -15,12 +15,14 @@ import { Upstream } from '../dist/src/gateway/upstream.js';
 import { openStore } from '../dist/src/store/env.js';
 import { generateKey, mintDelegation, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
-import { call, startOracleServer } from './helpers/oracle.js';
+import { call, sharedOracleServer } from './helpers/oracle.js';
 import { impostorSigner, ixoUserSigner, IXO_USER_DID } from './helpers/ixo-user.js';
 
 const ENTITY_WITH_ED25519 = 'did:ixo:entity:0f4e0bd5b3b74e1e8c4f2a8f1b6e9d21';
 const ENTITY_SECP_ONLY = 'did:ixo:entity:5c3e8f1a2d9b4c7e8f0a1b2c3d4e5f60';
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+/** The HTTP and WebSocket tests share one server: each asserts only on what it made itself (its sessions, its delegation). */
+const oracle = sharedOracleServer(t);
 
 t.test('ed25519KeysOf: multikey and bare base58btc keys of Ed25519 methods, nothing else', async (t) => {
   const key = await generateKey();
@@ -84,7 +86,7 @@ t.test('the resolver reads IidDocuments from the local query node over gRPC, wit
 });
 
 t.test('over HTTP: a did:ixo user authenticates with either key of its document; other keys are refused', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const as = (invocation: string) => ({ authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' });
 
   for (const key of [1, 2] as const) {
@@ -134,7 +136,7 @@ t.test('over HTTP: a did:ixo user authenticates with either key of its document;
 t.test(
   'WebSocket handshakes (native /ws and Socket.IO) accept a did:ixo user and refuse a key the chain does not list',
   async (t) => {
-    const server = await startOracleServer(t);
+    const server = await oracle();
     const invocation = await mintInvocation({ issuer: ixoUserSigner(1), audience: server.oracleDid, ttlSeconds: 300 });
     const sessionId = (
       await call(server, 'POST', '/sessions', {
@@ -175,7 +177,7 @@ t.test(
 t.test(
   'delegation storage: a did:ixo user stores a delegation signed by a key of its document, not by another',
   async (t) => {
-    const server = await startOracleServer(t);
+    const server = await oracle();
     const invocation = await mintInvocation({ issuer: ixoUserSigner(1), audience: server.oracleDid, ttlSeconds: 300 });
     const headers = { authorization: `Bearer ${invocation}`, 'x-auth-type': 'ucan' };
 

@@ -7,12 +7,15 @@ import {
   newUser,
   openStream,
   readSse,
-  startOracleServer,
+  sharedOracleServer,
   type SseItem,
 } from './helpers/oracle.js';
 
+// Every test has users and sessions of its own: one server serves them all.
+const oracle = sharedOracleServer(t);
+
 t.test('a JSON message: the answer, then the transcript', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   const res = await call(server, 'POST', `/messages/${id}`, {
@@ -55,7 +58,7 @@ t.test('a JSON message: the answer, then the transcript', async (t) => {
 });
 
 t.test('returnAllMessages returns the whole transcript beside the answer', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'first' } });
@@ -77,7 +80,7 @@ t.test('returnAllMessages returns the whole transcript beside the answer', async
 });
 
 t.test('SendMessageDto validation: 400 with the message array', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   const attachment = { mxcUri: 'mxc://example.org/abc', filename: 'a.png', mimetype: 'image/png' };
@@ -171,7 +174,7 @@ t.test('SendMessageDto validation: 400 with the message array', async (t) => {
 });
 
 t.test('POST /messages/abort is matched before POST /messages/:sessionId', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   const res = await call(server, 'POST', '/messages/abort', { user: ada, body: { sessionId: id } });
@@ -187,7 +190,7 @@ function frameNames(items: SseItem[]): string[] {
 }
 
 t.test('SSE: reasoning ack first, message deltas, tool_call frames for "call me Ada", done last', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   const res = await openStream(server, ada, id, { message: 'call me Ada' });
@@ -245,7 +248,7 @@ t.test('SSE: reasoning ack first, message deltas, tool_call frames for "call me 
 });
 
 t.test('preferences saved in one session are seen in the first turn of the next', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const bob = await newUser(server.oracleDid);
   t.equal((await call(server, 'GET', '/user-preferences', { user: ada })).body, null, 'none yet: JSON null');
@@ -274,7 +277,7 @@ t.test('preferences saved in one session are seen in the first turn of the next'
 });
 
 t.test('a browser tool or action without an event channel fails clearly in the stream', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   const items = await readSse(

@@ -4,9 +4,12 @@
 import t from 'tap';
 import { createDelegation, encodeArtifact, formatKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 import { closeAll, NativeClient, SocketIoClient } from './helpers/events.js';
-import { call, createSession, newUser, startOracleServer } from './helpers/oracle.js';
+import { call, createSession, newUser, sharedOracleServer, startOracleServer } from './helpers/oracle.js';
 import { startTestServer } from './helpers/server.js';
 import { archiveOf, reEncodings, ucantoReadsSigned, viewOf } from './helpers/ucan-mutations.js';
+
+// The tests of the default configuration have users and delegations of their own: one server serves them.
+const oracle = sharedOracleServer(t);
 
 const delegationHeaders = (raw: string) => ({ 'x-ucan-delegation': raw });
 const invocationHeaders = (raw: string) => ({ authorization: `Bearer ${raw}`, 'x-auth-type': 'ucan' });
@@ -120,7 +123,7 @@ t.test(
 );
 
 t.test('DELETE /delegation also revokes the delegation it was authenticated with', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const bob = await newUser(server.oracleDid);
   const raw = await encodeArtifact(
     await createDelegation({ issuer: bob.key, audience: server.oracleDid, ttlSeconds: 600 }),
@@ -136,7 +139,7 @@ t.test('DELETE /delegation also revokes the delegation it was authenticated with
 t.test(
   'every re-encoding of a revoked delegation is refused on HTTP, /ws and Socket.IO, alone and as a proof',
   async (t) => {
-    const server = await startOracleServer(t);
+    const server = await oracle();
     const ada = await newUser(server.oracleDid);
     const bob = await newUser(server.oracleDid);
     const adaSession = await createSession(server, ada);

@@ -1,9 +1,13 @@
 // Sessions through HTTP: create, list (newest first, pagination, bad values), delete, isolation.
 import t from 'tap';
-import { call, createSession, newUser, startOracleServer } from './helpers/oracle.js';
+import { call, createSession, newUser, sharedOracleServer } from './helpers/oracle.js';
+
+// Every test has users of its own: one server serves them all. /user-preferences is public on it for the docs test,
+// which reads how such a route is documented; no other test calls that route.
+const oracle = sharedOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
 
 t.test('POST /sessions answers 201 with the session record', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const res = await call(server, 'POST', '/sessions', { user: ada, headers: { 'x-request-id': 'create-1' } });
   t.equal(res.status, 201);
@@ -21,7 +25,7 @@ t.test('POST /sessions answers 201 with the session record', async (t) => {
 });
 
 t.test('GET /sessions: newest lastUpdatedAt first, paginated, limit capped at 100, 0 = default', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const ids: string[] = [];
   for (let i = 0; i < 25; i++) ids.push(await createSession(server, ada));
@@ -62,7 +66,7 @@ t.test('GET /sessions: newest lastUpdatedAt first, paginated, limit capped at 10
 });
 
 t.test('GET /sessions caps limit at 100', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   await Promise.all(Array.from({ length: 105 }, () => createSession(server, ada)));
   const res = await call(server, 'GET', '/sessions?limit=1000', { user: ada });
@@ -72,7 +76,7 @@ t.test('GET /sessions caps limit at 100', async (t) => {
 });
 
 t.test('GET /sessions refuses bad query values with a 400 naming them', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   for (const [query, problem] of [
     ['limit=-1', 'limit must be a non-negative whole number'],
@@ -87,7 +91,7 @@ t.test('GET /sessions refuses bad query values with a 400 naming them', async (t
 });
 
 t.test('two users are isolated: lists, deletes, messages', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const bob = await newUser(server.oracleDid);
   const adas = await createSession(server, ada);
@@ -119,7 +123,7 @@ t.test('two users are isolated: lists, deletes, messages', async (t) => {
 });
 
 t.test('DELETE /sessions/:sessionId removes the session and its transcript', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const id = await createSession(server, ada);
   await call(server, 'POST', `/messages/${id}`, { user: ada, body: { message: 'hello' } });
@@ -138,7 +142,7 @@ t.test('DELETE /sessions/:sessionId removes the session and its transcript', asy
 });
 
 t.test('GET /sessions is never stale after a write was answered (it answers from a cache of the page)', async (t) => {
-  const server = await startOracleServer(t);
+  const server = await oracle();
   const ada = await newUser(server.oracleDid);
   const list = async () => (await call(server, 'GET', '/sessions', { user: ada })).body;
   const ids = (body: { sessions: { sessionId: string }[] }) => body.sessions.map((s) => s.sessionId);
@@ -161,7 +165,7 @@ t.test('GET /sessions is never stale after a write was answered (it answers from
 });
 
 t.test('GET /docs-json documents the oracle routes from the schemas that validate them', async (t) => {
-  const server = await startOracleServer(t, { env: { AUTH_EXCLUDED_ROUTES: '/user-preferences' } });
+  const server = await oracle();
   const doc: any = await (await fetch(`${server.url}/docs-json`)).json();
   const send = doc.paths['/messages/{sessionId}'].post;
   t.equal(send.requestBody.content['application/json'].schema.properties.attachments.maxItems, 10);

@@ -6,12 +6,17 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { startChildServer } from './helpers/child-server.js';
 import { eventually } from './helpers/oracle.js';
-import { startTestServer } from './helpers/server.js';
+import { sharedTestServer, startTestServer } from './helpers/server.js';
 import { GatewaySession, postUssd } from './helpers/ussd-gateway.js';
 
 const INVALID = 'END Invalid input. Please try again.';
 const UNAVAILABLE = 'END Service temporarily unavailable. Please try again later.';
 const valid = { sessionId: 'v-1', serviceCode: '*123#', phoneNumber: '+254700000001', text: '' };
+/**
+ * The tests that need no fresh server share one (each has its own session ids and accounts); PIN_LOCK_MINUTES is
+ * set (to its default) for the lock test, which names it, and touches no other test.
+ */
+const plain = sharedTestServer(t, { env: { PIN_LOCK_MINUTES: '30' } });
 
 /** Every screen a session saw is a CON/END answer within the USSD limit. */
 function checkScreens(t: Test, session: GatewaySession) {
@@ -37,7 +42,7 @@ async function createAccount(url: string, sessionId: string, pin = '48207') {
 t.test(
   'validation: every bad field, malformed bodies and wrong content types answer END Invalid input (HTTP 200 text/plain)',
   async (t) => {
-    const { url } = await startTestServer(t);
+    const { url } = await plain();
     const cases: unknown[] = [
       { ...valid, phoneNumber: '0700000001' },
       { ...valid, phoneNumber: '+0700000001' },
@@ -78,7 +83,7 @@ t.test(
 );
 
 t.test("form-encoded requests as Africa's Talking sends them, with networkCode", async (t) => {
-  const { url } = await startTestServer(t);
+  const { url } = await plain();
   const s = new GatewaySession(url, 'at-form-1', '+254711000111', '*384*55#', true);
   t.match(await s.send(), /^CON Welcome/);
   t.match(await s.send('1'), /^CON Know More/);
@@ -92,7 +97,7 @@ t.test("form-encoded requests as Africa's Talking sends them, with networkCode",
 });
 
 t.test('menus: welcome, Know More screens, back, home and exit with END', async (t) => {
-  const { url } = await startTestServer(t);
+  const { url } = await plain();
   const s = new GatewaySession(url, 'menu-1');
   const welcome = await s.send();
   t.match(welcome, /^CON /);
@@ -123,7 +128,7 @@ t.test('menus: welcome, Know More screens, back, home and exit with END', async 
 });
 
 t.test('gateway retries get the same screen and are not applied twice', async (t) => {
-  const { url } = await startTestServer(t);
+  const { url } = await plain();
   const s = new GatewaySession(url, 'retry-1');
   await s.send();
   const info = await s.send('1');
@@ -204,7 +209,7 @@ t.test('create account, log in, account details, change PIN, log out, and the PI
 });
 
 t.test('three wrong PINs lock the account across sessions, not per dial', async (t) => {
-  const { url } = await startTestServer(t, { env: { PIN_LOCK_MINUTES: '30' } });
+  const { url } = await plain();
   const { customerId } = await createAccount(url, 'lock-create');
   const attempt = async (sessionId: string, pins: string[]) => {
     const s = new GatewaySession(url, sessionId);
@@ -257,7 +262,7 @@ t.test('operator routes: token auth, loopback-only without a token, records and 
   });
 
   // Without a token only loopback callers are served (behind a trusted proxy, none: test/http-proxy-trust.test.ts).
-  const local = await startTestServer(t);
+  const local = await plain();
   t.equal((await fetch(`${local.url}/api/ussd/sessions`)).status, 200, 'loopback is served');
 });
 
@@ -283,7 +288,7 @@ t.test('sessions expire after USSD_SESSION_TTL_SECONDS; END closes at once', asy
 });
 
 t.test('a session id belongs to one phone number', async (t) => {
-  const { url } = await startTestServer(t);
+  const { url } = await plain();
   await new GatewaySession(url, 'phone-1', '+254700000001').send();
   const intruder = new GatewaySession(url, 'phone-1', '+254799999999');
   t.equal(await intruder.send(), INVALID);

@@ -15,13 +15,19 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
   // Several ports: autocannon gives connection i the URL i % n.
   const urls = (target.ports ?? [target.port]).map((_, i) => `http://127.0.0.1:${portFor(target, i)}${path}`);
   const url = (urls.length === 1 ? urls[0] : urls) as string;
-  if (rest.duration && !rest.amount)
-    await autocannon({ url, ...rest, duration: Math.min(1, Number(rest.duration) / 3) });
+  if (rest.duration && !rest.amount) {
+    const warmUp = Math.min(1, Number(rest.duration) / 3);
+    await autocannon({ url, ...rest, duration: warmUp, sampleInt: sampleIntFor(warmUp) });
+  }
   const cpuBefore = cpuSnapshot(target);
   const mainBefore = target.mainThreadCpuSeconds();
   const threadsBefore = target.threadCpuSeconds();
   const startUs = monotonicUs();
-  const { result, lastResponseUs } = await run({ url, ...rest });
+  const { result, lastResponseUs } = await run({
+    url,
+    ...rest,
+    ...(rest.duration && !rest.amount ? { sampleInt: sampleIntFor(Number(rest.duration)) } : {}),
+  });
   // A run of a fixed amount ends at its last response: autocannon only notices it is done on its next one-second
   // sample, so its own duration rounds the run up to whole seconds (10,000 requests in 3.1 s read as 2,500/s).
   const window = { startUs, endUs: rest.amount ? lastResponseUs : monotonicUs() };
@@ -51,6 +57,13 @@ export async function measure(target: LoadTarget, options: LoadOptions): Promise
     },
   };
 }
+
+/**
+ * autocannon ends a timed run at its first sample tick after the duration (every 1000 ms by default): a 0.5 s run
+ * lasted 1 s, a 1.5 s run 2 s. Runs of whole seconds keep that tick; any other is sampled every 100 ms, so it ends
+ * within 100 ms of its duration.
+ */
+export const sampleIntFor = (seconds: number): number => (Number.isInteger(seconds) ? 1000 : 100);
 
 /** One autocannon run, and when its last response came (monotonicUs). */
 function run(options: autocannon.Options): Promise<{ result: autocannon.Result; lastResponseUs: number }> {

@@ -7,7 +7,8 @@ export type { LocalNode, LocalNodes } from '../../dist/src/tools/local-nodes.js'
 
 /**
  * Starts `options.count` (default 3) nodes on `nats` and waits until each answers /health with 200. Nodes get one
- * actor host each (ACTOR_THREADS=1: the machine runs three NATS servers besides) unless `env` says otherwise.
+ * actor host each (ACTOR_THREADS=1: the machine runs three NATS servers besides) and stop without waiting for a
+ * quiet second (SHUTDOWN_QUIET_MS=0) unless `env` says otherwise.
  */
 export async function startTestNodes(
   t: { teardown(fn: () => unknown): void },
@@ -18,7 +19,8 @@ export async function startTestNodes(
     natsMonitorUrl: nats.monitorUrls,
     ...options,
     natsUrl: nats.urls,
-    env: { ACTOR_THREADS: '1', ...options.env },
+    // Nothing sends to a node while a test stops or restarts it: no second of quiet to wait for (SHUTDOWN_QUIET_MS).
+    env: { ACTOR_THREADS: '1', SHUTDOWN_QUIET_MS: '0', ...options.env },
   });
   t.teardown(() => cluster.stop());
   return cluster;

@@ -22,6 +22,15 @@ export async function startOracleServer(
   return { ...server, oracleDid: oracleKey.did(), oracleKey };
 }
 
+/** One oracle server for a whole test file (see sharedTestServer): started on the first call. */
+export function sharedOracleServer(
+  t: { teardown(fn: () => unknown): void },
+  options: TestServerOptions = {},
+): () => Promise<OracleServer> {
+  let server: Promise<OracleServer> | undefined;
+  return () => (server ??= startOracleServer(t, options));
+}
+
 export interface User {
   key: Signer;
   did: string;

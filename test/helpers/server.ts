@@ -52,3 +52,16 @@ export async function startTestServer(
   });
   return { ...server, shutdown, url: `http://127.0.0.1:${server.port}`, dataDir };
 }
+
+/**
+ * One server for a whole test file, started on the first call and shut down when the file's tests end (`t` is the
+ * file's root tap object): for tests that need nothing of a fresh server (each has users, sessions and ids of its
+ * own), so a file pays a server's start-up once instead of once per test.
+ */
+export function sharedTestServer(
+  t: { teardown(fn: () => unknown): void },
+  options: TestServerOptions = {},
+): () => Promise<TestServer> {
+  let server: Promise<TestServer> | undefined;
+  return () => (server ??= startTestServer(t, options));
+}
