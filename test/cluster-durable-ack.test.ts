@@ -87,7 +87,7 @@ t.test(
     const nodeCalls = traces.pop()!;
 
     // Between step i's request and its answer, the only write that names the session is step i's append.
-    steps.forEach((text, step) => {
+    steps.forEach((text) => {
       const request = nodeCalls.find(
         (call) =>
           call.name === 'recvfrom' && call.text.includes(sessionId) && call.text.includes(`\\"text\\":\\"${text}\\"`),

@@ -3,7 +3,6 @@
 // append, a live set that sees every node's writes, and writers on different servers that both believe they serve
 // one partition (the fence: the newest claim wins, a stale copy is refused).
 import t from 'tap';
-import type { Test } from 'tap';
 import type { ClusterConnection } from '../dist/src/cluster/connection.js';
 import {
   JournalUssdSessionRepository,

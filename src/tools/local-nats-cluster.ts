@@ -250,15 +250,18 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       // A dead leader is still named by the survivors until they elect a new one: it does not count.
       const agreed = leaders[0];
       // ...and its peers current: a new replicated stream is placed only on peers the leader sees current, so a
-      // cluster whose servers are still catching up answers "no suitable peers for placement".
+      // cluster whose servers are still catching up answers "no suitable peers for placement". On a loaded machine
+      // a peer's `current` can stay false for long while the cluster works, so for the second half of the wait an
+      // agreed leader is enough (the record store rides out "no suitable peers" when it creates its streams).
       const current = (state: JetStreamState | undefined) =>
         1 + (state?.meta_cluster?.replicas ?? []).filter((peer) => peer.current && !peer.offline).length;
       const leaderState = states[live.findIndex((slot) => slot.name === agreed)];
+      const patient = Date.now() < deadline - timeoutMs / 2;
       if (
         agreed &&
         live.some((slot) => slot.name === agreed) &&
         leaders.every((leader) => leader === agreed) &&
-        current(leaderState) >= live.length
+        (!patient || current(leaderState) >= live.length)
       )
         return agreed;
       const dead = slots.find(
