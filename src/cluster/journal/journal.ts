@@ -57,6 +57,14 @@ const MAX_APPEND_ATTEMPTS = 8;
 /** How often a read loads a partition that is fenced again while it loads, before it gives up. */
 const MAX_LOAD_ATTEMPTS = 5;
 
+/**
+ * How long an append waits for its stream to have a leader again: nats-server elected a new one 3-6 s after the
+ * old one's server died (measured), and meanwhile an append has no responder.
+ */
+const LEADER_ELECTION_WAIT_MS = 8_000;
+/** The JetStream client's name for a publish that no server took (no responders: no stream leader now). */
+const noStreamLeader = (error: unknown) => error instanceof Error && error.name === 'JetStreamNotEnabled';
+
 const movedSubject = (error: unknown) =>
   error instanceof JetStreamApiError &&
   (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
@@ -167,6 +175,8 @@ export class PartitionJournal<T> {
    * append of its own that timed out); `prepare` decides before each attempt what to send (undefined: nothing).
    */
   async #appendOwn(prepare: () => JournalMessage<T> | undefined): Promise<{ seq: number } | undefined> {
+    const started = Date.now();
+    let pauseMs = 50;
     for (let attempt = 1; ; attempt++) {
       const message = prepare();
       if (!message) return undefined;
@@ -180,6 +190,13 @@ export class PartitionJournal<T> {
         this.#last = Math.max(this.#last, ack.seq);
         return ack;
       } catch (error) {
+        if (noStreamLeader(error) && Date.now() - started < LEADER_ELECTION_WAIT_MS) {
+          // Nobody took it, so it did not land: the stream is electing a leader (its server died). Wait and retry.
+          attempt--;
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
+          pauseMs = Math.min(pauseMs * 2, 500);
+          continue;
+        }
         // A timeout may still have landed: the next append will not match and reads it back first.
         if (!(movedSubject(error) || error instanceof RevisionConflictError) || attempt >= MAX_APPEND_ATTEMPTS) {
           throw error;
