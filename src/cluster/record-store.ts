@@ -102,6 +102,8 @@ export class KvRecordStore<T> {
     private readonly kv: KV,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
+    /** Creates the readers of `all` (connection.ts: a reader placed on a dead server is made again). */
+    private readonly reader: JetStreamClient,
     readonly bucket: string,
   ) {}
 
@@ -132,7 +134,7 @@ export class KvRecordStore<T> {
         return connection.kvm.open(bucket, { allow_direct: false });
       }
     });
-    return new KvRecordStore<T>(kv, connection.js, connection.jsm, bucket);
+    return new KvRecordStore<T>(kv, connection.js, connection.jsm, connection.reader, bucket);
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
@@ -247,7 +249,7 @@ export class KvRecordStore<T> {
 
   async #all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
     const subjectPrefix = `$KV.${this.bucket}.`;
-    const consumer = await this.js.consumers.get(`KV_${this.bucket}`, {
+    const consumer = await this.reader.consumers.get(`KV_${this.bucket}`, {
       filter_subjects: `${subjectPrefix}${prefixFilter(prefix)}`,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });

@@ -1,7 +1,7 @@
 // Either thread: the stream behind a partition journal (journal.ts) and the few things done to it: open it, read a
 // range of it in order, and the three kinds of message it holds. One replicated stream per record family,
 // `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
-import { DeliverPolicy, jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { DeliverPolicy } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
 import { whilePassing } from '../record-store.js';
 
@@ -20,8 +20,6 @@ export interface JournalStream {
   /** Subjects of writers are `<base>.<writer>`. */
   readonly base: string;
   readonly maxAgeMs: number;
-  /** JetStream for reads, whose requests give up sooner (CONSUMER_CREATE_TIMEOUT_MS). */
-  readonly reader: JetStreamClient;
 }
 
 /** A message of the stream as read back: its sequence, when it was stored, and what it says. */
@@ -35,14 +33,6 @@ export interface JournalRead<T> {
 
 const encoder = new TextEncoder();
 export const encodeMessage = <T>(message: JournalMessage<T>): Uint8Array => encoder.encode(JSON.stringify(message));
-
-/**
- * How long the creation of a reader (an R1 ordered consumer) may take before it is tried again. With one of three
- * servers dead, nats-server 2.10.27 still places about a third of new R1 consumers on that server (its meta
- * leader does not mark a killed peer offline), and such a creation is never answered: measured, 60 s after the kill
- * too. Healthy, a creation takes 4-12 ms; each new one is placed anew, so a short wait and another try read on.
- */
-const CONSUMER_CREATE_TIMEOUT_MS = 1_000;
 
 /** The JetStream default duplicate window (2 minutes), which must not exceed the max age. */
 const DUPLICATE_WINDOW_MS = 120_000;
@@ -78,8 +68,7 @@ export async function openJournalStream(
       await connection.jsm.streams.update(name, { max_age: maxAgeNs });
     }
   });
-  const reader = jetstream(connection.nc, { timeout: CONSUMER_CREATE_TIMEOUT_MS });
-  return { connection, name, base, maxAgeMs: options.maxAgeMs, reader };
+  return { connection, name, base, maxAgeMs: options.maxAgeMs };
 }
 
 /**
@@ -94,7 +83,7 @@ export async function readJournal<T>(
   if (range.from > range.to) return;
   await whilePassing(async () => {
     let from = range.from;
-    const consumer = await stream.reader.consumers.get(stream.name, {
+    const consumer = await stream.connection.reader.consumers.get(stream.name, {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: from,
       ...(range.subject ? { filter_subjects: range.subject } : {}),
