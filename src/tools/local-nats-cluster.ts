@@ -91,10 +91,10 @@ export function findNatsServer(): string | undefined {
  * of picking a port by binding port 0 and closing it).
  */
 const PORT_RANGE = { first: 20_000, last: 32_000 };
-/** Claims of ports by freePorts callers on this machine (one file per port); a claim older than this is stale. */
 /** How long a first start (empty stores) may take to form its meta group before it is started again, and how often. */
 const FRESH_START_WAIT_MS = 10_000;
 const FRESH_START_ATTEMPTS = 3;
+/** Claims of ports by freePorts callers on this machine (one file per port); a claim older than this is stale. */
 const CLAIMS_DIR = join(tmpdir(), 'sar-port-claims');
 const CLAIM_MS = 60 * 60_000;
 
@@ -347,9 +347,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   };
 
   // A first start of servers that all come up at once sometimes forms its JetStream meta group without one of
-  // them (nats-server 2.10.27 under load: the leader's group has cluster_size 2 and the third never joins, so R3
-  // streams are never placed), or with no leader at all. Seen in about 1 start in 20 with both cores busy; a
-  // healthy start takes 0.2-2.3 s. Empty stores are safe to start again, so such a start is retried from scratch.
+  // them (nats-server 2.10.27: the leader's group has cluster_size 2 and the third never joins, so R3 streams are
+  // never placed), or with no leader at all. Seen in about 1 start in 20 with both cores busy, and on a quiet
+  // machine too; a healthy start takes 0.2-2.3 s. Empty stores are safe to start again, so such a start is retried from scratch.
   const fresh = slots.every((slot) => !existsSync(join(root, slot.name)));
   try {
     for (let attempt = 1; ; attempt++) {
