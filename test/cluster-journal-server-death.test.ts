@@ -5,6 +5,7 @@
 // their creation is never answered (a reader is now created again after 1 s). A node restarted meanwhile loads
 // every partition anew, with one reader each.
 import t from 'tap';
+import { connectCluster } from '../dist/src/cluster/connection.js';
 import { startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
@@ -29,21 +30,10 @@ const dial = async (name: string) => {
   return { status: response.status, text: await response.text(), ms: Date.now() - started };
 };
 
-/** The server leading the journal's stream, as the monitoring endpoint of any live server says. */
-const journalLeader = async () => {
-  for (const url of nats.monitorUrls.split(',')) {
-    const jsz = (await (
-      await fetch(`${url}/jsz?streams=true`, { signal: AbortSignal.timeout(2_000) })
-    )
-      .json()
-      .catch(() => undefined)) as
-      | { account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[] }
-      | undefined;
-    const stream = jsz?.account_details?.[0]?.stream_detail?.find((detail) => detail.name === 'sar_journal_ussd');
-    if (stream?.cluster?.leader) return stream.cluster.leader;
-  }
-  return undefined;
-};
+// The journal stream's leader, as any node reads the cluster.
+const observer = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'test-observer');
+t.teardown(() => observer.close());
+const journalLeader = async () => (await observer.jsm.streams.info('sar_journal_ussd')).cluster?.leader;
 
 t.test(
   'with the journal leader killed, every USSD step answers its screen, before and after a node restart',

@@ -349,7 +349,7 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
   // A first start of servers that all come up at once sometimes forms its JetStream meta group without one of
   // them (nats-server 2.10.27: the leader's group has cluster_size 2 and the third never joins, so R3 streams are
   // never placed), or with no leader at all. Seen in about 1 start in 20 with both cores busy, and on a quiet
-  // machine too; a healthy start takes 0.2-2.3 s. Empty stores are safe to start again, so such a start is retried from scratch.
+  // machine too; a healthy start takes 0.2-2.3 s. Empty stores are safe to start again: such a start is retried.
   const fresh = slots.every((slot) => !existsSync(join(root, slot.name)));
   try {
     for (let attempt = 1; ; attempt++) {

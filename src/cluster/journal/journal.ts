@@ -177,7 +177,8 @@ export class PartitionJournal<T> {
   async #appendOwn(prepare: () => JournalMessage<T> | undefined): Promise<{ seq: number } | undefined> {
     const started = Date.now();
     let pauseMs = 50;
-    for (let attempt = 1; ; attempt++) {
+    let moves = 0;
+    for (;;) {
       const message = prepare();
       if (!message) return undefined;
       const expected = this.#last;
@@ -192,13 +193,12 @@ export class PartitionJournal<T> {
       } catch (error) {
         if (noStreamLeader(error) && Date.now() - started < LEADER_ELECTION_WAIT_MS) {
           // Nobody took it, so it did not land: the stream is electing a leader (its server died). Wait and retry.
-          attempt--;
           await new Promise((resolve) => setTimeout(resolve, pauseMs));
           pauseMs = Math.min(pauseMs * 2, 500);
           continue;
         }
         // A timeout may still have landed: the next append will not match and reads it back first.
-        if (!(movedSubject(error) || error instanceof RevisionConflictError) || attempt >= MAX_APPEND_ATTEMPTS) {
+        if (!(movedSubject(error) || error instanceof RevisionConflictError) || ++moves >= MAX_APPEND_ATTEMPTS) {
           throw error;
         }
         await this.#readTail(await lastOnSubject(this.stream, this.subject));
