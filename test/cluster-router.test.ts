@@ -1,12 +1,16 @@
 // The cluster's actor router on a real 3-server NATS JetStream cluster: three nodes, each a real ActorRuntime (one
 // actor host, its own LMDB) behind a NatsActorRouter. Chat actors keep their state in their node's LMDB, so a
 // session seen from every node proves every node reached the same single actor.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
-import { NatsActorRouter } from '../dist/src/cluster/nats-router.js';
+import { NatsActorRouter, type ActorRequest } from '../dist/src/cluster/nats-router.js';
+import { NodeLinks } from '../dist/src/cluster/node-link/peers.js';
+import { LinkServer } from '../dist/src/cluster/node-link/server.js';
+import { routedCalls } from '../dist/src/metrics/catalogue.js';
 import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { loadConfig } from '../dist/src/config.js';
 import { CHAT_ACTOR } from '../dist/src/oracle/chat-protocol.js';
@@ -39,16 +43,33 @@ async function startRuntime(id: string) {
   return runtime;
 }
 
-async function joinCluster(id: string, server: number, runtime: ActorRuntime) {
+/** A node with `link` takes and makes calls over the node link (as the server does by default); without, NATS only. */
+async function joinCluster(id: string, server: number, runtime: ActorRuntime, link: boolean) {
   const connection = await connectCluster({ NATS_URL: [nats.servers[server].url], NATS_PREFIX: 'rt' }, id);
-  const leases = await PartitionLeases.join(connection, { nodeId: id, partitions: PARTITIONS });
-  const router = new NatsActorRouter({ connection, leases, local: runtime, callTimeoutMs: 10_000 });
+  let router: NatsActorRouter | undefined;
+  const linkServer = link
+    ? await LinkServer.listen({
+        host: '127.0.0.1',
+        port: 0,
+        token: randomBytes(16).toString('hex'),
+        answer: (request) => router!.answer(request as ActorRequest),
+      })
+    : undefined;
+  const links = link ? new NodeLinks() : undefined;
+  const leases = await PartitionLeases.join(connection, {
+    nodeId: id,
+    partitions: PARTITIONS,
+    link: linkServer?.address,
+  });
+  router = new NatsActorRouter({ connection, leases, local: runtime, callTimeoutMs: 10_000, links });
   t.teardown(async () => {
     router.close();
     await leases.leave();
+    await linkServer?.close();
+    links?.close();
     if (!connection.nc.isClosed()) await connection.close();
   });
-  return { id, runtime, connection, leases, router };
+  return { id, runtime, connection, leases, router: router as NatsActorRouter, linkServer };
 }
 
 // The actor hosts start side by side (each takes seconds to load on a busy machine); the nodes join one after the
@@ -56,7 +77,8 @@ async function joinCluster(id: string, server: number, runtime: ActorRuntime) {
 const ids = ['node-a', 'node-b', 'node-c'];
 const runtimes = await Promise.all(ids.map(startRuntime));
 const nodes: Awaited<ReturnType<typeof joinCluster>>[] = [];
-for (const [i, id] of ids.entries()) nodes.push(await joinCluster(id, i, runtimes[i]));
+// a and c call and answer over the node link, b over NATS only: every pair of the two ways is crossed.
+for (const [i, id] of ids.entries()) nodes.push(await joinCluster(id, i, runtimes[i], id !== 'node-b'));
 const partitionsHeld = () => nodes.map((node) => node.leases.owned.size);
 // Wait until the three hold every partition between them (the leases' own test shows the balance).
 while (partitionsHeld().reduce((a, b) => a + b, 0) !== PARTITIONS || partitionsHeld().some((n) => n === 0)) {
@@ -66,6 +88,8 @@ const ownerOf = (sessionId: string) => nodes.find((node) => node.leases.owns(par
 const sessionIds = Array.from({ length: 12 }, (_, i) => `router-session-${i}`);
 
 t.test('a message for any actor id reaches the same single actor from every node', async (t) => {
+  const routed = () => ({ link: routedCalls.with('link').value, nats: routedCalls.with('nats').value });
+  const before = routed();
   let remote = 0;
   for (const [i, sessionId] of sessionIds.entries()) {
     const creator = nodes[i % 3];
@@ -85,6 +109,9 @@ t.test('a message for any actor id reaches the same single actor from every node
     nodes.map((node) => node.router.signal(CHAT, sessionIds[0], { type: 'owns', userDid })),
   );
   t.same(signalled, [true, true, true], 'a signal reaches the actor in memory from every node');
+  const after = routed();
+  t.ok(after.link > before.link, `calls between a and c went over the link (${after.link - before.link})`);
+  t.ok(after.nats > before.nats, `calls from or to b went over NATS (${after.nats - before.nats})`);
 });
 
 t.test('a refusal on the owning node arrives as the same DomainError, with its code', async (t) => {
@@ -121,6 +148,7 @@ t.test(
     t.ok(orphans.length > 0, `${orphans.length} sessions were held by ${c.id}`);
     // Death: its connection goes, so its subscriptions vanish and its lease lapses without anything given back.
     const diedAt = performance.now();
+    void c.linkServer?.close();
     await c.connection.close();
     // The dead node's subscriptions leave the other NATS servers a moment later (the routes carry the lost interest).
     // Until then a request can still be forwarded towards it and go unanswered, which the router rightly reports as

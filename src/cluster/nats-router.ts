@@ -1,7 +1,9 @@
 // Main thread: the cluster's ActorRouter. An actor id maps to a partition; the node holding that partition's lease
-// runs the actor. A call for a partition this node holds goes straight to the local runtime (no NATS hop); any other
-// goes over NATS request/reply to `<prefix>.actor.<partition>`, which the owner subscribes to while it holds the
-// lease (subscribed on acquire, unsubscribed on release or when its own lease lapses).
+// runs the actor. A call for a partition this node holds goes straight to the local runtime (no hop); a send or
+// signal for another node's goes over the owner's node link (node-link/: a TCP connection, advertised in the lease
+// table) when it has one, and otherwise, or when the link cannot be reached, over NATS request/reply to
+// `<prefix>.actor.<partition>`, which the owner subscribes to while it holds the lease (subscribed on acquire,
+// unsubscribed on release or when its own lease lapses). Both ways end in answer(), so an owner treats them alike.
 //
 // Errors cross as { name, message, code, details } and come back as the runtime's classes (faces map them with
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
@@ -29,6 +31,8 @@ import {
 } from './remote-stream.js';
 import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
 import { unavailable } from './unavailable.js';
+import { routedCall } from '../metrics/catalogue.js';
+import { LinkLostError, LinkNotDeliveredError, type NodeLinks } from './node-link/peers.js';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -43,11 +47,16 @@ export interface NatsActorRouterOptions {
   streamLiveness?: StreamLiveness;
   /** The control message that stops a stream, posted to the actor when a remote caller left early. */
   streamCancel?: unknown;
+  /**
+   * Connections to the other nodes' links (node-link/): a send or signal to a node that advertises a link goes
+   * there instead of through NATS request/reply. Absent: every call goes through NATS.
+   */
+  links?: NodeLinks;
 }
 
 type Op = 'send' | 'signal' | 'stream';
 
-interface ActorRequest {
+export interface ActorRequest {
   op: Op;
   kind: string;
   actorId: string;
@@ -64,7 +73,7 @@ interface ActorRequest {
   stream?: StreamOpen & { timeoutMs?: number };
 }
 
-type ActorReply = { value?: unknown } | { error: WireError };
+export type ActorReply = { value?: unknown } | { error: WireError };
 
 /** Beyond the call's own deadline, how long a caller waits for the owner to report that deadline's error. */
 const REPLY_GRACE_MS = 1_000;
@@ -83,6 +92,7 @@ export class NatsActorRouter implements ActorRouter {
   readonly #failoverWaitMs: number;
   readonly #liveness: StreamLiveness;
   readonly #streamCancel: unknown;
+  readonly #links: NodeLinks | undefined;
   readonly #subscriptions = new Map<number, Subscription>();
   readonly #onChange = (owned: ReadonlySet<number>) => this.#serve(owned);
   /** Checks of calls in flight to other nodes, run on every change of the lease table (one listener for all). */
@@ -101,6 +111,7 @@ export class NatsActorRouter implements ActorRouter {
     this.#liveness = options.streamLiveness ?? DEFAULT_STREAM_LIVENESS;
     // Every streaming protocol stops on { type: 'cancel' } (the chat stream's StreamControl).
     this.#streamCancel = options.streamCancel ?? { type: 'cancel' };
+    this.#links = options.links;
     this.#leases.on('change', this.#onChange);
     this.#leases.on('table', this.#onTable);
     this.#serve(this.#leases.owned);
@@ -189,23 +200,35 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
-    const subject = this.subjectOf(partition);
-    let reply: Msg;
-    try {
-      const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
-      const answered = this.#connection.nc.request(subject, JSON.stringify(sent), {
-        timeout: request.timeoutMs + REPLY_GRACE_MS,
-      });
-      reply = await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered);
-    } catch (error) {
-      if (error instanceof HostUnavailableError) throw error;
-      if (isNoResponders(error)) throw new NotServedError(`no responder on ${subject}`);
-      if (error instanceof Error && error.name === 'TimeoutError') {
-        throw unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
+    const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
+    const waitMs = request.timeoutMs + REPLY_GRACE_MS;
+    const link = owner && this.#links && request.op !== 'stream' ? this.#leases.linkOf(owner) : undefined;
+    let answer: ActorReply | undefined;
+    if (owner && link && this.#links) {
+      try {
+        answer = (await this.#unlessOwnerDies(
+          partition,
+          owner,
+          this.#links.call(owner, link, sent, waitMs),
+        )) as ActorReply;
+        routedCall.link.inc();
+      } catch (error) {
+        if (!(error instanceof LinkNotDeliveredError))
+          throw asUnavailable(error, partition, request, `${owner}'s link`);
+        // It never left this node: NATS is the other way there (and says when nobody serves the partition).
       }
-      throw unavailable(`request on ${subject} failed: ${(error as Error).message}`);
     }
-    const answer = reply.json<ActorReply>();
+    if (!answer) {
+      const subject = this.subjectOf(partition);
+      try {
+        const answered = this.#connection.nc.request(subject, JSON.stringify(sent), { timeout: waitMs });
+        answer = (await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered)).json<ActorReply>();
+        routedCall.nats.inc();
+      } catch (error) {
+        if (isNoResponders(error)) throw new NotServedError(`no responder on ${subject}`);
+        throw asUnavailable(error, partition, request, subject);
+      }
+    }
     if ('error' in answer) {
       if (answer.error.name === MOVED)
         throw new NotServedError(answer.error.message, answer.error.details?.node as string);
@@ -271,28 +294,47 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   async #answer(partition: number, msg: Msg): Promise<void> {
-    let reply: ActorReply;
-    if (!this.#leases.owns(partition)) {
-      // Between the release decision and the unsubscription a request can still arrive: send the caller on.
-      reply = {
-        error: { name: MOVED, message: `partition ${partition} moved`, details: { node: this.#leases.nodeId } },
-      };
-    } else {
-      try {
-        const request = msg.json<ActorRequest>();
-        const timeoutMs = remainingOf(request);
-        if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
-        reply = {
-          value: request.stream
-            ? this.#relayStream(request, request.stream)
-            : await this.#runLocally(request, timeoutMs),
-        };
-      } catch (error) {
-        reply = { error: toWire(error) };
-      }
+    let request: ActorRequest;
+    try {
+      request = msg.json<ActorRequest>();
+    } catch (error) {
+      return void msg.respond(JSON.stringify({ error: toWire(error) } satisfies ActorReply));
     }
-    msg.respond(JSON.stringify(reply));
+    msg.respond(JSON.stringify(await this.answer(request, partition)));
   }
+
+  /**
+   * Runs a call another node routed here (through NATS or the link) and says how it went; never rejects. A
+   * partition this node does not hold (any more) is answered "moved": the caller asks the next owner.
+   */
+  async answer(request: ActorRequest, partition = this.#partitionOf(request.actorId)): Promise<ActorReply> {
+    // Between the release decision and the unsubscription a request can still arrive: send the caller on.
+    if (!this.#leases.owns(partition)) return notServedHere(this.#leases.nodeId, partition);
+    try {
+      const timeoutMs = remainingOf(request);
+      if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
+      return {
+        value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, timeoutMs),
+      };
+    } catch (error) {
+      return { error: toWire(error) };
+    }
+  }
+}
+
+/** The answer of a node that does not hold the call's partition: the caller asks the table's next owner. */
+export function notServedHere(nodeId: string, partition?: number): ActorReply {
+  const which = partition === undefined ? 'the partition' : `partition ${partition}`;
+  return { error: { name: MOVED, message: `${which} is not served by node ${nodeId}`, details: { node: nodeId } } };
+}
+
+/** A call that got no answer: the runtime's HostUnavailableError (a DomainError it threw stays as it is). */
+function asUnavailable(error: unknown, partition: number, request: ActorRequest, via: string): Error {
+  if (error instanceof HostUnavailableError) return error;
+  if (error instanceof Error && error.name === 'TimeoutError')
+    return unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
+  if (error instanceof LinkLostError) return unavailable(error.message);
+  return unavailable(`request on ${via} failed: ${(error as Error).message}`);
 }
 
 /** Nodes' clocks may differ this much (NTP keeps them far closer): a request is judged late only beyond it. */

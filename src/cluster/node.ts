@@ -9,7 +9,10 @@ import { nodeIdOf, type ClusterEnv } from './config.js';
 import { checkAckDurability, UnsyncedAcksError } from './ack-durability.js';
 import { connectClusterWhenReady, type ClusterConnection } from './connection.js';
 import { ClusterEventBus } from './event-bus.js';
-import { NatsActorRouter } from './nats-router.js';
+import { NatsActorRouter, notServedHere, type ActorRequest } from './nats-router.js';
+import { NodeLinks } from './node-link/peers.js';
+import type { LinkServer } from './node-link/server.js';
+import { startLinkServer } from './node-link/start.js';
 import { PartitionLeases } from './partition-leases.js';
 
 /** A JetStream call slower than this counts as JetStream unavailable in /health. */
@@ -95,6 +98,8 @@ export async function startClusterNode(
   let leases: PartitionLeases | undefined;
   let router: NatsActorRouter | undefined;
   let events: ClusterEventBus | undefined;
+  let linkServer: LinkServer | undefined;
+  let links: NodeLinks | undefined;
   const jetstreamAnswers = () =>
     Promise.race([
       connection.jsm.getAccountInfo().then(
@@ -108,8 +113,17 @@ export async function startClusterNode(
     connection,
     nodeId,
     async route(runtime) {
-      leases = await PartitionLeases.join(connection, { nodeId });
-      router = new NatsActorRouter({ connection, leases, local: runtime });
+      if (config.CLUSTER_LINK !== false) {
+        linkServer = await startLinkServer(config, connection.nc, {
+          // The router exists before any call can arrive: the link is advertised only by the leases' heartbeat.
+          answer: (request) => router?.answer(request as ActorRequest) ?? Promise.resolve(notServedHere(nodeId)),
+          onRefused: (reason, remote) => log.warn({ remote, reason }, 'node link: connection refused'),
+        });
+        links = new NodeLinks();
+        log.info({ host: linkServer.address.host, port: linkServer.address.port }, 'node link listening');
+      }
+      leases = await PartitionLeases.join(connection, { nodeId, link: linkServer?.address });
+      router = new NatsActorRouter({ connection, leases, local: runtime, links });
       events = new ClusterEventBus(connection, runtime);
       leases.on('change', (owned) => log.debug({ owned: owned.size }, 'partitions owned'));
       log.info({ nodeId, partitions: leases.partitions, liveNodes: leases.liveNodes() }, 'joined the partition leases');
@@ -141,9 +155,14 @@ export async function startClusterNode(
       const left = leases.leave().catch((err: unknown) => log.warn({ err }, 'leaving the partition leases failed'));
       await Promise.race([left, new Promise((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]);
     },
-    // Draining needs a server to flush to: without one, close at once.
-    close: () =>
-      connection.nc.isClosed() ? Promise.resolve() : state === 'connected' ? connection.close() : connection.nc.close(),
+    async close() {
+      // Calls still in flight on the link get their answers first ("moved" once the leases are left).
+      await linkServer?.close();
+      links?.close();
+      // Draining needs a server to flush to: without one, close at once.
+      if (connection.nc.isClosed()) return;
+      await (state === 'connected' ? connection.close() : connection.nc.close());
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import { shardOf } from '../runtime/shard.js';
 import type { ClusterConnection } from './connection.js';
 import { isRevisionConflict } from '../store/revision.js';
 import { KvRecordStore, type RecordChange } from './record-store.js';
+import { isLinkAddress, type LinkAddress } from './node-link/wire.js';
 
 export interface PartitionLeaseOptions {
   nodeId: string;
@@ -25,14 +26,17 @@ export interface PartitionLeaseOptions {
   leaseTtlMs?: number;
   /** Bucket name after the deployment prefix. */
   bucket?: string;
+  /** Where this node's link listens (node-link/): carried in its heartbeat, so that callers can reach it. */
+  link?: LinkAddress;
 }
 
-type LeaseRecord = { node: string; renewedAt: number } | { owner: string | null };
+type LeaseRecord = { node: string; renewedAt: number; link?: LinkAddress } | { owner: string | null };
 
 interface NodeLease {
   revision: number;
   /** performance.now() when this node last saw a heartbeat of it. */
   seenAt: number;
+  link?: LinkAddress;
 }
 
 interface PartitionRecord {
@@ -67,6 +71,7 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
   readonly nodeId: string;
   readonly partitions: number;
   readonly leaseTtlMs: number;
+  readonly #link: LinkAddress | undefined;
   readonly #nodes = new Map<string, NodeLease>();
   readonly #parts = new Map<number, PartitionRecord>();
   /** Partitions this node is giving back: not served from the moment the release is decided. */
@@ -93,6 +98,7 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     this.nodeId = options.nodeId;
     this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.#link = options.link;
   }
 
   /** Joins: heartbeat, watch, then claims a share. Resolves once this node has seen the whole lease table. */
@@ -125,12 +131,17 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     return owner && this.#isLive(owner, performance.now()) ? owner : undefined;
   }
 
-  /** Live nodes as this node sees them, sorted. */
+  /** Where `nodeId`'s link listens, as its latest heartbeat said (undefined: it has none; call it through NATS). */
+  linkOf(nodeId: string): LinkAddress | undefined {
+    return this.#nodes.get(nodeId)?.link;
+  }
+
   /** Whether `nodeId`'s lease is current as this node sees it. */
   isLive(nodeId: string): boolean {
     return this.#isLive(nodeId, performance.now());
   }
 
+  /** Live nodes as this node sees them, sorted. */
   liveNodes(): string[] {
     const now = performance.now();
     return [...this.#nodes.keys()].filter((id) => this.#isLive(id, now)).sort();
@@ -187,7 +198,7 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     if (this.#stopped) return;
     const sentAt = performance.now();
     const key = ['node', this.nodeId];
-    const value = { node: this.nodeId, renewedAt: Date.now() };
+    const value = { node: this.nodeId, renewedAt: Date.now(), ...(this.#link ? { link: this.#link } : {}) };
     try {
       this.#heartbeatRevision = this.#heartbeatRevision
         ? await this.store.update(key, value, this.#heartbeatRevision)
@@ -211,8 +222,10 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     this.#watched = Math.max(this.#watched, change.revision);
     this.#caughtUp?.();
     if (kind === 'node') {
-      if (change.value) this.#nodes.set(id, { revision: change.revision, seenAt: performance.now() });
-      else this.#nodes.delete(id);
+      if (change.value) {
+        const link = 'link' in change.value && isLinkAddress(change.value.link) ? change.value.link : undefined;
+        this.#nodes.set(id, { revision: change.revision, seenAt: performance.now(), link });
+      } else this.#nodes.delete(id);
     } else if (kind === 'partition') {
       const owner = change.value && 'owner' in change.value ? change.value.owner : null;
       this.#record(Number(id), owner, change.revision);

@@ -65,6 +65,14 @@ export const journalFenced = new CounterFamily(
   ['journal'],
 );
 
+export const routedCalls = new CounterFamily(
+  'cluster_routed_calls_total',
+  "Cluster mode: sends and signals this node routed to the node owning the actor's partition, by the way they went: link (a direct connection between the nodes) or nats (request/reply, when the owner has no reachable link)",
+  ['path'],
+);
+/** The series of each way: `routedCall.link.inc()`. */
+export const routedCall = { link: routedCalls.with('link'), nats: routedCalls.with('nats') };
+
 export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', [
   'kind',
 ]);
