@@ -101,6 +101,39 @@ t.test('steps of many sessions arriving together go out in few fsynced appends (
   for (let i = 0; i < 64; i++) t.equal((await repository.get(`g-${i}`))?.revision, begun[i]);
 });
 
+t.test('a busy writer lingers for more steps; a step reaching an idle writer leaves at once', async (t) => {
+  const LINGER_MS = 1_500;
+  const [connection] = freshDeployment(everywhere);
+  const writer = await JournalUssdSessionRepository.open(connection, {
+    maxLifetimeMs: FIVE_MINUTES,
+    partitionOf,
+    lingerMs: LINGER_MS,
+  });
+  const messages = async () => (await connection.jsm.streams.info(streamOf(connection))).state.messages;
+  const timed = async (write: Promise<unknown>) => {
+    const started = performance.now();
+    await write;
+    return performance.now() - started;
+  };
+  await writer.begin(session('l-0', T0 + 60_000), T0); // loads partition 0 (every session below is in it)
+  const loneMs = await timed(writer.begin(session('l-4', T0 + 60_000), T0));
+  t.ok(loneMs < LINGER_MS, `a lone step is not held (${loneMs.toFixed(0)} ms)`);
+  const before = await messages();
+  // The first leaves at once; the second queues behind it, so its append lingers and the next four join it.
+  const first = timed(writer.begin(session('l-8', T0 + 60_000), T0));
+  const second = timed(writer.begin(session('l-12', T0 + 60_000), T0));
+  const joining: Promise<number>[] = [];
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    joining.push(timed(writer.begin(session(`l-${16 + 4 * i}`, T0 + 60_000), T0)));
+  }
+  const [firstMs, secondMs] = await Promise.all([first, second, ...joining]);
+  t.ok(firstMs < LINGER_MS, `the first of the burst leaves at once (${firstMs.toFixed(0)} ms)`);
+  t.ok(secondMs >= LINGER_MS, `the one queued behind it lingers (${secondMs.toFixed(0)} ms)`);
+  t.equal((await messages()) - before, 2, 'six steps in two appends: the four arriving during the linger joined it');
+  for (const id of ['l-8', 'l-12', 'l-16', 'l-28']) t.ok(await writer.get(id), `${id} is stored`);
+});
+
 t.test("the live set of any node includes every node's writes acknowledged before the listing", async (t) => {
   const nodes = await threeNodes();
   const rounds = 20;

@@ -50,6 +50,24 @@ export const clusterEnv = {
   NATS_START_TIMEOUT_SECONDS: integer(0, 0),
   /** Start even when a NATS server acknowledges writes before fsyncing them (an operator accepting that risk). */
   NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
+  /**
+   * The node link: a TCP port on which this node takes the calls other nodes route to its partitions, instead of
+   * NATS request/reply (docs/cluster.md "The node link"). Off: every routed call goes through NATS.
+   */
+  CLUSTER_LINK: boolean(true),
+  /**
+   * Address the link listens on and other nodes connect to; default HOST when it names one address, else the
+   * address this node reaches NATS from.
+   */
+  CLUSTER_LINK_HOST: text(),
+  /** The link's port; 0, the default, takes any free one (it is advertised in the lease table). */
+  CLUSTER_LINK_PORT: integer(0, 0, 65_535),
+  /**
+   * Under load, how long an append to the USSD sessions journal waits for more steps to carry (one fsync on every
+   * server for all of them): adds up to this to a step's latency when steps arrive faster than appends complete.
+   * 0: no wait.
+   */
+  CLUSTER_JOURNAL_LINGER_MS: integer(5, 0, 100),
   /** Prefix of every subject, bucket and stream, so two deployments can share one NATS. */
   NATS_PREFIX: v.optional(
     v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1-32 letters, digits, _ or -')),
@@ -68,6 +86,10 @@ export interface ClusterEnv {
   NATS_MONITOR_URL?: string[];
   NATS_ALLOW_UNSYNCED_ACKS?: boolean;
   NATS_START_TIMEOUT_SECONDS?: number;
+  CLUSTER_LINK?: boolean;
+  CLUSTER_LINK_HOST?: string;
+  CLUSTER_LINK_PORT?: number;
+  CLUSTER_JOURNAL_LINGER_MS?: number;
   HOST?: string;
   PORT: number;
   PIN_ENCRYPTION_KEY?: string;

@@ -20,7 +20,7 @@ import type { UssdSessionRepository } from './sessions/repository.js';
  */
 export async function openUssdSessions(
   store: Store,
-  config: Pick<Config, 'USSD_SESSION_TTL_SECONDS'>,
+  config: Pick<Config, 'USSD_SESSION_TTL_SECONDS'> & Partial<Pick<Config, 'CLUSTER_JOURNAL_LINGER_MS'>>,
   cluster: ClusterConnection | undefined,
   host?: { index: number; count: number },
 ): Promise<UssdSessionRepository> {
@@ -32,6 +32,7 @@ export async function openUssdSessions(
     maxLifetimeMs,
     partitionOf: (sessionId) => partitionOf(sessionId, DEFAULT_PARTITIONS),
     serves: (sessionId) => shardOf(sessionId, host.count) === host.index,
+    lingerMs: config.CLUSTER_JOURNAL_LINGER_MS,
   });
 }
 

@@ -40,6 +40,12 @@ export interface PartitionJournalOptions {
   partitionOf(key: string): number;
   /** Which keys this writer serves (an actor host's share); all when absent. */
   keeps?(key: string): boolean;
+  /**
+   * How long an append that follows straight on another (records queued while it was out: the writer is busy)
+   * waits for more records before it leaves. Under load a step's latency grows by up to this and the fsynced
+   * appends per step shrink; a record reaching an idle writer leaves at once. Default 0.
+   */
+  lingerMs?: number;
 }
 
 interface Pending<T> {
@@ -152,12 +158,19 @@ export class PartitionJournal<T> {
     });
   }
 
-  /** Appends what is queued, one message at a time: what queues meanwhile goes out together in the next. */
+  /** Appends what is queued, one message at a time: what queues meanwhile (or while it lingers) goes out together. */
   async #flush(): Promise<void> {
     this.#flushing = true;
     try {
-      while (this.#queue.length > 0)
-        await this.#exclusive(() => this.#commit(this.#queue.splice(0, RECORDS_PER_MESSAGE)));
+      const lingerMs = this.options.lingerMs ?? 0;
+      for (let following = false; this.#queue.length > 0; following = true) {
+        // Records queued while the previous append was out: the writer is busy, so wait a moment for more of them
+        // (fewer fsynced appends). A record reaching an idle writer leaves at once.
+        if (following && lingerMs > 0 && this.#queue.length < RECORDS_PER_MESSAGE)
+          await new Promise((resolve) => setTimeout(resolve, lingerMs));
+        const batch = this.#queue.splice(0, RECORDS_PER_MESSAGE);
+        await this.#exclusive(() => this.#commit(batch));
+      }
     } finally {
       this.#flushing = false;
     }

@@ -24,6 +24,8 @@ export interface JournalUssdSessionOptions {
   partitionOf(sessionId: string): number;
   /** The sessions this host serves (its share of the ids); all when absent. */
   serves?(sessionId: string): boolean;
+  /** How long an append under load waits for more steps (PartitionJournalOptions.lingerMs). */
+  lingerMs?: number;
 }
 
 const maxAgeOf = (options: { maxLifetimeMs: number; marginMs?: number }) =>
@@ -42,6 +44,7 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
       maxAgeMs: maxAgeOf(options),
       partitionOf: options.partitionOf,
       keeps: options.serves,
+      lingerMs: options.lingerMs,
     });
     return new JournalUssdSessionRepository(journal);
   }
