@@ -24,12 +24,17 @@ interface WireEvent extends ActorEvent {
 
 /** How long a node waits for another to say it follows a topic; no answer in time counts as "followed". */
 const PROBE_TIMEOUT_MS = 1_000;
+/** The longest a socket's `connected` waits for NATS to confirm its session's subscription. */
+const FOLLOW_CONFIRM_MS = 1_000;
+/** How long "nobody follows" is asked again before it is believed, and how often. */
+const NOBODY_SETTLE_MS = 250;
+const NOBODY_RETRY_MS = 25;
 
 export class ClusterEventBus {
   readonly #connection: ClusterConnection;
   readonly #id = nuid.next();
   readonly #listeners = new Set<(event: ActorEvent) => void>();
-  readonly #followed = new Map<string, Subscription>();
+  readonly #followed = new Map<string, { subscription: Subscription; ready: Promise<void> }>();
   readonly #stopLocal: () => void;
 
   constructor(connection: ClusterConnection, local: EventSource) {
@@ -52,30 +57,52 @@ export class ClusterEventBus {
     return `${this.#connection.prefix}.events.${encodeKey([topic])}`;
   }
 
-  /** This node has sockets following `topic`: other nodes' events for it come here from now on. */
-  follow(topic: string): void {
-    if (this.#followed.has(topic) || this.#connection.nc.isClosed()) return;
-    const subscription = this.#connection.nc.subscribe(this.subjectOf(topic), {
+  /**
+   * This node has sockets following `topic`: other nodes' events for it come here from now on. Resolves once this
+   * node's NATS server has the subscription (it answered a PING sent after it; the server passes the interest on
+   * to the other servers as it takes it), or after FOLLOW_CONFIRM_MS without NATS: the socket is told it is
+   * connected then, so that a turn it starts at once on another node is not published before anyone here listens.
+   */
+  follow(topic: string): Promise<void> {
+    const known = this.#followed.get(topic);
+    if (known) return known.ready;
+    const { nc } = this.#connection;
+    if (nc.isClosed()) return Promise.resolve();
+    const subscription = nc.subscribe(this.subjectOf(topic), {
       callback: (error, msg) => {
         if (!error) this.#received(msg);
       },
     });
-    this.#followed.set(topic, subscription);
+    const ready = Promise.race([
+      nc.flush().catch(() => undefined),
+      new Promise<void>((resolve) => setTimeout(resolve, FOLLOW_CONFIRM_MS).unref()),
+    ]);
+    this.#followed.set(topic, { subscription, ready });
+    return ready;
   }
 
   /** The last socket following `topic` here left. */
   unfollow(topic: string): void {
-    this.#followed.get(topic)?.unsubscribe();
+    this.#followed.get(topic)?.subscription.unsubscribe();
     this.#followed.delete(topic);
   }
 
-  /** Whether another node has sockets following `topic` (a timeout counts as yes: nobody is told "unreachable" on a guess). */
+  /**
+   * Whether another node has sockets following `topic` (a timeout counts as yes: nobody is told "unreachable" on a
+   * guess). "Nobody" is asked again for a moment: the interest of a socket that has just followed on another node
+   * crosses the NATS routes to this node's server a moment after that node's own server took it.
+   */
   async followedElsewhere(topic: string): Promise<boolean> {
-    try {
-      await this.#connection.nc.request(this.subjectOf(topic), this.#id, { timeout: PROBE_TIMEOUT_MS });
-      return true;
-    } catch (error) {
-      return (error as Error).name === 'TimeoutError';
+    const settledAt = performance.now() + NOBODY_SETTLE_MS;
+    for (;;) {
+      try {
+        await this.#connection.nc.request(this.subjectOf(topic), this.#id, { timeout: PROBE_TIMEOUT_MS });
+        return true;
+      } catch (error) {
+        if ((error as Error).name === 'TimeoutError') return true;
+        if (performance.now() >= settledAt) return false;
+        await new Promise((resolve) => setTimeout(resolve, NOBODY_RETRY_MS));
+      }
     }
   }
 

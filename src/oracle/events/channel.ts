@@ -57,7 +57,8 @@ export type FanOut = (sessionId: string, event: string, data: unknown) => void;
  * them reach it, and whether another node has sockets for one (before an actor is told no client can answer).
  */
 export interface TopicInterest {
-  follow(sessionId: string): void;
+  /** Resolves once other nodes' events for the session reach this node. */
+  follow(sessionId: string): Promise<void>;
   unfollow(sessionId: string): void;
   followedElsewhere(sessionId: string): Promise<boolean>;
 }
@@ -96,8 +97,12 @@ export class EventChannel {
     if (ended) return EventChannel.#end(client, ended);
     this.#clients.add(client);
     wsConnectionsActive.with(client.transport).inc();
-    this.#join(client, client.identity.sessionId);
-    client.send('connected', payloads.connected(client.identity.sessionId));
+    const following = this.#join(client, client.identity.sessionId);
+    const connected = () =>
+      this.#clients.has(client) && client.send('connected', payloads.connected(client.identity.sessionId));
+    // In cluster mode `connected` waits until the session's events from other nodes reach this one.
+    if (following) void following.then(connected);
+    else connected();
   }
 
   close(client: ChannelClient): void {
@@ -198,22 +203,22 @@ export class EventChannel {
         throw new FrameError(`At most ${MAX_SUBSCRIPTIONS} other sessions per socket`, 'subscribe');
       // The socket may have closed while the actor answered.
       if (!this.#clients.has(client)) return;
-      this.#join(client, sessionId);
+      await this.#join(client, sessionId);
     }
     client.send('subscribed', payloads.subscribed(sessionId, [...client.subscriptions]));
   }
 
-  #join(client: ChannelClient, sessionId: string): void {
+  /** Adds the socket to the session's members; cluster mode: resolves once other nodes' events reach here. */
+  #join(client: ChannelClient, sessionId: string): Promise<void> | undefined {
     if (!client.subscriptions.includes(sessionId)) client.subscriptions = client.subscriptions.concat(sessionId);
     let byTransport = this.#members.get(sessionId);
-    if (!byTransport) {
-      this.#members.set(sessionId, (byTransport = new Map()));
-      this.deps.interest?.follow(sessionId);
-    }
+    if (!byTransport) this.#members.set(sessionId, (byTransport = new Map()));
+    const following = this.deps.interest?.follow(sessionId);
     let sockets = byTransport.get(client.transport);
     if (!sockets) byTransport.set(client.transport, (sockets = new Set()));
     sockets.add(client);
     client.join(sessionId);
+    return following;
   }
 
   /** A client's answer goes to the session's actor, which accepts it once, from this user, for a waiting call. */
