@@ -113,6 +113,37 @@ function groupTarget(nodes: readonly { pid: number; port: number }[], nats?: Nat
   };
 }
 
+/** Counters the cluster's nodes export, summed over them (from each one's /metrics, loopback needs no token). */
+const CLUSTER_COUNTERS = {
+  journalAppends: 'cluster_journal_appends_total{journal="ussd"}',
+  journalRecords: 'cluster_journal_records_total{journal="ussd"}',
+  routedByLink: 'cluster_routed_calls_total{path="link"}',
+  routedByNats: 'cluster_routed_calls_total{path="nats"}',
+};
+type ClusterCounts = Record<keyof typeof CLUSTER_COUNTERS, number>;
+
+async function clusterCounts(ports: readonly number[]): Promise<ClusterCounts> {
+  const texts = await Promise.all(ports.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()));
+  const summed = (series: string) =>
+    texts.reduce((total, text) => {
+      const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+      return total + Number(line?.split(' ')[1] ?? 0);
+    }, 0);
+  return Object.fromEntries(
+    Object.entries(CLUSTER_COUNTERS).map(([name, series]) => [name, summed(series)]),
+  ) as ClusterCounts;
+}
+
+/** Over a run: USSD steps per fsynced journal append, and the share of routed calls that took the node link. */
+function clusterRatios(before: ClusterCounts, after: ClusterCounts): Record<string, number> {
+  const delta = (name: keyof ClusterCounts) => after[name] - before[name];
+  const routed = delta('routedByLink') + delta('routedByNats');
+  return {
+    ...(delta('journalAppends') ? { stepsPerAppend: delta('journalRecords') / delta('journalAppends') } : {}),
+    ...(routed ? { linkShare: delta('routedByLink') / routed } : {}),
+  };
+}
+
 /** CPU (all processes) and NATS messages per second of a target doing nothing for `ms`: its fixed cost. */
 async function idleCost(
   target: Target,
@@ -168,12 +199,14 @@ async function measureTarget(
   // run's first requests and the lease heartbeats of those seconds count too.
   const counted = async (run: () => Promise<Measured>): Promise<Measured> => {
     const before = await target.natsMessages?.();
+    const countsBefore = before === undefined ? undefined : await clusterCounts(target.ports!);
     const measured = await run();
-    if (before === undefined) return measured;
+    if (before === undefined || !countsBefore) return measured;
     const messages = (await target.natsMessages!()) - before;
+    const ratios = clusterRatios(countsBefore, await clusterCounts(target.ports!));
     return {
       ...measured,
-      extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN },
+      extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN, ...ratios },
     };
   };
   if (options.only.includes('ussd')) {
