@@ -135,11 +135,12 @@ async function clusterCounts(ports: readonly number[]): Promise<ClusterCounts> {
 }
 
 /** Over a run: USSD steps per fsynced journal append, and the share of routed calls that took the node link. */
-function clusterRatios(before: ClusterCounts, after: ClusterCounts): Record<string, number> {
+function clusterRatios(bench: Bench, before: ClusterCounts, after: ClusterCounts): Record<string, number> {
   const delta = (name: keyof ClusterCounts) => after[name] - before[name];
   const routed = delta('routedByLink') + delta('routedByNats');
+  const appends = bench === 'ussd' ? delta('journalAppends') : 0;
   return {
-    ...(delta('journalAppends') ? { stepsPerAppend: delta('journalRecords') / delta('journalAppends') } : {}),
+    ...(appends ? { stepsPerAppend: delta('journalRecords') / appends } : {}),
     ...(routed ? { linkShare: delta('routedByLink') / routed } : {}),
   };
 }
@@ -196,14 +197,18 @@ async function measureTarget(
     extra: { ...measured.extra, ...target.rssMiBByPart?.() },
   });
   // NATS messages (in + out, all servers) over the run per operation; counted around the run, so the set-up of a
-  // run's first requests and the lease heartbeats of those seconds count too.
-  const counted = async (run: () => Promise<Measured>): Promise<Measured> => {
+  // run's first requests and the lease heartbeats of those seconds count too. The nodes' counters are scraped
+  // outside the measured window only (a scrape makes each front door read the sessions journal for its gauge), so
+  // the USSD row's steps per append also count the warm-up's dials (a hundred or so against thousands of steps).
+  let counts = target.natsMessages ? await clusterCounts(target.ports!) : undefined;
+  const counted = async (bench: Bench, run: () => Promise<Measured>): Promise<Measured> => {
     const before = await target.natsMessages?.();
-    const countsBefore = before === undefined ? undefined : await clusterCounts(target.ports!);
     const measured = await run();
-    if (before === undefined || !countsBefore) return measured;
+    if (before === undefined || !counts) return measured;
     const messages = (await target.natsMessages!()) - before;
-    const ratios = clusterRatios(countsBefore, await clusterCounts(target.ports!));
+    const after = await clusterCounts(target.ports!);
+    const ratios = clusterRatios(bench, counts, after);
+    counts = after;
     return {
       ...measured,
       extra: { ...measured.extra, natsMsgsPerOp: measured.count ? messages / measured.count : NaN, ...ratios },
@@ -212,7 +217,7 @@ async function measureTarget(
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
     results.ussd = withRss(
-      await counted(() => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)),
+      await counted('ussd', () => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)),
     );
   }
   if (options.only.includes('chat')) {
@@ -220,7 +225,7 @@ async function measureTarget(
     const sessions = await createSessions(target, invocation, options.streams);
     const { headers, body } = turnRequest(invocation);
     results.chat = withRss(
-      await counted(() =>
+      await counted('chat', () =>
         measureSse(target, {
           seconds: options.seconds,
           concurrency: options.streams,

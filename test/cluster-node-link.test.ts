@@ -8,6 +8,8 @@ import t, { type Test } from 'tap';
 import { FrameReader, MAX_FRAME_BYTES, writeFrame } from '../dist/src/cluster/node-link/frames.js';
 import { LinkLostError, LinkNotDeliveredError, NodeLinks } from '../dist/src/cluster/node-link/peers.js';
 import { LinkServer } from '../dist/src/cluster/node-link/server.js';
+import { linkHostOf } from '../dist/src/cluster/node-link/start.js';
+import type { NatsConnection } from '@nats-io/transport-node';
 
 const TOKEN = 'secret-token-of-this-node';
 
@@ -162,3 +164,16 @@ t.test('a closing server answers the calls in flight first', async (t) => {
   const after = await settle(caller.call('owner', server.address, { wait: 0, value: 4 }, 5_000));
   t.ok('error' in after && after.error instanceof LinkNotDeliveredError, 'then it takes no more connections');
 });
+
+t.test(
+  'where a node link listens: CLUSTER_LINK_HOST, else a specific HOST, else the address NATS is reached from',
+  async (t) => {
+    const nc = {
+      protocol: { transport: { socket: { localAddress: '::ffff:10.1.2.3' } } },
+    } as unknown as NatsConnection;
+    t.equal(linkHostOf({ CLUSTER_LINK_HOST: '10.9.9.9', HOST: '10.0.0.1' }, nc), '10.9.9.9');
+    t.equal(linkHostOf({ HOST: '10.0.0.1' }, nc), '10.0.0.1');
+    t.equal(linkHostOf({ HOST: '0.0.0.0' }, nc), '10.1.2.3', 'any-address HOST: the NATS socket, IPv4 unmapped');
+    t.equal(linkHostOf({ HOST: '::' }, {} as NatsConnection), '127.0.0.1', 'nothing known: loopback');
+  },
+);

@@ -144,6 +144,7 @@ t.test(
         liveNodes: ['node-a'],
       },
     });
+    t.match(first.body.cluster.link, /^\d+\.\d+\.\d+\.\d+:\d+$/, 'names the host:port of its node link');
     const server = first.body.cluster.server as string;
     t.ok(
       nats.servers.some((s) => s.name === server),

@@ -1,6 +1,7 @@
 // Cross-node actor streams and events on a real 3-server NATS JetStream cluster: three nodes, each a real
 // ActorRuntime (one actor host, its own LMDB) behind a NatsActorRouter and a ClusterEventBus. A chat turn runs on
 // the node holding its session's partition; its SSE frames are read, acknowledged and cancelled from another node.
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { ClusterEventBus } from '../dist/src/cluster/event-bus.js';
-import { NatsActorRouter } from '../dist/src/cluster/nats-router.js';
+import { NatsActorRouter, type ActorRequest } from '../dist/src/cluster/nats-router.js';
+import { NodeLinks } from '../dist/src/cluster/node-link/peers.js';
+import { LinkServer } from '../dist/src/cluster/node-link/server.js';
 import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { loadConfig } from '../dist/src/config.js';
 import { CHAT_ACTOR, STREAM_WINDOW, type StreamMessage } from '../dist/src/oracle/chat-protocol.js';
@@ -36,21 +39,37 @@ async function startNode(id: string, server: number) {
   });
   await runtime.start();
   const connection = await connectCluster({ NATS_URL: [nats.servers[server].url], NATS_PREFIX: 'st' }, id);
-  const leases = await PartitionLeases.join(connection, { nodeId: id, partitions: PARTITIONS });
-  const router = new NatsActorRouter({
+  // Calls (a stream's opening included) go over the node link, as the server's do by default.
+  let router: NatsActorRouter | undefined;
+  const linkServer = await LinkServer.listen({
+    host: '127.0.0.1',
+    port: 0,
+    token: randomBytes(16).toString('hex'),
+    answer: (request) => router!.answer(request as ActorRequest),
+  });
+  const links = new NodeLinks();
+  const leases = await PartitionLeases.join(connection, {
+    nodeId: id,
+    partitions: PARTITIONS,
+    link: linkServer.address,
+  });
+  router = new NatsActorRouter({
     connection,
     leases,
     local: runtime,
     streamLiveness: { pingMs: PING_MS, silentMs: 3 * PING_MS },
+    links,
   });
   const events = new ClusterEventBus(connection, runtime);
   t.teardown(async () => {
     events.close();
     router.close();
     await leases.leave();
+    await linkServer.close();
+    links.close();
     if (!connection.nc.isClosed()) await connection.close();
   });
-  return { id, runtime, connection, leases, router, events };
+  return { id, runtime, connection, leases, router: router as NatsActorRouter, events, linkServer };
 }
 
 const nodes: Awaited<ReturnType<typeof startNode>>[] = [];
@@ -146,6 +165,27 @@ t.test(
       messages: { content: string }[];
     };
     t.match(transcript.messages.at(-1)!.content, `You said: "${words}"`, 'the turn was committed on its owner');
+  },
+);
+
+t.test(
+  "a turn's supersede signal and the turn, sent together through another node, arrive in that order",
+  async (t) => {
+    // The chat routes announce a turn with a signal and send it in the same event-loop turn (routes/deps.ts): the
+    // signal marks older turns stale and stops the one running. Arriving after the turn, it would stop the turn itself.
+    // Each time through a caller whose link to the owner is not open yet: its first call waits for the connection.
+    const sessionId = await sessionOn(c);
+    for (let i = 0; i < 4; i++) {
+      const links = new NodeLinks();
+      const caller = new NatsActorRouter({ connection: b.connection, leases: b.leases, local: b.runtime, links });
+      const message = turn(sessionId, longMessage(60));
+      void caller.signal(CHAT, sessionId, { type: 'abort', userDid, supersededBy: message.turnId });
+      const read = reader(caller.stream(CHAT, sessionId, message));
+      await read.ended();
+      caller.close();
+      links.close();
+      t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn', aborted: false } }, `turn ${i} ran`);
+    }
   },
 );
 

@@ -61,6 +61,23 @@ async function refusal(t: Test, promise: Promise<unknown>, message = INVALID_UCA
   return body?.reason ?? '';
 }
 
+t.test(
+  'a revocation list that cannot be read answers 503 with Retry-After, never lets the credential in',
+  async (t) => {
+    const auth = authenticator({
+      revocations: {
+        firstRevoked: () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' })),
+      },
+    });
+    const delegation = await createDelegation({ issuer: user, audience: ORACLE, ttlSeconds: 3600 });
+    const error = await auth.authenticate({ 'x-ucan-delegation': await encodeArtifact(delegation) }).catch((e) => e);
+    t.type(error, HttpError);
+    t.equal((error as HttpError).status, 503);
+    t.match((error as HttpError).body, { statusCode: 503, message: /revocation list cannot be read/ });
+    t.same((error as HttpError).headers, { 'Retry-After': '1' });
+  },
+);
+
 t.test('a revoked delegation is refused in every encoding, alone and as a proof anywhere in a chain', async (t) => {
   const revocations = memoryRevocations();
   const auth = authenticator({ revocations });

@@ -1,8 +1,7 @@
 // Either thread: the NATS client hands each batch of commands to its socket at the end of the microtask that made
 // them (nats-core queues a flush per command burst), so under load every routed request or append that arrives in an
 // event of its own (one HTTP request, one reply) is one socket write, one system call. Corking the socket until the
-// event loop's check phase turns the commands of one loop iteration into one write (writev). The node link's
-// sockets are written the same way.
+// event loop's check phase turns the commands of one loop iteration into one write (writev).
 import type { Socket } from 'node:net';
 import { setImmediate } from 'node:timers';
 import { NodeTransport } from '@nats-io/transport-node/lib/node_transport.js';
@@ -10,7 +9,7 @@ import { NodeTransport } from '@nats-io/transport-node/lib/node_transport.js';
 let installed = false;
 
 /** Holds what is written to `socket` in this event-loop iteration until its check phase: one write (writev). */
-export function corkUntilCheckPhase(socket: Socket): void {
+function corkUntilCheckPhase(socket: Socket): void {
   if (socket.destroyed || socket.writableCorked > 0) return;
   socket.cork();
   setImmediate(() => socket.uncork());

@@ -1,9 +1,10 @@
 // Main thread: the cluster's ActorRouter. An actor id maps to a partition; the node holding that partition's lease
-// runs the actor. A call for a partition this node holds goes straight to the local runtime (no hop); a send or
-// signal for another node's goes over the owner's node link (node-link/: a TCP connection, advertised in the lease
-// table) when it has one, and otherwise, or when the link cannot be reached, over NATS request/reply to
-// `<prefix>.actor.<partition>`, which the owner subscribes to while it holds the lease (subscribed on acquire,
-// unsubscribed on release or when its own lease lapses). Both ways end in answer(), so an owner treats them alike.
+// runs the actor. A call for a partition this node holds goes straight to the local runtime (no hop); a call (send,
+// signal, a stream's opening) for another node's goes over the owner's node link (node-link/: a TCP connection,
+// advertised in the lease table) when it has one, and otherwise, or when the link cannot be reached, over NATS
+// request/reply to `<prefix>.actor.<partition>`, which the owner subscribes to while it holds the lease (subscribed
+// on acquire, unsubscribed on release or when its own lease lapses). Both ways end in answer(), so an owner treats
+// them alike.
 //
 // Errors cross as { name, message, code, details } and come back as the runtime's classes (faces map them with
 // instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
@@ -14,7 +15,10 @@
 // on a node whose lease lapses fails then with HostUnavailableError (not retried: it may have been committed).
 //
 // A stream for another node's partition is opened the same way (op 'stream', carrying the caller's inbox) and then
-// travels on its own pair of subjects (remote-stream.ts); the failover of its opening is that of a send.
+// travels on its own pair of NATS subjects (remote-stream.ts); the failover of its opening is that of a send. (Over
+// the link, the opening can reach the owner before the caller's inbox subscription has crossed the NATS routes;
+// the owner's first frame comes after the actor's own NATS round trips (its session read, the charge), and a
+// frame lost anyway fails the stream by its sequence number instead of leaving a hole.)
 //
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import { NoRespondersError, RequestError, type Msg, type Subscription } from '@nats-io/transport-node';
@@ -202,7 +206,9 @@ export class NatsActorRouter implements ActorRouter {
   async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
     const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
     const waitMs = request.timeoutMs + REPLY_GRACE_MS;
-    const link = owner && this.#links && request.op !== 'stream' ? this.#leases.linkOf(owner) : undefined;
+    // Every call to one owner takes the same way, so they arrive in the order they were made (a turn's supersede
+    // signal before the turn: chat's routes/deps.ts). A stream's frames still come back over NATS.
+    const link = owner && this.#links ? this.#leases.linkOf(owner) : undefined;
     let answer: ActorReply | undefined;
     if (owner && link && this.#links) {
       try {

@@ -41,6 +41,13 @@ export const ClusterHealthSchema = v.object({
     v.array(v.string()),
     v.description('Nodes whose lease this node sees alive (itself included), sorted'),
   ),
+  link: v.optional(
+    v.pipe(
+      v.string(),
+      v.examples(['10.0.0.5:41234']),
+      v.description("host:port of this node's node link, where other nodes send the calls for its partitions"),
+    ),
+  ),
 });
 
 export type ClusterHealth = v.InferOutput<typeof ClusterHealthSchema>;
@@ -143,6 +150,7 @@ export async function startClusterNode(
           state: 'cluster',
           partitions: { owned: leases?.owned.size ?? 0, total: leases?.partitions ?? 0 },
           liveNodes: leases?.liveNodes() ?? [],
+          ...(linkServer ? { link: `${linkServer.address.host}:${linkServer.address.port}` } : {}),
         },
       };
     },

@@ -147,6 +147,7 @@ export const ALL_FAMILIES = [
   journalRecords,
   journalLoads,
   journalFenced,
+  routedCalls,
   actorsActive,
   actorMailboxDepth,
   actorHostRestarts,

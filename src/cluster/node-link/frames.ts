@@ -1,7 +1,9 @@
 // Main thread: the node link's framing. A frame is a 4-byte big-endian length and that many bytes of JSON. Frames
-// of one event-loop iteration leave in one socket write (the socket is corked until the loop's check phase).
+// of one event-loop iteration leave together, in one buffer and one socket write.
 import type { Socket } from 'node:net';
-import { corkUntilCheckPhase } from '../coalesced-writes.js';
+import { setImmediate } from 'node:timers';
+
+const EMPTY = Buffer.alloc(0);
 
 /** A bigger frame ends the connection: no peer sends one (an actor message is far smaller), so it is garbage. */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
@@ -13,19 +15,40 @@ export class FrameTooLargeError extends Error {
   }
 }
 
-/** Writes `value` as one frame; the socket's own buffer holds it while the kernel's is full. */
+/** Frames queued per socket in this event-loop iteration, as JSON text. */
+const queued = new WeakMap<Socket, string[]>();
+
+/**
+ * Queues `value` as one frame; the frames of this iteration go out in the check phase as one buffer and one
+ * socket write (the socket's own buffer holds them while the kernel's is full).
+ */
 export function writeFrame(socket: Socket, value: unknown): void {
-  const body = Buffer.from(JSON.stringify(value));
-  const head = Buffer.allocUnsafe(4);
-  head.writeUInt32BE(body.length, 0);
-  corkUntilCheckPhase(socket);
-  socket.write(head);
-  socket.write(body);
+  let frames = queued.get(socket);
+  if (!frames) {
+    queued.set(socket, (frames = []));
+    setImmediate(() => flushFrames(socket));
+  }
+  frames.push(JSON.stringify(value));
+}
+
+function flushFrames(socket: Socket): void {
+  const frames = queued.get(socket) ?? [];
+  queued.delete(socket);
+  if (socket.destroyed || socket.writableEnded) return;
+  const lengths = frames.map((frame) => Buffer.byteLength(frame));
+  const out = Buffer.allocUnsafe(lengths.reduce((total, length) => total + 4 + length, 0));
+  let at = 0;
+  for (const [i, frame] of frames.entries()) {
+    out.writeUInt32BE(lengths[i], at);
+    out.write(frame, at + 4);
+    at += 4 + lengths[i];
+  }
+  socket.write(out);
 }
 
 /** Splits a byte stream into frames: feed it every chunk; it calls `onFrame` for each complete frame, in order. */
 export class FrameReader {
-  #pending: Buffer = Buffer.alloc(0);
+  #pending: Buffer = EMPTY;
 
   constructor(private readonly onFrame: (value: unknown) => void) {}
 
@@ -41,6 +64,6 @@ export class FrameReader {
       this.onFrame(JSON.parse(body.toString()));
     }
     // Keep a copy of a partial frame only: a subarray would pin the whole chunk it came from.
-    this.#pending = buffer.length ? Buffer.from(buffer) : Buffer.alloc(0);
+    this.#pending = buffer.length ? Buffer.from(buffer) : EMPTY;
   }
 }

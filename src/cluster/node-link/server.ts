@@ -5,6 +5,7 @@
 // frame of its own, in whatever order the calls finish.
 import { createServer, type Server, type Socket } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
+import { setImmediate } from 'node:timers';
 import { FrameReader, writeFrame } from './frames.js';
 import type { AnswerFrame, CallFrame, HelloFrame, LinkAddress, WelcomeFrame } from './wire.js';
 
@@ -64,7 +65,9 @@ export class LinkServer {
     const giveUpAt = Date.now() + CLOSE_WAIT_MS;
     const busy = () => [...this.#connections.values()].some((state) => state.calls > 0);
     while (busy() && Date.now() < giveUpAt) await new Promise((resolve) => setTimeout(resolve, 10));
-    // end() sends what is still corked before the FIN; a caller that does not close its side is cut at the bound.
+    // The last answers leave in this iteration's check phase (frames.ts): end the connections after it. A caller
+    // that does not close its side then is cut at the bound.
+    await new Promise((resolve) => setImmediate(resolve));
     const sockets = [...this.#connections.keys()];
     const ended = sockets.map((socket) => new Promise((resolve) => socket.once('close', resolve).end()));
     await Promise.race([Promise.all(ended), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);

@@ -197,7 +197,10 @@ export class UcanAuthenticator {
   /** Verified, and nothing along its chain revoked. */
   async #verified(kind: Kind, raw: string): Promise<Verified> {
     const verified = await this.#verifiedCached(kind, raw);
-    const revoked = await this.#options.revocations?.firstRevoked(verified.revocationKeys);
+    // Unreadable (a node cut from NATS): 503, not a 500, and never accepted unchecked.
+    const revoked = await this.#options.revocations?.firstRevoked(verified.revocationKeys).catch(() => {
+      throw authErrors.revocationsUnavailable();
+    });
     if (revoked !== undefined) throw new AuthFailure(`a delegation in this UCAN's chain was revoked (${revoked})`);
     return verified;
   }

@@ -1,4 +1,5 @@
-// The two 401 answers of the wire format (reference: oracle-wire-format.md, Authentication).
+// The two 401 answers of the wire format (reference: oracle-wire-format.md, Authentication), and the 503 of a
+// revocation list that cannot be read now (cluster mode, NATS out of reach).
 import { HttpError } from '../../http/errors.js';
 
 export const MISSING_UCAN_MESSAGE =
@@ -12,4 +13,9 @@ export const authErrors = {
   /** The message stays exactly the reference text; `reason` tells the client what was wrong. */
   invalid: (reason: string) => HttpError.of(401, INVALID_UCAN_MESSAGE, { reason }),
   invalidDelegation: (reason: string) => HttpError.of(401, INVALID_DELEGATION_MESSAGE, { reason }),
+  /** Nothing was decided about the credential: neither refused nor let in unchecked. */
+  revocationsUnavailable: () =>
+    HttpError.of(503, 'The revocation list cannot be read right now; try again in a moment', undefined, {
+      'Retry-After': '1',
+    }),
 };
