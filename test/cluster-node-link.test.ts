@@ -13,7 +13,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 
 const TOKEN = 'secret-token-of-this-node';
 
-/** A server whose answer to `{ wait, value }` comes after `wait` ms: calls finish in any order. */
+/** A server whose answer to `{ wait, value }` comes after `wait` ms (calls finish in any order); `fail` rejects. */
 async function echoServer(t: Test, refused: string[] = []) {
   const inFlight = new Set<number>();
   const server = await LinkServer.listen({
@@ -21,7 +21,8 @@ async function echoServer(t: Test, refused: string[] = []) {
     port: 0,
     token: TOKEN,
     answer: async (request) => {
-      const { wait, value } = request as { wait: number; value: number };
+      const { wait, value, fail } = request as { wait: number; value: number; fail?: boolean };
+      if (fail) throw new Error('the answer failed');
       inFlight.add(value);
       await new Promise((resolve) => setTimeout(resolve, wait));
       inFlight.delete(value);
@@ -151,8 +152,56 @@ t.test('hostile callers: a frame over the limit, or garbage, ends their connecti
   const hello = Buffer.from(JSON.stringify({ token: TOKEN }));
   await closed([head(hello.length), hello, head(MAX_FRAME_BYTES + 1)]);
   t.equal(refused.length, 3, 'after a good hello too');
+  const noId = Buffer.from(JSON.stringify({ request: { wait: 0, value: 1 } }));
+  await closed([head(hello.length), hello, head(noId.length), noId]);
+  t.equal(refused.at(-1), 'a call without an id', 'a call without an id: dropped, not run');
   t.same(await links(t).call('owner', server.address, { wait: 0, value: 7 }, 5_000), { echoed: 7 }, 'others go on');
 });
+
+t.test(
+  'a flood of connections that never say hello: those over 64 are dropped at once, a node still gets in',
+  async (t) => {
+    const refused: string[] = [];
+    const { server } = await echoServer(t, refused);
+    const silent = await Promise.all(
+      Array.from(
+        { length: 70 },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(server.address.port, '127.0.0.1', () => resolve(socket));
+            socket.on('error', () => undefined);
+          }),
+      ),
+    );
+    t.teardown(() => {
+      for (const socket of silent) socket.destroy();
+    });
+    while (refused.length < 6) await new Promise((resolve) => setTimeout(resolve, 5));
+    t.equal(refused.length, 6, 'six of seventy dropped');
+    t.match(refused[0], /over 64 connections waiting to say hello/);
+    for (const socket of silent.slice(0, 10)) socket.destroy();
+    for (;;) {
+      const answer = await settle(links(t).call('owner', server.address, { wait: 0, value: 3 }, 5_000));
+      if ('value' in answer) {
+        t.same(answer.value, { echoed: 3 }, 'a node with the token gets in once some strangers left');
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  },
+);
+
+t.test(
+  'an answer that fails drops its connection: the caller hears the call was lost, the server goes on',
+  async (t) => {
+    const refused: string[] = [];
+    const { server } = await echoServer(t, refused);
+    const outcome = await settle(links(t).call('owner', server.address, { wait: 0, value: 1, fail: true }, 5_000));
+    t.ok('error' in outcome && outcome.error instanceof LinkLostError, 'LinkLostError');
+    t.match(refused, ['a call could not be answered: the answer failed']);
+    t.same(await links(t).call('owner', server.address, { wait: 0, value: 2 }, 5_000), { echoed: 2 }, 'others go on');
+  },
+);
 
 t.test('a closing server answers the calls in flight first', async (t) => {
   const { server, inFlight } = await echoServer(t);

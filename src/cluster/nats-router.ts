@@ -52,8 +52,8 @@ export interface NatsActorRouterOptions {
   /** The control message that stops a stream, posted to the actor when a remote caller left early. */
   streamCancel?: unknown;
   /**
-   * Connections to the other nodes' links (node-link/): a send or signal to a node that advertises a link goes
-   * there instead of through NATS request/reply. Absent: every call goes through NATS.
+   * Connections to the other nodes' links (node-link/): every call to a node that advertises a link (a stream's
+   * opening too) goes there instead of through NATS request/reply. Absent: every call goes through NATS.
    */
   links?: NodeLinks;
 }
@@ -313,10 +313,11 @@ export class NatsActorRouter implements ActorRouter {
    * Runs a call another node routed here (through NATS or the link) and says how it went; never rejects. A
    * partition this node does not hold (any more) is answered "moved": the caller asks the next owner.
    */
-  async answer(request: ActorRequest, partition = this.#partitionOf(request.actorId)): Promise<ActorReply> {
-    // Between the release decision and the unsubscription a request can still arrive: send the caller on.
-    if (!this.#leases.owns(partition)) return notServedHere(this.#leases.nodeId, partition);
+  async answer(request: ActorRequest, subjectPartition?: number): Promise<ActorReply> {
     try {
+      const partition = subjectPartition ?? this.#partitionOf(request.actorId);
+      // Between the release decision and the unsubscription a request can still arrive: send the caller on.
+      if (!this.#leases.owns(partition)) return notServedHere(this.#leases.nodeId, partition);
       const timeoutMs = remainingOf(request);
       if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
       return {

@@ -11,6 +11,8 @@ import type { AnswerFrame, CallFrame, HelloFrame, LinkAddress, WelcomeFrame } fr
 
 /** A connection that has not presented the token by then is dropped. */
 const HELLO_TIMEOUT_MS = 2_000;
+/** At most this many connections may be waiting to say hello; more are dropped at once (a flood of strangers). */
+const MAX_UNGREETED = 64;
 /** The longest a closing server waits for calls in flight to be answered before it drops their connections. */
 const CLOSE_WAIT_MS = 2_000;
 
@@ -31,6 +33,7 @@ export class LinkServer {
   /** Every open connection, greeted or not, with its calls in flight. */
   readonly #connections = new Map<Socket, { calls: number }>();
   #closing = false;
+  #ungreeted = 0;
 
   private constructor(
     server: Server,
@@ -75,30 +78,40 @@ export class LinkServer {
   }
 
   #accept(socket: Socket, options: LinkServerOptions): void {
-    if (this.#closing) return void socket.destroy();
-    const state = { calls: 0 };
-    this.#connections.set(socket, state);
-    let greeted = false;
     const refuse = (reason: string) => {
       options.onRefused?.(reason, socket.remoteAddress);
       socket.destroy();
     };
+    if (this.#closing) return void socket.destroy();
+    if (this.#ungreeted >= MAX_UNGREETED) return refuse(`over ${MAX_UNGREETED} connections waiting to say hello`);
+    const state = { calls: 0 };
+    this.#connections.set(socket, state);
+    this.#ungreeted++;
+    let greeted = false;
     const hello = setTimeout(() => refuse('no hello in time'), HELLO_TIMEOUT_MS);
     hello.unref();
     const reader = new FrameReader((frame) => {
       if (!greeted) {
         if (!tokenMatches((frame as HelloFrame).token, options.token)) return refuse('wrong token');
         greeted = true;
+        this.#ungreeted--;
         clearTimeout(hello);
         writeFrame(socket, { welcome: true } satisfies WelcomeFrame);
         return;
       }
       const { id, request } = frame as CallFrame;
+      if (typeof id !== 'number') return refuse('a call without an id');
       state.calls++;
-      void options.answer(request).then((answer) => {
-        state.calls--;
-        if (!socket.destroyed) writeFrame(socket, { id, answer } satisfies AnswerFrame);
-      });
+      options.answer(request).then(
+        (answer) => {
+          state.calls--;
+          if (!socket.destroyed) writeFrame(socket, { id, answer } satisfies AnswerFrame);
+        },
+        (error: unknown) => {
+          state.calls--;
+          refuse(`a call could not be answered: ${(error as Error).message}`);
+        },
+      );
     });
     socket.on('data', (chunk: Buffer) => {
       try {
@@ -110,6 +123,7 @@ export class LinkServer {
     socket.on('error', () => undefined); // 'close' follows
     socket.on('close', () => {
       clearTimeout(hello);
+      if (!greeted) this.#ungreeted--;
       this.#connections.delete(socket);
     });
   }
