@@ -64,8 +64,9 @@ const MAX_APPEND_ATTEMPTS = 8;
 const MAX_LOAD_ATTEMPTS = 5;
 
 /**
- * How long an append waits for its stream to have a leader again: nats-server elected a new one 3-6 s after the
- * old one's server died (measured), and meanwhile an append has no responder.
+ * How long an append (or a writer's first message) waits for its stream to have a leader: nats-server elected a new
+ * one 3-6 s after the old one's server died (measured), a new stream's first one within moments, and meanwhile a
+ * publish has no responder.
  */
 const LEADER_ELECTION_WAIT_MS = 8_000;
 /** The JetStream client's name for a publish that no server took (no responders: no stream leader now). */
@@ -114,8 +115,19 @@ export class PartitionJournal<T> {
   static async open<T>(connection: ClusterConnection, options: PartitionJournalOptions): Promise<PartitionJournal<T>> {
     const stream = await openJournalStream(connection, options);
     const subject = `${stream.base}.${randomBytes(8).toString('hex')}`;
-    const ack = await connection.js.publish(subject, encodeMessage({ o: 1 }), { expect: { lastSubjectSequence: 0 } });
-    return new PartitionJournal<T>(stream, subject, ack.seq, options);
+    // A stream just created may not have a leader yet: its first publish has no responder, so nothing landed.
+    const started = Date.now();
+    for (let pauseMs = 50; ; pauseMs = Math.min(pauseMs * 2, 500)) {
+      try {
+        const ack = await connection.js.publish(subject, encodeMessage({ o: 1 }), {
+          expect: { lastSubjectSequence: 0 },
+        });
+        return new PartitionJournal<T>(stream, subject, ack.seq, options);
+      } catch (error) {
+        if (!noStreamLeader(error) || Date.now() - started >= LEADER_ELECTION_WAIT_MS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    }
   }
 
   /**
