@@ -98,6 +98,7 @@ const turn = (sessionId: string, message: string) => ({
   userDid,
   sessionId,
   turnId: `turn-${sessions++}`,
+  at: Date.now(),
   requestId: 'r',
   message,
   ...oracle,
@@ -179,13 +180,61 @@ t.test(
       const links = new NodeLinks();
       const caller = new NatsActorRouter({ connection: b.connection, leases: b.leases, local: b.runtime, links });
       const message = turn(sessionId, longMessage(60));
-      void caller.signal(CHAT, sessionId, { type: 'abort', userDid, supersededBy: message.turnId });
+      void caller.signal(CHAT, sessionId, { type: 'abort', userDid, supersededBy: message.turnId, at: message.at });
       const read = reader(caller.stream(CHAT, sessionId, message));
       await read.ended();
       caller.close();
       links.close();
       t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn', aborted: false } }, `turn ${i} ran`);
     }
+  },
+);
+
+t.test(
+  'an older turn announced late (a signal retried after a failover) neither makes the newer one stale nor stops it',
+  async (t) => {
+    const sessionId = await sessionOn(c);
+    const older = turn(sessionId, 'older');
+    const newer = { ...turn(sessionId, longMessage(120)), at: older.at + 1_000 };
+    await b.router.signal(CHAT, sessionId, { type: 'abort', userDid, supersededBy: newer.turnId, at: newer.at });
+    const lateBefore = await b.router.signal(CHAT, sessionId, {
+      type: 'abort',
+      userDid,
+      supersededBy: older.turnId,
+      at: older.at,
+    });
+    t.equal(lateBefore, false, 'the late announcement before the turn started changed nothing');
+    const read = reader(b.router.stream(CHAT, sessionId, newer));
+    await read.until(() => read.state.frames > 0);
+    const lateDuring = await b.router.signal(CHAT, sessionId, {
+      type: 'abort',
+      userDid,
+      supersededBy: older.turnId,
+      at: older.at,
+    });
+    t.equal(lateDuring, false, 'nor while it runs');
+    await read.ended();
+    t.match(
+      read.state.messages.at(-1),
+      { type: 'end', ending: { type: 'turn', aborted: false } },
+      'the newer turn ran',
+    );
+    // A newer announcement still stops it: a turn after it.
+    const third = turn(sessionId, longMessage(120));
+    const running = reader(b.router.stream(CHAT, sessionId, { ...third, at: newer.at + 1_000 }));
+    await running.until(() => running.state.frames > 0);
+    t.equal(
+      await b.router.signal(CHAT, sessionId, {
+        type: 'abort',
+        userDid,
+        supersededBy: 'a-fourth',
+        at: newer.at + 2_000,
+      }),
+      true,
+      'a newer announcement stops the running turn',
+    );
+    await running.ended();
+    t.match(running.state.messages.at(-1), { type: 'end', ending: { type: 'turn', aborted: true } });
   },
 );
 

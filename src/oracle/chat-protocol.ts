@@ -33,6 +33,11 @@ export interface TurnMessage extends OracleRef {
   userDid: string;
   /** Unique per turn (the request id a client sends may repeat). */
   turnId: string;
+  /**
+   * When the front door took the message (ms since the epoch), the same as its supersede signal's `at`: orders the
+   * turn against announcements that reach the actor late or out of order (a signal retried after a failover).
+   */
+  at?: number;
   /** The request's X-Request-Id, echoed in the frames. */
   requestId: string;
   message: string;
@@ -122,6 +127,8 @@ export interface AbortSignalMessage {
   userDid: string;
   turnId?: string;
   supersededBy?: string;
+  /** When the announced turn was taken (its TurnMessage's `at`): an older announcement than one seen is ignored. */
+  at?: number;
 }
 
 /** The chat actor's protocol (runtime/protocol.ts); every signal answers whether it reached what it was for. */

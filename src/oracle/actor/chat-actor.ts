@@ -37,8 +37,8 @@ class ChatActor implements Actor<ChatShape> {
   /** undefined until loaded; null when the session does not exist. */
   #session: SessionState | null | undefined;
   #current: Generation | undefined;
-  /** The newest turn a message announced (signal `supersededBy`); older queued turns do not run. */
-  #latestTurn: string | undefined;
+  /** The newest turn a message announced (signal `supersededBy`, and when); older queued turns do not run. */
+  #latestTurn: { turnId: string; at?: number } | undefined;
 
   constructor(
     private readonly sessionId: string,
@@ -87,9 +87,15 @@ class ChatActor implements Actor<ChatShape> {
       return this.#session === undefined || !fresh ? Promise.resolve(undefined) : this.#read(request);
     }
     if (request.type !== 'abort' || this.#session?.record.userDid !== request.userDid) return false;
-    if (request.supersededBy) this.#latestTurn = request.supersededBy;
+    if (request.supersededBy) {
+      // An announcement older than one already seen (delivered late, after a failover) changes nothing.
+      if (isBefore(request.at, this.#latestTurn?.at)) return false;
+      this.#latestTurn = { turnId: request.supersededBy, at: request.at };
+    }
     const current = this.#current;
     if (!current || (request.turnId && request.turnId !== current.turnId)) return false;
+    // A turn's own announcement, or one older than it, arriving after it started does not stop it.
+    if (request.supersededBy === current.turnId || isBefore(request.at, current.at)) return false;
     current.controller.abort();
     return true;
   }
@@ -152,9 +158,11 @@ class ChatActor implements Actor<ChatShape> {
   async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
     const session = await this.#load();
     if (!session || session.record.userDid !== request.userDid) throw notFound();
-    const generation: Generation = { turnId: request.turnId, controller: new AbortController() };
+    const generation: Generation = { turnId: request.turnId, at: request.at, controller: new AbortController() };
     // A newer message arrived while this one waited, or its client left: it ends before it starts.
-    const stale = (this.#latestTurn !== undefined && this.#latestTurn !== request.turnId) || out?.cancelled;
+    const latest = this.#latestTurn;
+    const superseded = latest !== undefined && latest.turnId !== request.turnId && !isBefore(latest.at, request.at);
+    const stale = superseded || out?.cancelled;
     if (stale) generation.controller.abort();
     this.#current = generation;
     // A caller that gave up stops the generation too; runTurn then commits nothing.
@@ -179,3 +187,8 @@ export const chatActorKind = actorKind(
   (sessionId, host) => new ChatActor(sessionId, chatServices.of(host)),
   chatServices.prepare,
 );
+
+/** Whether time `a` is known to be before `b` (either unknown: not known, as before turns carried their time). */
+function isBefore(a: number | undefined, b: number | undefined): boolean {
+  return a !== undefined && b !== undefined && a < b;
+}

@@ -20,6 +20,8 @@ import type { ChatServices } from './services.js';
 /** The generation in flight; aborting its controller stops the provider and the tools. */
 export interface Generation {
   readonly turnId: string;
+  /** Its TurnMessage's `at`. */
+  readonly at?: number;
   readonly controller: AbortController;
 }
 

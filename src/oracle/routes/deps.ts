@@ -3,7 +3,7 @@ import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';
 import type { ActorRef, Actors } from '../../runtime/router.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
-import type { ChatShape, OracleRef } from '../chat-protocol.js';
+import type { ChatShape, OracleRef, TurnMessage } from '../chat-protocol.js';
 import type { DelegationRepository } from '../delegations.js';
 import type { RevocationRepository } from '../revocations.js';
 import { chatFailure } from '../errors.js';
@@ -51,8 +51,8 @@ export async function actorCall<T>(call: () => Promise<T>): Promise<T> {
  * turn costs one round trip, not two. A host that cannot take the signal cannot take the message either; the
  * message's failure is the answer.
  */
-export function supersede(actor: ActorRef<ChatShape>, userDid: string, turnId: string): void {
-  actor.signal({ type: 'abort', userDid, supersededBy: turnId }).catch(() => undefined);
+export function supersede(actor: ActorRef<ChatShape>, userDid: string, turn: Pick<TurnMessage, 'turnId' | 'at'>): void {
+  actor.signal({ type: 'abort', userDid, supersededBy: turn.turnId, at: turn.at }).catch(() => undefined);
 }
 
 /** Declares an oracle route: its handler gets the authenticated user as `identity`. */

@@ -107,6 +107,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
           ...deps.oracle,
           userDid: user.did,
           turnId: randomUUID(),
+          at: Date.now(),
           requestId: req.requestId,
           message: body.message,
           model: body.model,
@@ -120,7 +121,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
         const actor = actors.ref(CHAT_ACTOR, sessionId);
-        supersede(actor, user.did, turn.turnId);
+        supersede(actor, user.did, turn);
         return body.stream
           ? streamTurn(deps, actor, turn, sessionId, res)
           : jsonTurn(actor, sessionId, turn, user, req);

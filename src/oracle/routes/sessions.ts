@@ -93,7 +93,12 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         // actor checks again when it deletes.
         if (!(await actorCall(() => reads.owns(sessionId, user.did)))) throw oracleErrors.sessionNotFound();
         // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
-        const stop: AbortSignalMessage = { type: 'abort', userDid: user.did, supersededBy: randomUUID() };
+        const stop: AbortSignalMessage = {
+          type: 'abort',
+          userDid: user.did,
+          supersededBy: randomUUID(),
+          at: Date.now(),
+        };
         const actor = actors.ref(CHAT_ACTOR, sessionId);
         await actorCall(() => actor.signal(stop));
         await actorCall(() => actor.send({ type: 'delete', userDid: user.did }));
