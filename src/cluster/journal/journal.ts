@@ -72,6 +72,21 @@ const LEADER_ELECTION_WAIT_MS = 8_000;
 /** The JetStream client's name for a publish that no server took (no responders: no stream leader now). */
 const noStreamLeader = (error: unknown) => error instanceof Error && error.name === 'JetStreamNotEnabled';
 
+/**
+ * For one publish and its retries: when `error` says the stream has no leader (so nothing landed), waits (50 ms,
+ * doubling to 500) and answers true, for up to LEADER_ELECTION_WAIT_MS after the first attempt; false otherwise.
+ */
+function electionWait(): (error: unknown) => Promise<boolean> {
+  const started = Date.now();
+  let pauseMs = 50;
+  return async (error) => {
+    if (!noStreamLeader(error) || Date.now() - started >= LEADER_ELECTION_WAIT_MS) return false;
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    pauseMs = Math.min(pauseMs * 2, 500);
+    return true;
+  };
+}
+
 const movedSubject = (error: unknown) =>
   error instanceof JetStreamApiError &&
   (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
@@ -116,16 +131,15 @@ export class PartitionJournal<T> {
     const stream = await openJournalStream(connection, options);
     const subject = `${stream.base}.${randomBytes(8).toString('hex')}`;
     // A stream just created may not have a leader yet: its first publish has no responder, so nothing landed.
-    const started = Date.now();
-    for (let pauseMs = 50; ; pauseMs = Math.min(pauseMs * 2, 500)) {
+    const waitedOut = electionWait();
+    for (;;) {
       try {
         const ack = await connection.js.publish(subject, encodeMessage({ o: 1 }), {
           expect: { lastSubjectSequence: 0 },
         });
         return new PartitionJournal<T>(stream, subject, ack.seq, options);
       } catch (error) {
-        if (!noStreamLeader(error) || Date.now() - started >= LEADER_ELECTION_WAIT_MS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        if (!(await waitedOut(error))) throw error;
       }
     }
   }
@@ -200,8 +214,7 @@ export class PartitionJournal<T> {
    * append of its own that timed out); `prepare` decides before each attempt what to send (undefined: nothing).
    */
   async #appendOwn(prepare: () => JournalMessage<T> | undefined): Promise<{ seq: number } | undefined> {
-    const started = Date.now();
-    let pauseMs = 50;
+    const waitedOut = electionWait();
     let moves = 0;
     for (;;) {
       const message = prepare();
@@ -216,12 +229,8 @@ export class PartitionJournal<T> {
         this.#last = Math.max(this.#last, ack.seq);
         return ack;
       } catch (error) {
-        if (noStreamLeader(error) && Date.now() - started < LEADER_ELECTION_WAIT_MS) {
-          // Nobody took it, so it did not land: the stream is electing a leader (its server died). Wait and retry.
-          await new Promise((resolve) => setTimeout(resolve, pauseMs));
-          pauseMs = Math.min(pauseMs * 2, 500);
-          continue;
-        }
+        // Nobody took it, so it did not land: the stream is electing a leader (its server died). Retry.
+        if (await waitedOut(error)) continue;
         // A timeout may still have landed: the next append will not match and reads it back first.
         if (!(movedSubject(error) || error instanceof RevisionConflictError) || ++moves >= MAX_APPEND_ATTEMPTS) {
           throw error;
