@@ -4,6 +4,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { coalesceNatsWrites } from './coalesced-writes.js';
+import { settleAnsweredRequestsQuietly } from './settled-requests.js';
 import type { ClusterEnv } from './config.js';
 
 export interface ClusterConnection {
@@ -59,6 +60,7 @@ export async function connectCluster(
   // How long a JetStream call (a write's acknowledgement, a read) waits; one that timed out may still have landed.
   const timeout = options.apiTimeoutMs ?? 5_000;
   coalesceNatsWrites();
+  settleAnsweredRequestsQuietly();
   let nc: NatsConnection;
   try {
     nc = await connect({
