@@ -25,6 +25,12 @@ t.test('keys: any part survives encoding, and the encoded form is a valid KV key
       return /^[-=\w]+(\.[-=\w]+)*$/.test(encoded) && JSON.stringify(decodeKey(encoded)) === JSON.stringify(key);
     }),
   );
+  // The encoding is what stored keys already are: it must never change.
+  t.equal(
+    encodeKey(['customer', '+254712345678', 'did:key:z6Mk', 'a.b', 'é😀', 'ok_-9']),
+    'customer.=2B254712345678.did=3Akey=3Az6Mk.a=2Eb.=C3=A9=F0=9F=98=80.ok_-9',
+  );
+  t.equal(encodeKey(['\ud800x']), '=EF=BF=BDx', 'a lone surrogate is written as U+FFFD, as Buffer.from writes it');
   t.throws(() => encodeKey(['customer', '']), /must not be empty/);
   t.throws(() => encodeKey([]), /at least one part/);
 });

@@ -4,16 +4,20 @@
 
 export type RecordKey = readonly string[];
 
-const PLAIN = /^[A-Za-z0-9_-]$/;
+const PLAIN = /^[A-Za-z0-9_-]*$/;
+/** One code point outside [A-Za-z0-9_-] (a lone surrogate counts as one, written as U+FFFD's bytes). */
+const ESCAPED = /[^A-Za-z0-9_-]/gu;
 
+function escapeChar(char: string): string {
+  let out = '';
+  for (const byte of Buffer.from(char, 'utf8')) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
+}
+
+// Most parts (ids, numbers) need no escape: they are returned as they are, which every KV call does per key.
 function encodePart(part: string): string {
   if (part === '') throw new RangeError('a record key part must not be empty');
-  let out = '';
-  for (const char of part) {
-    if (PLAIN.test(char)) out += char;
-    else for (const byte of Buffer.from(char, 'utf8')) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
+  return PLAIN.test(part) ? part : part.replace(ESCAPED, escapeChar);
 }
 
 /** An encoded token holds only [A-Za-z0-9_-] and =HH, so turning =HH into %HH makes it a URI component. */
