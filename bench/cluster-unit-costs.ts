@@ -3,8 +3,18 @@
 // servers and of the client process, per operation. The kinds: a KV read (to the stream leader), a revision-checked
 // KV write (R3), a core request/reply between two connections on different servers (the routing hop), and a core
 // publish between them (a stream frame). docs/cluster.md builds a USSD step and a chat turn from these.
-import { pathToFileURL } from 'node:url';
+// Then the journal's append as the bench makes it (3 writers, 8 steps' records per append) next to the alternative
+// that docs/cluster.md weighs: the same batch committed in LMDB (synced) by the writer and by two replica processes
+// it sends it to over TCP (the node link's framing), done once the writer's and one replica's are on disk.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { FrameReader, writeFrame } from '../src/cluster/node-link/frames.js';
+import { openStore } from '../src/store/env.js';
 import { connectCluster, type ClusterConnection } from '../src/cluster/connection.js';
 import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools/local-nats-cluster.js';
 import { KvRecordStore } from '../src/cluster/record-store.js';
@@ -87,6 +97,123 @@ async function partitionLog(
   return results;
 }
 
+/** The journal's shape in the bench: WRITERS appends in flight, each of STEPS_PER_APPEND records. */
+const WRITERS = 3;
+const STEPS_PER_APPEND = 8;
+
+/** `count` batches, WRITERS at a time, each after its writer's previous one; CPU of every process per batch. */
+async function batches(
+  count: number,
+  cpuOfOthers: () => number,
+  append: (writer: number) => Promise<unknown>,
+): Promise<{ othersMs: number; writerMs: number; perSecond: number }> {
+  const [others, writer, started] = [cpuOfOthers(), process.cpuUsage(), performance.now()];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async (_, i) => {
+      while (next++ < count) await append(i);
+    }),
+  );
+  const own = process.cpuUsage(writer);
+  return {
+    othersMs: ((cpuOfOthers() - others) * 1000) / count,
+    writerMs: (own.user + own.system) / 1000 / count,
+    perSecond: count / ((performance.now() - started) / 1000),
+  };
+}
+
+/** A replica of the alternative: commits each batch it is sent (synced) and acknowledges it. */
+function runLmdbReplica(): void {
+  const dir = mkdtempSync(join(tmpdir(), 'unit-replica-'));
+  const store = openStore(dir);
+  const records = store.db<string>('ussd-session-records');
+  const server = createServer((socket) => {
+    socket.setNoDelay(true);
+    socket.on('error', () => {}); // the writer hangs up when it is done
+    const reader = new FrameReader((frame) => {
+      const { id, batch } = frame as { id: number; batch: [string, string][] };
+      void store.turn
+        .write(() => {
+          for (const [key, value] of batch) records.put(key, value);
+        })
+        .then(() => writeFrame(socket, id));
+    });
+    socket.on('data', (chunk) => reader.push(chunk));
+  });
+  server.listen(0, '127.0.0.1', () => process.send?.((server.address() as { port: number }).port));
+  process.on('disconnect', () => {
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+
+/** The JetStream append as the journal makes it, and the LMDB alternative, at the bench's shape. */
+async function journalAppendOptions(nats: NatsCluster, connection: ClusterConnection, count: number, pad: string) {
+  const records = (writer: number, n: number): [string, string][] =>
+    Array.from({ length: STEPS_PER_APPEND }, (_, i) => [`w${writer}.s${n}.${i}`, pad]);
+  await connection.jsm.streams.add({ name: 'unit_journal', subjects: ['unit.journal.*'], num_replicas: 3 });
+  const last = new Map<number, number>();
+  let appended = 0;
+  const natsCpu = () => nats.servers.reduce((sum, server) => sum + cpuSecondsOf(server.pid!), 0);
+  const jetStream = await batches(count, natsCpu, async (writer) => {
+    const ack = await connection.js.publish(`unit.journal.${writer}`, JSON.stringify(records(writer, appended++)), {
+      expect: { lastSubjectSequence: last.get(writer) ?? 0 },
+    });
+    last.set(writer, ack.seq);
+  });
+
+  const replicas: ChildProcess[] = [
+    fork(fileURLToPath(import.meta.url), ['lmdb-replica']),
+    fork(fileURLToPath(import.meta.url), ['lmdb-replica']),
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'unit-writer-'));
+  const store = openStore(dir);
+  const db = store.db<string>('ussd-session-records');
+  try {
+    const ports = await Promise.all(
+      replicas.map((child) => new Promise<number>((resolve) => child.once('message', resolve))),
+    );
+    const acked = new Map<number, () => void>();
+    const sockets: Socket[] = await Promise.all(
+      ports.map(
+        (port) =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(port, '127.0.0.1', () => resolve(socket));
+            socket.setNoDelay(true);
+            const reader = new FrameReader((id) => {
+              acked.get(id as number)?.();
+              acked.delete(id as number);
+            });
+            socket.on('data', (chunk) => reader.push(chunk));
+          }),
+      ),
+    );
+    let id = 0;
+    const lmdb = await batches(
+      count,
+      () => replicas.reduce((sum, child) => sum + cpuSecondsOf(child.pid!), 0),
+      async (writer) => {
+        const batch = records(writer, id);
+        const sent = ++id;
+        const replica = new Promise<void>((resolve) => acked.set(sent, resolve));
+        for (const socket of sockets) writeFrame(socket, { id: sent, batch });
+        await Promise.all([
+          store.turn.write(() => {
+            for (const [key, value] of batch) db.put(key, value);
+          }),
+          replica,
+        ]);
+      },
+    );
+    for (const socket of sockets) socket.destroy();
+    return { jetStream, lmdb };
+  } finally {
+    for (const child of replicas) child.disconnect();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -133,13 +260,26 @@ export async function main(argv: string[]): Promise<void> {
     console.log('|---|---|---|---|');
     for (const r of results)
       console.log(`| ${r.kind} | ${r.messages.toFixed(1)} | ${r.natsCpuMs.toFixed(3)} | ${r.clientCpuMs.toFixed(3)} |`);
+    const options = await journalAppendOptions(nats, a, Math.max(WRITERS, Math.round(count / 4)), pad);
+    console.log(
+      `\n| one append of ${STEPS_PER_APPEND} steps' records, ${WRITERS} writers | appends/s | other processes' CPU ms | writer's CPU ms | all, ms |`,
+    );
+    console.log('|---|---|---|---|---|');
+    for (const [kind, r] of [
+      ['JetStream R3 (the NATS servers; the writer: its client)', options.jetStream],
+      ['LMDB on the writer and 2 replicas over TCP, done at 2 of 3 (the replicas; the writer)', options.lmdb],
+    ] as const)
+      console.log(
+        `| ${kind} | ${r.perSecond.toFixed(0)} | ${r.othersMs.toFixed(3)} | ${r.writerMs.toFixed(3)} | ${(r.othersMs + r.writerMs).toFixed(3)} |`,
+      );
   } finally {
     for (const connection of connections) await connection.close();
     await nats.stop();
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[2] === 'lmdb-replica') runLmdbReplica();
+else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).then(
     () => process.exit(0),
     (error: unknown) => {
