@@ -21,7 +21,8 @@
 // frame lost anyway fails the stream by its sequence number instead of leaving a hole.)
 //
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
-import { NoRespondersError, RequestError, type Msg, type Subscription } from '@nats-io/transport-node';
+import type { Msg, Subscription } from '@nats-io/transport-node';
+import { isNoResponders } from './no-responders.js';
 import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
@@ -362,8 +363,4 @@ class NotServedError extends Error {
   ) {
     super(message);
   }
-}
-
-function isNoResponders(error: unknown): boolean {
-  return error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders());
 }

@@ -6,8 +6,15 @@
 //
 // Core NATS keeps the order of one connection's messages to another, but drops what is in flight when a NATS server
 // dies, so every message carries a sequence number and a gap fails the stream instead of leaving a hole in it.
+// The owner may hear of the stream (over the node link) before the caller's subscription has crossed the route
+// between their NATS servers, and the caller before the owner's has: either's first messages would then be dropped.
+// So the caller's first word is a ping, asked again while nobody answers it, and the owner holds its messages until
+// it heard the caller: that ping came over the same route as the caller's subscription, after it, so the owner's
+// server knows where `<inbox>.out` goes by then (routes keep their order).
+//
 // Liveness, both ways: the caller pings the owner every pingMs (a request on `<inbox>.in`, answered with the
-// owner's last sequence number) until `done` settles. "No responders" (the owner's connection is gone: kill -9) or
+// owner's last sequence number) until `done` settles. "No responders" to any ping but the first (the owner's
+// connection is gone: kill -9; the first is asked again for up to silentMs, as above) or
 // no answer within silentMs fails `done` with HostUnavailableError; so a dead owner is noticed within pingMs plus a
 // round trip, a hung one within pingMs + silentMs. The owner cancels the actor's stream when the caller closes
 // before the stream ended (client gone), or when it heard nothing from the caller for silentMs (its node died).
@@ -15,6 +22,7 @@ import { createInbox, type Msg, type NatsConnection, type Subscription } from '@
 import type { ActorStream } from '../runtime/router.js';
 import type { StreamChannel } from '../runtime/stream-channel.js';
 import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
+import { isNoResponders } from './no-responders.js';
 import { unavailable } from './unavailable.js';
 
 export interface StreamLiveness {
@@ -25,6 +33,9 @@ export interface StreamLiveness {
 }
 
 export const DEFAULT_STREAM_LIVENESS: StreamLiveness = { pingMs: 1_000, silentMs: 3_000 };
+
+/** How soon the caller's first ping is asked again when nobody answers it yet (the owner's subscription is on its way). */
+const GREETING_RETRY_MS = 5;
 
 /** What the caller tells the owner when it asks for the stream (part of the open request). */
 export interface StreamOpen extends StreamLiveness {
@@ -59,7 +70,7 @@ class CallerEnd implements StreamChannel {
   #reject!: (error: unknown) => void;
   #settled = false;
   #closed = false;
-  /** Control messages posted before the owner answered the open; undefined once it did. */
+  /** Control messages posted before the owner answered the first ping; undefined once it did. */
   #queued: unknown[] | undefined = [];
   #listeners: ((message: unknown) => void)[] = [];
   /** Messages that arrived before the first listener (a MessagePort holds them the same way). */
@@ -106,8 +117,12 @@ class CallerEnd implements StreamChannel {
     this.#release();
   }
 
-  /** The owner relays: send what waited, start pinging. */
+  /** The owner relays: greet it (the first ping, asked until it answers), then send what waited and ping on. */
   opened(): void {
+    this.#askOwner(performance.now());
+  }
+
+  #greeted(): void {
     const queued = this.#queued ?? [];
     this.#queued = undefined;
     if (this.#closed) return this.#publish({ close: true });
@@ -150,31 +165,45 @@ class CallerEnd implements StreamChannel {
   }
 
   #schedulePing(): void {
-    this.#ping = setTimeout(() => {
-      this.nc.request(`${this.inbox}.in`, undefined, { timeout: this.liveness.silentMs }).then(
-        (reply) => {
-          if (this.#settled) return;
-          // The owner's last message left before its answer (same connection pair): later than ours means lost.
-          const last = Number(reply.string());
-          if (last > this.#received)
-            return this.fail(
-              unavailable(`stream lost messages in transit (owner sent ${last}, ${this.#received} arrived)`),
-            );
-          this.#schedulePing();
-        },
-        (error: Error) => {
-          const silent = error.name === 'TimeoutError';
-          this.fail(
-            unavailable(
-              silent
-                ? `the stream's node did not answer within ${this.liveness.silentMs} ms`
-                : `the stream's node is gone (${error.message})`,
-            ),
-          );
-        },
-      );
-    }, this.liveness.pingMs);
+    this.#ping = setTimeout(() => this.#askOwner(), this.liveness.pingMs);
     this.#ping.unref();
+  }
+
+  /**
+   * Pings the owner. The first ping (`greetingSince`: when it was first asked) is asked again while nobody answers
+   * it, for at most silentMs: the owner's subscription may still be on its way to this node's server.
+   */
+  #askOwner(greetingSince?: number): void {
+    this.nc.request(`${this.inbox}.in`, undefined, { timeout: this.liveness.silentMs }).then(
+      (reply) => {
+        if (this.#settled) return;
+        // The owner's last message left before its answer (same connection pair): later than ours means lost.
+        const last = Number(reply.string());
+        if (last > this.#received)
+          return this.fail(
+            unavailable(`stream lost messages in transit (owner sent ${last}, ${this.#received} arrived)`),
+          );
+        if (greetingSince === undefined) this.#schedulePing();
+        else this.#greeted();
+      },
+      (error: Error) => {
+        if (this.#settled) return;
+        if (greetingSince !== undefined && isNoResponders(error)) {
+          if (performance.now() - greetingSince < this.liveness.silentMs) {
+            this.#ping = setTimeout(() => this.#askOwner(greetingSince), GREETING_RETRY_MS);
+            return void this.#ping.unref();
+          }
+        }
+        const silent = error.name === 'TimeoutError';
+        this.fail(
+          unavailable(
+            silent
+              ? `the stream's node did not answer within ${this.liveness.silentMs} ms`
+              : `the stream's node is gone (${error.message})`,
+          ),
+        );
+      },
+    );
   }
 
   #publish(message: InMessage): void {
@@ -192,8 +221,16 @@ export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: Actor
   let ended = false;
   let callerGone = false;
   let heardAt = performance.now();
+  /** What waits for the caller's first word (bounded: the actor writes no further than its window without acks). */
+  let held: Omit<OutMessage, 's'>[] | undefined = [];
   const out = (message: Omit<OutMessage, 's'>) => {
-    if (!nc.isClosed()) nc.publish(`${open.inbox}.out`, JSON.stringify({ s: ++sent, ...message }));
+    if (held) held.push(message);
+    else if (!nc.isClosed()) nc.publish(`${open.inbox}.out`, JSON.stringify({ s: ++sent, ...message }));
+  };
+  const heard = () => {
+    const waiting = held ?? [];
+    held = undefined;
+    for (const message of waiting) out(message);
   };
   const leave = () => {
     if (callerGone) return;
@@ -211,7 +248,9 @@ export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: Actor
     callback: (error, msg: Msg) => {
       if (error || callerGone) return;
       heardAt = performance.now();
-      if (msg.reply) return void msg.respond(String(sent));
+      // A ping is answered with what left before it; what was held leaves after the answer.
+      if (msg.reply) return void (msg.respond(String(sent)), heard());
+      heard();
       const message = msg.json<InMessage>();
       if ('close' in message) return leave();
       // A lost control message (an acknowledgement, a cancel) would stall or run on: give up instead.
