@@ -95,6 +95,10 @@ t.test('a node starts, restarts and waits while NATS is degraded or away', async
   t.match(noQuorum, /no usable JetStream/, 'with one server of three, it waits for JetStream');
 
   await nats.restart(1, { wait: false });
+  // n1 and n2 restarted from their stores must re-form the meta group (n2's log the newer). Awaited here, bounded,
+  // so a group that does not re-form (once: the node heard 'JetStream system temporarily unavailable' until its
+  // start timed out) fails naming each server's view of the group and its log, not as the node's start timeout.
+  await nats.waitForMetaLeader();
   const late = await started;
   t.teardown(() => late.stop());
   t.match(

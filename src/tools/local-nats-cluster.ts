@@ -270,8 +270,20 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       if (dead)
         throw new Error(`nats-server ${dead.name} exited with ${dead.child!.exitCode}:\n${dead.log.slice(-2_000)}`);
       if (Date.now() > deadline) {
+        // What each server made of the meta group (its leader, size, peers) and its log's tail: a group that does
+        // not re-form after a restart with stores (no leader, a wrong size, a peer never current) is told apart
+        // from one that is only slow.
+        const views = slots.map((slot) => {
+          const meta = states[live.indexOf(slot)]?.meta_cluster;
+          if (!running(slot)) return `${slot.name}: not running`;
+          if (!meta) return `${slot.name}: /jsz did not answer`;
+          const peers = (meta.replicas ?? [])
+            .map((peer) => `${peer.name}${peer.offline ? ' offline' : peer.current ? '' : ' not current'}`)
+            .join(', ');
+          return `${slot.name}: leader ${meta.leader ?? 'none'}, cluster_size ${meta.cluster_size}, peers [${peers}]`;
+        });
         throw new Error(
-          `no JetStream meta leader within ${timeoutMs} ms (servers said ${JSON.stringify(leaders)}):\n${slots.map((s) => `${s.name}: ${s.log.slice(-800)}`).join('\n')}`,
+          `no JetStream meta leader named by every running server and seeing them current within ${timeoutMs} ms:\n${views.join('\n')}\n${slots.map((s) => `${s.name} log: ${s.log.slice(-1_500)}`).join('\n')}`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
