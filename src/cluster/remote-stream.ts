@@ -188,11 +188,10 @@ class CallerEnd implements StreamChannel {
       },
       (error: Error) => {
         if (this.#settled) return;
-        if (greetingSince !== undefined && isNoResponders(error)) {
-          if (performance.now() - greetingSince < this.liveness.silentMs) {
-            this.#ping = setTimeout(() => this.#askOwner(greetingSince), GREETING_RETRY_MS);
-            return void this.#ping.unref();
-          }
+        const greeting = greetingSince !== undefined && performance.now() - greetingSince < this.liveness.silentMs;
+        if (greeting && isNoResponders(error)) {
+          this.#ping = setTimeout(() => this.#askOwner(greetingSince), GREETING_RETRY_MS);
+          return void this.#ping.unref();
         }
         const silent = error.name === 'TimeoutError';
         this.fail(
