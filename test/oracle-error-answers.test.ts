@@ -6,6 +6,8 @@ import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
 import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
 import { errors as natsErrors } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { fromWire, toWire } from '../dist/src/runtime/wire-errors.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
 import { RevisionConflictError } from '../dist/src/store/revision.js';
 
@@ -62,6 +64,21 @@ t.test('each face answers from the table', async (t) => {
     const answer = chatFailure(error);
     t.ok(answer instanceof HttpError && answer.status === 503 && answer.headers?.['Retry-After'], `${error.name}: 503`);
   }
+  // Seen in cluster-partitions' logs as 500s: a publish with no JetStream responder (credits' charge) and
+  // JetStream without a meta leader (a session's read), also after crossing a node (a remote stream's ending).
+  // The JetStream client's class is not exported; it names itself so.
+  const jetStreamNotEnabled = Object.assign(new Error('jetstream is not enabled'), { name: 'JetStreamNotEnabled' });
+  const notNow = new JetStreamApiError({
+    code: 503,
+    err_code: 10008,
+    description: 'JetStream system temporarily unavailable',
+  });
+  for (const error of [jetStreamNotEnabled, notNow, fromWire(toWire(notNow))]) {
+    const answer = chatFailure(error);
+    t.ok(answer instanceof HttpError && answer.status === 503 && answer.headers?.['Retry-After'], `${error.name}: 503`);
+  }
+  const wrongSequence = new JetStreamApiError({ code: 400, err_code: 10071, description: 'wrong last sequence: 5' });
+  t.equal(chatFailure(wrongSequence), wrongSequence, 'a JetStream refusal that is not a 503 stays internal');
   t.equal((chatFailure(new Error('a bug')) as Error).message, 'a bug', 'any other error stays internal');
   t.equal((chatFailure(new DomainError('session_exists', 'Session already exists')) as HttpError).status, 409);
   const unexpected = new Error('bug');

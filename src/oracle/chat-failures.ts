@@ -37,9 +37,10 @@ export interface ChatFailure {
 const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
 
 /**
- * NATS errors (by name: nats-core's classes) of a node that cannot reach its cluster for now (a partition, a
- * leader being elected, its connection reconnecting): a passing state like a restarting host, answered 503 with
- * Retry-After rather than 500.
+ * NATS errors (by name: nats-core's and JetStream's classes) of a node that cannot reach its cluster for now (a
+ * partition, a leader being elected, its connection reconnecting): a passing state like a restarting host, answered
+ * 503 with Retry-After rather than 500. `JetStreamNotEnabled` is a publish nobody in JetStream answered (no stream
+ * leader on this side of a partition).
  */
 const UNREACHABLE = new Set([
   'TimeoutError',
@@ -47,8 +48,13 @@ const UNREACHABLE = new Set([
   'RequestError',
   'ClosedConnectionError',
   'ConnectionError',
+  'JetStreamNotEnabled',
 ]);
-const unreachable = (error: unknown) => error instanceof Error && UNREACHABLE.has(error.name);
+/** JetStream's own "not now" (status 503): "JetStream system temporarily unavailable" while it has no meta leader. */
+const jetStreamNotNow = (error: Error) =>
+  error.name === 'JetStreamApiError' && (error as { status?: unknown }).status === 503;
+const unreachable = (error: unknown) =>
+  error instanceof Error && (UNREACHABLE.has(error.name) || jetStreamNotNow(error));
 
 export function failureOf(error: unknown): ChatFailure {
   if (error instanceof DomainError && isChatErrorCode(error.code))

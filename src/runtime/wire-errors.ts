@@ -1,6 +1,7 @@
 // Both threads, every node. The one codec for errors that cross a boundary: between the main thread and an actor
 // host (rpc.ts), and between nodes (the cluster's router and remote streams). An error crosses as plain data
-// (name, message; a DomainError also its code and details; between threads its stack too) and comes back as the
+// (name, message, a numeric status when it has one; a DomainError also its code and details; between threads its
+// stack too) and comes back as the
 // runtime's own class, so faces keep mapping it with instanceof. What an error *means* on arrival (a host's
 // cancelled call is its unavailability) is the receiver's policy, not the codec's.
 import { DomainError } from '../errors.js';
@@ -13,6 +14,8 @@ export interface WireError {
   stack?: string;
   code?: string;
   details?: Record<string, unknown>;
+  /** The error's own status, when it carries a number there (JetStream's API errors: 503 is "not now"). */
+  status?: number;
 }
 
 /** `error` as plain data; its stack only when asked (between threads: one process, one log). */
@@ -20,6 +23,8 @@ export function toWire(error: unknown, withStack = false): WireError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
   const wire: WireError = { name: error.name, message: error.message };
   if (withStack && error.stack !== undefined) wire.stack = error.stack;
+  const { status } = error as { status?: unknown };
+  if (typeof status === 'number') wire.status = status;
   if (error instanceof DomainError) {
     wire.code = error.code;
     wire.details = error.details;
@@ -52,5 +57,6 @@ export function fromWire(wire: WireError): Error {
   }
   error.message = wire.message;
   if (wire.stack !== undefined) error.stack = wire.stack;
+  if (wire.status !== undefined && !('status' in error)) Object.assign(error, { status: wire.status });
   return error;
 }

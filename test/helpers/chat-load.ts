@@ -99,6 +99,11 @@ export async function checkChat(
       `(${chat.turns.flatMap((turn) => turn.why ?? []).join(', ') || 'none'})`,
   );
   t.ok(count('finished') > 0, `${label}: chat turns were acknowledged`);
+  t.same(
+    chat.turns.flatMap((turn) => (turn.why?.startsWith('500') ? [`${turn.message}: ${turn.why}`] : [])),
+    [],
+    `${label}: a turn the fault stopped is answered 503 (try again), never 500`,
+  );
   const wrong: string[] = [];
   for (const [s, sessionId] of [...new Set(chat.turns.map((turn) => turn.sessionId))].entries()) {
     const history = await until(
