@@ -5,12 +5,14 @@ import type { Config } from './config.js';
 import { clusterModeOn } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { ClusterRateLimiter } from './cluster/rate-limit.js';
+import { isClusterOutOfReach } from './cluster/out-of-reach.js';
 import { openWaitingRoom } from './cluster/waiting-room.js';
 import { SERVICE_UNAVAILABLE } from './ussd/answers.js';
 import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
+import { httpErrors } from './http/errors.js';
 import { Router } from './http/router.js';
 import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
@@ -134,6 +136,13 @@ export async function startServer(
       allowlist: config.RATE_LIMIT_ALLOWLIST,
     },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
+    // A route that met NATS out of reach (a partition, an election) answers 503 with Retry-After, not 500.
+    ...(cluster
+      ? {
+          passingOutage: (error: unknown) =>
+            isClusterOutOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined,
+        }
+      : {}),
     log,
   });
   logEngine(http.engine, config.HTTP_ENGINE, log);

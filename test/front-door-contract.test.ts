@@ -7,6 +7,8 @@
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
+import { isClusterOutOfReach } from '../dist/src/cluster/out-of-reach.js';
+import { httpErrors } from '../dist/src/http/errors.js';
 import { compileProxyTrust } from '../dist/src/http/proxy-trust.js';
 import { Router } from '../dist/src/http/router.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../dist/src/http/server.js';
@@ -38,6 +40,9 @@ function router(): Router {
     )
     .get('/throws', () => {
       throw new Error('boom');
+    })
+    .get('/nats-timeout', () => {
+      throw Object.assign(new Error('TIMEOUT'), { name: 'TimeoutError' });
     })
     .get('/sse', (_req, res) => {
       const writer = res.stream(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
@@ -229,3 +234,23 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
 function withoutRetryAfter(answer: string): string {
   return answer.replace(/Retry-After: \d+/, 'Retry-After: n');
 }
+
+t.test('an error that means NATS is out of reach answers 503 with Retry-After when the node says so', async (t) => {
+  const engines = native.module ? (['uws', 'node'] as const) : (['node'] as const);
+  for (const engine of engines) {
+    const clustered = await start(t, engine, {
+      passingOutage: (error) => (isClusterOutOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined),
+    });
+    const outage = await fetch(`http://127.0.0.1:${clustered.port}/nats-timeout`);
+    t.equal(outage.status, 503, `${engine}: 503`);
+    t.equal(outage.headers.get('retry-after'), '1', `${engine}: with Retry-After`);
+    t.match(
+      await outage.json(),
+      { statusCode: 503, message: /temporarily unavailable/ },
+      `${engine}: the wire's shape`,
+    );
+    t.equal((await fetch(`http://127.0.0.1:${clustered.port}/throws`)).status, 500, `${engine}: a bug is still a 500`);
+    const single = await start(t, engine);
+    t.equal((await fetch(`http://127.0.0.1:${single.port}/nats-timeout`)).status, 500, `${engine}: unset, a 500`);
+  }
+});

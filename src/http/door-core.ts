@@ -79,6 +79,11 @@ export class DoorCore {
 
   errorReply(error: unknown, requestId: string): Reply {
     if (error instanceof HttpError) return error.toReply();
+    const passing = this.options.passingOutage?.(error);
+    if (passing) {
+      this.options.log.warn({ err: error, reqId: requestId }, 'request failed: the cluster is out of reach for now');
+      return passing.toReply();
+    }
     this.options.log.error({ err: error, reqId: requestId }, 'unhandled error in route');
     return httpErrors.internal().toReply();
   }

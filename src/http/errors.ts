@@ -47,4 +47,9 @@ export const httpErrors = {
       'Retry-After': String(retryAfterSeconds),
     }),
   internal: () => HttpError.of(500, 'Internal server error'),
+  /** A passing outage (a node cut off from its cluster): the client may try again, here or on another node. */
+  temporarilyUnavailable: () =>
+    HttpError.of(503, 'The service is temporarily unavailable; try again in a moment', undefined, {
+      'Retry-After': '1',
+    }),
 };

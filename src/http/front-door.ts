@@ -1,6 +1,7 @@
 // The front door as the rest of the server sees it: one interface, two engines (uws-engine.ts on
 // uWebSockets.js, node-engine.ts on node:http). Nothing outside src/http/ knows which one serves.
 import type { Logger } from '../log.js';
+import type { HttpError } from './errors.js';
 import type { ProxyTrust } from './proxy-trust.js';
 import type { SharedRateLimit } from './rate-limit.js';
 import type { Router } from './router.js';
@@ -26,6 +27,11 @@ export interface HttpServerOptions {
    * for the count; this node's own count answers when the shared one fails). Unset: the synchronous in-memory count.
    */
   sharedRateLimit?: SharedRateLimit;
+  /**
+   * An error no route answered that means a passing outage (cluster mode: NATS out of reach) gets this answer (a 503
+   * with Retry-After) instead of the 500 of an unexpected error.
+   */
+  passingOutage?: (error: unknown) => HttpError | undefined;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
   drainQuietMs: number;
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */

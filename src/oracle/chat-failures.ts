@@ -4,6 +4,7 @@
 import { DomainError } from '../errors.js';
 import { ActorBusyError, HostUnavailableError } from '../runtime/errors.js';
 import { isRevisionConflict } from '../store/revision.js';
+import { isClusterOutOfReach } from '../cluster/out-of-reach.js';
 import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
@@ -36,33 +37,13 @@ export interface ChatFailure {
 
 const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
 
-/**
- * NATS errors (by name: nats-core's and JetStream's classes) of a node that cannot reach its cluster for now (a
- * partition, a leader being elected, its connection reconnecting): a passing state like a restarting host, answered
- * 503 with Retry-After rather than 500. `JetStreamNotEnabled` is a publish nobody in JetStream answered (no stream
- * leader on this side of a partition).
- */
-const UNREACHABLE = new Set([
-  'TimeoutError',
-  'NoResponders',
-  'RequestError',
-  'ClosedConnectionError',
-  'ConnectionError',
-  'JetStreamNotEnabled',
-]);
-/** JetStream's own "not now" (status 503): "JetStream system temporarily unavailable" while it has no meta leader. */
-const jetStreamNotNow = (error: Error) =>
-  error.name === 'JetStreamApiError' && (error as { status?: unknown }).status === 503;
-const unreachable = (error: unknown) =>
-  error instanceof Error && (UNREACHABLE.has(error.name) || jetStreamNotNow(error));
-
 export function failureOf(error: unknown): ChatFailure {
   if (error instanceof DomainError && isChatErrorCode(error.code))
     return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof ActorBusyError)
     return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
-  if (error instanceof HostUnavailableError || unreachable(error)) return { code: 'host_unavailable', message };
+  if (error instanceof HostUnavailableError || isClusterOutOfReach(error)) return { code: 'host_unavailable', message };
   if (isRevisionConflict(error)) return { code: 'session_changed', message };
   return { code: 'internal', message };
 }

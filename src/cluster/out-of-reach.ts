@@ -1,0 +1,21 @@
+// Both threads (pure): whether an error says that this node cannot reach its NATS cluster for now (a partition, a
+// leader being elected, its connection reconnecting): a passing state, answered 503 with Retry-After, never 500.
+// By name (and JetStream's status), so an error that crossed a thread or a node (runtime/wire-errors.ts) still
+// counts.
+
+/** nats-core's and JetStream's classes, by name. `JetStreamNotEnabled`: a publish no JetStream responder answered. */
+const OUT_OF_REACH = new Set([
+  'TimeoutError',
+  'NoResponders',
+  'RequestError',
+  'ClosedConnectionError',
+  'ConnectionError',
+  'JetStreamNotEnabled',
+]);
+
+export function isClusterOutOfReach(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (OUT_OF_REACH.has(error.name)) return true;
+  // JetStream's own "not now": "JetStream system temporarily unavailable" while it has no meta leader.
+  return error.name === 'JetStreamApiError' && (error as { status?: unknown }).status === 503;
+}
