@@ -109,7 +109,13 @@ export async function readJournal<T>(
             message: decoded,
           });
         }
-        if (message.seq >= range.to || message.info.pending === 0) {
+        // The end is `to`, never the reader's pending count: a reader (an R1 ordered consumer) is placed on any of
+        // the stream's servers, and on one still catching up (back from a partition) it counts 0 pending at that
+        // server's last message, short of what the leader acknowledged. Stopping there skipped records for good
+        // (catchUp marks everything through `to` read): a loaded partition missed a session's last steps ("END Your
+        // session has expired" in test/cluster-partitions). Fetching on waits for that server to catch up; a fetch
+        // that brings nothing is handled below (and a reader made again elsewhere).
+        if (message.seq >= range.to) {
           done = true;
           break;
         }
