@@ -86,6 +86,9 @@ const REPLY_GRACE_MS = 1_000;
 const RESUBSCRIBE_POLL_MS = 25;
 /** ...then less and less often (a dead owner's partitions wait for its lease to lapse: seconds). */
 const MAX_RETRY_BACKOFF_MS = 500;
+/** The queue group of the partitions' subjects: NATS gives each request to one subscriber. */
+const OWNERS_QUEUE = 'owners';
+
 /** Answered by a node that received a request for a partition it is giving back: the caller retries. */
 const MOVED = 'PartitionMovedError';
 
@@ -291,7 +294,10 @@ export class NatsActorRouter implements ActorRouter {
     if (this.#connection.nc.isClosed()) return;
     for (const partition of owned) {
       if (this.#subscriptions.has(partition)) continue;
+      // One queue group for every node: two nodes that both answer for a partition for a moment (a lease moving, a
+      // split healing) are handed each request once between them, so a call never runs twice.
       const subscription = this.#connection.nc.subscribe(this.subjectOf(partition), {
+        queue: OWNERS_QUEUE,
         callback: (error, msg) => {
           if (!error) void this.#answer(partition, msg);
         },
