@@ -13,9 +13,14 @@ const OUT_OF_REACH = new Set([
   'JetStreamNotEnabled',
 ]);
 
+/**
+ * JetStream's own "not now" (status 503; its `code` is the API's err_code, 10008): "JetStream system temporarily
+ * unavailable" while it has no meta leader, or on a server just back from a pause or a partition.
+ */
+export function isJetStreamNotNow(error: unknown): boolean {
+  return error instanceof Error && error.name === 'JetStreamApiError' && (error as { status?: unknown }).status === 503;
+}
+
 export function isClusterOutOfReach(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (OUT_OF_REACH.has(error.name)) return true;
-  // JetStream's own "not now": "JetStream system temporarily unavailable" while it has no meta leader.
-  return error.name === 'JetStreamApiError' && (error as { status?: unknown }).status === 503;
+  return error instanceof Error && (OUT_OF_REACH.has(error.name) || isJetStreamNotNow(error));
 }

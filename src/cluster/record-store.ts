@@ -22,6 +22,7 @@ import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
+import { isJetStreamNotNow } from './out-of-reach.js';
 
 export interface StoredRecord<T> extends Versioned<T> {
   readonly key: string[];
@@ -88,12 +89,12 @@ export async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
     try {
       return await request();
     } catch (error) {
-      // "JetStream system temporarily unavailable" (a JetStreamApiError: status 503, code 10008): a server just back
-      // from a pause or a partition refuses to host a new reader while it catches up.
+      // JetStream's "not now" too: a server just back from a pause or a partition refuses to host a new reader
+      // while it catches up.
       const passing =
-        /no suitable peers for placement|timeout|no responders|temporarily unavailable/i.test(
-          (error as Error).message,
-        ) || (error as { code?: unknown }).code === 503;
+        /no suitable peers for placement|timeout|no responders/i.test((error as Error).message) ||
+        (error as { code?: unknown }).code === 503 ||
+        isJetStreamNotNow(error);
       if (!passing || Date.now() - started > PASSING_WAIT_MS) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
