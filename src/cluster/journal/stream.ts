@@ -1,7 +1,7 @@
 // Either thread: the stream behind a partition journal (journal.ts) and the few things done to it: open it, read a
 // range of it in order, and the three kinds of message it holds. One replicated stream per record family,
 // `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
-import { DeliverPolicy } from '@nats-io/jetstream';
+import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
 import { whilePassing } from '../record-store.js';
 
@@ -145,6 +145,23 @@ export async function journalState(
     firstSeq: state.first_seq,
     subjects: Object.keys(state.subjects ?? {}),
   };
+}
+
+/**
+ * The first message on `subject` after sequence `after` (undefined: none), from the stream leader: its sequence, its
+ * message id (the `Nats-Msg-Id` header it was published with) and its bytes.
+ */
+export async function nextOnSubject(
+  stream: JournalStream,
+  subject: string,
+  after: number,
+): Promise<{ seq: number; msgID: string | undefined; data: Uint8Array } | undefined> {
+  // STREAM.MSG.GET takes `next_by_subj` with a start sequence (nats-server >= 2.10); the client's type lacks it.
+  const query = { seq: after + 1, next_by_subj: subject } as unknown as MsgRequest;
+  const message = await stream.connection.jsm.streams.getMessage(stream.name, query);
+  return message
+    ? { seq: message.seq, msgID: message.header?.get('Nats-Msg-Id') || undefined, data: message.data }
+    : undefined;
 }
 
 /** The sequence of the newest message on `subject` (0: none kept). */
