@@ -3,7 +3,7 @@
 // the two servers. Nothing written at once is lost either way (src/cluster/remote-stream.ts: the owner holds its
 // frames until it heard the caller, and the caller's first word is repeated until the owner's subscription is there).
 import t from 'tap';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect } from '@nats-io/transport-node';
 import { openRemoteStream, relayToCaller } from '../dist/src/cluster/remote-stream.js';
 import type { ActorStream } from '../dist/src/runtime/router.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
