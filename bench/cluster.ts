@@ -23,7 +23,8 @@ type Bench = (typeof BENCHES)[number];
 export const USAGE = `usage: npm run bench:cluster -- [flags]
   --only ussd,chat     benchmarks to run (BENCH_ONLY; default both)
   --seconds N          length of each load run (BENCH_SECONDS, default 5)
-  --connections N      autocannon connections for USSD (BENCH_CONNECTIONS, default 48: 16 per cluster node)
+  --connections N,M    autocannon connections for USSD, one set of rows per count (BENCH_CONNECTIONS, default
+                       48,288: 16 and 96 per cluster node; a step's cost depends on how many are in flight)
   --streams N          concurrent chat streams (default 24)
   --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
   --nats-sync MODE     always (default: NATS fsyncs every write before acknowledging it, as cluster mode requires)
@@ -33,7 +34,8 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
 interface ClusterBenchOptions {
   only: Bench[];
   seconds: number;
-  connections: number;
+  /** USSD connections: the USSD rows are measured once per count, in this order. */
+  connections: number[];
   streams: number;
   /** Also measure 3 independent single-node servers driven like the cluster. */
   control: boolean;
@@ -74,12 +76,26 @@ export function parseClusterBenchOptions(
   return {
     only: only as Bench[],
     seconds: positive('seconds', values.seconds, 5),
-    connections: positive('connections', values.connections, 48),
+    connections: connectionCounts(values.connections || DEFAULT_CONNECTIONS),
     streams: positive('streams', values.streams, 24),
     control: !values['no-control'],
     natsSync,
     json: values.json || undefined,
   };
+}
+
+/**
+ * USSD connections by default: the bench's historic 48 (an append carries 8-9 steps), and 288, where appends
+ * carry 30 and more and the cluster's CPU per step is about a third of that (docs/cluster.md, the levers).
+ */
+const DEFAULT_CONNECTIONS = '48,288';
+
+/** "48,288" -> [48, 288]; each a positive whole number. */
+function connectionCounts(list: string): number[] {
+  return list.split(',').map((count) => {
+    if (count.trim() === '') throw new Error(`--connections: an empty count in ${JSON.stringify(list)}`);
+    return positive('connections', count.trim(), 48);
+  });
 }
 
 /** Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). */
@@ -184,14 +200,17 @@ async function warmUssd(target: Target, label: string): Promise<void> {
     await Promise.all(sessions.slice(i, i + 32).map((id, j) => dial(id, i + j)));
 }
 
+/** The key of a USSD run's results: one per connection count. */
+const ussdCase = (connections: number) => `ussd ${connections}`;
+
 /** Both benchmarks against one target; `label` names the target in the rows. */
 async function measureTarget(
   target: Target,
   options: ClusterBenchOptions,
   invocation: string,
   label: string,
-): Promise<Partial<Record<Bench, Measured>>> {
-  const results: Partial<Record<Bench, Measured>> = {};
+): Promise<Map<string, Measured>> {
+  const results = new Map<string, Measured>();
   const withRss = (measured: Measured): Measured => ({
     ...measured,
     extra: { ...measured.extra, ...target.rssMiBByPart?.() },
@@ -216,21 +235,30 @@ async function measureTarget(
   };
   if (options.only.includes('ussd')) {
     await warmUssd(target, label);
-    results.ussd = withRss(
-      await counted('ussd', () => measureUssd(target, { ...options, ussdIds: 'gateway' }, `ussd-${label}`)),
-    );
+    for (const connections of options.connections)
+      results.set(
+        ussdCase(connections),
+        withRss(
+          await counted('ussd', () =>
+            measureUssd(target, { ...options, connections, ussdIds: 'gateway' }, `ussd-${label}-${connections}`),
+          ),
+        ),
+      );
   }
   if (options.only.includes('chat')) {
     // One session per caller (a second turn on a session aborts the first), created through the node it streams to.
     const sessions = await createSessions(target, invocation, options.streams);
     const { headers, body } = turnRequest(invocation);
-    results.chat = withRss(
-      await counted('chat', () =>
-        measureSse(target, {
-          seconds: options.seconds,
-          concurrency: options.streams,
-          request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
-        }),
+    results.set(
+      'chat',
+      withRss(
+        await counted('chat', () =>
+          measureSse(target, {
+            seconds: options.seconds,
+            concurrency: options.streams,
+            request: (index) => ({ path: `/messages/${sessions[index]}`, headers, body }),
+          }),
+        ),
       ),
     );
   }
@@ -251,7 +279,7 @@ export async function main(argv: string[]): Promise<void> {
   );
 
   const single = await startOracle(keys, NODE_ENV);
-  let one: Partial<Record<Bench, Measured>>;
+  let one: Map<string, Measured>;
   try {
     one = await measureTarget(single, options, invocation, 'single');
   } finally {
@@ -260,7 +288,7 @@ export async function main(argv: string[]): Promise<void> {
 
   // The control: three nodes as independent single-node servers (own LMDB, no NATS), driven like the cluster.
   // What it costs over one node is three processes sharing this machine's cores, not cluster mode.
-  let control: Partial<Record<Bench, Measured>> | undefined;
+  let control: Map<string, Measured> | undefined;
   if (options.control) {
     const servers = await Promise.all([0, 1, 2].map(() => startOracle(keys, NODE_ENV)));
     try {
@@ -271,7 +299,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
-  let three: Partial<Record<Bench, Measured>>;
+  let three: Map<string, Measured>;
   try {
     const cluster = await startLocalNodes({
       natsUrl: nats.urls,
@@ -296,7 +324,7 @@ export async function main(argv: string[]): Promise<void> {
         `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
       );
       three = await measureTarget(target, options, invocation, 'cluster');
-      for (const measured of Object.values(three))
+      for (const measured of three.values())
         Object.assign((measured.extra ??= {}), {
           idleCpuMsPerS: idle.cpuMsPerS,
           idleNatsCpuMsPerS: idle.natsCpuMsPerS,
@@ -309,25 +337,43 @@ export async function main(argv: string[]): Promise<void> {
     await nats.stop();
   }
 
+  // One group of rows per case: USSD once per connection count (the first count's rows keep their plain names, so
+  // runs compare with earlier ones), then chat.
+  const cases = [
+    ...(options.only.includes('ussd')
+      ? options.connections.map((connections, i) => ({
+          bench: 'ussd' as const,
+          key: ussdCase(connections),
+          suffix: i === 0 ? '' : `, ${connections} connections`,
+          title: `USSD: ${connections} connections, ${options.seconds} s each, whole sessions`,
+        }))
+      : []),
+    ...(options.only.includes('chat')
+      ? [
+          {
+            bench: 'chat' as const,
+            key: 'chat',
+            suffix: '',
+            title: `Chat (SSE turns, built-in agent): ${options.streams} concurrent streams, ${options.seconds} s each`,
+          },
+        ]
+      : []),
+  ];
   const rows: Row[] = [];
-  for (const bench of options.only) {
-    const base = row(bench, 'one node, LMDB', one[bench]!);
-    const group = [
+  for (const { bench, key, suffix, title } of cases) {
+    const base = row(bench, `one node, LMDB${suffix}`, one.get(key)!);
+    const controlRow =
+      control && row(bench, `3 nodes, own LMDB each, no NATS (control)${suffix}`, control.get(key)!, base);
+    const clusterRow = row(
+      bench,
+      `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})${suffix}`,
+      three.get(key)!,
       base,
-      ...(control ? [row(bench, '3 nodes, own LMDB each, no NATS (control)', control[bench]!, base)] : []),
-      row(
-        bench,
-        `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})`,
-        three[bench]!,
-        base,
-      ),
-    ];
-    printRows(
-      bench === 'ussd'
-        ? `USSD: ${options.connections} connections, ${options.seconds} s each, whole sessions (ratios: row / one node)`
-        : `Chat (SSE turns, built-in agent): ${options.streams} concurrent streams, ${options.seconds} s each (ratios: row / one node)`,
-      group,
     );
+    // The figure cluster mode's cost is judged by: its CPU per operation over the control's, same run.
+    if (controlRow) clusterRow.extra.cpuVsControl = clusterRow.cpuMsPerOp / controlRow.cpuMsPerOp;
+    const group = [base, ...(controlRow ? [controlRow] : []), clusterRow];
+    printRows(`${title} (ratios: row / one node; cpuVsControl: cluster / control)`, group);
     rows.push(...group);
   }
   if (options.json) writeJson(options.json, meta, rows);

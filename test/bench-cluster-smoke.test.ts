@@ -1,6 +1,7 @@
 // Keeps `npm run bench:cluster` from rotting: both benchmarks with a very short run against one node, the control
 // (3 independent nodes) and the 3-node cluster (3 nats-servers), through the compiled harness as a child process;
-// the JSON it writes has every target's rows, the cluster's CPU split into nodes and NATS, and the ratios to one node.
+// the JSON it writes has every target's rows (USSD once per connection count), the cluster's CPU split into nodes and
+// NATS, the ratios to one node, and the cluster's CPU over the control's.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
   const json = join(dir, 'bench.json');
   const child = spawn(
     process.execPath,
-    [BENCH, '--seconds', '0.5', '--connections', '6', '--streams', '3', '--json', json],
+    [BENCH, '--seconds', '0.5', '--connections', '6,9', '--streams', '3', '--json', json],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   t.teardown(() => {
@@ -42,6 +43,9 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
       'ussd: one node, LMDB',
       'ussd: 3 nodes, own LMDB each, no NATS (control)',
       'ussd: 3 nodes + 3 NATS (JetStream)',
+      'ussd: one node, LMDB, 9 connections',
+      'ussd: 3 nodes, own LMDB each, no NATS (control), 9 connections',
+      'ussd: 3 nodes + 3 NATS (JetStream), 9 connections',
       'chat: one node, LMDB',
       'chat: 3 nodes, own LMDB each, no NATS (control)',
       'chat: 3 nodes + 3 NATS (JetStream)',
@@ -52,10 +56,11 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
     for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes'])
       t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
   }
-  for (const control of [report.rows[1], report.rows[4]])
-    t.match(control, { baseline: 'one node, LMDB', extra: { nodesCpuMsPerOp: Number } });
-  for (const cluster of [report.rows[2], report.rows[5]]) {
-    t.equal(cluster.baseline, 'one node, LMDB');
+  const groups = [report.rows.slice(0, 3), report.rows.slice(3, 6), report.rows.slice(6, 9)];
+  for (const [base, control] of groups) t.match(control, { baseline: base.name, extra: { nodesCpuMsPerOp: Number } });
+  for (const [base, control, cluster] of groups) {
+    t.equal(cluster.baseline, base.name);
+    t.equal(cluster.extra.cpuVsControl, cluster.cpuMsPerOp / control.cpuMsPerOp, 'CPU over the control, same run');
     // NATS may use less than one clock tick (10 ms) in half a second when the nodes send it little.
     t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');
     t.ok(
@@ -67,6 +72,7 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
     t.ok(cluster.extra.natsMsgsPerOp >= 2, `NATS messages per operation (${cluster.extra.natsMsgsPerOp})`);
     t.ok(cluster.extra.idleCpuMsPerS > 0, 'the cluster at rest costs some CPU');
   }
-  for (const control of [report.rows[1], report.rows[4]])
-    t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
+  for (const [, control] of groups) t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
+  t.match(stdout, /USSD: 6 connections/);
+  t.match(stdout, /USSD: 9 connections/);
 });
