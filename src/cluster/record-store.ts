@@ -16,6 +16,7 @@ import {
   JetStreamApiError,
   type JetStreamClient,
   type JetStreamManager,
+  type JsMsg,
 } from '@nats-io/jetstream';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
@@ -243,47 +244,83 @@ export class KvRecordStore<T> {
   }
 
   /**
-   * Every record under `prefix`, in no particular order, read in one pass: an ordered consumer delivering the last
-   * write of each key (about two requests, however many records; `list` reads each record apart). For a bounded
-   * group of keys read whole, such as one user's session index.
+   * Every record under `prefix`, in no particular order, read in one pass (`#newestUnder`: about three requests,
+   * however many records; `list` reads each record apart). For a bounded group of keys read whole, such as one
+   * user's session index. It holds at least every write acknowledged before the call.
    */
-  all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
-    return whilePassing(() => this.#all(prefix));
+  async all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
+    const subjectPrefix = `$KV.${this.bucket}.`;
+    return [...(await this.#newestUnder(prefix, false)).values()].map((message) => ({
+      key: decodeKey(message.subject.slice(subjectPrefix.length)),
+      value: message.json<T>(),
+      revision: message.seq,
+    }));
   }
 
-  async #all(prefix: RecordKey): Promise<StoredRecord<T>[]> {
-    const subjectPrefix = `$KV.${this.bucket}.`;
-    const consumer = await this.reader.consumers.get(`KV_${this.bucket}`, {
-      filter_subjects: `${subjectPrefix}${prefixFilter(prefix)}`,
-      deliver_policy: DeliverPolicy.LastPerSubject,
-    });
-    const { num_pending: pending } = await consumer.info(true);
-    const records: StoredRecord<T>[] = [];
-    if (pending === 0) return records;
-    for await (const message of await consumer.fetch({ max_messages: pending })) {
-      // A deletion's marker carries KV-Operation; a record's write carries none (or PUT).
-      const operation = message.headers?.get('KV-Operation');
-      if (!operation || operation === 'PUT') {
-        records.push({
-          key: decodeKey(message.subject.slice(subjectPrefix.length)),
-          value: message.json<T>(),
-          revision: message.seq,
-        });
+  /**
+   * The newest write of each key under `prefix` that is a record (deleted keys left out), by subject, as of at least
+   * this call, read through a reader (an R1 ordered consumer delivering each key's last write).
+   *
+   * Why it reads up to the leader's newest write under the prefix rather than until the reader counts 0 pending:
+   * nats-server places a reader on any of the stream's servers, and on one still catching up (back from a pause or a
+   * partition) the reader delivers that server's state: records acknowledged meanwhile missing, older versions of
+   * others, and 0 pending at that server's last message (test/cluster-record-store-lagging-reader). The newest write
+   * under the prefix comes from STREAM.MSG.GET, which only the stream leader answers (members answer "not available"
+   * while it has none; STREAM.INFO would be answered by a leaderless member with its own state), and costs one
+   * request against the two of a listing. Short of it, the reader fetches on while its server catches up; writes
+   * delivered after a key's first one replace it, so stale versions and deleted keys drop out. A fetch that brings
+   * nothing (a server that is not catching up) makes a new reader, placed anew; past PASSING_WAIT_MS it fails.
+   */
+  #newestUnder(prefix: RecordKey, headersOnly: boolean): Promise<Map<string, JsMsg>> {
+    const stream = `KV_${this.bucket}`;
+    const filter = `$KV.${this.bucket}.${prefixFilter(prefix)}`;
+    const started = Date.now();
+    return whilePassing(async () => {
+      const newest = (await this.jsm.streams.getMessage(stream, { last_by_subj: filter }))?.seq ?? 0;
+      const latest = new Map<string, JsMsg>();
+      if (newest === 0) return latest;
+      const consumer = await this.reader.consumers.get(stream, {
+        filter_subjects: filter,
+        deliver_policy: DeliverPolicy.LastPerSubject,
+        ...(headersOnly ? { headers_only: true } : {}),
+      });
+      let through = 0;
+      for (let batch = Math.max((await consumer.info(true)).num_pending, 1); ; ) {
+        let received = 0;
+        for await (const message of await consumer.fetch({ max_messages: batch, expires: 2_000 })) {
+          received++;
+          through = Math.max(through, message.seq);
+          // A deletion's marker carries KV-Operation; a record's write carries none (or PUT).
+          const operation = message.headers?.get('KV-Operation');
+          if (!operation || operation === 'PUT') latest.set(message.subject, message);
+          else latest.delete(message.subject);
+          if (through >= newest) return latest;
+        }
+        // Named TimeoutError, either failure counts as the cluster out of reach for now (a 503, out-of-reach.ts).
+        const behind = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
+        const short = `the reader of ${stream} under ${filter} delivered through sequence ${through} of ${newest}`;
+        // whilePassing takes "timeout" for a passing state: a new reader, placed anew, while its wait lasts.
+        if (received === 0) throw behind(`timeout: ${short}`);
+        // Without "timeout" in the message, whilePassing gives up at once.
+        if (Date.now() - started > PASSING_WAIT_MS)
+          throw behind(`${short}, still behind after ${Date.now() - started} ms`);
+        batch = Math.min(newest - through, 4_096);
       }
-      if (message.info.pending === 0) break;
-    }
-    return records;
+    });
   }
 
   /**
    * Records under `prefix` in key order, `limit` at a time. Each page walks the key names under the prefix (headers
-   * only) and reads its own records: fine for a family's bounded index (a user's sessions), not for a long log
-   * (transcripts are read by ranges of numbered keys instead).
+   * only, through `#newestUnder`, so no key acknowledged before the call is missed) and reads its own records from
+   * the stream leader: fine for a family's bounded index (a user's sessions), not for a long log (transcripts are
+   * read by ranges of numbered keys instead).
    */
   async list(prefix: RecordKey, options: { after?: string; limit?: number } = {}): Promise<RecordPage<T>> {
     const limit = options.limit ?? 100;
-    const names: string[] = [];
-    for await (const name of await this.kv.keys(prefixFilter(prefix))) names.push(name);
+    const subjectPrefix = `$KV.${this.bucket}.`;
+    const names = [...(await this.#newestUnder(prefix, true)).keys()].map((subject) =>
+      subject.slice(subjectPrefix.length),
+    );
     names.sort();
     const start = options.after === undefined ? 0 : names.findIndex((name) => name > options.after!);
     const page = start < 0 ? [] : names.slice(start, start + limit);
@@ -297,7 +334,10 @@ export class KvRecordStore<T> {
 
   /**
    * Calls `onChange` with the current record of every key under `prefix`, then with every write after it, in the
-   * bucket's order. Resolves once the watch is set up; `stop()` ends it.
+   * bucket's order. Resolves once the watch is set up; `stop()` ends it. Its consumer may sit on a server still
+   * catching up, whose "current" records are older than what was acknowledged (later writes follow, in order): a
+   * caller that needs every write acknowledged before some moment waits until the watch delivered a sequence the
+   * stream leader gave (`lastSequence`, or a write's own revision), as the revocations and the lease table do.
    */
   async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
     const watcher = await whilePassing(() => this.kv.watch({ key: prefixFilter(prefix) }));
