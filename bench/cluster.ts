@@ -90,12 +90,13 @@ export function parseClusterBenchOptions(
  */
 const DEFAULT_CONNECTIONS = '48,288';
 
-/** "48,288" -> [48, 288]; each a positive whole number. */
+/** "48,288" -> [48, 288]; each a positive whole number, each once (a count is a set of rows). */
 function connectionCounts(list: string): number[] {
-  return list.split(',').map((count) => {
+  const counts = list.split(',').map((count) => {
     if (count.trim() === '') throw new Error(`--connections: an empty count in ${JSON.stringify(list)}`);
     return positive('connections', count.trim(), 48);
   });
+  return [...new Set(counts)];
 }
 
 /** Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). */
