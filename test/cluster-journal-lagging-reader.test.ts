@@ -6,7 +6,7 @@
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { encodeMessage, openJournalStream, readJournal } from '../dist/src/cluster/journal/stream.js';
-import { startTestNatsCluster } from './helpers/nats-cluster.js';
+import { laggingFollower, startTestNatsCluster, whilePaused } from './helpers/nats-cluster.js';
 
 t.setTimeout(120_000);
 const nats = await startTestNatsCluster(t);
@@ -18,28 +18,21 @@ t.test('reads through a lagging server still deliver every message up to the end
   await setup.js.publish(`${stream.base}.w`, encodeMessage({ o: 1 }));
   const leader = (await setup.jsm.streams.info(stream.name)).cluster!.leader!;
   await setup.close();
-  // The server to fall behind: neither the meta leader (readers must still be placed) nor the stream's leader.
-  const lagging = nats.servers.find((server) => server.name !== meta && server.name !== leader)!;
-  const connection = await connectCluster(
-    { NATS_URL: [nats.servers.find((server) => server.name === leader)!.url], NATS_PREFIX: 'lag' },
-    'lag-reader',
-  );
+  const { lagging, leaderUrl } = laggingFollower(nats, meta, leader);
+  const connection = await connectCluster({ NATS_URL: [leaderUrl], NATS_PREFIX: 'lag' }, 'lag-reader');
   t.teardown(() => connection.close());
   const journal = { ...stream, connection };
 
   // Paused while the other two acknowledge many messages, then resumed: it catches up over the next seconds.
-  process.kill(lagging.pid!, 'SIGSTOP');
   const records = 20_000;
-  try {
+  await whilePaused([lagging], async () => {
     for (let sent = 0; sent < records; sent += 200)
       await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
           connection.js.publish(`${stream.base}.w`, encodeMessage({ r: [[0, `k${sent + i}`, sent + i]] })),
         ),
       );
-  } finally {
-    process.kill(lagging.pid!, 'SIGCONT');
-  }
+  });
   const { state } = await connection.jsm.streams.info(stream.name);
 
   // Each read makes a reader of its own: some land on the lagging server while it is behind.

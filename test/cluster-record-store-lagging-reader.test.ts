@@ -6,7 +6,7 @@
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { startTestNatsCluster } from './helpers/nats-cluster.js';
+import { laggingFollower, startTestNatsCluster, whilePaused } from './helpers/nats-cluster.js';
 
 t.setTimeout(120_000);
 const nats = await startTestNatsCluster(t);
@@ -23,12 +23,8 @@ t.test('a listing through a lagging server holds exactly what was acknowledged b
   const stream = 'KV_lagkv_index';
   const leader = (await setup.jsm.streams.info(stream)).cluster!.leader!;
   await setup.close();
-  // The server to fall behind: neither the meta leader (readers must still be placed) nor the stream's leader.
-  const lagging = nats.servers.find((server) => server.name !== meta && server.name !== leader)!;
-  const connection = await connectCluster(
-    { NATS_URL: [nats.servers.find((server) => server.name === leader)!.url], NATS_PREFIX: 'lagkv' },
-    'lagkv-reader',
-  );
+  const { lagging, leaderUrl } = laggingFollower(nats, meta, leader);
+  const connection = await connectCluster({ NATS_URL: [leaderUrl], NATS_PREFIX: 'lagkv' }, 'lagkv-reader');
   t.teardown(() => connection.close());
   const store = await KvRecordStore.open<Row>(connection, { name: 'index' });
 
@@ -48,9 +44,8 @@ t.test('a listing through a lagging server holds exactly what was acknowledged b
 
   // Paused while the other two acknowledge many writes (another user's, then changes under the prefix: 200 new
   // records, 100 updated, 50 deleted), then resumed: it catches up over the next seconds, the prefix's changes last.
-  process.kill(lagging.pid!, 'SIGSTOP');
   const started = Date.now();
-  try {
+  await whilePaused([lagging], async () => {
     await inBatches(6_000, (i) => store.put(['u', 'did:key:bob', `b${i}`], { n: i, v: 1 }));
     await inBatches(200, (i) => put(300 + i, 1));
     await inBatches(100, (i) => put(i, 2));
@@ -58,9 +53,7 @@ t.test('a listing through a lagging server holds exactly what was acknowledged b
       await store.delete([...prefix, `s${100 + i}`]);
       expected.delete(`s${100 + i}`);
     });
-  } finally {
-    process.kill(lagging.pid!, 'SIGCONT');
-  }
+  });
   t.comment(`writes while paused: ${Date.now() - started} ms`);
   t.equal(expected.size, 450, 'acknowledged under the prefix: 300 + 200 new - 50 deleted');
 
@@ -93,7 +86,3 @@ t.test('a listing through a lagging server holds exactly what was acknowledged b
   t.comment(`readers on the lagging server (${lagging.name}): ${onLagging}`);
   t.ok(onLagging > 0, 'some listings read through the lagging server');
 });
-
-function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}

@@ -74,6 +74,9 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
+/** A reader that fell behind: named TimeoutError, so it counts as the cluster out of reach for now (a 503). */
+const readerBehind = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
+
 /** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
 const PASSING_WAIT_MS = 45_000;
 
@@ -296,14 +299,12 @@ export class KvRecordStore<T> {
           else latest.delete(message.subject);
           if (through >= newest) return latest;
         }
-        // Named TimeoutError, either failure counts as the cluster out of reach for now (a 503, out-of-reach.ts).
-        const behind = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
         const short = `the reader of ${stream} under ${filter} delivered through sequence ${through} of ${newest}`;
         // whilePassing takes "timeout" for a passing state: a new reader, placed anew, while its wait lasts.
-        if (received === 0) throw behind(`timeout: ${short}`);
+        if (received === 0) throw readerBehind(`timeout: ${short}`);
         // Without "timeout" in the message, whilePassing gives up at once.
         if (Date.now() - started > PASSING_WAIT_MS)
-          throw behind(`${short}, still behind after ${Date.now() - started} ms`);
+          throw readerBehind(`${short}, still behind after ${Date.now() - started} ms`);
         batch = Math.min(newest - through, 4_096);
       }
     });

@@ -32,3 +32,32 @@ export async function startTestNatsCluster(t: { teardown(fn: () => unknown): voi
   t.teardown(() => cluster.stop());
   return cluster;
 }
+
+/**
+ * For a read through a server still catching up: the stream's follower that is not the meta leader (to pause:
+ * readers must still be placed meanwhile), and the stream leader's URL (a connection there only is answered while
+ * the follower is paused).
+ */
+export function laggingFollower(
+  cluster: NatsCluster,
+  metaLeader: string,
+  streamLeader: string,
+): { lagging: NatsCluster['servers'][number]; leaderUrl: string } {
+  return {
+    lagging: cluster.servers.find((server) => server.name !== metaLeader && server.name !== streamLeader)!,
+    leaderUrl: cluster.servers.find((server) => server.name === streamLeader)!.url,
+  };
+}
+
+/** Runs `work` with the servers' processes paused (SIGSTOP), and resumes them however `work` ends. */
+export async function whilePaused<R>(
+  servers: readonly { pid: number | undefined }[],
+  work: () => Promise<R>,
+): Promise<R> {
+  for (const server of servers) process.kill(server.pid!, 'SIGSTOP');
+  try {
+    return await work();
+  } finally {
+    for (const server of servers) process.kill(server.pid!, 'SIGCONT');
+  }
+}
