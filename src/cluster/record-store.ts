@@ -240,10 +240,14 @@ export class KvRecordStore<T> {
     };
   }
 
-  /** The bucket's last sequence (0 when empty): every write acknowledged before this call is at or below it. */
+  /**
+   * The bucket's last sequence (0 when empty): every write acknowledged before this call is at or below it. Read as
+   * the newest write under the whole bucket (`lastWrite`), which only the stream leader answers: a member that has
+   * lost its leader answers STREAM.INFO with its own state, which after a partition may lack writes acknowledged
+   * meanwhile (test/cluster-revocation-leaderless), while STREAM.MSG.GET then fails ("temporarily unavailable").
+   */
   async lastSequence(): Promise<number> {
-    const { state } = await this.jsm.streams.info(`KV_${this.bucket}`);
-    return state.messages === 0 ? 0 : state.last_seq;
+    return (await this.lastWrite([]))?.revision ?? 0;
   }
 
   /**

@@ -1,7 +1,8 @@
 // Cluster mode (main thread: each authentication reads it): revocations in the JetStream KV bucket
 // `oracle_revocations`, by revocation key. Every node watches the bucket into a local map, so a check reads memory. Before it
-// answers, the map is brought up to the bucket's last write as of the check (its sequence, one request), so a
-// revocation acknowledged on any node before the check is refused here too. Checks that arrive while such a probe
+// answers, the map is brought up to the bucket's last write as of the check (its sequence, one request that only the
+// stream leader answers), so a revocation acknowledged on any node before the check is refused here too; without a
+// leader the check fails rather than trust a server cut off from the others. Checks that arrive while such a probe
 // is in flight share the next one: at most one probe is outstanding, however many requests authenticate.
 import type { ClusterConnection } from '../cluster/connection.js';
 import { KvRecordStore, type RecordChange } from '../cluster/record-store.js';
