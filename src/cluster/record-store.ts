@@ -244,7 +244,7 @@ export class KvRecordStore<T> {
    * The bucket's last sequence (0 when empty): every write acknowledged before this call is at or below it. Read as
    * the newest write under the whole bucket (`lastWrite`), which only the stream leader answers: a member that has
    * lost its leader answers STREAM.INFO with its own state, which after a partition may lack writes acknowledged
-   * meanwhile (test/cluster-revocation-leaderless), while STREAM.MSG.GET then fails ("temporarily unavailable").
+   * meanwhile (test/cluster-leaderless-server), while STREAM.MSG.GET then fails ("temporarily unavailable").
    */
   async lastSequence(): Promise<number> {
     return (await this.lastWrite([]))?.revision ?? 0;

@@ -131,15 +131,24 @@ export async function readJournal<T>(
   });
 }
 
-/** The stream's last sequence (0 when it holds nothing) and the subjects of its writers, with one request. */
+/**
+ * The stream's last sequence (0 when it holds nothing) and the subjects of its writers, with one request. Only the
+ * stream leader's answer is taken: a server that lost its leader answers with its own state, which after a partition
+ * may lack appends acknowledged meanwhile (test/cluster-leaderless-server), so such an answer fails as a
+ * timeout, as the request does while a leader is elected.
+ */
 export async function journalState(
   stream: JournalStream,
   withSubjects = false,
 ): Promise<{ lastSeq: number; firstSeq: number; subjects: string[] }> {
-  const { state } = await stream.connection.jsm.streams.info(
+  const { state, cluster } = await stream.connection.jsm.streams.info(
     stream.name,
     withSubjects ? { subjects_filter: `${stream.base}.*` } : undefined,
   );
+  if (cluster && !cluster.leader)
+    throw Object.assign(new Error(`timeout: journal ${stream.name} has no leader, its state may be stale`), {
+      name: 'TimeoutError',
+    });
   return {
     lastSeq: state.messages === 0 ? 0 : state.last_seq,
     firstSeq: state.first_seq,
