@@ -11,7 +11,7 @@ import { findNatsServer, startNatsCluster, type NatsCluster } from '../src/tools
 import { positive } from './lib/options.js';
 import { createSessions, oracleKeys, startOracle, warmInvocation } from './lib/oracle.js';
 import { cpuSecondsOf, portFor, rssBytesOf, type LoadTarget } from './lib/process.js';
-import { printRows, row, runMeta, writeJson, type Measured, type Row } from './lib/report.js';
+import { median, printRows, row, runMeta, writeJson, type Measured, type Row } from './lib/report.js';
 import { measureSse } from './lib/sse-load.js';
 import { turnRequest } from './sse.js';
 import { measureUssd } from './ussd.js';
@@ -27,6 +27,8 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
                        48,288: 16 and 96 per cluster node; a step's cost depends on how many are in flight)
   --streams N          concurrent chat streams (default 24)
   --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
+  --rounds N           measure the control and the cluster in turn N times, side by side (default 1):
+                       this machine's speed drifts within minutes, so each round's ratio is taken minutes apart at most
   --nats-sync MODE     always (default: NATS fsyncs every write before acknowledging it, as cluster mode requires)
                        or default (the server's own 2-minute flush, for measuring what the sync costs) (BENCH_NATS_SYNC)
   --json PATH          write every row as JSON (BENCH_JSON)`;
@@ -39,6 +41,8 @@ interface ClusterBenchOptions {
   streams: number;
   /** Also measure 3 independent single-node servers driven like the cluster. */
   control: boolean;
+  /** How many times the control and the cluster are each measured, in turn. */
+  rounds: number;
   /** `always`: sync_interval always (what cluster mode requires); `default`: the server's periodic flush. */
   natsSync: 'always' | 'default';
   json?: string;
@@ -56,6 +60,7 @@ export function parseClusterBenchOptions(
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       streams: { type: 'string' },
       'no-control': { type: 'boolean', default: false },
+      rounds: { type: 'string' },
       'nats-sync': { type: 'string', default: env.BENCH_NATS_SYNC },
       json: { type: 'string', default: env.BENCH_JSON },
       help: { type: 'boolean', short: 'h', default: false },
@@ -79,6 +84,7 @@ export function parseClusterBenchOptions(
     connections: connectionCounts(values.connections || DEFAULT_CONNECTIONS),
     streams: positive('streams', values.streams, 24),
     control: !values['no-control'],
+    rounds: positive('rounds', values.rounds, 1),
     natsSync,
     json: values.json || undefined,
   };
@@ -288,58 +294,72 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // The control: three nodes as independent single-node servers (own LMDB, no NATS), driven like the cluster.
-  // What it costs over one node is three processes sharing this machine's cores, not cluster mode.
-  let control: Map<string, Measured> | undefined;
-  if (options.control) {
-    const servers = await Promise.all([0, 1, 2].map(() => startOracle(keys, NODE_ENV)));
-    try {
-      control = await measureTarget(groupTarget(servers), options, invocation, 'control');
-    } finally {
-      await Promise.all(servers.map((server) => server.stop()));
-    }
-  }
-
-  const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
-  let three: Map<string, Measured>;
+  // What it costs over one node is three processes sharing this machine's cores, not cluster mode. It runs beside
+  // the cluster, and the two are measured in turn (the order alternating by round): this machine's speed drifts
+  // within minutes, so a ratio is only taken between runs made minutes apart at most. While one is measured the
+  // other idles (the cluster at rest: the CPU per second printed below).
+  const controlServers = options.control ? await Promise.all([0, 1, 2].map(() => startOracle(keys, NODE_ENV))) : [];
+  const controlRounds: Map<string, Measured>[] = [];
+  const clusterRounds: Map<string, Measured>[] = [];
   try {
-    const cluster = await startLocalNodes({
-      natsUrl: nats.urls,
-      natsMonitorUrl: nats.monitorUrls,
-      keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
-      // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
-      env: {
-        ...NODE_ENV,
-        LOG_LEVEL: 'warn',
-        ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}),
-      },
-      // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
-      nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    });
+    const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
     try {
-      const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as { cluster?: { state?: string } };
-      meta.options.clusterState = health.cluster?.state ?? 'unknown';
-      console.log(`cluster state (from /health): ${meta.options.clusterState}`);
-      const target = groupTarget(cluster.nodes, nats);
-      const idle = await idleCost(target);
-      console.log(
-        `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
-      );
-      three = await measureTarget(target, options, invocation, 'cluster');
-      for (const measured of three.values())
-        Object.assign((measured.extra ??= {}), {
-          idleCpuMsPerS: idle.cpuMsPerS,
-          idleNatsCpuMsPerS: idle.natsCpuMsPerS,
-          idleNatsMsgsPerS: idle.natsMsgsPerS,
-        });
+      const cluster = await startLocalNodes({
+        natsUrl: nats.urls,
+        natsMonitorUrl: nats.monitorUrls,
+        keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
+        // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
+        env: {
+          ...NODE_ENV,
+          LOG_LEVEL: 'warn',
+          ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}),
+        },
+        // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
+        nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      });
+      try {
+        const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as {
+          cluster?: { state?: string };
+        };
+        meta.options.clusterState = health.cluster?.state ?? 'unknown';
+        console.log(`cluster state (from /health): ${meta.options.clusterState}`);
+        const target = groupTarget(cluster.nodes, nats);
+        const idle = await idleCost(target);
+        console.log(
+          `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
+        );
+        const measureCluster = async (round: number) => {
+          const measured = await measureTarget(target, options, invocation, `cluster-${round}`);
+          for (const one of measured.values())
+            Object.assign((one.extra ??= {}), {
+              idleCpuMsPerS: idle.cpuMsPerS,
+              idleNatsCpuMsPerS: idle.natsCpuMsPerS,
+              idleNatsMsgsPerS: idle.natsMsgsPerS,
+            });
+          clusterRounds.push(measured);
+        };
+        const measureControl = async (round: number) => {
+          if (options.control)
+            controlRounds.push(
+              await measureTarget(groupTarget(controlServers), options, invocation, `control-${round}`),
+            );
+        };
+        for (let round = 0; round < options.rounds; round++) {
+          if (round % 2 === 0) await measureControl(round).then(() => measureCluster(round));
+          else await measureCluster(round).then(() => measureControl(round));
+        }
+      } finally {
+        await cluster.stop();
+      }
     } finally {
-      await cluster.stop();
+      await nats.stop();
     }
   } finally {
-    await nats.stop();
+    await Promise.all(controlServers.map((server) => server.stop()));
   }
 
   // One group of rows per case: USSD once per connection count (the first count's rows keep their plain names, so
-  // runs compare with earlier ones), then chat.
+  // runs compare with earlier ones), then chat; in each, the control and the cluster once per round.
   const cases = [
     ...(options.only.includes('ussd')
       ? options.connections.map((connections, i) => ({
@@ -361,20 +381,26 @@ export async function main(argv: string[]): Promise<void> {
       : []),
   ];
   const rows: Row[] = [];
+  const clusterName = `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})`;
   for (const { bench, key, suffix, title } of cases) {
     const base = row(bench, `one node, LMDB${suffix}`, one.get(key)!);
-    const controlRow =
-      control && row(bench, `3 nodes, own LMDB each, no NATS (control)${suffix}`, control.get(key)!, base);
-    const clusterRow = row(
-      bench,
-      `3 nodes + 3 NATS (JetStream${options.natsSync === 'default' ? ', not synced' : ''})${suffix}`,
-      three.get(key)!,
-      base,
-    );
-    // The figure cluster mode's cost is judged by: its CPU per operation over the control's, same run.
-    if (controlRow) clusterRow.extra.cpuVsControl = clusterRow.cpuMsPerOp / controlRow.cpuMsPerOp;
-    const group = [base, ...(controlRow ? [controlRow] : []), clusterRow];
+    const group = [base];
+    const ratios: number[] = [];
+    clusterRounds.forEach((measured, round) => {
+      const named = (name: string) => `${name}${suffix}${round === 0 ? '' : `, round ${round + 1}`}`;
+      const controlRow =
+        controlRounds[round] &&
+        row(bench, named('3 nodes, own LMDB each, no NATS (control)'), controlRounds[round].get(key)!, base);
+      const clusterRow = row(bench, named(clusterName), measured.get(key)!, base);
+      // The figure cluster mode's cost is judged by: its CPU per operation over the control's, same round.
+      if (controlRow) ratios.push((clusterRow.extra.cpuVsControl = clusterRow.cpuMsPerOp / controlRow.cpuMsPerOp));
+      group.push(...(controlRow ? [controlRow] : []), clusterRow);
+    });
     printRows(`${title} (ratios: row / one node; cpuVsControl: cluster / control)`, group);
+    if (ratios.length > 1)
+      console.log(
+        `cpuVsControl by round: ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')} (median ${median(ratios).toFixed(2)})`,
+      );
     rows.push(...group);
   }
   if (options.json) writeJson(options.json, meta, rows);
