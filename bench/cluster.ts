@@ -272,6 +272,38 @@ async function measureTarget(
   return results;
 }
 
+/** The cluster under test: 3 NATS servers and 3 nodes on them; `stop` ends both. */
+async function startCluster(
+  natsServer: string,
+  keys: Awaited<ReturnType<typeof oracleKeys>>,
+  options: ClusterBenchOptions,
+): Promise<{ target: Target; url: string; stop(): Promise<void> }> {
+  const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
+  try {
+    const cluster = await startLocalNodes({
+      natsUrl: nats.urls,
+      natsMonitorUrl: nats.monitorUrls,
+      keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
+      // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
+      env: {
+        ...NODE_ENV,
+        LOG_LEVEL: 'warn',
+        ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}),
+      },
+      // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
+      nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
+    return {
+      target: groupTarget(cluster.nodes, nats),
+      url: cluster.nodes[0].url,
+      stop: () => cluster.stop().finally(() => nats.stop()),
+    };
+  } catch (error) {
+    await nats.stop();
+    throw error;
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   const options = parseClusterBenchOptions(argv);
   if (options === 'help') return void console.log(USAGE);
@@ -301,60 +333,37 @@ export async function main(argv: string[]): Promise<void> {
   const controlServers = options.control ? await Promise.all([0, 1, 2].map(() => startOracle(keys, NODE_ENV))) : [];
   const controlRounds: Map<string, Measured>[] = [];
   const clusterRounds: Map<string, Measured>[] = [];
+  let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
   try {
-    const nats = await startNatsCluster({ binary: natsServer, syncAlways: options.natsSync === 'always' });
-    try {
-      const cluster = await startLocalNodes({
-        natsUrl: nats.urls,
-        natsMonitorUrl: nats.monitorUrls,
-        keys: { ORACLE_PRIVATE_KEY: keys.oracleKey },
-        // Unsynced NATS is refused at start-up unless accepted, as it is here to measure the sync's cost.
-        env: {
-          ...NODE_ENV,
-          LOG_LEVEL: 'warn',
-          ...(options.natsSync === 'default' ? { NATS_ALLOW_UNSYNCED_ACKS: 'true' } : {}),
-        },
-        // As bench/lib/process.ts gives them to the single node and the control (e.g. --cpu-prof).
-        nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      });
-      try {
-        const health = (await (await fetch(`${cluster.nodes[0].url}/health`)).json()) as {
-          cluster?: { state?: string };
-        };
-        meta.options.clusterState = health.cluster?.state ?? 'unknown';
-        console.log(`cluster state (from /health): ${meta.options.clusterState}`);
-        const target = groupTarget(cluster.nodes, nats);
-        const idle = await idleCost(target);
-        console.log(
-          `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
-        );
-        const measureCluster = async (round: number) => {
-          const measured = await measureTarget(target, options, invocation, `cluster-${round}`);
-          for (const one of measured.values())
-            Object.assign((one.extra ??= {}), {
-              idleCpuMsPerS: idle.cpuMsPerS,
-              idleNatsCpuMsPerS: idle.natsCpuMsPerS,
-              idleNatsMsgsPerS: idle.natsMsgsPerS,
-            });
-          clusterRounds.push(measured);
-        };
-        const measureControl = async (round: number) => {
-          if (options.control)
-            controlRounds.push(
-              await measureTarget(groupTarget(controlServers), options, invocation, `control-${round}`),
-            );
-        };
-        for (let round = 0; round < options.rounds; round++) {
-          if (round % 2 === 0) await measureControl(round).then(() => measureCluster(round));
-          else await measureCluster(round).then(() => measureControl(round));
-        }
-      } finally {
-        await cluster.stop();
-      }
-    } finally {
-      await nats.stop();
+    cluster = await startCluster(natsServer, keys, options);
+    const health = (await (await fetch(`${cluster.url}/health`)).json()) as { cluster?: { state?: string } };
+    meta.options.clusterState = health.cluster?.state ?? 'unknown';
+    console.log(`cluster state (from /health): ${meta.options.clusterState}`);
+    const { target } = cluster;
+    const idle = await idleCost(target);
+    console.log(
+      `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
+    );
+    const measureCluster = async (round: number) => {
+      const measured = await measureTarget(target, options, invocation, `cluster-${round}`);
+      for (const one of measured.values())
+        Object.assign((one.extra ??= {}), {
+          idleCpuMsPerS: idle.cpuMsPerS,
+          idleNatsCpuMsPerS: idle.natsCpuMsPerS,
+          idleNatsMsgsPerS: idle.natsMsgsPerS,
+        });
+      clusterRounds.push(measured);
+    };
+    const measureControl = async (round: number) => {
+      if (options.control)
+        controlRounds.push(await measureTarget(groupTarget(controlServers), options, invocation, `control-${round}`));
+    };
+    for (let round = 0; round < options.rounds; round++) {
+      if (round % 2 === 0) await measureControl(round).then(() => measureCluster(round));
+      else await measureCluster(round).then(() => measureControl(round));
     }
   } finally {
+    await cluster?.stop();
     await Promise.all(controlServers.map((server) => server.stop()));
   }
 
