@@ -1,7 +1,8 @@
 // Keeps `npm run bench:cluster` from rotting: both benchmarks with a very short run against one node, the control
 // (3 independent nodes) and the 3-node cluster (3 nats-servers), through the compiled harness as a child process;
-// the JSON it writes has every target's rows (USSD once per connection count), the cluster's CPU split into nodes and
-// NATS, the ratios to one node, and the cluster's CPU over the control's.
+// the JSON it writes has every target's rows (USSD once per connection count; the control and the cluster once per
+// round), the cluster's CPU split into nodes and NATS, the ratios to one node, and the cluster's CPU over the
+// control's of the same round.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
   const json = join(dir, 'bench.json');
   const child = spawn(
     process.execPath,
-    [BENCH, '--seconds', '0.5', '--connections', '6,9', '--streams', '3', '--json', json],
+    [BENCH, '--seconds', '0.5', '--connections', '6,9', '--streams', '3', '--rounds', '2', '--json', json],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   t.teardown(() => {
@@ -37,30 +38,34 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
 
   const report = JSON.parse(readFileSync(json, 'utf8'));
   t.match(report, { commit: String, loadAverage: Array, options: { bench: 'cluster', clusterState: String } });
+  const group = (bench: string, suffix: string) => [
+    `${bench}: one node, LMDB${suffix}`,
+    `${bench}: 3 nodes, own LMDB each, no NATS (control)${suffix}`,
+    `${bench}: 3 nodes + 3 NATS (JetStream)${suffix}`,
+    `${bench}: 3 nodes, own LMDB each, no NATS (control)${suffix}, round 2`,
+    `${bench}: 3 nodes + 3 NATS (JetStream)${suffix}, round 2`,
+  ];
   t.same(
     report.rows.map((r: { bench: string; name: string }) => `${r.bench}: ${r.name}`),
-    [
-      'ussd: one node, LMDB',
-      'ussd: 3 nodes, own LMDB each, no NATS (control)',
-      'ussd: 3 nodes + 3 NATS (JetStream)',
-      'ussd: one node, LMDB, 9 connections',
-      'ussd: 3 nodes, own LMDB each, no NATS (control), 9 connections',
-      'ussd: 3 nodes + 3 NATS (JetStream), 9 connections',
-      'chat: one node, LMDB',
-      'chat: 3 nodes, own LMDB each, no NATS (control)',
-      'chat: 3 nodes + 3 NATS (JetStream)',
-    ],
+    [...group('ussd', ''), ...group('ussd', ', 9 connections'), ...group('chat', '')],
   );
   for (const r of report.rows) {
     t.equal(r.errors, 0, `${r.bench} ${r.name}: no errors`);
     for (const field of ['count', 'throughput', 'cpuMsPerOp', 'rssBytes'])
       t.ok(r[field] > 0, `${r.bench} ${r.name}: ${field} > 0`);
   }
-  const groups = [report.rows.slice(0, 3), report.rows.slice(3, 6), report.rows.slice(6, 9)];
-  for (const [base, control] of groups) t.match(control, { baseline: base.name, extra: { nodesCpuMsPerOp: Number } });
-  for (const [base, control, cluster] of groups) {
+  // Each group: one node, then per round the control and the cluster, as [base, control, cluster] triples.
+  const rounds = [0, 5, 10].flatMap((at) => {
+    const [base, control, cluster, control2, cluster2] = report.rows.slice(at, at + 5);
+    return [
+      [base, control, cluster],
+      [base, control2, cluster2],
+    ];
+  });
+  for (const [base, control] of rounds) t.match(control, { baseline: base.name, extra: { nodesCpuMsPerOp: Number } });
+  for (const [base, control, cluster] of rounds) {
     t.equal(cluster.baseline, base.name);
-    t.equal(cluster.extra.cpuVsControl, cluster.cpuMsPerOp / control.cpuMsPerOp, 'CPU over the control, same run');
+    t.equal(cluster.extra.cpuVsControl, cluster.cpuMsPerOp / control.cpuMsPerOp, 'CPU over the control, same round');
     // NATS may use less than one clock tick (10 ms) in half a second when the nodes send it little.
     t.ok(cluster.extra.nodesCpuMsPerOp > 0 && cluster.extra.natsCpuMsPerOp >= 0, 'CPU of the nodes and of NATS, apart');
     t.ok(
@@ -72,7 +77,17 @@ t.test('a short cluster benchmark writes one-node and cluster rows for USSD and 
     t.ok(cluster.extra.natsMsgsPerOp >= 2, `NATS messages per operation (${cluster.extra.natsMsgsPerOp})`);
     t.ok(cluster.extra.idleCpuMsPerS > 0, 'the cluster at rest costs some CPU');
   }
-  for (const [, control] of groups) t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
+  for (const [, control] of rounds) t.equal(control.extra.natsMsgsPerOp, undefined, 'no NATS in the control');
+  const byRound = [...stdout.matchAll(/cpuVsControl by round: ([\d.]+), ([\d.]+) \(median ([\d.]+)\)/g)];
+  t.equal(byRound.length, 3, 'a line of ratios by round per case');
+  byRound.forEach((line, i) => {
+    const ratios = [rounds[2 * i][2], rounds[2 * i + 1][2]].map((cluster) => cluster.extra.cpuVsControl as number);
+    t.same(
+      line.slice(1),
+      [...ratios, (ratios[0] + ratios[1]) / 2].map((ratio) => ratio.toFixed(2)),
+      `case ${i}: each round's ratio and their median`,
+    );
+  });
   t.match(stdout, /USSD: 6 connections/);
   t.match(stdout, /USSD: 9 connections/);
 });
