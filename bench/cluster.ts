@@ -29,6 +29,7 @@ export const USAGE = `usage: npm run bench:cluster -- [flags]
   --no-control         leave out the control: 3 independent LMDB nodes, no NATS (what 3 processes on these cores cost)
   --rounds N           measure the control and the cluster in turn N times, side by side (default 1):
                        this machine's speed drifts within minutes, so each round's ratio is taken minutes apart at most
+  --idle-seconds N     whole seconds the cluster's cost at rest is measured, before the load (default 3)
   --nats-sync MODE     always (default: NATS fsyncs every write before acknowledging it, as cluster mode requires)
                        or default (the server's own 2-minute flush, for measuring what the sync costs) (BENCH_NATS_SYNC)
   --json PATH          write every row as JSON (BENCH_JSON)`;
@@ -39,6 +40,8 @@ interface ClusterBenchOptions {
   /** USSD connections: the USSD rows are measured once per count, in this order. */
   connections: number[];
   streams: number;
+  /** How long the cluster at rest is measured (CPU and NATS messages per second), before any load. */
+  idleSeconds: number;
   /** Also measure 3 independent single-node servers driven like the cluster. */
   control: boolean;
   /** How many times the control and the cluster are each measured, in turn. */
@@ -59,6 +62,7 @@ export function parseClusterBenchOptions(
       seconds: { type: 'string', default: env.BENCH_SECONDS },
       connections: { type: 'string', default: env.BENCH_CONNECTIONS },
       streams: { type: 'string' },
+      'idle-seconds': { type: 'string' },
       'no-control': { type: 'boolean', default: false },
       rounds: { type: 'string' },
       'nats-sync': { type: 'string', default: env.BENCH_NATS_SYNC },
@@ -83,6 +87,7 @@ export function parseClusterBenchOptions(
     seconds: positive('seconds', values.seconds, 5),
     connections: connectionCounts(values.connections || DEFAULT_CONNECTIONS),
     streams: positive('streams', values.streams, 24),
+    idleSeconds: positive('idle-seconds', values['idle-seconds'], 3),
     control: !values['no-control'],
     rounds: positive('rounds', values.rounds, 1),
     natsSync,
@@ -171,7 +176,7 @@ function clusterRatios(bench: Bench, before: ClusterCounts, after: ClusterCounts
 /** CPU (all processes) and NATS messages per second of a target doing nothing for `ms`: its fixed cost. */
 async function idleCost(
   target: Target,
-  ms = 3_000,
+  ms: number,
 ): Promise<{ cpuMsPerS: number; natsCpuMsPerS: number; natsMsgsPerS: number }> {
   const [cpu, messages] = [target.cpuSecondsByPart!(), await target.natsMessages?.()];
   await new Promise((resolve) => setTimeout(resolve, ms));
@@ -340,7 +345,7 @@ export async function main(argv: string[]): Promise<void> {
     meta.options.clusterState = health.cluster?.state ?? 'unknown';
     console.log(`cluster state (from /health): ${meta.options.clusterState}`);
     const { target } = cluster;
-    const idle = await idleCost(target);
+    const idle = await idleCost(target, options.idleSeconds * 1000);
     console.log(
       `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
     );

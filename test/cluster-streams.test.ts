@@ -410,5 +410,8 @@ t.test(
       `${callMs.toFixed(0)} ms after the death, not at its 60 s deadline (lease ${a.leases.leaseTtlMs} ms)`,
     );
     t.comment(`owner death: a call in flight failed after ${callMs.toFixed(0)} ms`);
+    // On the "dead" owner the turn still waits for the tool's answer: ended here, else the file's teardown waits
+    // out the link server's close (2 s) and the runtime's drain (SHUTDOWN_TIMEOUT_MS, 10 s) for it.
+    t.equal(await c.runtime.signal(CHAT, waiting, { type: 'abort', userDid }), true, 'the waiting turn is stopped');
   },
 );

@@ -2,7 +2,7 @@
 // The model is the local chat-completions stand-in, holding its answer open so a stream is surely mid-way.
 import t from 'tap';
 import type { Test } from 'tap';
-import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
+import { chunk, heldAnswer, sse, startLlmStandIn, type LlmStandIn } from './oracle-agent-llm-stand-in.js';
 import {
   call,
   createSession,
@@ -11,6 +11,7 @@ import {
   openStream,
   sseEvents,
   startOracleServer,
+  type OracleServer,
   type SseItem,
   type User,
 } from './helpers/oracle.js';
@@ -22,6 +23,24 @@ async function setup(t: Test, env: Record<string, string> = {}) {
   const ada = await newUser(server.oracleDid);
   const sessionId = await createSession(server, ada);
   return { llm, server, ada, sessionId };
+}
+
+/**
+ * Every test but the heartbeat one (a setting of its own) runs on one stand-in and one server, started on the
+ * first call (see sharedTestServer): each has its own user and session and scripts the stand-in's answers it then
+ * uses up. `requestsBefore`: the stand-in's requests before the test's own.
+ */
+let shared: Promise<{ llm: LlmStandIn; server: OracleServer }> | undefined;
+async function sharedSetup() {
+  shared ??= (async () => {
+    const llm = await startLlmStandIn();
+    t.teardown(() => llm.close());
+    return { llm, server: await startOracleServer(t, { env: { LLM_BASE_URL: llm.baseUrl } }) };
+  })();
+  const { llm, server } = await shared;
+  const ada = await newUser(server.oracleDid);
+  const sessionId = await createSession(server, ada);
+  return { llm, server, ada, sessionId, requestsBefore: llm.requests.length };
 }
 
 /** Reads events until one named `name` arrives; returns the events so far and the live iterator. */
@@ -44,7 +63,7 @@ async function messages(server: { url: string }, user: User, id: string): Promis
 }
 
 t.test('POST /messages/abort stops a stream mid-way; done still comes last; the partial answer is kept', async (t) => {
-  const { llm, server, ada, sessionId } = await setup(t);
+  const { llm, server, ada, sessionId } = await sharedSetup();
   const held = heldAnswer('Hello ');
   llm.script(held.responder);
   const events = sseEvents(await openStream(server, ada, sessionId, { message: 'tell me a long story' }));
@@ -78,7 +97,7 @@ t.test('POST /messages/abort stops a stream mid-way; done still comes last; the 
 t.test(
   'a client that disconnects mid-stream does not stop the generation (the run goes on, re-joinable)',
   async (t) => {
-    const { llm, server, ada, sessionId } = await setup(t);
+    const { llm, server, ada, sessionId } = await sharedSetup();
     const held = heldAnswer('Partial ');
     llm.script(held.responder);
     const controller = new AbortController();
@@ -113,7 +132,7 @@ t.test(
 );
 
 t.test('a newer message aborts the stream in flight', async (t) => {
-  const { llm, server, ada, sessionId } = await setup(t);
+  const { llm, server, ada, sessionId, requestsBefore } = await sharedSetup();
   const held = heldAnswer('Old ');
   llm.script(held.responder, sse([chunk({ content: 'New answer.' }, 'stop')]));
   const events = sseEvents(await openStream(server, ada, sessionId, { message: 'first question' }));
@@ -140,7 +159,9 @@ t.test('a newer message aborts the stream in flight', async (t) => {
   );
   // The second model call saw the interrupted turn in its history.
   t.same(
-    llm.requests[1].body.messages.slice(1).map((m: { role: string; content: string }) => [m.role, m.content]),
+    llm.requests[requestsBefore + 1].body.messages
+      .slice(1)
+      .map((m: { role: string; content: string }) => [m.role, m.content]),
     [
       ['user', 'first question'],
       ['assistant', 'Old '],
@@ -169,7 +190,8 @@ t.test('heartbeat comments keep a quiet stream alive', async (t) => {
 });
 
 t.test('an actor host killed mid-stream: error then done, and the session stays usable', async (t) => {
-  const { llm, server, ada, sessionId } = await setup(t);
+  // The last test: the shared server's actor host is killed and restarted, and nothing runs on it after.
+  const { llm, server, ada, sessionId } = await sharedSetup();
   llm.script(sse([chunk({ content: 'Kept.' }, 'stop')]));
   await call(server, 'POST', `/messages/${sessionId}`, { user: ada, body: { message: 'before the crash' } });
 
