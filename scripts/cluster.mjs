@@ -99,7 +99,7 @@ try {
     nodes = await startNodes(nodePorts, 'nodes');
   } catch (error) {
     // The ports were free when probed and something else took one before a node bound it: free ports instead.
-    if (!nodePorts || !/Cannot listen on/.test(error.message)) throw error;
+    if (!nodePorts || !/Cannot listen on|EADDRINUSE/.test(error.message)) throw error;
     console.log('a port of 3001-3003 was taken meanwhile: starting the nodes on free ports ...');
     nodes = await startNodes(undefined, 'nodes-free-ports');
   }

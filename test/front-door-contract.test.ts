@@ -14,6 +14,7 @@ import { Router } from '../dist/src/http/router.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../dist/src/http/server.js';
 import { reply } from '../dist/src/http/types.js';
 import { loadNativeUws } from '../dist/src/http/uws-native.js';
+import { freePorts } from '../dist/src/tools/local-nats-cluster.js';
 
 const native = loadNativeUws();
 
@@ -261,3 +262,27 @@ t.test('an error that means NATS is out of reach answers 503 with Retry-After wh
     t.equal((await fetch(`http://127.0.0.1:${single.port}/nats-timeout`)).status, 500, `${engine}: unset, a 500`);
   }
 });
+
+t.test(
+  'a port another server holds: listen fails on either engine, and the first server keeps every request',
+  async (t) => {
+    const engines = native.module ? (['uws', 'node'] as const) : (['node'] as const);
+    for (const holder of engines) {
+      // A port chosen here, not by the kernel: on a port it picked (0), a second bind fails whatever the options.
+      const [port] = await freePorts(1);
+      const first = await start(t, holder, { port });
+      for (const engine of engines) {
+        // uWS binds with SO_REUSEPORT unless told otherwise: a second uWS server used to start on the same port and
+        // take part of the first one's connections.
+        const second = createHttpServer({ ...BASE, port: first.port, engine });
+        second.mount(router());
+        await t.rejects(second.listen(), /Cannot listen on/, `${engine} after ${holder}: refused`);
+        second.close();
+      }
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${first.port}/ip`).then((answer) => answer.status)),
+      );
+      t.same(new Set(answers), new Set([200]), `${holder}: answers as before`);
+    }
+  },
+);

@@ -173,7 +173,9 @@ export class UwsFrontDoor implements FrontDoor {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.app.listen(this.options.host, this.options.port, (socket) => {
+      // Exclusive: uWS binds with SO_REUSEPORT by default, so a second server on a taken port would start and
+      // silently take part of its connections (a process left running, a node started twice); it must fail instead.
+      this.app.listen(this.options.host, this.options.port, this.uws.LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (!socket) return reject(new Error(`Cannot listen on ${this.options.host}:${this.options.port}`));
         this.#listenSocket = socket;
         resolve(this.port);

@@ -8,6 +8,19 @@ import { createRequire } from 'node:module';
 import type uWSModule from 'uWebSockets.js';
 
 export type UwsModule = typeof uWSModule;
+
+// Both builds have an exclusive listen (no SO_REUSEPORT), which their typings leave out.
+declare module 'uWebSockets.js' {
+  export const LIBUS_LISTEN_EXCLUSIVE_PORT: number;
+  interface TemplatedApp {
+    listen(
+      host: RecognizedString,
+      port: number,
+      options: number,
+      cb: (listenSocket: us_listen_socket | false) => void,
+    ): TemplatedApp;
+  }
+}
 export type UwsBuild = 'official' | 'trufflesuite';
 
 export type NativeUws =
