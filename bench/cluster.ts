@@ -215,12 +215,16 @@ async function warmUssd(target: Target, label: string): Promise<void> {
 /** The key of a USSD run's results: one per connection count. */
 const ussdCase = (connections: number) => `ussd ${connections}`;
 
-/** Both benchmarks against one target; `label` names the target in the rows. */
+/**
+ * Both benchmarks against one target; `label` names its sessions. `warm`: dial every partition first (a target's
+ * first round; later rounds find them loaded).
+ */
 async function measureTarget(
   target: Target,
   options: ClusterBenchOptions,
   invocation: string,
   label: string,
+  warm = true,
 ): Promise<Map<string, Measured>> {
   const results = new Map<string, Measured>();
   const withRss = (measured: Measured): Measured => ({
@@ -246,7 +250,7 @@ async function measureTarget(
     };
   };
   if (options.only.includes('ussd')) {
-    await warmUssd(target, label);
+    if (warm) await warmUssd(target, label);
     for (const connections of options.connections)
       results.set(
         ussdCase(connections),
@@ -350,7 +354,7 @@ export async function main(argv: string[]): Promise<void> {
       `cluster at rest: ${idle.cpuMsPerS.toFixed(1)} ms of CPU per second (NATS servers ${idle.natsCpuMsPerS.toFixed(1)}) and ${idle.natsMsgsPerS.toFixed(0)} NATS messages per second (leases, heartbeats, Raft)`,
     );
     const measureCluster = async (round: number) => {
-      const measured = await measureTarget(target, options, invocation, `cluster-${round}`);
+      const measured = await measureTarget(target, options, invocation, `cluster-${round}`, round === 0);
       for (const one of measured.values())
         Object.assign((one.extra ??= {}), {
           idleCpuMsPerS: idle.cpuMsPerS,
@@ -361,7 +365,9 @@ export async function main(argv: string[]): Promise<void> {
     };
     const measureControl = async (round: number) => {
       if (options.control)
-        controlRounds.push(await measureTarget(groupTarget(controlServers), options, invocation, `control-${round}`));
+        controlRounds.push(
+          await measureTarget(groupTarget(controlServers), options, invocation, `control-${round}`, round === 0),
+        );
     };
     for (let round = 0; round < options.rounds; round++) {
       if (round % 2 === 0) await measureControl(round).then(() => measureCluster(round));
