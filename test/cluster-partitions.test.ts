@@ -34,6 +34,8 @@ const STEP_TIMEOUT_MS = 5_000;
 const ANSWER_BOUND_MS = STEP_TIMEOUT_MS + 1_500;
 /** How soon after a heal the healed part answers again. */
 const RECOVERY_BOUND_MS = 10_000;
+/** How long the accounts' logins after a scenario may take in all, every node tried in turn. */
+const LOGIN_BOUND_MS = 45_000;
 /** Each scenario's chat user starts with these; a turn costs one, so the later turns of a scenario may be refused. */
 const CREDITS = 8;
 
@@ -138,7 +140,11 @@ function load(label: string, clients = 6) {
   };
 }
 
-/** Every acknowledged account logs in (through every node in turn); none was given twice. */
+/**
+ * Every acknowledged account logs in (through every node in turn); none was given twice. A login whose session no
+ * node serves within LOGIN_BOUND_MS fails by name (with what each node answered and logged) instead of holding the
+ * file until its timeout: seen twice, once in server-split and once in one-way, not understood yet.
+ */
 async function checkHistory(t: Test, label: string, acknowledged: string[]) {
   allCustomerIds.push(...acknowledged);
   t.equal(
@@ -146,18 +152,31 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
     allCustomerIds.length,
     `${label}: no customer id given twice (${allCustomerIds.length} so far)`,
   );
+  const gaveUpAt = Date.now() + LOGIN_BOUND_MS;
+  const gaveUp = () => Date.now() > gaveUpAt;
+  const stuck: string[] = [];
   const logins = await Promise.all(
     acknowledged.map(async (customerId, i) => {
       const attempts: Attempt[] = [];
       const sessionId = `${label}-check-${i}`;
       const inputs = ['2', '1', customerId, PIN];
-      await step(sessionId, '', i, attempts);
-      let screen = '';
-      for (let k = 1; k <= inputs.length; k++)
-        screen = await step(sessionId, inputs.slice(0, k).join('*'), i + k, attempts);
-      return /^CON Hello User/.test(screen);
+      try {
+        await step(sessionId, '', i, attempts, gaveUp);
+        let screen = '';
+        for (let k = 1; k <= inputs.length; k++)
+          screen = await step(sessionId, inputs.slice(0, k).join('*'), i + k, attempts, gaveUp);
+        return /^CON Hello User/.test(screen);
+      } catch {
+        const last = attempts.slice(-6).map((a) => `${a.node} ${a.outcome} ${a.ms} ms`);
+        stuck.push(`${sessionId} (${customerId}): ${attempts.length} attempts, the last: ${last.join(', ')}`);
+        return false;
+      }
     }),
   );
+  if (stuck.length > 0) {
+    for (const line of stuck) t.comment(`${label}: no node served ${line}`);
+    for (const node of nodes) t.comment(`${label}: ${node.nodeId}'s last log lines:\n${node.log().slice(-4_000)}`);
+  }
   t.equal(
     logins.filter(Boolean).length,
     acknowledged.length,
