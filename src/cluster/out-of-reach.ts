@@ -24,3 +24,6 @@ export function isJetStreamNotNow(error: unknown): boolean {
 export function isClusterOutOfReach(error: unknown): boolean {
   return error instanceof Error && (OUT_OF_REACH.has(error.name) || isJetStreamNotNow(error));
 }
+
+/** An error of this node's own that counts as the cluster out of reach for now (a 503): a TimeoutError by name. */
+export const passingTimeout = (message: string): Error => Object.assign(new Error(message), { name: 'TimeoutError' });

@@ -23,7 +23,7 @@ import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
-import { isJetStreamNotNow } from './out-of-reach.js';
+import { isJetStreamNotNow, passingTimeout } from './out-of-reach.js';
 
 export interface StoredRecord<T> extends Versioned<T> {
   readonly key: string[];
@@ -73,9 +73,6 @@ const encoder = new TextEncoder();
 /** The repositories' conflict: `expected` undefined means the write expected no record (create-only). */
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
-
-/** A reader that fell behind: named TimeoutError, so it counts as the cluster out of reach for now (a 503). */
-const readerBehind = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
 
 /** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
 const PASSING_WAIT_MS = 45_000;
@@ -305,10 +302,10 @@ export class KvRecordStore<T> {
         }
         const short = `the reader of ${stream} under ${filter} delivered through sequence ${through} of ${newest}`;
         // whilePassing takes "timeout" for a passing state: a new reader, placed anew, while its wait lasts.
-        if (received === 0) throw readerBehind(`timeout: ${short}`);
+        if (received === 0) throw passingTimeout(`timeout: ${short}`);
         // Without "timeout" in the message, whilePassing gives up at once.
         if (Date.now() - started > PASSING_WAIT_MS)
-          throw readerBehind(`${short}, still behind after ${Date.now() - started} ms`);
+          throw passingTimeout(`${short}, still behind after ${Date.now() - started} ms`);
         batch = Math.min(newest - through, 4_096);
       }
     });

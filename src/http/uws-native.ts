@@ -21,6 +21,7 @@ declare module 'uWebSockets.js' {
     ): TemplatedApp;
   }
 }
+
 export type UwsBuild = 'official' | 'trufflesuite';
 
 export type NativeUws =

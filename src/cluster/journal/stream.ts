@@ -3,6 +3,7 @@
 // `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
 import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
+import { passingTimeout } from '../out-of-reach.js';
 import { whilePassing } from '../record-store.js';
 
 /**
@@ -146,9 +147,7 @@ export async function journalState(
     withSubjects ? { subjects_filter: `${stream.base}.*` } : undefined,
   );
   if (cluster && !cluster.leader)
-    throw Object.assign(new Error(`timeout: journal ${stream.name} has no leader, its state may be stale`), {
-      name: 'TimeoutError',
-    });
+    throw passingTimeout(`timeout: journal ${stream.name} has no leader, its state may be stale`);
   return {
     lastSeq: state.messages === 0 ? 0 : state.last_seq,
     firstSeq: state.first_seq,
