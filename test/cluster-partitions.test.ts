@@ -15,6 +15,7 @@
 // the turns whose outcome the client never learnt). One cluster serves every scenario (each heals fully first).
 import t, { type Test } from 'tap';
 import { connectCluster, type ClusterConnection } from '../dist/src/cluster/connection.js';
+import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { startLocalNodes, type LocalNode } from '../dist/src/tools/local-nodes.js';
 import { startNatsCluster, type NatsCluster } from '../dist/src/tools/local-nats-cluster.js';
 import { parseKey } from '../dist/src/oracle/auth/mint.js';
@@ -176,12 +177,43 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
   if (stuck.length > 0) {
     for (const line of stuck) t.comment(`${label}: no node served ${line}`);
     for (const node of nodes) t.comment(`${label}: ${node.nodeId}'s last log lines:\n${node.log().slice(-4_000)}`);
+    t.comment(`${label}: ${await leaseTable()}`);
   }
   t.equal(
     logins.filter(Boolean).length,
     acknowledged.length,
     `${label}: all ${acknowledged.length} acknowledged accounts log in`,
   );
+}
+
+/**
+ * For a failure message: the lease table as the stream leader has it (each node's heartbeat age, the partitions with
+ * no live owner) and each node's own view (/health: partitions owned, NATS).
+ */
+async function leaseTable(): Promise<string> {
+  try {
+    const store = await KvRecordStore.open<{ node?: string; renewedAt?: number; owner?: string | null }>(observer, {
+      name: 'leases',
+    });
+    const records = await store.all([]);
+    const beats = records.filter((r) => r.key[0] === 'node');
+    const live = new Set(beats.filter((r) => Date.now() - (r.value.renewedAt ?? 0) < 3_000).map((r) => r.key[1]));
+    const orphans = records
+      .filter((r) => r.key[0] === 'partition' && !live.has(r.value.owner ?? ''))
+      .map((r) => `${r.key[1]}:${r.value.owner ?? 'free'}@${r.revision}`);
+    const views = await Promise.all(
+      nodes.map(async (node) => {
+        const health = await fetch(`${node.url}/health`, { signal: AbortSignal.timeout(2_000) })
+          .then((answer) => answer.json() as Promise<{ cluster?: unknown }>)
+          .catch((error: Error) => ({ cluster: error.message }));
+        return `${node.nodeId} ${JSON.stringify(health.cluster)}`;
+      }),
+    );
+    const ages = beats.map((r) => `${r.key[1]} ${Date.now() - (r.value.renewedAt ?? 0)} ms ago @${r.revision}`);
+    return `heartbeats: ${ages.join(', ')}; partitions without a live owner: ${orphans.join(' ') || 'none'}; views: ${views.join(' | ')}`;
+  } catch (error) {
+    return `the lease table could not be read: ${(error as Error).message}`;
+  }
 }
 
 /**
