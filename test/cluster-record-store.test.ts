@@ -6,6 +6,7 @@ import { decodeKey, encodeKey } from '../dist/src/cluster/keys.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { rejectsWithConflict } from './contracts/revision.js';
+import { until } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 const nats = await startTestNatsCluster(t);
@@ -48,6 +49,36 @@ t.test(
     t.equal(info.config.allow_direct, false, 'reads go to the stream leader');
   },
 );
+
+t.test('a watch whose consumer is gone starts again after its last write and misses none', async (t) => {
+  const store = await KvRecordStore.open<{ n: number }>(everywhere, { name: 'watched' });
+  const stream = `KV_${store.bucket}`;
+  const seen = new Map<string, { n: number; revision: number }>();
+  await store.put(['a'], { n: 0 });
+  const watch = await store.watch([], ({ key, value, revision }) => {
+    if (value) seen.set(key.join('/'), { n: value.n, revision });
+  });
+  t.teardown(() => watch.stop());
+  await until('the first write', async () => seen.get('a'));
+
+  // The watch's consumer goes (as a fault can make it go); the KV library's watch then delivers nothing, for good.
+  for await (const info of await everywhere.jsm.consumers.list(stream))
+    await everywhere.jsm.consumers.delete(stream, info.name);
+  const written = new Map<string, number>();
+  const started = Date.now();
+  for (let n = 1; n <= 12; n++) {
+    written.set(`k${n % 4}`, await store.put([`k${n % 4}`], { n }));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const all = () => [...written].every(([name, revision]) => seen.get(name)?.revision === revision);
+  await until('every write delivered', async () => all() || undefined, 30_000);
+  t.comment(`every write delivered ${Date.now() - started} ms after the consumer went`);
+  t.same(
+    ['k1', 'k2', 'k3', 'k0'].map((name) => seen.get(name)?.n),
+    [9, 10, 11, 12],
+    'the newest write of each key, after the watch started again',
+  );
+});
 
 t.test('create-only, revision-checked update, delete', async (t) => {
   const store = await KvRecordStore.open<{ name: string; n: number }>(everywhere, { name: 'crud' });

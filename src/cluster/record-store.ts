@@ -74,6 +74,9 @@ const encoder = new TextEncoder();
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
 
+/** How often a watch checks that it still delivers (see `watch`). */
+const WATCHDOG_MS = 5_000;
+
 /** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
 const PASSING_WAIT_MS = 45_000;
 
@@ -340,18 +343,62 @@ export class KvRecordStore<T> {
    * catching up, whose "current" records are older than what was acknowledged (later writes follow, in order): a
    * caller that needs every write acknowledged before some moment waits until the watch delivered a sequence the
    * stream leader gave (`lastSequence`, or a write's own revision), as the revocations and the lease table do.
+   *
+   * The KV library's watch stops for good when its consumer is gone (measured: its consumer deleted, then 20 s of
+   * writes and nothing delivered, nothing ended), which a fault can bring about; a lease table or a revocation list
+   * would then stay as it was. So a watchdog asks the stream leader every WATCHDOG_MS for the newest write under
+   * the prefix: one that is still not delivered at the next look means the watch is stuck, and it is made again
+   * from the write after the last one delivered (as when the library ends it), so nothing in between is missed.
    */
   async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
-    const watcher = await whilePassing(() => this.kv.watch({ key: prefixFilter(prefix) }));
+    const key = prefixFilter(prefix);
+    let delivered = 0;
+    let stopped = false;
+    const open = () =>
+      whilePassing(() => this.kv.watch({ key, ...(delivered > 0 ? { resumeFromRevision: delivered + 1 } : {}) }));
+    let watcher = await open();
     void (async () => {
-      for await (const entry of watcher) {
-        onChange({
-          key: decodeKey(entry.key),
-          value: entry.operation === 'PUT' ? entry.json<T>() : undefined,
-          revision: entry.revision,
-        });
+      while (!stopped) {
+        for await (const entry of watcher) {
+          delivered = entry.revision;
+          onChange({
+            key: decodeKey(entry.key),
+            value: entry.operation === 'PUT' ? entry.json<T>() : undefined,
+            revision: entry.revision,
+          });
+        }
+        while (!stopped) {
+          try {
+            watcher = await open();
+            break;
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+        }
       }
     })();
-    return { stop: () => watcher.stop() };
+    let behind = 0;
+    let looking = false;
+    const watchdog = setInterval(async () => {
+      if (looking || stopped) return;
+      looking = true;
+      try {
+        const newest = (await this.lastWrite(prefix))?.revision ?? 0;
+        if (behind > 0 && delivered < behind) watcher.stop();
+        behind = newest > delivered ? newest : 0;
+      } catch {
+        // No leader to ask now: look again next time.
+      } finally {
+        looking = false;
+      }
+    }, WATCHDOG_MS);
+    watchdog.unref();
+    return {
+      stop: () => {
+        stopped = true;
+        clearInterval(watchdog);
+        watcher.stop();
+      },
+    };
   }
 }
