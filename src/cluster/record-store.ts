@@ -371,8 +371,10 @@ export class KvRecordStore<T> {
           try {
             watcher = await open();
             break;
-          } catch {
-            await new Promise((resolve) => setTimeout(resolve, 1_000));
+          } catch (error) {
+            // The connection closed for good (the node is stopping): nothing to watch with any more.
+            if ((error as Error).name === 'ClosedConnectionError') return halt();
+            await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
           }
         }
       }
@@ -393,12 +395,11 @@ export class KvRecordStore<T> {
       }
     }, WATCHDOG_MS);
     watchdog.unref();
-    return {
-      stop: () => {
-        stopped = true;
-        clearInterval(watchdog);
-        watcher.stop();
-      },
-    };
+    function halt() {
+      stopped = true;
+      clearInterval(watchdog);
+      watcher.stop();
+    }
+    return { stop: halt };
   }
 }
