@@ -370,6 +370,7 @@ export class KvRecordStore<T> {
         while (!stopped) {
           try {
             watcher = await open();
+            if (stopped) watcher.stop(); // stopped while it was being made
             break;
           } catch (error) {
             // The connection closed for good (the node is stopping): nothing to watch with any more.
