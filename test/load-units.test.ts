@@ -173,7 +173,19 @@ t.test('command line: defaults, units and clear refusals', async (t) => {
     [['--target', 'http://h:1', '--think', '2s-1s'], /from low to high/],
     [['--target', 'http://h:1', '--header', 'nocolon'], /name: value/],
     [['--target', 'http://h:1', '--step-factor', '1'], /above 1/],
+    [['--target', 'http://h:1', '--nats-monitor', 'ftp://n:8222'], /--nats-monitor must be an http/],
+    [['--target', 'http://h:1', '--metrics-target', 'h2:3000'], /--metrics-target must be/],
+    [['--target', 'http://h:1', '--metrics-target', 'http://h2:1', '--no-metrics'], /leave out --no-metrics/],
   ];
+  const cluster = parseOptions(
+    ['--target', 'http://a:1', '--metrics-target', 'http://b:1,http://c:1', '--nats-monitor', 'http://n:8222'],
+    false,
+  );
+  t.same(
+    cluster !== 'help' && [cluster.metricsTargets.map(String), cluster.natsMonitors.map(String)],
+    [['http://b:1/', 'http://c:1/'], ['http://n:8222/']],
+    'other servers and NATS monitors, comma-separated or repeated',
+  );
   for (const [argv, message] of refused) t.throws(() => parseOptions(argv, false), message, argv.join(' '));
 });
 

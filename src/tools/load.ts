@@ -11,6 +11,7 @@ import { buildReport, writeJson, type CapacityStep, type LoadReport } from './lo
 import { writeHtml } from './load/report-html.js';
 import { runOnce, type RunSummary } from './load/run.js';
 import { createScenario } from './load/scenarios/index.js';
+import { DeploymentCostMeter, type DeploymentCost } from './load/deployment-cost.js';
 import { MetricsScraper, type ServerMetrics } from './load/server-metrics.js';
 import { sloViolations, type SloFigures } from './load/slo.js';
 import { formatSummary } from './load/summary.js';
@@ -38,6 +39,12 @@ interface Outcome {
   /** The SLO clauses the main run broke. */
   violations: string[];
   capacity?: { highestRate?: number; steps: CapacityStep[] };
+}
+
+/** Requests answered OK in the whole invocation (every step of a capacity search). */
+function answeredOk(outcome: Outcome): number {
+  const runs = outcome.capacity ? outcome.capacity.steps : [outcome.main];
+  return runs.reduce((sum, run) => sum + run.requests.ok, 0);
 }
 
 async function runLoad(options: LoadOptions, client: HttpClient, origin: number): Promise<Outcome> {
@@ -103,18 +110,29 @@ export async function main(argv = process.argv.slice(2)): Promise<number> {
   const scraper = options.metrics
     ? new MetricsScraper(scrapeClient, options.metricsPath, options.metricsToken, origin)
     : undefined;
+  const meter = options.metrics
+    ? new DeploymentCostMeter(
+        [options.target, ...options.metricsTargets],
+        options.natsMonitors,
+        options.metricsPath,
+        options.metricsToken,
+      )
+    : undefined;
   let server: ServerMetrics = scraper
     ? await scraper.start()
     : { available: false, reason: 'not scraped (--no-metrics)', series: [] };
-  let outcome: Outcome;
+  await meter?.start();
+  let outcome: Outcome | undefined;
+  let cost: DeploymentCost | undefined;
   try {
     outcome = await runLoad(options, client, origin);
   } finally {
+    cost = await meter?.stop(outcome ? answeredOk(outcome) : 0);
     if (scraper) server = await scraper.stop();
     client.close();
     scrapeClient.close();
   }
-  const report = buildReport(options, startedAt, outcome.main, server, outcome.violations, outcome.capacity);
+  const report = buildReport(options, startedAt, outcome.main, server, outcome.violations, outcome.capacity, cost);
   console.log(formatSummary(report));
   if (options.json) writeJson(options.json, report);
   if (options.html) writeHtml(options.html, report);

@@ -39,6 +39,10 @@ export interface LoadOptions {
   metrics: boolean;
   metricsPath: string;
   metricsToken?: string;
+  /** Other servers whose /metrics count in the cost per request (a cluster's other nodes). */
+  metricsTargets: URL[];
+  /** NATS servers' monitoring endpoints (http://host:8222) whose CPU and messages count in it. */
+  natsMonitors: URL[];
   ussdRoute: string;
   ussdPaths: UssdPath[];
   thinkMs: [number, number];
@@ -83,7 +87,11 @@ Reports
   --progress                a line per second (default: only when stdout is a terminal); --no-progress
   --json out.json           every figure;  --html report.html  self-contained charts
   --compare old.json        print the difference; exit 1 when a figure is worse by more than --max-regression 10%
-  --metrics-token T         OPERATOR_TOKEN for GET /metrics (server CPU, RSS, mailbox depth); --no-metrics`;
+  --metrics-token T         OPERATOR_TOKEN for GET /metrics (server CPU, RSS, mailbox depth); --no-metrics
+  --metrics-target URL      another server whose CPU counts in the cost per request, e.g. a cluster's other
+                            nodes (repeatable, comma-separated; same path and token as the target's /metrics)
+  --nats-monitor URL        a NATS server's monitoring endpoint, e.g. http://nats-1:8222 (repeatable): its CPU
+                            and messages count in the cost per request`;
 
 const DEFAULT_USSD_PATH: UssdPath = { name: 'browse', weight: 1, inputs: ['1', '1', '0', '2', '00'] };
 const DEFAULT_GATEWAY_PATHS = [
@@ -141,6 +149,20 @@ function readUssdSessions(file: string): UssdPath[] {
   });
 }
 
+/** http(s) URLs from a repeatable, comma-separated flag. */
+function urls(values: string[] | undefined, flag: string): URL[] {
+  return list(values).map((text) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new Error(`${flag} must be a URL like http://host:port, got "${text}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${flag} must be an http(s):// URL`);
+    return url;
+  });
+}
+
 function wholeNumber(text: string, what: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a whole number >= 0, got "${text}"`);
@@ -181,6 +203,8 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
       metrics: { type: 'boolean', default: true },
       'metrics-path': { type: 'string', default: '/metrics' },
       'metrics-token': { type: 'string', default: process.env.OPERATOR_TOKEN },
+      'metrics-target': { type: 'string', multiple: true },
+      'nats-monitor': { type: 'string', multiple: true },
       'ussd-route': { type: 'string', default: '/api/ussd' },
       'ussd-path': { type: 'string', multiple: true },
       'ussd-sessions': { type: 'string' },
@@ -246,6 +270,11 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
   if (!/^\+\d{1,10}$/.test(values['phone-prefix']))
     throw new Error('--phone-prefix must be + and up to 10 digits, e.g. +2547');
 
+  const metricsTargets = urls(values['metrics-target'], '--metrics-target');
+  const natsMonitors = urls(values['nats-monitor'], '--nats-monitor');
+  if (!values.metrics && (metricsTargets.length || natsMonitors.length))
+    throw new Error('--metrics-target and --nats-monitor read metrics: leave out --no-metrics');
+
   const durationMs = parseDuration(values.duration, '--duration');
   if (!(durationMs > 0)) throw new Error('--duration must be more than 0');
 
@@ -274,6 +303,8 @@ export function parseOptions(argv: string[], isTty = Boolean(process.stdout.isTT
     metrics: values.metrics,
     metricsPath: values['metrics-path'],
     metricsToken: values['metrics-token'],
+    metricsTargets,
+    natsMonitors,
     ussdRoute: values['ussd-route'],
     ussdPaths,
     thinkMs: parseThink(values.think),

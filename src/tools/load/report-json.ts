@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { hintsFor } from './hints.js';
 import type { LoadOptions } from './options.js';
 import type { RunSummary } from './run.js';
+import type { DeploymentCost } from './deployment-cost.js';
 import type { ServerMetrics } from './server-metrics.js';
 
 export interface CapacityStep extends RunSummary {
@@ -26,6 +27,8 @@ export interface LoadReport extends RunSummary {
   /** What the figures say beyond the numbers (a rate limit that refused the load). */
   hints: string[];
   server: ServerMetrics;
+  /** CPU and NATS messages per request of every process read (absent with --no-metrics). */
+  cost?: DeploymentCost;
 }
 
 export function buildReport(
@@ -35,6 +38,7 @@ export function buildReport(
   server: ServerMetrics,
   sloViolations: string[],
   capacity?: { highestRate?: number; steps: CapacityStep[] },
+  cost?: DeploymentCost,
 ): LoadReport {
   return {
     tool: 'npm run load',
@@ -52,6 +56,7 @@ export function buildReport(
     slo: { objective: options.sloText, violations: sloViolations },
     hints: hintsFor(main),
     server,
+    cost,
   };
 }
 

@@ -1,4 +1,5 @@
 // The summary printed at the end of a run.
+import type { DeploymentCost } from './deployment-cost.js';
 import type { LoadReport } from './report-json.js';
 import type { LatencySummary } from './recorder.js';
 
@@ -91,5 +92,31 @@ export function formatSummary(report: LoadReport): string {
       ? `server metrics: ${report.server.series.length} scrapes of /metrics`
       : `server metrics unavailable: ${report.server.reason}`,
   );
+  if (report.cost) out.push(...costLines(report.cost));
   return out.join('\n');
+}
+
+const ms = (value: number | null) => (value === null ? '-' : value.toFixed(3));
+
+/** CPU per request of each process read, and their sum (shown when one figure could be read at all). */
+function costLines(cost: DeploymentCost): string[] {
+  if (!cost.processes.some((p) => p.cpuSeconds !== null)) return [];
+  const perRequest = (seconds: number | null) =>
+    seconds === null || !cost.requests ? null : (seconds * 1_000) / cost.requests;
+  const nats = cost.natsMessagesPerRequest === null ? '' : `, NATS messages ${cost.natsMessagesPerRequest.toFixed(2)}`;
+  return [
+    '',
+    `Cost per OK request (${cost.requests} requests): CPU ${ms(cost.cpuMsPerRequest)} ms in all${nats}`,
+    table(
+      ['process', 'kind', 'CPU s', 'CPU ms per request', 'messages per request', 'note'],
+      cost.processes.map((p) => [
+        p.source,
+        p.kind,
+        p.cpuSeconds === null ? '-' : p.cpuSeconds.toFixed(3),
+        ms(perRequest(p.cpuSeconds)),
+        p.messages === undefined || !cost.requests ? '-' : (p.messages / cost.requests).toFixed(2),
+        p.reason ?? (p.kind === 'nats' ? 'CPU estimated from /varz cpu%, sampled each second' : '-'),
+      ]),
+    ),
+  ];
 }
