@@ -1,6 +1,6 @@
 // --compare old.json: each figure of this run next to the old run's; a figure worse by more than
 // --max-regression (relative) is a regression and the command exits non-zero. Throughput and capacity are worse
-// when lower; latencies when higher. The error rate is compared in absolute terms too (worse only when it rises by
+// when lower; latencies and the CPU per request (of every process read) when higher. The error rate is compared in absolute terms too (worse only when it rises by
 // more than max(old x max-regression, 0.1 percentage point)), since from 0 errors any error is an infinite rise.
 import type { LoadReport } from './report-json.js';
 
@@ -29,6 +29,7 @@ function figures(old: LoadReport, now: LoadReport): Figure[] {
     ),
     { figure: 'error rate', better: 'error-rate', value: (r) => r.errorRate },
     { figure: 'capacity req/s', better: 'higher', value: (r) => r.capacity?.highestRate },
+    { figure: 'CPU ms per request', better: 'lower', value: (r) => r.cost?.cpuMsPerRequest },
   ];
   for (const name of Object.keys(now.timings ?? {})) {
     if (old.timings?.[name])
