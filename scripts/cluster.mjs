@@ -109,6 +109,11 @@ try {
 }
 
 const [first, second] = nodes.nodes;
+const otherNodes = nodes.nodes
+  .slice(1)
+  .map((n) => n.url)
+  .join(',');
+const natsMonitors = nats.servers.map((s) => `--nats-monitor http://127.0.0.1:${s.monitorPort}`).join(' ');
 console.log(`
 NATS (JetStream, 3 servers):
 ${nats.servers.map((s) => `  ${s.name}  ${s.url}  monitoring http://127.0.0.1:${s.monitorPort}/jsz`).join('\n')}
@@ -127,6 +132,17 @@ Try it:
     -d '{"sessionId":"try-1","serviceCode":"*384#","phoneNumber":"+254712345678","text":"1"}'   # next step, other node
   npm run ussd -- --url ${first.url}/api/ussd
   (the same with the other nodes' URLs; API docs at ${first.url}/docs)
+
+Load it, with the CPU and NATS messages per step of every process (docs/load.md):${
+  process.env.RATE_LIMIT_ALLOWLIST
+    ? ''
+    : `
+  (the rate limit, RATE_LIMIT_MAX requests a minute per address, would refuse most of it from here: start the
+  cluster as RATE_LIMIT_ALLOWLIST=127.0.0.1 npm run cluster first)`
+}
+  npm run load -- --target ${first.url} --scenario ussd --connections 48 --think 0 --duration 30s \\
+    --metrics-target ${otherNodes} \\
+    ${natsMonitors}
 
 A fourth node joins with:
   NATS_URL=${nats.urls} NATS_MONITOR_URL=${nats.monitorUrls} NODE_ID=node-4 PORT=3004 DATA_DIR=./data/node-4 \\
