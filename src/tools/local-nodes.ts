@@ -1,6 +1,7 @@
 // Main thread (tooling): real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
 // tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
-// node must share; ready means its /health answers 200 (NATS connected, JetStream answering), not a fixed wait.
+// node must share; ready means its /health answers 200 (NATS connected, JetStream answering) with the pid of the
+// process launched (not another server on the port), not a fixed wait.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -76,7 +77,10 @@ export interface LocalNodesOptions {
   onLog?: (nodeId: string, line: string) => void;
   /** Each node in its own process group, out of reach of a terminal's Ctrl-C (see NatsClusterOptions). */
   ownProcessGroup?: boolean;
-  /** Where node i runs (address, command prefix such as `ip netns exec NS`); default 127.0.0.1, no prefix. */
+  /**
+   * Where node i runs (address, command prefix such as `ip netns exec NS`); default 127.0.0.1, no prefix. The prefix
+   * must exec the node (keep its pid): readiness is /health answering with the pid launched.
+   */
   hosts?: readonly LocalHost[];
 }
 
@@ -119,28 +123,36 @@ function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = fa
 }
 
 /**
- * Polls /health until 200, backing off from 50 ms to 1 s: every poll counts against the cluster-wide rate limit
- * of 127.0.0.1 (100 a minute by default), which the caller's own requests share once the node is up.
+ * Polls /health until this very process answers 200 (its `pid`): a port held by another server (nodes left
+ * running, a second set started on the first's ports) answers 200 too, while the child exits unable to listen. A
+ * child that exits fails the wait at once, with its log tail. Backs off from 50 ms to 1 s: every poll counts against
+ * the cluster-wide rate limit of 127.0.0.1 (100 a minute by default), which the caller's own requests share once
+ * the node is up.
  */
 async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const child = slot.child!;
+  // What answered 200 on the port without being this process, for the error.
+  let other = '';
   for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
-    const ok = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
+    const pid = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
       .then(async (response) => {
-        await response.arrayBuffer();
-        return response.ok;
+        const body = (await response.json().catch(() => undefined)) as { pid?: unknown } | undefined;
+        return response.ok ? (body?.pid ?? 'no pid') : undefined;
       })
-      .catch(() => false);
-    if (ok) return;
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`,
-      );
+      .catch(() => undefined);
+    if (pid === child.pid) return;
+    if (pid !== undefined) {
+      const by = typeof pid === 'number' ? `pid ${pid}` : String(pid);
+      other = `\nport ${slot.port}: /health answered 200 by another process (${by}), not this node (pid ${child.pid})`;
     }
-    if (Date.now() > deadline)
-      throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    const tail = `${slot.log.slice(-3_000)}${other}`;
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${tail}`);
+    if (Date.now() > deadline) throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${tail}`);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, pause))), slot.exited]);
+    clearTimeout(timer);
   }
 }
 
