@@ -6,7 +6,8 @@
 // The servers run in process groups of their own: a terminal's Ctrl-C goes to the whole foreground group, and NATS
 // stopped together with the nodes would leave them failing their last writes. With the output piped (`| tee log`)
 // the reader dies of the same Ctrl-C, so writes to stdout fail (EPIPE) and are dropped rather than ending the
-// script before it cleaned up.
+// script before it cleaned up. Should the script die without stopping them (kill -9), the kernel kills every
+// server it started (setpriv --pdeathsig: parentDeathCommand in src/tools/local-nats-cluster.ts); the temp data stays.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';

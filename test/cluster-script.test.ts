@@ -1,6 +1,7 @@
 // `npm run cluster` (scripts/cluster.mjs) as a person runs it: it says ready with three node URLs that answer
 // /health in cluster mode, and Ctrl-C (SIGINT) ends it with every process it started (3 nats-server, 3 nodes),
 // also when its output is piped through tee (which the same Ctrl-C ends): nodes first, then NATS, data removed.
+// Killed with SIGKILL, it takes them with it all the same.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,14 +12,23 @@ import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 t.setTimeout(150_000);
 
+/** Gone: no such process, or a zombie (dead, waiting for its new parent to reap it). */
+function gone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
 /** Process ids of the direct children of `pid` (those its main thread spawned, from /proc). */
 function childrenOf(pid: number): number[] {
   const tasks = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
   return tasks.split(/\s+/).filter(Boolean).map(Number);
 }
 
-t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
-  ensureNatsServer();
+/** Runs the script with its output piped; resolves with the node URLs once it says ready. */
+async function startScript(t: { teardown(fn: () => unknown): void }) {
   const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (script.exitCode === null) script.kill('SIGKILL');
@@ -34,6 +44,13 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
     });
     void exited.then((code) => reject(new Error(`the script exited with ${code}:\n${output}`)));
   });
+  return { script, exited, urls, output: () => output };
+}
+
+t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
+  ensureNatsServer();
+  const { script, exited, urls, output: read } = await startScript(t);
+  const output = read();
   t.equal(urls.length, 3, 'three node URLs');
   t.match(output, /NATS_URL=nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+/);
   t.match(output, /curl -X POST http:\/\/127\.0\.0\.1:\d+\/api\/ussd/, 'says how to try it');
@@ -56,8 +73,30 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
 
   script.kill('SIGINT');
   t.equal(await exited, 0, 'exits 0 on Ctrl-C');
-  t.match(output, /stopped, temp data removed/);
+  t.match(read(), /stopped, temp data removed/);
   t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+});
+
+t.test('killed with SIGKILL (no handler runs), the script takes every nats-server and node with it', async (t) => {
+  ensureNatsServer();
+  const { script, exited, output } = await startScript(t);
+  const children = childrenOf(script.pid!);
+  t.teardown(() => {
+    for (const pid of children) if (!gone(pid)) process.kill(pid, 'SIGKILL');
+    // Nothing removed it: the script died before it could.
+    const dataDir = /Data \(removed on exit\): (\S+)/.exec(output())?.[1];
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  t.equal(children.length, 6, 'three nats-server and three node children');
+  script.kill('SIGKILL');
+  await exited;
+  const killed = Date.now();
+  await until('every child gone', async () => (children.every(gone) ? true : undefined), 5_000).catch(() => {});
+  t.same(
+    children.filter((pid) => !gone(pid)),
+    [],
+    `no nats-server or node left behind (${Date.now() - killed} ms after the script died)`,
+  );
 });
 
 t.test(

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatKey, generateKey } from '../oracle/auth/mint.js';
-import { freePorts, type LocalHost } from './local-nats-cluster.js';
+import { freePorts, parentDeathCommand, type LocalHost } from './local-nats-cluster.js';
 
 export interface NodeExit {
   code: number | null;
@@ -106,7 +106,7 @@ const isRunning = (slot: NodeSlot) =>
   slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
 function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = false): void {
-  const [file, ...args] = [...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
+  const [file, ...args] = [...parentDeathCommand(), ...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
   const child = spawn(file, args, { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   slot.child = child;
   slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -209,7 +209,8 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     };
   });
 
-  // If this process ends without stop() (a failed test, an uncaught error), its nodes must not outlive it.
+  // If this process ends without stop() (a failed test, an uncaught error), its nodes must not outlive it (a death
+  // that runs no handler: parentDeathCommand).
   const killAll = () => {
     for (const slot of slots) if (isRunning(slot)) slot.child!.kill('SIGKILL');
   };
