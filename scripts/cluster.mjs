@@ -41,7 +41,10 @@ let nats;
 let nodes;
 let stopping = false;
 const stop = async (reason, code = 0) => {
-  if (stopping) return;
+  if (stopping) {
+    console.log(`${reason}: already stopping (a node drains for up to 15 s)`);
+    return;
+  }
   stopping = true;
   console.log(`\n${reason}: stopping the nodes, then the NATS cluster ...`);
   try {
@@ -55,7 +58,8 @@ const stop = async (reason, code = 0) => {
   console.log(`stopped, temp data removed (${dataDir})`);
   process.exit(code);
 };
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));
+// Kept for repeats: a second Ctrl-C's default action would end the script mid-stop, NATS not stopped, data left.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stop(signal));
 
 const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
 const fixedNats = await portsFree([

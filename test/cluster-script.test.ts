@@ -1,7 +1,7 @@
 // `npm run cluster` (scripts/cluster.mjs) as a person runs it: it says ready with three node URLs that answer
 // /health in cluster mode, and Ctrl-C (SIGINT) ends it with every process it started (3 nats-server, 3 nodes),
-// also when its output is piped through tee (which the same Ctrl-C ends): nodes first, then NATS, data removed.
-// Killed with SIGKILL, it takes them with it all the same.
+// also when its output is piped through tee (which the same Ctrl-C ends) and Ctrl-C is pressed twice: nodes first,
+// then NATS, data removed. Killed with SIGKILL, it takes them with it all the same.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -145,6 +145,13 @@ t.test(
 
     // Ctrl-C: SIGINT to the foreground group (the shell, the script and tee; the servers are in groups of their own).
     process.kill(-shell.pid!, 'SIGINT');
+    // An impatient second Ctrl-C while the nodes drain: its default action used to end the script there, NATS left.
+    let pressedAgain = false;
+    const again = setTimeout(() => {
+      pressedAgain = processAlive(script!);
+      if (pressedAgain) process.kill(script!, 'SIGINT');
+    }, 300);
+    t.teardown(() => clearTimeout(again));
     // Watch the order the servers go in. NATS is read before the nodes in each look, so a look that finds NATS gone
     // and a node still up proves NATS went first (a node's drain takes SHUTDOWN_QUIET_MS, so that order would show).
     let natsGoneBeforeNodes = false;
@@ -155,6 +162,7 @@ t.test(
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+    t.ok(pressedAgain, 'the second Ctrl-C came while the script was stopping');
     t.equal(natsGoneBeforeNodes, false, 'no nats-server stopped while a node still ran');
     await until('the script exited', async () => (processAlive(script!) ? undefined : true), 30_000);
     await shellExited;
