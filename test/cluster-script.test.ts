@@ -27,8 +27,8 @@ function childrenOf(pid: number): number[] {
   return tasks.split(/\s+/).filter(Boolean).map(Number);
 }
 
-/** Runs the script with its output piped; resolves with the node URLs once it says ready. */
-async function startScript(t: { teardown(fn: () => unknown): void }) {
+t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
+  ensureNatsServer();
   const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (script.exitCode === null) script.kill('SIGKILL');
@@ -44,13 +44,6 @@ async function startScript(t: { teardown(fn: () => unknown): void }) {
     });
     void exited.then((code) => reject(new Error(`the script exited with ${code}:\n${output}`)));
   });
-  return { script, exited, urls, output: () => output };
-}
-
-t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
-  ensureNatsServer();
-  const { script, exited, urls, output: read } = await startScript(t);
-  const output = read();
   t.equal(urls.length, 3, 'three node URLs');
   t.match(output, /NATS_URL=nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+/);
   t.match(output, /curl -X POST http:\/\/127\.0\.0\.1:\d+\/api\/ussd/, 'says how to try it');
@@ -73,31 +66,49 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
 
   script.kill('SIGINT');
   t.equal(await exited, 0, 'exits 0 on Ctrl-C');
-  t.match(read(), /stopped, temp data removed/);
+  t.match(output, /stopped, temp data removed/);
   t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
 });
 
-t.test('killed with SIGKILL (no handler runs), the script takes every nats-server and node with it', async (t) => {
-  ensureNatsServer();
-  const { script, exited, output } = await startScript(t);
-  const children = childrenOf(script.pid!);
-  t.teardown(() => {
-    for (const pid of children) if (!gone(pid)) process.kill(pid, 'SIGKILL');
-    // Nothing removed it: the script died before it could.
-    const dataDir = /Data \(removed on exit\): (\S+)/.exec(output())?.[1];
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-  t.equal(children.length, 6, 'three nats-server and three node children');
-  script.kill('SIGKILL');
-  await exited;
-  const killed = Date.now();
-  await until('every child gone', async () => (children.every(gone) ? true : undefined), 5_000).catch(() => {});
-  t.same(
-    children.filter((pid) => !gone(pid)),
-    [],
-    `no nats-server or node left behind (${Date.now() - killed} ms after the script died)`,
-  );
-});
+t.test(
+  'killed with SIGKILL (no handler runs), even before it is ready, the script takes every child with it',
+  async (t) => {
+    ensureNatsServer();
+    const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => script.once('exit', resolve));
+    let children: number[] = [];
+    t.teardown(() => {
+      script.kill('SIGKILL');
+      for (const pid of children) if (!gone(pid)) process.kill(pid, 'SIGKILL');
+    });
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    // Its six children running their programs (past setpriv, which set their parent-death signal): the cluster need
+    // not be ready (the nodes take seconds more), and a kill during start-up must take them too.
+    const commands = await until(
+      'three nats-server and three node children',
+      async () => {
+        children = childrenOf(script.pid!);
+        const commands = children.map(cmdline).filter((c) => !c.startsWith('setpriv'));
+        const nats = commands.filter((c) => /nats-server -c /.test(c)).length;
+        const nodes = commands.filter((c) => c.includes('dist/src/main.js')).length;
+        return nats === 3 && nodes === 3 ? commands : undefined;
+      },
+      60_000,
+    );
+    // Nothing removes its temp data: the script dies before it could.
+    const dataDir = /-c (\S+)\/nats\/n\d\.conf/.exec(commands.join('\n'))?.[1];
+    t.teardown(() => dataDir && rmSync(dataDir, { recursive: true, force: true }));
+    script.kill('SIGKILL');
+    await exited;
+    const killed = Date.now();
+    await until('every child gone', async () => (children.every(gone) ? true : undefined), 5_000).catch(() => {});
+    t.same(
+      children.filter((pid) => !gone(pid)),
+      [],
+      `no nats-server or node left behind (${Date.now() - killed} ms after the script died)`,
+    );
+  },
+);
 
 t.test(
   'with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data',
