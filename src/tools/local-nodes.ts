@@ -122,6 +122,18 @@ function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = fa
   child.stderr!.setEncoding('utf8').on('data', take);
 }
 
+/** Resolves once the child's stdout and stderr closed (all it wrote was read), or after 1 s. */
+function outputRead(child: ChildProcess): Promise<void> {
+  if (child.stdout!.closed && child.stderr!.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 1_000);
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /**
  * Polls /health until this very process answers 200 (its `pid`): a port held by another server (nodes left
  * running, a second set started on the first's ports) answers 200 too, while the child exits unable to listen. A
@@ -146,10 +158,14 @@ async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> 
       const by = typeof pid === 'number' ? `pid ${pid}` : String(pid);
       other = `\nport ${slot.port}: /health answered 200 by another process (${by}), not this node (pid ${child.pid})`;
     }
-    const tail = `${slot.log.slice(-3_000)}${other}`;
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${tail}`);
-    if (Date.now() > deadline) throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${tail}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      // 'exit' can come before the last of its output has been read: wait (a bounded time) for its pipes to close.
+      await outputRead(child);
+      const code = child.exitCode ?? child.signalCode;
+      throw new Error(`node ${slot.nodeId} exited while starting (${code}):\n${slot.log.slice(-3_000)}${other}`);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}${other}`);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, pause))), slot.exited]);
     clearTimeout(timer);
