@@ -6,7 +6,8 @@
 // The servers run in process groups of their own: a terminal's Ctrl-C goes to the whole foreground group, and NATS
 // stopped together with the nodes would leave them failing their last writes. With the output piped (`| tee log`)
 // the reader dies of the same Ctrl-C, so writes to stdout fail (EPIPE) and are dropped rather than ending the
-// script before it cleaned up.
+// script before it cleaned up. Should the script die without stopping them (kill -9), the kernel kills every
+// server it started (setpriv --pdeathsig: parentDeathCommand in src/tools/local-nats-cluster.ts); the temp data stays.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,10 @@ let nats;
 let nodes;
 let stopping = false;
 const stop = async (reason, code = 0) => {
-  if (stopping) return;
+  if (stopping) {
+    console.log(`${reason}: already stopping (a node drains for up to 15 s)`);
+    return;
+  }
   stopping = true;
   console.log(`\n${reason}: stopping the nodes, then the NATS cluster ...`);
   try {
@@ -54,7 +58,8 @@ const stop = async (reason, code = 0) => {
   console.log(`stopped, temp data removed (${dataDir})`);
   process.exit(code);
 };
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void stop(signal));
+// Kept for repeats: a second Ctrl-C's default action would end the script mid-stop, NATS not stopped, data left.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stop(signal));
 
 const natsPorts = { client: 4222, cluster: 6222, monitor: 8222 };
 const fixedNats = await portsFree([

@@ -49,6 +49,11 @@ const HealthSchema = v.object({
   environment: Environment,
   timestamp: Timestamp,
   uptime: v.pipe(v.number(), v.description('Seconds since the process started'), v.examples([3600.5])),
+  pid: v.pipe(
+    v.number(),
+    v.description('Process id of this server: tells it from another process answering on the same port'),
+    v.examples([4242]),
+  ),
   database: v.pipe(
     v.picklist(['connected', 'disconnected']),
     v.description('LMDB answered a write and a read; in cluster mode JetStream answered too'),
@@ -150,6 +155,7 @@ export function registerHealthRoutes(
           environment,
           timestamp: new Date().toISOString(),
           uptime: process.uptime(),
+          pid: process.pid,
           database: database ? 'connected' : 'disconnected',
           httpEngine,
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),

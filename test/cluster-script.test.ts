@@ -1,6 +1,7 @@
 // `npm run cluster` (scripts/cluster.mjs) as a person runs it: it says ready with three node URLs that answer
 // /health in cluster mode, and Ctrl-C (SIGINT) ends it with every process it started (3 nats-server, 3 nodes),
-// also when its output is piped through tee (which the same Ctrl-C ends): nodes first, then NATS, data removed.
+// also when its output is piped through tee (which the same Ctrl-C ends) and Ctrl-C is pressed twice: nodes first,
+// then NATS, data removed. Killed with SIGKILL, it takes them with it all the same.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,6 +11,15 @@ import { processAlive, until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 t.setTimeout(150_000);
+
+/** Gone: no such process, or a zombie (dead, waiting for its new parent to reap it). */
+function gone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].startsWith('Z');
+  } catch {
+    return true;
+  }
+}
 
 /** Process ids of the direct children of `pid` (those its main thread spawned, from /proc). */
 function childrenOf(pid: number): number[] {
@@ -61,6 +71,46 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
 });
 
 t.test(
+  'killed with SIGKILL (no handler runs), even before it is ready, the script takes every child with it',
+  async (t) => {
+    ensureNatsServer();
+    const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => script.once('exit', resolve));
+    let children: number[] = [];
+    t.teardown(() => {
+      script.kill('SIGKILL');
+      for (const pid of children) if (!gone(pid)) process.kill(pid, 'SIGKILL');
+    });
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    // Its six children running their programs (past setpriv, which set their parent-death signal): the cluster need
+    // not be ready (the nodes take seconds more), and a kill during start-up must take them too.
+    const commands = await until(
+      'three nats-server and three node children',
+      async () => {
+        children = childrenOf(script.pid!);
+        const commands = children.map(cmdline).filter((c) => !c.startsWith('setpriv'));
+        const nats = commands.filter((c) => /nats-server -c /.test(c)).length;
+        const nodes = commands.filter((c) => c.includes('dist/src/main.js')).length;
+        return nats === 3 && nodes === 3 ? commands : undefined;
+      },
+      60_000,
+    );
+    // Nothing removes its temp data: the script dies before it could.
+    const dataDir = /-c (\S+)\/nats\/n\d\.conf/.exec(commands.join('\n'))?.[1];
+    t.teardown(() => dataDir && rmSync(dataDir, { recursive: true, force: true }));
+    script.kill('SIGKILL');
+    await exited;
+    const killed = Date.now();
+    await until('every child gone', async () => (children.every(gone) ? true : undefined), 5_000).catch(() => {});
+    t.same(
+      children.filter((pid) => !gone(pid)),
+      [],
+      `no nats-server or node left behind (${Date.now() - killed} ms after the script died)`,
+    );
+  },
+);
+
+t.test(
   'with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data',
   async (t) => {
     ensureNatsServer();
@@ -106,6 +156,13 @@ t.test(
 
     // Ctrl-C: SIGINT to the foreground group (the shell, the script and tee; the servers are in groups of their own).
     process.kill(-shell.pid!, 'SIGINT');
+    // An impatient second Ctrl-C while the nodes drain: its default action used to end the script there, NATS left.
+    let pressedAgain = false;
+    const again = setTimeout(() => {
+      pressedAgain = processAlive(script!);
+      if (pressedAgain) process.kill(script!, 'SIGINT');
+    }, 300);
+    t.teardown(() => clearTimeout(again));
     // Watch the order the servers go in. NATS is read before the nodes in each look, so a look that finds NATS gone
     // and a node still up proves NATS went first (a node's drain takes SHUTDOWN_QUIET_MS, so that order would show).
     let natsGoneBeforeNodes = false;
@@ -116,6 +173,7 @@ t.test(
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     t.same(children.filter(processAlive), [], 'no nats-server or node left behind');
+    t.ok(pressedAgain, 'the second Ctrl-C came while the script was stopping');
     t.equal(natsGoneBeforeNodes, false, 'no nats-server stopped while a node still ran');
     await until('the script exited', async () => (processAlive(script!) ? undefined : true), 30_000);
     await shellExited;

@@ -103,7 +103,7 @@ t.test(
     const plain = (await (await fetch(`${single.url}/health`)).json()) as Record<string, unknown>;
     t.same(
       Object.keys(plain).sort(),
-      ['database', 'environment', 'httpEngine', 'status', 'timestamp', 'uptime'],
+      ['database', 'environment', 'httpEngine', 'pid', 'status', 'timestamp', 'uptime'],
       'no cluster field on a single node',
     );
     t.equal(

@@ -140,6 +140,7 @@ t.test('GET /docs-json is an OpenAPI 3.1 document of every route, USSD included'
     'environment',
     'timestamp',
     'uptime',
+    'pid',
     'database',
     'httpEngine',
   ]);

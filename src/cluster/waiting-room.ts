@@ -41,6 +41,7 @@ export async function openWaitingRoom(options: WaitingRoomOptions): Promise<Wait
             environment: options.environment ?? 'production',
             timestamp: new Date().toISOString(),
             uptime: process.uptime(),
+            pid: process.pid,
             database: 'disconnected',
             starting: reason,
           }

@@ -1,6 +1,7 @@
 // Main thread (tooling): real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
 // tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
-// node must share; ready means its /health answers 200 (NATS connected, JetStream answering), not a fixed wait.
+// node must share; ready means its /health answers 200 (NATS connected, JetStream answering) with the pid of the
+// process launched (not another server on the port), not a fixed wait.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatKey, generateKey } from '../oracle/auth/mint.js';
-import { freePorts, type LocalHost } from './local-nats-cluster.js';
+import { freePorts, parentDeathCommand, type LocalHost } from './local-nats-cluster.js';
 
 export interface NodeExit {
   code: number | null;
@@ -76,7 +77,10 @@ export interface LocalNodesOptions {
   onLog?: (nodeId: string, line: string) => void;
   /** Each node in its own process group, out of reach of a terminal's Ctrl-C (see NatsClusterOptions). */
   ownProcessGroup?: boolean;
-  /** Where node i runs (address, command prefix such as `ip netns exec NS`); default 127.0.0.1, no prefix. */
+  /**
+   * Where node i runs (address, command prefix such as `ip netns exec NS`); default 127.0.0.1, no prefix. The prefix
+   * must exec the node (keep its pid): readiness is /health answering with the pid launched.
+   */
   hosts?: readonly LocalHost[];
 }
 
@@ -102,7 +106,7 @@ const isRunning = (slot: NodeSlot) =>
   slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
 
 function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = false): void {
-  const [file, ...args] = [...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
+  const [file, ...args] = [...parentDeathCommand(), ...slot.command, process.execPath, ...slot.nodeArgs, MAIN];
   const child = spawn(file, args, { env: slot.env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   slot.child = child;
   slot.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -118,29 +122,53 @@ function launch(slot: NodeSlot, onLog: LocalNodesOptions['onLog'], detached = fa
   child.stderr!.setEncoding('utf8').on('data', take);
 }
 
+/** Resolves once the child's stdout and stderr closed (all it wrote was read), or after 1 s. */
+function outputRead(child: ChildProcess): Promise<void> {
+  if (child.stdout!.closed && child.stderr!.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 1_000);
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /**
- * Polls /health until 200, backing off from 50 ms to 1 s: every poll counts against the cluster-wide rate limit
- * of 127.0.0.1 (100 a minute by default), which the caller's own requests share once the node is up.
+ * Polls /health until this very process answers 200 (its `pid`): a port held by another server (nodes left
+ * running, a second set started on the first's ports) answers 200 too, while the child exits unable to listen. A
+ * child that exits fails the wait at once, with its log tail. Backs off from 50 ms to 1 s: every poll counts against
+ * the cluster-wide rate limit of 127.0.0.1 (100 a minute by default), which the caller's own requests share once
+ * the node is up.
  */
 async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const child = slot.child!;
+  // What answered 200 on the port without being this process, for the error.
+  let other = '';
   for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
-    const ok = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
+    const pid = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
       .then(async (response) => {
-        await response.arrayBuffer();
-        return response.ok;
+        const body = (await response.json().catch(() => undefined)) as { pid?: unknown } | undefined;
+        return response.ok ? (body?.pid ?? 'no pid') : undefined;
       })
-      .catch(() => false);
-    if (ok) return;
+      .catch(() => undefined);
+    if (pid === child.pid) return;
+    if (pid !== undefined) {
+      const by = typeof pid === 'number' ? `pid ${pid}` : String(pid);
+      other = `\nport ${slot.port}: /health answered 200 by another process (${by}), not this node (pid ${child.pid})`;
+    }
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `node ${slot.nodeId} exited while starting (${child.exitCode ?? child.signalCode}):\n${slot.log.slice(-3_000)}`,
-      );
+      // 'exit' can come before the last of its output has been read: wait (a bounded time) for its pipes to close.
+      await outputRead(child);
+      const code = child.exitCode ?? child.signalCode;
+      throw new Error(`node ${slot.nodeId} exited while starting (${code}):\n${slot.log.slice(-3_000)}${other}`);
     }
     if (Date.now() > deadline)
-      throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
+      throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}${other}`);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, pause))), slot.exited]);
+    clearTimeout(timer);
   }
 }
 
@@ -197,7 +225,8 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     };
   });
 
-  // If this process ends without stop() (a failed test, an uncaught error), its nodes must not outlive it.
+  // If this process ends without stop() (a failed test, an uncaught error), its nodes must not outlive it (a death
+  // that runs no handler: parentDeathCommand).
   const killAll = () => {
     for (const slot of slots) if (isRunning(slot)) slot.child!.kill('SIGKILL');
   };
