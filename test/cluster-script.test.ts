@@ -47,6 +47,16 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   t.equal(urls.length, 3, 'three node URLs');
   t.match(output, /NATS_URL=nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+/);
   t.match(output, /curl -X POST http:\/\/127\.0\.0\.1:\d+\/api\/ussd/, 'says how to try it');
+  t.match(
+    output,
+    /npm run load -- --target http:\/\/127\.0\.0\.1:\d+ .*\n.*--metrics-target http:\/\/127\.0\.0\.1:\d+,http:\/\/127\.0\.0\.1:\d+ .*\n\s*(--nats-monitor http:\/\/127\.0\.0\.1:\d+ ?){3}\n/,
+    'says how to load it with every process measured',
+  );
+  t.match(
+    output,
+    /RATE_LIMIT_ALLOWLIST=127\.0\.0\.1 npm run cluster/,
+    'and that the rate limit would refuse that load',
+  );
   t.notMatch(output, /\] listening on http/, "the nodes (at LOG_LEVEL warn) leave the start-up lines to the script's");
 
   const ids: (string | undefined)[] = [];
