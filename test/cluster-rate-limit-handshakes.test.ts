@@ -24,9 +24,10 @@ t.test('handshakes from one address over three nodes share one budget', async (t
     // Each subtest is its own client (X-Forwarded-For), so they do not share a window's budget.
     TRUST_PROXY_ENABLED: 'true',
   };
-  // One after another: nodes creating the same bucket at once cost a JetStream timeout (docs/cluster.md).
-  const nodes: Awaited<ReturnType<typeof startTestServer>>[] = [];
-  for (const id of ['a', 'b', 'c']) nodes.push(await startTestServer(t, { env: { ...env, NODE_ID: `node-${id}` } }));
+  // Together, as a deployment's nodes start: one that opens a bucket another just made waits for its stream's leader.
+  const nodes = await Promise.all(
+    ['a', 'b', 'c'].map((id) => startTestServer(t, { env: { ...env, NODE_ID: `node-${id}` } })),
+  );
 
   // The windows are fixed minutes: start in a fresh one, so all handshakes fall into the same window.
   const leftMs = WINDOW_SECONDS * 1000 - (Date.now() % (WINDOW_SECONDS * 1000));

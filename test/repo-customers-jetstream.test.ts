@@ -17,6 +17,9 @@ const everywhere = await connectTo(t, nats);
 /** One connection per NATS server: three nodes, each talking to its own server. */
 const perServer = await Promise.all(nats.servers.map((server, i) => connectTo(t, nats, [server.url], `node-${i}`)));
 
+// The tests share nothing but the cluster (each its own deployment) and mostly wait on JetStream (bucket creation,
+// quorum writes): three run at a time.
+t.jobs = 3;
 customerRepositoryContract(t, async () => JetStreamCustomerRepository.open(freshDeployment(everywhere)[0]));
 
 /** One new deployment opened by three nodes: the first creates the buckets (nats-server 2.9 may leave concurrent creates unanswered). */

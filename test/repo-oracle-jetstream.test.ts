@@ -46,6 +46,9 @@ const nodes = [
 ];
 
 // Each contract opens only its own family's buckets (opening all six per test would cost minutes).
+// The tests share nothing but the cluster (each its own deployment, or its own users and ids) and mostly wait on
+// JetStream (bucket creation, quorum writes): three run at a time.
+t.jobs = 3;
 t.test('chat sessions', (t) => (sessionRepositoryContract(t, () => JetStreamSessionRepository.open(fresh())), t.end()));
 t.test(
   'transcripts',

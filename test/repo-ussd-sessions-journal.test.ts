@@ -43,6 +43,9 @@ async function open(connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES,
   return { writer, live, repository };
 }
 
+// The tests share nothing but the cluster (each its own deployment) and mostly wait on JetStream (bucket creation,
+// quorum writes): three run at a time.
+t.jobs = 3;
 ussdSessionRepositoryContract(t, async () => (await open(freshDeployment(everywhere)[0])).repository);
 
 /** One new deployment opened by three nodes, each on its own NATS server. */

@@ -105,6 +105,24 @@ export async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
   }
 }
 
+/** How long opening a bucket or journal waits for its new stream to elect a leader (see `untilStreamLed`). */
+const LEADER_WAIT_MS = 10_000;
+
+/**
+ * Resolves once `stream` has a leader, or after LEADER_WAIT_MS (the writes' own retries take it from there). A
+ * stream another node created a moment ago may still be electing one: a write sent meanwhile can go unanswered until
+ * its request timeout (5 s), which every node but the creator met when nodes started together on a new deployment.
+ */
+export async function untilStreamLed(jsm: JetStreamManager, stream: string): Promise<void> {
+  const started = Date.now();
+  for (let delayMs = 20; Date.now() - started < LEADER_WAIT_MS; delayMs = Math.min(delayMs * 2, 250)) {
+    const info = await jsm.streams.info(stream).catch(() => undefined);
+    // Unclustered (one server): no election.
+    if (info && (!info.cluster || info.cluster.leader)) return;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+}
+
 export class KvRecordStore<T> {
   private constructor(
     private readonly kv: KV,
@@ -142,6 +160,7 @@ export class KvRecordStore<T> {
         return connection.kvm.open(bucket, { allow_direct: false });
       }
     });
+    await untilStreamLed(connection.jsm, `KV_${bucket}`);
     return new KvRecordStore<T>(kv, connection.js, connection.jsm, connection.reader, bucket);
   }
 

@@ -137,22 +137,31 @@ function outputRead(child: ChildProcess): Promise<void> {
 /**
  * Polls /health until this very process answers 200 (its `pid`): a port held by another server (nodes left
  * running, a second set started on the first's ports) answers 200 too, while the child exits unable to listen. A
- * child that exits fails the wait at once, with its log tail. Backs off from 50 ms to 1 s: every poll counts against
- * the cluster-wide rate limit of 127.0.0.1 (100 a minute by default), which the caller's own requests share once
- * the node is up.
+ * child that exits fails the wait at once, with its log tail. The front door's answers count against the
+ * cluster-wide rate limit of 127.0.0.1 (100 a minute by default), which the caller's own requests share once the
+ * node is up: after one of those, the next poll backs off (from 50 ms to 1 s). A refused connection (not listening
+ * yet) and the waiting room's answer (503 saying what it is starting: src/cluster/waiting-room.ts) count against
+ * nothing, and the front door listens the moment the waiting room closes: those are followed by a poll 50 ms later.
  */
 async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const child = slot.child!;
   // What answered 200 on the port without being this process, for the error.
   let other = '';
-  for (let pause = 50; ; pause = Math.min(1_000, pause * 1.5)) {
-    const pid = await fetch(`http://${slot.address}:${slot.port}/health`, { signal: AbortSignal.timeout(2_000) })
+  for (let pause = 50; ; ) {
+    const { pid, starting } = await fetch(`http://${slot.address}:${slot.port}/health`, {
+      signal: AbortSignal.timeout(2_000),
+    })
       .then(async (response) => {
-        const body = (await response.json().catch(() => undefined)) as { pid?: unknown } | undefined;
-        return response.ok ? (body?.pid ?? 'no pid') : undefined;
+        const body = (await response.json().catch(() => undefined)) as
+          | { pid?: unknown; starting?: unknown }
+          | undefined;
+        return { pid: response.ok ? (body?.pid ?? 'no pid') : undefined, starting: typeof body?.starting === 'string' };
       })
-      .catch(() => undefined);
+      .catch((error: Error) => ({
+        pid: undefined,
+        starting: (error.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED',
+      }));
     if (pid === child.pid) return;
     if (pid !== undefined) {
       const by = typeof pid === 'number' ? `pid ${pid}` : String(pid);
@@ -167,8 +176,9 @@ async function waitForHealthy(slot: NodeSlot, timeoutMs: number): Promise<void> 
     if (Date.now() > deadline)
       throw new Error(`node ${slot.nodeId} not healthy within ${timeoutMs} ms:\n${slot.log.slice(-3_000)}${other}`);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, pause))), slot.exited]);
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, starting ? 50 : pause))), slot.exited]);
     clearTimeout(timer);
+    if (!starting) pause = Math.min(1_000, pause * 1.5);
   }
 }
 

@@ -4,7 +4,7 @@
 import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
 import { passingTimeout } from '../out-of-reach.js';
-import { whilePassing } from '../record-store.js';
+import { untilStreamLed, whilePassing } from '../record-store.js';
 
 /**
  * What a journal message says: records appended (`r`: [partition, key, value] each); a writer's claim of the
@@ -69,6 +69,7 @@ export async function openJournalStream(
       await connection.jsm.streams.update(name, { max_age: maxAgeNs });
     }
   });
+  await untilStreamLed(connection.jsm, name);
   return { connection, name, base, maxAgeMs: options.maxAgeMs };
 }
 
