@@ -53,7 +53,7 @@ t.test('cost per request of every node and NATS server of a cluster', async (t) 
   t.equal(run.code, 0, run.stderr);
   const report = readJson(out);
   const { cost } = report;
-  t.ok(report.requests.ok > 100, `${report.requests.ok} steps answered`);
+  t.ok(report.requests.ok > 0, `${report.requests.ok} steps answered`);
   t.equal(cost.requests, report.requests.ok, 'per OK request');
   t.same(
     cost.processes.map((p: { source: string; kind: string }) => [p.source, p.kind]),
