@@ -70,3 +70,40 @@ t.test('when the shared count fails, this node counts alone for a while (fails o
   t.equal(await limit('192.0.2.1'), 7, 'asked again after the pause, its answer is used as it is');
   t.equal(asked, 2);
 });
+
+t.test(
+  'a shared count that does not answer: the request counts locally after the bound, one probe at a time',
+  async (t) => {
+    const local = new RateLimiter({ max: 100, windowMs: 60_000, allowlist: new AddressList([]) });
+    let clock = 0;
+    let asked = 0;
+    let answer: ((wait: number) => void) | undefined;
+    // NATS gone or electing: the shared count is asked and answers only when the test says so.
+    const shared = () => {
+      asked++;
+      return new Promise<number>((resolve) => (answer = resolve));
+    };
+    const limit = withLocalFallback(shared, local, createLogger('silent'), () => clock, 50);
+    const started = performance.now();
+    t.equal(await limit('192.0.2.1'), 0, 'allowed by the local count');
+    const waited = performance.now() - started;
+    t.ok(waited >= 45 && waited < 1_000, `after the bound, not the JetStream timeout (${Math.round(waited)} ms)`);
+    t.equal(await limit('192.0.2.1'), 0);
+    t.equal(asked, 1, 'then this node counts alone for a while');
+
+    clock = 10_000;
+    const probe = limit('192.0.2.1');
+    t.same(
+      await Promise.all([limit('192.0.2.1'), limit('192.0.2.1')]),
+      [0, 0],
+      'while one request asks the shared count again, the others count locally at once',
+    );
+    t.equal(asked, 2, 'one probe');
+    answer!(7);
+    t.equal(await probe, 7, "the probe's answer is used as it is");
+    const next = limit('192.0.2.1');
+    t.equal(asked, 3, 'the next request asks the shared count again');
+    answer!(0);
+    t.equal(await next, 0);
+  },
+);

@@ -48,30 +48,43 @@ export type SharedRateLimit = (address: string) => Promise<number>;
 
 /** After a failure of the shared count, this node counts alone for this long before asking it again. */
 const FALLBACK_MS = 10_000;
+/**
+ * How long a request waits for the shared count before it counts on this node (a quorum write takes milliseconds;
+ * without this bound a request waited for the JetStream call timeout, 5 s, whenever NATS was gone or electing).
+ */
+const SHARED_WAIT_MS = 1_000;
 
 /**
- * The shared count, or this node's own when the shared one cannot be had (NATS down, or slower than the JetStream
- * call timeout). Fails open to the local limit rather than closed: refusing every request while NATS is away
- * would turn an outage of the limiter into an outage of every route, and the local count still holds each client
- * to RATE_LIMIT_MAX per node and window (at most the node count times the limit, for the outage's duration).
- * After a failure the shared count is left alone for FALLBACK_MS, so during an outage requests (and /health) do
- * not each wait for a JetStream timeout, and the outage is logged once per period, not once per request.
+ * The shared count, or this node's own when the shared one cannot be had within SHARED_WAIT_MS (NATS down or
+ * electing). Fails open to the local limit rather than closed: refusing every request while NATS is away would turn
+ * an outage of the limiter into an outage of every route, and the local count still holds each client to
+ * RATE_LIMIT_MAX per node and window (at most the node count times the limit, for the outage's duration).
+ * After a failure the shared count is left alone for FALLBACK_MS, then one request asks it again while the others
+ * go on counting locally, so during an outage no request but that one waits, and the outage is logged once per
+ * period, not once per request.
  */
 export function withLocalFallback(
   shared: SharedRateLimit,
   local: RateLimiter,
   log: Logger,
   now = Date.now,
+  sharedWaitMs = SHARED_WAIT_MS,
 ): SharedRateLimit {
   let aloneUntil = -Infinity;
+  let probing = false;
   return (address) => {
-    if (now() < aloneUntil) return Promise.resolve(local.hit(address));
-    return shared(address).then(
+    if (probing || now() < aloneUntil) return Promise.resolve(local.hit(address));
+    // After a failure this request is the probe: the others count locally until it is answered.
+    probing = aloneUntil > -Infinity;
+    return withinMs(shared(address), sharedWaitMs).then(
       (wait) => {
+        probing = false;
+        aloneUntil = -Infinity;
         if (wait > 0) refusals.inc();
         return wait;
       },
       (err: unknown) => {
+        probing = false;
         if (now() >= aloneUntil)
           log.warn({ err, retryInMs: FALLBACK_MS }, 'cluster rate limit unavailable: counting on this node alone');
         aloneUntil = now() + FALLBACK_MS;
@@ -79,4 +92,15 @@ export function withLocalFallback(
       },
     );
   };
+}
+
+/** `promise`, or a rejection once `ms` have passed (the promise itself runs on; a late count is harmless). */
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error: unknown) => (clearTimeout(timer), reject(error)),
+    );
+  });
 }
