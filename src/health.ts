@@ -8,6 +8,7 @@ import type { HttpEngine } from './http/front-door.js';
 import { reply } from './http/types.js';
 import { InFlight } from './in-flight.js';
 import type { Store } from './store/env.js';
+import { within } from './within.js';
 
 /** A probe that takes longer than this (a stuck disk, a closed environment) counts as a failure. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -19,21 +20,13 @@ const PROBE_TIMEOUT_MS = 2_000;
  */
 async function databaseIsReachable(store: Store): Promise<boolean> {
   if (store.closed) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(resolve, PROBE_TIMEOUT_MS, false);
-  });
   const probe = (async () => {
     const db = store.db<number>('health');
     const value = Date.now();
     await db.put('probe', value);
     return db.get('probe') === value;
-  })().catch(() => false);
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  })();
+  return within(probe, PROBE_TIMEOUT_MS, () => new Error('probe timed out')).catch(() => false);
 }
 
 const Environment = v.pipe(v.string(), v.examples(['production']));

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { rateLimited } from '../metrics/catalogue.js';
 import { rateLimitKey, type AddressList } from './client-address.js';
 import { BoundedMap } from '../bounded-map.js';
+import { within } from '../within.js';
 
 const refusals = rateLimited.with();
 
@@ -76,7 +77,7 @@ export function withLocalFallback(
     if (probing || now() < aloneUntil) return Promise.resolve(local.hit(address));
     // After a failure this request is the probe: the others count locally until it is answered.
     probing = aloneUntil > -Infinity;
-    return withinMs(shared(address), sharedWaitMs).then(
+    return within(shared(address), sharedWaitMs, () => new Error(`no answer within ${sharedWaitMs} ms`)).then(
       (wait) => {
         probing = false;
         aloneUntil = -Infinity;
@@ -92,15 +93,4 @@ export function withLocalFallback(
       },
     );
   };
-}
-
-/** `promise`, or a rejection once `ms` have passed (the promise itself runs on; a late count is harmless). */
-function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => (clearTimeout(timer), resolve(value)),
-      (error: unknown) => (clearTimeout(timer), reject(error)),
-    );
-  });
 }

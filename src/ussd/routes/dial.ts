@@ -9,6 +9,7 @@ import { answerOf, INVALID_INPUT } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
+import { within } from '../../within.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -66,13 +67,9 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
  * still lands later is what a gateway's retry of the same text then reads back.
  */
 function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
-  answer.catch(() => undefined);
-  return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
+  return within(
+    answer,
+    timeoutMs,
+    () => new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`),
+  );
 }
