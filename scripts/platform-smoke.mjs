@@ -2,8 +2,9 @@
 // Platform smoke on a given Node.js binary: its native addons (lmdb, msgpackr-extract) load, then the built server
 // (dist/) starts on it and every face is walked once: /health (and the engine it reports), a USSD walk, an SSE
 // chat turn, /ws, Socket.IO, a gateway GET (against the embedded local chain node, started on the same binary),
-// /docs, and a drain on SIGTERM.
-//   node scripts/platform-smoke.mjs [--node PATH] [--engine auto|uws|node] [--expect-engine uws|node]
+// /docs, /metrics, and a drain on SIGTERM. With --root the server runs from another installed copy of the package
+// (test/production-install.test.ts: a production install of the packed project); the clients stay this checkout's.
+//   node scripts/platform-smoke.mjs [--node PATH] [--root DIR] [--engine auto|uws|node] [--expect-engine uws|node]
 // Prints one `ok`/`not ok` line per check and `PASS`/`FAIL`; exits 0 only when every check passed.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +20,15 @@ import WebSocket from 'ws';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { formatKey, generateKey, mintInvocation } = await import(join(ROOT, 'dist/src/tools/mint-ucan.js'));
 const { values: args } = parseArgs({
-  options: { node: { type: 'string' }, engine: { type: 'string' }, 'expect-engine': { type: 'string' } },
+  options: {
+    node: { type: 'string' },
+    root: { type: 'string' },
+    engine: { type: 'string' },
+    'expect-engine': { type: 'string' },
+  },
 });
+/** Where the server under test is installed (its dist/ and node_modules/). */
+const SERVER_ROOT = args.root ?? ROOT;
 const nodeBinary = args.node ?? process.execPath;
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -48,10 +56,13 @@ function withTimeout(promise, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Spawns `nodeBinary script`; resolves once a stdout line matches `ready` (its match), with the lines seen so far. */
-function start(script, env, ready) {
-  const child = spawn(nodeBinary, [join(ROOT, script)], {
-    cwd: ROOT,
+/**
+ * Spawns `nodeBinary script` in `root`; resolves once a stdout line matches `ready` (its match), with the lines seen
+ * so far.
+ */
+function start(script, env, ready, root = ROOT) {
+  const child = spawn(nodeBinary, [join(root, script)], {
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -98,13 +109,15 @@ const version = await new Promise((resolve) => {
   child.once('close', () => resolve(out.trim()));
   child.once('error', () => resolve('unavailable'));
 });
-console.log(`# platform smoke: Node.js ${version} (${nodeBinary}), HTTP_ENGINE=${args.engine ?? 'auto'}`);
+console.log(
+  `# platform smoke: Node.js ${version} (${nodeBinary}), HTTP_ENGINE=${args.engine ?? 'auto'}, server in ${SERVER_ROOT}`,
+);
 
 await check('native addons load: lmdb and msgpackr-extract', async () => {
   const probe =
     "const l = require('lmdb'); const m = require('msgpackr'); require('msgpackr-extract');" +
     "if (!l.version || !m.isNativeAccelerationEnabled) throw new Error('not native'); console.log(l.version.versionString)";
-  const child = spawn(nodeBinary, ['-e', probe], { cwd: ROOT });
+  const child = spawn(nodeBinary, ['-e', probe], { cwd: SERVER_ROOT });
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   child.stderr.on('data', (chunk) => (out += chunk));
@@ -135,6 +148,7 @@ try {
       GATEWAY_GRPC_TARGET: `127.0.0.1:${chainPort}`,
     },
     /"msg":"listening"[^\n]*"port":(\d+)|"port":(\d+)[^\n]*"msg":"listening"/,
+    SERVER_ROOT,
   );
   const found = await server.started;
   const url = `http://127.0.0.1:${found[1] ?? found[2]}`;
@@ -256,6 +270,14 @@ try {
     const spec = await document.json();
     if (page.status !== 200 || !(await page.text()).includes('swagger') || !spec.paths?.['/health'])
       throw new Error(`${page.status} / ${document.status}`);
+  });
+
+  await check('/metrics: the Prometheus exposition counts the requests above', async () => {
+    const res = await fetch(`${url}/metrics`);
+    const text = await res.text();
+    if (res.status !== 200 || !/^http_requests_total\{[^}]*route="\/api\/ussd"/m.test(text))
+      throw new Error(`${res.status} ${text.slice(0, 120)}`);
+    return `${text.split('\n').length} lines`;
   });
 
   await check('SIGTERM drains: a request begun before it is answered, then a clean exit', async () => {

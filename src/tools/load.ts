@@ -1,4 +1,4 @@
-// `npm run load` (node dist/src/tools/load.js; it never rebuilds): load for any deployment. See load/options.ts
+// `npm run load` (node dist/src/tools/load.js, built first when stale): load for any deployment. See load/options.ts
 // for the flags (or --help) and docs/load.md for reading the results.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

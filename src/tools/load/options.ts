@@ -59,7 +59,7 @@ export interface LoadOptions {
 }
 
 export const USAGE = `Usage: npm run load -- --target http://host:3000 --scenario ussd|chat|ws|gateway|mix [options]
-(runs dist/: build first with npm run build)
+(builds dist/ first when the sources are newer)
 
 Load
   --duration 10s            length of the run (closed loop or open loop)
