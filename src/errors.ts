@@ -15,3 +15,19 @@ export class DomainError<C extends string = string> extends Error {
     super(message);
   }
 }
+
+/**
+ * A start-up the operator can fix (a variable's value, the directory it names, the platform): main prints the
+ * one-line message, which names the variable, and exits 78 (EX_CONFIG), which the systemd units do not restart on.
+ */
+export class StartupRefusal extends Error {
+  override readonly name = 'StartupRefusal';
+  readonly exitCode = 78;
+  constructor(
+    /** The variable to change (DATA_DIR, PIN_ENCRYPTION_KEY, HTTP_ENGINE, ...). */
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

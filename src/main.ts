@@ -38,8 +38,14 @@ try {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 } catch (error) {
-  log.fatal({ err: error }, error instanceof Error ? error.message : 'start-up failed');
-  // A refusal for a reason of configuration (cluster mode on NATS that does not sync) exits 78, EX_CONFIG.
+  // A refusal the operator can fix (a variable, the directory it names, NATS that does not sync) exits 78,
+  // EX_CONFIG: its message on one line of stderr, as for a bad variable, and in the log without a stack.
   const code = (error as { exitCode?: unknown }).exitCode;
+  if (code === 78 && error instanceof Error) {
+    console.error(error.message);
+    log.fatal({ exitCode: code }, error.message);
+  } else {
+    log.fatal({ err: error }, error instanceof Error ? error.message : 'start-up failed');
+  }
   process.exit(typeof code === 'number' ? code : 1);
 }

@@ -23,6 +23,7 @@ import { registerMetricsRoute } from './metrics/route.js';
 import { timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
+import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
 import { createChainClient } from './chain-client.js';
 import { createGatewayFace } from './gateway/index.js';
@@ -52,6 +53,18 @@ export async function startServer(
   baseConfig: Config,
   log: Logger = createLogger(baseConfig.LOG_LEVEL),
 ): Promise<RunningServer> {
+  // One process per DATA_DIR, taken before anything there is read or written (a second one exits 78 naming it).
+  const lock = lockDataDir(baseConfig.DATA_DIR);
+  try {
+    const server = await startOwner(baseConfig, log);
+    return { ...server, shutdown: (reason) => server.shutdown(reason).finally(() => lock.release()) };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServer> {
   // Cluster mode connects first, waiting for NATS JetStream as long as it takes; meanwhile the port answers 503
   // (/health with the reason) so the node is seen starting, not refused. A node on NATS that acknowledges writes
   // before fsyncing them refuses to start (exit 78).

@@ -1,5 +1,6 @@
 // The front door's engine, chosen at start-up (HTTP_ENGINE): uWS (native) when a native build loads here, else
 // the portable engine on node:http. Both implement FrontDoor (front-door.ts) and answer alike.
+import { StartupRefusal } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { FrontDoor, HttpEngine, HttpEngineChoice, HttpServerOptions } from './front-door.js';
 import { NodeFrontDoor } from './node-engine.js';
@@ -21,7 +22,10 @@ export function createHttpServer(options: HttpServerOptions): FrontDoor {
   const native = loadNativeUws();
   if (native.module) return new UwsFrontDoor(native.module, native.build, native.version, options);
   if (choice === 'uws')
-    throw new Error(`HTTP_ENGINE=uws but no native uWebSockets.js build loads here (${native.reason})`);
+    throw new StartupRefusal(
+      'HTTP_ENGINE',
+      `HTTP_ENGINE=uws: no native uWebSockets.js build loads here (${native.reason}); set HTTP_ENGINE=auto or node`,
+    );
   return new NodeFrontDoor(options);
 }
 
