@@ -104,8 +104,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   throw new ConfigError(
     result.issues.map((issue) => {
-      const name = issue.path?.[0]?.key ?? 'environment';
-      return `${String(name)}=${JSON.stringify(input[String(name)] ?? '')}: ${issue.message}`;
+      const name = String(issue.path?.[0]?.key ?? 'environment');
+      return `${name}=${shown(name, input[name] ?? '')}: ${issue.message}`;
     }),
   );
+}
+
+/** Secrets are never echoed into a journal: their length stands in for a value that is wrong. */
+const SECRET = /(_KEY|_TOKEN|_SECRET|_PASSWORD)$/;
+
+function shown(name: string, value: string): string {
+  return SECRET.test(name) && value !== '' ? `<${value.length} characters, not shown>` : JSON.stringify(value);
 }

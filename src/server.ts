@@ -31,7 +31,7 @@ import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace } from './ussd/index.js';
-import { resolvePinKey } from './ussd/pin-key.js';
+import { checkedKeys } from './keys-at-start.js';
 
 export interface RunningServer {
   readonly port: number;
@@ -89,11 +89,15 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const store = openStore(baseConfig.DATA_DIR);
   if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
   const cpuPool = new CpuPool();
-  // Secrets the actor hosts need are resolved once here, so every worker uses the same key.
-  const pinKey = await resolvePinKey(baseConfig, log, (secret, salt) =>
-    cpuPool.run<Uint8Array>('deriveKey', { secret, salt }).then((key) => Buffer.from(key)),
-  );
-  const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: pinKey.toString('hex') };
+  // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
+  // ones the records were written with (exit 78 otherwise).
+  const pinKey = await checkedKeys(baseConfig, store, cpuPool, cluster?.connection, log).catch(async (error) => {
+    await cpuPool.close();
+    await store.close();
+    await cluster?.close();
+    throw error;
+  });
+  const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: pinKey.key.toString('hex') };
 
   const runtime = new ActorRuntime({ threads: config.ACTOR_THREADS, config, log });
   await runtime.start();

@@ -129,6 +129,14 @@ t.test(
         body: (await response.json()) as { status: string; cluster: Record<string, unknown> },
       };
     };
+    // The key checks live beside the records, in JetStream: a node with another PIN key is refused (exit 78).
+    await t.rejects(
+      startTestServer(t, {
+        env: { ...keys, PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'), NATS_URL: nats.urls, NODE_ID: 'node-b' },
+      }),
+      { exitCode: 78, variable: 'PIN_ENCRYPTION_KEY', message: /the PINs in the cluster's JetStream were encrypted/ },
+    );
+    lap('a node with another PIN key refused');
     const first = await health();
     t.equal(first.status, 200);
     t.match(first.body, {

@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@ucanto/principal';
 import type { DID, Signer } from '@ucanto/interface';
+import { StartupRefusal } from '../errors.js';
 import type { Logger } from '../log.js';
 
 export const ORACLE_KEY_FILE = 'oracle-key';
@@ -37,6 +38,12 @@ export async function loadOracleIdentity(
     : await keyFromDataDir(env.DATA_DIR ?? './data', log);
   const keyDid = key.did();
   const did = env.ORACLE_DID || keyDid;
+  // A did:key is its key: another one would name a DID this oracle cannot sign as (a did:ixo names its key on chain).
+  if (did.startsWith('did:key:') && did !== keyDid)
+    throw new StartupRefusal(
+      'ORACLE_DID',
+      `ORACLE_DID=${did}: is not the DID of the oracle's key (${keyDid}, from ${keySource === 'env' ? 'ORACLE_PRIVATE_KEY' : 'DATA_DIR/oracle-key'}); a did:key must be the key's own, or leave ORACLE_DID unset`,
+    );
   const identity: OracleIdentity = {
     did,
     keyDid,

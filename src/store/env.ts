@@ -29,6 +29,8 @@ export const DATABASES = [
   'oracle-credits',
   'oracle-identity',
   'gateway-local-node',
+  /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
+  'key-checks',
 ] as const;
 export type DatabaseName = (typeof DATABASES)[number];
 

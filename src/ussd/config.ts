@@ -1,5 +1,19 @@
 // Main thread (configuration): the environment variables of the USSD face.
-import { integer, text } from '../env-schema.js';
+import * as v from 'valibot';
+import { integer } from '../env-schema.js';
+import { pinKeyProblem } from './pin-key.js';
+
+/** A PIN key variable: 64 hex characters, or a passphrase of at least 32 characters (pin-key.ts). */
+export const pinKeyVariable = v.optional(
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const problem = dataset.typed && dataset.value !== '' ? pinKeyProblem(dataset.value) : undefined;
+      if (problem) addIssue({ message: problem });
+    }),
+  ),
+);
 
 /** Environment variables of the USSD face. */
 export const ussdEnv = {
@@ -10,8 +24,8 @@ export const ussdEnv = {
    */
   USSD_STEP_TIMEOUT_MS: integer(15_000, 100, 60_000),
   PIN_LOCK_MINUTES: integer(30, 1),
-  /** 64 hex characters are used as the AES-256 key; any other string is stretched with scrypt. */
-  PIN_ENCRYPTION_KEY: text(),
+  /** 64 hex characters are used as the AES-256 key; a passphrase of 32 or more characters is stretched with scrypt. */
+  PIN_ENCRYPTION_KEY: pinKeyVariable,
 };
 
 /**

@@ -77,6 +77,17 @@ export class PinCipher {
     return timingSafeEqual(sha256(plain), sha256(Buffer.from(pin, 'utf8')));
   }
 
+  /** Whether this key encrypted `stored` for `context` (its authentication tag checks out). */
+  opens(stored: string, context = ''): boolean {
+    return this.#decrypt(stored, context) !== undefined;
+  }
+
+  /** `stored` encrypted again under `next` (a key rotation); undefined when this key did not encrypt it. */
+  reencrypt(stored: string, context: string, next: PinCipher): string | undefined {
+    const plain = this.#decrypt(stored, context);
+    return plain === undefined ? undefined : next.encrypt(plain.toString('utf8'), context);
+  }
+
   #decrypt(stored: string, context: string): Buffer | undefined {
     if (typeof stored !== 'string' || !stored.startsWith(VERSION)) return undefined;
     const raw = Buffer.from(stored.slice(VERSION.length), 'base64url');

@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { KvRecordStore } from '../../cluster/record-store.js';
 import { isRevisionConflict, type Revision, type Versioned } from '../../store/revision.js';
-import type { CreateOutcome, CustomerRecord, CustomerRepository } from './repository.js';
+import type { CreateOutcome, CustomerPage, CustomerRecord, CustomerRepository } from './repository.js';
 
 export type CreationBinding = { pending: CustomerRecord } | { customerId: string };
 
@@ -64,6 +64,12 @@ export class JetStreamCustomerRepository implements CustomerRepository {
 
   update(record: CustomerRecord, expected: Revision): Promise<Revision> {
     return this.accounts.update([record.customerId], record, expected);
+  }
+
+  async page(after: string | undefined, limit: number): Promise<CustomerPage> {
+    const page = await this.accounts.list([], { after, limit });
+    const records = page.records.map(({ value, revision }) => ({ value, revision }));
+    return page.next === undefined ? { records } : { records, next: page.next };
   }
 
   async #createAccount(record: CustomerRecord): Promise<CreateOutcome> {

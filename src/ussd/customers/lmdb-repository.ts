@@ -11,7 +11,7 @@ import {
   type Stored,
   type Versioned,
 } from '../../store/revision.js';
-import type { CreateOutcome, CustomerRecord, CustomerRepository } from './repository.js';
+import type { CreateOutcome, CustomerPage, CustomerRecord, CustomerRepository } from './repository.js';
 
 export class LmdbCustomerRepository implements CustomerRepository {
   readonly #accounts: Database<Stored<CustomerRecord>, string>;
@@ -44,5 +44,20 @@ export class LmdbCustomerRepository implements CustomerRepository {
     );
     if (revision === undefined) throw new RevisionConflictError(record.customerId, expected);
     return revision;
+  }
+
+  async page(after: string | undefined, limit: number): Promise<CustomerPage> {
+    // The smallest key after `after`: itself followed by the lowest code unit.
+    const range = this.#accounts.getRange({ start: after === undefined ? undefined : `${after}\0`, limit: limit + 1 });
+    const records: Versioned<CustomerRecord>[] = [];
+    let more = false;
+    for (const { value } of range) {
+      if (records.length === limit) {
+        more = true;
+        break;
+      }
+      records.push(versioned(value)!);
+    }
+    return more ? { records, next: records[records.length - 1].value.customerId } : { records };
   }
 }

@@ -36,6 +36,14 @@ export interface CustomerRepository {
   create(record: CustomerRecord, creationKey?: string): Promise<CreateOutcome>;
   /** Replaces the account if its revision is still `expected`; RevisionConflictError when it moved. */
   update(record: CustomerRecord, expected: Revision): Promise<Revision>;
+  /** Up to `limit` accounts after customer ID `after`, in ID order (a key rotation walks them all); `next` if more. */
+  page(after: string | undefined, limit: number): Promise<CustomerPage>;
+}
+
+export interface CustomerPage {
+  records: Versioned<CustomerRecord>[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  next?: string;
 }
 
 const CUSTOMER_ID = /^C[0-9A-F]{8}$/;

@@ -1,0 +1,39 @@
+// Main thread, at start-up (the composition root's): the PIN key resolved once for every actor host, after it and
+// the oracle's key were checked against what the records were written with (exit 78 naming the variable when not):
+// beside the records, in DATA_DIR's LMDB, or in cluster mode in JetStream where every node's records are.
+import type { ClusterConnection } from './cluster/connection.js';
+import { JetStreamKeyChecks } from './cluster/key-checks.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { loadOracleIdentity } from './oracle/identity.js';
+import { checkOracleKey } from './oracle/identity-check.js';
+import type { CpuPool } from './runtime/cpu-pool.js';
+import type { Store } from './store/env.js';
+import { LmdbKeyChecks } from './store/key-checks.js';
+import { resolvePinKey, type PinKey } from './ussd/pin-key.js';
+import { checkPinKey, samplePin } from './ussd/pin-key-check.js';
+import { openCustomers } from './ussd/repositories.js';
+
+export async function checkedKeys(
+  config: Config,
+  store: Store,
+  cpuPool: CpuPool,
+  cluster: ClusterConnection | undefined,
+  log: Logger,
+): Promise<PinKey> {
+  const pinKey = await resolvePinKey(config, log, (secret, salt) =>
+    cpuPool.run<Uint8Array>('deriveKey', { secret, salt }).then((key) => Buffer.from(key)),
+  );
+  const checks = cluster ? await JetStreamKeyChecks.open(cluster) : new LmdbKeyChecks(store);
+  const where = cluster ? "the cluster's JetStream" : `DATA_DIR (${config.DATA_DIR})`;
+  const customers = await openCustomers(store, cluster);
+  if ((await checkPinKey(checks, pinKey, () => samplePin(customers), where)) === 'recorded')
+    log.info('PIN key check value recorded beside the records');
+  // The oracle face loads the same identity again and logs it; here only a key generated now is said.
+  const generatedOnly = {
+    info: (fields: object, message: string) => message.startsWith('generated') && log.info(fields, message),
+    warn: log.warn.bind(log),
+  };
+  await checkOracleKey(checks, await loadOracleIdentity(config, generatedOnly as unknown as Logger), where);
+  return pinKey;
+}
