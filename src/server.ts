@@ -49,6 +49,17 @@ export interface RunningServer {
   shutdown(reason?: string): Promise<void>;
 }
 
+/** What probes and scrapes meet when nothing exempts them from the rate limit. */
+function unexemptProbes(config: Config): string {
+  return (
+    'No OPERATOR_TOKEN and no RATE_LIMIT_ALLOWLIST: health probes (GET / for liveness, /health for readiness) and ' +
+    `metrics scrapes count against the rate limit like any client (${config.RATE_LIMIT_MAX} requests per ` +
+    `${config.RATE_LIMIT_WINDOW_SECONDS} s per address, then 429) and /metrics answers loopback callers only; set ` +
+    "OPERATOR_TOKEN (probes and scrapes that send it as a bearer are exempt) or list the probers' addresses in " +
+    'RATE_LIMIT_ALLOWLIST'
+  );
+}
+
 export async function startServer(
   baseConfig: Config,
   log: Logger = createLogger(baseConfig.LOG_LEVEL),
@@ -126,6 +137,8 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
 
   const proxyTrust = compileProxyTrust(config);
   if (proxyTrust && !config.OPERATOR_TOKEN) log.warn(OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
+  if (config.NODE_ENV === 'production' && !config.OPERATOR_TOKEN && config.RATE_LIMIT_ALLOWLIST.length === 0)
+    log.warn(unexemptProbes(config));
   // Cluster mode: one rate-limit budget per client for all nodes (counters in a JetStream KV bucket).
   const sharedLimiter = cluster
     ? await ClusterRateLimiter.open(cluster.connection, {
@@ -151,6 +164,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       max: config.RATE_LIMIT_MAX,
       windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
       allowlist: config.RATE_LIMIT_ALLOWLIST,
+      exemptToken: config.OPERATOR_TOKEN,
     },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
     // A route that met NATS out of reach (a partition, an election) answers 503 with Retry-After, not 500.

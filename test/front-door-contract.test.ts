@@ -115,7 +115,9 @@ const REQUESTS: Record<string, string> = {
   'a wildcard, several segments': `GET /files/a/b.txt HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
   'an empty parameter is no match (404)': `GET /items/ HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
   'a trailing slash is another path (404)': `GET /health/ HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
-  'HEAD is its own method (404, no body)': `HEAD /health HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
+  'HEAD of a GET route: its headers, no body': `HEAD /health HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
+  'HEAD of a streamed GET route: its headers, no body': `HEAD /sse HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
+  'HEAD where no GET route is (404, no body)': `HEAD /nope HTTP/1.1\r\nHost: x\r\n${ID}\r\n`,
   'DELETE with a parameter': `DELETE /items/7 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n${ID}\r\n`,
   'an unknown method on a known path (404)': `PUT /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n${ID}\r\n`,
   'the CORS preflight': `OPTIONS /anything HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n${ID}\r\n`,
@@ -158,7 +160,15 @@ t.test('the same requests get the same answers from both engines', async (t) => 
     /^HTTP\/1\.1 413 Payload Too Large\r\n[\s\S]*"Request body larger than 64 bytes"/,
   );
   t.match(
-    answers.get('HEAD is its own method (404, no body)'),
+    answers.get('HEAD of a GET route: its headers, no body'),
+    /^HTTP\/1\.1 200 OK\r\nContent-Type: application\/json; charset=utf-8\r\n[\s\S]*Content-Length: 0\r\n\r\n$/,
+  );
+  t.match(
+    answers.get('HEAD of a streamed GET route: its headers, no body'),
+    /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/event-stream\r\n[\s\S]*Cache-Control: no-cache\r\n[\s\S]*\r\n\r\n$/,
+  );
+  t.match(
+    answers.get('HEAD where no GET route is (404, no body)'),
     /^HTTP\/1\.1 404 Not Found\r\n[\s\S]*Content-Length: 0\r\n\r\n$/,
   );
   t.match(
@@ -182,7 +192,7 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
   const answerOn = async (engine: (typeof engines)[number]) => {
     const answers: string[] = (seen[engine] = []);
     const limited = await start(t, engine, {
-      rateLimit: { max: 1, windowSeconds: 60, allowlist: [] },
+      rateLimit: { max: 1, windowSeconds: 60, allowlist: [], exemptToken: 'probe-token' },
       proxyTrust: compileProxyTrust({ TRUST_PROXY_ENABLED: false, TRUST_PROXY_HOPS: 2, TRUSTED_PROXIES: [] }),
     });
     const generated = await exchange(limited.port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -210,6 +220,16 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
         await exchange(limited.port, `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}X-Forwarded-For: 198.51.100.1\r\n\r\n`),
       ),
     );
+    // The operator's token exempts a request (a probe past the limit); another bearer does not.
+    for (const bearer of ['probe-token', 'probe-tokeN'])
+      answers.push(
+        contractPart(
+          await exchange(
+            limited.port,
+            `GET /ip HTTP/1.1\r\nHost: x\r\n${ID}Authorization: Bearer ${bearer}\r\nX-Forwarded-For: 198.51.100.1\r\n\r\n`,
+          ),
+        ),
+      );
     // A drain: a kept-alive connection's next request gets 503, Retry-After and Connection: close.
     const drained = await start(t, engine);
     const kept = connect(drained.port, '127.0.0.1');
@@ -230,8 +250,10 @@ t.test('request ids, the rate limit, proxy trust and the drain answer alike', as
   t.match(seen[first][0], /\r\n\r\n203\.0\.113\.9$/, 'the forwarded client');
   t.match(seen[first][1], /\r\n\r\n198\.51\.100\.1$/);
   t.match(seen[first][2], /^HTTP\/1\.1 429 Too Many Requests\r\n[\s\S]*Retry-After: \d+\r\n/);
+  t.match(seen[first][3], /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n198\.51\.100\.1$/, 'the token exempts a request');
+  t.match(seen[first][4], /^HTTP\/1\.1 429 Too Many Requests\r\n/, 'another bearer does not');
   t.match(
-    seen[first][3],
+    seen[first][5],
     /^HTTP\/1\.1 200 OK\r\n[\s\S]*HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n[\s\S]*Connection: close\r\n/,
   );
   if (engines.length === 2)

@@ -1,5 +1,6 @@
 // What both engines share: the rate limit, CORS, client address, in-flight count and drain, and the steps every
 // route's requests take, built once per route at mount (see exchange.ts for one request's run through them).
+import { timingSafeEqual } from 'node:crypto';
 import { AddressList } from './client-address.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, createCors, type CorsHeaders } from './cors.js';
 import { HttpError, httpErrors } from './errors.js';
@@ -27,6 +28,8 @@ export class DoorCore {
   readonly sharedRateLimit: SharedRateLimit | undefined;
   readonly accessLog: boolean;
   readonly metrics: boolean;
+  /** `Bearer <OPERATOR_TOKEN>`: a request that carries it is not counted by the rate limit. */
+  readonly #exemptHeader: Buffer | undefined;
   inFlight = 0;
   draining = false;
   lastRequestAt = 0;
@@ -41,6 +44,8 @@ export class DoorCore {
     });
     this.sharedRateLimit =
       options.sharedRateLimit && withLocalFallback(options.sharedRateLimit, this.rateLimiter, options.log);
+    const token = options.rateLimit.exemptToken;
+    this.#exemptHeader = token ? Buffer.from(`Bearer ${token}`) : undefined;
     this.accessLog = options.log.isLevelEnabled('debug');
     this.metrics = options.metrics ?? false;
   }
@@ -51,6 +56,16 @@ export class DoorCore {
     retryAfter: (ip) => this.sharedRateLimit?.(ip) ?? this.rateLimiter.hit(ip),
     corsHeaders: (origin) => this.cors(origin),
   };
+
+  /** Whether the request carries the operator's token (a probe, a scrape): then the rate limit does not count it. */
+  exempt(headers: Readonly<Record<string, string>>): boolean {
+    const expected = this.#exemptHeader;
+    const given = headers.authorization;
+    if (!expected || given === undefined || given.length !== expected.length) return false;
+    // Only a header of the token's length is compared (a UCAN bearer is far longer), in constant time.
+    const bytes = Buffer.from(given);
+    return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+  }
 
   /** The client: the socket's peer, or the address trusted proxies forwarded for (X-Forwarded-For). */
   clientAddress(peer: string, headers: Readonly<Record<string, string>>): string {

@@ -15,6 +15,16 @@ const CLIENT_CLOSED_REQUEST = 499;
 /** The params of a route without any: one frozen object shared by its requests. */
 export const NO_PARAMS: Record<string, string> = Object.freeze(Object.create(null));
 const NO_BODY: DecodedBody = { body: undefined };
+/** What a handler streaming to a HEAD request writes to: nothing goes out, and it says so. */
+const CLOSED_STREAM: StreamWriter = {
+  write: () => false,
+  onDrain() {},
+  onClose(listener) {
+    queueMicrotask(listener);
+  },
+  end() {},
+  closed: true,
+};
 
 export abstract class Exchange implements HttpResponse {
   readonly started: number;
@@ -107,6 +117,12 @@ export abstract class Exchange implements HttpResponse {
 
   /** HttpResponse: the handler's way to a streamed answer. */
   stream(status: number, headers: Record<string, string>): StreamWriter {
+    // HEAD of a streamed GET: its status and headers, no body, and a stream already closed to the handler.
+    if (this.method === 'HEAD') {
+      const { 'Content-Type': contentType = 'text/event-stream', ...rest } = headers;
+      this.send({ status, contentType, body: '', headers: rest });
+      return CLOSED_STREAM;
+    }
     this.#observe(status);
     return this.openStream(status, { ...headers, 'X-Request-Id': headers['X-Request-Id'] ?? this.requestId });
   }
@@ -118,11 +134,14 @@ export abstract class Exchange implements HttpResponse {
       door.lastRequestAt = Date.now();
       return this.send(SHUTTING_DOWN.toReply(), true);
     }
-    // Cluster mode: the shared count is asked now, while the body (if any) is read; the handler runs once both are in.
-    this.#admitted = door.sharedRateLimit?.(this.ip);
-    if (!this.#admitted) {
-      const retryAfter = door.rateLimiter.hit(this.ip);
-      if (retryAfter > 0) return this.send(httpErrors.tooManyRequests(retryAfter).toReply());
+    // Requests with the operator's token (probes, scrapes) are not counted. Cluster mode: the shared count is asked
+    // now, while the body (if any) is read; the handler runs once both are in.
+    if (!door.exempt(this.headers)) {
+      this.#admitted = door.sharedRateLimit?.(this.ip);
+      if (!this.#admitted) {
+        const retryAfter = door.rateLimiter.hit(this.ip);
+        if (retryAfter > 0) return this.send(httpErrors.tooManyRequests(retryAfter).toReply());
+      }
     }
     if (!this.steps.readsBody(this.method)) return this.bodyRead(undefined);
     const limit = door.options.bodyLimitBytes;

@@ -21,7 +21,11 @@ export interface HttpServerOptions {
   corsOrigin: string;
   /** Unset: X-Forwarded-For is ignored and the socket peer is the client. */
   proxyTrust?: ProxyTrust;
-  rateLimit: { max: number; windowSeconds: number; allowlist: string[] };
+  /**
+   * The rate limit; requests from `allowlist` addresses, and requests carrying `Authorization: Bearer <exemptToken>`
+   * (OPERATOR_TOKEN: probes and scrapes), are not counted.
+   */
+  rateLimit: { max: number; windowSeconds: number; allowlist: string[]; exemptToken?: string };
   /**
    * Cluster mode: HTTP requests and handshakes are counted by every node together (a request or handshake waits
    * for the count; this node's own count answers when the shared one fails). Unset: the synchronous in-memory count.

@@ -157,7 +157,12 @@ export class NodeFrontDoor implements FrontDoor {
   }
 
   mount(router: Router): void {
-    for (const route of router.routes) this.#routes.add(route.method, route.pattern, this.#core.steps(route));
+    for (const route of router.routes) {
+      const steps = this.#core.steps(route);
+      this.#routes.add(route.method, route.pattern, steps);
+      // HEAD wherever GET: the same steps, the answer without its body (NodeExchange.write).
+      if (route.method === 'GET') this.#routes.add('HEAD', route.pattern, steps);
+    }
     this.#preflight = this.#core.steps(PREFLIGHT);
     this.#notFound = this.#core.steps(NOT_FOUND);
   }

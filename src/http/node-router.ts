@@ -1,7 +1,7 @@
 // Route matching for the portable engine, with uWS's rules so both engines route alike: segments split on '/',
 // a static segment wins over `:param`, which wins over a trailing `*`; a parameter matches a non-empty segment;
 // `*` matches the rest of the path, empty included (`/docs/*` matches `/docs/` but not `/docs`); case-sensitive;
-// HEAD is its own method (a GET route does not answer it: the catch-all does).
+// HEAD is its own method (the engine adds a HEAD route beside each GET route).
 
 interface Node<T> {
   statics: Map<string, Node<T>>;

@@ -164,6 +164,9 @@ export class UwsFrontDoor implements FrontDoor {
       const method =
         route.method === 'DELETE' ? 'del' : (route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch');
       this.app[method](route.pattern, (res, req) => new UwsExchange(core, steps, res, req).begin());
+      // HEAD wherever GET: the same steps, the answer without its body (UwsExchange.write).
+      if (route.method === 'GET')
+        this.app.head(route.pattern, (res, req) => new UwsExchange(core, steps, res, req).begin());
     }
     const preflight = core.steps(PREFLIGHT);
     const notFound = core.steps(NOT_FOUND);
