@@ -19,8 +19,9 @@ const stdout = stdoutDestination();
 const log = createLogger(config.LOG_LEVEL, 'runtime', stdout);
 try {
   const server = await startServer(config, log);
-  // Info for a person; quieter levels (npm run cluster runs its nodes at warn) keep stdout to the JSON log.
-  if (['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) {
+  // Info for a person at a terminal. Anywhere else (a journal, a container's log, a pipe) stdout is the JSON log
+  // alone, one record a line; quieter levels (npm run cluster runs its nodes at warn) keep it so too.
+  if (process.stdout.isTTY && ['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) {
     // Through the log's own stream: pino writes asynchronously, and a console.log would overtake its buffered lines.
     stdout.write(`${startBanner(server).join('\n')}\n`);
   }

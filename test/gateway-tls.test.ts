@@ -103,6 +103,20 @@ t.test('https:// and the chain client: the same Upstream, TLS verified against t
   t.equal(upstream.state.state, 'ready');
 });
 
+t.test('a private CA in NODE_EXTRA_CA_CERTS is trusted, as by Node itself', async (t) => {
+  const node = await startTlsNode(t, false);
+  const before = process.env.NODE_EXTRA_CA_CERTS;
+  process.env.NODE_EXTRA_CA_CERTS = ca.caFile; // read when the channel's TLS context is made, as at a process start
+  t.teardown(() => {
+    if (before === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+    else process.env.NODE_EXTRA_CA_CERTS = before;
+  });
+  const upstream = new Upstream(`grpcs://localhost:${node.port}`, { timeoutMs: 5000, tls: {} });
+  t.teardown(() => upstream.close());
+  t.equal(await createChainClient(upstream).iidDocument('did:ixo:nobody'), undefined, 'the handshake verified');
+  t.same(node.calls, [IID_DOCUMENT]);
+});
+
 t.test('a certificate the gateway cannot verify: 503 naming it, in the log and in /health', async (t) => {
   const node = await startTlsNode(t, false);
   const { log, lines } = capturingLogger();

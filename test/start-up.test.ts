@@ -1,5 +1,6 @@
-// What `npm start` tells a person (the real process): where to go once it listens, and one line naming the missing
-// secret (exit 78, which the systemd unit does not restart) when a production start lacks one.
+// What `npm start` tells a person (the real process): at a terminal (a pty, through script(1)) where to go once it
+// listens; anywhere else the JSON log alone on stdout; and one line naming the missing secret (exit 78, which the
+// systemd unit does not restart) when a production start lacks one.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,24 +15,29 @@ function freshDataDir(t: { teardown(fn: () => unknown): void }): string {
   return dir;
 }
 
-function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+/** The server with stdout piped, or (`tty`) on a terminal of its own: script(1)'s pty, stdout and stderr both. */
+function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, tty = false) {
+  const command = `${process.execPath} dist/src/main.js`;
+  const child = spawn(tty ? 'script' : process.execPath, tty ? ['-qfec', command, '/dev/null'] : ['dist/src/main.js'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+  // A terminal ends its lines with CR LF.
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk.replaceAll('\r\n', '\n')));
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+  /** SIGTERM, or at a terminal Ctrl-C (the terminal's SIGINT), as a person stops it. */
+  const stop = () => (tty ? child.stdin.write('\x03') : child.kill('SIGTERM'));
+  return { child, exited, stop, stdout: () => stdout, stderr: () => stderr };
 }
 
-t.test('npm start prints where to go, and every address it prints answers', async (t) => {
-  const server = run(t, { NODE_ENV: 'development' });
+t.test('npm start at a terminal prints where to go, and every address it prints answers', async (t) => {
+  const server = run(t, { NODE_ENV: 'development' }, true);
   const banner = await new Promise<string>((resolve, reject) => {
     server.child.stdout.on('data', () => {
       const match = /^listening on .*\n(?: {2}.*\n)+/m.exec(server.stdout());
@@ -58,8 +64,8 @@ t.test('npm start prints where to go, and every address it prints answers', asyn
     server.stdout().indexOf('"msg":"listening"') < server.stdout().indexOf('listening on http'),
     'the block comes after the log lines before it, uncut',
   );
-  server.child.kill('SIGTERM');
-  t.equal(await server.exited, 0);
+  server.stop();
+  t.equal(await server.exited, 0, 'Ctrl-C drains and exits 0');
 });
 
 t.test('a production start without PIN_ENCRYPTION_KEY exits 78 with one line naming it', async (t) => {
@@ -73,15 +79,27 @@ t.test('a production start without PIN_ENCRYPTION_KEY exits 78 with one line nam
   t.equal(server.stdout(), '', 'nothing started');
 });
 
-t.test('the same start with the key set gets past configuration', async (t) => {
+t.test('the same start with the key set gets past configuration; piped, stdout is JSON alone', async (t) => {
   const server = run(t, { NODE_ENV: 'production', PIN_ENCRYPTION_KEY: 'a'.repeat(64) });
   await new Promise<void>((resolve, reject) => {
     server.child.stdout.on('data', () => {
-      if (/listening on http/.test(server.stdout())) resolve();
+      if (/"msg":"listening"/.test(server.stdout())) resolve();
     });
     void server.exited.then((code) => reject(new Error(`exited with ${code}:\n${server.stderr()}`)));
   });
-  t.notMatch(server.stdout(), /playground/, 'no playground line in production (the page is off there)');
-  server.child.kill('SIGTERM');
+  server.stop();
   t.equal(await server.exited, 0);
+  const lines = server.stdout().trim().split('\n');
+  t.ok(lines.length > 3, `${lines.length} log records`);
+  t.same(
+    lines.filter((line) => {
+      try {
+        return typeof JSON.parse(line).msg !== 'string';
+      } catch {
+        return true;
+      }
+    }),
+    [],
+    'every stdout line is a JSON log record: no banner off a terminal',
+  );
 });

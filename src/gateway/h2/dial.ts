@@ -27,12 +27,16 @@ export interface TlsFiles {
 
 /**
  * The secure context every TLS connection of the channel shares (built once: parsing the roots per connection
- * would cost milliseconds each): node's roots, the system store, and `caFile`. Throws when a file cannot be read.
+ * would cost milliseconds each): node's roots, the system store, NODE_EXTRA_CA_CERTS (as Node's own clients trust it)
+ * and `caFile`. Throws when `caFile` cannot be read.
  */
 export function tlsContext(files: TlsFiles): SecureContext {
   const ca: string[] = [...rootCertificates];
   const system = [process.env.SSL_CERT_FILE, ...SYSTEM_BUNDLES].find((path) => path && existsSync(path));
   if (system) ca.push(readFileSync(system, 'latin1'));
+  // Node adds NODE_EXTRA_CA_CERTS to its default store only, which a context given its own `ca` list does not use.
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  if (extra && existsSync(extra)) ca.push(readFileSync(extra, 'latin1'));
   if (files.caFile) ca.push(readFileSync(files.caFile, 'latin1'));
   return createSecureContext({
     ca,
