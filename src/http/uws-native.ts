@@ -30,9 +30,14 @@ export type NativeUws =
 
 const require = createRequire(import.meta.url);
 
+/** This platform's binary in the trufflesuite package (what its loader, src/uws.js, would require). */
+const TRUFFLESUITE_BINARY = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+
 const CANDIDATES: readonly { build: UwsBuild; specifier: string; version: string }[] = [
   { build: 'official', specifier: '@btc-vision/uwebsockets.js', version: '20.57.0' },
-  { build: 'trufflesuite', specifier: 'uWebSockets.js', version: '20.30.0' },
+  // The binary itself, not the package: its loader prints "Falling back to a NodeJS implementation" to stderr
+  // where it has no binary (Node 22, 24) and returns a shim; the reason is in our own start-up warning instead.
+  { build: 'trufflesuite', specifier: TRUFFLESUITE_BINARY, version: '20.30.0' },
 ];
 
 let loaded: NativeUws | undefined;
@@ -57,7 +62,11 @@ function tryCandidates(): NativeUws {
       }
       return { module, build: candidate.build, version: candidate.version };
     } catch (error) {
-      reasons.push(`${candidate.build}: ${firstLine(error)}`);
+      const missing =
+        (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && candidate.build === 'trufflesuite';
+      reasons.push(
+        `${candidate.build}: ${missing ? `no binary for Node.js ${process.versions.node} (ABI ${process.versions.modules})` : firstLine(error)}`,
+      );
     }
   }
   return { reason: reasons.join('; ') };

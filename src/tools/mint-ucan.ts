@@ -1,5 +1,5 @@
 // Mints UCANs for trying the oracle by hand:
-//   node dist/src/tools/mint-ucan.js --oracle-did <did> [--ttl 300] [--delegation-ttl 86400] [--key-file user.key] [--json]
+//   node dist/src/tools/mint-ucan.js --oracle-did <did> [--ttl 300] [--delegation-ttl 86400] [--key-file ~/.sar-user.key] [--json]
 // Prints the user's DID, a user-to-oracle delegation (x-ucan-delegation) and an invocation (Authorization: Bearer,
 // with X-Auth-Type: ucan). Without --key-file a fresh user key is made each run; with it, the key is read from the
 // file, or created there (mode 0600) the first time.
