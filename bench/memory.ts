@@ -16,7 +16,15 @@
 //    more expiry sweeps, and reads RSS after a full GC of the main thread. Flat means later rounds leave RSS where the first one left it. RSS is
 //    split into anonymous memory (heaps, native allocations) and file pages: LMDB's database is memory-mapped,
 //    so the pages a round touched stay resident (and reused by the next round's sessions once the sweep freed
-//    them) as file pages.
+//    them) as file pages. The data file (data.mdb) is read after each round too, with the most session records
+//    it held at once during the round (live and expired-not-yet-swept; sampled by this process, a reader of the
+//    same environment): LMDB's file is the high-water mark of what it held, so a later round grows it only when
+//    its peak exceeds every earlier one's (the sweep's freed pages hold the next round's sessions:
+//    test/ussd-disk-reuse.test.ts).
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { LMDB_OPTIONS } from '../src/store/env.js';
 import { setTimeout as pause } from 'node:timers/promises';
 import { ClientPool } from './lib/client-pool.js';
 import { measure } from './lib/load.js';
@@ -137,28 +145,38 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
     { USSD_SESSION_TTL_SECONDS: String(USSD_TTL_SECONDS), ACTOR_IDLE_SECONDS: String(ACTOR_IDLE_SECONDS) },
     INSPECT,
   );
+  // This process reads the server's environment as another reader does (the session records' count, O(1)).
+  const environment = open({ path: server.dataDir!, ...LMDB_OPTIONS });
   try {
     const start = await collected(server);
     const afterRound: MemorySample[] = [];
+    const dataFileMiB: number[] = [];
+    const peakStored: number[] = [];
+    const records = environment.openDB({ name: 'ussd-sessions-by-start' });
+    const stored = () => (records.getStats() as { entryCount: number }).entryCount;
     let sessions = 0;
     let errors = 0;
     let seconds = 0;
     const cpuBefore = server.cpuSeconds();
     for (let round = 0; round < options.ussdRounds; round++) {
       const client = ussdSessions(`expiry${round}`, options.ussdIds);
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, stored())), 100);
       const measured = await measure(server, {
         amount: options.ussdSessions * STEPS.length,
         connections: options.connections,
         requests: client.requests,
-      });
+      }).finally(() => clearInterval(sampler));
+      peakStored.push(peak);
       sessions += client.sessions();
       errors += measured.errors + client.wrong();
       seconds += measured.count / measured.throughput;
       await expired(server);
       const sample = await collected(server);
       afterRound.push(sample);
+      dataFileMiB.push(statSync(join(server.dataDir!, 'data.mdb')).size / MiB);
       console.log(
-        `after round ${round + 1} (${sessions} sessions): RSS ${(sample.rssBytes / MiB).toFixed(1)} MiB, anonymous ${(sample.anonBytes / MiB).toFixed(1)} MiB, file ${(sample.fileBytes / MiB).toFixed(1)} MiB`,
+        `after round ${round + 1} (${sessions} sessions): RSS ${(sample.rssBytes / MiB).toFixed(1)} MiB, anonymous ${(sample.anonBytes / MiB).toFixed(1)} MiB, file ${(sample.fileBytes / MiB).toFixed(1)} MiB; data.mdb ${dataFileMiB[round].toFixed(1)} MiB, at most ${peak} session records at once`,
       );
     }
     const first = afterRound[0];
@@ -184,11 +202,16 @@ async function ussdExpiry(options: BenchOptions): Promise<Measured> {
         anonAfterLastRoundMiB: last.anonBytes / MiB,
         fileAfterFirstRoundMiB: first.fileBytes / MiB,
         fileAfterLastRoundMiB: last.fileBytes / MiB,
+        dataFileAfterFirstRoundMiB: dataFileMiB[0],
+        dataFileAfterLastRoundMiB: dataFileMiB[dataFileMiB.length - 1],
+        peakStoredFirstRound: peakStored[0],
+        peakStoredLaterRounds: peakStored.length > 1 ? Math.max(...peakStored.slice(1)) : Number.NaN,
         growthPerLaterSessionBytes: growth('rssBytes'),
         anonGrowthPerLaterSessionBytes: growth('anonBytes'),
       },
     };
   } finally {
+    await environment.close();
     await server.stop();
   }
 }

@@ -64,6 +64,8 @@ export interface BenchProcess extends LoadTarget {
   /** A full GC on the main thread (only for a process started with `inspect`). */
   collectGarbage(): Promise<void>;
   stop(): Promise<void>;
+  /** The server's DATA_DIR (startServerProcess only). */
+  readonly dataDir?: string;
 }
 
 /**
@@ -207,6 +209,7 @@ export async function startServerProcess(
   );
   return {
     ...server,
+    dataDir,
     async stop() {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });

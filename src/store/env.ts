@@ -56,11 +56,18 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * How every process opens DATA_DIR's environment (the server, `npm run backup`): one set of flags, as LMDB reads the
+ * file by them. Commits are synced to disk (lmdb's default): an answer is only sent after its write is durable.
+ * noSubdir: false, or lmdb takes a path whose last part has a dot for a file.
+ */
+export const LMDB_OPTIONS = { noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 } as const;
+/** The files LMDB keeps in DATA_DIR. */
+export const LMDB_FILES: readonly string[] = ['data.mdb', 'lock.mdb'];
+
 export function openStore(dataDir: string): Store {
   mkdirSync(dataDir, { recursive: true });
-  // Commits are synced to disk (lmdb's default): an answer is only sent after its write is durable.
-  // noSubdir: false, or lmdb takes a path whose last part has a dot for a file.
-  const root = open({ path: dataDir, noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 });
+  const root = open({ path: dataDir, ...LMDB_OPTIONS });
   // biome-ignore lint/suspicious/noExplicitAny: each database holds its own value type; openDb gives it back typed
   const cache = new Map<string, Database<any, string>>();
   let closing: Promise<void> | undefined;

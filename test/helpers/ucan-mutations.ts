@@ -26,7 +26,23 @@ export function cidOf(bytes: Uint8Array, codec = DAG_CBOR, hash = SHA2_256): Lin
   return decodeLink(Uint8Array.of(1, codec, hash, digest.length, ...digest)) as Link;
 }
 
-/** A minimal CBOR writer: map keys in the order given, and numbers as float64 when `floats` names their key. */
+/** A float64 even when its value is whole (encodeCbor writes whole numbers as integers). */
+export class CborFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A tagged item (tag 42 is a CID: write a Link for a well-formed one). */
+export class CborTag {
+  constructor(
+    readonly tag: number,
+    readonly value: unknown,
+  ) {}
+}
+
+/**
+ * A minimal CBOR writer of every major type: map keys in the order given, numbers as float64 when `floats` names
+ * their key, bigints as 64-bit integers, CborFloat and CborTag as they say.
+ */
 export function encodeCbor(
   value: unknown,
   options: { order?: (keys: string[]) => string[]; floats?: Set<string> } = {},
@@ -42,6 +58,16 @@ export function encodeCbor(
     return [(major << 5) | 27, ...big];
   };
   const concat = (parts: Uint8Array[]) => Uint8Array.from(Buffer.concat(parts));
+  if (value === false || value === true || value === null || value === undefined)
+    return Uint8Array.of(value === false ? 0xf4 : value === true ? 0xf5 : value === null ? 0xf6 : 0xf7);
+  if (typeof value === 'bigint') {
+    const big = Buffer.alloc(9);
+    big[0] = value >= 0n ? 0x1b : 0x3b;
+    big.writeBigUInt64BE(value >= 0n ? value : -1n - value, 1);
+    return big;
+  }
+  if (value instanceof CborFloat) return encodeCbor(value.value, { floats: new Set(['']) });
+  if (value instanceof CborTag) return concat([Uint8Array.from(head(6, value.tag)), encodeCbor(value.value, options)]);
   if (typeof value === 'number') {
     if (options.floats?.has(key) || !Number.isInteger(value)) {
       const float = Buffer.alloc(9);

@@ -257,7 +257,27 @@ function storageAnswer(verified: Verified, oracleDid: string, userDid: string): 
   return { ok: true, issuer: verified.did, audience: oracleDid, ...finite(verified.expiration) };
 }
 
+/**
+ * The one place where reading and checking the client's bytes fails as the client's fault: whatever the readers
+ * throw (ours, ucanto's, dag-ucan's, multiformats') on any input is an AuthFailure, so a 401 with its reason; only
+ * a verifier that is down is the server's.
+ */
 async function verifyArtifact(
+  kind: Kind,
+  raw: string,
+  options: AuthenticatorOptions,
+  resolvers: DidResolvers,
+  audience?: FastAudience,
+): Promise<Verified> {
+  try {
+    return await readAndVerify(kind, raw, options, resolvers, audience);
+  } catch (error) {
+    if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
+    throw new AuthFailure(`malformed UCAN: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function readAndVerify(
   kind: Kind,
   raw: string,
   options: AuthenticatorOptions,
@@ -270,26 +290,20 @@ async function verifyArtifact(
   if (fast) return fast;
   const artifact = await extractArtifact(bytes);
   const session = new SignatureSession(options.verifier, resolvers);
-  try {
-    const verified =
-      kind === 'invocation'
-        ? await verifyInvocation(artifact, {
-            oracleDid: options.oracleDid,
-            authority: authorityOf(options, session),
-            maxTtlSeconds: options.maxTtlSeconds,
-            session,
-          })
-        : await verifyDelegation(artifact, options.oracleDid, session);
-    // An invocation's authority is its proofs (chainOf puts the root first); a delegation's is its whole chain.
-    const authorityExpiration = kind === 'invocation' ? chainExpiration(verified.chain.slice(1)) : verified.expiration;
-    const chain = verified.chain.map(revocationKeyOf);
-    const revocationKeys = [...chain, ...verified.chain.map((link) => link.cid.toString())];
-    return { did: verified.did, expiration: verified.expiration, authorityExpiration, artifact, chain, revocationKeys };
-  } catch (error) {
-    if (error instanceof AuthFailure || error instanceof VerifierUnavailable) throw error;
-    // Whatever else ucanto throws on a well-formed archive with a malformed UCAN inside is the client's fault.
-    throw new AuthFailure(`malformed UCAN: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const verified =
+    kind === 'invocation'
+      ? await verifyInvocation(artifact, {
+          oracleDid: options.oracleDid,
+          authority: authorityOf(options, session),
+          maxTtlSeconds: options.maxTtlSeconds,
+          session,
+        })
+      : await verifyDelegation(artifact, options.oracleDid, session);
+  // An invocation's authority is its proofs (chainOf puts the root first); a delegation's is its whole chain.
+  const authorityExpiration = kind === 'invocation' ? chainExpiration(verified.chain.slice(1)) : verified.expiration;
+  const chain = verified.chain.map(revocationKeyOf);
+  const revocationKeys = [...chain, ...verified.chain.map((link) => link.cid.toString())];
+  return { did: verified.did, expiration: verified.expiration, authorityExpiration, artifact, chain, revocationKeys };
 }
 
 /** ucanto's `authority`: the oracle's own key under the oracle DID, or a principal that never verifies. */

@@ -5,7 +5,7 @@
 // form a tree of at most MAX_CHAIN_LENGTH delegations, each carried in the archive and linked once, so nothing
 // later (access(), archive() when minting for a user) walks more paths than there are blocks.
 import { createHash } from 'node:crypto';
-import { CAR, CBOR, Delegation, isDelegation, UCAN } from '@ucanto/core';
+import { CAR, CBOR, Delegation, isDelegation, isLink, UCAN } from '@ucanto/core';
 import type { Delegation as DelegationView } from '@ucanto/interface';
 import { AuthFailure, fail } from './failure.js';
 
@@ -34,13 +34,7 @@ export function readCanonicalArchive(bytes: Uint8Array): DelegationView {
   // but the CAR's length bounds how many there were, and only the linked ones are read.
   if (blocks.size > MAX_CHAIN_LENGTH + 1) fail(`UCAN proof chain longer than ${MAX_CHAIN_LENGTH} delegations`);
   for (const block of blocks.values()) checkBlock(block);
-  const variant = decodeCbor(roots[0]!);
-  const ucanLink =
-    variant && typeof variant === 'object' ? (variant as Record<string, unknown>)['ucan@0.9.1'] : undefined;
-  const keys = variant && typeof variant === 'object' ? Object.keys(variant) : [];
-  if (keys.length !== 1 || !ucanLink) fail('UCAN archive root is not { "ucan@0.9.1": <link> }');
-  const root = Delegation.view({ root: ucanLink as never, blocks: blocks as never }, null);
-  if (!root) return fail(`UCAN ${ucanLink as object} is not included in the archive`);
+  const root = Delegation.create({ root: linkedUcan(decodeCbor(roots[0]!), blocks) as never, blocks: blocks as never });
   // Depth first from the root: each block is linked once (a tree), so the walk visits each block once. The
   // views decode each block once (ucanto caches a decoding by its bytes), for this check and all later ones.
   const linked = new Set<string>([root.cid.toString()]);
@@ -59,6 +53,20 @@ export function readCanonicalArchive(bytes: Uint8Array): DelegationView {
   }
   if (linked.size + 1 !== blocks.size) fail('UCAN archive carries blocks outside its proof chain');
   return root;
+}
+
+/**
+ * The block that the variant `{ "ucan@0.9.1": <link> }` links, among the archive's checked blocks. Anything else
+ * there (bytes, a map shaped like a CID, an identity CID that embeds its block) names no block of the archive.
+ */
+function linkedUcan(variant: unknown, blocks: Map<string, Block>): Block {
+  const fields = variant && typeof variant === 'object' ? Object.keys(variant) : [];
+  const link = fields.length === 1 ? (variant as Record<string, unknown>)['ucan@0.9.1'] : undefined;
+  if (!isLink(link)) fail('UCAN archive root is not { "ucan@0.9.1": <link> }');
+  const id = String(link);
+  const block = blocks.get(id);
+  if (!block) fail(`UCAN ${id} is not included in the archive`);
+  return block;
 }
 
 /** A block whose CID is CIDv1, DAG-CBOR, sha2-256 of exactly its bytes. */
