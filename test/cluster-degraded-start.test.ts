@@ -23,7 +23,7 @@ const ussd = (url: string, sessionId: string, text = '') =>
 t.test('a node starts, restarts and waits while NATS is degraded or away', async (t) => {
   const nats = await startTestNatsCluster(t);
   // The deployment's buckets exist (a new R3 bucket cannot be placed while a server is missing): the node's first run.
-  const { nodes } = await startTestNodes(t, nats, { count: 1 });
+  const { nodes, keys } = await startTestNodes(t, nats, { count: 1 });
   const node = nodes[0];
   t.match(await (await ussd(node.url, `degraded-${Date.now()}`)).text(), /^CON /, 'with every server up, it answers');
 
@@ -52,6 +52,7 @@ t.test('a node starts, restarts and waits while NATS is degraded or away', async
     count: 1,
     ports: [port],
     nodeIdPrefix: 'early-',
+    keys, // the deployment's keys: a node with others is refused (its records were written with these)
     env: { ACTOR_THREADS: '1', SHUTDOWN_QUIET_MS: '0' },
   });
   started.catch(() => undefined);
@@ -132,7 +133,7 @@ t.test('a node refuses NATS that acknowledges before fsyncing (exit 78) unless N
     'accepted on request, with an error in the log',
   );
 
-  const blind = await startLocalNodes({ ...options, natsMonitorUrl: undefined, nodeIdPrefix: 'blind-' });
+  const blind = await startLocalNodes({ ...options, natsMonitorUrl: undefined, nodeIdPrefix: 'blind-', keys: accepted.keys });
   t.teardown(() => blind.stop());
   t.match(
     blind.nodes[0].log(),
