@@ -133,7 +133,12 @@ t.test('a node refuses NATS that acknowledges before fsyncing (exit 78) unless N
     'accepted on request, with an error in the log',
   );
 
-  const blind = await startLocalNodes({ ...options, natsMonitorUrl: undefined, nodeIdPrefix: 'blind-', keys: accepted.keys });
+  const blind = await startLocalNodes({
+    ...options,
+    natsMonitorUrl: undefined,
+    nodeIdPrefix: 'blind-',
+    keys: accepted.keys,
+  });
   t.teardown(() => blind.stop());
   t.match(
     blind.nodes[0].log(),
