@@ -19,6 +19,8 @@ export const coreEnv = {
   /** The front door's engine: auto (uWS when a native build loads, else node), uws, or node (node:http). */
   HTTP_ENGINE: oneOf(['auto', 'uws', 'node'], 'auto'),
   DATA_DIR: text('./data'),
+  /** Below this much free space on DATA_DIR's disk, writes are refused before they reach LMDB (0: no floor). */
+  DATA_DIR_MIN_FREE_BYTES: integer(64 * 1024 * 1024, 0),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),
   ACTOR_IDLE_SECONDS: integer(60, 1),
