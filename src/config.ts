@@ -28,6 +28,8 @@ export const coreEnv = {
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
   /** During a drain, the server waits until no request has arrived on an open connection for this long. */
   SHUTDOWN_QUIET_MS: integer(1_000, 0, 60_000),
+  /** During a drain, requests on open connections are served for this long, then refused (at most the drain). */
+  SHUTDOWN_SERVE_MS: integer(5_000, 0),
   RATE_LIMIT_MAX: integer(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
   RATE_LIMIT_ALLOWLIST: v.pipe(

@@ -94,6 +94,7 @@ class NodeExchange extends Exchange {
       const head: string[] = [];
       for (const name in headers) head.push(name, headers[name]);
       for (const [name, value] of this.cors) head.push(name, value);
+      if (this.door.draining) head.push('Connection', 'close');
       res.writeHead(status, head);
       res.flushHeaders();
     }

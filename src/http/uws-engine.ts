@@ -97,7 +97,8 @@ class UwsExchange extends Exchange {
             return true;
           });
         },
-        end: () => res.cork(() => res.end()),
+        // A stream that ends during the drain closes its connection, as every answer then does.
+        end: () => res.cork(() => res.end(undefined, this.door.draining)),
         destroy: () => res.close(), // onAborted -> signal -> closed()
       },
       this.door.options.streamLimits,
