@@ -18,6 +18,10 @@ export const coreEnv = {
   HOST: text('0.0.0.0'),
   /** The front door's engine: auto (uWS when a native build loads, else node), uws, or node (node:http). */
   HTTP_ENGINE: oneOf(['auto', 'uws', 'node'], 'auto'),
+  /** The portable engine: a request's headers must come within this of its first byte (uWS: its own 10 s)... */
+  HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  /** ...and all of it, its body included, within this (at least the headers' time); else 408 and the close. */
+  HTTP_REQUEST_TIMEOUT_MS: integer(10_000, 100, 300_000),
   DATA_DIR: text('./data'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),

@@ -153,6 +153,8 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     host: config.HOST,
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,

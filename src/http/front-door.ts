@@ -46,6 +46,14 @@ export interface HttpServerOptions {
    * any other route answers the JSON 503.
    */
   drainRefusals?: Readonly<Record<string, Reply>>;
+  /**
+   * The portable engine: a request's headers must arrive within headersTimeoutMs of its first byte and the whole
+   * request, its body included, within requestTimeoutMs (at least headersTimeoutMs), else 408 and the connection
+   * closed (checked every second). uWS's bound is its own: about 10 s (HTTP_HEADERS_TIMEOUT_MS,
+   * HTTP_REQUEST_TIMEOUT_MS; default 10 s each).
+   */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
   streamLimits: StreamLimits;
   log: Logger;
