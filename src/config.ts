@@ -22,6 +22,8 @@ export const coreEnv = {
   HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 300_000),
   /** ...and all of it, its body included, within this (at least the headers' time); else 408 and the close. */
   HTTP_REQUEST_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  /** Frames (Socket.IO: packets) a WebSocket client may send per second; past it its socket is closed (1008). */
+  WS_MAX_FRAMES_PER_SECOND: integer(100, 1, 100_000),
   DATA_DIR: text('./data'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),

@@ -155,6 +155,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    socketLimits: { maxFramesPerSecond: config.WS_MAX_FRAMES_PER_SECOND },
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,

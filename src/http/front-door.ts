@@ -7,7 +7,7 @@ import type { SharedRateLimit } from './rate-limit.js';
 import type { Router } from './router.js';
 import type { Reply } from './types.js';
 import type { UwsBuild } from './uws-native.js';
-import type { SocketFrontDoor } from './websocket.js';
+import type { SocketFrontDoor, SocketLimits } from './websocket.js';
 
 /** HTTP_ENGINE: `auto` takes uWS when a native build loads here, else the portable engine. */
 export type HttpEngineChoice = 'auto' | 'uws' | 'node';
@@ -54,6 +54,8 @@ export interface HttpServerOptions {
    */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Bounds of every WebSocket and Socket.IO socket (default DEFAULT_SOCKET_LIMITS). */
+  socketLimits?: SocketLimits;
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
   streamLimits: StreamLimits;
   log: Logger;

@@ -19,10 +19,16 @@ import { SegmentRouter } from './node-router.js';
 import { NodeSocketIo } from './node-socket-io.js';
 import { NodeWebSocketRoute } from './node-websocket.js';
 import type { Router } from './router.js';
-import type { SocketIoOptions } from './socket-io.js';
+import { limitSocketIoFrames, type SocketIoOptions } from './socket-io.js';
 import { openStreamWriter } from './stream.js';
 import type { Reply, StreamWriter } from './types.js';
-import { Topics, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import {
+  DEFAULT_SOCKET_LIMITS,
+  Topics,
+  type SocketLimits,
+  type WebSocketLimits,
+  type WebSocketRoute,
+} from './websocket.js';
 
 /** uWS closes a keep-alive connection idle for 10 s, and one whose headers or body do not come: the same here. */
 const KEEP_ALIVE_MS = 10_000;
@@ -122,9 +128,11 @@ export class NodeFrontDoor implements FrontDoor {
   #preflight!: RouteSteps;
   #notFound!: RouteSteps;
   #listening = false;
+  readonly #socketLimits: SocketLimits;
 
   constructor(private readonly options: HttpServerOptions) {
     this.#core = new DoorCore(options);
+    this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
     const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS, headersTimeoutMs);
     this.server = createServer(
@@ -159,6 +167,7 @@ export class NodeFrontDoor implements FrontDoor {
       this.#core.admission,
       this.#topics,
       this.options.log,
+      this.#socketLimits,
     );
     this.#sockets.add('GET', pattern, socketRoute as NodeWebSocketRoute<unknown>);
     this.#socketRoutes.push(socketRoute as NodeWebSocketRoute<unknown>);
@@ -166,6 +175,7 @@ export class NodeFrontDoor implements FrontDoor {
 
   socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
     this.#socketIo = new NodeSocketIo({ ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
+    limitSocketIoFrames(this.#socketIo.io, this.#socketLimits, this.options.log);
     return this.#socketIo.io;
   }
 
