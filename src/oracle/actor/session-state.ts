@@ -24,9 +24,9 @@ import type { SessionStores } from '../sessions/turn-commit.js';
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
 const PAGE = 100;
 
-/** Characters of JSON one part of GET /messages carries (at least one item), and entries read at a time for it. */
+/** Characters of JSON one part of GET /messages carries (at least one item), and most entries read at a time for it. */
 const PART_CHARS = 128 * 1024;
-const PART_READ = 8;
+const PART_READ_MAX = 32;
 
 /** The stores and the bounds on what they hold (ChatServices has both). */
 export type BoundedStores = SessionStores & { readonly bounds: ChatBounds };
@@ -131,11 +131,17 @@ export class SessionState {
     let json = '';
     let count = 0;
     for (let at = from; ; ) {
-      const { entries, next } = await this.stores.transcripts.read(sessionId, { from: at, limit: PART_READ });
-      for (const entry of entries) {
-        if (count > 0 && json.length >= PART_CHARS) return { json, count, next: from + count };
+      // As many entries as the part still has room for, judged by those read so far (the first alone): an
+      // entry read past the part's end is decoded for nothing, and entries may be hundreds of kilobytes each.
+      const limit =
+        count === 0 ? 1 : Math.min(PART_READ_MAX, Math.ceil((PART_CHARS - json.length) / (json.length / count)));
+      const { entries, next } = await this.stores.transcripts.read(sessionId, { from: at, limit });
+      for (const [i, entry] of entries.entries()) {
         json += (count > 0 ? ',' : '') + JSON.stringify(itemOf(entry));
         count++;
+        if (json.length < PART_CHARS) continue;
+        const more = i < entries.length - 1 || next !== undefined;
+        return more ? { json, count, next: from + count } : { json, count };
       }
       if (next === undefined) return { json, count };
       at = next;
