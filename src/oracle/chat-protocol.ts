@@ -8,7 +8,7 @@ import type { ChannelSignal } from './channel-protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from './sessions/records.js';
-import type { HistoryPage, MessageItem, MessagesPage } from './sessions/transcript.js';
+import type { HistoryPage, MessageItem, MessagesPart } from './sessions/transcript.js';
 import type { StreamEnding } from './stream-ending.js';
 import type { Attachment } from './attachments.js';
 
@@ -56,7 +56,7 @@ export interface TurnMessage extends OracleRef {
 
 /**
  * Reads of the session's own state, answered by its actor (routes/session-reads.ts sends them): `owns`,
- * whether the session exists and is the user's; `messages`, one page of its transcript (refused
+ * whether the session exists and is the user's; `messages`, one part of its transcript as JSON (refused
  * `session_not_found` unless it is the user's). Each is declared both as a signal, which an actor in memory
  * answers at once, even while a turn runs (`undefined` when it is not in memory or has not loaded its record),
  * and as a call, which wakes the actor and loads it.
@@ -96,9 +96,17 @@ export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | Tur
 /**
  * Why a chat actor refuses a message before any work (the `code` of its DomainError):
  * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
- * `credits_exhausted` (details: claims, outstandingClaims).
+ * `credits_exhausted` (details: claims, outstandingClaims), `session_limit` (the user holds as many sessions as
+ * allowed; details: limit), `transcript_full` (the message, or its answer, would take the transcript past its
+ * bytes; details: limit, used; nothing of the turn is stored).
  */
-export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
+export const CHAT_ERROR_CODES = [
+  'session_not_found',
+  'session_exists',
+  'credits_exhausted',
+  'session_limit',
+  'transcript_full',
+] as const;
 export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
 
 export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) =>
@@ -138,13 +146,13 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<DeleteSessionMessage, DeleteReply>
     | Call<TurnMessage, TurnReply>
     | Call<OwnsSessionMessage, boolean>
-    | Call<MessagesPageMessage, MessagesPage>
+    | Call<MessagesPageMessage, MessagesPart>
     | Call<HistoryPageMessage, HistoryPage>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>
     | Call<OwnsSessionMessage, Promise<boolean | undefined>>
-    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>
+    | Call<MessagesPageMessage, Promise<MessagesPart | undefined>>
     | Call<HistoryPageMessage, Promise<HistoryPage | undefined>>;
   stream: TurnMessage;
 }>('oracle-chat');

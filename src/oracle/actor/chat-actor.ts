@@ -7,7 +7,8 @@ import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
 import { SESSION_NOT_FOUND } from '../chat-failures.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
-import type { HistoryPage, MessagesPage } from '../sessions/transcript.js';
+import { SessionLimitError } from '../sessions/repository.js';
+import type { HistoryPage, MessagesPart } from '../sessions/transcript.js';
 import { SessionState } from './session-state.js';
 import { isRevisionConflict } from '../../store/revision.js';
 import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
@@ -68,7 +69,9 @@ class ChatActor implements Actor<ChatShape> {
     } catch (error) {
       // A refusal before the stream opened is handed back as data; the main thread answers it.
       if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
-      this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
+      // A refusal after the stream opened (a transcript full once the answer is in) is an answer, not a fault.
+      if (!(error instanceof DomainError))
+        this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
       if (!sender.opened) throw error;
       sender.end(failedEnding(error));
     } finally {
@@ -118,11 +121,11 @@ class ChatActor implements Actor<ChatShape> {
     return held;
   }
 
-  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> | Promise<HistoryPage> {
+  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPart> | Promise<HistoryPage> {
     const owned = this.#session?.record.userDid === request.userDid ? this.#session : undefined;
     if (request.type === 'owns') return Promise.resolve(owned !== undefined);
     if (!owned) return Promise.reject<HistoryPage>(notFound());
-    return request.type === 'messages' ? owned.messages(request.from) : owned.historyPage(request);
+    return request.type === 'messages' ? owned.messagesPart(request.from) : owned.historyPage(request);
   }
 
   #abort(turnId: string): void {
@@ -142,7 +145,16 @@ class ChatActor implements Actor<ChatShape> {
       lastUpdatedAt: now,
     };
     cancelled?.throwIfAborted();
-    this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
+    try {
+      this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
+    } catch (error) {
+      if (!(error instanceof SessionLimitError)) throw error;
+      throw chatRefusal(
+        'session_limit',
+        `Session limit reached: a user may hold at most ${error.limit} chat sessions; delete one (DELETE /sessions/:sessionId) to create another`,
+        { limit: error.limit },
+      );
+    }
     return { session: viewOf(record) };
   }
 

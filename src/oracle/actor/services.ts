@@ -9,6 +9,7 @@ import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import { openOracleRepositories } from '../repositories.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
+import type { ChatBounds } from '../sessions/bounds.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
 import { ChannelToolBridge } from './bridge.js';
@@ -21,6 +22,8 @@ export interface ChatServices extends SessionStores {
   /** The provider of a catalogue model (models.ts); the default model's for `undefined`. */
   readonly provider: (modelId?: string) => Provider;
   readonly maxSteps: number;
+  /** Sessions per user and bytes per transcript (CHAT_SESSIONS_PER_USER_MAX, CHAT_TRANSCRIPT_MAX_BYTES). */
+  readonly bounds: ChatBounds;
   /** Whether an actor may keep its session between messages (one node: it is the only writer). */
   readonly cachesSessions: boolean;
   /** How browser tools and actions reach the client and wait for its answer: the event channel. */
@@ -46,6 +49,10 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
     plugins: createPlugins({ config, repositories }),
     provider: providersOf(config, loadModelCatalogue(config)),
     maxSteps: config.AGENT_MAX_STEPS,
+    bounds: {
+      sessionsPerUser: config.CHAT_SESSIONS_PER_USER_MAX,
+      transcriptBytes: config.CHAT_TRANSCRIPT_MAX_BYTES,
+    },
     cachesSessions: !host.cluster,
     bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
     publish: host.publish,

@@ -9,6 +9,7 @@ import { prepareTurn } from './agent/turn.js';
 import type { AgentResult, TurnContext } from '../agent-types.js';
 import { preciseNow, titleFrom, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import type { AiEntry, HumanEntry, TranscriptEntry } from '../sessions/transcript.js';
+import { entryBytes } from '../sessions/bounds.js';
 import type { SessionState } from './session-state.js';
 import { TurnEvents } from './turn-events.js';
 import { clientToolsOf } from './client-tools.js';
@@ -69,6 +70,9 @@ export async function runTurn({
 
   // A turn that could not be stored (a full disk) is refused before anything runs or is streamed.
   state.assertWritable();
+  // A message that alone would fill the transcript is refused before any work (a JSON 413, even for a stream);
+  // one whose answer would is refused when it is committed (SessionState.commit).
+  state.admit(entryBytes(humanEntry(request, preciseNow())));
   // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
   const prepared = await prepareTurn({
     plugins: services.plugins,
@@ -138,6 +142,14 @@ async function streamClosing(
   });
 }
 
+/** The transcript entry of the user's message. */
+function humanEntry(request: TurnMessage, now: number): HumanEntry {
+  const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
+  if (request.attachments?.length) human.attachments = request.attachments;
+  if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
+  return human;
+}
+
 /**
  * Stores the user's message and the answer (an answer with nothing in it, after an abort or a failure
  * before any output, is left out) and moves the session to the top of the user's list.
@@ -145,9 +157,7 @@ async function streamClosing(
 async function commit(state: SessionState, request: TurnMessage, result: AgentResult): Promise<AiEntry | undefined> {
   const session = state.record;
   const now = preciseNow();
-  const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
-  if (request.attachments?.length) human.attachments = request.attachments;
-  if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
+  const human = humanEntry(request, now);
   let ai: AiEntry | undefined;
   if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
     ai = {

@@ -20,6 +20,7 @@ import {
   type TurnReply,
 } from '../chat-protocol.js';
 import { relayStream, SSE_HEADERS } from './stream-relay.js';
+import { streamMessageList } from './message-list-stream.js';
 import { oracleErrors } from '../errors.js';
 import {
   AbortSchema,
@@ -86,6 +87,11 @@ export function messageRoutes(deps: OracleRouteDeps) {
         },
         402: { description: 'Out of credits (credits plugin)', schema: PaymentRequiredSchema },
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
+        413: {
+          description:
+            "The message would take the session's transcript past CHAT_TRANSCRIPT_MAX_BYTES (`limit`, `used`); nothing stored",
+          schema: ErrorBodySchema,
+        },
         502: { description: 'The model failed (JSON answers; streams get an `error` frame)', schema: ErrorBodySchema },
         503: {
           description:
@@ -132,20 +138,28 @@ export function messageRoutes(deps: OracleRouteDeps) {
       method: 'GET',
       path: '/messages/:sessionId',
       auth: 'ucan',
-      summary: 'The messages of a session, oldest first',
+      summary: 'The messages of a session, oldest first (streamed as it is read)',
       tags,
       params: SessionIdParamsSchema,
       responses: {
-        200: { description: 'The transcript', schema: MessageListSchema },
+        200: {
+          description:
+            'The whole transcript, written as it is read (chunked); `GET /sessions/:sessionId/messages` reads it in pages',
+          schema: MessageListSchema,
+        },
         404: {
           description: 'No such session of this user (unknown and foreign ids answer alike)',
           schema: ErrorBodySchema,
         },
         ...AUTH_RESPONSES,
       },
-      async handler({ identity: user, params: { sessionId } }) {
-        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed.
-        return reply.json(200, { messages: await actorCall(() => reads.messages(sessionId, user.did)) });
+      async handler({ identity: user, params: { sessionId }, req, res }) {
+        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed. The
+        // first part is read before the answer starts, so that refusal is still a JSON 404.
+        const part = (from: number) => actorCall(() => reads.messagesPart(sessionId, user.did, from));
+        const first = await part(0);
+        const writer = res.stream(200, { 'Content-Type': 'application/json; charset=utf-8' });
+        await streamMessageList(writer, first, part, deps.log, req.requestId);
       },
     }),
   ];
