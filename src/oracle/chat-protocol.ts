@@ -91,7 +91,32 @@ const SESSION_READS = new Set<unknown>(['owns', 'messages', 'history']);
 export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage =>
   SESSION_READS.has(message.type);
 
-export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
+/**
+ * Cluster mode, a run kept in the runs stream gone quiet (runs/run-reader.ts): `run-alive` (a signal) asks whether
+ * the session's actor runs it now; when it does not, `recover` (a call, in the mailbox) has the partition's owner
+ * take the turn over from its open run (runs/open-runs.ts), or close it `interrupted` when it cannot be run again.
+ */
+export interface RunAliveMessage {
+  type: 'run-alive';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverRunMessage {
+  type: 'recover';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverReply {
+  /** `recovered`: run again to its end; `interrupted`: closed so; `none`: nothing of it to take over. */
+  outcome: 'recovered' | 'interrupted' | 'none';
+}
+
+export type ChatActorMessage =
+  | CreateSessionMessage
+  | DeleteSessionMessage
+  | TurnMessage
+  | SessionReadMessage
+  | RecoverRunMessage;
 
 /**
  * Why a chat actor refuses a message before any work (the `code` of its DomainError):
@@ -139,10 +164,12 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<TurnMessage, TurnReply>
     | Call<OwnsSessionMessage, boolean>
     | Call<MessagesPageMessage, MessagesPage>
-    | Call<HistoryPageMessage, HistoryPage>;
+    | Call<HistoryPageMessage, HistoryPage>
+    | Call<RecoverRunMessage, RecoverReply>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>
+    | Call<RunAliveMessage, boolean>
     | Call<OwnsSessionMessage, Promise<boolean | undefined>>
     | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>
     | Call<HistoryPageMessage, Promise<HistoryPage | undefined>>;

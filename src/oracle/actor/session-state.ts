@@ -67,6 +67,11 @@ export class SessionState {
     return historyOf((await this.#loaded()).recent, this.recentTurns);
   }
 
+  /** Whether entry `id` is among the recent ones (a recovery's check for its human message). */
+  async has(id: string): Promise<boolean> {
+    return (await this.#loaded()).recent.some((entry) => entry.id === id);
+  }
+
   /** Stores a turn's entries and the record as the turn left it, together. */
   async commit(next: SessionRecord, added: readonly TranscriptEntry[]): Promise<void> {
     const transcript = await this.#loaded();

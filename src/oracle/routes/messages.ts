@@ -164,10 +164,9 @@ async function streamTurn(
   res: HttpResponse,
 ): Promise<Reply | void> {
   const stream = actor.stream(turn);
+  const runId = turn.turnId;
   const outcome = await relayStream(stream.channel, {
     open: () => {
-      // In cluster mode the id names this node, so a re-join through another node finds the frames here.
-      const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
       const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
       const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
       run.attach(reader, run.runFrame(0));
@@ -175,6 +174,8 @@ async function streamTurn(
     },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
+    // Cluster mode: the actor keeps the run's frames in the runs stream; the client re-joins it there.
+    hostLost: deps.keptRuns && (() => (deps.runs.forget(runId), true)),
   });
   // Refused before it opened (a DomainError), or its host died before a word: the face's mapping answers.
   if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);

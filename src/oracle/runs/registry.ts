@@ -47,6 +47,12 @@ export class RunRegistry {
     return run && run.info.userDid === userDid && run.endedAt === undefined ? run : undefined;
   }
 
+  /** Forgets a run at once (cluster mode: its node died, the runs stream has it from here on). */
+  forget(runId: string): void {
+    const run = this.#runs.get(runId);
+    if (run) this.#forget(run);
+  }
+
   /** Runs and bytes kept (tests, metrics). */
   get size(): { runs: number; bytes: number } {
     return { runs: this.#runs.size, bytes: this.#bytes };
