@@ -187,6 +187,8 @@ export const STREAM_ACK_EVERY = 8;
 export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
+  /** The actor took the turn (it no longer waits for the session's previous one): the run is no longer `queued`. */
+  | { type: 'started' }
   | { type: 'open' }
   /** `count` SSE frames (those the actor produced within about a millisecond), written in one write. */
   | { type: 'frames'; text: string; count: number }

@@ -64,6 +64,15 @@ export const createOracleFace = async ({
     totalBytes: config.RUNS_MAX_BYTES,
   };
   const runs = new RunRegistry(runLimits);
+  // One node: a run still open was cut when the process died (its actors run on this node only), and is not run
+  // again. A client re-joining it reads `done { status: "interrupted" }`. (Cluster mode: another node takes it over.)
+  if (!cluster) {
+    for (const open of await repositories.openRuns.all()) {
+      const { runId, sessionId, userDid, requestId } = open;
+      runs.interrupted({ runId, sessionId, userDid, requestId });
+      await repositories.openRuns.remove(open.sessionId, open.runId);
+    }
+  }
   const deps: OracleRouteDeps = {
     actors,
     authenticator,
@@ -81,6 +90,7 @@ export const createOracleFace = async ({
         cluster,
         await openRunStream(cluster, runLimits),
         runs,
+        repositories.openRuns,
         {
           heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
           probeMs: RUN_PROBE_MS,

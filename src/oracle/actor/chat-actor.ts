@@ -207,6 +207,7 @@ class ChatActor implements Actor<ChatShape> {
     cancelled?: AbortSignal,
     recovery?: OpenRun,
   ): Promise<TurnReply> {
+    out?.started();
     const session = await this.#load();
     if (!session || session.record.userDid !== request.userDid) throw notFound();
     const generation: Generation = { turnId: request.turnId, at: request.at, controller: new AbortController() };

@@ -61,6 +61,11 @@ export class FrameSender {
     return this.#opened;
   }
 
+  /** The turn left the mailbox: its run is no longer `queued`. */
+  started(): void {
+    this.#post({ type: 'started' });
+  }
+
   open(): void {
     this.#opened = true;
     this.run?.open();

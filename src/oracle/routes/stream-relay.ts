@@ -28,6 +28,8 @@ export type RelayOutcome =
 export interface RelayOptions {
   /** Opens the HTTP stream (status 200, SSE_HEADERS). */
   open(): StreamWriter;
+  /** The actor took the turn out of its mailbox (before its own checks and hooks). */
+  started?(): void;
   /** Aborted when the turn must stop because its caller went away (absent: only the actor ends it). */
   signal?: AbortSignal;
   heartbeatMs: number;
@@ -94,6 +96,8 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         case 'refused':
           outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
           return finish();
+        case 'started':
+          return options.started?.();
         case 'open':
           writer = options.open();
           writer.onClose(cancel);

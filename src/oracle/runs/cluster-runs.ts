@@ -3,12 +3,14 @@
 // re-join through any node reads them there (run-reader.ts), also after the node that streamed it died. While a
 // kept run is quiet, the reader asks the session's actor whether the run still runs (`onQuiet`, run takeover).
 // GET /sessions/:id/run through a node without the session's run asks the others over core NATS
-// (`<prefix>.runs-by-session`; only the holder answers).
+// (`<prefix>.runs-by-session`; only the holder answers), then the session's open run (a run whose front door died,
+// or that is being taken over: `recovering`).
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ClusterConnection } from '../../cluster/connection.js';
 import type { Logger } from '../../log.js';
 import type { RunStream } from './jetstream-run-stream.js';
 import type { RunRegistry } from './registry.js';
+import type { OpenRunRepository } from './open-runs.js';
 import { keptRun, type KeptRun, type RunReadOptions } from './run-reader.js';
 
 export class ClusterRuns {
@@ -21,6 +23,7 @@ export class ClusterRuns {
     connection: ClusterConnection,
     private readonly stream: RunStream,
     private readonly registry: RunRegistry,
+    private readonly openRuns: OpenRunRepository,
     private readonly reading: RunReadOptions,
     private readonly log: Logger,
   ) {
@@ -42,7 +45,7 @@ export class ClusterRuns {
     return keptRun(this.stream, runId, userDid, after, this.reading, this.log);
   }
 
-  /** The session's run in progress on another node, asked of all of them (none within `waitMs`: none). */
+  /** The session's run in progress on another node, asked of all of them (none within `waitMs`), or its open run. */
   async running(
     sessionId: string,
     userDid: string,
@@ -53,7 +56,9 @@ export class ClusterRuns {
         await this.#nc.request(this.#sessionsSubject, JSON.stringify({ sessionId, userDid }), { timeout: waitMs })
       ).json();
     } catch {
-      return undefined;
+      const open = (await this.openRuns.get(sessionId).catch(() => undefined))?.value;
+      if (!open || open.userDid !== userDid) return undefined;
+      return { runId: open.runId, status: open.attempt > 1 ? 'recovering' : 'running' };
     }
   }
 
