@@ -21,7 +21,7 @@ import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
 import { httpEngineInfo } from './metrics/catalogue.js';
 import { registerMetricsRoute } from './metrics/route.js';
-import { timeStoreCommits } from './metrics/store.js';
+import { measureDisk, timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
@@ -101,7 +101,10 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     throw error;
   }
   const store = openStore(baseConfig.DATA_DIR, { minFreeBytes: baseConfig.DATA_DIR_MIN_FREE_BYTES });
-  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
+  if (baseConfig.METRICS_ENABLED) {
+    timeStoreCommits(store);
+    measureDisk(baseConfig.DATA_DIR);
+  }
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
   // ones the records were written with (exit 78 otherwise).

@@ -73,6 +73,15 @@ export const routedCalls = new CounterFamily(
 /** The series of each way: `routedCall.link.inc()`. */
 export const routedCall = { link: routedCalls.with('link'), nats: routedCalls.with('nats') };
 
+export const natsConnected = new GaugeFamily(
+  'cluster_nats_connected',
+  'Cluster mode: 1 while this node is connected to NATS, 0 while it is disconnected or reconnecting',
+);
+export const partitionsOwned = new GaugeFamily(
+  'cluster_partitions_owned',
+  'Cluster mode: partitions this node owns (serves) now; over all nodes they add up to the partition count',
+);
+
 export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', [
   'kind',
 ]);
@@ -105,6 +114,12 @@ export const storeWritable = new GaugeFamily(
   'store_writable',
   '1 while LMDB takes writes (free space above DATA_DIR_MIN_FREE_BYTES and the last /health probe write landed), else 0',
 );
+
+export const diskAvailable = new GaugeFamily(
+  'store_disk_available_bytes',
+  "Bytes free for the server's user on the file system of DATA_DIR (read at scrape)",
+);
+export const diskSize = new GaugeFamily('store_disk_size_bytes', 'Size in bytes of the file system of DATA_DIR');
 
 export const sseStreamsActive = new GaugeFamily(
   'sse_streams_active',
@@ -162,6 +177,8 @@ export const ALL_FAMILIES = [
   journalLoads,
   journalFenced,
   routedCalls,
+  natsConnected,
+  partitionsOwned,
   actorsActive,
   actorMailboxDepth,
   actorHostRestarts,
@@ -169,6 +186,8 @@ export const ALL_FAMILIES = [
   storeWritesRefused,
   storeFreeBytes,
   storeWritable,
+  diskAvailable,
+  diskSize,
   sseStreamsActive,
   wsConnectionsActive,
   wsEventsSent,
