@@ -1,6 +1,12 @@
 // Actor hosts: the USSD session actor, one per session id, on the actor host its id hashes to. It owns the
 // session record; every change is committed through the UssdSessionRepository before the screen is answered.
-import { ussdSessionsActive, ussdStep } from '../../metrics/catalogue.js';
+import {
+  ussdServiceSessionsEnded,
+  ussdServiceSteps,
+  ussdSessionsActive,
+  ussdStep,
+  ussdUnknownCodes,
+} from '../../metrics/catalogue.js';
 import { actorKind, preparedPerHost, type Actor } from '../../runtime/actor-host.js';
 import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
@@ -134,6 +140,12 @@ class UssdActor implements Actor<UssdShape> {
       ussdStep.retry.inc();
       return step.screen;
     }
+    // No service claims the code: nothing to keep (a later input finds no session and is told it expired).
+    if (step.unknownCode) {
+      ussdUnknownCodes.with().inc();
+      ussdStep.end.inc();
+      return step.screen;
+    }
     const next = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
@@ -150,8 +162,17 @@ class UssdActor implements Actor<UssdShape> {
     }
     this.services.live?.committed(this.sessionId, next);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
+    countStep(live?.value, next, step.endReason);
     return step.screen;
   }
+}
+
+/** The service's funnel: the state a step left the session in, and where and why a session ended. */
+function countStep(before: UssdSession | undefined, after: UssdSession, reason: 'end' | 'exit' | undefined): void {
+  const service = after.serviceId ?? 'builtin';
+  ussdServiceSteps.with(service, after.state).inc();
+  if (after.state === ENDED_STATE)
+    ussdServiceSessionsEnded.with(service, before?.state ?? after.state, reason ?? 'end').inc();
 }
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */

@@ -116,7 +116,8 @@ export const InputStateSchema = v.strictObject({
   type: v.literal('input'),
   prompt: TextSchema,
   validate: v.optional(ValidationSchema),
-  save: valueName,
+  /** The value name the input is saved under; a check-only input (a PIN confirmation) saves nothing. */
+  save: v.optional(valueName),
   next: stateRef,
   /** The refusal shown for any reason not listed in `refusals`. */
   invalid: BranchSchema,

@@ -25,9 +25,10 @@ export function parseServiceText(text: string, file: string): Parsed {
   const lines = new LineCounter();
   const document = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   if (document.errors.length > 0) {
+    // The first syntax error; the ones after it are mostly its echoes.
     return {
       ok: false,
-      problems: document.errors.map((error) => ({
+      problems: document.errors.slice(0, 1).map((error) => ({
         file,
         line: lines.linePos(error.pos[0]).line || 1,
         path: '',
