@@ -19,6 +19,9 @@ import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
 import { answer, type MenuDeps } from './menu/index.js';
 import { PinCipher } from './pin-cipher.js';
+import { openHostCatalog } from '../services/host-catalog.js';
+import { openLanguageChoices } from '../services/languages.js';
+import { openPublishedServices } from '../services/published.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -34,10 +37,13 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
   const { config, store, cluster } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
-  const [sessions, customers] = await Promise.all([
+  const [sessions, customers, published, languages] = await Promise.all([
     openUssdSessions(store, config, cluster, { index: host.hostIndex, count: config.ACTOR_THREADS }),
     openCustomers(store, cluster),
+    openPublishedServices(store, cluster),
+    openLanguageChoices(store, cluster),
   ]);
+  const hostCatalog = await openHostCatalog(published, host.log);
   const live =
     config.METRICS_ENABLED && !cluster
       ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
@@ -53,6 +59,11 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       pinCipher,
       now: Date.now,
       sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
+      catalog: hostCatalog.catalog,
+      readVersion: hostCatalog.readVersion,
+      languageOf: languages.get,
+      rememberLanguage: languages.set,
+      unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
     },
   };
 });

@@ -23,10 +23,10 @@ export interface EngineDeps extends ActionDeps {
   sessionTtlSeconds: number;
   /** The services; the built-in one alone when absent. */
   catalog?: ServiceCatalog;
-  /** The language a phone chose before, as a language code; none when absent. */
-  languageOf?: (phoneNumber: string) => string | undefined | Promise<string | undefined>;
-  /** Remembers a phone's choice of language (durably, before the answer). */
-  rememberLanguage?: (phoneNumber: string, language: string) => void | Promise<void>;
+  /** The language a phone chose before in a service, as a language code; none when absent. */
+  languageOf?: (serviceId: string, phoneNumber: string) => string | undefined | Promise<string | undefined>;
+  /** Remembers a phone's choice of language in a service (durably, before the answer). */
+  rememberLanguage?: (serviceId: string, phoneNumber: string, language: string) => void | Promise<void>;
   /** Reads a version this thread does not hold (a session pinned to it, begun elsewhere or before a restart). */
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
@@ -83,7 +83,9 @@ export function welcome(
   service: CompiledService,
   start: CompiledState,
 ): Maybe<MenuStep> {
-  return andThen(deps.languageOf?.(dial.phoneNumber), (chosen) => {
+  // A one-language service has nothing to look up.
+  const remembered = service.languages.length > 1 ? deps.languageOf?.(service.id, dial.phoneNumber) : undefined;
+  return andThen(remembered, (chosen) => {
     const now = deps.now();
     const language = languageIndex(service, chosen);
     const context: UssdContext = {
@@ -232,7 +234,7 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
   if (chosen.language === undefined) return { to: chosen.next };
   step.language = chosen.language;
   const code = service.languages[chosen.language] ?? '';
-  return andThen(step.deps.rememberLanguage?.(step.session.phoneNumber, code), () => ({ to: chosen.next }));
+  return andThen(step.deps.rememberLanguage?.(service.id, step.session.phoneNumber, code), () => ({ to: chosen.next }));
 }
 
 function follow(step: Step, branch: CompiledBranch): Move {
