@@ -44,6 +44,27 @@ export const ussdStep = Object.fromEntries(
   USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)]),
 ) as Record<UssdOutcome, Series>;
 
+/** Per USSD service (issue 40): a drop-off funnel is steps by state against sessions ended by state and reason. */
+export const ussdServiceSteps = new CounterFamily(
+  'ussd_service_steps_total',
+  'USSD steps answered by service and by the state the step left the session in (ended: the session ended)',
+  ['service', 'state'],
+);
+export const ussdServiceSessionsEnded = new CounterFamily(
+  'ussd_service_sessions_ended_total',
+  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (the step deadline passed), error',
+  ['service', 'state', 'reason'],
+);
+export const ussdUnknownCodes = new CounterFamily(
+  'ussd_unknown_codes_total',
+  'Dials of a service code no loaded USSD service claims (answered with the END of USSD_UNKNOWN_CODE_TEXT)',
+);
+export const ussdServicesLoaded = new GaugeFamily(
+  'ussd_services_loaded',
+  'USSD services new dials get, by service id and version (1 each)',
+  ['service', 'version'],
+);
+
 export const journalAppends = new CounterFamily(
   'cluster_journal_appends_total',
   'Cluster mode: fsynced appends to a partition journal by this node, each carrying one or more records, by journal',
@@ -157,7 +178,7 @@ export const rateLimited = new CounterFamily(
 );
 
 // Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
-for (const family of [rateLimited]) family.with();
+for (const family of [rateLimited, ussdUnknownCodes]) family.with();
 for (const family of [ussdSessionsActive, sseStreamsActive]) family.with();
 storeCommitDuration.with();
 for (const reason of ['low_space', 'commit_failed']) storeWritesRefused.with(reason);
@@ -172,6 +193,10 @@ export const ALL_FAMILIES = [
   httpRequestDuration,
   ussdSessionsActive,
   ussdSteps,
+  ussdServiceSteps,
+  ussdServiceSessionsEnded,
+  ussdUnknownCodes,
+  ussdServicesLoaded,
   journalAppends,
   journalRecords,
   journalLoads,

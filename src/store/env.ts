@@ -22,6 +22,10 @@ export const DATABASES = [
   'ussd-session-expiry-buckets',
   'ussd-customers',
   'ussd-account-creations',
+  /** USSD service definitions by version, and the current set (src/ussd/services/published.ts). */
+  'ussd-services',
+  /** The language each phone number chose (src/ussd/services/languages.ts). */
+  'ussd-languages',
   'health',
   'oracle-sessions',
   'oracle-transcripts',
