@@ -25,6 +25,8 @@ export const coreEnv = {
   /** Frames (Socket.IO: packets) a WebSocket client may send per second; past it its socket is closed (1008). */
   WS_MAX_FRAMES_PER_SECOND: integer(100, 1, 100_000),
   DATA_DIR: text('./data'),
+  /** Below this much free space on DATA_DIR's disk, writes are refused before they reach LMDB (0: no floor). */
+  DATA_DIR_MIN_FREE_BYTES: integer(64 * 1024 * 1024, 0),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   ACTOR_THREADS: integer(Math.max(1, availableParallelism() - 1), 1, 64),
   ACTOR_IDLE_SECONDS: integer(60, 1),

@@ -26,6 +26,8 @@ import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
+import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './store/write-guard.js';
+import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
 import { createGatewayFace } from './gateway/index.js';
 import { createOracleFace } from './oracle/index.js';
@@ -98,7 +100,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     await waiting?.close();
     throw error;
   }
-  const store = openStore(baseConfig.DATA_DIR);
+  const store = openStore(baseConfig.DATA_DIR, { minFreeBytes: baseConfig.DATA_DIR_MIN_FREE_BYTES });
   if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
@@ -174,19 +176,19 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       exemptToken: config.OPERATOR_TOKEN,
     },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
-    // A route that met NATS out of reach (a partition, an election) answers 503 with Retry-After, not 500.
-    ...(cluster
-      ? {
-          passingOutage: (error: unknown) =>
-            isClusterOutOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined,
-        }
-      : {}),
+    // A route that met NATS out of reach (a partition, an election) or a full disk answers 503 with Retry-After.
+    passingOutage: (error: unknown) =>
+      (cluster && isClusterOutOfReach(error)) || isStorageUnavailable(error)
+        ? httpErrors.temporarilyUnavailable(isStorageUnavailable(error) ? STORAGE_RETRY_AFTER_SECONDS : 1)
+        : undefined,
     log,
   });
   logEngine(http.engine, config.HTTP_ENGINE, log);
   httpEngineInfo.with(http.engine.name, http.engine.name === 'uws' ? http.engine.build : 'none').value = 1;
   const router = new Router();
-  registerHealthRoutes(router, config, store, http.engine, cluster, () =>
+  const storage = new StorageWatch(config.DATA_DIR, store.space, log);
+  storage.start();
+  registerHealthRoutes(router, config, { store, storage }, http.engine, cluster, () =>
     Object.assign({}, ...faces.map((face) => face.health?.() ?? {})),
   );
   for (const face of faces) face.routes(router);
@@ -218,6 +220,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       await cluster?.leave();
       await runtime.stop();
       await cpuPool.close();
+      storage.stop();
       await store.close();
       await cluster?.close().catch((err: unknown) => log.error({ err }, 'closing the NATS connection failed'));
       log.info('stopped');

@@ -102,7 +102,10 @@ export class DoorCore {
     if (error instanceof HttpError) return error.toReply();
     const passing = this.options.passingOutage?.(error);
     if (passing) {
-      this.options.log.warn({ err: error, reqId: requestId }, 'request failed: the cluster is out of reach for now');
+      this.options.log.warn(
+        { err: error, reqId: requestId },
+        'request failed for a passing outage (the cluster out of reach, or a full disk)',
+      );
       return passing.toReply();
     }
     this.options.log.error({ err: error, reqId: requestId }, 'unhandled error in route');

@@ -33,8 +33,8 @@ export interface HttpServerOptions {
    */
   sharedRateLimit?: SharedRateLimit;
   /**
-   * An error no route answered that means a passing outage (cluster mode: NATS out of reach) gets this answer (a 503
-   * with Retry-After) instead of the 500 of an unexpected error.
+   * An error no route answered that means a passing outage (cluster mode: NATS out of reach; DATA_DIR's disk full)
+   * gets this answer (a 503 with Retry-After) instead of the 500 of an unexpected error.
    */
   passingOutage?: (error: unknown) => HttpError | undefined;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */

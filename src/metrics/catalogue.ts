@@ -92,6 +92,19 @@ export const storeCommitDuration = new HistogramFamily(
   [],
   COMMIT_BUCKETS,
 );
+export const storeWritesRefused = new CounterFamily(
+  'store_writes_refused_total',
+  'LMDB writes refused, all threads: low_space (DATA_DIR free space below DATA_DIR_MIN_FREE_BYTES, refused before LMDB), commit_failed (LMDB could not commit)',
+  ['reason'],
+);
+export const storeFreeBytes = new GaugeFamily(
+  'store_free_bytes',
+  "Bytes free on DATA_DIR's filesystem for the LMDB data file to grow into (read at scrape)",
+);
+export const storeWritable = new GaugeFamily(
+  'store_writable',
+  '1 while LMDB takes writes (free space above DATA_DIR_MIN_FREE_BYTES and the last /health probe write landed), else 0',
+);
 
 export const sseStreamsActive = new GaugeFamily(
   'sse_streams_active',
@@ -132,6 +145,7 @@ export const rateLimited = new CounterFamily(
 for (const family of [rateLimited]) family.with();
 for (const family of [ussdSessionsActive, sseStreamsActive]) family.with();
 storeCommitDuration.with();
+for (const reason of ['low_space', 'commit_failed']) storeWritesRefused.with(reason);
 for (const cache of ['hit', 'miss']) ucanVerifications.with(cache);
 for (const transport of ['websocket', 'socket.io']) {
   wsConnectionsActive.with(transport);
@@ -152,6 +166,9 @@ export const ALL_FAMILIES = [
   actorMailboxDepth,
   actorHostRestarts,
   storeCommitDuration,
+  storeWritesRefused,
+  storeFreeBytes,
+  storeWritable,
   sseStreamsActive,
   wsConnectionsActive,
   wsEventsSent,

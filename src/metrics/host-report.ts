@@ -10,6 +10,7 @@ import {
   journalLoads,
   journalRecords,
   storeCommitDuration,
+  storeWritesRefused,
   ussdSessionsActive,
   ussdSteps,
 } from './catalogue.js';
@@ -21,7 +22,7 @@ export const REPORT_INTERVAL_MS = 1_000;
 const HOST_GAUGES = [ussdSessionsActive];
 
 /** Counters a host counts and the main thread adds in, in this order in a report. */
-const HOST_COUNTERS = [ussdSteps, journalAppends, journalRecords, journalLoads, journalFenced];
+const HOST_COUNTERS = [ussdSteps, journalAppends, journalRecords, journalLoads, journalFenced, storeWritesRefused];
 
 /** What an actor host holds right now. */
 export interface HostLoad {

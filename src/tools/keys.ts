@@ -83,7 +83,7 @@ async function withDataDir(config: Config, use: (store: ReturnType<typeof openSt
       "NATS_URL is set: the key commands work on a single node's DATA_DIR (cluster mode keeps its PINs in JetStream and is not covered yet)",
     );
   const lock = lockDataDir(config.DATA_DIR);
-  const store = openStore(config.DATA_DIR);
+  const store = openStore(config.DATA_DIR, { minFreeBytes: config.DATA_DIR_MIN_FREE_BYTES });
   try {
     await use(store);
   } finally {

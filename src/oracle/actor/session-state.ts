@@ -67,6 +67,11 @@ export class SessionState {
     return historyOf((await this.#loaded()).recent, this.recentTurns);
   }
 
+  /** Throws `storage_unavailable` when a turn could not be stored now (SessionStores.assertWritable). */
+  assertWritable(): void {
+    this.stores.assertWritable?.();
+  }
+
   /** Stores a turn's entries and the record as the turn left it, together. */
   async commit(next: SessionRecord, added: readonly TranscriptEntry[]): Promise<void> {
     const transcript = await this.#loaded();

@@ -67,6 +67,8 @@ export async function runTurn({
     return { reply: { message: { type: 'ai', content: '', id: '' }, aborted: true } };
   }
 
+  // A turn that could not be stored (a full disk) is refused before anything runs or is streamed.
+  state.assertWritable();
   // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
   const prepared = await prepareTurn({
     plugins: services.plugins,

@@ -11,6 +11,7 @@ import type { Store } from '../../store/env.js';
 import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
 import type { SessionRepository } from './repository.js';
+import { freeingSpace } from '../../store/write-guard.js';
 
 /** The LMDB repository, plus its update as a step of a larger transaction (lmdb-turn-commit.ts). */
 export interface LmdbSessionRepository extends SessionRepository {
@@ -76,14 +77,17 @@ export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
 
     update: (record, revision) => db.transaction(() => stageUpdate(record, revision)()),
 
+    // Past the free-space floor (write-guard.ts): a delete frees pages.
     remove: (sessionId, revision) =>
-      db.transaction(() => {
-        const { value } = expect(sessionId, revision)!;
-        db.remove(indexKey(value));
-        db.remove(recordKey(sessionId));
-        db.put(countKey(value.userDid), Math.max(0, countOf(value.userDid) - 1));
-        db.put(versionKey(value.userDid), versionOf(value.userDid) + 1);
-      }),
+      freeingSpace(() =>
+        db.transaction(() => {
+          const { value } = expect(sessionId, revision)!;
+          db.remove(indexKey(value));
+          db.remove(recordKey(sessionId));
+          db.put(countKey(value.userDid), Math.max(0, countOf(value.userDid) - 1));
+          db.put(versionKey(value.userDid), versionOf(value.userDid) + 1);
+        }),
+      ),
 
     listVersion: async (userDid) => versionOf(userDid),
 

@@ -5,6 +5,7 @@ import type { Store } from '../../store/env.js';
 import { RevisionConflictError } from '../../store/revision.js';
 import type { TranscriptEntry } from './transcript.js';
 import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
+import { freeingSpace } from '../../store/write-guard.js';
 
 /** The LMDB repository, plus its append as a step of a larger transaction (lmdb-turn-commit.ts). */
 export interface LmdbTranscriptRepository extends TranscriptRepository {
@@ -85,10 +86,13 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
     },
 
     async remove(sessionId) {
-      await db.transaction(() => {
-        for (const key of db.getKeys({ start: prefixOf(sessionId), end: `${prefixOf(sessionId)}\uffff` }))
-          db.remove(key);
-      });
+      // Past the free-space floor (write-guard.ts): a delete frees pages.
+      await freeingSpace(() =>
+        db.transaction(() => {
+          for (const key of db.getKeys({ start: prefixOf(sessionId), end: `${prefixOf(sessionId)}\uffff` }))
+            db.remove(key);
+        }),
+      );
     },
   };
 }

@@ -5,6 +5,7 @@ import { declarer } from '../../http/route.js';
 import { reply } from '../../http/types.js';
 import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { isRevisionConflict } from '../../store/revision.js';
+import { isStorageUnavailable } from '../../store/write-guard.js';
 import { answerOf, INVALID_INPUT } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
@@ -50,10 +51,12 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
           );
         } catch (err) {
           // Backpressure, a host or node going away and a lost race are what an operator expects under load and
-          // failover: a warning. Anything else is a fault.
+          // failover: a warning. A full disk is told once, by the storage watch (store/writable.ts). Anything else
+          // is a fault.
           const expected =
             err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
-          log[expected ? 'warn' : 'error']({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
+          log[level]({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
           return reply.text(200, answerOf(err));
         }
       },
