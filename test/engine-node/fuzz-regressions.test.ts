@@ -1,3 +1,0 @@
-// ../fuzz-regressions.test.ts on the portable engine (HTTP_ENGINE=node): the front-door contract is the same on both engines.
-process.env.TEST_HTTP_ENGINE = 'node';
-await import('../fuzz-regressions.test.js');
