@@ -1,6 +1,6 @@
 // Start-up of a node against NATS that is not all there: with one of three servers down (the first one it is
 // given), a node of an existing deployment starts and restarts; started before NATS, it waits with backoff, answering /health 503 with the
-// reason (NATS not reachable, then JetStream without a quorum) and USSD the END text, and becomes healthy once a
+// reason (NATS not reachable, then JetStream without a quorum), / (liveness) 200 and USSD the END text, and becomes healthy once a
 // quorum is back. And a node refuses (exit 78) servers that acknowledge before fsyncing, unless told to accept it.
 import t from 'tap';
 import { startLocalNodes } from '../dist/src/tools/local-nodes.js';

@@ -245,12 +245,12 @@ t.test(
       env,
     });
     // The command reads the nodes' environment, keys included (cluster mode requires them); the new key may be set.
-  const adopt = () =>
-    runNode(t, ['dist/src/tools/keys.js', 'adopt-oracle-key'], {
-      ...env,
-      PIN_ENCRYPTION_KEY: pin,
-      ORACLE_PRIVATE_KEY: formatKey(second),
-    });
+    const adopt = () =>
+      runNode(t, ['dist/src/tools/keys.js', 'adopt-oracle-key'], {
+        ...env,
+        PIN_ENCRYPTION_KEY: pin,
+        ORACLE_PRIVATE_KEY: formatKey(second),
+      });
     const serving = await adopt();
     t.equal(serving.code, 78, 'refused while a node serves');
     t.match(serving.stderr, /node-1 renewed their lease just now; stop every node first .*; nothing was changed/);
