@@ -8,6 +8,7 @@ import type { HttpEngine } from './http/front-door.js';
 import { reply } from './http/types.js';
 import { InFlight } from './in-flight.js';
 import type { Store } from './store/env.js';
+import type { StorageWatch } from './store/writable.js';
 import { within } from './within.js';
 
 /** A probe that takes longer than this (a stuck disk, a closed environment) counts as a failure. */
@@ -19,7 +20,8 @@ const PROBE_TIMEOUT_MS = 2_000;
  * database down.
  */
 async function databaseIsReachable(store: Store): Promise<boolean> {
-  if (store.closed) return false;
+  // Below the free-space floor the write guard refuses the probe's write: not reachable for writes.
+  if (store.closed || !store.space.roomy) return false;
   const probe = (async () => {
     const db = store.db<number>('health');
     const value = Date.now();
@@ -49,7 +51,28 @@ const HealthSchema = v.object({
   ),
   database: v.pipe(
     v.picklist(['connected', 'disconnected']),
-    v.description('LMDB answered a write and a read; in cluster mode JetStream answered too'),
+    v.description(
+      'LMDB answered a write and a read and DATA_DIR takes writes (see storage); in cluster mode JetStream answered too',
+    ),
+  ),
+  storage: v.pipe(
+    v.object({
+      writable: v.boolean(),
+      freeBytes: v.pipe(v.number(), v.description("Bytes free on DATA_DIR's filesystem")),
+      minFreeBytes: v.pipe(v.number(), v.description('DATA_DIR_MIN_FREE_BYTES: below it, writes are refused')),
+      reason: v.optional(
+        v.pipe(
+          v.string(),
+          v.description(
+            'Why not writable: `low_space` (free space below the floor) or `write_failed: <code>` (a probe write needing new space failed, e.g. ENOSPC)',
+          ),
+          v.examples(['low_space', 'write_failed: ENOSPC']),
+        ),
+      ),
+    }),
+    v.description(
+      'Whether DATA_DIR takes writes: its free space against DATA_DIR_MIN_FREE_BYTES, and a real write needing new space (at most every 5 s)',
+    ),
   ),
   httpEngine: v.pipe(
     v.object({
@@ -59,6 +82,21 @@ const HealthSchema = v.object({
     }),
     v.description(
       'The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)',
+    ),
+  ),
+  ussd: v.optional(
+    v.pipe(
+      v.object({
+        services: v.array(
+          v.object({
+            id: v.string(),
+            version: v.string(),
+            name: v.string(),
+            codes: v.array(v.object({ code: v.string(), start: v.optional(v.string()) })),
+          }),
+        ),
+      }),
+      v.description("The USSD services new dials get, each at its version (in cluster mode, the cluster's)"),
     ),
   ),
   cluster: v.optional(
@@ -95,7 +133,7 @@ const route = declarer<void>();
 export function registerHealthRoutes(
   router: Router,
   config: Config,
-  store: Store,
+  { store, storage }: { store: Store; storage: StorageWatch },
   httpEngine: HttpEngine,
   cluster?: ClusterNode,
   faceFields: () => Record<string, unknown> = () => ({}),
@@ -131,17 +169,20 @@ export function registerHealthRoutes(
           schema: HealthSchema,
         },
         503: {
-          description: 'LMDB did not answer (database "disconnected"), or in cluster mode NATS or JetStream did not',
+          description:
+            'LMDB did not answer or DATA_DIR takes no writes (database "disconnected", storage says why), or in cluster mode NATS or JetStream did not',
           schema: HealthSchema,
         },
       },
       async handler() {
-        const [connected, clusterHealth] = await Promise.all([
+        const [connected, writes, clusterHealth] = await Promise.all([
           probes.run('database', () => databaseIsReachable(store)),
+          storage.check(),
           cluster && clusterProbes.run('cluster', () => cluster.health()),
         ]);
         // In cluster mode the records live in JetStream too: the database is up when both answer.
-        const database = connected && (clusterHealth ? clusterHealth.report.jetstream === 'available' : true);
+        const database =
+          connected && writes.writable && (clusterHealth ? clusterHealth.report.jetstream === 'available' : true);
         const ok = database && (clusterHealth?.healthy ?? true);
         return reply.json(ok ? 200 : 503, {
           status: ok ? 'ok' : 'error',
@@ -150,6 +191,7 @@ export function registerHealthRoutes(
           uptime: process.uptime(),
           pid: process.pid,
           database: database ? 'connected' : 'disconnected',
+          storage: writes,
           httpEngine,
           ...(clusterHealth ? { cluster: clusterHealth.report } : {}),
           ...faceFields(),

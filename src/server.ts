@@ -14,17 +14,20 @@ import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
 import { httpErrors } from './http/errors.js';
 import { Router } from './http/router.js';
+import { reply } from './http/types.js';
 import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
 import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
 import { httpEngineInfo } from './metrics/catalogue.js';
 import { registerMetricsRoute } from './metrics/route.js';
-import { timeStoreCommits } from './metrics/store.js';
+import { measureDisk, timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
+import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './store/write-guard.js';
+import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
 import { createGatewayFace } from './gateway/index.js';
 import { createOracleFace } from './oracle/index.js';
@@ -97,8 +100,11 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     await waiting?.close();
     throw error;
   }
-  const store = openStore(baseConfig.DATA_DIR);
-  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
+  const store = openStore(baseConfig.DATA_DIR, { minFreeBytes: baseConfig.DATA_DIR_MIN_FREE_BYTES });
+  if (baseConfig.METRICS_ENABLED) {
+    timeStoreCommits(store);
+    measureDisk(baseConfig.DATA_DIR);
+  }
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
   // ones the records were written with (exit 78 otherwise).
@@ -157,9 +163,15 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     host: config.HOST,
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    socketLimits: { maxFramesPerSecond: config.WS_MAX_FRAMES_PER_SECOND },
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
+    drainServeMs: config.SHUTDOWN_SERVE_MS,
+    // Past the serving deadline a USSD step gets the contract's fault answer, which a gateway shows the user.
+    drainRefusals: { 'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }) },
     streamLimits: {
       maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
       stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000,
@@ -172,19 +184,19 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       exemptToken: config.OPERATOR_TOKEN,
     },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
-    // A route that met NATS out of reach (a partition, an election) answers 503 with Retry-After, not 500.
-    ...(cluster
-      ? {
-          passingOutage: (error: unknown) =>
-            isClusterOutOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined,
-        }
-      : {}),
+    // A route that met NATS out of reach (a partition, an election) or a full disk answers 503 with Retry-After.
+    passingOutage: (error: unknown) =>
+      (cluster && isClusterOutOfReach(error)) || isStorageUnavailable(error)
+        ? httpErrors.temporarilyUnavailable(isStorageUnavailable(error) ? STORAGE_RETRY_AFTER_SECONDS : 1)
+        : undefined,
     log,
   });
   logEngine(http.engine, config.HTTP_ENGINE, log);
   httpEngineInfo.with(http.engine.name, http.engine.name === 'uws' ? http.engine.build : 'none').value = 1;
   const router = new Router();
-  registerHealthRoutes(router, config, store, http.engine, cluster, () =>
+  const storage = new StorageWatch(config.DATA_DIR, store.space, log);
+  storage.start();
+  registerHealthRoutes(router, config, { store, storage }, http.engine, cluster, () =>
     Object.assign({}, ...faces.map((face) => face.health?.() ?? {})),
   );
   for (const face of faces) face.routes(router);
@@ -216,6 +228,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       await cluster?.leave();
       await runtime.stop();
       await cpuPool.close();
+      storage.stop();
       await store.close();
       await cluster?.close().catch((err: unknown) => log.error({ err }, 'closing the NATS connection failed'));
       log.info('stopped');

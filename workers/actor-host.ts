@@ -17,7 +17,7 @@ import { openStore } from '../src/store/env.js';
 // The main thread passes the whole configuration (HostInit types only the runtime's slice of it).
 const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit & { config: Config };
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
-const store = openStore(config.DATA_DIR);
+const store = openStore(config.DATA_DIR, { minFreeBytes: config.DATA_DIR_MIN_FREE_BYTES });
 // A NATS connection cannot be shared between threads: each host opens its own (the main thread checked NATS already).
 const cluster = clusterModeOn(config)
   ? await connectCluster(config, `sar ${config.NODE_ID ?? 'node'} host ${hostIndex}`)

@@ -48,8 +48,8 @@ export const httpErrors = {
     }),
   internal: () => HttpError.of(500, 'Internal server error'),
   /** A passing outage (a node cut off from its cluster): the client may try again, here or on another node. */
-  temporarilyUnavailable: () =>
+  temporarilyUnavailable: (retryAfterSeconds = 1) =>
     HttpError.of(503, 'The service is temporarily unavailable; try again in a moment', undefined, {
-      'Retry-After': '1',
+      'Retry-After': String(retryAfterSeconds),
     }),
 };

@@ -4,10 +4,13 @@
 import { DomainError } from '../errors.js';
 import { ActorBusyError, HostUnavailableError } from '../runtime/errors.js';
 import { isRevisionConflict } from '../store/revision.js';
+import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from '../store/write-guard.js';
 import { isClusterOutOfReach } from '../cluster/out-of-reach.js';
 import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
+export const STORAGE_UNAVAILABLE =
+  'The chat service cannot store messages right now; nothing was stored, please send it again later';
 export const SESSION_CHANGED =
   'The session changed while this message was answered; nothing was stored, please send it again';
 
@@ -15,13 +18,15 @@ export const SESSION_CHANGED =
  * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
  * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the session written
  * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
- * reloads, the message can be sent again), anything else (`internal`).
+ * reloads, the message can be sent again), the disk too full to store it or its commit failed
+ * (`storage_unavailable`: nothing was stored), anything else (`internal`).
  */
 export const CHAT_FAILURE_CODES = [
   ...CHAT_ERROR_CODES,
   'actor_busy',
   'host_unavailable',
   'session_changed',
+  'storage_unavailable',
   'internal',
 ] as const;
 export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
@@ -31,7 +36,7 @@ export interface ChatFailure {
   code: ChatFailureCode;
   message: string;
   details?: Record<string, unknown>;
-  /** actor_busy: when to retry. */
+  /** actor_busy, storage_unavailable: when to retry. */
   retryAfterSeconds?: number;
 }
 
@@ -45,6 +50,8 @@ export function failureOf(error: unknown): ChatFailure {
     return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
   if (error instanceof HostUnavailableError || isClusterOutOfReach(error)) return { code: 'host_unavailable', message };
   if (isRevisionConflict(error)) return { code: 'session_changed', message };
+  if (isStorageUnavailable(error))
+    return { code: 'storage_unavailable', message, retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS };
   return { code: 'internal', message };
 }
 
@@ -59,18 +66,24 @@ export const streamAnswers: { sse: AnswerTable<string>; websocket: AnswerTable<s
     session_not_found: () => SESSION_NOT_FOUND,
     session_exists: ({ message }) => message,
     credits_exhausted: ({ message }) => message,
+    session_limit: ({ message }) => message,
+    transcript_full: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; please send your message again in a moment',
     host_unavailable: () => 'The chat service stopped while answering; please send your message again',
     session_changed: () => SESSION_CHANGED,
+    storage_unavailable: () => STORAGE_UNAVAILABLE,
     internal: () => 'The answer could not be completed; please send your message again',
   },
   websocket: {
     session_not_found: () => SESSION_NOT_FOUND,
     session_exists: ({ message }) => message,
     credits_exhausted: ({ message }) => message,
+    session_limit: ({ message }) => message,
+    transcript_full: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; try again in a moment',
     host_unavailable: () => 'The chat service is restarting; the result was not delivered',
     session_changed: () => SESSION_CHANGED,
+    storage_unavailable: () => STORAGE_UNAVAILABLE,
     internal: () => 'Internal server error',
   },
 };

@@ -3,7 +3,14 @@
 import * as v from 'valibot';
 import { HttpError, httpErrors } from '../http/errors.js';
 import type { InputProblem } from '../http/route.js';
-import { type AnswerTable, failureOf, SESSION_CHANGED, SESSION_NOT_FOUND, streamAnswers } from './chat-failures.js';
+import {
+  type AnswerTable,
+  failureOf,
+  SESSION_CHANGED,
+  SESSION_NOT_FOUND,
+  STORAGE_UNAVAILABLE,
+  streamAnswers,
+} from './chat-failures.js';
 
 export {
   CHAT_FAILURE_CODES,
@@ -46,9 +53,13 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     session_not_found: () => oracleErrors.sessionNotFound(),
     session_exists: ({ message }) => HttpError.of(409, message),
     credits_exhausted: ({ message, details }) => HttpError.of(402, message, details),
+    session_limit: ({ message, details }) => HttpError.of(409, message, details),
+    transcript_full: ({ message, details }) => HttpError.of(413, message, details),
     actor_busy: ({ retryAfterSeconds = 1 }) => oracleErrors.chatBusy(retryAfterSeconds),
     host_unavailable: () => oracleErrors.chatUnavailable(),
     session_changed: () => HttpError.of(409, SESSION_CHANGED),
+    storage_unavailable: ({ retryAfterSeconds = 5 }) =>
+      HttpError.of(503, STORAGE_UNAVAILABLE, undefined, { 'Retry-After': String(retryAfterSeconds) }),
     internal: () => httpErrors.internal(),
   },
   ...streamAnswers,

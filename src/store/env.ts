@@ -2,7 +2,9 @@
 // Each record family gets its own named database; names are listed here so they stay unique.
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb';
+import { FreeSpace } from './free-space.js';
 import { TurnCommit } from './turn-commit.js';
+import { absorbCommitRejections, assertRoom, guardWrites } from './write-guard.js';
 
 export const DATABASES = [
   /** USSD sessions by start (src/ussd/sessions/lmdb-repository.ts): records, session ID -> start, expiry index. */
@@ -20,6 +22,10 @@ export const DATABASES = [
   'ussd-session-expiry-buckets',
   'ussd-customers',
   'ussd-account-creations',
+  /** USSD service definitions by version, and the current set (src/ussd/services/published.ts). */
+  'ussd-services',
+  /** The language each phone number chose (src/ussd/services/languages.ts). */
+  'ussd-languages',
   'health',
   'oracle-sessions',
   'oracle-transcripts',
@@ -28,6 +34,8 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
+  /** Streamed turns in flight (src/oracle/runs/open-runs.ts). */
+  'oracle-open-runs',
   'gateway-local-node',
   /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
   'key-checks',
@@ -51,6 +59,10 @@ export interface Store {
   db<V = unknown>(name: DatabaseName): Database<V, string>;
   /** Writes applied at the end of this event-loop turn in one synced transaction on this thread (turn-commit.ts). */
   readonly turn: TurnCommit;
+  /** DATA_DIR's free space as this thread last read it; below its floor, writes are refused (write-guard.ts). */
+  readonly space: FreeSpace;
+  /** Throws StorageUnavailableError when a write would be refused: for work that is only worth doing if it can be stored. */
+  assertWritable(): void;
   /** True once close() was called: writes would fail (lmdb throws them from a later tick). */
   readonly closed: boolean;
   close(): Promise<void>;
@@ -65,19 +77,28 @@ export const LMDB_OPTIONS = { noSubdir: false, maxDbs: 32, mapSize: 2 ** 32 } as
 /** The files LMDB keeps in DATA_DIR. */
 export const LMDB_FILES: readonly string[] = ['data.mdb', 'lock.mdb'];
 
-export function openStore(dataDir: string): Store {
+export interface StoreOptions {
+  /** DATA_DIR_MIN_FREE_BYTES: below this much free space, writes that may need new pages are refused (0: never). */
+  minFreeBytes?: number;
+}
+
+export function openStore(dataDir: string, { minFreeBytes = 0 }: StoreOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true });
-  const root = open({ path: dataDir, ...LMDB_OPTIONS });
+  const space = new FreeSpace(dataDir, minFreeBytes);
+  absorbCommitRejections();
+  const root = guardWrites(open({ path: dataDir, ...LMDB_OPTIONS }), space);
   // biome-ignore lint/suspicious/noExplicitAny: each database holds its own value type; openDb gives it back typed
   const cache = new Map<string, Database<any, string>>();
   let closing: Promise<void> | undefined;
   return {
     root,
+    space,
+    assertWritable: () => assertRoom(space),
     turn: new TurnCommit(root),
     db<V>(name: DatabaseName) {
       let db = cache.get(name);
       if (!db) {
-        db = root.openDB<V, string>({ name, ...OPTIONS[name] });
+        db = guardWrites(root.openDB<V, string>({ name, ...OPTIONS[name] }), space);
         cache.set(name, db);
       }
       return db as Database<V, string>;

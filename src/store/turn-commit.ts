@@ -11,6 +11,7 @@
 // millisecond under the bench's load here; a slower disk's sync latency on one), so the steps that arrive meanwhile
 // wait for the next one.
 import { TransactionFlags, type RootDatabase } from 'lmdb';
+import { isStorageUnavailable } from './write-guard.js';
 
 interface Queued {
   apply(): unknown;
@@ -58,7 +59,8 @@ export class TurnCommit {
       results = this.root.transactionSync(() => writes.map((write) => write.apply()), SYNCED);
     } catch (error) {
       // One faulty write must not refuse the others of its turn (another caller's step): each commits on its own.
-      if (writes.length === 1) writes[0].reject(error);
+      // A refusal of the whole store (a full disk, write-guard.ts) refuses them all alike.
+      if (writes.length === 1 || isStorageUnavailable(error)) for (const write of writes) write.reject(error);
       else for (const write of writes) this.#commit([write]);
       return;
     }

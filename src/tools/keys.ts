@@ -103,7 +103,7 @@ function withRecords(config: Config, use: (records: KeyRecords) => Promise<void>
 
 async function withDataDir(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
   const lock = lockDataDir(config.DATA_DIR);
-  const store = openStore(config.DATA_DIR);
+  const store = openStore(config.DATA_DIR, { minFreeBytes: config.DATA_DIR_MIN_FREE_BYTES });
   try {
     await use({
       checks: new LmdbKeyChecks(store),

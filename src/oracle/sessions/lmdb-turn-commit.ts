@@ -19,5 +19,6 @@ export function openLmdbSessionStores(store: Store): SessionStores {
         append();
         return update();
       }),
+    assertWritable: () => store.assertWritable(),
   };
 }

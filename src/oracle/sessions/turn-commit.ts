@@ -19,4 +19,9 @@ export interface SessionStores {
     from: number,
     entries: readonly TranscriptEntry[],
   ): Promise<Versioned<SessionRecord>>;
+  /**
+   * Throws (DomainError `storage_unavailable`) when a turn could not be stored now (LMDB: the disk below its free
+   * space floor), so the turn is refused before it streams anything.
+   */
+  assertWritable?(): void;
 }

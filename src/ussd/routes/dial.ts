@@ -5,11 +5,14 @@ import { declarer } from '../../http/route.js';
 import { reply } from '../../http/types.js';
 import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { isRevisionConflict } from '../../store/revision.js';
+import { isStorageUnavailable } from '../../store/write-guard.js';
 import { answerOf, INVALID_INPUT } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
 import { within } from '../../within.js';
+import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
+import type { ServedServices } from '../services/served.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -20,7 +23,7 @@ const UssdAnswerSchema = v.pipe(
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDeps) {
+export function dialRoutes({ actors, log, stepTimeoutMs = 15_000, services }: UssdRouteDeps) {
   return [
     route({
       method: 'POST',
@@ -50,10 +53,16 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
           );
         } catch (err) {
           // Backpressure, a host or node going away and a lost race are what an operator expects under load and
-          // failover: a warning. Anything else is a fault.
+          // failover: a warning. A full disk is told once, by the storage watch (store/writable.ts). Anything else
+          // is a fault.
           const expected =
             err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
-          log[expected ? 'warn' : 'error']({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
+          log[level]({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          // The END answer ends the session for the user: counted for the service the code names.
+          const reason =
+            err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
+          ussdServiceSessionsEnded.with(serviceOfCode(services, serviceCode), 'unknown', reason).inc();
           return reply.text(200, answerOf(err));
         }
       },
@@ -72,4 +81,16 @@ function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
     timeoutMs,
     () => new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`),
   );
+}
+
+/** The id of the service a code dials (its own, or the one of the code it extends); `unknown` when none. */
+function serviceOfCode(services: ServedServices | undefined, code: string): string {
+  const all = services?.current() ?? [];
+  for (let candidate = code; ; ) {
+    const found = all.find((service) => service.codes.some((entry) => entry.code === candidate));
+    if (found) return found.id;
+    const cut = candidate.lastIndexOf('*');
+    if (cut <= 0) return 'unknown';
+    candidate = `${candidate.slice(0, cut)}#`;
+  }
 }

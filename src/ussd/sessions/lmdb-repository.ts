@@ -34,6 +34,7 @@ import type { TurnCommit } from '../../store/turn-commit.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
+import { freeingSpace } from '../../store/write-guard.js';
 
 const LIVE = 0;
 const ENDED = 1;
@@ -135,18 +136,21 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
       const due = keys.filter((key) => bucketIn(key) <= now || expired(key));
       if (due.length > 0) {
         // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
-        removed += await this.#records.transaction(() => {
-          let count = 0;
-          for (const key of due.filter(expired)) {
-            const record = recordKeyIn(key);
-            const sessionId = sessionIdIn(key);
-            this.#index.removeSync(key);
-            // The start names this record unless a session of the same ID began since (and moved it).
-            if (this.#starts.get(sessionId) === startIn(record)) this.#starts.removeSync(sessionId);
-            count += this.#records.removeSync(record) ? 1 : 0;
-          }
-          return count;
-        });
+        // Past the free-space floor: the sweep frees pages (write-guard.ts).
+        removed += await freeingSpace(() =>
+          this.#records.transaction(() => {
+            let count = 0;
+            for (const key of due.filter(expired)) {
+              const record = recordKeyIn(key);
+              const sessionId = sessionIdIn(key);
+              this.#index.removeSync(key);
+              // The start names this record unless a session of the same ID began since (and moved it).
+              if (this.#starts.get(sessionId) === startIn(record)) this.#starts.removeSync(sessionId);
+              count += this.#records.removeSync(record) ? 1 : 0;
+            }
+            return count;
+          }),
+        );
       }
       if (keys.length < SWEEP_BATCH) return removed;
       start = keys[keys.length - 1];
