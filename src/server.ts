@@ -108,13 +108,13 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
   // ones the records were written with (exit 78 otherwise).
-  const pinKey = await checkedKeys(baseConfig, store, cpuPool, cluster?.connection, log).catch(async (error) => {
+  const keys = await checkedKeys(baseConfig, store, cpuPool, cluster?.connection, log).catch(async (error) => {
     await cpuPool.close();
     await store.close();
     await cluster?.close();
     throw error;
   });
-  const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: pinKey.key.toString('hex') };
+  const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: keys.pinKey.key.toString('hex') };
 
   const runtime = new ActorRuntime({ threads: config.ACTOR_THREADS, config, log });
   await runtime.start();
@@ -122,6 +122,11 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
 
   // Cluster mode: actors are placed by partition lease, calls for other nodes' partitions go over NATS.
   const routed = cluster ? await cluster.route(runtime) : undefined;
+  // Once in the lease table, where the key commands look for serving nodes: the keys again (keys-at-start.ts).
+  await keys.recheck().catch(async (error) => {
+    await cluster?.leave();
+    throw error;
+  });
   const context: FaceContext = {
     config,
     store,

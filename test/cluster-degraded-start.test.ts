@@ -1,6 +1,6 @@
 // Start-up of a node against NATS that is not all there: with one of three servers down (the first one it is
 // given), a node of an existing deployment starts and restarts; started before NATS, it waits with backoff, answering /health 503 with the
-// reason (NATS not reachable, then JetStream without a quorum) and USSD the END text, and becomes healthy once a
+// reason (NATS not reachable, then JetStream without a quorum), / (liveness) 200 and USSD the END text, and becomes healthy once a
 // quorum is back. And a node refuses (exit 78) servers that acknowledge before fsyncing, unless told to accept it.
 import t from 'tap';
 import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
@@ -70,6 +70,17 @@ t.test('a node starts, restarts and waits while NATS is degraded or away', async
   t.equal(waiting.status, 503, '/health answers 503 while NATS is away');
   t.equal(waiting.body.status, 'error');
   t.match(waiting.body.starting, /cannot connect to NATS/, '/health says what it waits for');
+  const live = await fetch(`${url}/`, { signal: AbortSignal.timeout(2_000) });
+  t.equal(live.status, 200, 'while / (liveness) answers 200: the process is alive, a probe must not restart it');
+  t.match(await live.json(), { status: 'ok', message: /starting: cannot connect to NATS/ });
+  const probes = await Promise.all(
+    ['/', '/health'].map((path) => fetch(`${url}${path}`, { method: 'HEAD', signal: AbortSignal.timeout(2_000) })),
+  );
+  t.same(
+    probes.map((response) => response.status),
+    [200, 503],
+    'HEAD answers as GET',
+  );
   const step = await ussd(url, `early-${Date.now()}`);
   t.equal(step.status, 200, 'a USSD step is answered at once');
   t.equal(

@@ -1,5 +1,7 @@
 // Main thread: what a cluster node answers on its port while it waits for NATS JetStream at start-up (before the
-// real front door listens): /health 503 with the reason, every other request 503 with Retry-After, a USSD step the
+// real front door listens): / (liveness) 200, since the process is alive and waiting is what it should do (a liveness
+// probe failing here would restart a node that only waits for NATS, for ever); /health (readiness) 503 with the
+// reason; every other request 503 with Retry-After; a USSD step the
 // END text a gateway expects (200: a gateway ends the session on any non-2xx). Load balancers and orchestrators thus
 // see a node that is starting, not a refused connection, and nobody waits on a request it cannot serve.
 import { createServer, type Server } from 'node:http';
@@ -29,6 +31,18 @@ export async function openWaitingRoom(options: WaitingRoomOptions): Promise<Wait
     // The body is not needed: drain it so the connection can carry the answer.
     request.resume();
     const path = (request.url ?? '/').split('?')[0];
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    if (path === '/' && read) {
+      const body = JSON.stringify({
+        status: 'ok',
+        message: `Session actor runtime is running (starting: ${reason})`,
+        environment: options.environment ?? 'production',
+        timestamp: new Date().toISOString(),
+      });
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+      response.end(request.method === 'HEAD' ? undefined : body);
+      return;
+    }
     const plain = request.method === 'POST' ? options.plainAnswers?.[path] : undefined;
     if (plain !== undefined) {
       response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': retryAfter }).end(plain);
@@ -55,7 +69,7 @@ export async function openWaitingRoom(options: WaitingRoomOptions): Promise<Wait
       'retry-after': retryAfter,
       connection: 'close',
     });
-    response.end(JSON.stringify(body));
+    response.end(request.method === 'HEAD' ? undefined : JSON.stringify(body));
   });
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve, reject) => {

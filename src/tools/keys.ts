@@ -1,18 +1,26 @@
-// The key commands of a single node's DATA_DIR, run with the server stopped (they take its lock):
+// Main thread (an operator's command). The key commands, run with the server stopped: on a single node's DATA_DIR
+// (they take its lock), or in cluster mode (NATS_URL set) on the deployment's records in JetStream, with every node
+// stopped (they refuse while any node renews its lease: cluster/serving-nodes.ts):
 //   npm run rotate-pin-key    every stored PIN encrypted again under NEW_PIN_ENCRYPTION_KEY (src/ussd/pin-rotation.ts)
-//   npm run adopt-oracle-key  forget the oracle key DATA_DIR was started with; the next start records the one it has
-// Steps, and what to do after: docs/operations.md ("Changing keys"). Exit 78 when a variable or the directory is
-// the problem (one line naming it), 1 on anything else.
+//   npm run adopt-oracle-key  forget the oracle key the records were started with; the next start records the one it has
+// Steps, and what to do after: docs/operations.md ("Changing keys"). Exit 78 when a variable, the directory or a
+// serving node is the problem (one line naming it), 1 on anything else.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { clusterModeOn } from '../cluster/config.js';
+import { connectCluster } from '../cluster/connection.js';
+import { JetStreamKeyChecks } from '../cluster/key-checks.js';
+import { servingNodes } from '../cluster/serving-nodes.js';
 import { crashPoint } from '../crash-point.js';
 import { StartupRefusal } from '../errors.js';
 import { ORACLE_CHECK } from '../oracle/identity-check.js';
 import { lockDataDir } from '../store/data-dir-lock.js';
 import { openStore } from '../store/env.js';
-import { LmdbKeyChecks } from '../store/key-checks.js';
+import { LmdbKeyChecks, type KeyChecks } from '../store/key-checks.js';
+import { JetStreamCustomerRepository } from '../ussd/customers/jetstream-repository.js';
 import { LmdbCustomerRepository } from '../ussd/customers/lmdb-repository.js';
+import type { CustomerRepository } from '../ussd/customers/repository.js';
+import type { PendingCreations } from '../ussd/pin-rotation-pending.js';
 import { keyFromValue, pinKeyProblem, resolvePinKey } from '../ussd/pin-key.js';
 import { RotationRefused, rotatePinKey } from '../ussd/pin-rotation.js';
 
@@ -35,39 +43,39 @@ async function rotate(pageSize: number): Promise<void> {
       'NEW_PIN_ENCRYPTION_KEY',
       `NEW_PIN_ENCRYPTION_KEY=<${newValue.length} characters, not shown>: ${problem}`,
     );
-  await withDataDir(config, async (store) => {
+  await withRecords(config, async (records) => {
     const current = await resolvePinKey(config, console_);
     const next = await keyFromValue('NEW_PIN_ENCRYPTION_KEY', newValue);
-    const where = `DATA_DIR (${config.DATA_DIR})`;
-    const done = await rotatePinKey(
-      new LmdbKeyChecks(store),
-      new LmdbCustomerRepository(store),
-      { current, next },
-      where,
-      {
-        pageSize,
-        onPage: (progress) => console.log(`rewritten ${progress.rewritten} PINs`),
-        afterPage: () => crashPoint('pin-rotation-page'),
-        afterPages: () => crashPoint('pin-rotation-pages'),
-      },
-    );
+    const done = await rotatePinKey(records.checks, records.customers, { current, next }, records.where, {
+      pageSize,
+      ...(records.pending ? { pending: records.pending } : {}),
+      // Cluster mode: the rotation is recorded, so from now on no node starts; one that started just before, or
+      // serves still, is looked for again (a node checks the record once more after joining the leases).
+      recorded: () => records.refuseWhileServing(),
+      onPage: (progress) => console.log(`rewritten ${progress.rewritten} PINs`),
+      afterPage: () => crashPoint('pin-rotation-page'),
+      afterPages: () => crashPoint('pin-rotation-pages'),
+    });
     if (done.unreadable.length > 0)
       console.warn(
         `${done.unreadable.length} customers' PINs open with neither key and were left as they are (they could not log in before either): ${done.unreadable.slice(0, 10).join(', ')}${done.unreadable.length > 10 ? ', ...' : ''}`,
       );
     console.log(
       `done: ${done.rewritten} PINs encrypted under the new key (${done.already} found done by an earlier run). ` +
-        'Now set PIN_ENCRYPTION_KEY to the new key (and unset NEW_PIN_ENCRYPTION_KEY), then start the server',
+        `Now set PIN_ENCRYPTION_KEY to the new key (and unset NEW_PIN_ENCRYPTION_KEY), then start ${records.servers}`,
     );
   });
 }
 
 async function adoptOracleKey(): Promise<void> {
   const config = loadConfig();
-  await withDataDir(config, async (store) => {
-    const checks = new LmdbKeyChecks(store);
-    const recorded = await checks.get<{ keyDid: string }>(ORACLE_CHECK);
-    await checks.remove(ORACLE_CHECK);
+  await withRecords(config, async (records) => {
+    const recorded = await records.checks.get<{ keyDid: string }>(ORACLE_CHECK);
+    await records.checks.remove(ORACLE_CHECK);
+    // A node that started meanwhile with the old key records it again (its check after joining the leases).
+    await records.refuseWhileServing(
+      'it may have recorded its key again: stop it and run npm run adopt-oracle-key again',
+    );
     console.log(
       recorded
         ? `forgot the oracle key ${recorded.keyDid}: the next start records the key it is given (UCANs delegated to the old DID are refused from then on)`
@@ -76,19 +84,65 @@ async function adoptOracleKey(): Promise<void> {
   });
 }
 
-async function withDataDir(config: Config, use: (store: ReturnType<typeof openStore>) => Promise<void>): Promise<void> {
-  if (clusterModeOn(config))
-    throw new StartupRefusal(
-      'NATS_URL',
-      "NATS_URL is set: the key commands work on a single node's DATA_DIR (cluster mode keeps its PINs in JetStream and is not covered yet)",
-    );
+/** The records the key commands work on: a single node's DATA_DIR, or the cluster's JetStream. */
+interface KeyRecords {
+  checks: KeyChecks;
+  customers: CustomerRepository;
+  pending?: PendingCreations;
+  /** Names the records in messages. */
+  where: string;
+  /** What to start afterwards. */
+  servers: string;
+  /** Cluster mode: refuses (exit 78) while any node serves; `then` says what follows from one found. */
+  refuseWhileServing(then?: string): Promise<void>;
+}
+
+function withRecords(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
+  return clusterModeOn(config) ? withCluster(config, use) : withDataDir(config, use);
+}
+
+async function withDataDir(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
   const lock = lockDataDir(config.DATA_DIR);
   const store = openStore(config.DATA_DIR, { minFreeBytes: config.DATA_DIR_MIN_FREE_BYTES });
   try {
-    await use(store);
+    await use({
+      checks: new LmdbKeyChecks(store),
+      customers: new LmdbCustomerRepository(store),
+      where: `DATA_DIR (${config.DATA_DIR})`,
+      servers: 'the server',
+      // The lock taken above is the proof that no server runs on the directory.
+      refuseWhileServing: async () => undefined,
+    });
   } finally {
     await store.close();
     lock.release();
+  }
+}
+
+async function withCluster(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
+  const connection = await connectCluster(config, 'key-tool');
+  try {
+    const refuseWhileServing = async (then = 'nothing was changed') => {
+      console.log('looking for serving nodes in the lease table (a few seconds)');
+      const serving = await servingNodes(connection);
+      if (serving.length > 0)
+        throw new RotationRefused(
+          `nodes serve the deployment (NATS_PREFIX=${connection.prefix}): ${serving.join(', ')} renewed their lease ` +
+            `just now; stop every node first (docs/operations.md, "Changing keys"); ${then}`,
+        );
+    };
+    await refuseWhileServing();
+    const customers = await JetStreamCustomerRepository.open(connection);
+    await use({
+      checks: await JetStreamKeyChecks.open(connection),
+      customers,
+      pending: customers,
+      where: "the cluster's JetStream",
+      servers: 'every node with it',
+      refuseWhileServing,
+    });
+  } finally {
+    await connection.close();
   }
 }
 

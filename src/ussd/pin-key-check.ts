@@ -22,9 +22,11 @@ export interface PinRotationRecord {
   from: string;
   to: string;
   startedAt: string;
-  /** The last customer ID rewritten; the next run goes on after it. */
+  /** The cursor of the last page of customers rewritten (CustomerRepository.page); the next run goes on after it. */
   after?: string;
   rewritten: number;
+  /** Cluster mode: every pending creation binding's PIN is under the new key (pin-rotation-pending.ts). */
+  pendingDone?: boolean;
 }
 
 /** One stored PIN (any customer's), or undefined when there is none. */

@@ -1,17 +1,22 @@
-// npm run rotate-pin-key (src/tools/keys.ts), with the server stopped: every stored PIN encrypted again under a new
-// key. Resumable and safe under kill -9 at any point, because nothing depends on how far a killed run got:
+// npm run rotate-pin-key (src/tools/keys.ts), with the server (in cluster mode every node) stopped: every stored PIN
+// encrypted again under a new key, in DATA_DIR's LMDB or in cluster mode in JetStream. Resumable and safe under
+// kill -9 at any point, because nothing depends on how far a killed run got:
 // - the rotation is recorded (both keys' check values) before the first PIN is rewritten, and while it is, no
 //   server starts (pin-key-check.ts) and no other pair of keys may rotate;
 // - each PIN is tested against the new key first (AES-GCM says which key sealed it), so a PIN rewritten by a
-//   killed run is left as it is and one not yet rewritten is; a record is rewritten revision-checked;
+//   killed run is left as it is and one not yet rewritten is; a record is rewritten revision-checked, and one that
+//   moved meanwhile is read again and tested again, so no other write to it is lost;
+// - cluster mode: PINs in pending account creations first (pin-rotation-pending.ts), then the accounts;
 // - a page's progress is recorded once its rewrites are durable, so a resumed run goes on after the last page done;
 // - the new key's check value replaces the old one last, then the rotation record goes (a run killed between the
 //   two finds every PIN done and ends the same way).
 // USSD sessions open at the time keep drafts and history digests under the old key: they are short-lived (the TTL),
 // and a digest that no longer matches only makes the next input count as new (docs/operations.md).
 import type { KeyChecks } from '../store/key-checks.js';
+import { retryOnConflict, type Versioned } from '../store/revision.js';
 import { PinCipher } from './actor/pin-cipher.js';
-import type { CustomerRepository } from './customers/repository.js';
+import type { CustomerRecord, CustomerRepository } from './customers/repository.js';
+import { rotatePendingCreations, type PendingCreations } from './pin-rotation-pending.js';
 import {
   PIN_CHECK,
   PIN_ROTATION,
@@ -34,6 +39,13 @@ export interface RotationProgress {
 export interface RotationOptions {
   /** Customers per page (per commit). */
   pageSize?: number;
+  /** Cluster mode: the pending creation bindings, whose PINs are rotated first. */
+  pending?: PendingCreations;
+  /**
+   * Called once the rotation is recorded (by this run or an earlier one), before any PIN is rewritten: cluster mode
+   * checks there that no node serves (keys.ts). When it throws, a rotation this run recorded is removed again.
+   */
+  recorded?: () => Promise<void>;
   /** Told after every page. */
   onPage?: (progress: RotationProgress) => void;
   /** Test hooks (crash-point.ts): after each page is committed, and once every page is. */
@@ -61,33 +73,42 @@ export async function rotatePinKey(
         'with the PIN_ENCRYPTION_KEY and NEW_PIN_ENCRYPTION_KEY it was started with',
     );
   }
+  let recordedNow = false;
   if (!rotation) {
     // The current key must be the stored PINs' (refused with the server's own message otherwise).
     await checkPinKey(checks, keys.current, () => samplePin(customers), where);
     rotation = { from, to, startedAt: new Date().toISOString(), rewritten: 0 };
     await checks.put(PIN_ROTATION, rotation);
+    recordedNow = true;
+  }
+  try {
+    await options.recorded?.();
+  } catch (error) {
+    if (recordedNow) await checks.remove(PIN_ROTATION);
+    throw error;
   }
 
   const current = new PinCipher(keys.current.key);
   const next = new PinCipher(keys.next.key);
   const progress: RotationProgress = { rewritten: rotation.rewritten, already: 0, unreadable: [] };
+  if (options.pending && !rotation.pendingDone) {
+    const done = await rotatePendingCreations(options.pending, customers, { current, next }, options.pageSize ?? 500);
+    progress.rewritten += done.rewritten;
+    progress.already += done.already;
+    progress.unreadable.push(...done.unreadable);
+    rotation = { ...rotation, rewritten: progress.rewritten, pendingDone: true };
+    await checks.put<PinRotationRecord>(PIN_ROTATION, rotation);
+  }
   let after = rotation.after;
   for (;;) {
     const page = await customers.page(after, options.pageSize ?? 500);
-    const writes: Promise<unknown>[] = [];
-    for (const { value, revision } of page.records) {
-      if (next.opens(value.pin, value.customerId)) {
-        progress.already++;
-        continue;
-      }
-      const pin = current.reencrypt(value.pin, value.customerId, next);
-      if (pin === undefined) progress.unreadable.push(value.customerId);
-      else writes.push(customers.update({ ...value, pin }, revision));
-    }
-    progress.rewritten += writes.length;
-    after = page.records.at(-1)?.value.customerId ?? after;
     // Issued together, LMDB commits a page's rewrites in one synced transaction; its progress only after them.
-    await Promise.all(writes);
+    const outcomes = await Promise.all(page.records.map((record) => rewritePin(customers, record, current, next)));
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome === 'unreadable') progress.unreadable.push(page.records[i].value.customerId);
+      else if (outcome !== 'gone') progress[outcome]++;
+    }
+    after = page.next ?? after;
     await checks.put<PinRotationRecord>(PIN_ROTATION, { ...rotation, after, rewritten: progress.rewritten });
     options.afterPage?.();
     options.onPage?.(progress);
@@ -97,4 +118,29 @@ export async function rotatePinKey(
   await checks.put<PinCheckRecord>(PIN_CHECK, { check: to, kind: keys.next.kind, at: new Date().toISOString() });
   await checks.remove(PIN_ROTATION);
   return progress;
+}
+
+/**
+ * One account's PIN under `next`, revision-checked; when the account moved since it was read (a write the rotation
+ * must not undo), it is read again and tested again.
+ */
+function rewritePin(
+  customers: CustomerRepository,
+  read: Versioned<CustomerRecord>,
+  current: PinCipher,
+  next: PinCipher,
+): Promise<'rewritten' | 'already' | 'unreadable' | 'gone'> {
+  let record: Versioned<CustomerRecord> | undefined = read;
+  let first = true;
+  return retryOnConflict(async () => {
+    if (!first) record = await customers.get(read.value.customerId);
+    first = false;
+    if (!record) return 'gone';
+    const { value, revision } = record;
+    if (next.opens(value.pin, value.customerId)) return 'already';
+    const pin = current.reencrypt(value.pin, value.customerId, next);
+    if (pin === undefined) return 'unreadable';
+    await customers.update({ ...value, pin }, revision);
+    return 'rewritten';
+  });
 }

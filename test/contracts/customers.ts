@@ -110,4 +110,25 @@ export function customerRepositoryContract(t: Test, open: CustomerRepositoryFact
     );
     t.equal((await repository.get('C0000000A'))?.value.failedPinAttempts, won[0], "the winner's record is stored");
   });
+
+  t.test('page walks every account, one page at a time, also while the walk rewrites them', async (t) => {
+    const repository = await open(t);
+    const ids = Array.from({ length: 7 }, (_, i) => `C000001${i}0`);
+    await Promise.all(ids.map((id) => repository.create(account(id))));
+    const seen = new Map<string, number>();
+    let after: string | undefined;
+    let pages = 0;
+    do {
+      const page = await repository.page(after, 3);
+      t.ok(page.records.length <= 3, 'no more than the limit');
+      for (const { value, revision } of page.records) {
+        seen.set(value.customerId, (seen.get(value.customerId) ?? 0) + 1);
+        // As a key rotation does: the walk must still reach every account.
+        if (value.pin === 'v1.sealed') await repository.update({ ...value, pin: 'v1.resealed' }, revision);
+      }
+      after = page.next;
+    } while (after !== undefined && ++pages < 20);
+    t.same([...seen.keys()].sort(), ids, 'every account is met');
+    for (const id of ids) t.equal((await repository.get(id))?.value.pin, 'v1.resealed');
+  });
 }

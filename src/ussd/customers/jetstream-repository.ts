@@ -10,17 +10,26 @@
 // that ID first: then the binding is dropped and the caller is told the ID is taken.
 import { isDeepStrictEqual } from 'node:util';
 import type { ClusterConnection } from '../../cluster/connection.js';
+import { scanRecords } from '../../cluster/record-scan.js';
 import { KvRecordStore } from '../../cluster/record-store.js';
 import { isRevisionConflict, type Revision, type Versioned } from '../../store/revision.js';
 import type { CreateOutcome, CustomerPage, CustomerRecord, CustomerRepository } from './repository.js';
 
 export type CreationBinding = { pending: CustomerRecord } | { customerId: string };
 
+/** A creation binding still pending (its node died before step 3): it holds a whole record, the PIN too. */
+export interface PendingCreation {
+  creationKey: string;
+  pending: CustomerRecord;
+  revision: Revision;
+}
+
 /** Each round that does not answer saw another writer's committed step; the bound only catches a bug. */
 const MAX_CREATE_ROUNDS = 16;
 
 export class JetStreamCustomerRepository implements CustomerRepository {
   private constructor(
+    private readonly connection: ClusterConnection,
     private readonly accounts: KvRecordStore<CustomerRecord>,
     private readonly creations: KvRecordStore<CreationBinding>,
   ) {}
@@ -30,7 +39,7 @@ export class JetStreamCustomerRepository implements CustomerRepository {
       KvRecordStore.open<CustomerRecord>(connection, { name: 'ussd_customers' }),
       KvRecordStore.open<CreationBinding>(connection, { name: 'ussd_account_creations' }),
     ]);
-    return new JetStreamCustomerRepository(accounts, creations);
+    return new JetStreamCustomerRepository(connection, accounts, creations);
   }
 
   get(customerId: string): Promise<Versioned<CustomerRecord> | undefined> {
@@ -66,10 +75,31 @@ export class JetStreamCustomerRepository implements CustomerRepository {
     return this.accounts.update([record.customerId], record, expected);
   }
 
+  /** In write order (a walk over every account reads each once: record-scan.ts); the cursor is a bucket sequence. */
   async page(after: string | undefined, limit: number): Promise<CustomerPage> {
-    const page = await this.accounts.list([], { after, limit });
+    const page = await scanRecords<CustomerRecord>(this.connection, this.accounts.bucket, [], cursor(after), limit);
     const records = page.records.map(({ value, revision }) => ({ value, revision }));
-    return page.next === undefined ? { records } : { records, next: page.next };
+    return page.next === undefined ? { records } : { records, next: String(page.next) };
+  }
+
+  /**
+   * Up to `limit` pending creation bindings after cursor `after` (a PIN key rotation re-encrypts their PINs with the
+   * accounts', pin-rotation-pending.ts); `next` when there may be more.
+   */
+  async pendingCreations(
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ records: PendingCreation[]; next?: string }> {
+    const page = await scanRecords<CreationBinding>(this.connection, this.creations.bucket, [], cursor(after), limit);
+    const records = page.records.flatMap(({ key, value, revision }) =>
+      'pending' in value ? [{ creationKey: key[0], pending: value.pending, revision }] : [],
+    );
+    return page.next === undefined ? { records } : { records, next: String(page.next) };
+  }
+
+  /** Replaces a pending binding's record if the binding is still at `expected`; RevisionConflictError otherwise. */
+  updatePendingCreation(creationKey: string, pending: CustomerRecord, expected: Revision): Promise<Revision> {
+    return this.creations.update([creationKey], { pending }, expected);
   }
 
   async #createAccount(record: CustomerRecord): Promise<CreateOutcome> {
@@ -126,6 +156,13 @@ export class JetStreamCustomerRepository implements CustomerRepository {
     }
     return account;
   }
+}
+
+/** A page cursor: the bucket sequence of the last record of the previous page. */
+function cursor(after: string | undefined): number {
+  const sequence = after === undefined ? 0 : Number(after);
+  if (!Number.isSafeInteger(sequence) || sequence < 0) throw new RangeError(`not a customer page cursor: ${after}`);
+  return sequence;
 }
 
 /** A record as a read answers it: JSON drops fields set to undefined. */

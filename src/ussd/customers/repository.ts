@@ -36,13 +36,17 @@ export interface CustomerRepository {
   create(record: CustomerRecord, creationKey?: string): Promise<CreateOutcome>;
   /** Replaces the account if its revision is still `expected`; RevisionConflictError when it moved. */
   update(record: CustomerRecord, expected: Revision): Promise<Revision>;
-  /** Up to `limit` accounts after customer ID `after`, in ID order (a key rotation walks them all); `next` if more. */
+  /**
+   * Up to `limit` accounts after cursor `after` (undefined: from the first), `next` the cursor for the next page when
+   * there may be more: a key rotation walks them all. LMDB walks in ID order (the cursor is the last ID), JetStream in
+   * write order (the cursor a bucket sequence), where an account rewritten during the walk is met again later.
+   */
   page(after: string | undefined, limit: number): Promise<CustomerPage>;
 }
 
 export interface CustomerPage {
   records: Versioned<CustomerRecord>[];
-  /** Pass as `after` for the next page; absent on the last page. */
+  /** Pass as `after` for the next page; absent on the last page (an opaque string: see `page`). */
   next?: string;
 }
 
