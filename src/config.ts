@@ -18,6 +18,12 @@ export const coreEnv = {
   HOST: text('0.0.0.0'),
   /** The front door's engine: auto (uWS when a native build loads, else node), uws, or node (node:http). */
   HTTP_ENGINE: oneOf(['auto', 'uws', 'node'], 'auto'),
+  /** The portable engine: a request's headers must come within this of its first byte (uWS: its own 10 s)... */
+  HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  /** ...and all of it, its body included, within this (at least the headers' time); else 408 and the close. */
+  HTTP_REQUEST_TIMEOUT_MS: integer(10_000, 100, 300_000),
+  /** Frames (Socket.IO: packets) a WebSocket client may send per second; past it its socket is closed (1008). */
+  WS_MAX_FRAMES_PER_SECOND: integer(100, 1, 100_000),
   DATA_DIR: text('./data'),
   /** Below this much free space on DATA_DIR's disk, writes are refused before they reach LMDB (0: no floor). */
   DATA_DIR_MIN_FREE_BYTES: integer(64 * 1024 * 1024, 0),
@@ -30,6 +36,8 @@ export const coreEnv = {
   SHUTDOWN_TIMEOUT_MS: integer(10_000, 100),
   /** During a drain, the server waits until no request has arrived on an open connection for this long. */
   SHUTDOWN_QUIET_MS: integer(1_000, 0, 60_000),
+  /** During a drain, requests on open connections are served for this long, then refused (at most the drain). */
+  SHUTDOWN_SERVE_MS: integer(5_000, 0),
   RATE_LIMIT_MAX: integer(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: integer(60, 1),
   RATE_LIMIT_ALLOWLIST: v.pipe(

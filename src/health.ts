@@ -84,6 +84,21 @@ const HealthSchema = v.object({
       'The front door engine serving (HTTP_ENGINE): uWebSockets.js (its native build and version) or node:http (the Node.js version)',
     ),
   ),
+  ussd: v.optional(
+    v.pipe(
+      v.object({
+        services: v.array(
+          v.object({
+            id: v.string(),
+            version: v.string(),
+            name: v.string(),
+            codes: v.array(v.object({ code: v.string(), start: v.optional(v.string()) })),
+          }),
+        ),
+      }),
+      v.description("The USSD services new dials get, each at its version (in cluster mode, the cluster's)"),
+    ),
+  ),
   cluster: v.optional(
     v.pipe(ClusterHealthSchema, v.description('Cluster mode only (NATS_URL set): NATS, JetStream and this node')),
   ),

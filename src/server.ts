@@ -14,13 +14,14 @@ import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
 import { httpErrors } from './http/errors.js';
 import { Router } from './http/router.js';
+import { reply } from './http/types.js';
 import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
 import { compileProxyTrust } from './http/proxy-trust.js';
 import { createLogger, type Logger } from './log.js';
 import { httpEngineInfo } from './metrics/catalogue.js';
 import { registerMetricsRoute } from './metrics/route.js';
-import { timeStoreCommits } from './metrics/store.js';
+import { measureDisk, timeStoreCommits } from './metrics/store.js';
 import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
@@ -100,7 +101,10 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     throw error;
   }
   const store = openStore(baseConfig.DATA_DIR, { minFreeBytes: baseConfig.DATA_DIR_MIN_FREE_BYTES });
-  if (baseConfig.METRICS_ENABLED) timeStoreCommits(store);
+  if (baseConfig.METRICS_ENABLED) {
+    timeStoreCommits(store);
+    measureDisk(baseConfig.DATA_DIR);
+  }
   const cpuPool = new CpuPool();
   // Secrets the actor hosts need are resolved once here, so every worker uses the same key; the keys must be the
   // ones the records were written with (exit 78 otherwise).
@@ -154,9 +158,15 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     host: config.HOST,
     port: config.PORT,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    socketLimits: { maxFramesPerSecond: config.WS_MAX_FRAMES_PER_SECOND },
     corsOrigin: config.CORS_ORIGIN,
     proxyTrust,
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
+    drainServeMs: config.SHUTDOWN_SERVE_MS,
+    // Past the serving deadline a USSD step gets the contract's fault answer, which a gateway shows the user.
+    drainRefusals: { 'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }) },
     streamLimits: {
       maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
       stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000,

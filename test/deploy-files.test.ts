@@ -35,6 +35,7 @@ import {
 } from './helpers/deploy-files.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 import { startTestServer } from './helpers/server.js';
+import { parse } from 'yaml';
 
 const VARIABLES = new Set(
   [coreEnv, ussdEnv, oracleEnv, gatewayEnv, metricsEnv, playgroundEnv, clusterEnv].flatMap(Object.keys),
@@ -293,6 +294,15 @@ function closedPort(): Promise<number> {
     });
   });
 }
+
+t.test('the dashboard and the alert rules parse', async (t) => {
+  // Evaluated by a real Prometheus against a real server, and unit-tested by promtool: test/prometheus-rules.test.ts.
+  const dashboard = JSON.parse(readFileSync(read('deploy/grafana/session-actor-runtime.json'), 'utf8'));
+  t.equal(dashboard.uid, 'session-actor-runtime');
+  for (const file of ['alerts.yml', 'alerts.test.yml']) {
+    t.ok(parse(readFileSync(read(`deploy/prometheus/${file}`), 'utf8')), `deploy/prometheus/${file}`);
+  }
+});
 
 t.test('every file in deploy/ was read by a check above', async (t) => {
   t.same(

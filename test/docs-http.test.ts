@@ -153,4 +153,11 @@ t.test('GET /docs-json is an OpenAPI 3.1 document of every route, USSD included'
 
   // Built once: the second answer is the same document.
   t.same(await (await fetch(`${server.url}/docs-json`)).json(), doc);
+
+  // Where the reference runtime serves it too (not a file of the UI under /docs/*).
+  const beside = await fetch(`${server.url}/docs/json`);
+  t.equal(beside.status, 200);
+  t.match(beside.headers.get('content-type'), /^application\/json/);
+  t.same(await beside.json(), doc, 'GET /docs/json is the same document');
+  t.ok(doc.paths['/docs/json'].get, 'and documents itself');
 });

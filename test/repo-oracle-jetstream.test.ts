@@ -14,6 +14,7 @@ import { JetStreamTranscriptRepository } from '../dist/src/oracle/sessions/jetst
 import { openJetStreamSessionStores } from '../dist/src/oracle/sessions/jetstream-turn-commit.js';
 import { creditLedger } from '../dist/src/oracle/plugins/credits/ledger.js';
 import type { SessionRecord } from '../dist/src/oracle/sessions/records.js';
+import { SessionLimitError } from '../dist/src/oracle/sessions/repository.js';
 import type { ClusterConnection } from '../dist/src/cluster/connection.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { sessionRepositoryContract } from './contracts/chat-sessions.js';
@@ -114,6 +115,23 @@ t.test(
     t.not(await nodes[2].sessions.listVersion('did:key:zU'), before, 'the version moved, read on another node');
   },
 );
+
+t.test('three nodes creating sessions for one capped user at once: exactly the cap lands', async (t) => {
+  const CAP = 7;
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 21 }, (_, i) =>
+      nodes[i % 3].sessions.create(session(`cap${i}`, 'did:key:zCap', 1000 + i), CAP),
+    ),
+  );
+  const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+  t.equal(outcomes.length - refused.length, CAP);
+  t.ok(
+    refused.every((o) => o.reason instanceof SessionLimitError),
+    'the others were refused for the cap',
+  );
+  for (const node of nodes)
+    t.equal((await node.sessions.listByUser('did:key:zCap', { offset: 0, limit: 50 })).total, CAP);
+});
 
 t.test(
   'a listVersion read on another node after an acknowledged write is a new one, so a cached page is never stale',

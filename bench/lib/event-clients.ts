@@ -67,6 +67,8 @@ function openSocketIo(order: ConnectOrder, sessionId: string): Promise<void> {
   closers.push(() => socket.close());
   return new Promise((resolve, reject) => {
     socket.onAny((event: string) => {
+      // `oracle_event` repeats some events as envelopes for SDK 1.4.0 (docs/events.md): counted once, as on /ws.
+      if (event === 'oracle_event') return;
       if (event !== 'connected') events++;
       else {
         open++;

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { ActorRuntime } from '../runtime/actor-runtime.js';
 import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
+import { natsConnected, partitionsOwned } from '../metrics/catalogue.js';
 import { checkAckDurability, UnsyncedAcksError } from './ack-durability.js';
 import { connectClusterWhenReady, type ClusterConnection } from './connection.js';
 import { ClusterEventBus } from './event-bus.js';
@@ -88,15 +89,21 @@ export async function startClusterNode(
   });
   await refuseUnsyncedAcks(config, connection, log);
   let state: ClusterHealth['nats'] = 'connected';
+  const connected = natsConnected.with();
+  connected.value = 1;
   void (async () => {
     for await (const status of connection.nc.status()) {
       if (status.type === 'disconnect' || status.type === 'reconnecting') state = 'reconnecting';
       else if (status.type === 'reconnect') state = 'connected';
+      connected.value = state === 'connected' ? 1 : 0;
       if (status.type === 'disconnect' || status.type === 'reconnect')
         log.warn({ nats: status.type, server: status.server }, `NATS ${status.type}`);
     }
   })();
-  void connection.nc.closed().then(() => (state = 'closed'));
+  void connection.nc.closed().then(() => {
+    state = 'closed';
+    connected.value = 0;
+  });
   log.info(
     { nodeId, server: connection.nc.info?.server_name, replicas: connection.replicas, prefix: connection.prefix },
     'cluster mode: connected to NATS JetStream',
@@ -132,7 +139,12 @@ export async function startClusterNode(
       leases = await PartitionLeases.join(connection, { nodeId, link: linkServer?.address });
       router = new NatsActorRouter({ connection, leases, local: runtime, links });
       events = new ClusterEventBus(connection, runtime);
-      leases.on('change', (owned) => log.debug({ owned: owned.size }, 'partitions owned'));
+      const owned = partitionsOwned.with();
+      owned.value = leases.owned.size;
+      leases.on('change', (mine) => {
+        owned.value = mine.size;
+        log.debug({ owned: mine.size }, 'partitions owned');
+      });
       log.info({ nodeId, partitions: leases.partitions, liveNodes: leases.liveNodes() }, 'joined the partition leases');
       return { actors: actorsOver(router, events), events };
     },

@@ -1,4 +1,5 @@
-// GET /docs (Swagger UI), GET /docs/* (its files) and GET /docs-json (the OpenAPI document). Register these
+// GET /docs (Swagger UI), GET /docs/* (its files), GET /docs-json and GET /docs/json (the OpenAPI document, the
+// second where the reference runtime serves it). Register these
 // after every face registered its routes; the document is built on its first request, when all are known.
 import type { Face } from '../face.js';
 import { HttpError } from '../http/errors.js';
@@ -13,6 +14,8 @@ export type { ApiDocs, ResponseDoc } from './route-docs.js';
 export { HttpErrorBodySchema, TOO_MANY_REQUESTS } from './schemas.js';
 
 export const DOCUMENT_URL = '/docs-json';
+/** Where the reference runtime serves the same document. */
+export const REFERENCE_DOCUMENT_URL = '/docs/json';
 
 export interface DocsOptions {
   faces: readonly Pick<Face, 'name' | 'openApi'>[];
@@ -55,18 +58,23 @@ export function registerDocsRoutes(router: Router, { faces, info }: DocsOptions)
         return reply.raw(200, asset.contentType, asset.body, { 'Cache-Control': ASSET_CACHE });
       },
     }),
-    route({
-      method: 'GET',
-      path: DOCUMENT_URL,
-      auth: 'public',
-      summary: 'This OpenAPI 3.1 document',
-      tags,
-      responses: { 200: { description: 'OpenAPI 3.1 document of every route of this server' } },
-      handler() {
-        documentJson ??= JSON.stringify(buildOpenApiDocument({ routes: router.routes, faces, info }));
-        return reply.raw(200, 'application/json; charset=utf-8', documentJson);
-      },
-    }),
+    ...[DOCUMENT_URL, REFERENCE_DOCUMENT_URL].map((path) =>
+      route({
+        method: 'GET',
+        path,
+        auth: 'public',
+        summary:
+          path === DOCUMENT_URL
+            ? 'This OpenAPI 3.1 document'
+            : 'This OpenAPI 3.1 document (where the reference serves it)',
+        tags,
+        responses: { 200: { description: 'OpenAPI 3.1 document of every route of this server' } },
+        handler() {
+          documentJson ??= JSON.stringify(buildOpenApiDocument({ routes: router.routes, faces, info }));
+          return reply.raw(200, 'application/json; charset=utf-8', documentJson);
+        },
+      }),
+    ),
   ]);
 }
 

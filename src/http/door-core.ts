@@ -20,6 +20,8 @@ export interface RouteSteps {
   readonly paramNames: readonly string[];
   /** Whether a request of this route reads a body: by the route's method, or per request for the catch-alls. */
   readsBody(method: string): boolean;
+  /** The answer to a request refused past the drain's serving deadline (the JSON 503, or the route's own). */
+  readonly refusal: Reply;
 }
 
 export class DoorCore {
@@ -31,7 +33,10 @@ export class DoorCore {
   /** `Bearer <OPERATOR_TOKEN>`: a request that carries it is not counted by the rate limit. */
   readonly #exemptHeader: Buffer | undefined;
   inFlight = 0;
+  /** From the start of the drain: every answer closes its connection. */
   draining = false;
+  /** Past the drain's serving deadline (and once it ended): requests are refused, not served. */
+  refusing = false;
   lastRequestAt = 0;
   #idleWaiters: (() => void)[] = [];
 
@@ -81,6 +86,7 @@ export class DoorCore {
       route,
       paramNames: route.paramNames,
       readsBody: fixed === undefined ? (method) => WITH_BODY.has(method) : () => fixed,
+      refusal: this.options.drainRefusals?.[`${route.method} ${route.pattern}`] ?? SHUTTING_DOWN_REPLY,
     };
   }
 
@@ -106,11 +112,34 @@ export class DoorCore {
     return httpErrors.internal().toReply();
   }
 
-  /** Drain (see FrontDoor.drain) once the engine has stopped listening. */
+  /**
+   * Drain (see FrontDoor.drain) once the engine has stopped listening: requests are served (their answers close
+   * the connection) until drainServeMs, refused after it; resolves true once nothing is in flight and nothing came
+   * for drainQuietMs, false at `timeoutMs`. From then on everything is refused while the server stops.
+   */
   async drain(timeoutMs: number): Promise<boolean> {
     this.draining = true;
     this.lastRequestAt = Date.now();
     const deadline = Date.now() + timeoutMs;
+    const serveMs = Math.min(this.options.drainServeMs ?? timeoutMs, timeoutMs);
+    const serving = setTimeout(() => this.#stopServing(), serveMs);
+    try {
+      return await this.#quiet(deadline);
+    } finally {
+      clearTimeout(serving);
+      this.refusing = true;
+    }
+  }
+
+  #stopServing(): void {
+    this.refusing = true;
+    this.options.log.info(
+      { inFlight: this.inFlight, serveMs: this.options.drainServeMs },
+      'drain: serving deadline passed; refusing requests on open connections',
+    );
+  }
+
+  async #quiet(deadline: number): Promise<boolean> {
     for (;;) {
       const quietFor = Date.now() - this.lastRequestAt;
       if (this.inFlight === 0 && quietFor >= this.options.drainQuietMs) return true;
@@ -138,6 +167,7 @@ export const SHUTTING_DOWN = HttpError.of(
   undefined,
   { 'Retry-After': '1' },
 );
+const SHUTTING_DOWN_REPLY = SHUTTING_DOWN.toReply();
 
 /** The CORS preflight of any path. */
 export const PREFLIGHT: Route = {

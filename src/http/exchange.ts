@@ -5,7 +5,7 @@ import { observeRequest } from '../metrics/http.js';
 import type { DecodedBody } from './body.js';
 import { decodeBody } from './body.js';
 import type { CorsPairs } from './cors.js';
-import { SHUTTING_DOWN, type DoorCore, type RouteSteps } from './door-core.js';
+import type { DoorCore, RouteSteps } from './door-core.js';
 import { httpErrors } from './errors.js';
 import { nextRequestId } from './request-id.js';
 import type { HttpRequest, HttpResponse, Reply, StreamWriter } from './types.js';
@@ -130,9 +130,10 @@ export abstract class Exchange implements HttpResponse {
   /** Step 1: drain and rate limit; then the body (when the route takes one), then the handler. */
   begin(): void {
     const door = this.door;
+    // Draining: served (send closes the connection) until the serving deadline, refused after it.
     if (door.draining) {
       door.lastRequestAt = Date.now();
-      return this.send(SHUTTING_DOWN.toReply(), true);
+      if (door.refusing) return this.send(this.steps.refusal, true);
     }
     // Requests with the operator's token (probes, scrapes) are not counted. Cluster mode: the shared count is asked
     // now, while the body (if any) is read; the handler runs once both are in.

@@ -5,8 +5,9 @@ import type { HttpError } from './errors.js';
 import type { ProxyTrust } from './proxy-trust.js';
 import type { SharedRateLimit } from './rate-limit.js';
 import type { Router } from './router.js';
+import type { Reply } from './types.js';
 import type { UwsBuild } from './uws-native.js';
-import type { SocketFrontDoor } from './websocket.js';
+import type { SocketFrontDoor, SocketLimits } from './websocket.js';
 
 /** HTTP_ENGINE: `auto` takes uWS when a native build loads here, else the portable engine. */
 export type HttpEngineChoice = 'auto' | 'uws' | 'node';
@@ -38,6 +39,23 @@ export interface HttpServerOptions {
   passingOutage?: (error: unknown) => HttpError | undefined;
   /** While draining, the server stays up until no request has arrived for this long (see drain). */
   drainQuietMs: number;
+  /** How long the drain serves requests on open connections before it refuses them (default: the whole drain). */
+  drainServeMs?: number;
+  /**
+   * A route's own answer to a request refused by the drain, by `METHOD /pattern` (the USSD route: its END text);
+   * any other route answers the JSON 503.
+   */
+  drainRefusals?: Readonly<Record<string, Reply>>;
+  /**
+   * The portable engine: a request's headers must arrive within headersTimeoutMs of its first byte and the whole
+   * request, its body included, within requestTimeoutMs (at least headersTimeoutMs), else 408 and the connection
+   * closed (checked every second). uWS's bound is its own: about 10 s (HTTP_HEADERS_TIMEOUT_MS,
+   * HTTP_REQUEST_TIMEOUT_MS; default 10 s each).
+   */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** Bounds of every WebSocket and Socket.IO socket (default DEFAULT_SOCKET_LIMITS). */
+  socketLimits?: SocketLimits;
   /** Bounds of a streamed answer (SSE) whose reader stops reading; past either, the stream is closed. */
   streamLimits: StreamLimits;
   log: Logger;
@@ -64,8 +82,9 @@ export interface FrontDoor extends SocketFrontDoor {
   mount(router: Router): void;
   listen(): Promise<number>;
   /**
-   * Stops accepting connections and answers every request that still arrives on an open (keep-alive) connection
-   * with 503, Connection: close and Retry-After, so a client moves to another node instead of being reset.
+   * Stops accepting connections. A request that still arrives on an open (keep-alive) connection is served, its
+   * answer with Connection: close (so its client moves to another node), until drainServeMs; after that it is
+   * refused (503 with Retry-After and Connection: close, or its route's drainRefusals answer), never reset.
    * Resolves once nothing is in flight and no request has come for drainQuietMs, or false when the timeout passes.
    */
   drain(timeoutMs: number): Promise<boolean>;

@@ -14,18 +14,29 @@ import { Exchange, NO_PARAMS, safeDecode } from './exchange.js';
 import type { FrontDoor, HttpEngine, HttpServerOptions } from './front-door.js';
 import { readRawHeaders } from './headers.js';
 import { answerSocketAndClose } from './node-answer.js';
+import { answerClientError } from './node-client-error.js';
 import { SegmentRouter } from './node-router.js';
 import { NodeSocketIo } from './node-socket-io.js';
 import { NodeWebSocketRoute } from './node-websocket.js';
 import type { Router } from './router.js';
-import type { SocketIoOptions } from './socket-io.js';
+import { limitSocketIoFrames, type SocketIoOptions } from './socket-io.js';
 import { openStreamWriter } from './stream.js';
 import type { Reply, StreamWriter } from './types.js';
-import { Topics, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import {
+  DEFAULT_SOCKET_LIMITS,
+  Topics,
+  type SocketLimits,
+  type WebSocketLimits,
+  type WebSocketRoute,
+} from './websocket.js';
 
-/** uWS closes a keep-alive connection idle for 10 s, and one whose headers do not come: the same here (node: 5 s and 60 s). */
+/** uWS closes a keep-alive connection idle for 10 s, and one whose headers or body do not come: the same here. */
 const KEEP_ALIVE_MS = 10_000;
-const HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** How often node:http looks for requests past their time (its default, 30 s, let a slow client stay 3x too long). */
+const TIMEOUT_CHECK_MS = 1_000;
+/** node:http's limit on the request line and headers (as uWS's 4 KB, a bigger one is refused). */
+const MAX_HEADER_BYTES = 16 * 1024;
 
 class NodeExchange extends Exchange {
   constructor(
@@ -94,6 +105,7 @@ class NodeExchange extends Exchange {
       const head: string[] = [];
       for (const name in headers) head.push(name, headers[name]);
       for (const [name, value] of this.cors) head.push(name, value);
+      if (this.door.draining) head.push('Connection', 'close');
       res.writeHead(status, head);
       res.flushHeaders();
     }
@@ -116,14 +128,27 @@ export class NodeFrontDoor implements FrontDoor {
   #preflight!: RouteSteps;
   #notFound!: RouteSteps;
   #listening = false;
+  readonly #socketLimits: SocketLimits;
 
   constructor(private readonly options: HttpServerOptions) {
     this.#core = new DoorCore(options);
+    this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
+    const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS, headersTimeoutMs);
     this.server = createServer(
-      { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: HEADERS_TIMEOUT_MS, noDelay: true },
+      {
+        keepAliveTimeout: KEEP_ALIVE_MS,
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeoutMs),
+        maxHeaderSize: MAX_HEADER_BYTES,
+        noDelay: true,
+      },
       (req, res) => this.#request(req, res),
     );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    const limits = { maxHeaderBytes: MAX_HEADER_BYTES, headersTimeoutMs, requestTimeoutMs };
+    this.server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, limits));
   }
 
   get port(): number {
@@ -142,6 +167,7 @@ export class NodeFrontDoor implements FrontDoor {
       this.#core.admission,
       this.#topics,
       this.options.log,
+      this.#socketLimits,
     );
     this.#sockets.add('GET', pattern, socketRoute as NodeWebSocketRoute<unknown>);
     this.#socketRoutes.push(socketRoute as NodeWebSocketRoute<unknown>);
@@ -149,6 +175,7 @@ export class NodeFrontDoor implements FrontDoor {
 
   socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
     this.#socketIo = new NodeSocketIo({ ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
+    limitSocketIoFrames(this.#socketIo.io, this.#socketLimits, this.options.log);
     return this.#socketIo.io;
   }
 

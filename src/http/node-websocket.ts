@@ -1,22 +1,30 @@
 // WebSocket routes on the portable engine, with `ws` (see websocket.ts for the face-facing interface). The
 // same contract as uws-websocket.ts: the rate limit and the face's accept before the handshake completes, a
 // send past the backpressure bound closes the socket, frames over maxPayloadBytes close it (1009), and a
-// socket silent for idleTimeoutSeconds is closed after being pinged.
+// socket silent for idleTimeoutSeconds is closed after being pinged, and one sending more frames a second than
+// its budget is closed (1008) and no longer read.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
 import { answerSocketAndClose } from './node-answer.js';
-import type {
-  Admission,
-  SocketConnection,
-  SocketHandshake,
-  Subscriber,
-  Topics,
-  WebSocketLimits,
-  WebSocketRoute,
+import {
+  FrameBudget,
+  TOO_MANY_FRAMES,
+  TOO_MANY_FRAMES_REASON,
+  type Admission,
+  type SocketConnection,
+  type SocketHandshake,
+  type SocketLimits,
+  type Subscriber,
+  type Topics,
+  type WebSocketLimits,
+  type WebSocketRoute,
 } from './websocket.js';
+
+/** How long a socket closed for its frames may take to finish the close handshake before it is cut. */
+const CLOSE_GRACE_MS = 1_000;
 
 class Connection<T> implements SocketConnection<T>, Subscriber {
   topics: readonly string[] = [];
@@ -74,6 +82,7 @@ export class NodeWebSocketRoute<T> {
     private readonly admission: Admission,
     private readonly topics: Topics,
     private readonly log: Logger,
+    private readonly socketLimits: SocketLimits,
   ) {
     this.#wss = new WebSocketServer({
       noServer: true,
@@ -131,8 +140,17 @@ export class NodeWebSocketRoute<T> {
     const connection = new Connection(data, ws, this.topics, this.limits.maxBackpressureBytes, overflowed);
     const entry = { connection, ws };
     this.#live.add(entry);
+    const budget = new FrameBudget(this.socketLimits.maxFramesPerSecond);
+    let overBudget = false;
     ws.on('message', (message, isBinary) => {
-      connection.lastSeen = Date.now();
+      // Frames already read past the budget (one read can hold hundreds) are dropped with their socket.
+      if (overBudget) return;
+      const now = Date.now();
+      connection.lastSeen = now;
+      if (!budget.take(now)) {
+        overBudget = true;
+        return this.#tooManyFrames(ws);
+      }
       this.route.message(connection, isBinary ? undefined : message.toString());
     });
     ws.on('pong', () => {
@@ -145,6 +163,17 @@ export class NodeWebSocketRoute<T> {
       this.route.close(connection, code);
     });
     this.route.open(connection);
+  }
+
+  #tooManyFrames(ws: WebSocket): void {
+    this.log.warn(
+      { path: this.pattern, limitPerSecond: this.socketLimits.maxFramesPerSecond },
+      'WebSocket closed: too many frames',
+    );
+    ws.close(TOO_MANY_FRAMES, TOO_MANY_FRAMES_REASON);
+    // Nothing more is read from it: a flooding client's frames wait in its own buffers, not on the main thread.
+    ws.pause();
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   #checkIdle(idleMs: number): void {

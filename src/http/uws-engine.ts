@@ -8,7 +8,7 @@ import { Exchange, NO_PARAMS, safeDecode } from './exchange.js';
 import type { FrontDoor, HttpEngine, HttpServerOptions } from './front-door.js';
 import { readHeaders } from './headers.js';
 import type { Router } from './router.js';
-import type { SocketIoOptions } from './socket-io.js';
+import { limitSocketIoFrames, type SocketIoOptions } from './socket-io.js';
 import { statusLine } from './status-line.js';
 import { openStreamWriter } from './stream.js';
 import type { Reply, StreamWriter } from './types.js';
@@ -16,7 +16,13 @@ import type { UwsBuild, UwsModule } from './uws-native.js';
 import { uwsPeer } from './uws-peer.js';
 import { attachSocketIoUws } from './uws-socket-io.js';
 import { mountWebSocket } from './uws-websocket.js';
-import { Topics, type WebSocketLimits, type WebSocketRoute } from './websocket.js';
+import {
+  DEFAULT_SOCKET_LIMITS,
+  Topics,
+  type SocketLimits,
+  type WebSocketLimits,
+  type WebSocketRoute,
+} from './websocket.js';
 
 class UwsExchange extends Exchange {
   constructor(
@@ -97,7 +103,8 @@ class UwsExchange extends Exchange {
             return true;
           });
         },
-        end: () => res.cork(() => res.end()),
+        // A stream that ends during the drain closes its connection, as every answer then does.
+        end: () => res.cork(() => res.end(undefined, this.door.draining)),
         destroy: () => res.close(), // onAborted -> signal -> closed()
       },
       this.door.options.streamLimits,
@@ -124,6 +131,7 @@ export class UwsFrontDoor implements FrontDoor {
   readonly #core: DoorCore;
   readonly #topics = new Topics();
   #listenSocket: uWS.us_listen_socket | null = null;
+  readonly #socketLimits: SocketLimits;
 
   constructor(
     private readonly uws: UwsModule,
@@ -134,6 +142,7 @@ export class UwsFrontDoor implements FrontDoor {
     this.engine = { name: 'uws', build, version };
     this.app = uws.App();
     this.#core = new DoorCore(options);
+    this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
   }
 
   get port(): number {
@@ -146,11 +155,22 @@ export class UwsFrontDoor implements FrontDoor {
 
   /** A WebSocket route (see uws-websocket.ts); uWS matches it ahead of the catch-all 404. */
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    mountWebSocket(this.app, pattern, route, limits, this.#core.admission, this.#topics, this.options.log);
+    mountWebSocket(
+      this.app,
+      pattern,
+      route,
+      limits,
+      this.#core.admission,
+      this.#topics,
+      this.options.log,
+      this.#socketLimits,
+    );
   }
 
   socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
-    return attachSocketIoUws(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
+    const io = attachSocketIoUws(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
+    limitSocketIoFrames(io, this.#socketLimits, this.options.log);
+    return io;
   }
 
   publish(topic: string, text: string): void {

@@ -7,7 +7,18 @@ import { HttpError, httpErrors } from './errors.js';
 import { readHeaders } from './headers.js';
 import { statusLine } from './status-line.js';
 import { uwsPeer } from './uws-peer.js';
-import type { Admission, SocketConnection, Subscriber, Topics, WebSocketLimits, WebSocketRoute } from './websocket.js';
+import {
+  FrameBudget,
+  TOO_MANY_FRAMES,
+  TOO_MANY_FRAMES_REASON,
+  type Admission,
+  type SocketConnection,
+  type SocketLimits,
+  type Subscriber,
+  type Topics,
+  type WebSocketLimits,
+  type WebSocketRoute,
+} from './websocket.js';
 
 const textDecoder = new TextDecoder();
 
@@ -36,12 +47,18 @@ class Connection<T> implements SocketConnection<T>, Subscriber {
   #ws?: uWS.WebSocket<{ connection: Connection<T> }>;
   /** Replaced, not pushed to: push and spread reserve 17 slots, concat allocates just the items. */
   topics: readonly string[] = [];
+  /** The frames it may still send this second; past them it is closed and its frames are dropped. */
+  readonly budget: FrameBudget;
+  overBudget = false;
 
   constructor(
     readonly data: T,
     private readonly topicRegistry: Topics,
     private readonly overflowed: (bufferedBytes: number) => void,
-  ) {}
+    maxFramesPerSecond: number,
+  ) {
+    this.budget = new FrameBudget(maxFramesPerSecond);
+  }
 
   attach(ws: uWS.WebSocket<{ connection: Connection<T> }>): void {
     this.#ws = ws;
@@ -83,6 +100,7 @@ export function mountWebSocket<T>(
   admission: Admission,
   topics: Topics,
   log: Logger,
+  socketLimits: SocketLimits,
 ): void {
   const overflowed = (bufferedBytes: number) =>
     log.warn(
@@ -118,7 +136,13 @@ export function mountWebSocket<T>(
           (data) => {
             if (aborted) return;
             res.cork(() =>
-              res.upgrade({ connection: new Connection(data, topics, overflowed) }, key, protocol, extensions, context),
+              res.upgrade(
+                { connection: new Connection(data, topics, overflowed, socketLimits.maxFramesPerSecond) },
+                key,
+                protocol,
+                extensions,
+                context,
+              ),
             );
           },
           (error: unknown) => {
@@ -140,8 +164,18 @@ export function mountWebSocket<T>(
       route.open(connection);
     },
     message(ws, message, isBinary) {
+      const connection = ws.getUserData().connection;
+      if (connection.overBudget) return;
+      if (!connection.budget.take(Date.now())) {
+        connection.overBudget = true;
+        log.warn(
+          { path: pattern, limitPerSecond: socketLimits.maxFramesPerSecond },
+          'WebSocket closed: too many frames',
+        );
+        return ws.end(TOO_MANY_FRAMES, TOO_MANY_FRAMES_REASON);
+      }
       // The ArrayBuffer is only valid during this call: decode it now.
-      route.message(ws.getUserData().connection, isBinary ? undefined : textDecoder.decode(message));
+      route.message(connection, isBinary ? undefined : textDecoder.decode(message));
     },
     close(ws, code) {
       const connection = ws.getUserData().connection;

@@ -57,6 +57,39 @@ export interface WebSocketLimits {
   maxBackpressureBytes: number;
 }
 
+/** What the front door holds every socket to, whatever its route (HttpServerOptions.socketLimits). */
+export interface SocketLimits {
+  /** Frames (Socket.IO: packets) a client may send per second before its socket is closed (1008). */
+  maxFramesPerSecond: number;
+}
+
+/** The default of WS_MAX_FRAMES_PER_SECOND. */
+export const DEFAULT_SOCKET_LIMITS: SocketLimits = { maxFramesPerSecond: 100 };
+
+/** Close code of a socket that sent more frames than its budget (RFC 6455: policy violation). */
+export const TOO_MANY_FRAMES = 1008;
+export const TOO_MANY_FRAMES_REASON = 'too many frames';
+
+/**
+ * The frames one socket may send per second (WS_MAX_FRAMES_PER_SECOND, on /ws and Socket.IO alike): a socket past
+ * it is closed, so a client flooding frames (never reading the answers) costs the main thread a bounded amount.
+ */
+export class FrameBudget {
+  #windowStart = 0;
+  #count = 0;
+
+  constructor(private readonly perSecond: number) {}
+
+  /** Counts a frame; false once the socket sent more than its budget within the current second. */
+  take(now: number): boolean {
+    if (now - this.#windowStart >= 1000) {
+      this.#windowStart = now;
+      this.#count = 0;
+    }
+    return ++this.#count <= this.perSecond;
+  }
+}
+
 /** The front-door checks a handshake shares with HTTP requests. */
 export interface Admission {
   /** The client's address from the socket's peer and the headers (X-Forwarded-For when trusted). */

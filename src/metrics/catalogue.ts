@@ -44,6 +44,27 @@ export const ussdStep = Object.fromEntries(
   USSD_OUTCOMES.map((outcome) => [outcome, ussdSteps.with(outcome)]),
 ) as Record<UssdOutcome, Series>;
 
+/** Per USSD service (issue 40): a drop-off funnel is steps by state against sessions ended by state and reason. */
+export const ussdServiceSteps = new CounterFamily(
+  'ussd_service_steps_total',
+  'USSD steps answered by service and by the state the step left the session in (ended: the session ended)',
+  ['service', 'state'],
+);
+export const ussdServiceSessionsEnded = new CounterFamily(
+  'ussd_service_sessions_ended_total',
+  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (the step deadline passed), error',
+  ['service', 'state', 'reason'],
+);
+export const ussdUnknownCodes = new CounterFamily(
+  'ussd_unknown_codes_total',
+  'Dials of a service code no loaded USSD service claims (answered with the END of USSD_UNKNOWN_CODE_TEXT)',
+);
+export const ussdServicesLoaded = new GaugeFamily(
+  'ussd_services_loaded',
+  'USSD services new dials get, by service id and version (1 each)',
+  ['service', 'version'],
+);
+
 export const journalAppends = new CounterFamily(
   'cluster_journal_appends_total',
   'Cluster mode: fsynced appends to a partition journal by this node, each carrying one or more records, by journal',
@@ -73,6 +94,15 @@ export const routedCalls = new CounterFamily(
 /** The series of each way: `routedCall.link.inc()`. */
 export const routedCall = { link: routedCalls.with('link'), nats: routedCalls.with('nats') };
 
+export const natsConnected = new GaugeFamily(
+  'cluster_nats_connected',
+  'Cluster mode: 1 while this node is connected to NATS, 0 while it is disconnected or reconnecting',
+);
+export const partitionsOwned = new GaugeFamily(
+  'cluster_partitions_owned',
+  'Cluster mode: partitions this node owns (serves) now; over all nodes they add up to the partition count',
+);
+
 export const actorsActive = new GaugeFamily('actors_active', 'Actors held in memory on the actor hosts, by kind', [
   'kind',
 ]);
@@ -97,14 +127,16 @@ export const storeWritesRefused = new CounterFamily(
   'LMDB writes refused, all threads: low_space (DATA_DIR free space below DATA_DIR_MIN_FREE_BYTES, refused before LMDB), commit_failed (LMDB could not commit)',
   ['reason'],
 );
-export const storeFreeBytes = new GaugeFamily(
-  'store_free_bytes',
-  "Bytes free on DATA_DIR's filesystem for the LMDB data file to grow into (read at scrape)",
-);
 export const storeWritable = new GaugeFamily(
   'store_writable',
   '1 while LMDB takes writes (free space above DATA_DIR_MIN_FREE_BYTES and the last /health probe write landed), else 0',
 );
+
+export const diskAvailable = new GaugeFamily(
+  'store_disk_available_bytes',
+  "Bytes free for the server's user on the file system of DATA_DIR (read at scrape)",
+);
+export const diskSize = new GaugeFamily('store_disk_size_bytes', 'Size in bytes of the file system of DATA_DIR');
 
 export const sseStreamsActive = new GaugeFamily(
   'sse_streams_active',
@@ -142,7 +174,7 @@ export const rateLimited = new CounterFamily(
 );
 
 // Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
-for (const family of [rateLimited]) family.with();
+for (const family of [rateLimited, ussdUnknownCodes]) family.with();
 for (const family of [ussdSessionsActive, sseStreamsActive]) family.with();
 storeCommitDuration.with();
 for (const reason of ['low_space', 'commit_failed']) storeWritesRefused.with(reason);
@@ -157,18 +189,25 @@ export const ALL_FAMILIES = [
   httpRequestDuration,
   ussdSessionsActive,
   ussdSteps,
+  ussdServiceSteps,
+  ussdServiceSessionsEnded,
+  ussdUnknownCodes,
+  ussdServicesLoaded,
   journalAppends,
   journalRecords,
   journalLoads,
   journalFenced,
   routedCalls,
+  natsConnected,
+  partitionsOwned,
   actorsActive,
   actorMailboxDepth,
   actorHostRestarts,
   storeCommitDuration,
   storeWritesRefused,
-  storeFreeBytes,
   storeWritable,
+  diskAvailable,
+  diskSize,
   sseStreamsActive,
   wsConnectionsActive,
   wsEventsSent,

@@ -11,8 +11,11 @@ import {
   journalRecords,
   storeCommitDuration,
   storeWritesRefused,
+  ussdServiceSessionsEnded,
+  ussdServiceSteps,
   ussdSessionsActive,
   ussdSteps,
+  ussdUnknownCodes,
 } from './catalogue.js';
 import type { GaugeFamily, TakenHistogram } from './families.js';
 
@@ -22,7 +25,17 @@ export const REPORT_INTERVAL_MS = 1_000;
 const HOST_GAUGES = [ussdSessionsActive];
 
 /** Counters a host counts and the main thread adds in, in this order in a report. */
-const HOST_COUNTERS = [ussdSteps, journalAppends, journalRecords, journalLoads, journalFenced, storeWritesRefused];
+const HOST_COUNTERS = [
+  ussdSteps,
+  journalAppends,
+  journalRecords,
+  journalLoads,
+  journalFenced,
+  ussdServiceSteps,
+  ussdServiceSessionsEnded,
+  ussdUnknownCodes,
+  storeWritesRefused,
+];
 
 /** What an actor host holds right now. */
 export interface HostLoad {

@@ -8,7 +8,7 @@ import type { ChannelSignal } from './channel-protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from './sessions/records.js';
-import type { HistoryPage, MessageItem, MessagesPage } from './sessions/transcript.js';
+import type { HistoryPage, MessageItem, MessagesPart } from './sessions/transcript.js';
 import type { StreamEnding } from './stream-ending.js';
 import type { Attachment } from './attachments.js';
 
@@ -56,7 +56,7 @@ export interface TurnMessage extends OracleRef {
 
 /**
  * Reads of the session's own state, answered by its actor (routes/session-reads.ts sends them): `owns`,
- * whether the session exists and is the user's; `messages`, one page of its transcript (refused
+ * whether the session exists and is the user's; `messages`, one part of its transcript as JSON (refused
  * `session_not_found` unless it is the user's). Each is declared both as a signal, which an actor in memory
  * answers at once, even while a turn runs (`undefined` when it is not in memory or has not loaded its record),
  * and as a call, which wakes the actor and loads it.
@@ -91,14 +91,47 @@ const SESSION_READS = new Set<unknown>(['owns', 'messages', 'history']);
 export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage =>
   SESSION_READS.has(message.type);
 
-export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
+/**
+ * Cluster mode, a run kept in the runs stream gone quiet (runs/run-reader.ts): `run-alive` (a signal) asks whether
+ * the session's actor runs it now; when it does not, `recover` (a call, in the mailbox) has the partition's owner
+ * take the turn over from its open run (runs/open-runs.ts), or close it `interrupted` when it cannot be run again.
+ */
+export interface RunAliveMessage {
+  type: 'run-alive';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverRunMessage {
+  type: 'recover';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverReply {
+  /** `recovered`: run again to its end; `interrupted`: closed so; `none`: nothing of it to take over. */
+  outcome: 'recovered' | 'interrupted' | 'none';
+}
+
+export type ChatActorMessage =
+  | CreateSessionMessage
+  | DeleteSessionMessage
+  | TurnMessage
+  | SessionReadMessage
+  | RecoverRunMessage;
 
 /**
  * Why a chat actor refuses a message before any work (the `code` of its DomainError):
  * `session_not_found` (unknown or someone else's), `session_exists` (create on a taken id),
- * `credits_exhausted` (details: claims, outstandingClaims).
+ * `credits_exhausted` (details: claims, outstandingClaims), `session_limit` (the user holds as many sessions as
+ * allowed; details: limit), `transcript_full` (the message, or its answer, would take the transcript past its
+ * bytes; details: limit, used; nothing of the turn is stored).
  */
-export const CHAT_ERROR_CODES = ['session_not_found', 'session_exists', 'credits_exhausted'] as const;
+export const CHAT_ERROR_CODES = [
+  'session_not_found',
+  'session_exists',
+  'credits_exhausted',
+  'session_limit',
+  'transcript_full',
+] as const;
 export type ChatErrorCode = (typeof CHAT_ERROR_CODES)[number];
 
 export const chatRefusal = (code: ChatErrorCode, message: string, details?: Record<string, unknown>) =>
@@ -138,13 +171,15 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<DeleteSessionMessage, DeleteReply>
     | Call<TurnMessage, TurnReply>
     | Call<OwnsSessionMessage, boolean>
-    | Call<MessagesPageMessage, MessagesPage>
-    | Call<HistoryPageMessage, HistoryPage>;
+    | Call<MessagesPageMessage, MessagesPart>
+    | Call<HistoryPageMessage, HistoryPage>
+    | Call<RecoverRunMessage, RecoverReply>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>
+    | Call<RunAliveMessage, boolean>
     | Call<OwnsSessionMessage, Promise<boolean | undefined>>
-    | Call<MessagesPageMessage, Promise<MessagesPage | undefined>>
+    | Call<MessagesPageMessage, Promise<MessagesPart | undefined>>
     | Call<HistoryPageMessage, Promise<HistoryPage | undefined>>;
   stream: TurnMessage;
 }>('oracle-chat');
@@ -160,6 +195,8 @@ export const STREAM_ACK_EVERY = 8;
 export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
+  /** The actor took the turn (it no longer waits for the session's previous one): the run is no longer `queued`. */
+  | { type: 'started' }
   | { type: 'open' }
   /** `count` SSE frames (those the actor produced within about a millisecond), written in one write. */
   | { type: 'frames'; text: string; count: number }

@@ -46,6 +46,10 @@ export const oracleEnv = {
   RUN_MAX_BYTES: integer(1024 * 1024, 16 * 1024, 64 * 1024 * 1024),
   /** Frames (bytes) all runs of a node keep together; past it ended runs are forgotten, oldest first. */
   RUNS_MAX_BYTES: integer(64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+  /** Chat sessions one user may hold at once; creating one more answers 409 until one is deleted. */
+  CHAT_SESSIONS_PER_USER_MAX: integer(1000, 1, 1_000_000),
+  /** Bytes one session's transcript may hold (its entries as JSON); a message that would pass it answers 413. */
+  CHAT_TRANSCRIPT_MAX_BYTES: integer(8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
   /** Bound on model calls per message (each tool round trip is one more). */
   AGENT_MAX_STEPS: integer(8, 1, 50),
   /** Comma-separated route patterns or paths that need no UCAN (e.g. `/webhooks/*`), beside the plugins' own. */

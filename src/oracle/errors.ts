@@ -53,6 +53,8 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     session_not_found: () => oracleErrors.sessionNotFound(),
     session_exists: ({ message }) => HttpError.of(409, message),
     credits_exhausted: ({ message, details }) => HttpError.of(402, message, details),
+    session_limit: ({ message, details }) => HttpError.of(409, message, details),
+    transcript_full: ({ message, details }) => HttpError.of(413, message, details),
     actor_busy: ({ retryAfterSeconds = 1 }) => oracleErrors.chatBusy(retryAfterSeconds),
     host_unavailable: () => oracleErrors.chatUnavailable(),
     session_changed: () => HttpError.of(409, SESSION_CHANGED),

@@ -57,6 +57,8 @@ class HostHandle {
     const fromRemote = (error: Error, timeoutMs: number) => this.#fromHost(error, timeoutMs);
     this.#direct = { graceMs: 0, timedOut, fromRemote };
     this.#mailbox = { graceMs: DEADLINE_GRACE_MS, timedOut, fromRemote, settled: () => void this.#queued-- };
+    // At 0 from the start: Prometheus's increase() sees no rise in a series that first appears at 1.
+    actorHostRestarts.with(String(index));
   }
 
   start(): void {

@@ -22,6 +22,10 @@ export const DATABASES = [
   'ussd-session-expiry-buckets',
   'ussd-customers',
   'ussd-account-creations',
+  /** USSD service definitions by version, and the current set (src/ussd/services/published.ts). */
+  'ussd-services',
+  /** The language each phone number chose (src/ussd/services/languages.ts). */
+  'ussd-languages',
   'health',
   'oracle-sessions',
   'oracle-transcripts',
@@ -30,6 +34,8 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
+  /** Streamed turns in flight (src/oracle/runs/open-runs.ts). */
+  'oracle-open-runs',
   'gateway-local-node',
   /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
   'key-checks',

@@ -1,6 +1,6 @@
 // Main thread (configuration): the environment variables of the USSD face.
 import * as v from 'valibot';
-import { integer } from '../env-schema.js';
+import { integer, text } from '../env-schema.js';
 import { pinKeyProblem } from './pin-key.js';
 
 /** A PIN key variable: 64 hex characters, or a passphrase of at least 32 characters (pin-key.ts). */
@@ -24,6 +24,10 @@ export const ussdEnv = {
    */
   USSD_STEP_TIMEOUT_MS: integer(15_000, 100, 60_000),
   PIN_LOCK_MINUTES: integer(30, 1),
+  /** The directory of USSD service definitions (one .yaml/.yml/.json per service); the shipped ussd-services/ when unset. */
+  USSD_SERVICES_DIR: text(),
+  /** The END text answering a dial of a code no service claims. */
+  USSD_UNKNOWN_CODE_TEXT: text('This service code is not in use.'),
   /** 64 hex characters are used as the AES-256 key; a passphrase of 32 or more characters is stretched with scrypt. */
   PIN_ENCRYPTION_KEY: pinKeyVariable,
 };

@@ -8,11 +8,15 @@ import { addMainThreadPart } from '../metrics/host-report.js';
 import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { LiveUssdSessions } from './sessions/journal-repository.js';
+import { openPublishedServices } from './services/published.js';
+import { startServedServices } from './services/served.js';
 
 export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
   const sessions = await openUssdSessions(store, config, cluster);
   const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
+  // Checked and published before any route answers: a bad definition stops the start (exit 78).
+  const served = await startServedServices(config.USSD_SERVICES_DIR, await openPublishedServices(store, cluster), log);
   let sweeper: NodeJS.Timeout | undefined;
   let stopCounting = () => {};
   return {
@@ -42,9 +46,12 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
         operatorOnly: createOperatorGuard(config.OPERATOR_TOKEN, trustsProxies(config)),
         log,
         stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
+        services: served,
       });
     },
+    health: () => ({ ussd: { services: served.current() } }),
     async stop() {
+      served.stop();
       clearInterval(sweeper);
       stopCounting();
     },

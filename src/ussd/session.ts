@@ -22,8 +22,12 @@ export interface UssdContext {
   customerId?: string;
 }
 
-/** Private draft of a multi-step form. PINs in it are encrypted with the PIN cipher, bound to the session ID. */
+/**
+ * The session's values (a service saves them by name) as a private draft. PINs in it are encrypted with the PIN
+ * cipher, bound to the session ID. The built-in service's are named here.
+ */
 export interface PendingDraft {
+  [name: string]: string | undefined;
   fullName?: string;
   email?: string;
   /** New account PIN waiting for its confirmation (encrypted). */
@@ -42,6 +46,13 @@ export interface UssdSession {
   sessionId: string;
   phoneNumber: string;
   serviceCode: string;
+  /** The service and version the session runs (pinned at its dial); the built-in service when absent. */
+  serviceId?: string;
+  serviceVersion?: string;
+  /** The language of its screens, a code of the service's languages; the service's default when absent. */
+  language?: string;
+  /** The page of the current screen shown (0, the first, when absent). */
+  page?: number;
   /** Menu state name, for example `preMenu`; `ended` once an END was sent. */
   state: string;
   context: UssdContext;

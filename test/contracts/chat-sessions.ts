@@ -2,7 +2,7 @@
 // revision-checked updates and removals, per-user lists newest first with their totals.
 import type { Test } from 'tap';
 import type { SessionRecord } from '../../dist/src/oracle/sessions/records.js';
-import type { SessionRepository } from '../../dist/src/oracle/sessions/repository.js';
+import { SessionLimitError, type SessionRepository } from '../../dist/src/oracle/sessions/repository.js';
 import { rejectsWithConflict } from './revision.js';
 
 export type SessionRepositoryFactory = (t: Test) => Promise<SessionRepository>;
@@ -133,5 +133,34 @@ export function sessionRepositoryContract(t: Test, open: SessionRepositoryFactor
     );
     t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
     t.equal((await sessions.listByUser('did:key:zA', { offset: 0, limit: 10 })).total, 1);
+  });
+
+  t.test('a cap on sessions per user: exact under 12 racing creates, a removal frees a place', async (t) => {
+    const sessions = await open(t);
+    const CAP = 4;
+    // Sessions made before the cap was asked for count too (a store from before the counter).
+    await sessions.create(record('old', 'did:key:zCapped'));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => sessions.create(record(`cap-${i}`, 'did:key:zCapped'), CAP)),
+    );
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    t.equal(outcomes.length - refused.length, CAP - 1, 'only the free places were taken');
+    t.ok(
+      refused.every((e) => e instanceof SessionLimitError && e.limit === CAP),
+      'the others were refused for the cap',
+    );
+    const listed = await sessions.listByUser('did:key:zCapped', { offset: 0, limit: 100 });
+    t.equal(listed.total, CAP);
+    t.equal(listed.sessions.length, CAP, 'a refused create wrote nothing');
+    await rejectsWithConflict(t, sessions.create(record('old', 'did:key:zCapped'), CAP + 1), 'a taken id');
+    t.equal(await sessions.create(record('free', 'did:key:zFree'), CAP).then((s) => s.value.userDid), 'did:key:zFree');
+    const one = listed.sessions[0].sessionId;
+    await sessions.remove(one, (await sessions.get(one))!.revision);
+    const again = await Promise.allSettled([
+      sessions.create(record('again-1', 'did:key:zCapped'), CAP),
+      sessions.create(record('again-2', 'did:key:zCapped'), CAP),
+    ]);
+    t.equal(again.filter((o) => o.status === 'fulfilled').length, 1, 'the freed place, once');
+    t.equal((await sessions.listByUser('did:key:zCapped', { offset: 0, limit: 100 })).total, CAP);
   });
 }

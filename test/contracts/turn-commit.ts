@@ -4,6 +4,8 @@ import type { Test } from 'tap';
 import type { SessionRecord } from '../../dist/src/oracle/sessions/records.js';
 import type { TranscriptEntry } from '../../dist/src/oracle/sessions/transcript.js';
 import type { SessionStores } from '../../dist/src/oracle/sessions/turn-commit.js';
+import { SessionState } from '../../dist/src/oracle/actor/session-state.js';
+import { entriesBytes } from '../../dist/src/oracle/sessions/bounds.js';
 import { rejectsWithConflict } from './revision.js';
 
 export type SessionStoresFactory = (t: Test) => Promise<SessionStores>;
@@ -80,5 +82,27 @@ export function turnCommitContract(t: Test, open: SessionStoresFactory): void {
     t.equal(won.length, 1);
     t.same(await contents(stores, 's'), [`${won[0]} q`, `${won[0]} a`]);
     t.equal((await stores.sessions.get('s'))?.value.title, won[0]);
+  });
+
+  t.test("a transcript's bytes: counted in each turn's commit, a turn past the bound refused whole", async (t) => {
+    const stores = await open(t);
+    const turn = (q: string) => [human(q), human(`${q} answered`)];
+    const perTurn = entriesBytes(turn('q0'));
+    const bounded = { ...stores, bounds: { sessionsPerUser: 10, transcriptBytes: perTurn * 3 } };
+    const state = await SessionState.create(bounded, record('bytes'), 50);
+    for (const q of ['q0', 'q1']) await state.commit({ ...state.record, title: q }, turn(q));
+    t.equal(state.record.transcriptBytes, perTurn * 2, 'two turns counted');
+    t.equal((await stores.sessions.get('bytes'))?.value.transcriptBytes, perTurn * 2, 'as stored');
+    // A second writer holding the same revision (a stale actor in cluster mode) cannot add to the same count.
+    const stale = (await SessionState.load(bounded, 'bytes', 50))!;
+    await state.commit({ ...state.record, title: 'q2' }, turn('q2'));
+    await rejectsWithConflict(t, stale.commit({ ...stale.record, title: 'q9' }, turn('q9')), 'the stale one refused');
+    const full = await state.commit({ ...state.record, title: 'q3' }, turn('q3')).then(
+      () => undefined,
+      (e: { code?: string; details?: unknown }) => e,
+    );
+    t.match(full, { code: 'transcript_full', details: { limit: perTurn * 3, used: perTurn * 3 } }, 'refused');
+    t.same(await contents(stores, 'bytes'), ['q0', 'q0 answered', 'q1', 'q1 answered', 'q2', 'q2 answered']);
+    t.equal((await stores.sessions.get('bytes'))?.value.title, 'q2', 'nothing of the refused turn stored');
   });
 }

@@ -1,9 +1,10 @@
 // The real server as its own process (dist/src/main.js) on an ephemeral port with a fresh DATA_DIR, for
-// signal tests. It is killed and its data removed in teardown.
+// signal tests, on the engine of the test file (TEST_HTTP_ENGINE). It is killed and its data removed in teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testEngine } from './engine.js';
 
 export interface ChildServer {
   child: ChildProcess;
@@ -29,6 +30,7 @@ export async function startChildServer(
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
       RATE_LIMIT_MAX: '1000000',
+      HTTP_ENGINE: testEngine(),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

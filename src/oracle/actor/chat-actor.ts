@@ -7,7 +7,8 @@ import { actorKind, type Actor } from '../../runtime/actor-host.js';
 import { DomainError } from '../../runtime/errors.js';
 import { SESSION_NOT_FOUND } from '../chat-failures.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
-import type { HistoryPage, MessagesPage } from '../sessions/transcript.js';
+import { SessionLimitError } from '../sessions/repository.js';
+import type { HistoryPage, MessagesPart } from '../sessions/transcript.js';
 import { SessionState } from './session-state.js';
 import { isRevisionConflict } from '../../store/revision.js';
 import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
@@ -26,10 +27,17 @@ import {
   type SessionReadMessage,
   type TurnMessage,
   type TurnReply,
+  type RecoverReply,
+  type RecoverRunMessage,
+  type RunAliveMessage,
 } from '../chat-protocol.js';
 import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
+import { RunWriter } from '../runs/run-writer.js';
+import { STREAM_WINDOW } from '../chat-protocol.js';
+import type { OpenRun } from '../runs/open-runs.js';
+import { claimRun } from './run-recovery.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
 
@@ -53,6 +61,8 @@ class ChatActor implements Actor<ChatShape> {
         return this.#delete(request, cancelled);
       case 'turn':
         return this.#turn(request, undefined, cancelled);
+      case 'recover':
+        return this.#recover(request);
       case 'owns':
       case 'messages':
       case 'history':
@@ -62,23 +72,62 @@ class ChatActor implements Actor<ChatShape> {
   }
 
   async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
-    const sender = new FrameSender(port, () => this.#abort(turn.turnId));
+    const { runStream, log } = this.services;
+    const info = { runId: turn.turnId, sessionId: this.sessionId, userDid: turn.userDid, requestId: turn.requestId };
+    const run = runStream && new RunWriter(runStream, info, log);
+    const sender = new FrameSender(port, () => this.#abort(turn.turnId), STREAM_WINDOW, run);
     try {
       await this.#turn(turn, sender, cancelled);
     } catch (error) {
       // A refusal before the stream opened is handed back as data; the main thread answers it.
       if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
-      this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
+      // A refusal after the stream opened (a transcript full once the answer is in) is an answer, not a fault.
+      if (!(error instanceof DomainError))
+        this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
       if (!sender.opened) throw error;
       sender.end(failedEnding(error));
     } finally {
       sender.end();
+      await run?.settled();
+      // Its `done` is kept: no longer a turn to take over.
+      if (sender.opened) await this.#closeOpenRun(turn.turnId);
     }
   }
 
-  signal(request: AbortSignalMessage | ChannelSignal | SessionReadMessage): ChatShape['signals']['reply'] {
+  /** Cluster mode: takes over the run `runId` whose node died mid-turn (run-recovery.ts). */
+  async #recover(request: RecoverRunMessage): Promise<RecoverReply> {
+    // The turn running here is the run's own attempt, alive: nothing to take over.
+    if (this.#current?.turnId === request.runId) return { outcome: 'none' };
+    const session = await this.#load();
+    const claim = await claimRun(this.services, this.sessionId, request, session?.record.userDid === request.userDid);
+    if (claim.kind !== 'claimed') return { outcome: claim.kind };
+    const sender = new FrameSender(undefined, () => undefined, STREAM_WINDOW, claim.writer);
+    try {
+      await this.#turn(claim.open.turn, sender, undefined, claim.open);
+    } catch (error) {
+      this.services.log.error({ err: error, sessionId: this.sessionId }, 'a recovered chat turn failed');
+      sender.end(failedEnding(error));
+    } finally {
+      sender.end();
+      await claim.writer.settled();
+      await this.#closeOpenRun(request.runId);
+    }
+    return { outcome: 'recovered' };
+  }
+
+  async #closeOpenRun(runId: string): Promise<void> {
+    await this.services.openRuns
+      .remove(this.sessionId, runId)
+      .catch((error: unknown) => this.services.log.warn({ err: error, runId }, 'an open run was not removed'));
+  }
+
+  signal(
+    request: AbortSignalMessage | ChannelSignal | SessionReadMessage | RunAliveMessage,
+  ): ChatShape['signals']['reply'] {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
+    // A kept run's reader asks whether its turn runs here (run-reader.ts).
+    if (request.type === 'run-alive') return this.#current?.turnId === request.runId;
     // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
     // In cluster mode only while a turn runs (it re-read the session when it started): an idle actor's copy may
     // be stale (the partition may have moved away and back), so the caller's call re-reads it.
@@ -118,11 +167,11 @@ class ChatActor implements Actor<ChatShape> {
     return held;
   }
 
-  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPage> | Promise<HistoryPage> {
+  #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPart> | Promise<HistoryPage> {
     const owned = this.#session?.record.userDid === request.userDid ? this.#session : undefined;
     if (request.type === 'owns') return Promise.resolve(owned !== undefined);
     if (!owned) return Promise.reject<HistoryPage>(notFound());
-    return request.type === 'messages' ? owned.messages(request.from) : owned.historyPage(request);
+    return request.type === 'messages' ? owned.messagesPart(request.from) : owned.historyPage(request);
   }
 
   #abort(turnId: string): void {
@@ -142,7 +191,16 @@ class ChatActor implements Actor<ChatShape> {
       lastUpdatedAt: now,
     };
     cancelled?.throwIfAborted();
-    this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
+    try {
+      this.#session = await SessionState.create(this.services, record, HISTORY_TURNS);
+    } catch (error) {
+      if (!(error instanceof SessionLimitError)) throw error;
+      throw chatRefusal(
+        'session_limit',
+        `Session limit reached: a user may hold at most ${error.limit} chat sessions; delete one (DELETE /sessions/:sessionId) to create another`,
+        { limit: error.limit },
+      );
+    }
     return { session: viewOf(record) };
   }
 
@@ -155,7 +213,13 @@ class ChatActor implements Actor<ChatShape> {
     return { deleted: true };
   }
 
-  async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
+  async #turn(
+    request: TurnMessage,
+    out?: FrameSender,
+    cancelled?: AbortSignal,
+    recovery?: OpenRun,
+  ): Promise<TurnReply> {
+    out?.started();
     const session = await this.#load();
     if (!session || session.record.userDid !== request.userDid) throw notFound();
     const generation: Generation = { turnId: request.turnId, at: request.at, controller: new AbortController() };
@@ -169,7 +233,7 @@ class ChatActor implements Actor<ChatShape> {
     const stop = () => generation.controller.abort();
     cancelled?.addEventListener('abort', stop, { once: true });
     try {
-      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled });
+      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled, recovery });
       return done.reply;
     } catch (error) {
       // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.

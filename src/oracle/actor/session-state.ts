@@ -2,10 +2,13 @@
 // the transcript's length and its recent entries) and every write to it. Only the newest turns the model
 // needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
 // moves the record (revision-checked) in one commit (SessionStores.commitTurn), so a writer that lost the
-// session to another cannot overwrite it.
+// session to another cannot overwrite it. The record carries the transcript's bytes, moved in that same commit:
+// a turn that would take them past the bound is refused before anything is written (bounds.ts).
 import type { ChatMessage } from '../agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
+import { entriesBytes, type ChatBounds } from '../sessions/bounds.js';
+import { chatRefusal } from '../chat-protocol.js';
 import {
   historyOf,
   itemOf,
@@ -13,6 +16,7 @@ import {
   type HistoryPage,
   type MessageItem,
   type MessagesPage,
+  type MessagesPart,
   type TranscriptEntry,
 } from '../sessions/transcript.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
@@ -20,25 +24,36 @@ import type { SessionStores } from '../sessions/turn-commit.js';
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
 const PAGE = 100;
 
+/** Characters of JSON one part of GET /messages carries (at least one item), and most entries read at a time for it. */
+const PART_CHARS = 128 * 1024;
+const PART_READ_MAX = 32;
+
+/** The stores and the bounds on what they hold (ChatServices has both). */
+export type BoundedStores = SessionStores & { readonly bounds: ChatBounds };
+
 export class SessionState {
   /** Loaded on the first turn: the transcript's length and (oldest first) its last `recentTurns` turns. */
   #transcript: { length: number; recent: TranscriptEntry[] } | undefined;
 
   private constructor(
-    private readonly stores: SessionStores,
+    private readonly stores: BoundedStores,
     private readonly recentTurns: number,
     private stored: Versioned<SessionRecord>,
   ) {}
 
   /** The session's state, or null when it does not exist. */
-  static async load(stores: SessionStores, sessionId: string, recentTurns: number): Promise<SessionState | null> {
+  static async load(stores: BoundedStores, sessionId: string, recentTurns: number): Promise<SessionState | null> {
     const stored = await stores.sessions.get(sessionId);
     return stored ? new SessionState(stores, recentTurns, stored) : null;
   }
 
-  /** Stores a new session (create-only: a taken id is a RevisionConflictError). */
-  static async create(stores: SessionStores, record: SessionRecord, recentTurns: number): Promise<SessionState> {
-    const state = new SessionState(stores, recentTurns, await stores.sessions.create(record));
+  /**
+   * Stores a new session (create-only: a taken id is a RevisionConflictError; a user holding as many sessions as
+   * the bound allows, a SessionLimitError).
+   */
+  static async create(stores: BoundedStores, record: SessionRecord, recentTurns: number): Promise<SessionState> {
+    const created = await stores.sessions.create({ ...record, transcriptBytes: 0 }, stores.bounds.sessionsPerUser);
+    const state = new SessionState(stores, recentTurns, created);
     state.#transcript = { length: 0, recent: [] };
     return state;
   }
@@ -72,10 +87,34 @@ export class SessionState {
     this.stores.assertWritable?.();
   }
 
-  /** Stores a turn's entries and the record as the turn left it, together. */
+  /** Refuses (`transcript_full`) entries of `bytes` that would take the transcript past its bound. */
+  admit(bytes: number): void {
+    const limit = this.stores.bounds.transcriptBytes;
+    const used = this.record.transcriptBytes ?? 0;
+    if (used + bytes <= limit) return;
+    throw chatRefusal(
+      'transcript_full',
+      `This session's transcript is full: the message would take it past ${limit} bytes (${used} used); nothing of it was stored. Start a new session to go on.`,
+      { limit, used },
+    );
+  }
+
+  /** Whether entry `id` is among the recent ones (a recovery's check for its human message). */
+  async has(id: string): Promise<boolean> {
+    return (await this.#loaded()).recent.some((entry) => entry.id === id);
+  }
+
+  /**
+   * Stores a turn's entries and the record as the turn left it, together; refused (`transcript_full`, nothing
+   * written) when they would take the transcript past its bound. The bytes are counted from the record at the
+   * revision the commit names, so two writers cannot both add to the same count.
+   */
   async commit(next: SessionRecord, added: readonly TranscriptEntry[]): Promise<void> {
+    const bytes = entriesBytes(added);
+    this.admit(bytes);
     const transcript = await this.#loaded();
-    this.stored = await this.stores.commitTurn(next, this.stored.revision, transcript.length, added);
+    const counted = { ...next, transcriptBytes: (this.record.transcriptBytes ?? 0) + bytes };
+    this.stored = await this.stores.commitTurn(counted, this.stored.revision, transcript.length, added);
     transcript.length += added.length;
     transcript.recent.push(...added);
     transcript.recent.splice(0, recentStart(transcript.recent, this.recentTurns));
@@ -90,6 +129,33 @@ export class SessionState {
   async messages(from: number, limit = PAGE): Promise<MessagesPage> {
     const { entries, next } = await this.stores.transcripts.read(this.record.sessionId, { from, limit });
     return next === undefined ? { messages: entries.map(itemOf) } : { messages: entries.map(itemOf), next };
+  }
+
+  /**
+   * One part of GET /messages' answer from entry `from` on: items as JSON until about PART_CHARS, so a read of
+   * a long transcript holds one part at a time on both threads. Entry numbers run on without gaps (create-only
+   * numbers, removed from the top down), so the part's next number is `from` plus its count.
+   */
+  async messagesPart(from: number): Promise<MessagesPart> {
+    const sessionId = this.record.sessionId;
+    let json = '';
+    let count = 0;
+    for (let at = from; ; ) {
+      // As many entries as the part still has room for, judged by those read so far (the first alone): an
+      // entry read past the part's end is decoded for nothing, and entries may be hundreds of kilobytes each.
+      const limit =
+        count === 0 ? 1 : Math.min(PART_READ_MAX, Math.ceil((PART_CHARS - json.length) / (json.length / count)));
+      const { entries, next } = await this.stores.transcripts.read(sessionId, { from: at, limit });
+      for (const [i, entry] of entries.entries()) {
+        json += (count > 0 ? ',' : '') + JSON.stringify(itemOf(entry));
+        count++;
+        if (json.length < PART_CHARS) continue;
+        const more = i < entries.length - 1 || next !== undefined;
+        return more ? { json, count, next: from + count } : { json, count };
+      }
+      if (next === undefined) return { json, count };
+      at = next;
+    }
   }
 
   /**

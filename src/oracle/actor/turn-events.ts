@@ -75,6 +75,8 @@ export class TurnEvents {
       sessionId: this.sessionId,
       requestId: this.requestId,
       toolCallId: event.toolCallId,
+      // What the SDK names a component's message by (`<requestId>-render_component-<eventId>`).
+      eventId: event.toolCallId,
       componentName: event.toolName,
       args: event.args,
       status: 'done',

@@ -28,8 +28,23 @@ export const SERVER_EVENTS = [
   'message_cache_invalidation',
   'reasoning',
   'error',
+  'oracle_event',
 ] as const;
 export type ServerEventName = (typeof SERVER_EVENTS)[number];
+
+/**
+ * Socket.IO only: the name of the second copy of an ENVELOPED_EVENTS event, `{ eventName, payload }`. SDK 1.4.0's
+ * catch-all (`onAny`) reads only that shape, whatever the name; every named listener keeps its bare payload.
+ */
+export const ENVELOPE_EVENT = 'oracle_event';
+
+/**
+ * The events the SDK's catch-all does something useful with: a tool call or a component shown as a message
+ * (`handleNewEvent`; its own turn's tool calls it skips), the history refetched. Not `router_update` and
+ * `reasoning` (it would show each as a growing "Thinking..." message), nor `browser_tool_call` and `action_call`
+ * (it drops their envelopes and answers the named events).
+ */
+export const ENVELOPED_EVENTS = new Set<string>(['tool_call', 'render_component', 'message_cache_invalidation']);
 
 /** Events an actor publishes that ask the client to run something and answer (the bridge waits for them). */
 export const CLIENT_CALL_EVENTS = new Set<string>(['browser_tool_call', 'action_call']);

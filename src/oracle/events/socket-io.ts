@@ -1,11 +1,13 @@
 // The Socket.IO transport at /socket.io/ (namespace `/`): the handshake runs as a middleware (query
 // `sessionId`, `auth: { invocation, ucanDelegation }`, or the headers); a refused one gets `connect_error`
 // and its connection is closed at once. A socket joins the room named by its session id; events go out as
-// Socket.IO events, each with its payload as the one argument.
+// Socket.IO events, each with its payload as the one argument. The events SDK 1.4.0's catch-all acts on go out a
+// second time, right after, as `{ eventName, payload }` on ENVELOPE_EVENT (catalogue.ts, docs/events.md).
 import type { Server, Socket } from 'socket.io';
 import { HttpError, httpErrors } from '../../http/errors.js';
 import type { Logger } from '../../log.js';
 import { wsEventsSent } from '../../metrics/catalogue.js';
+import { ENVELOPE_EVENT, ENVELOPED_EVENTS } from './catalogue.js';
 import { ChannelClient, type EventChannel } from './channel.js';
 import type { ChannelIdentity, HandshakeInput } from './handshake.js';
 
@@ -72,5 +74,9 @@ export function attachSocketIoTransport(io: Server, { channel, accept, log }: So
     socket.on('disconnect', () => channel.close(client));
   });
 
-  channel.addTransport('socket.io', (sessionId, event, data) => io.to(sessionId).emit(event, data));
+  channel.addTransport('socket.io', (sessionId, event, data) => {
+    const room = io.to(sessionId);
+    room.emit(event, data);
+    if (ENVELOPED_EVENTS.has(event)) room.emit(ENVELOPE_EVENT, { eventName: event, payload: data });
+  });
 }

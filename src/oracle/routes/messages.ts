@@ -20,6 +20,7 @@ import {
   type TurnReply,
 } from '../chat-protocol.js';
 import { relayStream, SSE_HEADERS } from './stream-relay.js';
+import { streamMessageList } from './message-list-stream.js';
 import { oracleErrors } from '../errors.js';
 import {
   AbortSchema,
@@ -86,6 +87,11 @@ export function messageRoutes(deps: OracleRouteDeps) {
         },
         402: { description: 'Out of credits (credits plugin)', schema: PaymentRequiredSchema },
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
+        413: {
+          description:
+            "The message would take the session's transcript past CHAT_TRANSCRIPT_MAX_BYTES (`limit`, `used`); nothing stored",
+          schema: ErrorBodySchema,
+        },
         502: { description: 'The model failed (JSON answers; streams get an `error` frame)', schema: ErrorBodySchema },
         503: {
           description:
@@ -132,20 +138,28 @@ export function messageRoutes(deps: OracleRouteDeps) {
       method: 'GET',
       path: '/messages/:sessionId',
       auth: 'ucan',
-      summary: 'The messages of a session, oldest first',
+      summary: 'The messages of a session, oldest first (streamed as it is read)',
       tags,
       params: SessionIdParamsSchema,
       responses: {
-        200: { description: 'The transcript', schema: MessageListSchema },
+        200: {
+          description:
+            'The whole transcript, written as it is read (chunked); `GET /sessions/:sessionId/messages` reads it in pages',
+          schema: MessageListSchema,
+        },
         404: {
           description: 'No such session of this user (unknown and foreign ids answer alike)',
           schema: ErrorBodySchema,
         },
         ...AUTH_RESPONSES,
       },
-      async handler({ identity: user, params: { sessionId } }) {
-        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed.
-        return reply.json(200, { messages: await actorCall(() => reads.messages(sessionId, user.did)) });
+      async handler({ identity: user, params: { sessionId }, req, res }) {
+        // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed. The
+        // first part is read before the answer starts, so that refusal is still a JSON 404.
+        const part = (from: number) => actorCall(() => reads.messagesPart(sessionId, user.did, from));
+        const first = await part(0);
+        const writer = res.stream(200, { 'Content-Type': 'application/json; charset=utf-8' });
+        await streamMessageList(writer, first, part, deps.log, req.requestId);
       },
     }),
   ];
@@ -164,20 +178,30 @@ async function streamTurn(
   res: HttpResponse,
 ): Promise<Reply | void> {
   const stream = actor.stream(turn);
+  const runId = turn.turnId;
+  // Kept from now on, `queued` until the actor takes it (it may wait for the session's previous turn):
+  // GET /sessions/:id/run names it, GET /runs/:id follows it.
+  const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId }, 'queued');
   const outcome = await relayStream(stream.channel, {
+    started: () => {
+      if (run.status === 'queued') run.status = 'running';
+    },
     open: () => {
-      // In cluster mode the id names this node, so a re-join through another node finds the frames here.
-      const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
-      const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
+      run.status = 'running';
       const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
       run.attach(reader, run.runFrame(0));
       return run.writer;
     },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
+    // Cluster mode: the actor keeps the run's frames in the runs stream; the client re-joins it there.
+    hostLost: deps.keptRuns && (() => (deps.runs.forget(runId), true)),
   });
   // Refused before it opened (a DomainError), or its host died before a word: the face's mapping answers.
-  if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
+  if (outcome.kind !== 'streaming') {
+    deps.runs.forget(runId);
+    throw actorFailure(outcome.error);
+  }
 }
 
 async function jsonTurn(

@@ -12,13 +12,16 @@ import {
   type MessagesPageMessage,
   type OwnsSessionMessage,
 } from '../chat-protocol.js';
-import type { HistoryPage, MessageItem, MessagesPage } from '../sessions/transcript.js';
+import type { HistoryPage, MessagesPart } from '../sessions/transcript.js';
 
 export interface SessionReads {
   /** Whether the session exists and belongs to `userDid` (unknown and someone else's alike). */
   owns(sessionId: string, userDid: string): Promise<boolean>;
-  /** The whole transcript, oldest first, read a page at a time; refused `session_not_found` unless it is the user's. */
-  messages(sessionId: string, userDid: string): Promise<MessageItem[]>;
+  /**
+   * One part of the transcript as JSON from entry `from` on (GET /messages streams them); refused
+   * `session_not_found` unless it is the user's.
+   */
+  messagesPart(sessionId: string, userDid: string, from: number): Promise<MessagesPart>;
   /** One page of the transcript (GET /sessions/:id/messages); refused `session_not_found` unless it is the user's. */
   history(
     sessionId: string,
@@ -34,16 +37,10 @@ export function sessionReadsThrough(actors: Actors): SessionReads {
       const message: OwnsSessionMessage = { type: 'owns', userDid };
       return (await actor.signal(message)) ?? actor.send(message);
     },
-    async messages(sessionId, userDid) {
+    async messagesPart(sessionId, userDid, from) {
       const actor = actors.ref(CHAT_ACTOR, sessionId);
-      const messages: MessageItem[] = [];
-      for (let from: number | undefined = 0; from !== undefined; ) {
-        const message: MessagesPageMessage = { type: 'messages', userDid, from };
-        const page: MessagesPage = (await actor.signal(message)) ?? (await actor.send(message));
-        messages.push(...page.messages);
-        from = page.next;
-      }
-      return messages;
+      const message: MessagesPageMessage = { type: 'messages', userDid, from };
+      return (await actor.signal(message)) ?? actor.send(message);
     },
     async history(sessionId, userDid, query) {
       const actor = actors.ref(CHAT_ACTOR, sessionId);

@@ -27,7 +27,14 @@ export function sessionRoutes(deps: OracleRouteDeps) {
       auth: 'ucan',
       summary: 'Create a chat session',
       tags,
-      responses: { 201: { description: 'The new session', schema: SessionSchema }, 401: AUTH_RESPONSES[401] },
+      responses: {
+        201: { description: 'The new session', schema: SessionSchema },
+        401: AUTH_RESPONSES[401],
+        409: {
+          description: 'The user holds as many sessions as allowed (CHAT_SESSIONS_PER_USER_MAX; `limit`)',
+          schema: ErrorBodySchema,
+        },
+      },
       async handler({ identity: { did } }) {
         const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
         const created = await actorCall(() => actors.ref(CHAT_ACTOR, randomUUID()).send(message));

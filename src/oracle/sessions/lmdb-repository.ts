@@ -10,7 +10,7 @@
 import type { Store } from '../../store/env.js';
 import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { viewOf, type SessionRecord, type SessionView } from './records.js';
-import type { SessionRepository } from './repository.js';
+import { SessionLimitError, type SessionRepository } from './repository.js';
 import { freeingSpace } from '../../store/write-guard.js';
 
 /** The LMDB repository, plus its update as a step of a larger transaction (lmdb-turn-commit.ts). */
@@ -68,10 +68,13 @@ export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
 
     get: async (sessionId) => read(sessionId),
 
-    create: (record) =>
+    create: (record, maxPerUser = Number.POSITIVE_INFINITY) =>
       db.transaction(() => {
         expect(record.sessionId, undefined);
-        db.put(countKey(record.userDid), countOf(record.userDid) + 1);
+        // The count is read and moved in this one write transaction (lmdb-js runs them one at a time): exact.
+        const count = countOf(record.userDid);
+        if (count >= maxPerUser) throw new SessionLimitError(maxPerUser);
+        db.put(countKey(record.userDid), count + 1);
         return write(record, 1);
       }),
 

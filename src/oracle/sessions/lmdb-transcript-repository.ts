@@ -24,16 +24,16 @@ const numberOf = (key: string) => Number(key.slice(-WIDTH));
 export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptRepository {
   const db = store.db<TranscriptEntry>('oracle-transcripts');
 
-  /** Reads one entry past the page to know whether another follows. */
-  const page = (
-    range: Iterable<{ key: string; value: TranscriptEntry }>,
-    limit: number,
-    nextOf: (n: number) => number,
-  ): TranscriptPage => {
+  /**
+   * Reads one key past the page to know whether another follows; only the page's values are decoded (an entry may
+   * be hundreds of kilobytes). Keys and values are read in one synchronous pass: one snapshot.
+   */
+  const page = (keys: Iterable<string>, limit: number, nextOf: (n: number) => number): TranscriptPage => {
     const entries: TranscriptEntry[] = [];
-    for (const { key, value } of range) {
+    for (const key of keys) {
       if (entries.length === limit) return { entries, next: nextOf(numberOf(key)) };
-      entries.push(value);
+      const value = db.get(key);
+      if (value !== undefined) entries.push(value);
     }
     return { entries };
   };
@@ -55,19 +55,19 @@ export function openLmdbTranscriptRepository(store: Store): LmdbTranscriptReposi
     append: (sessionId, from, entries) => db.transaction(() => stageAppend(sessionId, from, entries)()),
 
     async read(sessionId, { from, limit }) {
-      const range = db.getRange({
+      const keys = db.getKeys({
         start: keyOf(sessionId, from),
         end: `${prefixOf(sessionId)}\uffff`,
         limit: limit + 1,
       });
-      return page(range, limit, (n) => n);
+      return page(keys, limit, (n) => n);
     },
 
     async readNewest(sessionId, { before, limit }) {
       if (before !== undefined && before <= 0) return { entries: [] };
       const start = before === undefined ? `${prefixOf(sessionId)}\uffff` : keyOf(sessionId, before - 1);
       return page(
-        db.getRange({ start, end: prefixOf(sessionId), reverse: true, limit: limit + 1 }),
+        db.getKeys({ start, end: prefixOf(sessionId), reverse: true, limit: limit + 1 }),
         limit,
         (n) => n + 1,
       );

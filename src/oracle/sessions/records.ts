@@ -10,6 +10,11 @@ export interface SessionRecord {
   /** Milliseconds since the epoch, with sub-millisecond precision (see preciseNow). */
   createdAt: number;
   lastUpdatedAt: number;
+  /**
+   * Bytes of the transcript's entries (bounds.ts entryBytes), moved in the same commit as each turn's entries, so
+   * the bound on them is checked against what is stored. Absent on records stored before it was kept: counted from 0.
+   */
+  transcriptBytes?: number;
 }
 
 /** What clients see (oracle-wire-format.md, Sessions). */

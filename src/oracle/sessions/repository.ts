@@ -11,10 +11,21 @@ export interface SessionPage {
   total: number;
 }
 
+/** A create refused because the user already holds `limit` sessions: nothing was written. */
+export class SessionLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`at most ${limit} sessions per user`);
+    this.name = 'SessionLimitError';
+  }
+}
+
 export interface SessionRepository {
   get(sessionId: string): Promise<Versioned<SessionRecord> | undefined>;
-  /** Create-only: RevisionConflictError when the id is taken. */
-  create(record: SessionRecord): Promise<Versioned<SessionRecord>>;
+  /**
+   * Create-only: RevisionConflictError when the id is taken. With `maxPerUser`, SessionLimitError when the user
+   * already holds that many sessions, counted in the same commit as the create, so racing creates cannot pass it.
+   */
+  create(record: SessionRecord, maxPerUser?: number): Promise<Versioned<SessionRecord>>;
   /** Revision-checked (RevisionConflictError when it moved); the record keeps its user. */
   update(record: SessionRecord, revision: number): Promise<Versioned<SessionRecord>>;
   /** Revision-checked removal of the record (its transcript is TranscriptRepository's). */

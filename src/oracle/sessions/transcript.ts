@@ -75,6 +75,18 @@ export interface MessagesPage {
 }
 
 /**
+ * One part of GET /messages' list as the answer streams it, oldest first: `count` items as JSON, comma-separated,
+ * about a bounded number of bytes (at least one item), so a read holds one part at a time however long the
+ * transcript.
+ */
+export interface MessagesPart {
+  json: string;
+  count: number;
+  /** The entry number the next part starts at; absent after the last. */
+  next?: number;
+}
+
+/**
  * One page of `GET /sessions/:id/messages` (the client SDK's shape), oldest first. Cursors are entry numbers
  * as strings: `prevCursor` asks for what precedes the page (`before`), `nextCursor` for what follows it
  * (`after`), also on the newest page, so a client can ask for what was said since.

@@ -1,6 +1,12 @@
 // Actor hosts: the USSD session actor, one per session id, on the actor host its id hashes to. It owns the
 // session record; every change is committed through the UssdSessionRepository before the screen is answered.
-import { ussdSessionsActive, ussdStep } from '../../metrics/catalogue.js';
+import {
+  ussdServiceSessionsEnded,
+  ussdServiceSteps,
+  ussdSessionsActive,
+  ussdStep,
+  ussdUnknownCodes,
+} from '../../metrics/catalogue.js';
 import { actorKind, preparedPerHost, type Actor } from '../../runtime/actor-host.js';
 import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
@@ -13,6 +19,9 @@ import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
 import { answer, type MenuDeps } from './menu/index.js';
 import { PinCipher } from './pin-cipher.js';
+import { openHostCatalog } from '../services/host-catalog.js';
+import { openLanguageChoices } from '../services/languages.js';
+import { openPublishedServices } from '../services/published.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -28,10 +37,13 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
   const { config, store, cluster } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
-  const [sessions, customers] = await Promise.all([
+  const [sessions, customers, published, languages] = await Promise.all([
     openUssdSessions(store, config, cluster, { index: host.hostIndex, count: config.ACTOR_THREADS }),
     openCustomers(store, cluster),
+    openPublishedServices(store, cluster),
+    openLanguageChoices(store, cluster),
   ]);
+  const hostCatalog = await openHostCatalog(published, host.log);
   const live =
     config.METRICS_ENABLED && !cluster
       ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
@@ -47,6 +59,11 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       pinCipher,
       now: Date.now,
       sessionTtlSeconds: config.USSD_SESSION_TTL_SECONDS,
+      catalog: hostCatalog.catalog,
+      readVersion: hostCatalog.readVersion,
+      languageOf: languages.get,
+      rememberLanguage: languages.set,
+      unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
     },
   };
 });
@@ -134,6 +151,12 @@ class UssdActor implements Actor<UssdShape> {
       ussdStep.retry.inc();
       return step.screen;
     }
+    // No service claims the code: nothing to keep (a later input finds no session and is told it expired).
+    if (step.unknownCode) {
+      ussdUnknownCodes.with().inc();
+      ussdStep.end.inc();
+      return step.screen;
+    }
     const next = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
@@ -150,8 +173,17 @@ class UssdActor implements Actor<UssdShape> {
     }
     this.services.live?.committed(this.sessionId, next);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
+    countStep(live?.value, next, step.endReason);
     return step.screen;
   }
+}
+
+/** The service's funnel: the state a step left the session in, and where and why a session ended. */
+function countStep(before: UssdSession | undefined, after: UssdSession, reason: 'end' | 'exit' | undefined): void {
+  const service = after.serviceId ?? 'builtin';
+  ussdServiceSteps.with(service, after.state).inc();
+  if (after.state === ENDED_STATE)
+    ussdServiceSessionsEnded.with(service, before?.state ?? after.state, reason ?? 'end').inc();
 }
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */

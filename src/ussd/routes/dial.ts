@@ -11,6 +11,8 @@ import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
 import { within } from '../../within.js';
+import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
+import type { ServedServices } from '../services/served.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -21,7 +23,7 @@ const UssdAnswerSchema = v.pipe(
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDeps) {
+export function dialRoutes({ actors, log, stepTimeoutMs = 15_000, services }: UssdRouteDeps) {
   return [
     route({
       method: 'POST',
@@ -57,6 +59,10 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000 }: UssdRouteDep
             err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
           const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
           log[level]({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
+          // The END answer ends the session for the user: counted for the service the code names.
+          const reason =
+            err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
+          ussdServiceSessionsEnded.with(serviceOfCode(services, serviceCode), 'unknown', reason).inc();
           return reply.text(200, answerOf(err));
         }
       },
@@ -75,4 +81,16 @@ function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
     timeoutMs,
     () => new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`),
   );
+}
+
+/** The id of the service a code dials (its own, or the one of the code it extends); `unknown` when none. */
+function serviceOfCode(services: ServedServices | undefined, code: string): string {
+  const all = services?.current() ?? [];
+  for (let candidate = code; ; ) {
+    const found = all.find((service) => service.codes.some((entry) => entry.code === candidate));
+    if (found) return found.id;
+    const cut = candidate.lastIndexOf('*');
+    if (cut <= 0) return 'unknown';
+    candidate = `${candidate.slice(0, cut)}#`;
+  }
 }

@@ -11,6 +11,8 @@ import { INVALID_INPUT } from '../answers.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
 import { dialRoutes } from './dial.js';
 import { operatorRoutes } from './operator.js';
+import { serviceRoutes } from './services.js';
+import type { ServedServices } from '../services/served.js';
 
 export interface UssdRouteDeps {
   actors: Actors;
@@ -19,6 +21,8 @@ export interface UssdRouteDeps {
   log: Logger;
   /** USSD_STEP_TIMEOUT_MS: a step not answered by then is answered with the END text. */
   stepTimeoutMs?: number;
+  /** The services served (the list route, and the service a failed step is counted against). */
+  services?: ServedServices;
 }
 
 export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
@@ -35,5 +39,5 @@ export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
       return reply.text(200, INVALID_INPUT);
     },
   };
-  mountRoutes(router, context, [...dialRoutes(deps), ...operatorRoutes(deps)]);
+  mountRoutes(router, context, [...dialRoutes(deps), ...serviceRoutes(deps), ...operatorRoutes(deps)]);
 }

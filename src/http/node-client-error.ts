@@ -1,0 +1,41 @@
+// The portable engine (main thread): what node:http's parser refuses before a route sees a request (a malformed
+// request line or header, headers over the size limit, headers or a body that do not arrive in time) is answered
+// in the contract's error body, `{ statusCode, message, error }`, and the connection closed, not with node's bare
+// 400/408/431.
+import type { Duplex } from 'node:stream';
+import { HttpError } from './errors.js';
+import { answerSocketAndClose } from './node-answer.js';
+
+/** The bounds the answers name. */
+export interface ClientErrorLimits {
+  maxHeaderBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+type ParserError = Error & { code?: string; reason?: string };
+
+/** The 'clientError' listener of the portable engine's server. */
+export function answerClientError(error: ParserError, socket: Duplex, limits: ClientErrorLimits): void {
+  // Gone (a reset), or an answer already started on it: nothing can be written in front of it.
+  const started = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || started) return void socket.destroy();
+  answerSocketAndClose(socket, refusalOf(error, limits));
+}
+
+function refusalOf(error: ParserError, limits: ClientErrorLimits): HttpError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return HttpError.of(
+        408,
+        `The request did not arrive in time: its headers within ${limits.headersTimeoutMs} ms, ` +
+          `all of it within ${limits.requestTimeoutMs} ms`,
+      );
+    case 'HPE_HEADER_OVERFLOW':
+      return HttpError.of(431, `The request line and headers are larger than ${limits.maxHeaderBytes} bytes`);
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return HttpError.of(413, 'The chunk extensions of the body are too large');
+    default:
+      return HttpError.of(400, `Malformed HTTP request: ${error.reason ?? error.code ?? error.message}`);
+  }
+}

@@ -1,0 +1,407 @@
+// Actor hosts: runs a compiled service, one gateway input at a time: the next session record and its screen. The
+// session is pinned to the service version it started on (serviceId, serviceVersion) and carries its language,
+// page and values (the `pending` draft), all in the record the actor commits before answering. Navigation is the
+// same for every state: More and Back move between pages, Exit only where offered, Home and Back where offered;
+// anything else is the state's own input (where those keys are plain text).
+import {
+  ENDED_STATE,
+  type ConsumedHistory,
+  type PendingDraft,
+  type UssdContext,
+  type UssdDial,
+  type UssdSession,
+} from '../session.js';
+import { newInputAfter, rememberHistory } from '../actor/text-history.js';
+import { runAction, type ActionDeps } from './actions.js';
+import type { ServiceCatalog } from './catalog.js';
+import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
+import { holds, pagesOf, type Lookup } from './render.js';
+import { fill, type Template } from './template.js';
+
+export interface EngineDeps extends ActionDeps {
+  /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
+  sessionTtlSeconds: number;
+  /** The services; the built-in one alone when absent. */
+  catalog?: ServiceCatalog;
+  /** The language a phone chose before in a service, as a language code; none when absent. */
+  languageOf?: (serviceId: string, phoneNumber: string) => string | undefined | Promise<string | undefined>;
+  /** Remembers a phone's choice of language in a service (durably, before the answer). */
+  rememberLanguage?: (serviceId: string, phoneNumber: string, language: string) => void | Promise<void>;
+  /** Reads a version this thread does not hold (a session pinned to it, begun elsewhere or before a restart). */
+  readVersion?: (key: string) => Promise<CompiledService | undefined>;
+  /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
+  unknownCodeScreen?: string;
+}
+
+export interface MenuStep {
+  session: UssdSession;
+  /** The full answer: `CON ...` or `END ...`. */
+  screen: string;
+  /** True for an END answer: the session is over and may be deleted. */
+  ended: boolean;
+  /** Why it ended: an END screen of the service, or the user's exit key. */
+  endReason?: 'end' | 'exit';
+}
+
+/** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
+export type Maybe<T> = T | Promise<T>;
+
+export function andThen<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+/** Where a step leads: a state with a notice above its screen, or the end of the session with its text. */
+interface Move {
+  to: CompiledState;
+  notice?: Template;
+  page?: number;
+}
+
+/** One step's work: the values (saved and said), the context, the service, language and input. */
+interface Step {
+  service: CompiledService;
+  session: UssdSession;
+  language: number;
+  input: string;
+  values: Record<string, string>;
+  said: Record<string, string> | undefined;
+  context: UssdContext;
+  account: Record<string, string> | undefined;
+  deps: EngineDeps;
+}
+
+/** Hops through action states in one step before giving up (a definition's loop of actions). */
+const MAX_HOPS = 16;
+
+/**
+ * The session and first screen of a new dial on `service` at `start` (its code's start state). `dial.text`
+ * (usually '') counts as consumed.
+ */
+export function welcome(
+  dial: UssdDial,
+  deps: EngineDeps,
+  service: CompiledService,
+  start: CompiledState,
+): Maybe<MenuStep> {
+  // A one-language service has nothing to look up.
+  const remembered = service.languages.length > 1 ? deps.languageOf?.(service.id, dial.phoneNumber) : undefined;
+  return andThen(remembered, (chosen) => {
+    const now = deps.now();
+    const language = languageIndex(service, chosen);
+    const context: UssdContext = {
+      sessionId: dial.sessionId,
+      phoneNumber: dial.phoneNumber,
+      message: '',
+      isAuthenticated: false,
+    };
+    const session: UssdSession = {
+      sessionId: dial.sessionId,
+      phoneNumber: dial.phoneNumber,
+      serviceCode: dial.serviceCode,
+      serviceId: service.id,
+      serviceVersion: service.version,
+      language: service.languages[language] ?? '',
+      state: start.name,
+      context,
+      history: rememberHistory(dial.text, deps.pinCipher),
+      screen: '',
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: now + deps.sessionTtlSeconds * 1000,
+    };
+    const step = stepOf(service, session, '', deps, {});
+    return settle(step, { to: start }, session.history);
+  });
+}
+
+/**
+ * One gateway request against its live session (undefined for a new dial, which `begin` answers): a retry gets
+ * the last screen again without applying anything; otherwise the new input is applied and `dial.text` becomes the
+ * consumed history.
+ */
+export function continueSession(
+  existing: UssdSession,
+  dial: UssdDial,
+  service: CompiledService,
+  deps: EngineDeps,
+): Maybe<MenuStep & { retry: boolean }> {
+  const next = newInputAfter(existing.history, dial.text, deps.pinCipher);
+  if (next.kind === 'retry')
+    return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
+  return andThen(apply(existing, next.input, service, deps, rememberHistory(dial.text, deps.pinCipher)), asNewStep);
+}
+
+const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } =>
+  step.endReason
+    ? { session: step.session, screen: step.screen, ended: step.ended, endReason: step.endReason, retry: false }
+    : { session: step.session, screen: step.screen, ended: step.ended, retry: false };
+
+/** Applies one input to the session, which then stores `history`. Never throws for bad input. */
+export function apply(
+  session: UssdSession,
+  rawInput: string,
+  service: CompiledService,
+  deps: EngineDeps,
+  history: ConsumedHistory,
+): Maybe<MenuStep> {
+  if (session.state === ENDED_STATE) return { session: { ...session, history }, screen: session.screen, ended: true };
+  const input = rawInput.trim();
+  const step = stepOf(
+    service,
+    session,
+    input,
+    deps,
+    session.pending ? ({ ...session.pending } as Record<string, string>) : {},
+  );
+  const state = service.states.get(session.state);
+  if (!state || state.type === 'action' || state.type === 'end') return settle(step, { to: service.start }, history);
+  if (state.requiresLogin && !step.context.isAuthenticated)
+    return settle(step, { to: service.loginRequired, notice: message(service.messages.loginRequired, step) }, history);
+  const nav = service.navigation;
+  const page = session.page ?? 0;
+  if (input === nav.more || (input === nav.back && page > 0)) {
+    return andThen(turnPage(step, state, input === nav.more ? page + 1 : page - 1), (move) =>
+      move ? settle(step, move, history) : afterPaging(step, state, history),
+    );
+  }
+  return afterPaging(step, state, history);
+}
+
+/** The input on a state, once it is not a page turn. */
+function afterPaging(step: Step, state: CompiledState, history: ConsumedHistory): Maybe<MenuStep> {
+  const { service, input } = step;
+  const nav = service.navigation;
+  if (input === nav.exit && state.exit) return end(step, state.exit, history, undefined, 'exit');
+  if (input === nav.home && state.home) return settle(step, { to: service.home }, history);
+  if (input === nav.back && state.back) return settle(step, { to: state.back }, history);
+  return andThen(handle(step, state), (move) => settle(step, move, history));
+}
+
+function stepOf(
+  service: CompiledService,
+  session: UssdSession,
+  input: string,
+  deps: EngineDeps,
+  values: Record<string, string>,
+): Step {
+  const language = languageIndex(service, session.language);
+  return {
+    service,
+    session,
+    language,
+    input,
+    values,
+    said: undefined,
+    context: session.context,
+    account: undefined,
+    deps,
+  };
+}
+
+/** The index of `language` in the service, its default language when it has no such language. */
+function languageIndex(service: CompiledService, language: string | undefined): number {
+  return (language === undefined ? undefined : service.languageIndex.get(language)) ?? service.defaultLanguage;
+}
+
+/** The state's answer to an input that is not navigation. */
+function handle(step: Step, state: CompiledState): Maybe<Move> {
+  const { service, input } = step;
+  if (state.input) {
+    const spec = state.input;
+    if (spec.skip && input === spec.skip.key) {
+      if (spec.save) delete step.values[spec.save];
+      return { to: spec.skip.next };
+    }
+    const checked = spec.check(input, {
+      phoneNumber: step.session.phoneNumber,
+      holdsPin: (name, pin) => {
+        const stored = step.values[name];
+        return stored !== undefined && step.deps.pinCipher.matches(stored, pin, step.session.sessionId);
+      },
+    });
+    if (!checked.ok) return follow(step, spec.refusals.get(checked.reason) ?? spec.invalid);
+    if (spec.save)
+      step.values[spec.save] = spec.secret
+        ? step.deps.pinCipher.encrypt(checked.value, step.session.sessionId)
+        : checked.value;
+    return { to: spec.next };
+  }
+  const choices = state.byKey.get(input);
+  const lookup = lookupOf(step);
+  const chosen = choices?.find((option) => !option.when || holds(option.when, lookup));
+  if (!chosen) return { to: state, notice: message(service.messages.invalidChoice, step) };
+  if (chosen.set) assign(step, chosen.set);
+  if (chosen.language === undefined) return { to: chosen.next };
+  step.language = chosen.language;
+  const code = service.languages[chosen.language] ?? '';
+  return andThen(step.deps.rememberLanguage?.(service.id, step.session.phoneNumber, code), () => ({ to: chosen.next }));
+}
+
+function follow(step: Step, branch: CompiledBranch): Move {
+  if (branch.set) assign(step, branch.set);
+  return branch.notice ? { to: branch.next, notice: message(branch.notice, step) } : { to: branch.next };
+}
+
+function assign(step: Step, set: readonly (readonly [string, Template])[]): void {
+  const lookup = lookupOf(step);
+  for (const [name, template] of set) step.values[name] = fill(template, lookup);
+}
+
+/** The move to page `page` of the state's screen, or undefined when it has no such page. */
+function turnPage(step: Step, state: CompiledState, page: number): Maybe<Move | undefined> {
+  if (page < 0) return undefined;
+  return andThen(loadAccount(step, state), () => {
+    const pages = pagesOf(step.service, state, step.language, undefined, lookupOf(step));
+    return page < pages.length && pages.length > 1 ? { to: state, page } : undefined;
+  });
+}
+
+/** Runs the action states on the way, then renders where the step lands (or ends the session). */
+function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): Maybe<MenuStep> {
+  const { to } = move;
+  if (to.action && hops < MAX_HOPS) {
+    const action = to.action;
+    const result = runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
+    return andThen(result, (done) => {
+      if (done.values) Object.assign(step.values, done.values);
+      if (done.said) step.said = { ...step.said, ...done.said };
+      if (done.context) step.context = changed(step.context, done.context);
+      const branch = action.outcomes.get(done.outcome);
+      if (!branch) return settle(step, { to: step.service.start }, history, hops + 1);
+      return settle(step, follow(step, branch), history, hops + 1);
+    });
+  }
+  if (to.type === 'end' || to.action) return end(step, to.body, history, to);
+  if (to.requiresLogin && !step.context.isAuthenticated)
+    return settle(
+      step,
+      { to: step.service.loginRequired, notice: message(step.service.messages.loginRequired, step) },
+      history,
+      hops + 1,
+    );
+  const pending = kept(step.values, to.keep);
+  return andThen(loadAccount(step, to), () => {
+    const lookup = lookupOf(step);
+    const notice = move.notice === undefined ? undefined : fill(move.notice, lookup);
+    const pages = pagesOf(step.service, to, step.language, notice, lookup);
+    const page = Math.min(move.page ?? 0, pages.length - 1);
+    const session = nextSession(step, to.name, pending, history, page);
+    return shown(session, step.context, 'CON ', pages[page] ?? '');
+  });
+}
+
+function end(
+  step: Step,
+  text: readonly Template[],
+  history: ConsumedHistory,
+  state?: CompiledState,
+  reason: 'end' | 'exit' = 'end',
+): Maybe<MenuStep> {
+  return andThen(state ? loadAccount(step, state) : undefined, () => {
+    const message = fill(text[step.language] ?? '', lookupOf(step));
+    const ended = shown(nextSession(step, ENDED_STATE, undefined, history, 0), step.context, 'END ', message);
+    ended.endReason = reason;
+    return ended;
+  });
+}
+
+function message(text: readonly Template[], step: Step): Template {
+  return text[step.language] ?? '';
+}
+
+/** The values a template may read: said this step, saved in the session, the account, the session itself. */
+function lookupOf(step: Step): Lookup {
+  return (name) => {
+    const said = step.said?.[name];
+    if (said !== undefined) return said;
+    const value = step.values[name];
+    if (value !== undefined) return value;
+    if (name.startsWith('account.')) return step.account?.[name.slice(8)];
+    if (name === 'session.loggedIn') return step.context.isAuthenticated ? 'true' : undefined;
+    if (name === 'session.phoneNumber') return step.session.phoneNumber;
+    if (name === 'session.language') return step.service.languages[step.language];
+    return undefined;
+  };
+}
+
+/** Reads the logged-in account once per step, when the state's texts show it. */
+function loadAccount(step: Step, state: CompiledState): Maybe<void> {
+  if (!state.readsAccount || step.account) return;
+  const customerId = step.context.customerId;
+  if (customerId === undefined) return void (step.account = {});
+  return step.deps.customers.get(customerId).then((customer) => {
+    step.account = customer
+      ? {
+          customerId: customer.customerId,
+          fullName: customer.fullName,
+          firstName: firstName(customer.fullName),
+          phoneNumber: customer.phoneNumber,
+          ...(customer.email === undefined ? {} : { email: customer.email }),
+        }
+      : {};
+  });
+}
+
+/** The first word of a name, at most 24 characters (a greeting). */
+function firstName(fullName: string): string {
+  const first = fullName.split(' ')[0] ?? fullName;
+  return first.length <= 24 ? first : `${first.slice(0, 22)}..`;
+}
+
+/** The values the target state keeps (all when it names none); undefined when nothing is left. */
+function kept(values: Record<string, string>, keep: readonly string[] | undefined): PendingDraft | undefined {
+  let result: Record<string, string> | undefined;
+  if (!keep) {
+    for (const name in values) (result ??= {})[name] = values[name] as string;
+    return result as PendingDraft | undefined;
+  }
+  for (const name of keep) {
+    const value = values[name];
+    if (value !== undefined) (result ??= {})[name] = value;
+  }
+  return result as PendingDraft | undefined;
+}
+
+/** The session after a step, every field written out (one shape); its screen is set by `shown`. */
+function nextSession(
+  step: Step,
+  state: string,
+  pending: PendingDraft | undefined,
+  history: ConsumedHistory,
+  page: number,
+): UssdSession {
+  const { sessionId, phoneNumber, serviceCode, screen, createdAt } = step.session;
+  const now = step.deps.now();
+  const session: UssdSession = {
+    sessionId,
+    phoneNumber,
+    serviceCode,
+    serviceId: step.service.id,
+    serviceVersion: step.service.version,
+    language: step.service.languages[step.language] ?? '',
+    state,
+    context: step.context,
+    history,
+    screen,
+    createdAt,
+    updatedAt: now,
+    expiresAt: now + step.deps.sessionTtlSeconds * 1000,
+  };
+  if (pending) session.pending = pending;
+  if (page > 0) session.page = page;
+  return session;
+}
+
+/** The step that shows `message` after `prefix`: the session gets its screen and context message. */
+function shown(session: UssdSession, context: UssdContext, prefix: 'CON ' | 'END ', message: string): MenuStep {
+  session.context = { ...context, message };
+  session.screen = prefix + message;
+  return { session, screen: session.screen, ended: prefix === 'END ' };
+}
+
+/** `context` with `changes` applied; a field set to undefined in `changes` is removed. */
+function changed(context: UssdContext, changes: Partial<UssdContext>): UssdContext {
+  const next: Record<string, unknown> = { ...context, ...changes };
+  for (const key of Object.keys(changes)) if (next[key] === undefined) delete next[key];
+  return next as unknown as UssdContext;
+}
