@@ -285,8 +285,8 @@ function errorBodyProblem(gatewayBases: readonly string[], request: FuzzRequest,
     (typeof body.message === 'string' || Array.isArray(body.message)) &&
     typeof body.error === 'string';
   const cosmos = body && Number.isInteger(body.code) && typeof body.message === 'string' && Array.isArray(body.details);
-  // The front door's own answers (no route, body too large, rate limit) are NestJS-shaped on every face.
-  if (nest && [404, 413, 429].includes(answer.status)) return undefined;
+  // The front door's own answers (no route, body too large, rate limit, headers too large) are NestJS-shaped on every face.
+  if (nest && [404, 413, 429, 431].includes(answer.status)) return undefined;
   const route = request.path.split('?', 1)[0];
   if (gatewayBases.some((base) => route === base || route.startsWith(`${base}/`)))
     return cosmos ? undefined : 'not the Cosmos error body';

@@ -188,7 +188,9 @@ t.test('past SHUTDOWN_SERVE_MS: the JSON 503, a USSD step the END text; what was
   const ussd = new RawConnection(port);
   const health = new RawConnection(port);
   const slow = new RawConnection(port);
-  t.teardown(() => [ussd, health, slow].forEach((c) => c.socket.destroy()));
+  t.teardown(() => {
+    for (const c of [ussd, health, slow]) c.socket.destroy();
+  });
   ussd.write(ussdRequest(1));
   t.equal((await ussd.answer()).status, 200, 'the USSD connection is open');
   health.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');

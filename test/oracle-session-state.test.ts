@@ -9,6 +9,9 @@ import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcrip
 import { tempStore } from './helpers/store.js';
 import { rejectsWithConflict } from './contracts/revision.js';
 
+/** Bounds no test here reaches (oracle-user-bounds.test.ts tests them). */
+const NO_BOUNDS = { sessionsPerUser: 1_000_000, transcriptBytes: 1024 ** 3 };
+
 const record = {
   sessionId: 's',
   userDid: 'did:key:zA',
@@ -44,7 +47,7 @@ function counting(transcripts: TranscriptRepository) {
 
 t.test('a long transcript: the history is the last turns, read without the rest', async (t) => {
   const store = tempStore(t, 'session-state-');
-  const stores = openLmdbSessionStores(store);
+  const stores = { ...openLmdbSessionStores(store), bounds: NO_BOUNDS };
   const { sessions } = stores;
   const { repository: transcripts, counter } = counting(stores.transcripts);
   await sessions.create(record);
@@ -74,7 +77,7 @@ t.test('a long transcript: the history is the last turns, read without the rest'
 
 t.test('a stale holder cannot write over a newer one', async (t) => {
   const store = tempStore(t, 'session-state-');
-  const stores = openLmdbSessionStores(store);
+  const stores = { ...openLmdbSessionStores(store), bounds: NO_BOUNDS };
   await SessionState.create(stores, record, 50);
   const [current, stale] = [(await SessionState.load(stores, 's', 50))!, (await SessionState.load(stores, 's', 50))!];
   await stale.history();
@@ -93,7 +96,7 @@ t.test('a stale holder cannot write over a newer one', async (t) => {
 
 t.test('a turn is one LMDB commit, and a record that moved leaves no entries behind', async (t) => {
   const store = tempStore(t, 'session-state-');
-  const stores = openLmdbSessionStores(store);
+  const stores = { ...openLmdbSessionStores(store), bounds: NO_BOUNDS };
   const state = await SessionState.create(stores, record, 50);
   const lastTxnId = () => (store.root.getStats() as { lastTxnId: number }).lastTxnId;
   const before = lastTxnId();

@@ -13,14 +13,16 @@ export interface ClientErrorLimits {
   requestTimeoutMs: number;
 }
 
-type ParserError = Error & { code?: string; reason?: string };
+type ParserError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
 
 /** The 'clientError' listener of the portable engine's server. */
 export function answerClientError(error: ParserError, socket: Duplex, limits: ClientErrorLimits): void {
   // Gone (a reset), or an answer already started on it: nothing can be written in front of it.
   const started = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || started) return void socket.destroy();
-  answerSocketAndClose(socket, refusalOf(error, limits));
+  // A HEAD request's answer has no body (its client would read one as data after the close).
+  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  answerSocketAndClose(socket, refusalOf(error, limits), [], !head);
 }
 
 function refusalOf(error: ParserError, limits: ClientErrorLimits): HttpError {
