@@ -127,10 +127,6 @@ export const storeWritesRefused = new CounterFamily(
   'LMDB writes refused, all threads: low_space (DATA_DIR free space below DATA_DIR_MIN_FREE_BYTES, refused before LMDB), commit_failed (LMDB could not commit)',
   ['reason'],
 );
-export const storeFreeBytes = new GaugeFamily(
-  'store_free_bytes',
-  "Bytes free on DATA_DIR's filesystem for the LMDB data file to grow into (read at scrape)",
-);
 export const storeWritable = new GaugeFamily(
   'store_writable',
   '1 while LMDB takes writes (free space above DATA_DIR_MIN_FREE_BYTES and the last /health probe write landed), else 0',
@@ -209,7 +205,6 @@ export const ALL_FAMILIES = [
   actorHostRestarts,
   storeCommitDuration,
   storeWritesRefused,
-  storeFreeBytes,
   storeWritable,
   diskAvailable,
   diskSize,

@@ -1,4 +1,5 @@
-// Main thread. Whether DATA_DIR takes writes, for /health and /metrics, and the one log line that says why not.
+// Main thread. Whether DATA_DIR takes writes, for /health and /metrics (store_writable; the free bytes are
+// store_disk_available_bytes, metrics/store.ts), and the one log line that says why not.
 // Two signs: the free space against its floor (free-space.ts, the one the write guard refuses by), and a real
 // write that needs new space: a file of PROBE_BYTES written and synced beside the records. LMDB's own probe write
 // (health.ts) lands in pages freed by its last one, so it passed while no record could be written; this one
@@ -8,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { storeFreeBytes, storeWritable } from '../metrics/catalogue.js';
+import { storeWritable } from '../metrics/catalogue.js';
 import type { FreeSpace } from './free-space.js';
 
 const PROBE_BYTES = 64 * 1024;
@@ -39,10 +40,6 @@ export class StorageWatch {
     private readonly space: FreeSpace,
     private readonly log: Logger,
   ) {
-    storeFreeBytes.collect = (family) => {
-      const free = this.space.freeBytes;
-      family.with().value = Number.isFinite(free) ? free : 0;
-    };
     storeWritable.collect = (family) => {
       family.with().value = this.#now().writable ? 1 : 0;
     };
