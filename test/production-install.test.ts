@@ -44,7 +44,7 @@ t.test('the packed project installs with --omit=dev and serves every face', asyn
   await run('tar', ['xzf', join(work, tarball!), '-C', app, '--strip-components=1']);
   t.same(
     readdirSync(app).sort(),
-    ['README.md', 'dist', 'fixtures', 'package.json', 'proto', 'scripts'],
+    ['README.md', 'dist', 'fixtures', 'package.json', 'proto', 'schemas', 'scripts', 'ussd-services'],
     'the package ships what the server reads at run time, and no sources',
   );
   copyFileSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
