@@ -21,6 +21,7 @@ import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
+import { callKeyRoutes, callRoutes, liveAgentGuard } from './calls/routes.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -110,8 +111,14 @@ export const createOracleFace = async ({
         ...modelRoutes(deps.models),
         ...runRoutes(deps),
         ...delegationRoutes(deps),
+        ...callRoutes({ calls: repositories.calls, reads: deps.reads }),
         ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
       ]);
+      mountRoutes(
+        router,
+        { guards: { 'api-key': liveAgentGuard(config.LIVE_AGENT_AUTH_API_KEY) }, invalid: refuseInput },
+        callKeyRoutes({ calls: repositories.calls, oracleDid: identity.did }),
+      );
     },
   };
 };

@@ -3,6 +3,7 @@
 // Buckets (each created with the connection's replicas, or opened when another node made it) and why each is
 // shaped as it is: docs/cluster.md, "What is stored where".
 import type { ClusterConnection } from '../cluster/connection.js';
+import { openJetStreamCalls } from './calls/jetstream-repository.js';
 import { openJetStreamDelegations } from './jetstream-delegations.js';
 import { JetStreamRevocationRepository } from './jetstream-revocations.js';
 import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js';
@@ -18,5 +19,6 @@ export async function openJetStreamOracleRepositories(connection: ClusterConnect
   const delegations = await openJetStreamDelegations(connection);
   const preferences = await openJetStreamPreferences(connection);
   const credits = await openJetStreamCredits(connection);
-  return { ...stores, revocations, delegations, preferences, credits };
+  const calls = await openJetStreamCalls(connection);
+  return { ...stores, revocations, delegations, preferences, credits, calls };
 }

@@ -3,6 +3,8 @@
 // place that chooses LMDB or (cluster mode) JetStream. Code past these roots gets repositories, never the Store.
 import type { ClusterConnection } from '../cluster/connection.js';
 import type { Store } from '../store/env.js';
+import { openLmdbCalls } from './calls/lmdb-repository.js';
+import type { CallRepository } from './calls/records.js';
 import type { DelegationRepository } from './delegations.js';
 import { openJetStreamOracleRepositories } from './jetstream-repositories.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
@@ -22,6 +24,8 @@ export interface OracleRepositories extends SessionStores {
   delegations(oracleDid: string): DelegationRepository;
   readonly preferences: PreferencesRepository;
   readonly credits: CreditRepository;
+  /** Live calls (POST /calls/:id/sync and the routes beside it). */
+  readonly calls: CallRepository;
 }
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {
@@ -31,6 +35,7 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     delegations: (oracleDid) => openLmdbDelegations(store, oracleDid),
     preferences: openLmdbPreferences(store),
     credits: openLmdbCredits(store),
+    calls: openLmdbCalls(store),
   };
 }
 

@@ -34,6 +34,9 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
+  /** Live calls by id, and the index of each user's calls per session (src/oracle/calls/lmdb-repository.ts). */
+  'oracle-calls',
+  'oracle-call-sessions',
   'gateway-local-node',
   /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
   'key-checks',
