@@ -63,8 +63,8 @@ export function callRepositoryContract(t: Test, open: CallRepositoryFactory): vo
     await calls.create(call);
     const records = {
       get: (id: string) => calls.get(id),
-      create: (id: string, value: CallRecord) => calls.create(value),
-      update: (id: string, value: CallRecord, revision: number) => calls.update(value, revision),
+      create: (_id: string, value: CallRecord) => calls.create(value),
+      update: (_id: string, value: CallRecord, revision: number) => calls.update(value, revision),
     };
     await Promise.all(
       (['agentVoice', 'language'] as const).map((field) =>
