@@ -98,6 +98,11 @@ t.test('sync with the call event content: listed in its session, its key served 
   const after = await call(server, 'GET', `/calls/session/${sessionId}`, { user: ada });
   t.match(after.body.calls[0], { callStatus: 'active', callStartedAt: String });
   t.notOk('encryptionKey' in after.body.calls[0], 'the list leaves the media key out');
+  t.match(
+    await call(server, 'GET', '/calls/session/key', { user: ada }),
+    { status: 404, body: { message: 'Session not found' } },
+    'a session named `key` is listed, not read as a call id',
+  );
   const empty = await createSession(server, ada);
   t.same((await call(server, 'GET', `/calls/session/${empty}`, { user: ada })).body, { calls: [] });
 });
@@ -200,6 +205,21 @@ t.test('bad input: a 400 that names the problem, never a 5xx', async (t) => {
     t.match(await sync(ada, bad), { status: 400, body: { message: [/callId must/] } }, bad);
   t.match(await sync(ada, '%24ev%3Aexample.org@%21room%3Aexample.org'), { status: 201 }, 'an encoded id is decoded');
   t.match(await update(ada, '$ev:example.org@!room:example.org', { callStatus: 'active' }), { status: 200 });
+});
+
+t.test('a session holds at most 100 calls of its user', async (t) => {
+  const sessionId = await createSession(server, ada);
+  for (let i = 0; i < 100; i++) {
+    const answer = await sync(ada, callId(), { sessionId });
+    if (answer.status !== 201) t.fail(`sync ${i} answered ${answer.status}`);
+  }
+  t.match(await sync(ada, callId(), { sessionId }), {
+    status: 409,
+    body: { message: 'A session holds at most 100 calls' },
+  });
+  t.equal((await call(server, 'GET', `/calls/session/${sessionId}`, { user: ada })).body.calls.length, 100);
+  const other = await createSession(server, ada);
+  t.match(await sync(ada, callId(), { sessionId: other }), { status: 201 }, 'another session has room');
 });
 
 t.test('the routes are in the OpenAPI document with their security', async (t) => {
