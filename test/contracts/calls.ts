@@ -108,9 +108,10 @@ export function callRepositoryContract(t: Test, open: CallRepositoryFactory): vo
     },
   );
 
-  t.test('ids with the characters Matrix uses are kept apart', async (t) => {
+  t.test('ids with the characters Matrix uses are kept apart, up to the longest a route takes', async (t) => {
     const calls = await open(t);
-    const ids = ['$a.b:x.org@!r:x.org', '$a:b.x.org@!r:x.org', '$A_b-c~d=e@!r:x.org', "$a'(b)*+,;@!r:x.org"];
+    const longest = `${'!'.repeat(255)}@${':'.repeat(256)}`;
+    const ids = ['$a.b:x.org@!r:x.org', '$a:b.x.org@!r:x.org', '$A_b-c~d=e@!r:x.org', "$a'(b)*+,;@!r:x.org", longest];
     for (const [i, id] of ids.entries()) await calls.create(pendingCall(id, ADA, 's-x', i));
     for (const id of ids) t.equal((await calls.get(id))?.value.callId, id);
     t.same(
