@@ -33,17 +33,18 @@ t.test("SDK 1.4.0's own requests: sync with no body, then active, then ended", a
   const id = callId();
   // useLiveAgent's callAgent: `authedRequest(`${apiUrl}/calls/${callId}/sync`, 'POST', {}, oracleDid)`.
   t.same(await authedRequest(`${server.url}/calls/${id}/sync`, 'POST', {}, server.oracleDid), { callId: id });
-  // useLiveKitAgent's updateCall, from startCall and then endCall.
+  // useLiveKitAgent's updateCall, from startCall and then endCall:
+  // `body: JSON.stringify({ callStatus, callStartedAt, callEndedAt })`, the one not given left undefined.
   const startedAt = new Date().toISOString();
   const patch = (body: Record<string, unknown>) =>
     authedRequest(`${server.url}/calls/${id}/update`, 'PATCH', { body: JSON.stringify(body) }, server.oracleDid);
-  t.same(await patch({ callId: undefined, callStatus: 'active', callStartedAt: startedAt }), {
+  t.same(await patch({ callStatus: 'active', callStartedAt: startedAt, callEndedAt: undefined }), {
     callId: id,
     callStatus: 'active',
     callStartedAt: startedAt,
   });
   const endedAt = new Date(Date.parse(startedAt) + 1500).toISOString();
-  t.same(await patch({ callStatus: 'ended', callEndedAt: endedAt }), {
+  t.same(await patch({ callStatus: 'ended', callStartedAt: undefined, callEndedAt: endedAt }), {
     callId: id,
     callStatus: 'ended',
     callStartedAt: startedAt,
