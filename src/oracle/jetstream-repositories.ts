@@ -9,6 +9,7 @@ import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js'
 import { openJetStreamPreferences } from './plugins/user-preferences/jetstream-repository.js';
 import type { OracleRepositories } from './repositories.js';
 import { openJetStreamSessionStores } from './sessions/jetstream-turn-commit.js';
+import { openJetStreamOpenRuns } from './runs/jetstream-open-runs.js';
 
 /** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
 export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {
@@ -18,5 +19,6 @@ export async function openJetStreamOracleRepositories(connection: ClusterConnect
   const delegations = await openJetStreamDelegations(connection);
   const preferences = await openJetStreamPreferences(connection);
   const credits = await openJetStreamCredits(connection);
-  return { ...stores, revocations, delegations, preferences, credits };
+  const openRuns = await openJetStreamOpenRuns(connection);
+  return { ...stores, revocations, delegations, preferences, credits, openRuns };
 }

@@ -14,6 +14,7 @@ import type { PreferencesRepository } from './plugins/user-preferences/repositor
 import type { RevocationRepository } from './revocations.js';
 import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './sessions/turn-commit.js';
+import { openLmdbOpenRuns, type OpenRunRepository } from './runs/open-runs.js';
 
 /** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
 export interface OracleRepositories extends SessionStores {
@@ -22,6 +23,8 @@ export interface OracleRepositories extends SessionStores {
   delegations(oracleDid: string): DelegationRepository;
   readonly preferences: PreferencesRepository;
   readonly credits: CreditRepository;
+  /** Streamed turns in flight (runs/open-runs.ts). */
+  readonly openRuns: OpenRunRepository;
 }
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {
@@ -31,6 +34,7 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     delegations: (oracleDid) => openLmdbDelegations(store, oracleDid),
     preferences: openLmdbPreferences(store),
     credits: openLmdbCredits(store),
+    openRuns: openLmdbOpenRuns(store),
   };
 }
 

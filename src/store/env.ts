@@ -34,6 +34,8 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
+  /** Streamed turns in flight (src/oracle/runs/open-runs.ts). */
+  'oracle-open-runs',
   'gateway-local-node',
   /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
   'key-checks',

@@ -99,6 +99,11 @@ export class SessionState {
     );
   }
 
+  /** Whether entry `id` is among the recent ones (a recovery's check for its human message). */
+  async has(id: string): Promise<boolean> {
+    return (await this.#loaded()).recent.some((entry) => entry.id === id);
+  }
+
   /**
    * Stores a turn's entries and the record as the turn left it, together; refused (`transcript_full`, nothing
    * written) when they would take the transcript past its bound. The bytes are counted from the record at the

@@ -1,7 +1,9 @@
 // Runs on: actor hosts (worker threads) only.
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
-// session record committed (session-state.ts) before the stream is told how the turn ended.
+// session record committed (session-state.ts) before the stream is told how the turn ended. A streamed turn (a
+// run) first stores itself as the session's open run and commits its human message, so that a turn cut by its
+// node's death can be taken over (runs/open-runs.ts): a recovery runs it again from that message.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from './agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
@@ -17,6 +19,7 @@ import { forModel } from '../attachments.js';
 import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import type { ChatServices } from './services.js';
+import type { OpenRun } from '../runs/open-runs.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
 export interface Generation {
@@ -36,6 +39,8 @@ export interface TurnInput {
   out?: FrameSender;
   /** Fires when the caller gave up: the turn is then not committed (the caller was told it failed). */
   cancelled?: AbortSignal;
+  /** The open run this turn takes over (its node died mid-turn). */
+  recovery?: OpenRun;
 }
 
 export interface TurnDone {
@@ -51,6 +56,7 @@ export async function runTurn({
   generation,
   out,
   cancelled,
+  recovery,
 }: TurnInput): Promise<TurnDone> {
   const session = state.record;
   const signal = generation.controller.signal;
@@ -61,6 +67,7 @@ export async function runTurn({
     requestId: request.requestId,
     signal,
     timezone: request.timezone,
+    recovery: recovery !== undefined,
   };
   // A turn that is stale before it starts answers at once and is not recorded (nothing was generated).
   if (signal.aborted) {
@@ -73,17 +80,37 @@ export async function runTurn({
   // A message that alone would fill the transcript is refused before any work (a JSON 413, even for a stream);
   // one whose answer would is refused when it is committed (SessionState.commit).
   state.admit(entryBytes(humanEntry(request, preciseNow())));
+  const humanId = recovery?.humanId ?? randomUUID();
+  let history = await state.history();
+  // Taken over: its human message is the transcript's newest entry when it was committed; the model gets it once.
+  const humanStored = recovery !== undefined && (await state.has(humanId));
+  if (humanStored && history.at(-1)?.role === 'user') history = history.slice(0, -1);
   // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
   const prepared = await prepareTurn({
     plugins: services.plugins,
     context,
     oracleName: request.oracleName,
-    history: await state.history(),
+    history,
     userMessage: request.message,
     attachments: request.attachments && forModel(request.attachments, request.homeServer),
     // MCP tools before the client's: a declared tool cannot take the name of a configured one.
     clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
   });
+
+  // A run is stored as open, then its human message committed: from here a node's death leaves a turn to take over.
+  if (out && !recovery) {
+    await services.openRuns.put({
+      runId: request.turnId,
+      sessionId: session.sessionId,
+      userDid: request.userDid,
+      requestId: request.requestId,
+      humanId,
+      turn: request,
+      attempt: 1,
+    });
+  }
+  const humanFirst = out !== undefined;
+  if (humanFirst && !humanStored) await commit(state, request, undefined, { humanId, human: true });
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
   // The same turn, told to the session's sockets (event channel).
@@ -107,7 +134,7 @@ export async function runTurn({
   });
 
   cancelled?.throwIfAborted();
-  const ai = await commit(state, request, result);
+  const ai = await commit(state, request, result, { humanId, human: !humanFirst });
   events.stored();
   await streamClosing(out, frames, result);
 
@@ -143,23 +170,29 @@ async function streamClosing(
 }
 
 /** The transcript entry of the user's message. */
-function humanEntry(request: TurnMessage, now: number): HumanEntry {
-  const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
+function humanEntry(request: TurnMessage, now: number, id: string = randomUUID()): HumanEntry {
+  const human: HumanEntry = { id, type: 'human', content: request.message, createdAt: now };
   if (request.attachments?.length) human.attachments = request.attachments;
   if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
   return human;
 }
 
 /**
- * Stores the user's message and the answer (an answer with nothing in it, after an abort or a failure
- * before any output, is left out) and moves the session to the top of the user's list.
+ * Stores the user's message (`human`: unless a run committed it when it started) and the answer (an answer with
+ * nothing in it, after an abort or a failure before any output, is left out) and moves the session to the top of
+ * the user's list.
  */
-async function commit(state: SessionState, request: TurnMessage, result: AgentResult): Promise<AiEntry | undefined> {
+async function commit(
+  state: SessionState,
+  request: TurnMessage,
+  result: AgentResult | undefined,
+  { humanId, human: withHuman }: { humanId: string; human: boolean },
+): Promise<AiEntry | undefined> {
   const session = state.record;
   const now = preciseNow();
-  const human = humanEntry(request, now);
+  const human = humanEntry(request, now, humanId);
   let ai: AiEntry | undefined;
-  if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
+  if (result && (result.text || result.toolCalls.length > 0 || result.messages.length > 0)) {
     ai = {
       id: randomUUID(),
       type: 'ai',
@@ -172,7 +205,8 @@ async function commit(state: SessionState, request: TurnMessage, result: AgentRe
     if (result.aborted) ai.aborted = true;
     if (result.error !== undefined) ai.error = result.error;
   }
-  const added: TranscriptEntry[] = ai ? [human, ai] : [human];
+  const added: TranscriptEntry[] = [...(withHuman ? [human] : []), ...(ai ? [ai] : [])];
+  if (added.length === 0) return undefined;
   const next: SessionRecord = {
     ...session,
     lastUpdatedAt: Math.max(now, session.lastUpdatedAt + 0.001),
