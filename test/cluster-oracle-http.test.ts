@@ -1,8 +1,8 @@
 // The oracle across three real server processes in cluster mode (ACTOR_THREADS=1 each) on a real 3-server NATS
 // JetStream cluster, through HTTP, SSE, WebSocket and Socket.IO only: a session's actor runs on one node while its
 // requests, its stream and its sockets arrive at the others; kill -9 of the node running a session's turns loses no
-// acknowledged turn, and its streamed turn is taken over by the partition's new owner; credits spent through two nodes at once are spent once; a stream dropped mid-turn is re-joined
-// through another node.
+// acknowledged turn, and its streamed turn is taken over by the partition's new owner; credits spent through two
+// nodes at once are spent once; a stream dropped mid-turn is re-joined through another node.
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf, DEFAULT_PARTITIONS } from '../dist/src/cluster/partition-leases.js';
@@ -388,7 +388,7 @@ t.test(
     );
     const streamMs = streamEndedAt - killedAt;
     t.ok(streamMs < 5_000, `it dropped ${streamMs.toFixed(0)} ms after the kill (pings every second)`);
-    // Re-joined through C: the partition's new owner runs the turn again from its committed human message.
+    // Re-joined through C: the partition's new owner runs the turn again from its open run (the stored message).
     const lastId = Math.max(...frames.filter((f) => f.id !== undefined).map((f) => Number(f.id)));
     const rejoined = await fetch(`${nodeC.url}/runs/${encodeURIComponent(runId)}?after=${lastId}`, {
       headers: dan.headers(),
@@ -421,7 +421,7 @@ t.test(
         ['human', 'use getPage {}'],
         ['ai', 'getPage returned: {"title":"Home"}'],
       ],
-      'the human message, committed before the node died, and exactly one answer',
+      'the human message and exactly one answer, committed together by the new owner',
     );
     for (const sessionId of sessionIds) {
       const humans = (await transcript(nodeC, dan, sessionId)).filter((m) => m.type === 'human').map((m) => m.content);

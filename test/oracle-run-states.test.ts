@@ -1,8 +1,8 @@
 // The run states client SDK 1.4.0 reads, on one node (the server as its own process, so that it can be killed):
 // a turn sent while the session's previous one still runs is `queued` (GET /sessions/:id/run names it, and its
 // re-join says so) until that one ends, then runs; a node killed with SIGKILL mid-turn and started again on the same
-// DATA_DIR answers the re-join of the cut run with `done { status: "interrupted" }`, and the history keeps the
-// human message the turn committed when it started.
+// DATA_DIR answers the re-join of the cut run with `done { status: "interrupted" }`, and the history has nothing
+// of the cut turn (a turn's human message and answer are committed together, as before runs were kept).
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
@@ -111,7 +111,7 @@ t.test('a turn sent while the previous one runs is queued, then runs to its end'
   t.same(secondFrames.at(-1)?.data, { status: 'finished' });
 });
 
-t.test('one node killed mid-turn and started again: the cut run is interrupted, its message kept', async (t) => {
+t.test('one node killed mid-turn and started again: the cut run is interrupted, nothing of it stored', async (t) => {
   mcpGate(); // nothing waits on the MCP server here
   const sessionId = await createSession();
   llm.script(heldAnswer('Half an answer').responder);
@@ -148,7 +148,7 @@ t.test('one node killed mid-turn and started again: the cut run is interrupted, 
   };
   t.same(
     history.messages.map((m) => [m.type, m.content]),
-    [['human', 'cut me off']],
-    'the human message, committed when the turn started',
+    [],
+    'nothing of the cut turn: its message is committed with its answer',
   );
 });

@@ -2,8 +2,11 @@
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
 // session record committed (session-state.ts) before the stream is told how the turn ended. A streamed turn (a
-// run) first stores itself as the session's open run and commits its human message, so that a turn cut by its
-// node's death can be taken over (runs/open-runs.ts): a recovery runs it again from that message.
+// run) first stores itself, with its human message, as the session's open run (runs/open-runs.ts), so that a turn
+// cut by its node's death can be taken over: a recovery runs it again from that stored message. The transcript
+// still gets the human message and the answer in one commit, so a reader never sees a question without its turn,
+// and a recovery whose turn was committed already (its node died just after) sends the stored answer instead of
+// running it again: one answer is stored.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from './agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
@@ -81,23 +84,23 @@ export async function runTurn({
   // one whose answer would is refused when it is committed (SessionState.commit).
   state.admit(entryBytes(humanEntry(request, preciseNow())));
   const humanId = recovery?.humanId ?? randomUUID();
-  let history = await state.history();
-  // Taken over: its human message is the transcript's newest entry when it was committed; the model gets it once.
-  const humanStored = recovery !== undefined && (await state.has(humanId));
-  if (humanStored && history.at(-1)?.role === 'user') history = history.slice(0, -1);
+  if (recovery) {
+    const committed = await state.committedTurn(humanId);
+    if (committed) return replayCommitted(out, new SseFrameBuilder(session.sessionId, request.requestId), committed);
+  }
   // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
   const prepared = await prepareTurn({
     plugins: services.plugins,
     context,
     oracleName: request.oracleName,
-    history,
+    history: await state.history(),
     userMessage: request.message,
     attachments: request.attachments && forModel(request.attachments, request.homeServer),
     // MCP tools before the client's: a declared tool cannot take the name of a configured one.
     clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
   });
 
-  // A run is stored as open, then its human message committed: from here a node's death leaves a turn to take over.
+  // A run is stored as open (with its message): from here a node's death leaves a turn to take over.
   if (out && !recovery) {
     await services.openRuns.put({
       runId: request.turnId,
@@ -109,8 +112,6 @@ export async function runTurn({
       attempt: 1,
     });
   }
-  const humanFirst = out !== undefined;
-  if (humanFirst && !humanStored) await commit(state, request, undefined, { humanId, human: true });
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
   // The same turn, told to the session's sockets (event channel).
@@ -134,7 +135,7 @@ export async function runTurn({
   });
 
   cancelled?.throwIfAborted();
-  const ai = await commit(state, request, result, { humanId, human: !humanFirst });
+  const ai = await commit(state, request, result, humanId);
   events.stored();
   await streamClosing(out, frames, result);
 
@@ -143,6 +144,23 @@ export async function runTurn({
   if (result.error !== undefined) reply.error = result.error;
   if (request.returnAllMessages) reply.messages = await state.allMessages();
   return { reply };
+}
+
+/** A recovered turn that its first node committed before it died: its stored answer is the run's new answer. */
+async function replayCommitted(
+  out: FrameSender | undefined,
+  frames: SseFrameBuilder,
+  { answer }: { answer?: AiEntry },
+): Promise<TurnDone> {
+  if (out) {
+    out.open();
+    await out.send(encodeSseFrame(frames.start()));
+    if (answer?.content) await out.send(encodeSseFrame(frames.frame({ type: 'message', delta: answer.content })));
+  }
+  const result: AgentResult = { ...NOT_RUN, text: answer?.content ?? '', aborted: answer?.aborted === true };
+  if (answer?.error !== undefined) result.error = answer.error;
+  await streamClosing(out, frames, result);
+  return { reply: { message: { type: 'ai', content: result.text, id: answer?.id ?? '' } } };
 }
 
 /** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
@@ -178,21 +196,21 @@ function humanEntry(request: TurnMessage, now: number, id: string = randomUUID()
 }
 
 /**
- * Stores the user's message (`human`: unless a run committed it when it started) and the answer (an answer with
- * nothing in it, after an abort or a failure before any output, is left out) and moves the session to the top of
- * the user's list.
+ * Stores the user's message (its entry id `humanId`: a recovery's check) and the answer (an answer with nothing in
+ * it, after an abort or a failure before any output, is left out) and moves the session to the top of the user's
+ * list.
  */
 async function commit(
   state: SessionState,
   request: TurnMessage,
-  result: AgentResult | undefined,
-  { humanId, human: withHuman }: { humanId: string; human: boolean },
+  result: AgentResult,
+  humanId: string,
 ): Promise<AiEntry | undefined> {
   const session = state.record;
   const now = preciseNow();
   const human = humanEntry(request, now, humanId);
   let ai: AiEntry | undefined;
-  if (result && (result.text || result.toolCalls.length > 0 || result.messages.length > 0)) {
+  if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
     ai = {
       id: randomUUID(),
       type: 'ai',
@@ -205,8 +223,7 @@ async function commit(
     if (result.aborted) ai.aborted = true;
     if (result.error !== undefined) ai.error = result.error;
   }
-  const added: TranscriptEntry[] = [...(withHuman ? [human] : []), ...(ai ? [ai] : [])];
-  if (added.length === 0) return undefined;
+  const added: TranscriptEntry[] = ai ? [human, ai] : [human];
   const next: SessionRecord = {
     ...session,
     lastUpdatedAt: Math.max(now, session.lastUpdatedAt + 0.001),

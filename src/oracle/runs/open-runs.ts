@@ -1,7 +1,7 @@
-// Shared by both threads: the streamed turns in flight (open runs), one per session, stored before the turn commits
-// its human message and removed once its `done` is kept. What is left after a node died is a turn cut mid-way: in
-// cluster mode the partition's next owner runs it again (actor/run-recovery.ts); on one node, restarted, it ended
-// `interrupted` (runs/interrupted.ts). LMDB database `oracle-open-runs`, or (cluster mode) the JetStream bucket
+// Shared by both threads: the streamed turns in flight (open runs), one per session, stored (with the message) before
+// the agent runs and removed once its `done` is kept. What is left after a node died is a turn cut mid-way: in
+// cluster mode the partition's next owner runs it again from the stored message (actor/run-recovery.ts); on one
+// node, restarted, it ended `interrupted` (oracle/index.ts). LMDB database `oracle-open-runs`, or (cluster mode) the JetStream bucket
 // `<prefix>_oracle_open_runs` (jetstream-open-runs.ts).
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
@@ -20,7 +20,7 @@ export interface OpenRun {
   sessionId: string;
   userDid: string;
   requestId: string;
-  /** The id of the turn's human message in the transcript (committed right after this record). */
+  /** The id its human message gets in the transcript (committed with the answer: a recovery checks for it). */
   humanId: string;
   /** The message as the front door sent it: what a recovery runs again. */
   turn: TurnMessage;
