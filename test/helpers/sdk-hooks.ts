@@ -43,6 +43,8 @@ export interface MountedHook<R> {
   readonly current: R;
   /** Resolves with the first answer (from now on, or the current one) that `test` accepts; fails after `ms`. */
   until(test: (current: R) => boolean, what: string, ms?: number): Promise<R>;
+  /** Calls `see` with every answer from now on (what the hook showed, render by render). */
+  watch(see: (current: R) => void): void;
   unmount(): void;
 }
 
@@ -91,6 +93,9 @@ export function mountHook<R>(
         waiters.add(check);
         check();
       });
+    },
+    watch(see) {
+      waiters.add(() => see(current as R));
     },
     unmount,
   };

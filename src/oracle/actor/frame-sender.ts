@@ -7,7 +7,9 @@
 // `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client gone)
 // ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run as any
 // node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes on; a
-// recovered turn has no port at all.
+// recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and the
+// end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
+// continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
@@ -91,25 +93,33 @@ export class FrameSender {
     if (this.#ended) return;
     this.#flush();
     this.#ended = true;
+    const finish = () => {
+      this.port?.postMessage({ type: 'end', ending } satisfies StreamMessage);
+      this.port?.close();
+    };
     // The run's closing frames are the relay's (stream-ending.ts), written here too for the run kept in the stream.
     if (this.#opened && this.run) {
       const closing = closingFrames(ending);
-      this.run.write(closing.join(''), closing.length);
-    }
-    this.#post({ type: 'end', ending });
-    this.port?.close();
+      this.run.write(closing.join(''), closing.length, finish);
+    } else finish();
   }
 
   #flush = (): void => {
     if (this.#pendingCount === 0) return;
-    if (!this.#cancelled && !this.#detached)
-      this.#post({ type: 'frames', text: this.#pending, count: this.#pendingCount });
-    this.run?.write(this.#pending, this.#pendingCount);
+    const text = this.#pending;
+    const count = this.#pendingCount;
     this.#pending = '';
     this.#pendingCount = 0;
+    if (this.run) this.run.write(text, count, () => this.#frames(text, count));
+    else this.#frames(text, count);
   };
 
+  #frames(text: string, count: number): void {
+    if (!this.#cancelled && !this.#detached)
+      this.port?.postMessage({ type: 'frames', text, count } satisfies StreamMessage);
+  }
+
   #post(message: StreamMessage): void {
-    if (!this.#ended || message.type === 'end') this.port?.postMessage(message);
+    if (!this.#ended) this.port?.postMessage(message);
   }
 }

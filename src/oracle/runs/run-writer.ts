@@ -2,8 +2,10 @@
 // Writes one run's frames to the runs stream (jetstream-run-stream.ts) as the actor produces them, numbered as the
 // front door's run log numbers the same frames, so a re-join through any node continues where the client was. One
 // publish is in flight at a time; what the actor produces meanwhile goes in the next one (a quorum fsync per batch,
-// not per delta). Past the run's byte bound the oldest batches are purged. `settled` resolves once everything
-// written was acknowledged (or failed: a lost batch is a gap that readers see, and re-join past).
+// not per delta). Past the run's byte bound the oldest batches are purged. A write's `stored` callback runs once its
+// batch was acknowledged (or failed), in the order written: the frame sender hands frames to the front door then.
+// `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
+// and re-join past).
 import type { Logger } from '../../log.js';
 import type { RunBatch, RunStream } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
@@ -12,6 +14,7 @@ export class RunWriter {
   #nextId: number;
   #pending = '';
   #pendingCount = 0;
+  #pendingStored: (() => void)[] = [];
   #inFlight: Promise<void> | undefined;
   #opening = false;
   /** Sizes of the batches kept, oldest first (for the byte bound). */
@@ -34,11 +37,12 @@ export class RunWriter {
     this.#inFlight ??= this.#drain();
   }
 
-  /** Queues `count` frames (SSE text, each ending with a blank line). */
-  write(text: string, count: number): void {
-    if (count === 0) return;
+  /** Queues `count` frames (SSE text, each ending with a blank line); `stored` runs once they are kept. */
+  write(text: string, count: number, stored?: () => void): void {
+    if (count === 0 && !stored) return;
     this.#pending += text;
     this.#pendingCount += count;
+    if (stored) this.#pendingStored.push(stored);
     this.#inFlight ??= this.#drain();
   }
 
@@ -55,23 +59,32 @@ export class RunWriter {
           .publish(this.stream.subject(this.info.runId, 'open'), JSON.stringify(this.info))
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
-      while (this.#pendingCount > 0) {
+      while (this.#pendingCount > 0 || this.#pendingStored.length > 0) {
         const batch: RunBatch = { id: this.#nextId, n: this.#pendingCount, text: this.#pending };
         this.#nextId += batch.n;
+        const stored = this.#pendingStored;
         this.#pending = '';
         this.#pendingCount = 0;
-        const body = JSON.stringify(batch);
-        try {
-          await this.stream.connection.js.publish(this.stream.subject(this.info.runId, 'f'), body);
-          this.#kept.push(body.length);
-          this.#keptBytes += body.length;
-          await this.#bound();
-        } catch (error) {
-          this.log.warn({ err: error, runId: this.info.runId }, 'a run batch was not stored');
-        }
+        this.#pendingStored = [];
+        if (batch.n > 0) await this.#publish(batch);
+        for (const callback of stored) callback();
+        await this.#bound().catch((error: unknown) =>
+          this.log.warn({ err: error, runId: this.info.runId }, 'a run was not trimmed to its bound'),
+        );
       }
     } finally {
       this.#inFlight = undefined;
+    }
+  }
+
+  async #publish(batch: RunBatch): Promise<void> {
+    const body = JSON.stringify(batch);
+    try {
+      await this.stream.connection.js.publish(this.stream.subject(this.info.runId, 'f'), body);
+      this.#kept.push(body.length);
+      this.#keptBytes += body.length;
+    } catch (error) {
+      this.log.warn({ err: error, runId: this.info.runId }, 'a run batch was not stored');
     }
   }
 
