@@ -3,16 +3,17 @@
 // session's partition is A's); A is killed with SIGKILL while the model is half-way through its answer. The SDK,
 // left to itself, re-joins the run through B; the partition's new owner takes the turn over (the run goes
 // `recovering`, the model is asked again) and the hook ends with the whole new answer shown, no error, and exactly
-// one answer stored.
+// one answer stored. Then a turn whose client went away for good: the node that inherits the dead node's partition
+// takes it over on its own, with nobody re-joining, and stores its one answer.
 import { useChat } from '@ixo/oracles-client-sdk';
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { DEFAULT_PARTITIONS, partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { parseKey } from '../dist/src/oracle/auth/mint.js';
-import { startTestNodes } from './helpers/cluster-nodes.js';
+import { startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
-import { sdkUser } from './helpers/sdk-client.js';
+import { sdkFrames, sdkSend, sdkUser, type SdkUser } from './helpers/sdk-client.js';
 import { mountHook, onlyTo } from './helpers/sdk-hooks.js';
 import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
@@ -54,14 +55,24 @@ const textOf = (message: Shown | undefined): string =>
       ? message.content.filter((part) => typeof part === 'string').join('')
       : '';
 
+/** A session of `user`, created through `via`, whose partition `owner` holds; undefined after 30 tries. */
+async function sessionOn(owner: LocalNode, user: SdkUser, via: LocalNode): Promise<string | undefined> {
+  for (let i = 0; i < 30; i++) {
+    const res = await fetch(`${via.url}/sessions`, { method: 'POST', headers: user.headers() });
+    const created = ((await res.json()) as { sessionId: string }).sessionId;
+    if ((await ownerOf(created)) === owner.nodeId) return created;
+  }
+  return undefined;
+}
+const storedOf = async (via: LocalNode, user: SdkUser, sessionId: string) => {
+  const res = await fetch(`${via.url}/messages/${sessionId}`, { headers: user.headers() });
+  const { messages } = (await res.json()) as { messages: { type: string; content: string }[] };
+  return messages.map((m) => [m.type, m.content]);
+};
+
 t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the whole answer', async (t) => {
   const ada = await sdkUser(oracleDid);
-  let sessionId: string | undefined;
-  for (let i = 0; i < 30 && !sessionId; i++) {
-    const res = await fetch(`${nodeB.url}/sessions`, { method: 'POST', headers: ada.headers() });
-    const created = ((await res.json()) as { sessionId: string }).sessionId;
-    if ((await ownerOf(created)) === nodeA.nodeId) sessionId = created;
-  }
+  const sessionId = await sessionOn(nodeA, ada, nodeB);
   if (!t.ok(sessionId, "a session on A's partitions")) return;
 
   // The first attempt streams half an answer and hangs there; the takeover's attempt gets the whole one.
@@ -86,6 +97,11 @@ t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the who
     30_000,
   );
 
+  // Every answer text the hook shows from here: the cut one must be dropped, never shown glued to the new one.
+  const shownTexts = new Set<string>();
+  chat.watch((c) => {
+    for (const m of c.messages as Shown[]) if (m.type === 'ai') shownTexts.add(textOf(m));
+  });
   const killedAt = performance.now();
   await nodeA.kill();
   const settled = await chat.until((c) => c.run?.ended != null && c.status === 'ready', 'the turn settled', 120_000);
@@ -107,14 +123,17 @@ t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the who
     ],
     'the question and the whole answer, once',
   );
+  t.same(
+    [...shownTexts].filter((text) => text.includes('Half') && text.includes('whole')),
+    [],
+    'the cut answer was never shown with the new one after it',
+  );
   const rejoins = fetched.slice(before).filter((url) => url.startsWith(`${nodeB.url}/runs/`));
   t.ok(rejoins.length >= 1, `the SDK re-joined on its own (${rejoins.length} times)`);
   t.equal(llm.requests.length, 2, 'the model was asked twice: the cut attempt and the takeover');
 
-  const stored = await fetch(`${nodeC.url}/messages/${sessionId}`, { headers: ada.headers() });
-  const { messages } = (await stored.json()) as { messages: { type: string; content: string }[] };
   t.same(
-    messages.map((m) => [m.type, m.content]),
+    await storedOf(nodeC, ada, sessionId),
     [
       ['human', 'Tell me everything'],
       ['ai', WHOLE],
@@ -122,4 +141,44 @@ t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the who
     'stored: the human message and exactly one answer',
   );
   t.comment(`kill -9 mid-answer: the SDK showed the whole answer ${settledMs.toFixed(0)} ms after the kill`);
+});
+
+t.test("a cut turn nobody re-joins: the dead node's partition's new owner takes it over", async (t) => {
+  const bea = await sdkUser(oracleDid);
+  const sessionId = await sessionOn(nodeB, bea, nodeC);
+  if (!t.ok(sessionId, "a session on B's partitions")) return;
+  const cut = heldAnswer('Half of it, ');
+  const WHOLE = 'All of it, stored once.';
+  llm.script(cut.responder, sse([chunk({ content: WHOLE }, 'stop')]));
+  const asked = llm.requests.length;
+  // Streamed through C; the client reads the first words and goes away for good (it never re-joins).
+  const controller = new AbortController();
+  const res = await sdkSend(nodeC.url, bea, sessionId, { message: 'Tell me all of it' }, controller.signal);
+  for await (const frame of sdkFrames(res)) if (frame.event === 'message') break;
+  controller.abort();
+  t.same(await storedOf(nodeC, bea, sessionId), [], 'nothing stored while the turn runs');
+
+  const killedAt = performance.now();
+  await nodeB.kill();
+  const stored = await until(
+    'the answer of the turn taken over',
+    async () => {
+      const messages = await storedOf(nodeC, bea, sessionId);
+      return messages.length > 0 ? messages : undefined;
+    },
+    30_000,
+  );
+  const storedMs = performance.now() - killedAt;
+  t.same(
+    stored,
+    [
+      ['human', 'Tell me all of it'],
+      ['ai', WHOLE],
+    ],
+    'the human message and one answer, stored by the new owner with no client asking',
+  );
+  t.equal(llm.requests.length - asked, 2, 'the model was asked again once');
+  const run = await fetch(`${nodeC.url}/sessions/${sessionId}/run`, { headers: bea.headers() });
+  t.equal(run.status, 404, 'no run in progress any more');
+  t.comment(`kill -9, nobody re-joining: the answer was stored ${storedMs.toFixed(0)} ms after the kill`);
 });

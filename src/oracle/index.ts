@@ -18,7 +18,7 @@ import { loadModelCatalogue } from './models.js';
 import { RunRegistry } from './runs/registry.js';
 import { ClusterRuns } from './runs/cluster-runs.js';
 import { openRunStream } from './runs/jetstream-run-stream.js';
-import { takeOverWhenDead } from './runs/takeover.js';
+import { takeOverInherited, takeOverWhenDead } from './runs/takeover.js';
 
 /** How long a kept run may be quiet before its reader asks the session's actor whether it still runs. */
 const RUN_PROBE_MS = 2_000;
@@ -44,6 +44,7 @@ export const createOracleFace = async ({
   cpuPool,
   cluster,
   events: clusterEvents,
+  inherited,
 }: FaceContext<OracleConfig>): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
@@ -101,6 +102,13 @@ export const createOracleFace = async ({
       ),
     log: log.child({ face: 'oracle' }),
   };
+  // Cluster mode: the partitions of a node that died are this node's now, and so are the turns it left cut: they are
+  // taken over at once, with or without a client re-joining them (runs/takeover.ts).
+  inherited?.onInherited((isInherited) => {
+    void takeOverInherited(repositories.openRuns, actors, isInherited, deps.log).catch((error: unknown) =>
+      deps.log.warn({ err: error }, 'the open runs of inherited partitions were not taken over'),
+    );
+  });
   let events: RunningEventChannel | undefined;
   return {
     name: 'oracle',
