@@ -133,7 +133,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     log,
     actors: routed?.actors ?? runtime,
     cpuPool,
-    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events } : {}),
+    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events, inherited: routed.inherited } : {}),
   };
   // Each face made by name, so what one gives another is wired here, typed: the faces never import each other.
   const ussd = await createUssdFace(context);

@@ -10,6 +10,7 @@ import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js'
 import { openJetStreamPreferences } from './plugins/user-preferences/jetstream-repository.js';
 import type { OracleRepositories } from './repositories.js';
 import { openJetStreamSessionStores } from './sessions/jetstream-turn-commit.js';
+import { openJetStreamOpenRuns } from './runs/jetstream-open-runs.js';
 
 /** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
 export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {
@@ -20,5 +21,6 @@ export async function openJetStreamOracleRepositories(connection: ClusterConnect
   const preferences = await openJetStreamPreferences(connection);
   const credits = await openJetStreamCredits(connection);
   const calls = await openJetStreamCalls(connection);
-  return { ...stores, revocations, delegations, preferences, credits, calls };
+  const openRuns = await openJetStreamOpenRuns(connection);
+  return { ...stores, revocations, delegations, preferences, credits, calls, openRuns };
 }

@@ -16,6 +16,7 @@ import type { PreferencesRepository } from './plugins/user-preferences/repositor
 import type { RevocationRepository } from './revocations.js';
 import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './sessions/turn-commit.js';
+import { openLmdbOpenRuns, type OpenRunRepository } from './runs/open-runs.js';
 
 /** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
 export interface OracleRepositories extends SessionStores {
@@ -26,6 +27,8 @@ export interface OracleRepositories extends SessionStores {
   readonly credits: CreditRepository;
   /** Live calls (POST /calls/:id/sync and the routes beside it). */
   readonly calls: CallRepository;
+  /** Streamed turns in flight (runs/open-runs.ts). */
+  readonly openRuns: OpenRunRepository;
 }
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {
@@ -36,6 +39,7 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     preferences: openLmdbPreferences(store),
     credits: openLmdbCredits(store),
     calls: openLmdbCalls(store),
+    openRuns: openLmdbOpenRuns(store),
   };
 }
 
