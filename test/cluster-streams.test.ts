@@ -164,7 +164,11 @@ t.test(
     await read.ended();
     await stream.done;
     stream.channel.close();
-    t.equal(read.state.messages[0].type, 'open', 'open came first');
+    t.same(
+      read.state.messages.slice(0, 2).map((m) => m.type),
+      ['started', 'open'],
+      'the turn left the mailbox, then the stream opened',
+    );
     t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn' } }, 'the end came last');
     t.ok(read.state.frames > 200, `${read.state.frames} frames`);
     t.match(answerOf(read.state.text), `You said: "${words}"`, 'the answer arrived whole and in order');
@@ -232,11 +236,13 @@ t.test(
   },
 );
 
-t.test('a refusal of the remote actor arrives as the stream`s first message', async (t) => {
+t.test('a refusal of the remote actor arrives as the stream`s first message after started', async (t) => {
   const stream = b.router.stream(CHAT, 'stream-absent', turn('stream-absent', 'hi'));
   const read = reader(stream);
   await read.until(() => read.state.messages.length > 0);
-  t.match(read.state.messages[0], { type: 'refused', code: 'session_not_found' });
+  await read.until(() => read.state.messages.length > 1);
+  t.equal(read.state.messages[0].type, 'started', 'the turn left the mailbox');
+  t.match(read.state.messages[1], { type: 'refused', code: 'session_not_found' }, 'and was refused');
   await stream.done;
   stream.channel.close();
 });
