@@ -187,7 +187,12 @@ export function compileService(definition: ServiceDefinition): CompiledService {
     invalidChoice: per(definition.messages.invalidChoice),
     loginRequired: per(definition.messages.loginRequired),
   };
-  noteLongestNotices(states, languages, messages, state(definition.loginRequired ?? definition.home ?? definition.start));
+  noteLongestNotices(
+    states,
+    languages,
+    messages,
+    state(definition.loginRequired ?? definition.home ?? definition.start),
+  );
   for (const target of fixed) {
     target.fixedPages = languages.map((_, l) =>
       paginate(
