@@ -52,7 +52,7 @@ export const ussdServiceSteps = new CounterFamily(
 );
 export const ussdServiceSessionsEnded = new CounterFamily(
   'ussd_service_sessions_ended_total',
-  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (the step deadline passed), error',
+  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (no answer from the user within the session TTL, or the step deadline passed), error',
   ['service', 'state', 'reason'],
 );
 export const ussdUnknownCodes = new CounterFamily(

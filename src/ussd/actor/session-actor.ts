@@ -173,6 +173,8 @@ class UssdActor implements Actor<UssdShape> {
     }
     this.services.live?.committed(this.sessionId, next);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
+    // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
+    if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
     countStep(live?.value, next, step.endReason);
     return step.screen;
   }
@@ -184,6 +186,11 @@ function countStep(before: UssdSession | undefined, after: UssdSession, reason: 
   ussdServiceSteps.with(service, after.state).inc();
   if (after.state === ENDED_STATE)
     ussdServiceSessionsEnded.with(service, before?.state ?? after.state, reason ?? 'end').inc();
+}
+
+/** A session that expired without ending: the user stopped answering. */
+function countTimedOut(session: UssdSession): void {
+  ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'timeout').inc();
 }
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */

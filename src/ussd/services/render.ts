@@ -4,7 +4,7 @@
 import type { Condition } from './definition.js';
 import type { CompiledService, CompiledState } from './compile.js';
 import { layoutOf } from './compile.js';
-import { paginate } from './paging.js';
+import { paginate, withNotice } from './paging.js';
 import { fill, shorten, type Template } from './template.js';
 
 /** Looks a value up by name (`fullName`, `account.customerId`, `session.loggedIn`); undefined when missing. */
@@ -26,7 +26,19 @@ export function pagesOf(
   notice: string | undefined,
   lookup: Lookup,
 ): readonly string[] {
-  if (state.fixedPages && notice === undefined) return state.fixedPages[l] ?? [];
+  const room = service.limit - 4;
+  const pages = state.fixedPages?.[l] ?? renderPages(service, state, l, lookup, room);
+  return notice === undefined || notice === '' ? pages : withNotice(pages, notice, room);
+}
+
+/** The pages of a screen that depends on the step's values (no notice: it goes above the first page). */
+function renderPages(
+  service: CompiledService,
+  state: CompiledState,
+  l: number,
+  lookup: Lookup,
+  room: number,
+): readonly string[] {
   const values = state.shorten ? shortened(service, state, l, lookup) : lookup;
   const body = fill(state.body[l] ?? '', values);
   const shown = new Set<string>();
@@ -40,7 +52,7 @@ export function pagesOf(
     more: `${service.navigation.more}. ${service.labels.more[l]}`,
     back: `${service.navigation.back}. ${service.labels.back[l]}`,
   };
-  return paginate(layoutOf(state, l, notice, body, options), service.limit - 4, labels);
+  return paginate(layoutOf(state, l, undefined, body, options), room, labels, state.longestNotice[l]);
 }
 
 /**
