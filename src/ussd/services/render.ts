@@ -18,13 +18,17 @@ export function holds(condition: Condition, lookup: Lookup): boolean {
   return condition.set === false ? !isSet : isSet;
 }
 
-/** The pages of `state`'s screen in language `l` with `notice` above it. */
+/**
+ * The pages of `state`'s screen in language `l` with `notice` above it. `every`: every option, whatever its
+ * condition (the checker's longest screen).
+ */
 export function pagesOf(
   service: CompiledService,
   state: CompiledState,
   l: number,
   notice: string | undefined,
   lookup: Lookup,
+  every = false,
 ): readonly string[] {
   if (state.fixedPages && notice === undefined) return state.fixedPages[l] ?? [];
   const values = state.shorten ? shortened(service, state, l, lookup) : lookup;
@@ -32,7 +36,7 @@ export function pagesOf(
   const shown = new Set<string>();
   const options: string[] = [];
   for (const option of state.options) {
-    if (shown.has(option.key) || (option.when && !holds(option.when, lookup))) continue;
+    if (!every && (shown.has(option.key) || (option.when && !holds(option.when, lookup)))) continue;
     shown.add(option.key);
     options.push(fill(option.line[l] ?? '', values));
   }
