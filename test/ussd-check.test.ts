@@ -3,11 +3,12 @@
 // file and line, and the same directory is refused at start (exit 78, the same line). The shipped built-in
 // service and the example of docs/ussd-services.md pass, and --render prints every state × language × page.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { main } from '../dist/src/tools/ussd-check.js';
+import { docExampleDir } from './helpers/ussd-services.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'ussd-check');
@@ -47,17 +48,6 @@ function run(command: string[], env: Record<string, string> = {}) {
   });
 }
 
-/** The YAML example of docs/ussd-services.md, written to a directory of its own. */
-function docExample(t: { teardown(fn: () => unknown): void }): string {
-  const doc = readFileSync(join(ROOT, 'docs', 'ussd-services.md'), 'utf8');
-  const block = /```yaml\n(# market\.yaml[\s\S]*?)```/.exec(doc)?.[1];
-  if (!block) throw new Error('docs/ussd-services.md has no ```yaml block starting "# market.yaml"');
-  const dir = mkdtempSync(join(tmpdir(), 'sar-ussd-doc-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'market.yaml'), block);
-  return dir;
-}
-
 t.test('each kind of problem is refused with its file, line and what is wrong', async (t) => {
   for (const [name, line] of Object.entries(BROKEN)) {
     const result = check([join(FIXTURES, name)]);
@@ -94,13 +84,13 @@ t.test('the built-in service and the documented example pass', async (t) => {
   const builtin = check([join(ROOT, 'ussd-services')]);
   t.equal(builtin.code, 0, builtin.err);
   t.equal(builtin.out, 'ok: builtin@1.0.0\n');
-  const example = check([docExample(t), join(ROOT, 'ussd-services', 'builtin.yaml')]);
+  const example = check([docExampleDir(t, false), join(ROOT, 'ussd-services', 'builtin.yaml')]);
   t.equal(example.code, 0, example.err);
   t.equal(example.out, 'ok: market@1.0.0, builtin@1.0.0\n');
 });
 
 t.test('--render prints every state in every language on every page, each within the limit', async (t) => {
-  const { code, out } = check(['--render', docExample(t)]);
+  const { code, out } = check(['--render', docExampleDir(t, false)]);
   t.equal(code, 0);
   t.match(out, /\nok: market@1\.0\.0\n$/);
   const screens = out
