@@ -73,7 +73,8 @@ const storedOf = async (via: LocalNode, user: SdkUser, sessionId: string) => {
 t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the whole answer', async (t) => {
   const ada = await sdkUser(oracleDid);
   const sessionId = await sessionOn(nodeA, ada, nodeB);
-  if (!t.ok(sessionId, "a session on A's partitions")) return;
+  t.ok(sessionId, "a session on A's partitions");
+  if (!sessionId) return;
 
   // The first attempt streams half an answer and hangs there; the takeover's attempt gets the whole one.
   const cut = heldAnswer('Half an answer, ');
@@ -146,7 +147,8 @@ t.test('kill -9 of the node streaming a turn: the SDK re-joins and shows the who
 t.test("a cut turn nobody re-joins: the dead node's partition's new owner takes it over", async (t) => {
   const bea = await sdkUser(oracleDid);
   const sessionId = await sessionOn(nodeB, bea, nodeC);
-  if (!t.ok(sessionId, "a session on B's partitions")) return;
+  t.ok(sessionId, "a session on B's partitions");
+  if (!sessionId) return;
   const cut = heldAnswer('Half of it, ');
   const WHOLE = 'All of it, stored once.';
   llm.script(cut.responder, sse([chunk({ content: WHOLE }, 'stop')]));

@@ -18,16 +18,20 @@ export function holds(condition: Condition, lookup: Lookup): boolean {
   return condition.set === false ? !isSet : isSet;
 }
 
-/** The pages of `state`'s screen in language `l` with `notice` above it. */
+/**
+ * The pages of `state`'s screen in language `l` with `notice` above it. `every`: every option, whatever its
+ * condition (the checker's longest screen).
+ */
 export function pagesOf(
   service: CompiledService,
   state: CompiledState,
   l: number,
   notice: string | undefined,
   lookup: Lookup,
+  every = false,
 ): readonly string[] {
   const room = service.limit - 4;
-  const pages = state.fixedPages?.[l] ?? renderPages(service, state, l, lookup, room);
+  const pages = state.fixedPages?.[l] ?? renderPages(service, state, l, lookup, room, every);
   return notice === undefined || notice === '' ? pages : withNotice(pages, notice, room);
 }
 
@@ -38,13 +42,14 @@ function renderPages(
   l: number,
   lookup: Lookup,
   room: number,
+  every: boolean,
 ): readonly string[] {
   const values = state.shorten ? shortened(service, state, l, lookup) : lookup;
   const body = fill(state.body[l] ?? '', values);
   const shown = new Set<string>();
   const options: string[] = [];
   for (const option of state.options) {
-    if (shown.has(option.key) || (option.when && !holds(option.when, lookup))) continue;
+    if (!every && (shown.has(option.key) || (option.when && !holds(option.when, lookup)))) continue;
     shown.add(option.key);
     options.push(fill(option.line[l] ?? '', values));
   }
