@@ -12,7 +12,8 @@ export interface DialMessage extends UssdDial {
 
 /**
  * The gateway says the session is over (Africa's Talking's end-of-session notification, a Hubtel release or
- * timeout, a Beem terminate). Answers whether a stored session recorded it.
+ * timeout, a Beem terminate). Answers `recorded`, `repeated` (the session holds a gateway end already) or
+ * `unknown` (no such session stored, or another phone's).
  */
 export interface GatewayEndMessage {
   type: 'gatewayEnd';
@@ -20,6 +21,8 @@ export interface GatewayEndMessage {
   phoneNumber?: string;
   end: GatewayEnd;
 }
+
+export type GatewayEndOutcome = 'recorded' | 'repeated' | 'unknown';
 
 export interface InspectMessage {
   type: 'inspect';
@@ -29,7 +32,10 @@ export interface InspectMessage {
 export type SessionView = Pick<UssdSession, 'state' | 'context' | 'createdAt' | 'updatedAt' | 'expiresAt'>;
 
 export const USSD_ACTOR = declareProtocol<{
-  calls: Call<DialMessage, string> | Call<InspectMessage, SessionView | null> | Call<GatewayEndMessage, boolean>;
+  calls:
+    | Call<DialMessage, string>
+    | Call<InspectMessage, SessionView | null>
+    | Call<GatewayEndMessage, GatewayEndOutcome>;
   signals: never;
   stream: never;
 }>('ussd');

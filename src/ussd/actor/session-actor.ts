@@ -14,6 +14,7 @@ import {
   USSD_ACTOR,
   type DialMessage,
   type GatewayEndMessage,
+  type GatewayEndOutcome,
   type InspectMessage,
   type SessionView,
   type UssdShape,
@@ -87,7 +88,7 @@ class UssdActor implements Actor<UssdShape> {
   receive(
     message: DialMessage | InspectMessage | GatewayEndMessage,
     cancelled?: AbortSignal,
-  ): Promise<string | SessionView | null | boolean> {
+  ): Promise<string | SessionView | null | GatewayEndOutcome> {
     if (message.type === 'dial') return this.#dial(message, cancelled);
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
   }
@@ -111,17 +112,17 @@ class UssdActor implements Actor<UssdShape> {
 
   /**
    * Records how the gateway ended the session (once: a repeated notification changes nothing); a session still
-   * live ends here, counted with the reason `gateway`. False when no session is stored (or it is another phone's).
+   * live ends here, counted with the reason `gateway`.
    */
-  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage): Promise<boolean> {
+  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage): Promise<GatewayEndOutcome> {
     const { sessions, deps } = this.services;
     for (let attempt = 0; ; attempt++) {
       const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
       const now = deps.now();
-      if (!stored || stored.value.expiresAt <= now) return false;
+      if (!stored || stored.value.expiresAt <= now) return 'unknown';
       const session = stored.value;
-      if (phoneNumber !== undefined && session.phoneNumber !== phoneNumber) return false;
-      if (session.gatewayEnd) return true;
+      if (phoneNumber !== undefined && session.phoneNumber !== phoneNumber) return 'unknown';
+      if (session.gatewayEnd) return 'repeated';
       const live = session.state !== ENDED_STATE;
       const next: UssdSession = live
         ? {
@@ -142,7 +143,7 @@ class UssdActor implements Actor<UssdShape> {
       }
       this.services.live?.committed(this.sessionId, next);
       if (live) ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'gateway').inc();
-      return true;
+      return 'recorded';
     }
   }
 

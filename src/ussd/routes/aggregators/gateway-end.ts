@@ -5,7 +5,7 @@ import type { HttpRequest } from '../../../http/types.js';
 import { GATEWAY_END_STATUSES, ussdGatewayEnds, ussdGatewaySessionDuration } from '../../../metrics/catalogue.js';
 import { fitsKey } from '../../../store/keys.js';
 import { within } from '../../../within.js';
-import { USSD_ACTOR } from '../../protocol.js';
+import { type GatewayEndOutcome, USSD_ACTOR } from '../../protocol.js';
 import type { GatewayEnd } from '../../session.js';
 import type { UssdRouteDeps } from '../index.js';
 
@@ -15,18 +15,34 @@ export function statusLabel(status: string): string {
   return GATEWAY_END_STATUSES.includes(word) ? word : 'other';
 }
 
-/** Counts the end and records it on the session; answers whether a stored session took it (never throws). */
+/**
+ * Records the end on the session and counts it (a repeated notification is not counted again); answers whether
+ * a stored session took it. Never throws.
+ */
 export async function recordGatewayEnd(
-  { actors, log, stepTimeoutMs = 15_000 }: UssdRouteDeps,
+  deps: UssdRouteDeps,
   sessionId: string,
   end: GatewayEnd,
   req: HttpRequest,
   phoneNumber?: string,
 ): Promise<boolean> {
-  const label = statusLabel(end.status);
-  ussdGatewayEnds.with(end.gateway, label).inc();
-  if (end.durationMs !== undefined) ussdGatewaySessionDuration.with(end.gateway, label).observe(end.durationMs / 1000);
-  if (!fitsKey(sessionId)) return false;
+  const outcome = fitsKey(sessionId) ? await record(deps, sessionId, end, req, phoneNumber) : 'unknown';
+  if (outcome !== 'repeated') {
+    const label = statusLabel(end.status);
+    ussdGatewayEnds.with(end.gateway, label).inc();
+    if (end.durationMs !== undefined)
+      ussdGatewaySessionDuration.with(end.gateway, label).observe(end.durationMs / 1000);
+  }
+  return outcome !== 'unknown';
+}
+
+async function record(
+  { actors, log, stepTimeoutMs = 15_000 }: UssdRouteDeps,
+  sessionId: string,
+  end: GatewayEnd,
+  req: HttpRequest,
+  phoneNumber: string | undefined,
+): Promise<GatewayEndOutcome> {
   const message = phoneNumber === undefined ? { end } : { end, phoneNumber };
   try {
     return await within(
@@ -37,6 +53,6 @@ export async function recordGatewayEnd(
   } catch (err) {
     // The count stands; the record is lost (the session then just expires): the gateway is not told to retry.
     log.warn({ err, reqId: req.requestId, sessionId }, 'USSD gateway end not recorded');
-    return false;
+    return 'unknown';
   }
 }
