@@ -9,7 +9,7 @@ import t from 'tap';
 import { PROVIDERS, ProviderClient, arkesel, beem, hubtel, nalo, postJson } from './helpers/aggregators.js';
 import { scrape as scrapeWith } from './helpers/metrics.js';
 import { eventually } from './helpers/oracle.js';
-import { sharedTestServer } from './helpers/server.js';
+import { sharedTestServer, startTestServer } from './helpers/server.js';
 import { GatewaySession } from './helpers/ussd-gateway.js';
 
 const INVALID_TEXT = 'Invalid input. Please try again.';
@@ -301,4 +301,23 @@ t.test('the end counted on the service: reason gateway', async (t) => {
   t.ok(ended >= 1, `ussd_service_sessions_ended_total{reason="gateway"} = ${ended}`);
   const scraped = await scrape(url);
   t.ok(scraped.value('ussd_gateway_session_ends_total', { gateway: 'hubtel', status: 'release' }) >= 1);
+});
+
+t.test('the history a latest-input session keeps survives a restart (it is in the session record)', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sar-adapters-restart-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = { USSD_SERVICES_DIR: servicesDir, PIN_ENCRYPTION_KEY: 'ab'.repeat(32) };
+  const first = await startTestServer(t, { dataDir, env });
+  const s = new ProviderClient(first.url, hubtel, 'hubtel-restart');
+  await s.send();
+  await s.send('1');
+  const pricing = await s.send('2');
+  t.match(pricing, /^CON Pricing/);
+  await first.shutdown();
+
+  const second = await startTestServer(t, { dataDir, env });
+  const again = new ProviderClient(second.url, hubtel, 'hubtel-restart');
+  again.session.sent = s.session.sent - 1;
+  t.equal(await again.send('2'), pricing, 'the last Sequence again, after the restart: the same screen (a retry)');
+  t.match(await again.send('0'), /^CON Know More/, 'the next input continues where the session was');
 });
