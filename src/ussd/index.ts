@@ -48,6 +48,7 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
         log,
         stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
         services: served,
+        beemServiceCode: config.USSD_BEEM_SERVICE_CODE,
       });
     },
     health: () => ({ ussd: { services: served.current() } }),
