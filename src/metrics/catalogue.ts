@@ -80,6 +80,33 @@ export const ussdServicesLoaded = new GaugeFamily(
   ['service', 'version'],
 );
 
+/** The `http` and `notify` actions of USSD services (issue 41, docs/ussd-actions.md). */
+export const ussdWebhookCalls = new CounterFamily(
+  'ussd_webhook_calls_total',
+  'USSD `http` action calls by service, outcome (ok, failed, timeout) and reason (ok, status, not_json, too_large, connection, timeout, no_secret)',
+  ['service', 'outcome', 'reason'],
+);
+export const ussdWebhookDuration = new HistogramFamily(
+  'ussd_webhook_duration_seconds',
+  'Time of USSD `http` action calls, retries included, by service',
+  ['service'],
+  LATENCY_BUCKETS,
+);
+export const ussdOutboxPending = new GaugeFamily(
+  'ussd_outbox_pending',
+  'USSD notifications committed and not yet delivered or given up (on this node)',
+);
+export const ussdOutboxDelivered = new CounterFamily(
+  'ussd_outbox_delivered_total',
+  'USSD notifications their endpoint accepted (2xx), by service',
+  ['service'],
+);
+export const ussdOutboxGivenUp = new CounterFamily(
+  'ussd_outbox_given_up_total',
+  'USSD notifications given up after their attempts, by service',
+  ['service'],
+);
+
 export const journalAppends = new CounterFamily(
   'cluster_journal_appends_total',
   'Cluster mode: fsynced appends to a partition journal by this node, each carrying one or more records, by journal',
@@ -190,7 +217,7 @@ export const rateLimited = new CounterFamily(
 
 // Series without labels (and the two cache outcomes) exist from the start: a scrape shows 0, not nothing.
 for (const family of [rateLimited, ussdUnknownCodes]) family.with();
-for (const family of [ussdSessionsActive, sseStreamsActive]) family.with();
+for (const family of [ussdSessionsActive, sseStreamsActive, ussdOutboxPending]) family.with();
 storeCommitDuration.with();
 for (const reason of ['low_space', 'commit_failed']) storeWritesRefused.with(reason);
 for (const cache of ['hit', 'miss']) ucanVerifications.with(cache);
@@ -210,6 +237,11 @@ export const ALL_FAMILIES = [
   ussdGatewayEnds,
   ussdGatewaySessionDuration,
   ussdServicesLoaded,
+  ussdWebhookCalls,
+  ussdWebhookDuration,
+  ussdOutboxPending,
+  ussdOutboxDelivered,
+  ussdOutboxGivenUp,
   journalAppends,
   journalRecords,
   journalLoads,

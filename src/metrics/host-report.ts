@@ -16,13 +16,18 @@ import {
   ussdSessionsActive,
   ussdSteps,
   ussdUnknownCodes,
+  ussdOutboxDelivered,
+  ussdOutboxGivenUp,
+  ussdOutboxPending,
+  ussdWebhookCalls,
+  ussdWebhookDuration,
 } from './catalogue.js';
 import type { GaugeFamily, TakenHistogram } from './families.js';
 
 export const REPORT_INTERVAL_MS = 1_000;
 
 /** Unlabelled gauges a host computes (their collect, set by the host's code) and the main thread sums over the hosts. */
-const HOST_GAUGES = [ussdSessionsActive];
+const HOST_GAUGES = [ussdSessionsActive, ussdOutboxPending];
 
 /** Counters a host counts and the main thread adds in, in this order in a report. */
 const HOST_COUNTERS = [
@@ -35,6 +40,9 @@ const HOST_COUNTERS = [
   ussdServiceSessionsEnded,
   ussdUnknownCodes,
   storeWritesRefused,
+  ussdWebhookCalls,
+  ussdOutboxDelivered,
+  ussdOutboxGivenUp,
 ];
 
 /** What an actor host holds right now. */
@@ -51,6 +59,7 @@ export interface HostReport extends HostLoad {
   /** The increments of HOST_COUNTERS since the last report. */
   counters: [string[], number][][];
   storeCommits: TakenHistogram;
+  webhookDurations: TakenHistogram;
 }
 
 /** Worker side: posts a report every REPORT_INTERVAL_MS until the thread ends. */
@@ -62,6 +71,7 @@ export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void
       gauges,
       counters: HOST_COUNTERS.map((counter) => counter.take()),
       storeCommits: storeCommitDuration.take(),
+      webhookDurations: ussdWebhookDuration.take(),
     };
     port.postMessage(report);
   }, REPORT_INTERVAL_MS);
@@ -103,6 +113,7 @@ export function applyHostReport(host: number, report: HostReport): void {
     counter.add(report.counters[i] ?? []);
   });
   storeCommitDuration.add(report.storeCommits);
+  ussdWebhookDuration.add(report.webhookDurations ?? []);
 }
 
 /** Main side: a host that exited holds no actors and no messages any more. */

@@ -26,6 +26,8 @@ export const DATABASES = [
   'ussd-services',
   /** The language each phone number chose (src/ussd/services/languages.ts). */
   'ussd-languages',
+  /** USSD notifications not yet delivered, written with their step (src/ussd/outbox/lmdb-store.ts). */
+  'ussd-outbox',
   'health',
   'oracle-sessions',
   'oracle-transcripts',

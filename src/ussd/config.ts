@@ -24,6 +24,8 @@ export const ussdEnv = {
    */
   USSD_STEP_TIMEOUT_MS: integer(15_000, 100, 60_000),
   PIN_LOCK_MINUTES: integer(30, 1),
+  /** The pause after a notification's first failed delivery; it doubles per try, to at most a minute. */
+  USSD_OUTBOX_BACKOFF_MS: integer(1_000, 10, 60_000),
   /** The directory of USSD service definitions (one .yaml/.yml/.json per service); the shipped ussd-services/ when unset. */
   USSD_SERVICES_DIR: text(),
   /** The END text answering a dial of a code no service claims. */

@@ -55,6 +55,22 @@ export interface PendingDraft {
   newPin?: string;
 }
 
+/**
+ * A notification a `notify` action left for the outbox (docs/ussd-actions.md), stored in the record of the step that
+ * made it, so it is committed with the step or not at all.
+ */
+export interface OutboxNotification {
+  /** `<sessionId>:<step>:<n>`, sent as its idempotency key. */
+  id: string;
+  service: string;
+  url: string;
+  /** Header name, environment variable, prefix: the value is read at each delivery, never stored. */
+  headers: [string, string, string][];
+  body: string;
+  attempts: number;
+  timeoutMs: number;
+}
+
 export interface UssdSession {
   sessionId: string;
   phoneNumber: string;
@@ -66,6 +82,10 @@ export interface UssdSession {
   language?: string;
   /** The page of the current screen shown (0, the first, when absent). */
   page?: number;
+  /** The number of the last step applied (the dial is 1): with the session id, the key of a webhook call. */
+  step?: number;
+  /** The notifications the last step left (delivered by the outbox after the answer). */
+  outbox?: OutboxNotification[];
   /** Menu state name, for example `preMenu`; `ended` once an END was sent. */
   state: string;
   context: UssdContext;

@@ -30,6 +30,8 @@ import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
 import { openPublishedServices } from '../services/published.js';
+import { countPending, Outbox } from '../outbox/outbox.js';
+import { LmdbOutboxStore } from '../outbox/lmdb-store.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -38,6 +40,8 @@ interface UssdServices {
   deps: MenuDeps;
   /** For ussd_sessions_active; absent with METRICS_ENABLED=false and in cluster mode (the front door counts there). */
   live?: LiveSessions;
+  /** Delivers the notifications of committed steps (`notify` actions). */
+  outbox: Outbox;
 }
 
 /** Services shared by the USSD actors of one host: LMDB, or the cluster's JetStream buckets (repositories.ts). */
@@ -58,10 +62,18 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
+  // One node: pending notifications are in LMDB with their steps; in cluster mode this host delivers its own steps'.
+  const outbox = new Outbox(cluster ? undefined : new LmdbOutboxStore(store), host.log, {
+    backoffMs: config.USSD_OUTBOX_BACKOFF_MS,
+    serves: (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
+  });
+  outbox.start();
+  countPending(outbox);
   return {
     sessions,
     cachesSessions: !cluster,
     live,
+    outbox,
     deps: {
       customers: new CustomerAccounts(customers, pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
       pinCipher,
@@ -72,6 +84,8 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       languageOf: languages.get,
       rememberLanguage: languages.set,
       unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
+      // The step's webhook calls end well before the front door's deadline answers END for it.
+      stepBudgetMs: Math.max(50, Math.floor(config.USSD_STEP_TIMEOUT_MS / 2)),
     },
   };
 });
@@ -221,6 +235,7 @@ class UssdActor implements Actor<UssdShape> {
       throw error;
     }
     this.services.live?.committed(this.sessionId, next);
+    if (next.outbox && next.step !== live?.value.step) this.services.outbox.add(this.sessionId, next.outbox);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
     // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
     if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);

@@ -43,7 +43,14 @@ export const ACTION_SPECS: Record<ActionName, ActionSpec> = {
   verifyPin: { reads: [], typedPin: true, outcomes: PIN_OUTCOMES, writes: [], says: PIN_SAYS },
   changePin: { reads: [], typedPin: true, outcomes: ['changed', 'gone'], writes: [], says: [] },
   logOut: { reads: [], typedPin: false, outcomes: ['done'], writes: [], says: [], login: true },
+  // The values they send and save are the state's own (its `request`): webhook/run.ts, docs/ussd-actions.md.
+  http: { reads: [], typedPin: false, outcomes: ['ok', 'failed', 'timeout'], writes: [], says: [] },
+  notify: { reads: [], typedPin: false, outcomes: ['queued'], writes: [], says: [] },
 };
+
+/** The actions that call out of the server: run by the engine with the state's `request`. */
+export type RequestAction = 'http' | 'notify';
+export const isRequestAction = (name: ActionName): name is RequestAction => name === 'http' || name === 'notify';
 
 export interface ActionDeps {
   customers: CustomerAccounts;
@@ -72,7 +79,11 @@ type Maybe<T> = T | Promise<T>;
 
 const LOGGED_OUT = { isAuthenticated: false, customerId: undefined };
 
-export function runAction(name: ActionName, call: ActionCall, deps: ActionDeps): Maybe<ActionResult> {
+export function runAction(
+  name: Exclude<ActionName, RequestAction>,
+  call: ActionCall,
+  deps: ActionDeps,
+): Maybe<ActionResult> {
   switch (name) {
     case 'createAccount':
       return createAccount(call, deps);

@@ -6,6 +6,7 @@ import type { ActionName, Branch, Condition, ServiceDefinition, StateDefinition,
 import { compileCheck, type InputCheck } from './input-checks.js';
 import { paginate, type Layout } from './paging.js';
 import { compileTemplate, slotsOf, type Template } from './template.js';
+import { compileRequest, type CompiledRequest } from './webhook/request.js';
 
 /** One entry per language of the service, in the order of its `languages`. */
 export type PerLanguage<T> = readonly T[];
@@ -59,7 +60,7 @@ export interface CompiledState {
     refusals: ReadonlyMap<string, CompiledBranch>;
     skip?: { key: string; next: CompiledState };
   };
-  action?: { name: ActionName; outcomes: ReadonlyMap<string, CompiledBranch> };
+  action?: { name: ActionName; outcomes: ReadonlyMap<string, CompiledBranch>; request?: CompiledRequest };
   languageNext?: CompiledState;
 }
 
@@ -178,7 +179,11 @@ export function compileService(definition: ServiceDefinition): CompiledService {
     if (def.type === 'action') {
       const outcomes = new Map<string, CompiledBranch>();
       for (const [outcome, b] of Object.entries(def.outcomes)) outcomes.set(outcome, branch(b));
-      target.action = { name: def.action, outcomes };
+      target.action = {
+        name: def.action,
+        outcomes,
+        ...(def.request === undefined ? {} : { request: compileRequest(def.request) }),
+      };
     }
     if (def.type === 'language') target.languageNext = state(def.next);
   }

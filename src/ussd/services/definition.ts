@@ -127,15 +127,56 @@ export const InputStateSchema = v.strictObject({
   ...common,
 });
 
-export const ACTIONS = ['createAccount', 'findAccount', 'logIn', 'verifyPin', 'changePin', 'logOut'] as const;
+export const ACTIONS = [
+  'createAccount',
+  'findAccount',
+  'logIn',
+  'verifyPin',
+  'changePin',
+  'logOut',
+  'http',
+  'notify',
+] as const;
+
+/** An environment variable's name: where a secret comes from (a definition file never holds one). */
+const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,63}$/;
+const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+
+/**
+ * The endpoint of an `http` or `notify` action (docs/ussd-actions.md). `headers` take their values from the
+ * environment (`{ env: SHOP_TOKEN, prefix: 'Bearer ' }`); `save` maps a value name to a field of the JSON answer
+ * (`balance`, `account.name`).
+ */
+export const RequestSchema = v.strictObject({
+  url: v.pipe(v.string(), v.maxLength(500), v.regex(/^https?:\/\/[^\s]+$/, 'url: an http:// or https:// address')),
+  /** The session values sent (by name); a PIN never is. */
+  values: v.optional(v.array(valueName)),
+  headers: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(HEADER_NAME, 'a header name like X-Api-Key')),
+      v.strictObject({
+        env: v.pipe(v.string(), v.regex(ENV_NAME, 'an environment variable like SHOP_TOKEN')),
+        prefix: v.optional(v.pipe(v.string(), v.maxLength(40))),
+      }),
+    ),
+  ),
+  /** The whole call's time, retries included (default 2000 ms). */
+  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(50), v.maxValue(10_000))),
+  /** `http`: value name → field of the answer (a dotted path). */
+  save: v.optional(v.record(valueName, v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,100}$/, 'a field path')))),
+  /** `notify`: deliveries tried before giving up (default 8). */
+  attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20))),
+});
 
 /**
  * A built-in action, then a branch on its outcome. Which values each reads and which outcomes it has are listed
- * in ACTION_SPECS (services/actions.ts) and docs/ussd-services.md.
+ * in ACTION_SPECS (services/actions.ts), docs/ussd-services.md and docs/ussd-actions.md; `http` and `notify`
+ * need a `request`.
  */
 export const ActionStateSchema = v.strictObject({
   type: v.literal('action'),
   action: v.picklist(ACTIONS),
+  request: v.optional(RequestSchema),
   outcomes: v.record(name('an outcome'), BranchSchema),
   ...common,
 });
@@ -219,6 +260,7 @@ export type Branch = v.InferOutput<typeof BranchSchema>;
 export type Validation = v.InferOutput<typeof ValidationSchema>;
 export type Refusal = (typeof REFUSALS)[number];
 export type ActionName = (typeof ACTIONS)[number];
+export type RequestDefinition = v.InferOutput<typeof RequestSchema>;
 export type StateDefinition = v.InferOutput<typeof StateSchema>;
 export type MenuState = v.InferOutput<typeof MenuStateSchema>;
 export type InputState = v.InferOutput<typeof InputStateSchema>;

@@ -5,6 +5,7 @@
 // anything else is the state's own input (where those keys are plain text).
 import {
   ENDED_STATE,
+  type OutboxNotification,
   type ConsumedHistory,
   type LatestInput,
   type PendingDraft,
@@ -13,11 +14,12 @@ import {
   type UssdSession,
 } from '../session.js';
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
-import { runAction, type ActionDeps } from './actions.js';
+import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
 import { holds, pagesOf, type Lookup } from './render.js';
 import { fill, type Template } from './template.js';
+import { runRequest } from './webhook/step.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -32,6 +34,8 @@ export interface EngineDeps extends ActionDeps {
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
   unknownCodeScreen?: string;
+  /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
+  stepBudgetMs?: number;
 }
 
 export interface MenuStep {
@@ -59,7 +63,7 @@ interface Move {
 }
 
 /** One step's work: the values (saved and said), the context, the service, language and input. */
-interface Step {
+export interface Step {
   service: CompiledService;
   session: UssdSession;
   language: number;
@@ -69,6 +73,10 @@ interface Step {
   context: UssdContext;
   account: Record<string, string> | undefined;
   deps: EngineDeps;
+  /** When this step's `http` calls must be done by (epoch ms). */
+  deadline: number;
+  /** The notifications this step leaves for the outbox. */
+  outbox: OutboxNotification[] | undefined;
 }
 
 /** Hops through action states in one step before giving up (a definition's loop of actions). */
@@ -212,6 +220,8 @@ function stepOf(
     context: session.context,
     account: undefined,
     deps,
+    deadline: deps.now() + (deps.stepBudgetMs ?? 5_000),
+    outbox: undefined,
   };
 }
 
@@ -278,7 +288,9 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
   const { to } = move;
   if (to.action && hops < MAX_HOPS) {
     const action = to.action;
-    const result = runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
+    const result: Maybe<ActionResult> = isRequestAction(action.name)
+      ? runRequest(step, to, action.name, action.request)
+      : runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
     return andThen(result, (done) => {
       if (done.values) Object.assign(step.values, done.values);
       if (done.said) step.said = { ...step.said, ...done.said };
@@ -403,7 +415,9 @@ function nextSession(
     createdAt,
     updatedAt: now,
     expiresAt: now + step.deps.sessionTtlSeconds * 1000,
+    step: (step.session.step ?? 0) + 1,
   };
+  if (step.outbox) session.outbox = step.outbox;
   if (pending) session.pending = pending;
   if (page > 0) session.page = page;
   return session;

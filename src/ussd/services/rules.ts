@@ -6,6 +6,7 @@ import { ACTION_SPECS } from './actions.js';
 import type { ServiceDefinition, StateDefinition, Text } from './definition.js';
 import type { Problem } from './parse.js';
 import { compileTemplate, slotsOf } from './template.js';
+import { requestProblems } from './webhook/rules.js';
 
 type Path = (string | number)[];
 
@@ -61,7 +62,10 @@ export function ruleProblems(
     codes.add(code);
     if (typeof entry !== 'string') exists(entry.start, ['serviceCodes', index, 'start']);
   });
-  for (const [name, state] of Object.entries(states)) stateProblems(name, state, { add, exists, text });
+  for (const [name, state] of Object.entries(states)) {
+    stateProblems(name, state, { add, exists, text });
+    requestProblems(state, secrets, (path, message) => add(['states', name, ...path], message));
+  }
   return problems;
 }
 

@@ -35,6 +35,7 @@ import { RevisionConflictError, type Revision, type Stored, type Versioned } fro
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
 import { freeingSpace } from '../../store/write-guard.js';
+import { OUTBOX_DB, putInStep, type QueuedNotification } from '../outbox/lmdb-store.js';
 
 const LIVE = 0;
 const ENDED = 1;
@@ -87,8 +88,11 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
   readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
   readonly #turn: TurnCommit;
+  /** The notifications a step leaves, written in its transaction (outbox/lmdb-store.ts). */
+  readonly #outbox: Database<QueuedNotification, string>;
 
   constructor(store: Store) {
+    this.#outbox = store.db(OUTBOX_DB);
     this.#turn = store.turn;
     this.#records = store.db('ussd-sessions-by-start');
     this.#starts = store.db('ussd-session-starts');
@@ -209,6 +213,7 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     const oldEntry = old && indexKey(old);
     if (oldEntry !== undefined && oldEntry !== entry) this.#index.removeSync(oldEntry);
     if (oldEntry !== entry || indexValue(old!) !== indexValue(session)) this.#index.putSync(entry, indexValue(session));
+    putInStep(this.#outbox, session, old);
     return true;
   }
 
