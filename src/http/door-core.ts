@@ -40,7 +40,11 @@ export class DoorCore {
   lastRequestAt = 0;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(readonly options: HttpServerOptions) {
+  constructor(
+    readonly options: HttpServerOptions,
+    /** The engine's name, an attribute of every request's span. */
+    readonly engine: 'uws' | 'node',
+  ) {
     this.cors = createCors(options.corsOrigin);
     this.rateLimiter = new RateLimiter({
       max: options.rateLimit.max,

@@ -131,7 +131,7 @@ export class NodeFrontDoor implements FrontDoor {
   readonly #socketLimits: SocketLimits;
 
   constructor(private readonly options: HttpServerOptions) {
-    this.#core = new DoorCore(options);
+    this.#core = new DoorCore(options, 'node');
     this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
     const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS, headersTimeoutMs);

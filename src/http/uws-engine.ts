@@ -141,7 +141,7 @@ export class UwsFrontDoor implements FrontDoor {
   ) {
     this.engine = { name: 'uws', build, version };
     this.app = uws.App();
-    this.#core = new DoorCore(options);
+    this.#core = new DoorCore(options, 'uws');
     this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
   }
 
