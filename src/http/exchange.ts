@@ -126,8 +126,8 @@ export abstract class Exchange implements HttpResponse {
   send(reply: Reply, closeConnection = false): void {
     if (this.aborted || this.finished) return;
     this.write(reply, closeConnection || this.door.draining);
-    this.finish();
     this.#observe(reply.status);
+    this.finish();
     if (this.door.accessLog) {
       const { requestId, method, path, ip } = this;
       this.door.options.log.debug(

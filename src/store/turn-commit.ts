@@ -90,17 +90,18 @@ function traceCommit(writes: Queued[], started: number, applied: number, ended: 
   const t = tracing!;
   const traced = writes.filter((write) => write.trace);
   if (traced.length === 0) return;
-  const origin = performance.timeOrigin;
+  // On the SDK's clock (wall time when the span is made, performance.now() differences before it).
+  const wall = Date.now() - (performance.now() - ended);
   const span = t.start(
     'lmdb.commit',
     'internal',
     { 'db.system': 'lmdb', 'lmdb.records': writes.length, 'lmdb.sync_ms': ended - applied },
     traced[0].trace,
-    origin + started,
+    wall - (ended - started),
   );
   for (const write of traced.slice(1)) {
     const link = t.spanContextOf(write.trace!);
     if (link) span.addLink({ context: link });
   }
-  span.end(origin + ended);
+  span.end(wall);
 }

@@ -15,6 +15,8 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   kind: number;
+  /** The W3C tracestate the span carried ('' for none). */
+  traceState: string;
   attributes: Record<string, unknown>;
   /** The resource's attributes (service.name, thread.name, service.instance.id). */
   resource: Record<string, unknown>;
@@ -36,11 +38,11 @@ interface KeyValue {
 
 function valueOf(value: AnyValue | undefined): unknown {
   if (!value) return undefined;
-  if (value.stringValue !== undefined && value.stringValue !== '') return value.stringValue;
-  if (value.intValue !== undefined)
-    return typeof value.intValue === 'number' ? value.intValue : value.intValue.toNumber();
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.boolValue !== undefined) return value.boolValue;
+  // Decoded fields are the message's own properties; the defaults of the others sit on its prototype.
+  const has = (field: keyof AnyValue) => Object.hasOwn(value, field);
+  if (has('intValue')) return typeof value.intValue === 'number' ? value.intValue : value.intValue!.toNumber();
+  if (has('doubleValue')) return value.doubleValue;
+  if (has('boolValue')) return value.boolValue;
   return value.stringValue;
 }
 
@@ -80,6 +82,7 @@ export class OtlpReceiver {
                 parentSpanId: Uint8Array;
                 name: string;
                 kind: number;
+                traceState: string;
                 attributes: KeyValue[];
                 startTimeUnixNano: number;
                 endTimeUnixNano: number;
@@ -98,6 +101,7 @@ export class OtlpReceiver {
                 parentSpanId: hex(span.parentSpanId),
                 name: span.name,
                 kind: span.kind,
+                traceState: span.traceState ?? '',
                 attributes: attributesOf(span.attributes),
                 resource,
                 startMs: ms(span.startTimeUnixNano),
