@@ -88,7 +88,11 @@ for (const [via, entry] of [
     const row = (span: ReceivedSpan) =>
       `+${(span.startMs - start).toFixed(2)} ${(span.endMs - span.startMs).toFixed(2)} ms ${nodeOf(span)} ` +
       `${span.resource['thread.name']} ${span.name} ${JSON.stringify(span.attributes)}`;
-    t.comment([...trace].sort((a, b) => a.startMs - b.startMs).map(row).join('\n'));
+    t.comment(
+      [...trace]
+        .sort((a, b) => a.startMs - b.startMs)
+        .map(row)
+        .join('\n'),
+    );
   });
 }
-

@@ -131,7 +131,10 @@ t.test('parent-based ratio sampling: ratio 0 samples nothing of its own, a sampl
 
 t.test('the SDK is loaded in this process once tracing is on', async (t) => {
   const cache = Object.keys(createRequire(import.meta.url).cache);
-  t.ok(cache.some((path) => path.includes('sdk-trace-base')), 'the check telemetry-off.test.ts relies on works');
+  t.ok(
+    cache.some((path) => path.includes('sdk-trace-base')),
+    'the check telemetry-off.test.ts relies on works',
+  );
 });
 
 const toolCall = (id: string, name: string, args: string) =>
@@ -168,11 +171,7 @@ t.test('a chat turn: provider calls, the tool call and the SSE stream in one tra
   t.ok(actor, 'the actor stream span');
   t.equal(actor.parentSpanId, http.spanId);
   const calls = named(trace, 'llm.call');
-  t.same(
-    calls.map((call) => call.attributes['llm.step']).sort(),
-    [1, 2],
-    'two provider calls',
-  );
+  t.same(calls.map((call) => call.attributes['llm.step']).sort(), [1, 2], 'two provider calls');
   const byId = new Map(trace.map((span) => [span.spanId, span]));
   const underActor = (span: ReceivedSpan) => {
     for (let up = byId.get(span.parentSpanId); up; up = byId.get(up.parentSpanId)) if (up === actor) return true;
@@ -190,5 +189,8 @@ t.test('a chat turn: provider calls, the tool call and the SSE stream in one tra
     calls.map((call) => call.spanId).sort(),
     "each request's traceparent names its provider call span",
   );
-  t.ok(sent.every((header) => header.split('-')[1] === stream.traceId), 'in the same trace');
+  t.ok(
+    sent.every((header) => header.split('-')[1] === stream.traceId),
+    'in the same trace',
+  );
 });

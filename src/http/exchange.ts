@@ -78,7 +78,9 @@ export abstract class Exchange implements HttpResponse {
       },
       parent,
     );
-    this.#trace = t.contextOf(this.#span, parent ?? undefined);
+    // Not sampled: nothing under it would be recorded, so its handler runs outside any context (no thread hop
+    // carries it, and AsyncLocalStorage is not entered: its cost on every promise is what 1% sampling would pay).
+    if (this.#span.isRecording()) this.#trace = t.contextOf(this.#span, parent ?? undefined);
   }
 
   /** Writes the whole answer; `closeConnection` drops the connection after it (the rest of a body is not read). */

@@ -36,7 +36,7 @@ interface KeyValue {
   value?: AnyValue;
 }
 
-function valueOf(value: AnyValue | undefined): unknown {
+function decodedValue(value: AnyValue | undefined): unknown {
   if (!value) return undefined;
   // Decoded fields are the message's own properties; the defaults of the others sit on its prototype.
   const has = (field: keyof AnyValue) => Object.hasOwn(value, field);
@@ -46,7 +46,7 @@ function valueOf(value: AnyValue | undefined): unknown {
   return value.stringValue;
 }
 
-const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map((kv) => [kv.key, valueOf(kv.value)]));
+const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map((kv) => [kv.key, decodedValue(kv.value)]));
 const hex = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString('hex');
 const ms = (nanos: { toString(): string } | number) => Number(BigInt(nanos.toString()) / 1000n) / 1000;
 
