@@ -20,7 +20,7 @@ const cluster = await startTestNodes(t, nats, {
     OTEL_SERVICE_NAME: 'sar-cluster',
     OTEL_BSP_SCHEDULE_DELAY: '50',
   },
-  nodeEnv: (index) => (index === 2 ? { CLUSTER_LINK: 'false' } : {}),
+  nodeEnv: (index): Record<string, string> => (index === 2 ? { CLUSTER_LINK: 'false' } : {}),
 });
 const [first, , third] = cluster.nodes;
 
