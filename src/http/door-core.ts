@@ -42,7 +42,11 @@ export class DoorCore {
   /** What the engine's WebSocket routes share (the topics publish to a session's sockets on any route). */
   readonly sockets: SocketServing;
 
-  constructor(readonly options: HttpServerOptions) {
+  constructor(
+    readonly options: HttpServerOptions,
+    /** The engine's name, an attribute of every request's span. */
+    readonly engine: 'uws' | 'node',
+  ) {
     this.cors = createCors(options.corsOrigin);
     this.rateLimiter = new RateLimiter({
       max: options.rateLimit.max,

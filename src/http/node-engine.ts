@@ -123,7 +123,7 @@ export class NodeFrontDoor implements FrontDoor {
   #listening = false;
 
   constructor(private readonly options: HttpServerOptions) {
-    this.#core = new DoorCore(options);
+    this.#core = new DoorCore(options, 'node');
     const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS, headersTimeoutMs);
     this.server = createServer(

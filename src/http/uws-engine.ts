@@ -133,7 +133,7 @@ export class UwsFrontDoor implements FrontDoor {
   ) {
     this.engine = { name: 'uws', build, version };
     this.app = uws.App();
-    this.#core = new DoorCore(options);
+    this.#core = new DoorCore(options, 'uws');
   }
 
   get port(): number {
