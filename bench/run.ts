@@ -11,6 +11,7 @@ import { loadNativeUws } from '../src/http/uws-native.js';
 import { parseBenchOptions, USAGE, type BenchName, type BenchOptions, type EngineName } from './lib/options.js';
 import { runMeta, writeJson, type Row } from './lib/report.js';
 import { benchSse } from './sse.js';
+import { benchTracing } from './tracing.js';
 import { benchUssd } from './ussd.js';
 import { benchWebsocket } from './websocket.js';
 
@@ -22,6 +23,7 @@ const benches: Record<BenchName, (options: BenchOptions) => Promise<Row[]>> = {
   memory: benchMemory,
   fanout: benchWebsocket,
   metrics: benchMetrics,
+  tracing: benchTracing,
 };
 
 export async function main(argv: string[]): Promise<void> {

@@ -17,9 +17,9 @@ const LOADED_BY_NAME = new Map([
 ]);
 
 // Static imports and re-exports, dynamic imports, require(), require.resolve() and createRequire(...)(...) with a
-// literal specifier.
+// literal specifier (no whitespace or `$`: a template's text such as "from '${x}'" names no package).
 const SPECIFIER =
-  /(?:(?:^|[\s}*])from\s*|\bimport\s*\(\s*|\bimport\s+|\brequire(?:\.resolve)?\s*\(\s*|\bcreateRequire\([^()]*\)\s*\(\s*)(['"])([^'"\n]+)\1/g;
+  /(?:(?:^|[\s}*])from\s*|\bimport\s*\(\s*|\bimport\s+|\brequire(?:\.resolve)?\s*\(\s*|\bcreateRequire\([^()]*\)\s*\(\s*)(['"])([^'"\s$]+)\1/g;
 const builtins = new Set(builtinModules);
 
 function* files(dir) {

@@ -11,6 +11,7 @@ import { gatewayEnv } from './gateway/config.js';
 import { metricsEnv } from './metrics/config.js';
 import { playgroundEnv } from './playground/config.js';
 import { clusterConfigProblems, clusterEnv } from './cluster/config.js';
+import { telemetryEnv } from './telemetry/config.js';
 
 export const coreEnv = {
   NODE_ENV: text('development'),
@@ -75,6 +76,7 @@ const envSchema = v.object({
   ...metricsEnv,
   ...playgroundEnv,
   ...clusterEnv,
+  ...telemetryEnv,
 });
 
 export type Config = v.InferOutput<typeof envSchema>;

@@ -2,6 +2,7 @@
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
 import type { ClusterConnection } from './cluster/connection.js';
 import type { ClusterEventBus } from './cluster/event-bus.js';
+import type { InheritedActors } from './cluster/node.js';
 import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
@@ -23,6 +24,8 @@ export interface FaceContext<C = Config> {
   readonly cluster?: ClusterConnection;
   /** Cluster mode: the actors' events across nodes, told which sessions have sockets on this node. */
   readonly events?: ClusterEventBus;
+  /** Cluster mode: the actors this node takes on when their node dies (a face resumes the work they left). */
+  readonly inherited?: InheritedActors;
 }
 
 export interface Face {

@@ -2,7 +2,7 @@
 // (NATS_URL) the node connects to NATS first and, once its actor hosts run, joins the partition leases: the faces
 // then reach actors through the cluster's router (docs/cluster.md).
 import type { Config } from './config.js';
-import { clusterModeOn } from './cluster/config.js';
+import { clusterModeOn, nodeIdOf } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { ClusterRateLimiter } from './cluster/rate-limit.js';
 import { isClusterOutOfReach } from './cluster/out-of-reach.js';
@@ -35,6 +35,7 @@ import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace } from './ussd/index.js';
 import { checkedKeys } from './keys-at-start.js';
+import { startTracing, stopTracing } from './telemetry/index.js';
 
 export interface RunningServer {
   readonly port: number;
@@ -69,11 +70,23 @@ export async function startServer(
 ): Promise<RunningServer> {
   // One process per DATA_DIR, taken before anything there is read or written (a second one exits 78 naming it).
   const lock = lockDataDir(baseConfig.DATA_DIR);
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT): this thread's SDK; each actor host starts its own.
+  const node = clusterModeOn(baseConfig) ? nodeIdOf(baseConfig, baseConfig.PORT) : undefined;
+  const traced = await startTracing(baseConfig, { thread: 'main', ...(node ? { node } : {}) });
+  const untrace = () => (traced ? stopTracing() : Promise.resolve());
   try {
     const server = await startOwner(baseConfig, log);
-    return { ...server, shutdown: (reason) => server.shutdown(reason).finally(() => lock.release()) };
+    return {
+      ...server,
+      shutdown: (reason) =>
+        server
+          .shutdown(reason)
+          .finally(() => lock.release())
+          .finally(untrace),
+    };
   } catch (error) {
     lock.release();
+    await untrace();
     throw error;
   }
 }
@@ -133,7 +146,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     log,
     actors: routed?.actors ?? runtime,
     cpuPool,
-    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events } : {}),
+    ...(cluster && routed ? { cluster: cluster.connection, events: routed.events, inherited: routed.inherited } : {}),
   };
   // Each face made by name, so what one gives another is wired here, typed: the faces never import each other.
   const ussd = await createUssdFace(context);

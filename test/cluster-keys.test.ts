@@ -20,7 +20,7 @@ import { rotatePinKey } from '../dist/src/ussd/pin-rotation.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
-import { GatewaySession } from './helpers/ussd-gateway.js';
+import { logIn } from './helpers/ussd-gateway.js';
 
 t.setTimeout(240_000);
 const ROOT = join(import.meta.dirname, '..');
@@ -105,15 +105,6 @@ async function census(connection: ClusterConnection, keys: Record<string, string
   } while (after !== undefined);
   const checks = await JetStreamKeyChecks.open(connection);
   return { counts, rotation: await checks.get(PIN_ROTATION), check: await checks.get(PIN_CHECK) };
-}
-
-async function logIn(url: string, id: string, pin: string): Promise<string> {
-  const session = new GatewaySession(url, `login-${randomBytes(4).toString('hex')}`);
-  await session.send();
-  await session.send('2');
-  await session.send('1');
-  await session.send(id);
-  return session.send(pin);
 }
 
 t.test('rotate-pin-key in cluster mode: refused while a node serves; kill -9, resumed, new key only', async (t) => {

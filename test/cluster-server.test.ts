@@ -103,7 +103,7 @@ t.test(
     const plain = (await (await fetch(`${single.url}/health`)).json()) as Record<string, unknown>;
     t.same(
       Object.keys(plain).sort(),
-      ['database', 'environment', 'httpEngine', 'pid', 'status', 'timestamp', 'uptime'],
+      ['database', 'environment', 'httpEngine', 'pid', 'status', 'storage', 'timestamp', 'uptime', 'ussd'],
       'no cluster field on a single node',
     );
     t.equal(

@@ -76,6 +76,12 @@ const nodes: Awaited<ReturnType<typeof startNode>>[] = [];
 for (const [i, id] of ['node-a', 'node-b', 'node-c'].entries()) nodes.push(await startNode(id, i));
 const [a, b, c] = nodes;
 const held = () => nodes.map((node) => node.leases.owned.size);
+
+/** The transcript's first part through `node`'s router: the actor answers parts of JSON text (GET /messages). */
+async function messagesVia(node: (typeof nodes)[number], sessionId: string) {
+  const part = (await node.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as { json: string };
+  return JSON.parse(`[${part.json}]`) as { type: string; content: string }[];
+}
 while (held().reduce((x, y) => x + y, 0) !== PARTITIONS || held().some((n) => n === 0)) {
   await new Promise<void>((resolve) => a.leases.once('table', () => resolve()));
 }
@@ -158,14 +164,16 @@ t.test(
     await read.ended();
     await stream.done;
     stream.channel.close();
-    t.equal(read.state.messages[0].type, 'open', 'open came first');
+    t.same(
+      read.state.messages.slice(0, 2).map((m) => m.type),
+      ['started', 'open'],
+      'the turn left the mailbox, then the stream opened',
+    );
     t.match(read.state.messages.at(-1), { type: 'end', ending: { type: 'turn' } }, 'the end came last');
     t.ok(read.state.frames > 200, `${read.state.frames} frames`);
     t.match(answerOf(read.state.text), `You said: "${words}"`, 'the answer arrived whole and in order');
-    const transcript = (await c.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as {
-      messages: { content: string }[];
-    };
-    t.match(transcript.messages.at(-1)!.content, `You said: "${words}"`, 'the turn was committed on its owner');
+    const transcript = await messagesVia(c, sessionId);
+    t.match(transcript.at(-1)!.content, `You said: "${words}"`, 'the turn was committed on its owner');
   },
 );
 
@@ -228,11 +236,13 @@ t.test(
   },
 );
 
-t.test('a refusal of the remote actor arrives as the stream`s first message', async (t) => {
+t.test('a refusal of the remote actor arrives as the stream`s first message after started', async (t) => {
   const stream = b.router.stream(CHAT, 'stream-absent', turn('stream-absent', 'hi'));
   const read = reader(stream);
   await read.until(() => read.state.messages.length > 0);
-  t.match(read.state.messages[0], { type: 'refused', code: 'session_not_found' });
+  await read.until(() => read.state.messages.length > 1);
+  t.equal(read.state.messages[0].type, 'started', 'the turn left the mailbox');
+  t.match(read.state.messages[1], { type: 'refused', code: 'session_not_found' }, 'and was refused');
   await stream.done;
   stream.channel.close();
 });
@@ -250,9 +260,7 @@ t.test("the caller's cancel reaches the actor, and so does the caller closing mi
     } else stream.channel.close();
     await stream.done;
     // The actor stopped mid-answer: the stored reply is the part generated before the cancel, far from all of it.
-    const transcript = await b.router
-      .send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })
-      .then((page) => (page as { messages: { type: string; content: string }[] }).messages);
+    const transcript = await messagesVia(b, sessionId);
     const reply = transcript.at(-1)!;
     t.equal(reply.type, 'ai', `${how}: the turn ended and was stored`);
     t.ok(
@@ -351,10 +359,8 @@ t.test("the caller's node dying mid-stream cancels the actor's stream within the
   );
   // The actor waits for acknowledgements that will never come, until its node gives the caller up and cancels.
   const reply = await until(async () => {
-    const page = (await a.router.send(CHAT, sessionId, { type: 'messages', userDid, from: 0 })) as {
-      messages: { type: string; content: string }[];
-    };
-    return page.messages.at(-1)?.type === 'ai' ? page.messages.at(-1)! : undefined;
+    const reply = (await messagesVia(a, sessionId)).at(-1);
+    return reply?.type === 'ai' ? reply : undefined;
   });
   const cancelledMs = performance.now() - diedAt;
   t.ok(

@@ -9,6 +9,7 @@ import { gatewayEnv } from '../dist/src/gateway/config.js';
 import { metricsEnv } from '../dist/src/metrics/config.js';
 import { playgroundEnv } from '../dist/src/playground/config.js';
 import { clusterEnv } from '../dist/src/cluster/config.js';
+import { telemetryEnv } from '../dist/src/telemetry/config.js';
 
 const SECTIONS: Record<string, Record<string, unknown>> = {
   'Server (every face)': coreEnv,
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, Record<string, unknown>> = {
   Metrics: metricsEnv,
   Playground: playgroundEnv,
   Cluster: clusterEnv,
+  Tracing: telemetryEnv,
 };
 /** Defaults that depend on the machine, which the table describes in words. */
 const DESCRIBED_DEFAULTS = new Set(['ACTOR_THREADS']);

@@ -142,6 +142,7 @@ t.test('GET /docs-json is an OpenAPI 3.1 document of every route, USSD included'
     'uptime',
     'pid',
     'database',
+    'storage',
     'httpEngine',
   ]);
   t.ok(doc.paths['/'].get.responses['200']);

@@ -3,7 +3,9 @@
 // its own ~10 s), and 200 sockets that flood frames and never read their answers are closed at
 // WS_MAX_FRAMES_PER_SECOND while /health stays quick (p99 under 500 ms). test/engine-node/ runs it on the
 // portable engine.
+import { execFile } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import { promisify } from 'node:util';
 import t from 'tap';
 import type WebSocket from 'ws';
 import { closeAll, invocationOf, NativeClient, SocketIoClient } from './helpers/events.js';
@@ -11,6 +13,7 @@ import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { startChildServer } from './helpers/child-server.js';
 import { createSession, newUser } from './helpers/oracle.js';
 
+const run = promisify(execFile);
 const HEADERS_MS = 1000;
 const REQUEST_MS = 1500;
 const FRAMES_PER_SECOND = 100;
@@ -100,6 +103,24 @@ t.test('trickled headers and bodies are cut at the bound', async (t) => {
   }
 });
 
+/** Probes `url` every 20 ms for `ms` from a child process; its latencies and statuses. */
+async function probeHealth(url: string, ms: number): Promise<{ latencies: number[]; statuses: number[] }> {
+  const script = `
+    const [url, ms] = process.argv.slice(1);
+    const latencies = [], statuses = [];
+    for (const until = Date.now() + Number(ms); Date.now() < until; ) {
+      const began = performance.now();
+      const res = await fetch(url);
+      await res.text();
+      latencies.push(performance.now() - began);
+      statuses.push(res.status);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    process.stdout.write(JSON.stringify({ latencies, statuses }));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, url, String(ms)]);
+  return JSON.parse(stdout) as { latencies: number[]; statuses: number[] };
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
@@ -133,16 +154,9 @@ t.test(`${FLOODERS} never-read sockets flooding list-events: closed, /health p99
       pump();
     });
   });
-  const latencies: number[] = [];
-  const until = Date.now() + 3000;
-  while (Date.now() < until) {
-    const began = performance.now();
-    const res = await fetch(`${server.url}/health`);
-    await res.text();
-    latencies.push(performance.now() - began);
-    t.equal(res.status, 200, '/health answers');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  // Probed from a process of its own: the flooders' pumping here must not count as the server's latency.
+  const { latencies, statuses } = await probeHealth(`${server.url}/health`, 3000);
+  t.same([...new Set(statuses)], [200], `/health answered 200 to all ${statuses.length} probes`);
   sending = false;
   await Promise.all(flood);
   const p99 = percentile(latencies, 99);

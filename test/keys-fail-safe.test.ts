@@ -15,7 +15,7 @@ import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
 import { PIN_CHECK, PIN_ROTATION } from '../dist/src/ussd/pin-key-check.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
-import { GatewaySession } from './helpers/ussd-gateway.js';
+import { logIn } from './helpers/ussd-gateway.js';
 import { startTestServer } from './helpers/server.js';
 
 t.setTimeout(180_000);
@@ -110,15 +110,6 @@ async function census(dir: string, keys: Record<string, string>) {
   const check = await checks.get<{ check: string }>(PIN_CHECK);
   await store.close();
   return { counts, rotation, check };
-}
-
-async function logIn(url: string, customerId: string, pin: string): Promise<string> {
-  const session = new GatewaySession(url, `login-${randomBytes(4).toString('hex')}`);
-  await session.send();
-  await session.send('2');
-  await session.send('1');
-  await session.send(customerId);
-  return session.send(pin);
 }
 
 t.test('a PIN key typo exits 78 naming the variable, without echoing the key', async (t) => {

@@ -5,10 +5,12 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { artifactPath, launchBrowser } from './helpers/browser.js';
 import { startTestServer } from './helpers/server.js';
+import { docExampleDir } from './helpers/ussd-doc-example.js';
 
 // OPERATOR_TOKEN set: the dashboard must ask for it (loopback alone is not enough then).
 const OPERATOR_TOKEN = 'playground-operator-secret';
-const server = await startTestServer(t, { env: { OPERATOR_TOKEN } });
+// Two USSD services: the built-in one and the example of docs/ussd-services.md.
+const server = await startTestServer(t, { env: { OPERATOR_TOKEN, USSD_SERVICES_DIR: docExampleDir(t) } });
 const browser = await launchBrowser(t);
 const page: Page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
 const pageErrors: string[] = [];
@@ -100,6 +102,37 @@ t.test('USSD: dial, go back, create an account to its END, then dial again', asy
   );
   t.pass('dialling again starts a new session');
   await byTestId('ussd-hangup').click();
+});
+
+t.test('USSD: the phone lists the services; a listed code dials, pages and chooses from page 2', async (t) => {
+  await page.waitForSelector('[data-testid="ussd-services"] button[data-code="*500*1#"]');
+  const codes = await page.locator('[data-testid="ussd-services"] button').allTextContents();
+  t.same(codes, [
+    '*384# Customer accounts',
+    '*123# Customer accounts',
+    '*500# Market prices',
+    '*500*1# Market prices (crops)',
+  ]);
+  await page.locator('[data-testid="ussd-services"] button[data-code="*500*1#"]').click();
+  t.equal(await byTestId('ussd-code').inputValue(), '*500*1#');
+  await byTestId('ussd-dial').click();
+  await page.waitForFunction(() =>
+    /^Choose a crop:/.test(document.querySelector('[data-testid="ussd-screen"]')?.textContent ?? ''),
+  );
+  t.match(await screenText(), /\n98\. More\n0\. Back$/);
+  await answer('98', /^12\. Coffee/);
+  t.equal(await screenText(), '12. Coffee (cherry)\n13. Tomatoes\n14. Onions\n15. Cabbages\n0. Back');
+  await answer('14', /^Today: KES 90 per kg\./);
+  t.pass('an option of page 2 chosen there');
+  await byTestId('ussd-hangup').click();
+  // Any code can be typed too: the field is not limited to the list.
+  await byTestId('ussd-code').fill('*999#');
+  await byTestId('ussd-dial').click();
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="ussd-screen"]')?.getAttribute('data-kind') === 'END',
+  );
+  t.match(await screenText(), /not in use/);
+  await byTestId('ussd-code').fill('*384#');
 });
 
 t.test('chat: connect with a key made in the page, stream a turn, answer a browser tool call', async (t) => {

@@ -24,6 +24,8 @@ import { delegationRepositoryContract } from './contracts/delegations.js';
 import { revocationRepositoryContract } from './contracts/revocations.js';
 import { preferencesRepositoryContract } from './contracts/preferences.js';
 import { creditRepositoryContract } from './contracts/credits.js';
+import { callRepositoryContract, pendingCall } from './contracts/calls.js';
+import { openJetStreamCalls } from '../dist/src/oracle/calls/jetstream-repository.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { connectTo, freshDeployment } from './helpers/nats-repositories.js';
 
@@ -70,6 +72,20 @@ t.test(
 );
 t.test('preferences', (t) => (preferencesRepositoryContract(t, () => openJetStreamPreferences(fresh())), t.end()));
 t.test('credits', (t) => (creditRepositoryContract(t, () => openJetStreamCredits(fresh())), t.end()));
+t.test('calls', (t) => (callRepositoryContract(t, () => openJetStreamCalls(fresh())), t.end()));
+
+t.test('a call synced through one node is read and listed on the others; their racing updates land once', async (t) => {
+  const call = pendingCall('$cross:example.org@!room:example.org', 'did:key:zCaller', 's-cross', 1);
+  const r1 = await nodes[0].calls.create(call);
+  for (const node of nodes.slice(1)) {
+    t.same((await node.calls.get(call.callId))?.value, call);
+    t.same(await node.calls.listSession('did:key:zCaller', 's-cross', 10), [call]);
+  }
+  const outcomes = await Promise.allSettled(
+    nodes.map((node, i) => node.calls.update({ ...call, agentVoice: `voice-${i}` }, r1)),
+  );
+  t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+});
 
 t.test('30 debits through three nodes against a balance of 12 pay exactly 12', async (t) => {
   const ledgers = nodes.map((node) => creditLedger(node.credits, { initial: 12, perMessage: 1 }));

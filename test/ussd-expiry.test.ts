@@ -1,6 +1,7 @@
 // Nothing of a USSD session stays once it expired (issue 13: RSS flat over many expired sessions, measured by
 // bench/memory.ts): its actor leaves the host's memory, the host's live-session map (ussd_sessions_active)
-// forgets it, and the expiry sweep removes its record and its expiry-index entry from LMDB.
+// forgets it, and the expiry sweep removes its record and its expiry-index entry from LMDB, counting it as ended by
+// timeout.
 import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import t from 'tap';
@@ -51,6 +52,11 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
   t.equal(after.value('ussd_sessions_active'), 0, 'no live session counted: the live map forgot them');
   t.equal(after.value('actors_active', { kind: 'ussd' }), 0, 'no USSD actor left in memory');
   t.equal(swept, SESSIONS, 'the sweep removed each session once');
+  t.equal(
+    after.value('ussd_service_sessions_ended_total', { service: 'builtin', state: 'knowMore', reason: 'timeout' }),
+    SESSIONS,
+    'each counted once as ended by timeout, from the state the user left it in',
+  );
 
   await server.shutdown();
   const store = openStore(server.dataDir);

@@ -2,6 +2,8 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { startTestServer } from './helpers/server.js';
+import { docExampleDir } from './helpers/ussd-doc-example.js';
 
 const SIMULATOR = fileURLToPath(new URL('../dist/src/tools/ussd-simulator.js', import.meta.url));
 
@@ -50,4 +52,37 @@ t.test('--help prints the usage; an unknown flag is refused with it', async (t) 
   const bad = await run(['--nope']);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /Unknown option '--nope'[\s\S]*Usage:/);
+});
+
+t.test(
+  'against a server of two services: --list lists them; a session pages, ends, then dials another code',
+  async (t) => {
+    const server = await startTestServer(t, { env: { USSD_SERVICES_DIR: docExampleDir(t) } });
+    const url = `${server.url}/api/ussd`;
+    const list = await run(['--url', url, '--list']);
+    t.equal(list.code, 0, list.stderr);
+    t.equal(
+      list.stdout,
+      'Services:\n  *384#, *123#  Customer accounts (builtin 1.0.0)\n  *500#, *500*1# (crops)  Market prices (market 1.0.0)\n',
+    );
+
+    // The crop list's page 2, an option chosen there, home, exit; then *384# typed at "Dial again?", and its exit.
+    const session = await run(['--url', url, '--code', '*500#'], {}, '1\n98\n13\n00\n*\n*384#\n*\n');
+    t.equal(session.code, 0, session.stderr);
+    const out = session.stdout;
+    t.match(out, /^Services:\n {2}\*384#, \*123# {2}Customer accounts[\s\S]*\nDialling \*500# from \+254712345678/);
+    t.match(out, /CON\nChoose a crop:\n1\. Maize\n[\s\S]*\n98\. More\n0\. Back\n/);
+    t.match(out, /> 98\n-+ CON\n12\. Coffee \(cherry\)\n13\. Tomatoes\n14\. Onions\n15\. Cabbages\n0\. Back\n/);
+    t.match(out, /> 13\n-+ CON\nToday: KES 60 per kg\.\n0\. Back\n00\. Home\n/);
+    t.match(out, /> \*\n-+ END\nThank you\. Goodbye!\n/);
+    t.match(out, /Dial again\? [^\n]*\*384#\nDialling \*384# from \+254712345678\n-+ CON\nWelcome! Choose an option:/);
+    t.match(out, /END\nThank you for using our service\. Goodbye!\n-+\nSession ended\. Dial again\? [^\n]*$/);
+  },
+);
+
+t.test('--list without a server: the reason, exit 1', async (t) => {
+  const url = `http://127.0.0.1:${await closedPort()}/api/ussd`;
+  const result = await run(['--url', url, '--list']);
+  t.equal(result.code, 1);
+  t.match(result.stderr, `Cannot reach the USSD server at ${url}/services: connection refused.`);
 });

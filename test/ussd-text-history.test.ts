@@ -1,6 +1,12 @@
 import t from 'tap';
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { newInput, newInputAfter, rememberHistory } from '../dist/src/ussd/actor/text-history.js';
+import {
+  extendHistory,
+  latestInput,
+  newInput,
+  newInputAfter,
+  rememberHistory,
+} from '../dist/src/ussd/actor/text-history.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 
 t.test('first input after the welcome menu is the whole text', async (t) => {
@@ -116,4 +122,23 @@ t.test('a history stored with the HMAC form parses as before, and is remembered 
     'not the stored history',
   );
   t.match(rememberHistory('2*2*Amina*00', cipher).digest, /^h2\./);
+});
+
+t.test('latest-input gateways: each input extends the history; a repeated request number is a retry', async (t) => {
+  const cipher = new PinCipher(randomBytes(32));
+  const start = rememberHistory('', cipher);
+  t.same(latestInput(start, '1', undefined), { kind: 'input', input: '1' });
+  const one = extendHistory(start, '1', 2, cipher);
+  t.equal(one.length, 1, 'the length AT would have sent: "1"');
+  t.equal(one.step, 2);
+  t.same(latestInput(one, '1', 2), { kind: 'retry' }, 'the same number again: a retry');
+  t.same(latestInput(one, '1', 3), { kind: 'input', input: '1' }, 'the same input with the next number: an input');
+  t.same(latestInput(one, '1', undefined), { kind: 'input', input: '1' }, 'no numbers: every request is an input');
+  const two = extendHistory(one, '48207', 3, cipher);
+  t.equal(two.length, '1*48207'.length);
+  t.notMatch(JSON.stringify(two), /48207/, 'the input itself is never stored');
+  const twoElsewhere = extendHistory(extendHistory(start, '2', undefined, cipher), '48207', undefined, cipher);
+  t.not(two.digest, twoElsewhere.digest, 'different paths, different digests');
+  t.not(extendHistory(two, '1', undefined, cipher).digest, two.digest, 'each step changes the digest');
+  t.notOk('step' in extendHistory(one, '1', undefined, cipher), 'no step kept when the gateway numbers none');
 });

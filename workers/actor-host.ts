@@ -2,7 +2,7 @@
 // hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
-import { clusterModeOn } from '../src/cluster/config.js';
+import { clusterModeOn, nodeIdOf } from '../src/cluster/config.js';
 import { connectCluster } from '../src/cluster/connection.js';
 import { createLogger } from '../src/log.js';
 import { reportHostMetrics } from '../src/metrics/host-report.js';
@@ -13,10 +13,14 @@ import { serve } from '../src/runtime/rpc.js';
 import type { HostInit } from '../src/runtime/messages.js';
 import type { Config } from '../src/config.js';
 import { openStore } from '../src/store/env.js';
+import { startTracing, stopTracing } from '../src/telemetry/index.js';
 
 // The main thread passes the whole configuration (HostInit types only the runtime's slice of it).
 const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit & { config: Config };
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
+// Tracing: this thread's own SDK, exporting to the same collector as the main thread (telemetry/index.ts).
+const node = clusterModeOn(config) ? nodeIdOf(config, config.PORT) : undefined;
+await startTracing(config, { thread: `actor-host-${hostIndex}`, ...(node ? { node } : {}) });
 const store = openStore(config.DATA_DIR, { minFreeBytes: config.DATA_DIR_MIN_FREE_BYTES });
 // A NATS connection cannot be shared between threads: each host opens its own (the main thread checked NATS already).
 const cluster = clusterModeOn(config)
@@ -38,6 +42,7 @@ const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000
     // Every write was awaited by its actor before the mailboxes drained: nothing is left to flush, so no drain.
     await cluster?.nc.close().catch((err: unknown) => log.warn({ err }, 'closing the host NATS connection failed'));
     await store.close();
+    await stopTracing();
   },
 });
 

@@ -1,12 +1,12 @@
 // The flags of `npm run bench -- ...` (each with an environment fallback, so `BENCH_JSON=path npm run bench` works).
 import { parseArgs } from 'node:util';
 
-export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout', 'metrics'] as const;
+export const BENCHES = ['ussd', 'auth', 'sse', 'gateway', 'memory', 'fanout', 'metrics', 'tracing'] as const;
 /** `gateway`: random, as an aggregator names sessions (`ATUid_` and 32 hex digits); `sequential`: a counter. */
 export const USSD_IDS = ['gateway', 'sequential'] as const;
 export type UssdIds = (typeof USSD_IDS)[number];
 export type BenchName = (typeof BENCHES)[number];
-/** `fanout` (thousands of sockets against Socket.IO) and `metrics` (rounds of paired runs) take a minute or more: only when asked for. */
+/** `fanout` (thousands of sockets against Socket.IO), `metrics` and `tracing` (rounds of runs) take a minute or more: only when asked for. */
 const DEFAULT_BENCHES: BenchName[] = ['ussd', 'auth', 'sse', 'gateway', 'memory'];
 
 /** The front door engines the server under test runs on (HTTP_ENGINE), each benchmark once per engine. */
@@ -39,7 +39,7 @@ export interface BenchOptions {
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
-  --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout, metrics)
+  --only ${BENCHES.join(',')}   benchmarks to run (BENCH_ONLY; default all but fanout, metrics, tracing)
   --engines uws,node     front door engines of the server under test (BENCH_ENGINES; default both when a native
                          uWS build loads here, else node): each benchmark runs on each, its rows side by side;
                          rows of the node engine (baselines included, measured again in its pass) end in

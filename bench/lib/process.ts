@@ -2,7 +2,7 @@
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { collectGarbage, inspectorUrlIn } from './inspector-gc.js';
 
 /** The repository root (this file runs from dist/bench/lib/). */
@@ -135,7 +135,7 @@ export async function startNode(
   if (options.inspect) nodeArgs.push('--inspect=127.0.0.1:0');
   // `ulimit -n` is per process: the server's soft limit on open files is raised to the hard one, so it can hold
   // as many sockets as the machine allows (the idle-socket row holds tens of thousands). `exec` keeps the pid.
-  const command = [process.execPath, ...nodeArgs, join(ROOT, script), ...args];
+  const command = [process.execPath, ...nodeArgs, isAbsolute(script) ? script : join(ROOT, script), ...args];
   const child = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"', 'sh', ...command], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', options.inspect ? 'pipe' : 'inherit'],
@@ -191,10 +191,12 @@ export async function startNode(
 export async function startServerProcess(
   env: Record<string, string> = {},
   options: StartOptions = {},
+  /** The root of another built checkout to run instead of this one (a baseline build). */
+  root?: string,
 ): Promise<BenchProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-bench-'));
   const server = await startNode(
-    'dist/src/main.js',
+    root ? join(root, 'dist/src/main.js') : 'dist/src/main.js',
     {
       PORT: '0',
       HOST: '127.0.0.1',

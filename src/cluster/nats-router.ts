@@ -38,6 +38,8 @@ import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
 import { unavailable } from './unavailable.js';
 import { routedCall } from '../metrics/catalogue.js';
 import { LinkLostError, LinkNotDeliveredError, type NodeLinks } from './node-link/peers.js';
+import { carrierOf, inServeSpan, natsHeadersOf, tracedHop, type Hop, type Took } from './route-tracing.js';
+import type { MsgHdrs } from '@nats-io/transport-node';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -76,6 +78,8 @@ export interface ActorRequest {
   deadlineAt?: number;
   /** A stream: where to relay it, and the stream's own deadline (the local runtime's default when absent). */
   stream?: StreamOpen & { timeoutMs?: number };
+  /** Tracing, over the node link: the caller's context (over NATS it travels in the message's headers). */
+  trace?: string;
 }
 
 export type ActorReply = { value?: unknown } | { error: WireError };
@@ -208,6 +212,10 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
+    return tracedHop(partition, owner, request.op, (trace, took) => this.#hop(partition, request, owner, trace, took));
+  }
+
+  async #hop(partition: number, request: ActorRequest, owner: string | undefined, trace: Hop, took: Took) {
     const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
     const waitMs = request.timeoutMs + REPLY_GRACE_MS;
     // Every call to one owner takes the same way, so they arrive in the order they were made (a turn's supersede
@@ -215,11 +223,12 @@ export class NatsActorRouter implements ActorRouter {
     const link = owner && this.#links ? this.#leases.linkOf(owner) : undefined;
     let answer: ActorReply | undefined;
     if (owner && link && this.#links) {
+      took('link');
       try {
         answer = (await this.#unlessOwnerDies(
           partition,
           owner,
-          this.#links.call(owner, link, sent, waitMs),
+          this.#links.call(owner, link, trace ? { ...sent, trace: carrierOf(trace) } : sent, waitMs),
         )) as ActorReply;
         routedCall.link.inc();
       } catch (error) {
@@ -229,9 +238,13 @@ export class NatsActorRouter implements ActorRouter {
       }
     }
     if (!answer) {
+      took('nats');
       const subject = this.subjectOf(partition);
       try {
-        const answered = this.#connection.nc.request(subject, JSON.stringify(sent), { timeout: waitMs });
+        const answered = this.#connection.nc.request(subject, JSON.stringify(sent), {
+          timeout: waitMs,
+          ...(trace ? { headers: natsHeadersOf(trace) } : {}),
+        });
         answer = (await (owner ? this.#unlessOwnerDies(partition, owner, answered) : answered)).json<ActorReply>();
         routedCall.nats.inc();
       } catch (error) {
@@ -313,14 +326,18 @@ export class NatsActorRouter implements ActorRouter {
     } catch (error) {
       return void msg.respond(JSON.stringify({ error: toWire(error) } satisfies ActorReply));
     }
-    msg.respond(JSON.stringify(await this.answer(request, partition)));
+    msg.respond(JSON.stringify(await this.answer(request, partition, msg.headers)));
   }
 
   /**
    * Runs a call another node routed here (through NATS or the link) and says how it went; never rejects. A
    * partition this node does not hold (any more) is answered "moved": the caller asks the next owner.
    */
-  async answer(request: ActorRequest, subjectPartition?: number): Promise<ActorReply> {
+  answer(request: ActorRequest, subjectPartition?: number, headers?: MsgHdrs): Promise<ActorReply> {
+    return inServeSpan(request, headers, () => this.#answerHere(request, subjectPartition));
+  }
+
+  async #answerHere(request: ActorRequest, subjectPartition?: number): Promise<ActorReply> {
     try {
       const partition = subjectPartition ?? this.#partitionOf(request.actorId);
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.

@@ -14,7 +14,7 @@ import { NatsActorRouter, notServedHere, type ActorRequest } from './nats-router
 import { NodeLinks } from './node-link/peers.js';
 import type { LinkServer } from './node-link/server.js';
 import { startLinkServer } from './node-link/start.js';
-import { PartitionLeases } from './partition-leases.js';
+import { PartitionLeases, partitionOf } from './partition-leases.js';
 
 /** A JetStream call slower than this counts as JetStream unavailable in /health. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -53,6 +53,12 @@ export const ClusterHealthSchema = v.object({
 
 export type ClusterHealth = v.InferOutput<typeof ClusterHealthSchema>;
 
+/** The actors a node took on because their partition's owner died (its lease lapsed): work left to resume. */
+export interface InheritedActors {
+  /** Calls `listener` each time this node takes partitions of a dead node, with a test of the actor ids in them. */
+  onInherited(listener: (inherited: (actorId: string) => boolean) => void): void;
+}
+
 export interface ClusterNode {
   readonly connection: ClusterConnection;
   readonly nodeId: string;
@@ -61,7 +67,7 @@ export interface ClusterNode {
    * (this runtime when it is this node); events are this node's actors' and, for the sessions this node has sockets
    * for, every node's (`events`, the cluster event bus, which the event channel tells whom it follows).
    */
-  route(runtime: ActorRuntime): Promise<{ actors: Actors; events: ClusterEventBus }>;
+  route(runtime: ActorRuntime): Promise<{ actors: Actors; events: ClusterEventBus; inherited: InheritedActors }>;
   /** The cluster part of /health; healthy when NATS is connected and JetStream answers. */
   health(): Promise<{ healthy: boolean; report: ClusterHealth }>;
   /** Stops answering for partitions and gives them back (the others take them at once); before the runtime stops. */
@@ -146,7 +152,14 @@ export async function startClusterNode(
         log.debug({ owned: mine.size }, 'partitions owned');
       });
       log.info({ nodeId, partitions: leases.partitions, liveNodes: leases.liveNodes() }, 'joined the partition leases');
-      return { actors: actorsOver(router, events), events };
+      const joined = leases;
+      const inherited: InheritedActors = {
+        onInherited: (listener) =>
+          joined.on('inherited', (partitions) =>
+            listener((actorId) => partitions.has(partitionOf(actorId, joined.partitions))),
+          ),
+      };
+      return { actors: actorsOver(router, events), events, inherited };
     },
     async health() {
       const jetstream = state === 'connected' && (await jetstreamAnswers()) ? 'available' : 'unavailable';

@@ -65,6 +65,8 @@ interface LeaseEvents {
   change: [owned: ReadonlySet<number>];
   /** The lease table changed (any node's heartbeat or any partition's owner, as the watch delivered it). */
   table: [];
+  /** This node took these partitions from an owner whose lease lapsed (it died, or lost NATS): work it left. */
+  inherited: [partitions: ReadonlySet<number>];
 }
 
 export class PartitionLeases extends EventEmitter<LeaseEvents> {
@@ -280,6 +282,7 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     const target = shareOf(this.nodeId, live, this.partitions);
     const mine = [...this.#owned].sort((a, b) => a - b);
     const writes: Promise<unknown>[] = [];
+    const orphaned: number[] = [];
     // Heartbeats of nodes gone for ten leases are removed (revision-checked: not one that came back), so node ids
     // that never return (a container's random hostname) do not pile up. Their partitions are free either way.
     for (const [id, lease] of this.#nodes) {
@@ -302,10 +305,14 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
       // Start at a node-specific place so nodes claiming at once mostly pick different partitions.
       const offset = partitionOf(this.nodeId, Math.max(1, free.length));
       const picks = [...free.slice(offset), ...free.slice(0, offset)].slice(0, target - mine.length);
+      // Those a lapsed node still held: the work it left there is this node's now (told once the claims are in).
+      for (const partition of picks) if (this.#parts.get(partition)?.owner) orphaned.push(partition);
       for (const partition of picks) writes.push(this.#setOwner(partition, this.nodeId));
     }
     await Promise.allSettled(writes);
     this.#publish();
+    const inherited = new Set(orphaned.filter((partition) => this.#owned.has(partition)));
+    if (inherited.size > 0) this.emit('inherited', inherited);
   }
 
   /** A revision-checked write of a partition's owner; losing a race is normal (the watch brings the winner). */

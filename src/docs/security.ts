@@ -28,7 +28,8 @@ export const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'x-api-key',
-    description: 'One of GATEWAY_API_KEYS (only when the gateway is gated).',
+    description:
+      'The gateway: one of GATEWAY_API_KEYS (only when it is gated). GET /calls/{callId}/key: LIVE_AGENT_AUTH_API_KEY.',
   },
   operatorToken: {
     type: 'http',

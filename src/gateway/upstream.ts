@@ -4,6 +4,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { observeUpstream } from '../metrics/upstream.js';
 import { H2Channel, parseTarget, tlsContext, type ChannelState, type H2Outcome, type TlsFiles } from './grpc-h2.js';
+import { tracing } from '../telemetry/index.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const NO_METADATA: Record<string, string> = {};
@@ -79,15 +80,24 @@ export class Upstream {
    */
   async call(path: string, request: Uint8Array, height?: string, maxResponseBytes?: number): Promise<UpstreamAnswer> {
     const started = performance.now();
-    const outcome = await this.#channel.call(
-      path,
-      request,
-      height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height },
-      this.#timeoutMs,
-      maxResponseBytes,
-    );
+    let metadata = height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height };
+    // Tracing on, inside a trace: the call's span, whose context (traceparent, tracestate) the node receives.
+    const parent = tracing?.active();
+    const span = parent
+      ? tracing!.start(`grpc ${path}`, 'client', { 'rpc.system': 'grpc', 'rpc.method': path }, parent)
+      : undefined;
+    if (span) {
+      metadata = { ...metadata };
+      tracing!.inject(metadata, tracing!.contextOf(span, parent));
+    }
+    const outcome = await this.#channel.call(path, request, metadata, this.#timeoutMs, maxResponseBytes);
     const name = STATUS_NAMES[outcome.code] ?? String(outcome.code);
     observeUpstream(path, name, (performance.now() - started) / 1000);
+    if (span) {
+      span.setAttributes({ 'rpc.grpc.status_code': outcome.code, 'rpc.grpc.status': name });
+      if (outcome.code !== GrpcStatus.OK) span.setStatus({ code: 2, message: outcome.details });
+      span.end();
+    }
     const answerHeight = heightIn(outcome);
     if (outcome.code === GrpcStatus.OK && outcome.bytes) return { bytes: outcome.bytes, height: answerHeight };
     const details = outcome.tooLarge

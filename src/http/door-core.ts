@@ -9,7 +9,7 @@ import { resolveForwarded } from './proxy-trust.js';
 import { RateLimiter, withLocalFallback, type SharedRateLimit } from './rate-limit.js';
 import type { Route } from './router.js';
 import type { Reply } from './types.js';
-import type { Admission } from './websocket.js';
+import { DEFAULT_SOCKET_LIMITS, Topics, type Admission, type SocketServing } from './websocket.js';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -39,8 +39,14 @@ export class DoorCore {
   refusing = false;
   lastRequestAt = 0;
   #idleWaiters: (() => void)[] = [];
+  /** What the engine's WebSocket routes share (the topics publish to a session's sockets on any route). */
+  readonly sockets: SocketServing;
 
-  constructor(readonly options: HttpServerOptions) {
+  constructor(
+    readonly options: HttpServerOptions,
+    /** The engine's name, an attribute of every request's span. */
+    readonly engine: 'uws' | 'node',
+  ) {
     this.cors = createCors(options.corsOrigin);
     this.rateLimiter = new RateLimiter({
       max: options.rateLimit.max,
@@ -53,6 +59,12 @@ export class DoorCore {
     this.#exemptHeader = token ? Buffer.from(`Bearer ${token}`) : undefined;
     this.accessLog = options.log.isLevelEnabled('debug');
     this.metrics = options.metrics ?? false;
+    this.sockets = {
+      admission: this.admission,
+      topics: new Topics(),
+      log: options.log,
+      limits: options.socketLimits ?? DEFAULT_SOCKET_LIMITS,
+    };
   }
 
   /** The rate limit, client address and CORS of HTTP requests, for WebSocket and Socket.IO handshakes. */

@@ -22,13 +22,7 @@ import type { Router } from './router.js';
 import { limitSocketIoFrames, type SocketIoOptions } from './socket-io.js';
 import { openStreamWriter } from './stream.js';
 import type { Reply, StreamWriter } from './types.js';
-import {
-  DEFAULT_SOCKET_LIMITS,
-  Topics,
-  type SocketLimits,
-  type WebSocketLimits,
-  type WebSocketRoute,
-} from './websocket.js';
+import type { WebSocketLimits, WebSocketRoute } from './websocket.js';
 
 /** uWS closes a keep-alive connection idle for 10 s, and one whose headers or body do not come: the same here. */
 const KEEP_ALIVE_MS = 10_000;
@@ -117,7 +111,6 @@ export class NodeFrontDoor implements FrontDoor {
   readonly engine: HttpEngine = { name: 'node', version: process.versions.node };
   readonly server: Server;
   readonly #core: DoorCore;
-  readonly #topics = new Topics();
   readonly #routes = new SegmentRouter<RouteSteps>();
   readonly #sockets = new SegmentRouter<NodeWebSocketRoute<unknown>>();
   readonly #socketRoutes: NodeWebSocketRoute<unknown>[] = [];
@@ -128,11 +121,9 @@ export class NodeFrontDoor implements FrontDoor {
   #preflight!: RouteSteps;
   #notFound!: RouteSteps;
   #listening = false;
-  readonly #socketLimits: SocketLimits;
 
   constructor(private readonly options: HttpServerOptions) {
-    this.#core = new DoorCore(options);
-    this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
+    this.#core = new DoorCore(options, 'node');
     const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     const requestTimeoutMs = Math.max(options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS, headersTimeoutMs);
     this.server = createServer(
@@ -160,27 +151,19 @@ export class NodeFrontDoor implements FrontDoor {
   }
 
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    const socketRoute = new NodeWebSocketRoute(
-      pattern,
-      route,
-      limits,
-      this.#core.admission,
-      this.#topics,
-      this.options.log,
-      this.#socketLimits,
-    );
+    const socketRoute = new NodeWebSocketRoute(pattern, route, limits, this.#core.sockets);
     this.#sockets.add('GET', pattern, socketRoute as NodeWebSocketRoute<unknown>);
     this.#socketRoutes.push(socketRoute as NodeWebSocketRoute<unknown>);
   }
 
   socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
     this.#socketIo = new NodeSocketIo({ ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
-    limitSocketIoFrames(this.#socketIo.io, this.#socketLimits, this.options.log);
+    limitSocketIoFrames(this.#socketIo.io, this.#core.sockets.limits, this.options.log);
     return this.#socketIo.io;
   }
 
   publish(topic: string, text: string): void {
-    this.#topics.publish(topic, text);
+    this.#core.sockets.topics.publish(topic, text);
   }
 
   mount(router: Router): void {

@@ -6,17 +6,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
 import { answerSocketAndClose } from './node-answer.js';
 import {
   FrameBudget,
   TOO_MANY_FRAMES,
   TOO_MANY_FRAMES_REASON,
-  type Admission,
   type SocketConnection,
   type SocketHandshake,
-  type SocketLimits,
+  type SocketServing,
   type Subscriber,
   type Topics,
   type WebSocketLimits,
@@ -79,10 +77,7 @@ export class NodeWebSocketRoute<T> {
     private readonly pattern: string,
     private readonly route: WebSocketRoute<T>,
     private readonly limits: WebSocketLimits,
-    private readonly admission: Admission,
-    private readonly topics: Topics,
-    private readonly log: Logger,
-    private readonly socketLimits: SocketLimits,
+    private readonly serving: SocketServing,
   ) {
     this.#wss = new WebSocketServer({
       noServer: true,
@@ -103,13 +98,13 @@ export class NodeWebSocketRoute<T> {
     peer: string,
     rawQuery: string,
   ): void {
-    const ip = this.admission.clientAddress(peer, headers);
+    const ip = this.serving.admission.clientAddress(peer, headers);
     let aborted = false;
     socket.once('close', () => {
       aborted = true;
     });
     const refuse = (error: HttpError) => {
-      if (!aborted) answerSocketAndClose(socket, error, this.admission.corsHeaders(headers.origin));
+      if (!aborted) answerSocketAndClose(socket, error, this.serving.admission.corsHeaders(headers.origin));
     };
     const handshake: SocketHandshake = { path: this.pattern, query: new URLSearchParams(rawQuery), headers, ip };
     const admitted = (wait: number) => {
@@ -126,21 +121,21 @@ export class NodeWebSocketRoute<T> {
         },
       );
     };
-    const wait = this.admission.retryAfter(ip);
+    const wait = this.serving.admission.retryAfter(ip);
     if (typeof wait === 'number') admitted(wait);
     else void wait.then(admitted);
   }
 
   #open(ws: WebSocket, data: T): void {
     const overflowed = (bufferedBytes: number) =>
-      this.log.warn(
+      this.serving.log.warn(
         { path: this.pattern, bufferedBytes, limitBytes: this.limits.maxBackpressureBytes },
         'WebSocket closed: its reader stopped reading (send buffer over the bound)',
       );
-    const connection = new Connection(data, ws, this.topics, this.limits.maxBackpressureBytes, overflowed);
+    const connection = new Connection(data, ws, this.serving.topics, this.limits.maxBackpressureBytes, overflowed);
     const entry = { connection, ws };
     this.#live.add(entry);
-    const budget = new FrameBudget(this.socketLimits.maxFramesPerSecond);
+    const budget = new FrameBudget(this.serving.limits.maxFramesPerSecond);
     let overBudget = false;
     ws.on('message', (message, isBinary) => {
       // Frames already read past the budget (one read can hold hundreds) are dropped with their socket.
@@ -166,8 +161,8 @@ export class NodeWebSocketRoute<T> {
   }
 
   #tooManyFrames(ws: WebSocket): void {
-    this.log.warn(
-      { path: this.pattern, limitPerSecond: this.socketLimits.maxFramesPerSecond },
+    this.serving.log.warn(
+      { path: this.pattern, limitPerSecond: this.serving.limits.maxFramesPerSecond },
       'WebSocket closed: too many frames',
     );
     ws.close(TOO_MANY_FRAMES, TOO_MANY_FRAMES_REASON);

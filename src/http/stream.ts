@@ -4,6 +4,7 @@ import { sseStreamsActive } from '../metrics/catalogue.js';
 import type { Logger } from '../log.js';
 import type { StreamLimits } from './front-door.js';
 import type { StreamWriter } from './types.js';
+import { type Span, tracing } from '../telemetry/index.js';
 
 const sseStreams = sseStreamsActive.with();
 
@@ -40,16 +41,27 @@ export function openStreamWriter(
   let backlog = 0;
   let stall: NodeJS.Timeout | undefined;
   if (!closed) sseStreams.inc();
+  // Tracing on, inside the request's trace: the stream's life (frames, bytes, how it ended) as a span of its own.
+  const parent = tracing?.active();
+  const span: Span | undefined = parent && !closed ? tracing!.start('sse.stream', 'internal', {}, parent) : undefined;
+  let frames = 0;
+  let bytes = 0;
+  let ending = 'client_gone';
   const close = () => {
     if (closed) return;
     closed = true;
     clearTimeout(stall);
     sseStreams.dec();
+    if (span) {
+      span.setAttributes({ 'sse.frames': frames, 'sse.bytes': bytes, 'sse.ended': ending });
+      span.end();
+    }
     finish();
     for (const listener of closeListeners.splice(0)) listener();
   };
   const abandon = (reason: string) => {
     if (closed) return;
+    ending = 'reader_stalled';
     log.warn({ reqId: requestId, reason, backlogBytes: backlog }, 'stream closed: its reader stopped reading');
     socket.destroy();
   };
@@ -65,6 +77,10 @@ export function openStreamWriter(
     },
     write(chunk) {
       if (closed) return false;
+      if (span) {
+        frames++;
+        bytes += Buffer.byteLength(chunk);
+      }
       const ok = socket.write(chunk);
       if (ok && !stall) return true;
       backlog += Buffer.byteLength(chunk);
@@ -81,6 +97,7 @@ export function openStreamWriter(
     },
     end() {
       if (closed) return;
+      ending = 'server_end';
       socket.end();
       close();
     },

@@ -16,13 +16,7 @@ import type { UwsBuild, UwsModule } from './uws-native.js';
 import { uwsPeer } from './uws-peer.js';
 import { attachSocketIoUws } from './uws-socket-io.js';
 import { mountWebSocket } from './uws-websocket.js';
-import {
-  DEFAULT_SOCKET_LIMITS,
-  Topics,
-  type SocketLimits,
-  type WebSocketLimits,
-  type WebSocketRoute,
-} from './websocket.js';
+import type { WebSocketLimits, WebSocketRoute } from './websocket.js';
 
 class UwsExchange extends Exchange {
   constructor(
@@ -129,9 +123,7 @@ export class UwsFrontDoor implements FrontDoor {
   readonly engine: HttpEngine;
   readonly app: uWS.TemplatedApp;
   readonly #core: DoorCore;
-  readonly #topics = new Topics();
   #listenSocket: uWS.us_listen_socket | null = null;
-  readonly #socketLimits: SocketLimits;
 
   constructor(
     private readonly uws: UwsModule,
@@ -141,8 +133,7 @@ export class UwsFrontDoor implements FrontDoor {
   ) {
     this.engine = { name: 'uws', build, version };
     this.app = uws.App();
-    this.#core = new DoorCore(options);
-    this.#socketLimits = options.socketLimits ?? DEFAULT_SOCKET_LIMITS;
+    this.#core = new DoorCore(options, 'uws');
   }
 
   get port(): number {
@@ -155,26 +146,17 @@ export class UwsFrontDoor implements FrontDoor {
 
   /** A WebSocket route (see uws-websocket.ts); uWS matches it ahead of the catch-all 404. */
   websocket<T>(pattern: string, route: WebSocketRoute<T>, limits: WebSocketLimits): void {
-    mountWebSocket(
-      this.app,
-      pattern,
-      route,
-      limits,
-      this.#core.admission,
-      this.#topics,
-      this.options.log,
-      this.#socketLimits,
-    );
+    mountWebSocket(this.app, pattern, route, limits, this.#core.sockets);
   }
 
   socketIo(options: Omit<SocketIoOptions, 'corsOrigin'>): SocketIoServer {
     const io = attachSocketIoUws(this.app, { ...options, corsOrigin: this.options.corsOrigin }, this.#core.admission);
-    limitSocketIoFrames(io, this.#socketLimits, this.options.log);
+    limitSocketIoFrames(io, this.#core.sockets.limits, this.options.log);
     return io;
   }
 
   publish(topic: string, text: string): void {
-    this.#topics.publish(topic, text);
+    this.#core.sockets.topics.publish(topic, text);
   }
 
   mount(router: Router): void {

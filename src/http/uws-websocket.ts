@@ -2,7 +2,6 @@
 // everything read from `req` is read before the first await, `res.onAborted` is registered before it, and the
 // upgrade is written inside `res.cork`.
 import type uWS from 'uWebSockets.js';
-import type { Logger } from '../log.js';
 import { HttpError, httpErrors } from './errors.js';
 import { readHeaders } from './headers.js';
 import { statusLine } from './status-line.js';
@@ -11,9 +10,8 @@ import {
   FrameBudget,
   TOO_MANY_FRAMES,
   TOO_MANY_FRAMES_REASON,
-  type Admission,
   type SocketConnection,
-  type SocketLimits,
+  type SocketServing,
   type Subscriber,
   type Topics,
   type WebSocketLimits,
@@ -97,10 +95,7 @@ export function mountWebSocket<T>(
   pattern: string,
   route: WebSocketRoute<T>,
   limits: WebSocketLimits,
-  admission: Admission,
-  topics: Topics,
-  log: Logger,
-  socketLimits: SocketLimits,
+  { admission, topics, log, limits: socketLimits }: SocketServing,
 ): void {
   const overflowed = (bufferedBytes: number) =>
     log.warn(

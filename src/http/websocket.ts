@@ -2,6 +2,7 @@
 // frames; each engine does the socket part (uws-websocket.ts, node-websocket.ts): asynchronous upgrade,
 // backpressure, idle timeout, frame size. The topics (publish to a session's sockets) are shared.
 import type { Server as SocketIoServer } from 'socket.io';
+import type { Logger } from '../log.js';
 import type { SocketIoOptions } from './socket-io.js';
 
 /** What a face that accepts WebSockets gets of the front door (HttpServer implements it). */
@@ -147,4 +148,12 @@ export class Topics {
     // iterator tolerates (the rest are still visited once).
     if (members) for (const connection of members) connection.send(text);
   }
+}
+
+/** What every WebSocket route of an engine shares: who is admitted, the topics, the log and the socket limits. */
+export interface SocketServing {
+  readonly admission: Admission;
+  readonly topics: Topics;
+  readonly log: Logger;
+  readonly limits: SocketLimits;
 }

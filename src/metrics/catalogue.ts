@@ -52,8 +52,23 @@ export const ussdServiceSteps = new CounterFamily(
 );
 export const ussdServiceSessionsEnded = new CounterFamily(
   'ussd_service_sessions_ended_total',
-  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (the step deadline passed), error',
+  'USSD sessions ended, by service, the state they ended from and reason: end (an END screen), exit (the exit key), timeout (no answer from the user within the session TTL, or the step deadline passed), error, gateway (the gateway ended it: its end-of-session notification, a release or a terminate)',
   ['service', 'state', 'reason'],
+);
+/** Seconds: a USSD session lasts from a second (one screen) to the networks' few minutes. */
+const SESSION_BUCKETS = [1, 5, 10, 20, 30, 60, 90, 120, 180, 300];
+/** The statuses a gateway's end of a session is counted under; any other word is `other`. */
+export const GATEWAY_END_STATUSES = ['success', 'incomplete', 'failed', 'release', 'timeout', 'terminate', 'other'];
+export const ussdGatewayEnds = new CounterFamily(
+  'ussd_gateway_session_ends_total',
+  "USSD sessions a gateway said were over, by gateway and status: success, incomplete, failed (Africa's Talking's end-of-session notification), release, timeout (Hubtel), terminate (Beem), other",
+  ['gateway', 'status'],
+);
+export const ussdGatewaySessionDuration = new HistogramFamily(
+  'ussd_gateway_session_duration_seconds',
+  "Duration of USSD sessions as the gateway reported it at their end (Africa's Talking's durationInMillis), by gateway and status",
+  ['gateway', 'status'],
+  SESSION_BUCKETS,
 );
 export const ussdUnknownCodes = new CounterFamily(
   'ussd_unknown_codes_total',
@@ -219,6 +234,8 @@ export const ALL_FAMILIES = [
   ussdServiceSteps,
   ussdServiceSessionsEnded,
   ussdUnknownCodes,
+  ussdGatewayEnds,
+  ussdGatewaySessionDuration,
   ussdServicesLoaded,
   ussdWebhookCalls,
   ussdWebhookDuration,

@@ -61,6 +61,8 @@ export interface TurnContext {
   readonly timezone?: string;
   /** Saved user preferences, loaded by the user-preferences plugin before the agent is built. */
   preferences?: UserPreferences | null;
+  /** The turn is run again after its node died (runs/open-runs.ts): it was charged the first time. */
+  readonly recovery?: boolean;
 }
 
 export interface ToolCallContext extends TurnContext {

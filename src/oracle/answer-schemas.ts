@@ -115,7 +115,12 @@ export const DelegationRevokedSchema = v.object({ ok: v.literal(true) });
 export const RunStatusSchema = v.object({
   run: v.object({
     runId: v.string(),
-    status: v.pipe(v.literal('running'), v.description('Only runs in progress are answered')),
+    status: v.pipe(
+      v.picklist(['queued', 'running', 'recovering']),
+      v.description(
+        "Only runs in progress are answered: `queued` (waits for the session's previous turn), `running`, `recovering` (cluster mode: its node died, another runs the turn again)",
+      ),
+    ),
   }),
 });
 

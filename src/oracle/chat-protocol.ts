@@ -91,7 +91,32 @@ const SESSION_READS = new Set<unknown>(['owns', 'messages', 'history']);
 export const isSessionRead = (message: { type?: unknown }): message is SessionReadMessage =>
   SESSION_READS.has(message.type);
 
-export type ChatActorMessage = CreateSessionMessage | DeleteSessionMessage | TurnMessage | SessionReadMessage;
+/**
+ * Cluster mode, a run kept in the runs stream gone quiet (runs/run-reader.ts): `run-alive` (a signal) asks whether
+ * the session's actor runs it now; when it does not, `recover` (a call, in the mailbox) has the partition's owner
+ * take the turn over from its open run (runs/open-runs.ts), or close it `interrupted` when it cannot be run again.
+ */
+export interface RunAliveMessage {
+  type: 'run-alive';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverRunMessage {
+  type: 'recover';
+  userDid: string;
+  runId: string;
+}
+export interface RecoverReply {
+  /** `recovered`: run again to its end; `interrupted`: closed so; `none`: nothing of it to take over. */
+  outcome: 'recovered' | 'interrupted' | 'none';
+}
+
+export type ChatActorMessage =
+  | CreateSessionMessage
+  | DeleteSessionMessage
+  | TurnMessage
+  | SessionReadMessage
+  | RecoverRunMessage;
 
 /**
  * Why a chat actor refuses a message before any work (the `code` of its DomainError):
@@ -147,10 +172,12 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<TurnMessage, TurnReply>
     | Call<OwnsSessionMessage, boolean>
     | Call<MessagesPageMessage, MessagesPart>
-    | Call<HistoryPageMessage, HistoryPage>;
+    | Call<HistoryPageMessage, HistoryPage>
+    | Call<RecoverRunMessage, RecoverReply>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>
+    | Call<RunAliveMessage, boolean>
     | Call<OwnsSessionMessage, Promise<boolean | undefined>>
     | Call<MessagesPageMessage, Promise<MessagesPart | undefined>>
     | Call<HistoryPageMessage, Promise<HistoryPage | undefined>>;
@@ -168,6 +195,8 @@ export const STREAM_ACK_EVERY = 8;
 export type StreamMessage =
   /** Refused before it opened: a DomainError as plain data (code, message, details). */
   | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
+  /** The actor took the turn (it no longer waits for the session's previous one): the run is no longer `queued`. */
+  | { type: 'started' }
   | { type: 'open' }
   /** `count` SSE frames (those the actor produced within about a millisecond), written in one write. */
   | { type: 'frames'; text: string; count: number }

@@ -67,6 +67,10 @@ export const oracleEnv = {
    * At most this plus one frame is held per socket; half of it makes /ws skip answers to a client's pings.
    */
   WS_MAX_BACKPRESSURE_BYTES: integer(256 * 1024, 16 * 1024, 64 * 1024 * 1024),
+  /** The key the live agent sends as `x-api-key` to read a call's media key (GET /calls/:id/key); unset: refused. */
+  LIVE_AGENT_AUTH_API_KEY: v.optional(
+    v.pipe(v.string(), v.trim(), v.minLength(16, 'must be at least 16 characters (a random secret)')),
+  ),
   CREDITS_ENABLED: boolean(false),
   CREDITS_INITIAL: integer(10, 0),
   CREDITS_PER_MESSAGE: integer(1, 0),

@@ -17,10 +17,16 @@ import { modelRoutes } from './routes/models.js';
 import { loadModelCatalogue } from './models.js';
 import { RunRegistry } from './runs/registry.js';
 import { ClusterRuns } from './runs/cluster-runs.js';
+import { openRunStream } from './runs/jetstream-run-stream.js';
+import { takeOverInherited, takeOverWhenDead } from './runs/takeover.js';
+
+/** How long a kept run may be quiet before its reader asks the session's actor whether it still runs. */
+const RUN_PROBE_MS = 2_000;
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
+import { callKeyRoutes, callRoutes, liveAgentGuard } from './calls/routes.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
@@ -39,6 +45,7 @@ export const createOracleFace = async ({
   cpuPool,
   cluster,
   events: clusterEvents,
+  inherited,
 }: FaceContext<OracleConfig>): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
   const repositories = await openOracleRepositories(store, cluster);
@@ -53,11 +60,21 @@ export const createOracleFace = async ({
     ...pluginAuthExcludedRoutes(plugins),
     ...config.AUTH_EXCLUDED_ROUTES,
   ]);
-  const runs = new RunRegistry({
+  const runLimits = {
     maxBytes: config.RUN_MAX_BYTES,
     retentionMs: config.RUN_RETENTION_SECONDS * 1000,
     totalBytes: config.RUNS_MAX_BYTES,
-  });
+  };
+  const runs = new RunRegistry(runLimits);
+  // One node: a run still open was cut when the process died (its actors run on this node only), and is not run
+  // again. A client re-joining it reads `done { status: "interrupted" }`. (Cluster mode: another node takes it over.)
+  if (!cluster) {
+    for (const open of await repositories.openRuns.all()) {
+      const { runId, sessionId, userDid, requestId } = open;
+      runs.interrupted({ runId, sessionId, userDid, requestId });
+      await repositories.openRuns.remove(open.sessionId, open.runId);
+    }
+  }
   const deps: OracleRouteDeps = {
     actors,
     authenticator,
@@ -69,11 +86,30 @@ export const createOracleFace = async ({
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     models: loadModelCatalogue(config),
     runs,
-    clusterRuns:
+    keptRuns:
       cluster &&
-      new ClusterRuns(cluster, runs, config.SSE_HEARTBEAT_SECONDS * 2000 + 5000, log.child({ face: 'oracle' })),
+      new ClusterRuns(
+        cluster,
+        await openRunStream(cluster, runLimits),
+        runs,
+        repositories.openRuns,
+        {
+          heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
+          probeMs: RUN_PROBE_MS,
+          giveUpMs: config.SSE_HEARTBEAT_SECONDS * 2000 + 5000,
+          onQuiet: takeOverWhenDead(actors),
+        },
+        log.child({ face: 'oracle' }),
+      ),
     log: log.child({ face: 'oracle' }),
   };
+  // Cluster mode: the partitions of a node that died are this node's now, and so are the turns it left cut: they are
+  // taken over at once, with or without a client re-joining them (runs/takeover.ts).
+  inherited?.onInherited((isInherited) => {
+    void takeOverInherited(repositories.openRuns, actors, isInherited, deps.log).catch((error: unknown) =>
+      deps.log.warn({ err: error }, 'the open runs of inherited partitions were not taken over'),
+    );
+  });
   let events: RunningEventChannel | undefined;
   return {
     name: 'oracle',
@@ -96,7 +132,7 @@ export const createOracleFace = async ({
     },
     async stop() {
       deps.runs.stop();
-      deps.clusterRuns?.stop();
+      deps.keptRuns?.stop();
       await events?.stop();
     },
     routes(router) {
@@ -110,8 +146,14 @@ export const createOracleFace = async ({
         ...modelRoutes(deps.models),
         ...runRoutes(deps),
         ...delegationRoutes(deps),
+        ...callRoutes({ calls: repositories.calls, reads: deps.reads }),
         ...auth.withExclusions(pluginRoutes(plugins, { oracleDid: identity.did })),
       ]);
+      mountRoutes(
+        router,
+        { guards: { 'api-key': liveAgentGuard(config.LIVE_AGENT_AUTH_API_KEY) }, invalid: refuseInput },
+        callKeyRoutes({ calls: repositories.calls, oracleDid: identity.did }),
+      );
     },
   };
 };

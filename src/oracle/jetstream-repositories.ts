@@ -3,12 +3,14 @@
 // Buckets (each created with the connection's replicas, or opened when another node made it) and why each is
 // shaped as it is: docs/cluster.md, "What is stored where".
 import type { ClusterConnection } from '../cluster/connection.js';
+import { openJetStreamCalls } from './calls/jetstream-repository.js';
 import { openJetStreamDelegations } from './jetstream-delegations.js';
 import { JetStreamRevocationRepository } from './jetstream-revocations.js';
 import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js';
 import { openJetStreamPreferences } from './plugins/user-preferences/jetstream-repository.js';
 import type { OracleRepositories } from './repositories.js';
 import { openJetStreamSessionStores } from './sessions/jetstream-turn-commit.js';
+import { openJetStreamOpenRuns } from './runs/jetstream-open-runs.js';
 
 /** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
 export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {
@@ -18,5 +20,7 @@ export async function openJetStreamOracleRepositories(connection: ClusterConnect
   const delegations = await openJetStreamDelegations(connection);
   const preferences = await openJetStreamPreferences(connection);
   const credits = await openJetStreamCredits(connection);
-  return { ...stores, revocations, delegations, preferences, credits };
+  const calls = await openJetStreamCalls(connection);
+  const openRuns = await openJetStreamOpenRuns(connection);
+  return { ...stores, revocations, delegations, preferences, credits, calls, openRuns };
 }

@@ -3,6 +3,8 @@
 // place that chooses LMDB or (cluster mode) JetStream. Code past these roots gets repositories, never the Store.
 import type { ClusterConnection } from '../cluster/connection.js';
 import type { Store } from '../store/env.js';
+import { openLmdbCalls } from './calls/lmdb-repository.js';
+import type { CallRepository } from './calls/records.js';
 import type { DelegationRepository } from './delegations.js';
 import { openJetStreamOracleRepositories } from './jetstream-repositories.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
@@ -14,6 +16,7 @@ import type { PreferencesRepository } from './plugins/user-preferences/repositor
 import type { RevocationRepository } from './revocations.js';
 import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './sessions/turn-commit.js';
+import { openLmdbOpenRuns, type OpenRunRepository } from './runs/open-runs.js';
 
 /** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
 export interface OracleRepositories extends SessionStores {
@@ -22,6 +25,10 @@ export interface OracleRepositories extends SessionStores {
   delegations(oracleDid: string): DelegationRepository;
   readonly preferences: PreferencesRepository;
   readonly credits: CreditRepository;
+  /** Live calls (POST /calls/:id/sync and the routes beside it). */
+  readonly calls: CallRepository;
+  /** Streamed turns in flight (runs/open-runs.ts). */
+  readonly openRuns: OpenRunRepository;
 }
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {
@@ -31,6 +38,8 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     delegations: (oracleDid) => openLmdbDelegations(store, oracleDid),
     preferences: openLmdbPreferences(store),
     credits: openLmdbCredits(store),
+    calls: openLmdbCalls(store),
+    openRuns: openLmdbOpenRuns(store),
   };
 }
 

@@ -8,7 +8,8 @@ import type { Store } from '../store/env.js';
 import { DeadlineSignals } from './deadline-signals.js';
 import { HostClosingError } from './errors.js';
 import { Mailbox, type MailboxTask } from './mailbox.js';
-import type { HostApi } from './messages.js';
+import type { HostApi, TraceCarrier } from './messages.js';
+import { tracing } from '../telemetry/index.js';
 import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
 
 /**
@@ -117,34 +118,55 @@ export class ActorHost implements HostApi {
         );
   }
 
-  send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown> {
+  send(kind: string, actorId: string, message: unknown, deadline?: number, trace?: TraceCarrier): Promise<unknown> {
     const preparing = this.#prepare(kind);
-    if (preparing) return preparing.then(() => this.#send(kind, actorId, message, deadline));
-    return this.#send(kind, actorId, message, deadline);
+    if (preparing) return preparing.then(() => this.#send(kind, actorId, message, deadline, trace));
+    return this.#send(kind, actorId, message, deadline, trace);
   }
 
   /** send once the kind is prepared: not an async function, so the actor's own promise is the answer (one less per call). */
-  #send(kind: string, actorId: string, message: unknown, deadline: number | undefined): Promise<unknown> {
+  #send(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    deadline: number | undefined,
+    trace: TraceCarrier | undefined,
+  ): Promise<unknown> {
     let cell: Cell;
     try {
       cell = this.#cell(kind, actorId);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#post(cell, deadline, (cancelled) => cell.actor.receive(message, cancelled));
+    const task: MailboxTask<unknown> = (cancelled) => cell.actor.receive(message, cancelled);
+    return trace && tracing
+      ? this.#traced('send', cell, actorId, deadline, trace, task)
+      : this.#post(cell, deadline, task);
   }
 
-  async stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void> {
+  async stream(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    port: MessagePort,
+    deadline?: number,
+    trace?: TraceCarrier,
+  ): Promise<void> {
     const preparing = this.#prepare(kind);
     if (preparing) await preparing.catch((error: unknown) => (port.close(), Promise.reject(error)));
     const cell = this.#cell(kind, actorId);
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
     let started = false;
-    return this.#post(cell, deadline, (cancelled) => {
+    const task: MailboxTask<void> = (cancelled) => {
       started = true;
       return actor.stream!(message, port, cancelled);
-    }).catch((error: unknown) => {
+    };
+    const posted =
+      trace && tracing
+        ? this.#traced('stream', cell, actorId, deadline, trace, task)
+        : this.#post(cell, deadline, task);
+    return posted.catch((error: unknown) => {
       // Refused or dropped before it ran: nobody else will close the stream's port.
       if (!started) port.close();
       throw error;
@@ -238,6 +260,54 @@ export class ActorHost implements HostApi {
       this.#preparing.set(kindName, preparing);
     }
     return preparing;
+  }
+
+  /**
+   * #post inside the actor's span (a child of the caller's, whose context came in the call): it starts when the
+   * call arrives and says how long the message waited in the mailbox and how long the actor ran it.
+   */
+  #traced<T>(
+    op: 'send' | 'stream',
+    cell: Cell,
+    actorId: string,
+    deadline: number | undefined,
+    carrier: TraceCarrier,
+    task: MailboxTask<T>,
+  ): Promise<T> {
+    const t = tracing!;
+    const parent = t.fromCarrier(carrier);
+    const arrived = performance.now();
+    const span = t.start(
+      `actor ${op} ${cell.kind}`,
+      'internal',
+      {
+        'actor.kind': cell.kind,
+        'actor.id': actorId,
+        'actor.host': this.context.hostIndex,
+      },
+      parent ?? null,
+    );
+    const context = t.contextOf(span, parent);
+    let started = 0;
+    const ended = () => {
+      const now = performance.now();
+      span.setAttributes({
+        'actor.queued_ms': (started || now) - arrived,
+        'actor.running_ms': started ? now - started : 0,
+      });
+      span.end();
+    };
+    return this.#post(cell, deadline, (cancelled) => {
+      started = performance.now();
+      return t.run(context, () => task(cancelled));
+    }).then(
+      (value) => (ended(), value),
+      (error: unknown) => {
+        t.failed(span, error);
+        ended();
+        throw error;
+      },
+    );
   }
 
   #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {

@@ -13,6 +13,7 @@ import type { ActorProtocol, ProtocolShape } from './protocol.js';
 import { ActorRef, type Actors, type ActorStream } from './router.js';
 import { RpcClient, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
+import { tracing } from '../telemetry/index.js';
 
 export { ActorBusyError, DomainError, HostUnavailableError } from './errors.js';
 export { ActorRef, type ActorRouter, type Actors, type ActorStream } from './router.js';
@@ -230,7 +231,13 @@ export class ActorRuntime implements Actors {
    */
   send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.post('send', [kind, actorId, message, Date.now() + timeoutMs], timeoutMs);
+    const trace = tracing?.carrier();
+    const deadline = Date.now() + timeoutMs;
+    return host.post(
+      'send',
+      trace ? [kind, actorId, message, deadline, trace] : [kind, actorId, message, deadline],
+      timeoutMs,
+    );
   }
 
   /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */
@@ -243,7 +250,12 @@ export class ActorRuntime implements Actors {
   stream(kind: string, actorId: string, message: unknown, timeoutMs = 24 * 3600_000): ActorStream {
     const { port1, port2 } = new MessageChannel();
     const host = this.#hosts[this.hostOf(actorId)];
-    const done = host.post('stream', [kind, actorId, message, port2, Date.now() + timeoutMs], timeoutMs, [port2]);
+    const trace = tracing?.carrier();
+    const deadline = Date.now() + timeoutMs;
+    const args: ArgsOf<HostApi, 'stream'> = trace
+      ? [kind, actorId, message, port2, deadline, trace]
+      : [kind, actorId, message, port2, deadline];
+    const done = host.post('stream', args, timeoutMs, [port2]);
     return { channel: port1, done };
   }
 

@@ -22,15 +22,28 @@ export interface ActorEvent {
   data: unknown;
 }
 
+/**
+ * The caller's trace context, present only while tracing is on and the call is part of a trace: its W3C
+ * `traceparent`, then a space and its `tracestate` when it has one (telemetry/index.ts). The actor's span is its child.
+ */
+export type TraceCarrier = string;
+
 /** What the main thread calls on an actor host (rpc.ts). */
 export interface HostApi {
   /**
    * Delivers `message` to the actor's mailbox and resolves with its reply. `deadline` (epoch ms) is when the
    * caller gives up: the message is then dropped if still queued, or its actor's AbortSignal fires.
    */
-  send(kind: string, actorId: string, message: unknown, deadline?: number): Promise<unknown>;
+  send(kind: string, actorId: string, message: unknown, deadline?: number, trace?: TraceCarrier): Promise<unknown>;
   /** Like send, but the actor writes a stream of frames to `port` and closes it when done. */
-  stream(kind: string, actorId: string, message: unknown, port: MessagePort, deadline?: number): Promise<void>;
+  stream(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    port: MessagePort,
+    deadline?: number,
+    trace?: TraceCarrier,
+  ): Promise<void>;
   /** Bypasses the mailbox: for signals that must reach a busy actor (abort). `undefined`: no such actor in memory. */
   signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
   stats(): { actors: number; hostIndex: number };

@@ -36,6 +36,11 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
+  /** Live calls by id, and the index of each user's calls per session (src/oracle/calls/lmdb-repository.ts). */
+  'oracle-calls',
+  'oracle-call-sessions',
+  /** Streamed turns in flight (src/oracle/runs/open-runs.ts). */
+  'oracle-open-runs',
   'gateway-local-node',
   /** Which keys the records were written with (key-checks.ts): the PIN key's check value, the oracle's key DID. */
   'key-checks',

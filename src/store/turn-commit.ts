@@ -12,11 +12,14 @@
 // wait for the next one.
 import { TransactionFlags, type RootDatabase } from 'lmdb';
 import { isStorageUnavailable } from './write-guard.js';
+import { type Context, tracing } from '../telemetry/index.js';
 
 interface Queued {
   apply(): unknown;
   resolve(result: unknown): void;
   reject(error: unknown): void;
+  /** Tracing on: the writer's context (its commit's span is a child of the turn's first traced writer). */
+  trace?: Context;
 }
 
 /** Synced before returning (not NO_SYNC_FLUSH), and abortable, so a write that throws leaves nothing behind. */
@@ -37,6 +40,8 @@ export class TurnCommit {
   write<T>(apply: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const queued: Queued = { apply, resolve: resolve as (result: unknown) => void, reject };
+      const trace = tracing?.active();
+      if (trace) queued.trace = trace;
       if (this.#queued.push(queued) === 1) setImmediate(this.#commitTurn);
     });
   }
@@ -54,9 +59,14 @@ export class TurnCommit {
 
   #commit(writes: Queued[]): void {
     const started = performance.now();
+    let applied = 0;
     let results: unknown[];
     try {
-      results = this.root.transactionSync(() => writes.map((write) => write.apply()), SYNCED);
+      results = this.root.transactionSync(() => {
+        const done = writes.map((write) => write.apply());
+        applied = performance.now();
+        return done;
+      }, SYNCED);
     } catch (error) {
       // One faulty write must not refuse the others of its turn (another caller's step): each commits on its own.
       // A refusal of the whole store (a full disk, write-guard.ts) refuses them all alike.
@@ -64,8 +74,34 @@ export class TurnCommit {
       else for (const write of writes) this.#commit([write]);
       return;
     }
-    const seconds = (performance.now() - started) / 1000;
+    const ended = performance.now();
+    const seconds = (ended - started) / 1000;
+    if (tracing) traceCommit(writes, started, applied, ended);
     for (const listener of this.#committed) listener(seconds);
     for (const [i, write] of writes.entries()) write.resolve(results[i]);
   }
+}
+
+/**
+ * The span of a synced commit, under the turn's first traced writer and linked to the others' traces: how many
+ * records the transaction held and how long its commit and sync took after the writes were applied.
+ */
+function traceCommit(writes: Queued[], started: number, applied: number, ended: number): void {
+  const t = tracing!;
+  const traced = writes.filter((write) => write.trace);
+  if (traced.length === 0) return;
+  // On the SDK's clock (wall time when the span is made, performance.now() differences before it).
+  const wall = Date.now() - (performance.now() - ended);
+  const span = t.start(
+    'lmdb.commit',
+    'internal',
+    { 'db.system': 'lmdb', 'lmdb.records': writes.length, 'lmdb.sync_ms': ended - applied },
+    traced[0].trace,
+    wall - (ended - started),
+  );
+  for (const write of traced.slice(1)) {
+    const link = t.spanContextOf(write.trace!);
+    if (link) span.addLink({ context: link });
+  }
+  span.end(wall);
 }

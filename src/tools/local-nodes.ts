@@ -86,7 +86,8 @@ export interface LocalNodesOptions {
 
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 const LOG_TAIL_CHARS = 64_000;
-const TERMINATING = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGHUP', 'SIGABRT']);
+// Not SIGHUP: a node reloads its USSD services on it.
+const TERMINATING = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGABRT']);
 
 interface NodeSlot {
   index: number;

@@ -1,22 +1,36 @@
 // Interactive USSD simulator (`npm run ussd`): dials a running server the way a telecom gateway does, one POST
-// per input with the whole history joined by `*` in `text`, and shows each screen until an END.
+// per input with the whole history joined by `*` in `text`, and shows each screen until an END. It lists the
+// services the server serves (GET /api/ussd/services) and, after an END, dials the same code or any other.
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
-const USAGE = `Usage: npm run ussd -- [--url URL] [--phone +E164] [--code *123#]
+const USAGE = `Usage: npm run ussd -- [--url URL] [--phone +E164] [--code *123#] [--list]
 
   --url    USSD endpoint (env USSD_URL, default http://127.0.0.1:3000/api/ussd)
   --phone  caller's number in E.164 (env USSD_PHONE, default +254712345678)
   --code   dialled service code (env USSD_SERVICE_CODE, default *384#)
+  --list   print the services the server serves (GET <url>/services) and exit
 
-Type your answer and press Enter; an empty line sends an empty input. Ctrl+D hangs up.`;
+Type your answer and press Enter; an empty line sends an empty input. Ctrl+D hangs up. After an END, y dials
+the same code again, a service code (like *500#) dials that one, anything else quits.`;
 
 interface Options {
   url: string;
   phoneNumber: string;
   serviceCode: string;
+  list: boolean;
 }
+
+/** A service as GET /api/ussd/services lists it. */
+interface ServiceSummary {
+  id: string;
+  version: string;
+  name: string;
+  codes: { code: string; start?: string }[];
+}
+
+const SERVICE_CODE = /^\*\d+(\*\d+)*#$/;
 
 type Answer = { kind: 'screen'; end: boolean; text: string } | { kind: 'problem'; message: string; fatal: boolean };
 
@@ -26,6 +40,7 @@ const parseCommandLine = () =>
       url: { type: 'string' },
       phone: { type: 'string' },
       code: { type: 'string' },
+      list: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -43,7 +58,32 @@ function readOptions(): Options | 'help' | { error: string } {
     url: values.url ?? process.env.USSD_URL ?? 'http://127.0.0.1:3000/api/ussd',
     phoneNumber: values.phone ?? process.env.USSD_PHONE ?? '+254712345678',
     serviceCode: values.code ?? process.env.USSD_SERVICE_CODE ?? '*384#',
+    list: values.list === true,
   };
+}
+
+/** The services the server lists, or the message of why they cannot be read. */
+async function listServices(options: Options): Promise<ServiceSummary[] | { error: string }> {
+  const url = `${options.url.replace(/\/+$/, '')}/services`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+    const body = (await response.json().catch(() => undefined)) as { services?: ServiceSummary[] } | undefined;
+    if (response.status !== 200 || !Array.isArray(body?.services))
+      return { error: `No service list at ${url} (HTTP ${response.status}).` };
+    return body.services;
+  } catch (error) {
+    return { error: describeFailure(url, error) };
+  }
+}
+
+/** One line per service: its codes (with the state an extended code starts at), name, id and version. */
+function describeServices(services: readonly ServiceSummary[]): string {
+  if (services.length === 0) return 'The server serves no USSD service.\n';
+  const lines = services.map((service) => {
+    const codes = service.codes.map((entry) => (entry.start ? `${entry.code} (${entry.start})` : entry.code));
+    return `  ${codes.join(', ')}  ${service.name} (${service.id} ${service.version})`;
+  });
+  return `Services:\n${lines.join('\n')}\n`;
 }
 
 /** One gateway request. Never throws: transport failures come back as a problem to show. */
@@ -102,6 +142,18 @@ async function main(): Promise<number> {
     process.stderr.write(`${options.error}\n\n${USAGE}\n`);
     return 2;
   }
+  if (options.list) {
+    const services = await listServices(options);
+    if ('error' in services) {
+      process.stderr.write(`${services.error}\n`);
+      return 1;
+    }
+    process.stdout.write(describeServices(services));
+    return 0;
+  }
+  // Best effort: a server without the list (or not running) is dialled all the same, and says so then.
+  const services = await listServices(options);
+  if (!('error' in services)) process.stdout.write(describeServices(services));
   const terminal = createInterface({ input: process.stdin, terminal: false });
   // The iterator buffers lines, so piped input (printf '1\n*\n' | npm run ussd) is not lost between prompts.
   const lines = terminal[Symbol.asyncIterator]();
@@ -130,8 +182,10 @@ async function main(): Promise<number> {
         if (input === undefined) return 0;
         inputs.push(input);
       }
-      const again = await ask('Session ended. Dial again? [y/N] ');
-      if (!again || !/^y(es)?$/i.test(again.trim())) return 0;
+      const again = (await ask('Session ended. Dial again? [y: the same code, or a code like *500#; N] '))?.trim();
+      if (again && SERVICE_CODE.test(again)) options.serviceCode = again;
+      else if (!again || !/^y(es)?$/i.test(again)) return 0;
+      process.stdout.write(`Dialling ${options.serviceCode} from ${options.phoneNumber}\n`);
     }
   } finally {
     terminal.close();

@@ -30,6 +30,8 @@ export const ussdEnv = {
   USSD_SERVICES_DIR: text(),
   /** The END text answering a dial of a code no service claims. */
   USSD_UNKNOWN_CODE_TEXT: text('This service code is not in use.'),
+  /** The service code a Beem Africa dial is given (Beem's requests name none): `*150*05#`. */
+  USSD_BEEM_SERVICE_CODE: text(),
   /** 64 hex characters are used as the AES-256 key; a passphrase of 32 or more characters is stretched with scrypt. */
   PIN_ENCRYPTION_KEY: pinKeyVariable,
 };

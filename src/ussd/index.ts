@@ -3,13 +3,14 @@ import type { UssdConfig } from '../config.js';
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
-import { ussdSessionsActive } from '../metrics/catalogue.js';
+import { ussdServiceSessionsEnded, ussdSessionsActive } from '../metrics/catalogue.js';
 import { addMainThreadPart } from '../metrics/host-report.js';
 import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { LiveUssdSessions } from './sessions/journal-repository.js';
 import { openPublishedServices } from './services/published.js';
 import { startServedServices } from './services/served.js';
+import { ENDED_STATE, type UssdSession } from './session.js';
 
 export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
@@ -32,7 +33,7 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
       sweeper = setInterval(() => {
-        sessions.removeExpired(Date.now()).then(
+        sessions.removeExpired(Date.now(), countTimedOut).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
         );
@@ -47,6 +48,7 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
         log,
         stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
         services: served,
+        beemServiceCode: config.USSD_BEEM_SERVICE_CODE,
       });
     },
     health: () => ({ ussd: { services: served.current() } }),
@@ -57,3 +59,9 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
     },
   };
 };
+
+/** A session the sweep removed that had not ended: the user stopped answering (idle past its TTL). */
+function countTimedOut(session: UssdSession): void {
+  if (session.state !== ENDED_STATE)
+    ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'timeout').inc();
+}

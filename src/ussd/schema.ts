@@ -3,11 +3,11 @@ import * as v from 'valibot';
 
 /** No control characters: gateways send digits, `*`, `#` and typed text only. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses
-const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
-const SERVICE_CODE = /^\*\d+(\*\d+)*#$/;
-const E164 = /^\+[1-9]\d{6,14}$/;
-const MAX_SESSION_ID = 100;
-const MAX_TEXT = 182;
+export const PRINTABLE = /^[^\u0000-\u001f\u007f]*$/;
+export const SERVICE_CODE = /^\*\d+(\*\d+)*#$/;
+export const E164 = /^\+[1-9]\d{6,14}$/;
+export const MAX_SESSION_ID = 100;
+export const MAX_TEXT = 182;
 const MAX_NETWORK_CODE = 20;
 
 export const UssdRequestSchema = v.object({

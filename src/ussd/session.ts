@@ -9,6 +9,19 @@ export const ENDED_RETENTION_MS = 60_000;
 export interface ConsumedHistory {
   length: number;
   digest: string;
+  /** The gateway's number of the last request applied, for an aggregator that numbers them (Hubtel's Sequence). */
+  step?: number;
+}
+
+/** How the gateway said a session ended: its status as it words it, and its duration when it tells one. */
+export interface GatewayEnd {
+  /** The aggregator: `africastalking`, `hubtel`, `beem`. */
+  gateway: string;
+  /** As the gateway words it: `Success`, `Incomplete`, `Failed` (Africa's Talking), `release`, `timeout`, `terminate`. */
+  status: string;
+  durationMs?: number;
+  /** When this server recorded it (epoch ms). */
+  at?: number;
 }
 
 /** What an operator may see (the debug route shows `context` as is): never a PIN, never a draft. */
@@ -84,6 +97,8 @@ export interface UssdSession {
   history: ConsumedHistory;
   /** The last full answer, `CON ...` or `END ...`, sent again on a gateway retry. */
   screen: string;
+  /** Set when the gateway said the session ended (routes/aggregators/). */
+  gatewayEnd?: GatewayEnd;
   createdAt: number;
   updatedAt: number;
   expiresAt: number;
@@ -95,6 +110,16 @@ export interface UssdDial {
   phoneNumber: string;
   serviceCode: string;
   text: string;
+  /**
+   * Set by the adapter of an aggregator that sends only the latest input (routes/aggregators/): `text` is that
+   * input alone, and the session extends the history it keeps with it. Absent for Africa's Talking (whole history).
+   */
+  latest?: LatestInput;
+}
+
+export interface LatestInput {
+  /** The gateway's number of this request in the session, when it sends one (Hubtel's Sequence): a retry repeats it. */
+  step?: number;
 }
 
 /** Active: not expired and not closed by an END (an ended record is only kept to answer gateway retries). */

@@ -16,12 +16,14 @@ export interface ChildServer {
   output(): string;
 }
 
+/** `given`: a DATA_DIR of the caller's (kept: a restart on it reads what the last process wrote). */
 export async function startChildServer(
   t: { teardown(fn: () => unknown): void },
   env: Record<string, string> = {},
+  given?: string,
 ): Promise<ChildServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sar-child-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = given ?? mkdtempSync(join(tmpdir(), 'sar-child-'));
+  if (!given) t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     env: {
       ...process.env,

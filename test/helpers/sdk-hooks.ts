@@ -1,7 +1,8 @@
 // @ixo/oracles-client-sdk 1.4.0's own React hooks, unchanged, under react-test-renderer in Node: its provider with
 // a wallet whose delegation is minted for the test server, localStorage (its UCAN caches) kept in memory, and a
 // fetch that reaches only the test server (its chain look-ups go to the chain-client test double instead,
-// test/fixtures/oracles-chain-client-stub). `mountHook` renders one hook and lets a test wait for a state of it.
+// test/fixtures/oracles-chain-client-stub), and `window.crypto`. `mountHook` renders one hook and lets a test wait
+// for a state of it.
 import { OraclesProvider } from '@ixo/oracles-client-sdk';
 import { createElement, type ReactNode } from 'react';
 import TestRenderer, { act, type ReactTestRenderer } from 'react-test-renderer';
@@ -11,6 +12,9 @@ const memory = new Map<string, string>();
 Object.assign(globalThis, {
   // Updates come from sockets and fetches, not from inside act(): React must not ask for act() around them.
   IS_REACT_ACT_ENVIRONMENT: false,
+  // sendMessage names the user's message with window.crypto.randomUUID(); nothing else of `window` is read by the
+  // chat hooks (only the live-call hooks, not used here, look for a browser).
+  window: { crypto: globalThis.crypto },
   localStorage: {
     getItem: (key: string) => memory.get(key) ?? null,
     setItem: (key: string, value: string) => void memory.set(key, String(value)),
@@ -39,6 +43,8 @@ export interface MountedHook<R> {
   readonly current: R;
   /** Resolves with the first answer (from now on, or the current one) that `test` accepts; fails after `ms`. */
   until(test: (current: R) => boolean, what: string, ms?: number): Promise<R>;
+  /** Calls `see` with every answer from now on (what the hook showed, render by render). */
+  watch(see: (current: R) => void): void;
   unmount(): void;
 }
 
@@ -87,6 +93,9 @@ export function mountHook<R>(
         waiters.add(check);
         check();
       });
+    },
+    watch(see) {
+      waiters.add(() => see(current as R));
     },
     unmount,
   };

@@ -56,3 +56,13 @@ export class GatewaySession {
     return body;
   }
 }
+
+/** Logs in with the built-in service's menu (Account Menu, Log in) on a new session; the screen after the PIN. */
+export async function logIn(url: string, customerId: string, pin: string): Promise<string> {
+  const session = new GatewaySession(url, `login-${Math.random().toString(16).slice(2, 10)}`);
+  await session.send();
+  await session.send('2');
+  await session.send('1');
+  await session.send(customerId);
+  return session.send(pin);
+}

@@ -14,6 +14,7 @@
 // record of its key acknowledged before, however many nodes believe they own the partition (a pause, a network
 // partition); the leases make that one node in practice. An append whose acknowledgement timed out may have landed:
 // it is sent again as it was, and one that landed is found on the subject and counts as appended (#appendOwn).
+import { appendContext, tracedAppend, type Traced } from './append-tracing.js';
 import { randomBytes } from 'node:crypto';
 import { JetStreamApiCodes, JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { journalAppends, journalFenced, journalLoads, journalRecords } from '../../metrics/catalogue.js';
@@ -119,7 +120,7 @@ export class PartitionJournal<T> {
   /** The sequence of the newest message on this writer's subject, as far as it knows. */
   #last: number;
   #tailRead: Promise<void> | undefined;
-  #queue: Pending<T>[] = [];
+  #queue: (Pending<T> & Traced)[] = [];
   #flushing = false;
   readonly #counted: { appends: Series; records: Series; loads: Series; fenced: Series };
   /** Appends to this writer's subject go one at a time (each expects the previous): claims wait here for records. */
@@ -195,7 +196,8 @@ export class PartitionJournal<T> {
    */
   append(key: string, value: T, expected: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ partition: this.options.partitionOf(key), key, value, expected, resolve, reject });
+      const record = { partition: this.options.partitionOf(key), key, value, expected, resolve, reject };
+      this.#queue.push({ ...record, trace: appendContext() });
       if (!this.#flushing) void this.#flush();
     });
   }
@@ -211,7 +213,7 @@ export class PartitionJournal<T> {
         if (following && lingerMs > 0 && this.#queue.length < RECORDS_PER_MESSAGE)
           await new Promise((resolve) => setTimeout(resolve, lingerMs));
         const batch = this.#queue.splice(0, RECORDS_PER_MESSAGE);
-        await this.#exclusive(() => this.#commit(batch));
+        await this.#exclusive(() => tracedAppend(batch, this.subject, () => this.#commit(batch)));
       }
     } finally {
       this.#flushing = false;

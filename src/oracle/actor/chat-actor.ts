@@ -27,10 +27,17 @@ import {
   type SessionReadMessage,
   type TurnMessage,
   type TurnReply,
+  type RecoverReply,
+  type RecoverRunMessage,
+  type RunAliveMessage,
 } from '../chat-protocol.js';
 import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
+import { RunWriter } from '../runs/run-writer.js';
+import { STREAM_WINDOW } from '../chat-protocol.js';
+import type { OpenRun } from '../runs/open-runs.js';
+import { claimRun } from './run-recovery.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
 
@@ -54,6 +61,8 @@ class ChatActor implements Actor<ChatShape> {
         return this.#delete(request, cancelled);
       case 'turn':
         return this.#turn(request, undefined, cancelled);
+      case 'recover':
+        return this.#recover(request);
       case 'owns':
       case 'messages':
       case 'history':
@@ -63,7 +72,10 @@ class ChatActor implements Actor<ChatShape> {
   }
 
   async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
-    const sender = new FrameSender(port, () => this.#abort(turn.turnId));
+    const { runStream, log } = this.services;
+    const info = { runId: turn.turnId, sessionId: this.sessionId, userDid: turn.userDid, requestId: turn.requestId };
+    const run = runStream && new RunWriter(runStream, info, log);
+    const sender = new FrameSender(port, () => this.#abort(turn.turnId), STREAM_WINDOW, run);
     try {
       await this.#turn(turn, sender, cancelled);
     } catch (error) {
@@ -76,12 +88,46 @@ class ChatActor implements Actor<ChatShape> {
       sender.end(failedEnding(error));
     } finally {
       sender.end();
+      await run?.settled();
+      // Its `done` is kept: no longer a turn to take over.
+      if (sender.opened) await this.#closeOpenRun(turn.turnId);
     }
   }
 
-  signal(request: AbortSignalMessage | ChannelSignal | SessionReadMessage): ChatShape['signals']['reply'] {
+  /** Cluster mode: takes over the run `runId` whose node died mid-turn (run-recovery.ts). */
+  async #recover(request: RecoverRunMessage): Promise<RecoverReply> {
+    // The turn running here is the run's own attempt, alive: nothing to take over.
+    if (this.#current?.turnId === request.runId) return { outcome: 'none' };
+    const session = await this.#load();
+    const claim = await claimRun(this.services, this.sessionId, request, session?.record.userDid === request.userDid);
+    if (claim.kind !== 'claimed') return { outcome: claim.kind };
+    const sender = new FrameSender(undefined, () => undefined, STREAM_WINDOW, claim.writer);
+    try {
+      await this.#turn(claim.open.turn, sender, undefined, claim.open);
+    } catch (error) {
+      this.services.log.error({ err: error, sessionId: this.sessionId }, 'a recovered chat turn failed');
+      sender.end(failedEnding(error));
+    } finally {
+      sender.end();
+      await claim.writer.settled();
+      await this.#closeOpenRun(request.runId);
+    }
+    return { outcome: 'recovered' };
+  }
+
+  async #closeOpenRun(runId: string): Promise<void> {
+    await this.services.openRuns
+      .remove(this.sessionId, runId)
+      .catch((error: unknown) => this.services.log.warn({ err: error, runId }, 'an open run was not removed'));
+  }
+
+  signal(
+    request: AbortSignalMessage | ChannelSignal | SessionReadMessage | RunAliveMessage,
+  ): ChatShape['signals']['reply'] {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
+    // A kept run's reader asks whether its turn runs here (run-reader.ts).
+    if (request.type === 'run-alive') return this.#current?.turnId === request.runId;
     // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
     // In cluster mode only while a turn runs (it re-read the session when it started): an idle actor's copy may
     // be stale (the partition may have moved away and back), so the caller's call re-reads it.
@@ -167,7 +213,13 @@ class ChatActor implements Actor<ChatShape> {
     return { deleted: true };
   }
 
-  async #turn(request: TurnMessage, out?: FrameSender, cancelled?: AbortSignal): Promise<TurnReply> {
+  async #turn(
+    request: TurnMessage,
+    out?: FrameSender,
+    cancelled?: AbortSignal,
+    recovery?: OpenRun,
+  ): Promise<TurnReply> {
+    out?.started();
     const session = await this.#load();
     if (!session || session.record.userDid !== request.userDid) throw notFound();
     const generation: Generation = { turnId: request.turnId, at: request.at, controller: new AbortController() };
@@ -181,7 +233,7 @@ class ChatActor implements Actor<ChatShape> {
     const stop = () => generation.controller.abort();
     cancelled?.addEventListener('abort', stop, { once: true });
     try {
-      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled });
+      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled, recovery });
       return done.reply;
     } catch (error) {
       // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.

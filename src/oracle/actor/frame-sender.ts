@@ -5,16 +5,23 @@
 // turns, as a provider's deltas arrive one per turn) go as one message, flushed by that timer, when the
 // window is full, and before the end. When the socket on the main thread is full, acknowledgements stop and
 // `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client gone)
-// ends the waiting.
+// ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run as any
+// node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes on; a
+// recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and the
+// end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
+// continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
-import type { StreamEnding } from '../stream-ending.js';
+import { closingFrames, type StreamEnding } from '../stream-ending.js';
+import type { RunWriter } from '../runs/run-writer.js';
 
 export class FrameSender {
   #sent = 0;
   #acked = 0;
   #cancelled = false;
+  /** The port's reader is gone but the run goes on (cluster mode): frames go to the run's writer only. */
+  #detached = false;
   #ended = false;
   #opened = false;
   #wake?: () => void;
@@ -23,12 +30,16 @@ export class FrameSender {
   #pendingCount = 0;
 
   constructor(
-    private readonly port: MessagePort,
+    private readonly port: MessagePort | undefined,
     onCancel: () => void,
     private readonly window = STREAM_WINDOW,
+    /** Cluster mode: where the run's frames are kept for re-joins through any node. */
+    readonly run?: RunWriter,
   ) {
-    port.on('message', (control: StreamControl) => {
+    this.#detached = port === undefined;
+    port?.on('message', (control: StreamControl) => {
       if (control.type === 'ack') this.#acked = Math.max(this.#acked, control.frames);
+      else if (run) this.#detached = true;
       else if (!this.#cancelled) {
         this.#cancelled = true;
         onCancel();
@@ -52,14 +63,20 @@ export class FrameSender {
     return this.#opened;
   }
 
+  /** The turn left the mailbox: its run is no longer `queued`. */
+  started(): void {
+    this.#post({ type: 'started' });
+  }
+
   open(): void {
     this.#opened = true;
+    this.run?.open();
     this.#post({ type: 'open' });
   }
 
   /** Queues one frame for this turn's message, first waiting while the window is full. */
   async send(text: string): Promise<void> {
-    while (!this.#cancelled && this.#sent - this.#acked >= this.window) {
+    while (!this.#cancelled && !this.#detached && this.#sent - this.#acked >= this.window) {
       this.#flush();
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;
@@ -76,18 +93,33 @@ export class FrameSender {
     if (this.#ended) return;
     this.#flush();
     this.#ended = true;
-    this.#post({ type: 'end', ending });
-    this.port.close();
+    const finish = () => {
+      this.port?.postMessage({ type: 'end', ending } satisfies StreamMessage);
+      this.port?.close();
+    };
+    // The run's closing frames are the relay's (stream-ending.ts), written here too for the run kept in the stream.
+    if (this.#opened && this.run) {
+      const closing = closingFrames(ending);
+      this.run.write(closing.join(''), closing.length, finish);
+    } else finish();
   }
 
   #flush = (): void => {
     if (this.#pendingCount === 0) return;
-    if (!this.#cancelled) this.#post({ type: 'frames', text: this.#pending, count: this.#pendingCount });
+    const text = this.#pending;
+    const count = this.#pendingCount;
     this.#pending = '';
     this.#pendingCount = 0;
+    if (this.run) this.run.write(text, count, () => this.#frames(text, count));
+    else this.#frames(text, count);
   };
 
+  #frames(text: string, count: number): void {
+    if (!this.#cancelled && !this.#detached)
+      this.port?.postMessage({ type: 'frames', text, count } satisfies StreamMessage);
+  }
+
   #post(message: StreamMessage): void {
-    if (!this.#ended || message.type === 'end') this.port.postMessage(message);
+    if (!this.#ended) this.port?.postMessage(message);
   }
 }

@@ -13,11 +13,15 @@ import type { ChatBounds } from '../sessions/bounds.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
 import { ChannelToolBridge } from './bridge.js';
+import { openRunStream, type RunStream } from '../runs/jetstream-run-stream.js';
+import type { OpenRunRepository } from '../runs/open-runs.js';
 
 /** Turns of history sent to the model (older ones stay in the transcript). */
 export const HISTORY_TURNS = 50;
 
 export interface ChatServices extends SessionStores {
+  /** Streamed turns in flight, for a takeover after their node died (runs/open-runs.ts). */
+  readonly openRuns: OpenRunRepository;
   readonly plugins: readonly OraclePlugin[];
   /** The provider of a catalogue model (models.ts); the default model's for `undefined`. */
   readonly provider: (modelId?: string) => Provider;
@@ -34,6 +38,8 @@ export interface ChatServices extends SessionStores {
   readonly minter: UcanMinter;
   /** The configured MCP servers' tools (clients on this host, tool lists cached). */
   readonly mcp: McpToolbox;
+  /** Cluster mode: where streamed turns keep their frames, so that they outlive this node (runs/). */
+  readonly runStream?: RunStream;
   readonly log: Logger;
 }
 
@@ -42,10 +48,18 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
   const log = host.log.child({ face: 'oracle' });
   const repositories = await openOracleRepositories(store, host.cluster);
   const minter = ucanMinterFor({ config, delegations: repositories.delegations });
+  const runStream =
+    host.cluster &&
+    (await openRunStream(host.cluster, {
+      maxBytes: config.RUN_MAX_BYTES,
+      retentionMs: config.RUN_RETENTION_SECONDS * 1000,
+      totalBytes: config.RUNS_MAX_BYTES,
+    }));
   return {
     sessions: repositories.sessions,
     transcripts: repositories.transcripts,
     commitTurn: repositories.commitTurn,
+    openRuns: repositories.openRuns,
     plugins: createPlugins({ config, repositories }),
     provider: providersOf(config, loadModelCatalogue(config)),
     maxSteps: config.AGENT_MAX_STEPS,
@@ -58,6 +72,7 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
     publish: host.publish,
     minter,
     mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
+    runStream,
     log,
   };
 });

@@ -17,6 +17,7 @@ import {
   type MessageItem,
   type MessagesPage,
   type MessagesPart,
+  type AiEntry,
   type TranscriptEntry,
 } from '../sessions/transcript.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
@@ -97,6 +98,18 @@ export class SessionState {
       `This session's transcript is full: the message would take it past ${limit} bytes (${used} used); nothing of it was stored. Start a new session to go on.`,
       { limit, used },
     );
+  }
+
+  /**
+   * A recovery's check: the turn whose human entry is `id`, when it is among the recent ones (it was committed),
+   * with its answer (none when it had nothing in it); undefined when it was not committed.
+   */
+  async committedTurn(id: string): Promise<{ answer?: AiEntry } | undefined> {
+    const recent = (await this.#loaded()).recent;
+    const at = recent.findIndex((entry) => entry.id === id);
+    if (at < 0) return undefined;
+    const next = recent[at + 1];
+    return next?.type === 'ai' ? { answer: next } : {};
   }
 
   /**

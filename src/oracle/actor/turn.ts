@@ -1,7 +1,12 @@
 // Runs on: actor hosts (worker threads) only.
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
-// session record committed (session-state.ts) before the stream is told how the turn ended.
+// session record committed (session-state.ts) before the stream is told how the turn ended. A streamed turn (a
+// run) first stores itself, with its human message, as the session's open run (runs/open-runs.ts), so that a turn
+// cut by its node's death can be taken over: a recovery runs it again from that stored message. The transcript
+// still gets the human message and the answer in one commit, so a reader never sees a question without its turn,
+// and a recovery whose turn was committed already (its node died just after) sends the stored answer instead of
+// running it again: one answer is stored.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from './agent/run.js';
 import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
@@ -17,6 +22,7 @@ import { forModel } from '../attachments.js';
 import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import type { ChatServices } from './services.js';
+import type { OpenRun } from '../runs/open-runs.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
 export interface Generation {
@@ -36,6 +42,8 @@ export interface TurnInput {
   out?: FrameSender;
   /** Fires when the caller gave up: the turn is then not committed (the caller was told it failed). */
   cancelled?: AbortSignal;
+  /** The open run this turn takes over (its node died mid-turn). */
+  recovery?: OpenRun;
 }
 
 export interface TurnDone {
@@ -51,6 +59,7 @@ export async function runTurn({
   generation,
   out,
   cancelled,
+  recovery,
 }: TurnInput): Promise<TurnDone> {
   const session = state.record;
   const signal = generation.controller.signal;
@@ -61,6 +70,7 @@ export async function runTurn({
     requestId: request.requestId,
     signal,
     timezone: request.timezone,
+    recovery: recovery !== undefined,
   };
   // A turn that is stale before it starts answers at once and is not recorded (nothing was generated).
   if (signal.aborted) {
@@ -73,6 +83,11 @@ export async function runTurn({
   // A message that alone would fill the transcript is refused before any work (a JSON 413, even for a stream);
   // one whose answer would is refused when it is committed (SessionState.commit).
   state.admit(entryBytes(humanEntry(request, preciseNow())));
+  const humanId = recovery?.humanId ?? randomUUID();
+  if (recovery) {
+    const committed = await state.committedTurn(humanId);
+    if (committed) return replayCommitted(out, new SseFrameBuilder(session.sessionId, request.requestId), committed);
+  }
   // A hook's refusal (credits: DomainError `credits_exhausted`) propagates before anything is streamed.
   const prepared = await prepareTurn({
     plugins: services.plugins,
@@ -84,6 +99,19 @@ export async function runTurn({
     // MCP tools before the client's: a declared tool cannot take the name of a configured one.
     clientTools: [...(await services.mcp.toolsFor(request)), ...clientToolsOf(request, services.bridge)],
   });
+
+  // A run is stored as open (with its message): from here a node's death leaves a turn to take over.
+  if (out && !recovery) {
+    await services.openRuns.put({
+      runId: request.turnId,
+      sessionId: session.sessionId,
+      userDid: request.userDid,
+      requestId: request.requestId,
+      humanId,
+      turn: request,
+      attempt: 1,
+    });
+  }
 
   const frames = new SseFrameBuilder(session.sessionId, request.requestId);
   // The same turn, told to the session's sockets (event channel).
@@ -107,7 +135,7 @@ export async function runTurn({
   });
 
   cancelled?.throwIfAborted();
-  const ai = await commit(state, request, result);
+  const ai = await commit(state, request, result, humanId);
   events.stored();
   await streamClosing(out, frames, result);
 
@@ -116,6 +144,23 @@ export async function runTurn({
   if (result.error !== undefined) reply.error = result.error;
   if (request.returnAllMessages) reply.messages = await state.allMessages();
   return { reply };
+}
+
+/** A recovered turn that its first node committed before it died: its stored answer is the run's new answer. */
+async function replayCommitted(
+  out: FrameSender | undefined,
+  frames: SseFrameBuilder,
+  { answer }: { answer?: AiEntry },
+): Promise<TurnDone> {
+  if (out) {
+    out.open();
+    await out.send(encodeSseFrame(frames.start()));
+    if (answer?.content) await out.send(encodeSseFrame(frames.frame({ type: 'message', delta: answer.content })));
+  }
+  const result: AgentResult = { ...NOT_RUN, text: answer?.content ?? '', aborted: answer?.aborted === true };
+  if (answer?.error !== undefined) result.error = answer.error;
+  await streamClosing(out, frames, result);
+  return { reply: { message: { type: 'ai', content: result.text, id: answer?.id ?? '' } } };
 }
 
 /** Ends the stream with the turn's outcome; the relay writes the closing frames (stream-ending.ts). */
@@ -143,21 +188,27 @@ async function streamClosing(
 }
 
 /** The transcript entry of the user's message. */
-function humanEntry(request: TurnMessage, now: number): HumanEntry {
-  const human: HumanEntry = { id: randomUUID(), type: 'human', content: request.message, createdAt: now };
+function humanEntry(request: TurnMessage, now: number, id: string = randomUUID()): HumanEntry {
+  const human: HumanEntry = { id, type: 'human', content: request.message, createdAt: now };
   if (request.attachments?.length) human.attachments = request.attachments;
   if (request.homeServer !== undefined && request.attachments?.length) human.homeServer = request.homeServer;
   return human;
 }
 
 /**
- * Stores the user's message and the answer (an answer with nothing in it, after an abort or a failure
- * before any output, is left out) and moves the session to the top of the user's list.
+ * Stores the user's message (its entry id `humanId`: a recovery's check) and the answer (an answer with nothing in
+ * it, after an abort or a failure before any output, is left out) and moves the session to the top of the user's
+ * list.
  */
-async function commit(state: SessionState, request: TurnMessage, result: AgentResult): Promise<AiEntry | undefined> {
+async function commit(
+  state: SessionState,
+  request: TurnMessage,
+  result: AgentResult,
+  humanId: string,
+): Promise<AiEntry | undefined> {
   const session = state.record;
   const now = preciseNow();
-  const human = humanEntry(request, now);
+  const human = humanEntry(request, now, humanId);
   let ai: AiEntry | undefined;
   if (result.text || result.toolCalls.length > 0 || result.messages.length > 0) {
     ai = {

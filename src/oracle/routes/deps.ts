@@ -26,8 +26,8 @@ export interface OracleRouteDeps {
   readonly heartbeatMs: number;
   /** This node's streamed turns, re-joinable (runs/registry.ts). */
   readonly runs: RunRegistry;
-  /** Cluster mode: runs re-joined through another node (runs/cluster-runs.ts). */
-  readonly clusterRuns?: ClusterRuns;
+  /** Cluster mode: runs kept in the runs stream, re-joined through any node (runs/cluster-runs.ts). */
+  readonly keptRuns?: ClusterRuns;
   /** The models a message may name (models.ts). */
   readonly models: ModelCatalogue;
   readonly log: Logger;

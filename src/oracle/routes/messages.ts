@@ -178,20 +178,30 @@ async function streamTurn(
   res: HttpResponse,
 ): Promise<Reply | void> {
   const stream = actor.stream(turn);
+  const runId = turn.turnId;
+  // Kept from now on, `queued` until the actor takes it (it may wait for the session's previous turn):
+  // GET /sessions/:id/run names it, GET /runs/:id follows it.
+  const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId }, 'queued');
   const outcome = await relayStream(stream.channel, {
+    started: () => {
+      if (run.status === 'queued') run.status = 'running';
+    },
     open: () => {
-      // In cluster mode the id names this node, so a re-join through another node finds the frames here.
-      const runId = deps.clusterRuns ? `${deps.clusterRuns.tag}.${turn.turnId}` : turn.turnId;
-      const run = deps.runs.start({ runId, sessionId, userDid: turn.userDid, requestId: turn.requestId });
+      run.status = 'running';
       const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
       run.attach(reader, run.runFrame(0));
       return run.writer;
     },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,
+    // Cluster mode: the actor keeps the run's frames in the runs stream; the client re-joins it there.
+    hostLost: deps.keptRuns && (() => (deps.runs.forget(runId), true)),
   });
   // Refused before it opened (a DomainError), or its host died before a word: the face's mapping answers.
-  if (outcome.kind !== 'streaming') throw actorFailure(outcome.error);
+  if (outcome.kind !== 'streaming') {
+    deps.runs.forget(runId);
+    throw actorFailure(outcome.error);
+  }
 }
 
 async function jsonTurn(

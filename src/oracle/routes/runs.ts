@@ -1,6 +1,7 @@
 // GET /runs/:runId?after=<id> (re-join a streamed turn: what it produced after that frame, then live frames until
 // `done`) and GET /sessions/:sessionId/run (the session's run in progress). Runs live on the node whose front door
-// streamed them (runs/registry.ts); in cluster mode another node's runs are re-joined through it (runs/cluster-runs.ts).
+// streamed them (runs/registry.ts); in cluster mode every run is also kept in the runs stream, where a re-join
+// through any node reads it (runs/cluster-runs.ts), also after the node that streamed it died.
 import * as v from 'valibot';
 import { HttpError } from '../../http/errors.js';
 import { reply } from '../../http/types.js';
@@ -49,13 +50,15 @@ export function runRoutes(deps: OracleRouteDeps) {
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { runId }, query: { after }, res }) {
-        if (deps.clusterRuns?.isRemote(runId)) {
-          const remote = await deps.clusterRuns.join(runId, user.did, after);
-          if (!remote) throw HttpError.of(404, RUN_NOT_FOUND);
-          return remote.pipe(res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': remote.requestId }));
-        }
         const run = runs.get(runId, user.did);
         const missed = run?.framesAfter(after);
+        if ((!run || missed === undefined) && deps.keptRuns) {
+          // Cluster mode: not streamed by this node (or its frames are gone here): the runs stream keeps it.
+          const kept = await deps.keptRuns.join(runId, user.did, after);
+          if (!kept) throw HttpError.of(404, RUN_NOT_FOUND);
+          const { requestId } = kept.info;
+          return kept.pipe(res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': requestId }));
+        }
         if (!run || missed === undefined) throw HttpError.of(404, RUN_NOT_FOUND);
         // The answer's id is the run's: the client keeps adding to the same message.
         const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': run.info.requestId });
@@ -81,7 +84,7 @@ export function runRoutes(deps: OracleRouteDeps) {
         const local = runs.running(sessionId, user.did);
         const run = local
           ? { runId: local.info.runId, status: local.status }
-          : await deps.clusterRuns?.running(sessionId, user.did);
+          : await deps.keptRuns?.running(sessionId, user.did);
         if (!run) throw HttpError.of(404, 'No run in progress');
         return reply.json(200, { run });
       },

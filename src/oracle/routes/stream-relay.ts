@@ -28,11 +28,19 @@ export type RelayOutcome =
 export interface RelayOptions {
   /** Opens the HTTP stream (status 200, SSE_HEADERS). */
   open(): StreamWriter;
+  /** The actor took the turn out of its mailbox (before its own checks and hooks). */
+  started?(): void;
   /** Aborted when the turn must stop because its caller went away (absent: only the actor ends it). */
   signal?: AbortSignal;
   heartbeatMs: number;
   /** Settles when the actor's stream handler returns; a rejection means its host died. */
   done: Promise<void>;
+  /**
+   * Cluster mode: the actor's node died after the stream opened, and the run goes on without it (kept in the runs
+   * stream, taken over by the partition's next owner). True: the stream ends without closing frames, so that its
+   * client re-joins the run instead of reading a failure.
+   */
+  hostLost?: () => boolean;
 }
 
 export function relayStream(port: StreamChannel, options: RelayOptions): Promise<RelayOutcome> {
@@ -69,11 +77,11 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         });
       }
     };
-    const finish = (ending?: StreamEnding) => {
+    const finish = (ending?: StreamEnding, closing = true) => {
       if (finished) return;
       finished = true;
       if (writer && !writer.closed) {
-        for (const frame of closingFrames(ending)) write(frame);
+        if (closing) for (const frame of closingFrames(ending)) write(frame);
         writer.end();
       }
       clearInterval(heartbeat);
@@ -88,6 +96,8 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         case 'refused':
           outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
           return finish();
+        case 'started':
+          return options.started?.();
         case 'open':
           writer = options.open();
           writer.onClose(cancel);
@@ -105,7 +115,8 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
     });
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
-      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } });
+      const lost = writer !== undefined && options.hostLost?.() === true;
+      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } }, !lost);
     });
   });
 }

@@ -2,7 +2,7 @@
 // The runs of this node's streams (run-log.ts): found by id (GET /runs/:id) and by session (GET /sessions/:id/run).
 // Memory is bounded three ways: each run keeps at most RUN_MAX_BYTES of frames, an ended run is kept
 // RUN_RETENTION_SECONDS, and past RUNS_MAX_BYTES in all the oldest ended runs go first.
-import { RunLog, type RunInfo } from './run-log.js';
+import { RunLog, type RunInfo, type RunStatus } from './run-log.js';
 
 export interface RunLimits {
   /** Frames one run keeps (bytes); the oldest go past it. */
@@ -22,17 +22,24 @@ export class RunRegistry {
 
   constructor(private readonly limits: RunLimits) {}
 
-  start(info: RunInfo): RunLog {
+  /** Starts keeping a run (`queued` until its actor opens the stream). */
+  start(info: RunInfo, status: RunStatus = 'running'): RunLog {
     const run = new RunLog(info, this.limits.maxBytes, (delta) => {
       this.#bytes += delta;
       if (delta > 0 && this.#bytes > this.limits.totalBytes) this.#evict();
     });
+    run.status = status;
     this.#runs.set(info.runId, run);
     this.#bySession.set(info.sessionId, run);
     run.onEnd(() => {
       this.#sweeper ??= setInterval(() => this.#sweep(), Math.min(this.limits.retentionMs, 10_000)).unref();
     });
     return run;
+  }
+
+  /** Keeps a run found open after a restart as ended `interrupted` (run-log.ts), re-joinable for its retention. */
+  interrupted(info: RunInfo): void {
+    this.start(info).interrupted();
   }
 
   /** The run of that id, when it is the user's and still kept. */
@@ -45,6 +52,12 @@ export class RunRegistry {
   running(sessionId: string, userDid: string): RunLog | undefined {
     const run = this.#bySession.get(sessionId);
     return run && run.info.userDid === userDid && run.endedAt === undefined ? run : undefined;
+  }
+
+  /** Forgets a run at once (cluster mode: its node died, the runs stream has it from here on). */
+  forget(runId: string): void {
+    const run = this.#runs.get(runId);
+    if (run) this.#forget(run);
   }
 
   /** Runs and bytes kept (tests, metrics). */

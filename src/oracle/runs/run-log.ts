@@ -7,7 +7,12 @@
 import type { StreamWriter } from '../../http/types.js';
 import { HEARTBEAT } from '../routes/stream-relay.js';
 
-export type RunStatus = 'running' | 'finished' | 'aborted' | 'failed';
+/**
+ * `queued`: taken by the front door, not started by the session's actor yet (it waits for the session's previous
+ * turn); `running`; `recovering` (cluster mode, its node died and another runs it again: run-reader.ts); how it
+ * ended: `finished`, `aborted`, `failed`, or `interrupted` (cut by its node's death and not run again).
+ */
+export type RunStatus = 'queued' | 'running' | 'recovering' | 'finished' | 'aborted' | 'failed' | 'interrupted';
 
 export interface RunInfo {
   runId: string;
@@ -18,6 +23,8 @@ export interface RunInfo {
 }
 
 const DONE_PREFIX = 'event: done\ndata: ';
+/** How a run cut and not run again ends (client SDK 1.4.0 reads `status: "interrupted"`). */
+export const INTERRUPTED_DONE = `${DONE_PREFIX}${JSON.stringify({ status: 'interrupted', interrupted: true })}\n\n`;
 const MESSAGE_PREFIX = 'event: message\ndata: ';
 
 export class RunLog {
@@ -30,6 +37,7 @@ export class RunLog {
   /** The `run` frame of a reader not written to yet: it goes out with the first frames (one write). */
   readonly #greeting = new Map<StreamWriter, string>();
   #bytes = 0;
+  #interrupted = false;
   readonly #readers = new Set<StreamWriter>();
   /** Readers that said "full", and what waits for them to drain (or leave). */
   readonly #blocked = new Set<StreamWriter>();
@@ -51,8 +59,19 @@ export class RunLog {
     return this.#nextId;
   }
 
+  /**
+   * A run found open after a restart (one node, killed mid-turn): its frames died with the process, so whatever a
+   * client has, what follows is `done { status: "interrupted" }`.
+   */
+  interrupted(): void {
+    this.status = 'interrupted';
+    this.#interrupted = true;
+    this.#end();
+  }
+
   /** Frames with an id above `after`, joined; undefined when some of them are no longer kept. */
   framesAfter(after: number): string | undefined {
+    if (this.#interrupted) return `id: ${after + 1}\n${INTERRUPTED_DONE}`;
     if (after + 1 < this.#firstId) return undefined;
     let text = '';
     for (const batch of this.#batches) {
@@ -167,7 +186,7 @@ export class RunLog {
   #end(): void {
     if (this.endedAt !== undefined) return;
     this.endedAt = Date.now();
-    if (this.status === 'running') this.status = 'finished';
+    if (this.status === 'running' || this.status === 'queued') this.status = 'finished';
     for (const reader of this.#readers) if (!reader.closed) reader.end();
     this.#readers.clear();
     this.#blocked.clear();
@@ -198,7 +217,7 @@ function framesOf(text: string): string[] {
 function statusOf(data: string): RunStatus {
   try {
     const status = (JSON.parse(data) as { status?: unknown }).status;
-    return status === 'aborted' || status === 'failed' ? status : 'finished';
+    return status === 'aborted' || status === 'failed' || status === 'interrupted' ? status : 'finished';
   } catch {
     return 'finished';
   }

@@ -10,7 +10,15 @@ import {
 import { actorKind, preparedPerHost, type Actor } from '../../runtime/actor-host.js';
 import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
-import { USSD_ACTOR, type DialMessage, type InspectMessage, type SessionView, type UssdShape } from '../protocol.js';
+import {
+  USSD_ACTOR,
+  type DialMessage,
+  type GatewayEndMessage,
+  type GatewayEndOutcome,
+  type InspectMessage,
+  type SessionView,
+  type UssdShape,
+} from '../protocol.js';
 import { openCustomers, openUssdSessions } from '../repositories.js';
 import { ENDED_RETENTION_MS, ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
@@ -91,8 +99,12 @@ class UssdActor implements Actor<UssdShape> {
     private readonly services: UssdServices,
   ) {}
 
-  receive(message: DialMessage | InspectMessage, cancelled?: AbortSignal): Promise<string | SessionView | null> {
-    return message.type === 'dial' ? this.#dial(message, cancelled) : this.#inspect();
+  receive(
+    message: DialMessage | InspectMessage | GatewayEndMessage,
+    cancelled?: AbortSignal,
+  ): Promise<string | SessionView | null | GatewayEndOutcome> {
+    if (message.type === 'dial') return this.#dial(message, cancelled);
+    return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
   }
 
   /**
@@ -113,6 +125,43 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
+   * Records how the gateway ended the session (once: a repeated notification changes nothing); a session still
+   * live ends here, counted with the reason `gateway`.
+   */
+  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage): Promise<GatewayEndOutcome> {
+    const { sessions, deps } = this.services;
+    for (let attempt = 0; ; attempt++) {
+      const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
+      const now = deps.now();
+      if (!stored || stored.value.expiresAt <= now) return 'unknown';
+      const session = stored.value;
+      if (phoneNumber !== undefined && session.phoneNumber !== phoneNumber) return 'unknown';
+      if (session.gatewayEnd) return 'repeated';
+      const live = session.state !== ENDED_STATE;
+      const next: UssdSession = live
+        ? {
+            ...session,
+            state: ENDED_STATE,
+            screen: endedScreen(session.screen),
+            gatewayEnd: { ...end, at: now },
+            updatedAt: now,
+            expiresAt: now + ENDED_RETENTION_MS,
+          }
+        : { ...session, gatewayEnd: { ...end, at: now } };
+      try {
+        this.#stored = { value: next, revision: await sessions.update(next, stored) };
+      } catch (error) {
+        this.#stored = undefined;
+        if (attempt === 0 && isRevisionConflict(error)) continue;
+        throw error;
+      }
+      this.services.live?.committed(this.sessionId, next);
+      if (live) ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'gateway').inc();
+      return 'recorded';
+    }
+  }
+
+  /**
    * Cluster mode: a warm actor answers from the session as it last wrote it (no read). Its partition may have moved
    * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
@@ -121,7 +170,7 @@ class UssdActor implements Actor<UssdShape> {
     const cluster = !this.services.cachesSessions;
     // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
     // which refuses to replace a live session, is the check.
-    const assumed = cluster && this.#stored === undefined && dial.text === '' ? null : undefined;
+    const assumed = cluster && this.#stored === undefined && dial.text === '' && !dial.latest ? null : undefined;
     const held = cluster && (this.#stored != null || assumed === null);
     const first = await this.#step(dial, held, cancelled, assumed);
     return first !== STALE
@@ -152,7 +201,7 @@ class UssdActor implements Actor<UssdShape> {
       return INVALID_INPUT;
     }
     // Without a live session only a dial (empty text) starts one; later inputs mean it expired.
-    if (!live && dial.text !== '') {
+    if (!live && (dial.text !== '' || dial.latest)) {
       if (held) return STALE;
       ussdStep.expired.inc();
       return SESSION_EXPIRED;
@@ -188,10 +237,15 @@ class UssdActor implements Actor<UssdShape> {
     this.services.live?.committed(this.sessionId, next);
     if (next.outbox && next.step !== live?.value.step) this.services.outbox.add(this.sessionId, next.outbox);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
+    // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
+    if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
     countStep(live?.value, next, step.endReason);
     return step.screen;
   }
 }
+
+/** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */
+const endedScreen = (screen: string) => (screen.startsWith('END ') ? screen : SESSION_EXPIRED);
 
 /** The service's funnel: the state a step left the session in, and where and why a session ended. */
 function countStep(before: UssdSession | undefined, after: UssdSession, reason: 'end' | 'exit' | undefined): void {
@@ -199,6 +253,11 @@ function countStep(before: UssdSession | undefined, after: UssdSession, reason: 
   ussdServiceSteps.with(service, after.state).inc();
   if (after.state === ENDED_STATE)
     ussdServiceSessionsEnded.with(service, before?.state ?? after.state, reason ?? 'end').inc();
+}
+
+/** A session that expired without ending: the user stopped answering. */
+function countTimedOut(session: UssdSession): void {
+  ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'timeout').inc();
 }
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */

@@ -44,6 +44,30 @@ export function rememberHistory(text: string, digests: HistoryDigests): Consumed
   return { length: text.length, digest: digests.digest(text) };
 }
 
+/**
+ * For a gateway that sends only the latest input (an aggregator adapter): the input, or a retry when the gateway
+ * numbers its requests and this number is the one the session applied last.
+ */
+export function latestInput(history: ConsumedHistory, input: string, step: number | undefined): NewInput {
+  return step !== undefined && history.step === step ? { kind: 'retry' } : { kind: 'input', input };
+}
+
+/**
+ * What a session stores once it applied the latest `input` of such a gateway: the length the whole history would
+ * have (the inputs joined by `*`), and a digest chained from the one before (the inputs themselves, PINs among
+ * them, are never stored), so each step's history differs from the last.
+ */
+export function extendHistory(
+  history: ConsumedHistory,
+  input: string,
+  step: number | undefined,
+  digests: HistoryDigests,
+): ConsumedHistory {
+  const length = history.length === 0 ? input.length : history.length + 1 + input.length;
+  const digest = digests.digest(`${history.digest}*${input}`);
+  return step === undefined ? { length, digest } : { length, digest, step };
+}
+
 function split(length: number, isConsumed: (prefix: string) => boolean, text: string): NewInput {
   if (text.length === length && isConsumed(text)) return { kind: 'retry' };
   if (length === 0) return { kind: 'input', input: text };

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { TOO_MANY_REQUESTS } from '../../docs/index.js';
 import { declarer } from '../../http/route.js';
-import { reply } from '../../http/types.js';
+import { reply, type HttpRequest } from '../../http/types.js';
 import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { isRevisionConflict } from '../../store/revision.js';
 import { isStorageUnavailable } from '../../store/write-guard.js';
@@ -23,7 +23,29 @@ const UssdAnswerSchema = v.pipe(
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-export function dialRoutes({ actors, log, stepTimeoutMs = 15_000, services }: UssdRouteDeps) {
+/** The step's screen from the session's actor, within the step deadline (a rejection past it). */
+export function stepOf({ actors, stepTimeoutMs = 15_000 }: UssdRouteDeps, message: DialMessage): Promise<string> {
+  return withinDeadline(actors.ref(USSD_ACTOR, message.sessionId).send(message, stepTimeoutMs), stepTimeoutMs);
+}
+
+/**
+ * The END screen answering a step that failed or passed its deadline, logged and counted: every route of a
+ * gateway answers a screen, never a 5xx.
+ */
+export function failedStep({ log, services }: UssdRouteDeps, err: unknown, message: DialMessage, req: HttpRequest) {
+  // Backpressure, a host or node going away and a lost race are what an operator expects under load and
+  // failover: a warning. A full disk is told once, by the storage watch (store/writable.ts). Anything else
+  // is a fault.
+  const expected = err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
+  const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
+  log[level]({ err, reqId: req.requestId, sessionId: message.sessionId }, 'USSD actor failed');
+  // The END answer ends the session for the user: counted for the service the code names.
+  const reason = err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
+  ussdServiceSessionsEnded.with(serviceOfCode(services, message.serviceCode), 'unknown', reason).inc();
+  return answerOf(err);
+}
+
+export function dialRoutes(deps: UssdRouteDeps) {
   return [
     route({
       method: 'POST',
@@ -47,23 +69,9 @@ export function dialRoutes({ actors, log, stepTimeoutMs = 15_000, services }: Us
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(
-            200,
-            await withinDeadline(actors.ref(USSD_ACTOR, sessionId).send(message, stepTimeoutMs), stepTimeoutMs),
-          );
+          return reply.text(200, await stepOf(deps, message));
         } catch (err) {
-          // Backpressure, a host or node going away and a lost race are what an operator expects under load and
-          // failover: a warning. A full disk is told once, by the storage watch (store/writable.ts). Anything else
-          // is a fault.
-          const expected =
-            err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
-          const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
-          log[level]({ err, reqId: req.requestId, sessionId }, 'USSD actor failed');
-          // The END answer ends the session for the user: counted for the service the code names.
-          const reason =
-            err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
-          ussdServiceSessionsEnded.with(serviceOfCode(services, serviceCode), 'unknown', reason).inc();
-          return reply.text(200, answerOf(err));
+          return reply.text(200, failedStep(deps, err, message, req));
         }
       },
     }),

@@ -1,5 +1,5 @@
 // Front door (main thread): the USSD face's routes, POST /api/ussd (dial.ts) and the operator routes
-// (operator.ts), mounted with the face's answer to invalid input.
+// (operator.ts), mounted with the face's answer to invalid input; the other aggregators' routes (aggregators/).
 import type { Logger } from '../../log.js';
 import { ussdStep } from '../../metrics/catalogue.js';
 import { mountRoutes, type RouteContext } from '../../http/route.js';
@@ -9,6 +9,7 @@ import { reply } from '../../http/types.js';
 import type { Actors } from '../../runtime/router.js';
 import { INVALID_INPUT } from '../answers.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
+import { registerAggregatorRoutes } from './aggregators/index.js';
 import { dialRoutes } from './dial.js';
 import { operatorRoutes } from './operator.js';
 import { serviceRoutes } from './services.js';
@@ -23,6 +24,8 @@ export interface UssdRouteDeps {
   stepTimeoutMs?: number;
   /** The services served (the list route, and the service a failed step is counted against). */
   services?: ServedServices;
+  /** USSD_BEEM_SERVICE_CODE: the code a Beem dial is given (Beem sends none). */
+  beemServiceCode?: string;
 }
 
 export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
@@ -40,4 +43,5 @@ export function registerUssdRoutes(router: Router, deps: UssdRouteDeps): void {
     },
   };
   mountRoutes(router, context, [...dialRoutes(deps), ...serviceRoutes(deps), ...operatorRoutes(deps)]);
+  registerAggregatorRoutes(router, deps);
 }

@@ -5,9 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CompiledService, CompiledState } from './compile.js';
-import { compileService } from './compile.js';
-import { parseServiceText } from './parse.js';
-import { ruleProblems } from './rules.js';
+import { checkServiceText } from './check.js';
 
 export interface Dialled {
   service: CompiledService;
@@ -79,12 +77,10 @@ let builtin: CompiledService | undefined;
 export function builtinService(): CompiledService {
   if (builtin) return builtin;
   const file = join(shippedServicesDir(), 'builtin.yaml');
-  const parsed = parseServiceText(readFileSync(file, 'utf8'), file);
-  if (!parsed.ok) throw new Error(`${file}: ${parsed.problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}`);
-  const problems = ruleProblems(parsed.definition, file, parsed.lineOf);
-  if (problems.length > 0)
-    throw new Error(`${file}: ${problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}`);
-  builtin = compileService(parsed.definition);
+  const checked = checkServiceText(readFileSync(file, 'utf8'), file);
+  if (checked.problems.length > 0 || !checked.compiled)
+    throw new Error(`${file}: ${checked.problems.map((p) => `line ${p.line}: ${p.message}`).join('; ')}`);
+  builtin = checked.compiled;
   return builtin;
 }
 

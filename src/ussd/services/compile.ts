@@ -114,6 +114,8 @@ export function compileService(definition: ServiceDefinition): CompiledService {
     more: literal(definition.labels.more),
   };
 
+  /** The states whose screens depend on nothing: paged once their longest notice is known. */
+  const fixed: (CompiledState & Record<string, unknown>)[] = [];
   for (const [name, def] of Object.entries(definition.states)) {
     const target = states.get(name) as CompiledState & Record<string, unknown>;
     const options: CompiledOption[] =
@@ -160,14 +162,7 @@ export function compileService(definition: ServiceDefinition): CompiledService {
       ),
       longestNotice: languages.map(() => 0),
     });
-    if (!dynamic && def.type !== 'end' && def.type !== 'action') {
-      target.fixedPages = languages.map((_, l) =>
-        paginate(layoutOf(target, l, undefined), definition.screenLimit - 4, {
-          more: `${nav.more}. ${labels.more[l]}`,
-          back: `${nav.back}. ${labels.back[l]}`,
-        }),
-      );
-    }
+    if (!dynamic && def.type !== 'end' && def.type !== 'action') fixed.push(target);
     if (def.type === 'input') {
       const refusals = new Map<string, CompiledBranch>();
       for (const [reason, refusal] of Object.entries(def.refusals ?? {})) refusals.set(reason, branch(refusal));
@@ -197,7 +192,22 @@ export function compileService(definition: ServiceDefinition): CompiledService {
     invalidChoice: per(definition.messages.invalidChoice),
     loginRequired: per(definition.messages.loginRequired),
   };
-  noteLongestNotices(definition, states, languages, messages.invalidChoice);
+  noteLongestNotices(
+    states,
+    languages,
+    messages,
+    state(definition.loginRequired ?? definition.home ?? definition.start),
+  );
+  for (const target of fixed) {
+    target.fixedPages = languages.map((_, l) =>
+      paginate(
+        layoutOf(target, l, undefined),
+        definition.screenLimit - 4,
+        { more: `${nav.more}. ${labels.more[l]}`, back: `${nav.back}. ${labels.back[l]}` },
+        target.longestNotice[l],
+      ),
+    );
+  }
   const start = state(definition.start);
   const home = state(definition.home ?? definition.start);
   const codes = new Map<string, CompiledState>();
@@ -248,12 +258,15 @@ function assignments(set: Record<string, string>): (readonly [string, Template])
   return Object.entries(set).map(([name, text]) => [name, compileTemplate(text)] as const);
 }
 
-/** Sets each state's longestNotice: Invalid choice on a menu, and every notice of a branch leading to it. */
+/**
+ * Sets each state's longestNotice: Invalid choice on a menu, Please log in first on the login state, and every
+ * notice of a branch leading to it.
+ */
 function noteLongestNotices(
-  definition: ServiceDefinition,
   states: Map<string, CompiledState>,
   languages: readonly string[],
-  invalidChoice: PerLanguage<Template>,
+  messages: { invalidChoice: PerLanguage<Template>; loginRequired: PerLanguage<Template> },
+  loginRequired: CompiledState,
 ): void {
   const note = (state: CompiledState | undefined, notice: PerLanguage<Template> | undefined) => {
     if (!state || !notice) return;
@@ -261,15 +274,15 @@ function noteLongestNotices(
       Math.max(state.longestNotice[l] ?? 0, templateLength(notice[l] ?? '')),
     );
   };
+  note(loginRequired, messages.loginRequired);
   for (const state of states.values()) {
-    if (state.type === 'menu' || state.type === 'language') note(state, invalidChoice);
+    if (state.type === 'menu' || state.type === 'language') note(state, messages.invalidChoice);
     const branches = [
       ...(state.input ? [state.input.invalid, ...state.input.refusals.values()] : []),
       ...(state.action ? state.action.outcomes.values() : []),
     ];
     for (const b of branches) note(b.next, b.notice);
   }
-  void definition;
 }
 
 /** The length of a template's literal parts (its values are not known at load). */

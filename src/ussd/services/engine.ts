@@ -7,12 +7,13 @@ import {
   ENDED_STATE,
   type OutboxNotification,
   type ConsumedHistory,
+  type LatestInput,
   type PendingDraft,
   type UssdContext,
   type UssdDial,
   type UssdSession,
 } from '../session.js';
-import { newInputAfter, rememberHistory } from '../actor/text-history.js';
+import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
 import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
@@ -133,10 +134,26 @@ export function continueSession(
   service: CompiledService,
   deps: EngineDeps,
 ): Maybe<MenuStep & { retry: boolean }> {
+  if (dial.latest) return continueFromLatest(existing, dial, dial.latest, service, deps);
   const next = newInputAfter(existing.history, dial.text, deps.pinCipher);
   if (next.kind === 'retry')
     return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
   return andThen(apply(existing, next.input, service, deps, rememberHistory(dial.text, deps.pinCipher)), asNewStep);
+}
+
+/** continueSession for an aggregator that sends only the latest input: the session's history grows by it. */
+function continueFromLatest(
+  existing: UssdSession,
+  dial: UssdDial,
+  { step }: LatestInput,
+  service: CompiledService,
+  deps: EngineDeps,
+): Maybe<MenuStep & { retry: boolean }> {
+  const next = latestInput(existing.history, dial.text, step);
+  if (next.kind === 'retry')
+    return { session: existing, screen: existing.screen, ended: existing.state === ENDED_STATE, retry: true };
+  const history = extendHistory(existing.history, next.input, step, deps.pinCipher);
+  return andThen(apply(existing, next.input, service, deps, history), asNewStep);
 }
 
 const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } =>

@@ -5,8 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileService, type CompiledService } from './compile.js';
 import type { ServiceDefinition } from './definition.js';
-import { DEFINITION_FILE, parseServiceText, type Problem } from './parse.js';
-import { ruleProblems } from './rules.js';
+import { checkServiceText } from './check.js';
+import { DEFINITION_FILE, type Problem } from './parse.js';
 
 export type Loaded = { ok: true; services: CompiledService[] } | { ok: false; problems: Problem[] };
 
@@ -18,24 +18,30 @@ export interface Source {
 
 /** Reads and checks every definition file of `dir`. */
 export function readServicesDir(dir: string): { ok: true; sources: Source[] } | { ok: false; problems: Problem[] } {
+  const checked = checkServicesDir(dir);
+  return checked.problems.length > 0
+    ? { ok: false, problems: checked.problems }
+    : { ok: true, sources: checked.sources };
+}
+
+/** A directory's checked files: the sources that passed on their own, and every problem (the set's included). */
+export function checkServicesDir(dir: string): { sources: Source[]; compiled: CompiledService[]; problems: Problem[] } {
   let names: string[];
   try {
     names = readdirSync(dir)
       .filter((name) => DEFINITION_FILE.test(name))
       .sort();
   } catch (error) {
-    return {
-      ok: false,
-      problems: [{ file: dir, line: 0, path: '', message: `cannot read the directory: ${(error as Error).message}` }],
-    };
+    const message = `cannot read the directory: ${(error as Error).message}`;
+    return { sources: [], compiled: [], problems: [{ file: dir, line: 0, path: '', message }] };
   }
-  if (names.length === 0)
-    return {
-      ok: false,
-      problems: [{ file: dir, line: 0, path: '', message: 'no service definition (.yaml, .yml or .json) in it' }],
-    };
+  if (names.length === 0) {
+    const message = 'no service definition (.yaml, .yml or .json) in it';
+    return { sources: [], compiled: [], problems: [{ file: dir, line: 0, path: '', message }] };
+  }
   const problems: Problem[] = [];
   const sources: Source[] = [];
+  const compiled: CompiledService[] = [];
   for (const name of names) {
     const file = join(dir, name);
     let text: string;
@@ -45,17 +51,15 @@ export function readServicesDir(dir: string): { ok: true; sources: Source[] } | 
       problems.push({ file, line: 0, path: '', message: `cannot read: ${(error as Error).message}` });
       continue;
     }
-    const parsed = parseServiceText(text, file);
-    if (!parsed.ok) {
-      problems.push(...parsed.problems);
-      continue;
+    const checked = checkServiceText(text, file);
+    problems.push(...checked.problems);
+    if (checked.compiled && checked.definition) {
+      compiled.push(checked.compiled);
+      if (checked.problems.length === 0) sources.push({ file, definition: checked.definition });
     }
-    const rules = ruleProblems(parsed.definition, file, parsed.lineOf);
-    if (rules.length > 0) problems.push(...rules);
-    else sources.push({ file, definition: parsed.definition });
   }
   problems.push(...setProblems(sources));
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, sources };
+  return { sources, compiled, problems };
 }
 
 /** Compiles checked sources. */

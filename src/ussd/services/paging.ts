@@ -1,6 +1,8 @@
 // Actor hosts (and the checker): splits a screen that is over the limit into pages, at line boundaries and
 // never inside an option. Every page but the last offers More; every page after the first offers Back (to the
-// page before); the state's own navigation lines end every page.
+// page before); the state's own navigation lines end every page. A notice (Invalid choice., a refusal) is never
+// part of the split: the first page keeps room for the state's longest one, so a screen pages the same with a
+// notice above it or without, and More after a notice shows the next option, not one past it.
 
 /** A screen before paging: its text lines (a notice, the body), its options (each kept whole), its tail. */
 export interface Layout {
@@ -18,16 +20,21 @@ export interface PageLabels {
   back: string;
 }
 
-/** The pages of `layout` for `room` characters each (the limit less `CON `). One page when it fits. */
-export function paginate(layout: Layout, room: number, labels: PageLabels): string[] {
+/**
+ * The pages of `layout` for `room` characters each (the limit less `CON `), the first keeping `reserve` characters
+ * and a line break free for a notice. One page when it fits.
+ */
+export function paginate(layout: Layout, room: number, labels: PageLabels, reserve = 0): string[] {
+  const above = reserve > 0 ? reserve + 1 : 0;
   const whole = [...layout.lines, ...layout.options, ...layout.nav].join('\n');
-  if (whole.length <= room) return [whole];
+  if (whole.length + above <= room) return [whole];
   const laterNav = layout.hasBack ? layout.nav : [labels.back, ...layout.nav];
   const pages: string[][] = [];
   let page: string[] = [];
   let used = 0;
   // Room for the content of a page: less its More line and navigation, each on its own line.
-  const roomFor = (first: boolean) => room - [labels.more, ...(first ? layout.nav : laterNav)].join('\n').length - 1;
+  const roomFor = (first: boolean) =>
+    room - [labels.more, ...(first ? layout.nav : laterNav)].join('\n').length - 1 - (first ? above : 0);
   for (const unit of [...split(layout.lines, roomFor(false)), ...layout.options]) {
     const cost = (page.length > 0 ? 1 : 0) + unit.length;
     if (page.length > 0 && used + cost > roomFor(pages.length === 0)) {
@@ -64,3 +71,16 @@ function* split(lines: readonly string[], room: number): Generator<string> {
     if (line !== '') yield line;
   }
 }
+
+/**
+ * `pages` with `notice` above the first: cut (marked ..) when it is longer than the room the first page kept, so
+ * the screen stays within `room` (a notice's values are not known when its room is kept).
+ */
+export function withNotice(pages: readonly string[], notice: string, room: number): string[] {
+  const [first = '', ...rest] = pages;
+  if (first === '') return [notice.length <= room ? notice : cut(notice, room), ...rest];
+  const free = room - first.length - 1;
+  return [`${notice.length <= free ? notice : cut(notice, free)}\n${first}`, ...rest];
+}
+
+const cut = (text: string, max: number) => (max < 3 ? text.slice(0, Math.max(0, max)) : `${text.slice(0, max - 2)}..`);

@@ -36,6 +36,9 @@ export class VersionClash extends Error {
 export const keyOf = (definition: ServiceDefinition) => `${definition.id}@${definition.version}`;
 
 const CHANNEL = 'ussd-services';
+/** The cluster's current set, under a prefix of its own: a KV watch takes a prefix (`current.>`), never one key. */
+const CURRENT_PREFIX = ['current'];
+const CURRENT = ['current', 'set'];
 
 export async function openPublishedServices(store: Store, cluster?: ClusterConnection): Promise<PublishedServices> {
   return cluster ? JetStreamPublished.open(cluster) : new LmdbPublished(store);
@@ -96,11 +99,11 @@ class JetStreamPublished implements PublishedServices {
       if (!stored) await this.kv.put(['version', key], definition);
     }
     // Written last: a node that sees the new set finds every version of it.
-    await this.kv.put(['current'], { keys: definitions.map(keyOf), publishedAt: now });
+    await this.kv.put(CURRENT, { keys: definitions.map(keyOf), publishedAt: now });
   }
 
   async current(): Promise<ServiceDefinition[] | undefined> {
-    const set = (await this.kv.get(['current']))?.value as CurrentSet | undefined;
+    const set = (await this.kv.get(CURRENT))?.value as CurrentSet | undefined;
     if (!set) return undefined;
     const found = await Promise.all(set.keys.map((key) => this.version(key)));
     return found.filter((definition): definition is ServiceDefinition => definition !== undefined);
@@ -111,6 +114,6 @@ class JetStreamPublished implements PublishedServices {
   }
 
   watch(onChange: () => void): Promise<{ stop(): void }> {
-    return this.kv.watch(['current'], () => onChange());
+    return this.kv.watch(CURRENT_PREFIX, () => onChange());
   }
 }

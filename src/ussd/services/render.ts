@@ -4,7 +4,7 @@
 import type { Condition } from './definition.js';
 import type { CompiledService, CompiledState } from './compile.js';
 import { layoutOf } from './compile.js';
-import { paginate } from './paging.js';
+import { paginate, withNotice } from './paging.js';
 import { fill, shorten, type Template } from './template.js';
 
 /** Looks a value up by name (`fullName`, `account.customerId`, `session.loggedIn`); undefined when missing. */
@@ -18,21 +18,38 @@ export function holds(condition: Condition, lookup: Lookup): boolean {
   return condition.set === false ? !isSet : isSet;
 }
 
-/** The pages of `state`'s screen in language `l` with `notice` above it. */
+/**
+ * The pages of `state`'s screen in language `l` with `notice` above it. `every`: every option, whatever its
+ * condition (the checker's longest screen).
+ */
 export function pagesOf(
   service: CompiledService,
   state: CompiledState,
   l: number,
   notice: string | undefined,
   lookup: Lookup,
+  every = false,
 ): readonly string[] {
-  if (state.fixedPages && notice === undefined) return state.fixedPages[l] ?? [];
+  const room = service.limit - 4;
+  const pages = state.fixedPages?.[l] ?? renderPages(service, state, l, lookup, room, every);
+  return notice === undefined || notice === '' ? pages : withNotice(pages, notice, room);
+}
+
+/** The pages of a screen that depends on the step's values (no notice: it goes above the first page). */
+function renderPages(
+  service: CompiledService,
+  state: CompiledState,
+  l: number,
+  lookup: Lookup,
+  room: number,
+  every: boolean,
+): readonly string[] {
   const values = state.shorten ? shortened(service, state, l, lookup) : lookup;
   const body = fill(state.body[l] ?? '', values);
   const shown = new Set<string>();
   const options: string[] = [];
   for (const option of state.options) {
-    if (shown.has(option.key) || (option.when && !holds(option.when, lookup))) continue;
+    if (!every && (shown.has(option.key) || (option.when && !holds(option.when, lookup)))) continue;
     shown.add(option.key);
     options.push(fill(option.line[l] ?? '', values));
   }
@@ -40,7 +57,7 @@ export function pagesOf(
     more: `${service.navigation.more}. ${service.labels.more[l]}`,
     back: `${service.navigation.back}. ${service.labels.back[l]}`,
   };
-  return paginate(layoutOf(state, l, notice, body, options), service.limit - 4, labels);
+  return paginate(layoutOf(state, l, undefined, body, options), room, labels, state.longestNotice[l]);
 }
 
 /**

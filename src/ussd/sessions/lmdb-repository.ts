@@ -125,14 +125,14 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     return live;
   }
 
-  async removeExpired(now: number): Promise<number> {
+  async removeExpired(now: number, removed?: (session: UssdSession) => void): Promise<number> {
     // The buckets up to now's: all of their sessions expired, but those of now's bucket that expire after now.
     const end = time(bucketOf(now) + 1);
     const expired = (key: string) => {
       const session = this.#records.get(recordKeyIn(key));
       return !session || session.expiresAt <= now;
     };
-    let removed = 0;
+    let count = 0;
     let start: string | undefined;
     for (;;) {
       const keys = [...this.#index.getKeys({ start, end, exclusiveStart: start !== undefined, limit: SWEEP_BATCH })];
@@ -141,22 +141,25 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
       if (due.length > 0) {
         // Checked again inside the transaction: an actor may have renewed a session (moving its entry) since.
         // Past the free-space floor: the sweep frees pages (write-guard.ts).
-        removed += await freeingSpace(() =>
+        const gone = await freeingSpace(() =>
           this.#records.transaction(() => {
-            let count = 0;
+            const sessions: UssdSession[] = [];
             for (const key of due.filter(expired)) {
               const record = recordKeyIn(key);
               const sessionId = sessionIdIn(key);
               this.#index.removeSync(key);
               // The start names this record unless a session of the same ID began since (and moved it).
               if (this.#starts.get(sessionId) === startIn(record)) this.#starts.removeSync(sessionId);
-              count += this.#records.removeSync(record) ? 1 : 0;
+              const session = this.#records.get(record);
+              if (session && this.#records.removeSync(record)) sessions.push(session);
             }
-            return count;
+            return sessions;
           }),
         );
+        count += gone.length;
+        if (removed) for (const session of gone) removed(session);
       }
-      if (keys.length < SWEEP_BATCH) return removed;
+      if (keys.length < SWEEP_BATCH) return count;
       start = keys[keys.length - 1];
     }
   }

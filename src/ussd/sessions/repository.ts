@@ -30,7 +30,8 @@ export interface UssdSessionRepository {
   live(now: number): Promise<LiveSession[]>;
   /**
    * Removes the sessions that expired by `now`; answers how many. Reads only the expired part of an index by
-   * expiry time (a store with its own expiry, such as a KV bucket's TTL, may do nothing here).
+   * expiry time (a store with its own expiry, such as a KV bucket's TTL, may do nothing here). `removed` is told
+   * each session removed, once its removal is committed (for the sessions that timed out: not ended, expired).
    */
-  removeExpired(now: number): Promise<number>;
+  removeExpired(now: number, removed?: (session: UssdSession) => void): Promise<number>;
 }

@@ -1,5 +1,6 @@
 // The USSD phone: one POST /api/ussd per answer, `text` = every answer of the session joined by `*`, exactly
-// as a telecom gateway (and src/tools/ussd-simulator.ts) sends it; CON keeps the session, END closes it.
+// as a telecom gateway (and src/tools/ussd-simulator.ts) sends it; CON keeps the session, END closes it. The
+// services the server serves (GET /api/ussd/services) are listed as buttons that fill the code; any code dials.
 import { appendLog, byId, el, errorMessage } from './dom.js';
 import { refusal } from './readable.js';
 
@@ -9,6 +10,41 @@ export const USSD_LIMIT = 182;
 interface Call {
   sessionId: string;
   inputs: string[];
+}
+
+interface ServiceSummary {
+  id: string;
+  version: string;
+  name: string;
+  codes: { code: string; start?: string }[];
+}
+
+/** Lists the server's services in `list`: one button per code, which puts it in `code` between calls. */
+async function listServices(list: HTMLElement, code: HTMLInputElement, dial: HTMLButtonElement): Promise<void> {
+  try {
+    const response = await fetch('/api/ussd/services');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const { services } = (await response.json()) as { services: ServiceSummary[] };
+    const buttons = services.flatMap((service) =>
+      service.codes.map((entry) => {
+        const label = `${entry.code} ${service.name}${entry.start ? ` (${entry.start})` : ''}`;
+        const button = el('button', label, {
+          type: 'button',
+          'data-code': entry.code,
+          title: `${service.id} ${service.version}`,
+        });
+        button.addEventListener('click', () => {
+          if (code.readOnly) return;
+          code.value = entry.code;
+          dial.focus();
+        });
+        return button;
+      }),
+    );
+    list.replaceChildren(...(buttons.length > 0 ? buttons : [el('span', 'No service is served.')]));
+  } catch (error) {
+    list.textContent = `Service list unavailable (${errorMessage(error)}): type a code.`;
+  }
 }
 
 export function setupUssdPhone(): void {
@@ -23,6 +59,7 @@ export function setupUssdPhone(): void {
   const send = byId<HTMLButtonElement>('ussd-send');
   const back = byId<HTMLButtonElement>('ussd-back');
   const log = byId('ussd-log');
+  void listServices(byId('ussd-services'), code, dial);
   let call: Call | undefined;
   let busy = false;
 

@@ -6,6 +6,7 @@ import { createParser } from 'eventsource-parser';
 import { ProviderError, throwIfAborted } from '../../agent-errors.js';
 import { withAttachmentsText } from '../../attachments.js';
 import { ToolCallAssembler, type ToolCallFragment } from './tool-call-assembler.js';
+import { tracing } from '../../../telemetry/index.js';
 import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../agent-types.js';
 
 export interface OpenAiProviderOptions {
@@ -80,6 +81,8 @@ function excerpt(text: string): string {
 async function post(url: string, body: unknown, apiKey: string | undefined, signal: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  // Tracing on: the provider call's context (traceparent, tracestate) goes to the LLM server.
+  tracing?.inject(headers);
   try {
     return await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
   } catch (error) {

@@ -7,6 +7,7 @@
 // stream port may be full). Failures never throw: they are reported as an `error` event and in the result.
 import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from '../../agent-errors.js';
 import { ToolRegistry } from './tool-registry.js';
+import { inSpan } from '../../../telemetry/index.js';
 import type {
   AgentEvent,
   AgentResult,
@@ -153,7 +154,17 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       if (result.steps >= maxSteps) throw new StepLimitError(maxSteps);
       result.steps += 1;
       partial = { text: '', reasoning: '' };
-      const calls = await runStep(options, conversation, registry, emit, partial);
+      const step = result.steps;
+      const calls = await inSpan(
+        'llm.call',
+        { 'llm.provider': options.provider.name, 'llm.step': step },
+        async (span) => {
+          const asked = await runStep(options, conversation, registry, emit, partial);
+          span?.setAttributes({ 'llm.tool_calls': asked.length, 'llm.text_chars': partial.text.length });
+          return asked;
+        },
+        'client',
+      );
       result.text += partial.text;
       result.reasoning += partial.reasoning;
       add(
@@ -166,7 +177,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       unanswered = [...calls];
       for (const call of calls) {
         running = call;
-        const done = await executeCall(call, registry, context, emit);
+        const done = await inSpan('tool.call', { 'tool.name': call.name }, async (span) => {
+          const completed = await executeCall(call, registry, context, emit);
+          span?.setAttributes({ 'tool.kind': completed.kind, 'tool.status': completed.status });
+          return completed;
+        });
         running = undefined;
         unanswered.shift();
         result.toolCalls.push(done);

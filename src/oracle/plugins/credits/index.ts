@@ -16,6 +16,8 @@ export function creditsPlugin(deps: PluginDeps): CreditsPlugin {
     name: 'credits',
     ledger,
     async beforeAgent(context) {
+      // A turn taken over after its node died was charged when it first ran.
+      if (context.recovery) return;
       await ledger.charge(context.userDid);
     },
   };

@@ -1,0 +1,69 @@
+// Runs on: actor hosts (worker threads), cluster mode.
+// Taking over a run whose node died mid-turn (runs/open-runs.ts), on the partition's new owner, in the session
+// actor's mailbox: the open run is claimed with a revision-checked write (of two owners in turn, one runs it), the
+// run's frames go on from the next id with a numbered `run` frame saying `recovering` and `resumed: true`,
+// `partialLength: 0` (a client drops the text of the cut answer and shows the new one), and the turn runs again.
+// A run that cannot be run again (its session is gone, or it was taken over too often already) is closed with
+// `done { status: "interrupted" }`; so is a run whose open record was replaced by a later turn.
+import { isRevisionConflict } from '../../store/revision.js';
+import { encodeSseFrame } from '../sse-frames.js';
+import { nextFrameOf, type RunStream } from '../runs/jetstream-run-stream.js';
+import type { OpenRun } from '../runs/open-runs.js';
+import { RunWriter } from '../runs/run-writer.js';
+import type { RunInfo } from '../runs/run-log.js';
+import type { ChatServices } from './services.js';
+
+/** Attempts at one turn (the first included) before it is closed `interrupted`. */
+export const MAX_RUN_ATTEMPTS = 3;
+
+export type RunClaim =
+  | { kind: 'claimed'; open: OpenRun; writer: RunWriter }
+  | { kind: 'interrupted' }
+  | { kind: 'none' };
+
+export const INTERRUPTED_FRAME = encodeSseFrame({ event: 'done', data: { status: 'interrupted', interrupted: true } });
+
+/**
+ * Claims the session's open run `runId` for this node (`owned`: the session exists and is the asker's). Nothing to
+ * claim when the run ended or is not this session's.
+ */
+export async function claimRun(
+  services: ChatServices,
+  sessionId: string,
+  request: { runId: string; userDid: string },
+  owned: boolean,
+): Promise<RunClaim> {
+  const stream = services.runStream;
+  if (!stream) return { kind: 'none' };
+  const next = await nextFrameOf(stream, request.runId);
+  if (next.ended || next.info?.userDid !== request.userDid || next.info.sessionId !== sessionId)
+    return { kind: 'none' };
+  const stored = await services.openRuns.get(sessionId);
+  const open = stored?.value.runId === request.runId ? stored.value : undefined;
+  if (!open || !owned || open.attempt >= MAX_RUN_ATTEMPTS) {
+    // Cut and not to be run again (or replaced by a later turn of the session): its readers are told so.
+    await closeInterrupted(stream, next.info, next.id, services);
+    if (open) await services.openRuns.remove(sessionId, open.runId);
+    return { kind: 'interrupted' };
+  }
+  const claimed: OpenRun = { ...open, attempt: open.attempt + 1 };
+  try {
+    await services.openRuns.claim(claimed, stored!.revision);
+  } catch (error) {
+    if (isRevisionConflict(error)) return { kind: 'none' };
+    throw error;
+  }
+  const writer = new RunWriter(stream, next.info, services.log, next.id);
+  writer.open();
+  const { runId, requestId } = next.info;
+  const frame = { runId, requestId, resumed: true, partialLength: 0, status: 'recovering' };
+  writer.write(`event: run\ndata: ${JSON.stringify(frame)}\n\n`, 1);
+  services.log.info({ sessionId, runId, attempt: claimed.attempt }, 'taking over a run whose node died');
+  return { kind: 'claimed', open: claimed, writer };
+}
+
+async function closeInterrupted(stream: RunStream, info: RunInfo, nextId: number, services: ChatServices) {
+  const writer = new RunWriter(stream, info, services.log, nextId);
+  writer.write(INTERRUPTED_FRAME, 1);
+  await writer.settled();
+}

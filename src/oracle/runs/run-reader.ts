@@ -1,0 +1,169 @@
+// Runs on: the main thread (front door), cluster mode.
+// Re-joins a run kept in the runs stream (jetstream-run-stream.ts) through any node: the run's frames numbered above
+// `after`, then the live ones until `done`. The `run` frame first says the run's state: `running`, `recovering` (its
+// node died and the partition's new owner runs the turn again: a numbered `run` frame with `resumed: true` and
+// `partialLength: 0` marks where the new answer starts, so a client drops the old one), or how it ended. While no
+// frame comes for `probeMs` the caller is asked (`onQuiet`: it asks the session's actor whether the run still runs,
+// and has it taken over when not); after `giveUpMs` of silence with no word that it runs, the answer ends without
+// `done` and the client re-joins, as after any dropped stream. A gap (a batch that was not stored) ends it alike.
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { StreamWriter } from '../../http/types.js';
+import type { Logger } from '../../log.js';
+import { HEARTBEAT } from '../routes/stream-relay.js';
+import { type RunBatch, type RunStream, runInfoOf } from './jetstream-run-stream.js';
+import type { RunInfo } from './run-log.js';
+
+export interface RunReadOptions {
+  heartbeatMs: number;
+  probeMs: number;
+  /** How long a run may be quiet with no word that it still runs before the answer ends (the client re-joins). */
+  giveUpMs: number;
+  /** Whether the run still runs (its actor answers for it); asked while it is quiet. */
+  onQuiet(info: RunInfo): Promise<boolean>;
+}
+
+export interface KeptRun {
+  info: RunInfo;
+  /** Writes the run to `writer` until `done`, a gap or a long silence; stops when `writer` closes. */
+  pipe(writer: StreamWriter): void;
+}
+
+const DONE = 'event: done\ndata: ';
+const RUN = 'event: run\ndata: ';
+const MESSAGE = 'event: message\ndata: ';
+
+/** The run `runId` of `userDid` from frame `after` on; undefined when there is none or its frames are gone. */
+export async function keptRun(
+  stream: RunStream,
+  runId: string,
+  userDid: string,
+  after: number,
+  options: RunReadOptions,
+  log: Logger,
+): Promise<KeptRun | undefined> {
+  const info = await runInfoOf(stream, runId);
+  if (!info || info.userDid !== userDid) return undefined;
+  const { jsm, reader } = stream.connection;
+  const subject = stream.subject(runId, 'f');
+  const newest = (await jsm.streams.getMessage(stream.name, { last_by_subj: subject }).catch(() => null))?.seq ?? 0;
+  const consumer = await reader.consumers.get(stream.name, {
+    filter_subjects: subject,
+    deliver_policy: DeliverPolicy.All,
+  });
+  const messages = await consumer.consume();
+  const iterator = messages[Symbol.asyncIterator]();
+  const first = newest === 0 ? undefined : await iterator.next();
+  const firstBatch = first && !first.done ? first.value.json<RunBatch>() : undefined;
+  // Frames above `after` must all be kept: a client missing some would show a hole in its answer.
+  if ((firstBatch && firstBatch.id > after + 1) || (!firstBatch && after > 0)) {
+    await messages.close();
+    return undefined;
+  }
+  return {
+    info,
+    pipe(writer) {
+      void relay(writer).catch((error: unknown) => {
+        log.warn({ err: error, runId }, 'a kept run could not be read');
+        if (!writer.closed) writer.end();
+      });
+    },
+  };
+
+  async function relay(writer: StreamWriter): Promise<void> {
+    let expected = firstBatch?.id ?? 1;
+    let backlog = '';
+    let status = 'running';
+    let partial = 0;
+    let live = newest === 0;
+    let ended = false;
+    let heardAt = performance.now();
+    let quietAt = heardAt;
+    const stop = () => void messages.close().catch(() => undefined);
+    writer.onClose(stop);
+    let beatAt = heardAt;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      if (now - heardAt > options.giveUpMs) return finish();
+      if (now - quietAt > options.probeMs) {
+        quietAt = now;
+        void options.onQuiet(info!).then(
+          (alive) => alive && (heardAt = performance.now()),
+          () => undefined,
+        );
+      }
+      if (live && !writer.closed && now - beatAt >= options.heartbeatMs) {
+        beatAt = now;
+        writer.write(HEARTBEAT);
+      }
+    }, Math.min(options.heartbeatMs, options.probeMs) / 2);
+    ticker.unref();
+    const finish = () => {
+      clearInterval(ticker);
+      stop();
+      if (!writer.closed) writer.end();
+    };
+    const take = (batch: RunBatch): boolean => {
+      // A batch that starts past the next id: one was not stored. Ending lets the client re-join (from what it has).
+      if (batch.id > expected) return false;
+      let id = batch.id;
+      for (const frame of batch.text.split(/(?<=\n\n)/)) {
+        if (frame === '') continue;
+        const number = id++;
+        if (number < expected) continue;
+        expected = number + 1;
+        if (frame.startsWith(RUN) && frame.includes('"recovering"')) {
+          status = 'recovering';
+          partial = 0;
+        } else if (frame.startsWith(DONE)) {
+          status = statusOf(frame.slice(DONE.length));
+          ended = true;
+        } else if (frame.startsWith(MESSAGE)) partial += contentLength(frame.slice(MESSAGE.length));
+        if (number > after) backlog += `id: ${number}\n${frame}`;
+      }
+      return true;
+    };
+    const flush = () => {
+      if (backlog && !writer.closed) writer.write(backlog);
+      backlog = '';
+    };
+    const runFrame = () =>
+      `${RUN}${JSON.stringify({ runId, requestId: info!.requestId, resumed: false, partialLength: partial, status })}\n\n`;
+    try {
+      // Nothing kept yet (a run whose first frames are on their way): the run frame alone, then live.
+      if (live) writer.write(runFrame());
+      let next = first ?? (await iterator.next());
+      while (!next.done) {
+        const message = next.value;
+        heardAt = quietAt = performance.now();
+        if (!take(message.json<RunBatch>())) break;
+        if (!live && message.seq >= newest) {
+          live = true;
+          backlog = runFrame() + backlog;
+        }
+        if (live) flush();
+        if (ended || writer.closed) break;
+        next = await iterator.next();
+      }
+    } finally {
+      finish();
+    }
+  }
+}
+
+function statusOf(data: string): string {
+  try {
+    const status = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { status?: unknown }).status;
+    return typeof status === 'string' ? status : 'finished';
+  } catch {
+    return 'finished';
+  }
+}
+
+function contentLength(data: string): number {
+  try {
+    const content = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { content?: unknown }).content;
+    return typeof content === 'string' ? content.length : 0;
+  } catch {
+    return 0;
+  }
+}

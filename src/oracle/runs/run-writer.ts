@@ -1,0 +1,108 @@
+// Runs on: actor hosts (worker threads), cluster mode.
+// Writes one run's frames to the runs stream (jetstream-run-stream.ts) as the actor produces them, numbered as the
+// front door's run log numbers the same frames, so a re-join through any node continues where the client was. One
+// publish is in flight at a time; what the actor produces meanwhile goes in the next one (a quorum fsync per batch,
+// not per delta). Past the run's byte bound the oldest batches are purged. A write's `stored` callback runs once its
+// batch was acknowledged (or failed), in the order written: the frame sender hands frames to the front door then.
+// `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
+// and re-join past).
+import type { Logger } from '../../log.js';
+import type { RunBatch, RunStream } from './jetstream-run-stream.js';
+import type { RunInfo } from './run-log.js';
+
+export class RunWriter {
+  #nextId: number;
+  #pending = '';
+  #pendingCount = 0;
+  #pendingStored: (() => void)[] = [];
+  #inFlight: Promise<void> | undefined;
+  #opening = false;
+  /** Sizes of the batches kept, oldest first (for the byte bound). */
+  readonly #kept: number[] = [];
+  #keptBytes = 0;
+
+  constructor(
+    private readonly stream: RunStream,
+    readonly info: RunInfo,
+    private readonly log: Logger,
+    /** The id of the next frame (a recovered run continues its numbering). */
+    nextId = 1,
+  ) {
+    this.#nextId = nextId;
+  }
+
+  /** Says whose run it is, before its first frame (a recovery says it again, unchanged). */
+  open(): void {
+    this.#opening = true;
+    this.#inFlight ??= this.#drain();
+  }
+
+  /** Queues `count` frames (SSE text, each ending with a blank line); `stored` runs once they are kept. */
+  write(text: string, count: number, stored?: () => void): void {
+    if (count === 0 && !stored) return;
+    this.#pending += text;
+    this.#pendingCount += count;
+    if (stored) this.#pendingStored.push(stored);
+    this.#inFlight ??= this.#drain();
+  }
+
+  /** Resolves once every frame queued so far is acknowledged (or failed). */
+  async settled(): Promise<void> {
+    while (this.#inFlight) await this.#inFlight;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      if (this.#opening) {
+        this.#opening = false;
+        await this.stream.connection.js
+          .publish(this.stream.subject(this.info.runId, 'open'), JSON.stringify(this.info))
+          .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
+      }
+      while (this.#pendingCount > 0 || this.#pendingStored.length > 0) {
+        const batch: RunBatch = { id: this.#nextId, n: this.#pendingCount, text: this.#pending };
+        this.#nextId += batch.n;
+        const stored = this.#pendingStored;
+        this.#pending = '';
+        this.#pendingCount = 0;
+        this.#pendingStored = [];
+        if (batch.n > 0) await this.#publish(batch);
+        for (const callback of stored) callback();
+        await this.#bound().catch((error: unknown) =>
+          this.log.warn({ err: error, runId: this.info.runId }, 'a run was not trimmed to its bound'),
+        );
+      }
+    } finally {
+      this.#inFlight = undefined;
+    }
+  }
+
+  async #publish(batch: RunBatch): Promise<void> {
+    const body = JSON.stringify(batch);
+    try {
+      await this.stream.connection.js.publish(this.stream.subject(this.info.runId, 'f'), body);
+      this.#kept.push(body.length);
+      this.#keptBytes += body.length;
+    } catch (error) {
+      this.log.warn({ err: error, runId: this.info.runId }, 'a run batch was not stored');
+    }
+  }
+
+  /** Purges the oldest batches past the run's byte bound; the newest always stays. */
+  async #bound(): Promise<void> {
+    if (this.#keptBytes <= this.stream.limits.maxBytes || this.#kept.length < 2) return;
+    while (this.#keptBytes > this.stream.limits.maxBytes && this.#kept.length > 1)
+      this.#keptBytes -= this.#kept.shift()!;
+    await this.stream.connection.jsm.streams.purge(this.stream.name, {
+      filter: this.stream.subject(this.info.runId, 'f'),
+      keep: this.#kept.length,
+    });
+  }
+}
+
+/** Frames in `text` (each ends with a blank line and holds none). */
+export function frameCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) count++;
+  return count;
+}

@@ -1,0 +1,107 @@
+// Any thread. Tracing's front: `tracing` is undefined when it is off (no OTLP endpoint), and every caller's
+// fast path is that one check; the SDK (sdk.ts) is imported only when it is on. Each thread that makes spans
+// starts its own (the main thread in server.ts, each actor host in workers/actor-host.ts), exporting to the same
+// collector: finished spans are batched and sent from the thread that made them, so the front door's thread does
+// not pay for the actor hosts' spans. Contexts cross threads as a compact carrier string inside the RPC message
+// (`carrier` / `fromCarrier`), and nodes as W3C headers (`inject` / `extract`).
+import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api';
+import { type TelemetryConfig, tracesUrl } from './config.js';
+
+export type { Attributes, Context, Span } from '@opentelemetry/api';
+export type SpanKindName = 'server' | 'client' | 'internal' | 'producer' | 'consumer';
+
+/** Where this thread's spans come from (resource attributes). */
+export interface TracingIdentity {
+  /** `main`, or `actor-host-<n>`. */
+  thread: string;
+  /** Cluster mode: the node's id (service.instance.id). */
+  node?: string;
+}
+
+export interface Tracing {
+  /** Starts a span under `parent` (default: the active context; null: a new trace). */
+  start(name: string, kind: SpanKindName, attributes?: Attributes, parent?: Context | null, startTime?: number): Span;
+  /** The context of this async call chain; undefined outside every span. */
+  active(): Context | undefined;
+  /** `parent` (default: the active context) with `span` as its current span. */
+  contextOf(span: Span, parent?: Context): Context;
+  /** Runs `fn` with `ctx` active (for everything it awaits too). */
+  run<T>(ctx: Context, fn: () => T): T;
+  /** Writes the W3C headers (traceparent, tracestate) of `ctx` (default: the active context) into `carrier`. */
+  inject(carrier: Record<string, string>, ctx?: Context): void;
+  /** The remote context W3C headers name; undefined when there is none or it is malformed. */
+  extract(get: (name: string) => string | undefined): Context | undefined;
+  /** A thread hop's carrier: `traceparent[ tracestate]` of `ctx` (default: the active context). */
+  carrier(ctx?: Context): string | undefined;
+  fromCarrier(carrier: string): Context | undefined;
+  /** The span context `ctx` holds (for a link). */
+  spanContextOf(ctx: Context): SpanContext | undefined;
+  /** Marks `span` failed with `error`. */
+  failed(span: Span, error: unknown): void;
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** This thread's tracing; undefined when off. */
+export let tracing: Tracing | undefined;
+let users = 0;
+
+/**
+ * Turns tracing on for this thread when `config` names an endpoint (returns false, loading nothing, otherwise).
+ * Started twice in one thread (two servers in one test process), the first start's tracing is shared.
+ */
+export async function startTracing(config: TelemetryConfig, identity: TracingIdentity): Promise<boolean> {
+  const url = tracesUrl(config);
+  if (!url) return false;
+  if (!tracing) {
+    const { createTracing } = await import('./sdk.js');
+    tracing ??= createTracing(config, url, identity);
+  }
+  users++;
+  return true;
+}
+
+/** Flushes this thread's spans; the last user's stop shuts the SDK down. */
+export async function stopTracing(): Promise<void> {
+  const current = tracing;
+  if (!current || users === 0) return;
+  if (--users > 0) return current.flush();
+  tracing = undefined;
+  await current.shutdown();
+}
+
+/**
+ * Runs `fn` inside a child span of the active context, ended when it settles (failed when it throws). Off, or
+ * outside any trace: `fn` alone.
+ */
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes | undefined,
+  fn: (span: Span | undefined) => T,
+  kind: SpanKindName = 'internal',
+): T {
+  const t = tracing;
+  const parent = t?.active();
+  if (!t || !parent) return fn(undefined);
+  const span = t.start(name, kind, attributes, parent);
+  let result: T;
+  try {
+    result = t.run(t.contextOf(span, parent), () => fn(span));
+  } catch (error) {
+    t.failed(span, error);
+    span.end();
+    throw error;
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value) => (span.end(), value),
+      (error: unknown) => {
+        t.failed(span, error);
+        span.end();
+        throw error;
+      },
+    ) as T;
+  }
+  span.end();
+  return result;
+}

@@ -1,0 +1,126 @@
+// Any thread. The OpenTelemetry SDK, loaded (dynamic import from index.ts) only when tracing is on: a tracer
+// provider exporting OTLP/HTTP protobuf in batches, the sampler the OTEL_TRACES_SAMPLER variables name, W3C
+// propagation, and this thread's active context in an AsyncLocalStorage. Nothing is registered globally: the
+// spans this server makes go through this module's tracer only, and the contexts travel explicitly between
+// threads (the RPC message) and nodes (NATS headers, the node link's request).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  type Attributes,
+  type Context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  type TextMapSetter,
+  trace,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import type { TelemetryConfig } from './config.js';
+import type { SpanKindName, Tracing, TracingIdentity } from './index.js';
+
+const KINDS: Record<SpanKindName, SpanKind> = {
+  internal: SpanKind.INTERNAL,
+  server: SpanKind.SERVER,
+  client: SpanKind.CLIENT,
+  producer: SpanKind.PRODUCER,
+  consumer: SpanKind.CONSUMER,
+};
+
+const setter: TextMapSetter<Record<string, string>> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
+const getter: TextMapGetter<(name: string) => string | undefined> = {
+  get: (get, key) => get(key),
+  keys: () => ['traceparent', 'tracestate'],
+};
+
+function samplerOf(config: TelemetryConfig): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+export function createTracing(config: TelemetryConfig, url: string, identity: TracingIdentity): Tracing {
+  const resource = resourceFromAttributes({
+    'service.name': config.OTEL_SERVICE_NAME,
+    'thread.name': identity.thread,
+    ...(identity.node ? { 'service.instance.id': identity.node } : {}),
+  });
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: samplerOf(config),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
+  });
+  const tracer = provider.getTracer('session-actor-runtime');
+  const storage = new AsyncLocalStorage<Context>();
+  const propagator = new W3CTraceContextPropagator();
+
+  const tracing: Tracing = {
+    start(name, kind, attributes, parent, startTime) {
+      const ctx = parent === null ? ROOT_CONTEXT : (parent ?? storage.getStore() ?? ROOT_CONTEXT);
+      return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, ctx);
+    },
+    active: () => storage.getStore(),
+    contextOf: (span, parent) => trace.setSpan(parent ?? storage.getStore() ?? ROOT_CONTEXT, span),
+    run: (ctx, fn) => storage.run(ctx, fn),
+    inject(carrier, ctx) {
+      const from = ctx ?? storage.getStore();
+      if (from) propagator.inject(from, carrier, setter);
+    },
+    extract(get) {
+      if (get('traceparent') === undefined) return undefined;
+      const ctx = propagator.extract(ROOT_CONTEXT, get, getter);
+      return trace.getSpanContext(ctx) ? ctx : undefined;
+    },
+    carrier(ctx) {
+      const from = ctx ?? storage.getStore();
+      const span = from && trace.getSpanContext(from);
+      if (!span) return undefined;
+      const parent = `00-${span.traceId}-${span.spanId}-0${span.traceFlags & 1}`;
+      const state = span.traceState?.serialize();
+      return state ? `${parent} ${state}` : parent;
+    },
+    fromCarrier(carrier) {
+      const space = carrier.indexOf(' ');
+      const parent = space < 0 ? carrier : carrier.slice(0, space);
+      const state = space < 0 ? undefined : carrier.slice(space + 1);
+      return tracing.extract((name) => (name === 'traceparent' ? parent : name === 'tracestate' ? state : undefined));
+    },
+    spanContextOf: (ctx) => trace.getSpanContext(ctx),
+    failed(span, error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    },
+    flush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+  };
+  return tracing;
+}
+
+export type { Attributes, Context, Span };
