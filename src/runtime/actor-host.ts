@@ -31,6 +31,8 @@ export interface ActorKind<S extends ProtocolShape = ProtocolShape> {
   readonly name: string;
   /** Awaited by the host before the kind's first actor is made: services that open asynchronously (over NATS). */
   prepare?(host: HostContext): Promise<void>;
+  /** Whether the host prepares the kind at its start, before any call: it has work of its own to resume. */
+  eager?(host: HostContext): boolean;
   create(actorId: string, host: HostContext): Actor<S>;
 }
 
@@ -39,8 +41,9 @@ export function actorKind<S extends ProtocolShape>(
   protocol: ActorProtocol<S>,
   create: (actorId: string, host: HostContext) => Actor<S>,
   prepare?: (host: HostContext) => Promise<void>,
+  eager?: (host: HostContext) => boolean,
 ): ActorKind<S> {
-  return { name: protocol.kind, create, ...(prepare ? { prepare } : {}) };
+  return { name: protocol.kind, create, ...(prepare ? { prepare } : {}), ...(eager ? { eager } : {}) };
 }
 
 /**
@@ -105,6 +108,14 @@ export class ActorHost implements HostApi {
     this.#kinds = new Map(kinds.map((kind) => [kind.name, kind]));
     this.#sweeper = setInterval(() => this.evictIdle(), Math.max(250, idleMs / 2));
     this.#sweeper.unref();
+    for (const kind of kinds)
+      if (kind.eager?.(context))
+        this.#prepare(kind.name)?.catch((err: unknown) =>
+          context.log.warn(
+            { err, kind: kind.name },
+            'preparing an actor kind at start failed (retried by its first call)',
+          ),
+        );
   }
 
   send(kind: string, actorId: string, message: unknown, deadline?: number, trace?: TraceCarrier): Promise<unknown> {

@@ -31,7 +31,7 @@ import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
 import { openPublishedServices } from '../services/published.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
-import { LmdbOutboxStore } from '../outbox/lmdb-store.js';
+import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -267,4 +267,6 @@ export const ussdActorKind = actorKind(
   USSD_ACTOR,
   (sessionId, host) => new UssdActor(sessionId, services.of(host)),
   services.prepare,
+  // Notifications committed before a restart are delivered without waiting for a dial.
+  (host) => !host.cluster && hasPending(host.store),
 );

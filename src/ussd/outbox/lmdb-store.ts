@@ -41,6 +41,11 @@ export function putInStep(
     db.putSync(notification.id, { notification, sessionId: session.sessionId, tried: 0 });
 }
 
+/** Whether any notification waits in `store` (one key read). */
+export function hasPending(store: Store): boolean {
+  return [...store.db(OUTBOX_DB).getKeys({ limit: 1 })].length > 0;
+}
+
 export class LmdbOutboxStore implements OutboxStore {
   readonly #db: Database<QueuedNotification, string>;
 
