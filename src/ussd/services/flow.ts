@@ -4,6 +4,7 @@
 // navigation is taken first, so the option could never be chosen).
 import type { Branch, ServiceDefinition, StateDefinition } from './definition.js';
 import type { Problem } from './parse.js';
+import { problemList } from './rules.js';
 
 type Path = (string | number)[];
 
@@ -41,9 +42,7 @@ export function flowProblems(
   file: string,
   lineOf: (path: readonly (string | number)[]) => number,
 ): Problem[] {
-  const problems: Problem[] = [];
-  const add = (path: Path, message: string) =>
-    problems.push({ file, line: lineOf(path), path: path.join('.'), message });
+  const { problems, add } = problemList(file, lineOf);
   const states = definition.states;
 
   // Reachable: from the start, each code's start, the home and login-required states, along every move.

@@ -10,14 +10,20 @@ import { requestProblems } from './webhook/rules.js';
 
 type Path = (string | number)[];
 
+/** The problems found in `file`, and how a check adds one at a definition path (its line looked up). */
+export function problemList(file: string, lineOf: (path: readonly (string | number)[]) => number) {
+  const problems: Problem[] = [];
+  const add = (path: Path, message: string) =>
+    problems.push({ file, line: lineOf(path), path: path.join('.'), message });
+  return { problems, add };
+}
+
 export function ruleProblems(
   definition: ServiceDefinition,
   file: string,
   lineOf: (path: readonly (string | number)[]) => number,
 ): Problem[] {
-  const problems: Problem[] = [];
-  const add = (path: Path, message: string) =>
-    problems.push({ file, line: lineOf(path), path: path.join('.'), message });
+  const { problems, add } = problemList(file, lineOf);
   const languages = Object.keys(definition.languages);
   const states = definition.states;
   const exists = (name: string | undefined, path: Path) => {
