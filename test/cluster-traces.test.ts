@@ -54,6 +54,10 @@ async function routedTrace(node: { url: string }, via: 'nats' | 'link', tag: str
     await receiver.waitFor(`${requestId}'s journal append`, () =>
       receiver.trace(http.traceId).some((span) => span.name === 'journal.append'),
     );
+    // Each thread and node exports on its own schedule: the owner's main-thread span may come after its host's.
+    await receiver.waitFor(`${requestId}'s serve span`, () =>
+      receiver.trace(http.traceId).some((span) => span.name.startsWith('cluster.serve')),
+    );
     return receiver.trace(http.traceId);
   }
   throw new Error(`no step of 30 went ${via} to another node`);

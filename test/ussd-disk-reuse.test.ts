@@ -1,6 +1,6 @@
 // The data file is reused (issue 44): rounds of USSD sessions through the real repository on real LMDB, each
 // round the same shape (a dial and three inputs per session, the sweep every TTL, then waited out until no record
-// is left), grow the environment's last page in later rounds by less than a quarter of what the first round grew:
+// is left), grow the file over the two later rounds by less than half of what the first round grew:
 // pages the sweep freed hold the next round's sessions. And the check can tell: a read transaction held across the
 // rounds (the known cause of a file that keeps growing: LMDB may not reuse a page an open snapshot can still read)
 // makes the second round grow as much as the first.
@@ -73,11 +73,14 @@ async function rounds(store: Store, count = 3) {
   return { grew, left };
 }
 
-t.test('later rounds reuse the pages the sweep freed: each grows the file by < 1/4 of the first', async (t) => {
+t.test('later rounds reuse the pages the sweep freed: two grow the file by < 1/2 of the first', async (t) => {
   const { grew, left } = await rounds(tempStore(t, 'disk-reuse-'));
   t.same(left, [0, 0, 0], 'every round was waited out: no session record left');
   t.ok(grew[0] > 50, `the first round grew the file (${grew[0]} pages)`);
-  for (const r of [1, 2]) t.ok(grew[r] < grew[0] / 4, `round ${r + 1} grew ${grew[r]} pages, the first ${grew[0]}`);
+  // How much a later round still grows depends on when lmdb's shared read snapshot renews (the machine's load):
+  // 0 to 31 pages of a first round's 100 were seen. The issue's file grew 94% of the first round over the next two.
+  const later = grew[1] + grew[2];
+  t.ok(later < grew[0] / 2, `rounds 2 and 3 grew ${grew[1]} + ${grew[2]} pages, the first ${grew[0]}`);
 });
 
 t.test('a read transaction held open pins the freed pages: the next round grows as much again', async (t) => {
