@@ -52,7 +52,7 @@ export const clusterEnv = {
   NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
   /**
    * The node link: a TCP port on which this node takes the calls other nodes route to its partitions, instead of
-   * NATS request/reply (docs/cluster.md "The node link"). Off: every routed call goes through NATS.
+   * NATS request/reply (docs/cluster-routing.md "The node link"). Off: every routed call goes through NATS.
    */
   CLUSTER_LINK: boolean(true),
   /**
