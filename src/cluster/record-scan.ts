@@ -12,7 +12,8 @@ import { DeliverPolicy } from '@nats-io/jetstream';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, prefixFilter, type RecordKey } from './keys.js';
 import { passingTimeout } from './out-of-reach.js';
-import { whilePassing, type StoredRecord } from './record-store.js';
+import { whilePassing } from './passing.js';
+import type { StoredRecord } from './record-store.js';
 
 export interface ScanPage<T> {
   records: StoredRecord<T>[];

@@ -4,7 +4,7 @@
 import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
 import { passingTimeout } from '../out-of-reach.js';
-import { untilStreamLed, whilePassing } from '../record-store.js';
+import { untilStreamLed, whilePassing } from '../passing.js';
 
 /**
  * What a journal message says: records appended (`r`: [partition, key, value] each); a writer's claim of the

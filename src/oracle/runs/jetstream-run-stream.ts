@@ -8,7 +8,7 @@
 // it), the stream at most RUNS_MAX_BYTES (the oldest messages go first) and a message at most RUN_RETENTION_SECONDS
 // plus the longest a turn runs (RUN_STREAM_TURN_MS), so an ended run stays re-joinable for about its retention.
 import type { ClusterConnection } from '../../cluster/connection.js';
-import { untilStreamLed, whilePassing } from '../../cluster/record-store.js';
+import { untilStreamLed, whilePassing } from '../../cluster/passing.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunStreamLimits {
