@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatKey, generateKey } from '../oracle/auth/mint.js';
-import { freePorts, parentDeathCommand, type LocalHost } from './local-nats-cluster.js';
+import { freePorts, parentDeathCommand, type LocalHost } from './local-processes.js';
 
 export interface NodeExit {
   code: number | null;
