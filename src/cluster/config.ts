@@ -1,4 +1,5 @@
-// Shared (pure): environment variables of cluster mode. NATS_URL switches it on; the rest only matter then.
+// Thread: any (pure)
+// Environment variables of cluster mode. NATS_URL switches it on; the rest only matter then.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';

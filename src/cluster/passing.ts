@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): waiting out the passing states of a JetStream cluster (a leader
+// Thread: any (wherever a NATS connection is)
+// Waiting out the passing states of a JetStream cluster (a leader
 // being elected, peers catching up after a start or a death) before a request counts as failed. The record store,
 // the journal's stream and the oracle's runs stream open and read through these.
 import type { JetStreamManager } from '@nats-io/jetstream';

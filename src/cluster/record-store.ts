@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): a revision-checked record store over a replicated JetStream KV
+// Thread: any (wherever a NATS connection is)
+// A revision-checked record store over a replicated JetStream KV
 // bucket. Every write names what it expects (absent, or the revision it read), so two nodes racing on one record
 // cannot both win: the loser gets a RevisionConflictError (the repositories' own, src/store/revision.ts) and
 // re-reads. This is what makes a stale partition owner harmless.

@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): a watch over the records of a KV bucket under a key prefix, kept
+// Thread: any (wherever a NATS connection is)
+// A watch over the records of a KV bucket under a key prefix, kept
 // alive by a watchdog (the KV library's watch can stop without saying so). KvRecordStore.watch is this.
 import type { KV } from '@nats-io/kv';
 import type { Revision } from '../store/revision.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // The portable engine: the front door on node:http (`ws` for WebSocket routes, Socket.IO attached through
 // Engine.IO's node API). Same routes, steps and answers as the uWS engine (door-core.ts, exchange.ts); it runs
 // on any Node.js and also answers what uWS cannot: HTTP/1.0 clients, and malformed request lines (400).

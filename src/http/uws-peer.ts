@@ -1,3 +1,4 @@
+// Thread: main
 // A uWS socket's peer address as text, from the binary form: uWS's text form would be decoded per request (the
 // getpeername under both is the same). Normalised addresses are remembered by peerKey.
 import type uWS from 'uWebSockets.js';

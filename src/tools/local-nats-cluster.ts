@@ -1,4 +1,5 @@
-// Main thread (tooling): a local NATS cluster with JetStream on loopback, for `npm run cluster` and the tests.
+// Thread: main (tooling)
+// A local NATS cluster with JetStream on loopback, for `npm run cluster` and the tests.
 // Each server gets its own ports, store dir and routes to the others; ready means every server names the same
 // JetStream meta leader (read from its monitoring endpoint /jsz), not a fixed wait.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

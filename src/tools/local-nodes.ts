@@ -1,4 +1,5 @@
-// Main thread (tooling): real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
+// Thread: main (tooling)
+// Real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
 // tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
 // node must share; ready means its /health answers 200 (NATS connected, JetStream answering) with the pid of the
 // process launched (not another server on the port), not a fixed wait.

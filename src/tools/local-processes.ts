@@ -1,4 +1,5 @@
-// Main thread (tooling): what the local launchers (local-nats-cluster.ts, local-nodes.ts) need of the machine:
+// Thread: main (tooling)
+// What the local launchers (local-nats-cluster.ts, local-nodes.ts) need of the machine:
 // loopback ports free for a child to bind later, claimed machine-wide, and the command prefix that makes the kernel
 // kill a child when its launcher dies.
 import { execFileSync } from 'node:child_process';

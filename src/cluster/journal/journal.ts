@@ -1,4 +1,5 @@
-// Either thread (an actor host in practice): a partition journal. Records keyed by id (a USSD session) are appended
+// Thread: any (an actor host in practice)
+// A partition journal. Records keyed by id (a USSD session) are appended
 // to one replicated stream, each writer on a subject of its own, many records per message: the records that arrive
 // while the previous append waits for its quorum's fsync go out together in the next (group commit), so a busy
 // writer pays one fsynced write for many steps. The writer holds the newest record of every key it serves in memory

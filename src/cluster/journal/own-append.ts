@@ -1,4 +1,5 @@
-// Either thread (an actor host in practice): the publishes of a partition journal's writer to its own subject
+// Thread: any (an actor host in practice)
+// The publishes of a partition journal's writer to its own subject
 // (journal.ts): its first message, and every append after it, each expecting the subject's last sequence. What
 // makes them safe to send again: a publish with no responder did not land; one that timed out may have, and is
 // sent again as it was until what became of it is known.

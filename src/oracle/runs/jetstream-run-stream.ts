@@ -1,4 +1,5 @@
-// Either thread, cluster mode: the stream that keeps every node's runs (`<prefix>_oracle_runs`), so that a run
+// Thread: any, cluster mode
+// The stream that keeps every node's runs (`<prefix>_oracle_runs`), so that a run
 // outlives the node that streamed it. A run is two subjects: `<prefix>.oracle-run.<runId>.open`, one message saying
 // whose run it is (RunInfo), and `<prefix>.oracle-run.<runId>.f`, its frames in batches, each batch numbered from
 // the id of its first frame (the SSE `id:` lines, as the front door's run log numbers them). The actor running the

@@ -1,3 +1,4 @@
+// Thread: main
 // What the load cost the deployment: CPU per request of every process named (the target and any other server
 // whose /metrics it may read, e.g. the other nodes of a cluster, and the NATS servers' monitoring endpoints) and
 // NATS messages per request, so that a cluster's cost per step can be measured on the real machines
