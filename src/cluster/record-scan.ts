@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): the records of a KV bucket walked in write order, a page at a time,
+// Thread: any (wherever a NATS connection is)
+// The records of a KV bucket walked in write order, a page at a time,
 // for a walk over a whole family (a PIN key rotation over every account). `KvRecordStore.list` reads every key name
 // for each page, fine for a bounded index but quadratic over a bucket of a million accounts; a scan reads each record
 // once. A record-store bucket keeps one value per key (history 1), so the bucket's messages from any sequence on are
@@ -12,7 +13,8 @@ import { DeliverPolicy } from '@nats-io/jetstream';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, prefixFilter, type RecordKey } from './keys.js';
 import { passingTimeout } from './out-of-reach.js';
-import { whilePassing, type StoredRecord } from './record-store.js';
+import { whilePassing } from './passing.js';
+import type { StoredRecord } from './record-store.js';
 
 export interface ScanPage<T> {
   records: StoredRecord<T>[];
