@@ -1,3 +1,4 @@
+// Thread: any
 // Any thread that writes; used by the actor hosts for USSD steps. Writes queued during one event-loop turn are
 // applied at the turn's end in ONE synchronous LMDB transaction on this thread, committed and synced to disk
 // before any of their promises resolves: a group commit without a second thread.
