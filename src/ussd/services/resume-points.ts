@@ -1,4 +1,5 @@
-// Both threads: the saved points of continue-after-a-timeout (resume.ts), one per phone number and service, kept
+// Thread: any (the actor hosts write, the front door sweeps)
+// The saved points of continue-after-a-timeout (resume.ts), one per phone number and service, kept
 // with the other per-phone USSD records. One node: LMDB database `ussd-resume-points` (key `<service>/<phone>`),
 // written in the transaction of the step that moves it (the actor host's turn commit, synced before the answer),
 // and `ussd-resume-expiry`, its index by expiry (`<bucket, 15 digits>:<service>/<phone>`, the bucket the expiry

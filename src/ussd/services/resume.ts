@@ -1,4 +1,5 @@
-// Actor hosts: continue after a timeout (docs/ussd-resume.md). A session of a service with `resume` leaves a saved
+// Thread: any (the actor hosts run it)
+// Continue after a timeout (docs/ussd-resume.md). A session of a service with `resume` leaves a saved
 // point per phone number and service as it goes (the state and the values the user gave); a later dial of the same
 // service within `withinSeconds` is offered to continue there (RESUME_STATE), or to start again. The rule of what a
 // point holds: it moves only when a step lands on a screen (menu, input, language) that needs no login, shows no
