@@ -19,8 +19,9 @@ import type { ServiceCatalog } from './catalog.js';
 import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
 import { offerValues, resumeChoice } from './resume.js';
 import type { ResumePoints } from './resume-points.js';
-import { holds, pagesOf, type Lookup } from './render.js';
+import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
+import { kept, loadAccount, lookupOf } from './step-values.js';
 import { runRequest } from './webhook/step.js';
 
 export interface EngineDeps extends ActionDeps {
@@ -348,59 +349,6 @@ function end(
 
 function message(text: readonly Template[], step: Step): Template {
   return text[step.language] ?? '';
-}
-
-/** The values a template may read: said this step, saved in the session, the account, the session itself. */
-function lookupOf(step: Step): Lookup {
-  return (name) => {
-    const said = step.said?.[name];
-    if (said !== undefined) return said;
-    const value = step.values[name];
-    if (value !== undefined) return value;
-    if (name.startsWith('account.')) return step.account?.[name.slice(8)];
-    if (name === 'session.loggedIn') return step.context.isAuthenticated ? 'true' : undefined;
-    if (name === 'session.phoneNumber') return step.session.phoneNumber;
-    if (name === 'session.language') return step.service.languages[step.language];
-    return undefined;
-  };
-}
-
-/** Reads the logged-in account once per step, when the state's texts show it. */
-function loadAccount(step: Step, state: CompiledState): Maybe<void> {
-  if (!state.readsAccount || step.account) return;
-  const customerId = step.context.customerId;
-  if (customerId === undefined) return void (step.account = {});
-  return step.deps.customers.get(customerId).then((customer) => {
-    step.account = customer
-      ? {
-          customerId: customer.customerId,
-          fullName: customer.fullName,
-          firstName: firstName(customer.fullName),
-          phoneNumber: customer.phoneNumber,
-          ...(customer.email === undefined ? {} : { email: customer.email }),
-        }
-      : {};
-  });
-}
-
-/** The first word of a name, at most 24 characters (a greeting). */
-function firstName(fullName: string): string {
-  const first = fullName.split(' ')[0] ?? fullName;
-  return first.length <= 24 ? first : `${first.slice(0, 22)}..`;
-}
-
-/** The values the target state keeps (all when it names none); undefined when nothing is left. */
-function kept(values: Record<string, string>, keep: readonly string[] | undefined): PendingDraft | undefined {
-  let result: Record<string, string> | undefined;
-  if (!keep) {
-    for (const name in values) (result ??= {})[name] = values[name] as string;
-    return result as PendingDraft | undefined;
-  }
-  for (const name of keep) {
-    const value = values[name];
-    if (value !== undefined) (result ??= {})[name] = value;
-  }
-  return result as PendingDraft | undefined;
 }
 
 /** The session after a step, every field written out (one shape); its screen is set by `shown`. */
