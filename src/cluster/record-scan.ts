@@ -64,6 +64,9 @@ export function scanRecords<T>(
             value: message.json<T>(),
             revision: message.seq,
           });
+        // Sequences between the cursor and `newest` may hold no message under the filter (overwritten, other
+        // subjects): the fetch would wait out its expiry for them. Stop at `newest` instead.
+        if (through >= newest) break;
       }
       // whilePassing takes "timeout" for a passing state: a new reader, placed anew.
       if (received === 0) throw passingTimeout(`timeout: the reader of ${stream} delivered nothing after ${through}`);
