@@ -1,7 +1,6 @@
-// Thread: any (the actor hosts run it)
-// The values of one step of the engine (engine.ts): what a template may read, the logged-in account loaded when a
-// state's texts show it, and the values the state landed on keeps.
-import type { PendingDraft } from '../session.js';
+// Thread: actor host
+// What a step's templates read (engine.ts): the values said this step or saved in the session, the logged-in
+// account (read once per step, only when the state's texts show it), and the session itself.
 import type { CompiledState } from './compile.js';
 import type { Maybe, Step } from './engine.js';
 import type { Lookup } from './render.js';
@@ -43,18 +42,4 @@ export function loadAccount(step: Step, state: CompiledState): Maybe<void> {
 function firstName(fullName: string): string {
   const first = fullName.split(' ')[0] ?? fullName;
   return first.length <= 24 ? first : `${first.slice(0, 22)}..`;
-}
-
-/** The values the target state keeps (all when it names none); undefined when nothing is left. */
-export function kept(values: Record<string, string>, keep: readonly string[] | undefined): PendingDraft | undefined {
-  let result: Record<string, string> | undefined;
-  if (!keep) {
-    for (const name in values) (result ??= {})[name] = values[name] as string;
-    return result as PendingDraft | undefined;
-  }
-  for (const name of keep) {
-    const value = values[name];
-    if (value !== undefined) (result ??= {})[name] = value;
-  }
-  return result as PendingDraft | undefined;
 }
