@@ -14,12 +14,14 @@ import {
   type UssdSession,
 } from '../session.js';
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
-import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
+import type { RestQuery } from '../../chain-rest.js';
+import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
-import { holds, pagesOf, type Lookup } from './render.js';
+import { loadAccount, lookupOf } from './lookup.js';
+import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
-import { runRequest } from './webhook/step.js';
+import { runStateAction } from './run-action.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -34,8 +36,10 @@ export interface EngineDeps extends ActionDeps {
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
   unknownCodeScreen?: string;
-  /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
+  /** The time the `http` and `query` calls of one step may take together (default 5000 ms): within its deadline. */
   stepBudgetMs?: number;
+  /** The gateway's Cosmos REST paths, answered in process (the `query` action); absent: every query is unreachable. */
+  chainRest?: RestQuery;
 }
 
 export interface MenuStep {
@@ -73,7 +77,7 @@ export interface Step {
   context: UssdContext;
   account: Record<string, string> | undefined;
   deps: EngineDeps;
-  /** When this step's `http` calls must be done by (epoch ms). */
+  /** When this step's `http` and `query` calls must be done by (epoch ms). */
   deadline: number;
   /** The notifications this step leaves for the outbox. */
   outbox: OutboxNotification[] | undefined;
@@ -288,10 +292,7 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
   const { to } = move;
   if (to.action && hops < MAX_HOPS) {
     const action = to.action;
-    const result: Maybe<ActionResult> = isRequestAction(action.name)
-      ? runRequest(step, to, action.name, action.request)
-      : runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
-    return andThen(result, (done) => {
+    return andThen(runStateAction(step, to), (done) => {
       if (done.values) Object.assign(step.values, done.values);
       if (done.said) step.said = { ...step.said, ...done.said };
       if (done.context) step.context = changed(step.context, done.context);
@@ -336,45 +337,6 @@ function end(
 
 function message(text: readonly Template[], step: Step): Template {
   return text[step.language] ?? '';
-}
-
-/** The values a template may read: said this step, saved in the session, the account, the session itself. */
-function lookupOf(step: Step): Lookup {
-  return (name) => {
-    const said = step.said?.[name];
-    if (said !== undefined) return said;
-    const value = step.values[name];
-    if (value !== undefined) return value;
-    if (name.startsWith('account.')) return step.account?.[name.slice(8)];
-    if (name === 'session.loggedIn') return step.context.isAuthenticated ? 'true' : undefined;
-    if (name === 'session.phoneNumber') return step.session.phoneNumber;
-    if (name === 'session.language') return step.service.languages[step.language];
-    return undefined;
-  };
-}
-
-/** Reads the logged-in account once per step, when the state's texts show it. */
-function loadAccount(step: Step, state: CompiledState): Maybe<void> {
-  if (!state.readsAccount || step.account) return;
-  const customerId = step.context.customerId;
-  if (customerId === undefined) return void (step.account = {});
-  return step.deps.customers.get(customerId).then((customer) => {
-    step.account = customer
-      ? {
-          customerId: customer.customerId,
-          fullName: customer.fullName,
-          firstName: firstName(customer.fullName),
-          phoneNumber: customer.phoneNumber,
-          ...(customer.email === undefined ? {} : { email: customer.email }),
-        }
-      : {};
-  });
-}
-
-/** The first word of a name, at most 24 characters (a greeting). */
-function firstName(fullName: string): string {
-  const first = fullName.split(' ')[0] ?? fullName;
-  return first.length <= 24 ? first : `${first.slice(0, 22)}..`;
 }
 
 /** The values the target state keeps (all when it names none); undefined when nothing is left. */

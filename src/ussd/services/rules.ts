@@ -6,6 +6,8 @@ import { ACTION_SPECS } from './actions.js';
 import type { ServiceDefinition, StateDefinition, Text } from './definition.js';
 import type { Problem } from './parse.js';
 import { compileTemplate, slotsOf } from './template.js';
+import { queryProblems } from './query/rules.js';
+import { flowValues } from './values.js';
 import { requestProblems } from './webhook/rules.js';
 
 type Path = (string | number)[];
@@ -68,9 +70,11 @@ export function ruleProblems(
     codes.add(code);
     if (typeof entry !== 'string') exists(entry.start, ['serviceCodes', index, 'start']);
   });
+  const values = flowValues(definition);
   for (const [name, state] of Object.entries(states)) {
     stateProblems(name, state, { add, exists, text });
     requestProblems(state, secrets, (path, message) => add(['states', name, ...path], message));
+    queryProblems(state, values, secrets, (path, message) => add(['states', name, ...path], message));
   }
   return problems;
 }
