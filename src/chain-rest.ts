@@ -1,6 +1,7 @@
-// Both threads: a Cosmos REST GET answered in process by the protocol gateway face (its route table, request
+// Thread: any
+// A Cosmos REST GET answered in process by the protocol gateway face (its route table, request
 // mapping, upstream gRPC and Cosmos JSON, as for an HTTP client), with no HTTP hop. The composition root
-// (server.ts) serves it to the actor hosts over their call port (workers/actor-host.ts): the USSD `query` action
+// (server.ts) serves it to the actor hosts over their main port (HostInit.mainPort): the USSD `query` action
 // reads the chain through it, on the one connection to the chain node the main thread holds.
 
 /** The gateway's answer: its HTTP status and its JSON body (the Cosmos REST error body when not 200). */

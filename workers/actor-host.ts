@@ -1,4 +1,5 @@
-// Actor host thread. Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
+// Thread: actor host
+// Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
 // hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';
@@ -17,7 +18,7 @@ import { openStore } from '../src/store/env.js';
 import { startTracing, stopTracing } from '../src/telemetry/index.js';
 
 // The main thread passes the whole configuration (HostInit types only the runtime's slice of it).
-const { hostIndex, config, rpcPort, eventPort, metricsPort, callPort } = workerData as HostInit & { config: Config };
+const { hostIndex, config, rpcPort, eventPort, metricsPort, mainPort } = workerData as HostInit & { config: Config };
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 // Tracing: this thread's own SDK, exporting to the same collector as the main thread (telemetry/index.ts).
 const node = clusterModeOn(config) ? nodeIdOf(config, config.PORT) : undefined;
@@ -34,7 +35,7 @@ const context: HostContext = {
   store,
   log,
   ...(cluster ? { cluster } : {}),
-  ...(callPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(callPort))) } : {}),
+  ...(mainPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(mainPort))) } : {}),
   publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
 };
 const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {

@@ -1,4 +1,5 @@
-// Main thread: the gateway answering one Cosmos REST path in process (src/chain-rest.ts), for the USSD `query`
+// Thread: main
+// The gateway answering one Cosmos REST path in process (src/chain-rest.ts), for the USSD `query`
 // action: the same route match, request mapping, upstream gRPC call and Cosmos JSON as an HTTP GET (handler.ts),
 // within the caller's deadline. No API key gate (the caller is this process) and no block height (the latest).
 import { status as GrpcStatus } from '@grpc/grpc-js';

@@ -1,3 +1,4 @@
+// Thread: any
 // Everything that crosses between the main thread and an actor host, typed in one place.
 import type { MessagePort } from 'node:worker_threads';
 import type { RuntimeConfig } from './config.js';
@@ -14,7 +15,7 @@ export interface HostInit {
   /** Port on which the host posts its metrics reports (src/metrics/host-report.ts); absent with METRICS_ENABLED=false. */
   metricsPort?: MessagePort;
   /** Port on which the host calls what the main thread serves it (ActorRuntimeOptions.hostCalls), when it serves any. */
-  callPort?: MessagePort;
+  mainPort?: MessagePort;
 }
 
 /** An event an actor publishes to every socket subscribed to `topic` (for example a chat session). */

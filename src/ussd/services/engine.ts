@@ -1,4 +1,5 @@
-// Actor hosts: runs a compiled service, one gateway input at a time: the next session record and its screen. The
+// Thread: actor host
+// Runs a compiled service, one gateway input at a time: the next session record and its screen. The
 // session is pinned to the service version it started on (serviceId, serviceVersion) and carries its language,
 // page and values (the `pending` draft), all in the record the actor commits before answering. Navigation is the
 // same for every state: More and Back move between pages, Exit only where offered, Home and Back where offered;
@@ -8,7 +9,6 @@ import {
   type OutboxNotification,
   type ConsumedHistory,
   type LatestInput,
-  type PendingDraft,
   type UssdContext,
   type UssdDial,
   type UssdSession,
@@ -18,9 +18,10 @@ import type { RestQuery } from '../../chain-rest.js';
 import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
-import { loadAccount, lookupOf } from './lookup.js';
 import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
+import { loadAccount, lookupOf } from './step-lookup.js';
+import { changed, kept, nextSession, shown } from './step-session.js';
 import { runStateAction } from './run-action.js';
 
 export interface EngineDeps extends ActionDeps {
@@ -337,64 +338,4 @@ function end(
 
 function message(text: readonly Template[], step: Step): Template {
   return text[step.language] ?? '';
-}
-
-/** The values the target state keeps (all when it names none); undefined when nothing is left. */
-function kept(values: Record<string, string>, keep: readonly string[] | undefined): PendingDraft | undefined {
-  let result: Record<string, string> | undefined;
-  if (!keep) {
-    for (const name in values) (result ??= {})[name] = values[name] as string;
-    return result as PendingDraft | undefined;
-  }
-  for (const name of keep) {
-    const value = values[name];
-    if (value !== undefined) (result ??= {})[name] = value;
-  }
-  return result as PendingDraft | undefined;
-}
-
-/** The session after a step, every field written out (one shape); its screen is set by `shown`. */
-function nextSession(
-  step: Step,
-  state: string,
-  pending: PendingDraft | undefined,
-  history: ConsumedHistory,
-  page: number,
-): UssdSession {
-  const { sessionId, phoneNumber, serviceCode, screen, createdAt } = step.session;
-  const now = step.deps.now();
-  const session: UssdSession = {
-    sessionId,
-    phoneNumber,
-    serviceCode,
-    serviceId: step.service.id,
-    serviceVersion: step.service.version,
-    language: step.service.languages[step.language] ?? '',
-    state,
-    context: step.context,
-    history,
-    screen,
-    createdAt,
-    updatedAt: now,
-    expiresAt: now + step.deps.sessionTtlSeconds * 1000,
-    step: (step.session.step ?? 0) + 1,
-  };
-  if (step.outbox) session.outbox = step.outbox;
-  if (pending) session.pending = pending;
-  if (page > 0) session.page = page;
-  return session;
-}
-
-/** The step that shows `message` after `prefix`: the session gets its screen and context message. */
-function shown(session: UssdSession, context: UssdContext, prefix: 'CON ' | 'END ', message: string): MenuStep {
-  session.context = { ...context, message };
-  session.screen = prefix + message;
-  return { session, screen: session.screen, ended: prefix === 'END ' };
-}
-
-/** `context` with `changes` applied; a field set to undefined in `changes` is removed. */
-function changed(context: UssdContext, changes: Partial<UssdContext>): UssdContext {
-  const next: Record<string, unknown> = { ...context, ...changes };
-  for (const key of Object.keys(changes)) if (next[key] === undefined) delete next[key];
-  return next as unknown as UssdContext;
 }

@@ -1,4 +1,5 @@
-// Actor hosts: the action of an `action` state, run by the engine's step: a built-in account action
+// Thread: actor host
+// The action of an `action` state, run by the engine's step: a built-in account action
 // (actions.ts), an `http` or `notify` request (webhook/step.ts) or a chain `query` (query/step.ts).
 import { isRequestAction, runAction, type ActionResult } from './actions.js';
 import type { CompiledState } from './compile.js';

@@ -1,4 +1,5 @@
-// Both threads (load and the checker): every value name a step of a definition can read: what its inputs save,
+// Thread: any (load and the checker)
+// Every value name a step of a definition can read: what its inputs save,
 // its options and branches set, its actions write, say or save from an answer, the logged-in account's fields
 // and the session's own. A name outside these is never set, so a definition that reads one is refused.
 import { ACTION_SPECS } from './actions.js';

@@ -1,4 +1,5 @@
-// Both threads: the path of a `query` action, split once at load into literal text and placeholders (template.ts),
+// Thread: any (load and the actor hosts)
+// The path of a `query` action, split once at load into literal text and placeholders (template.ts),
 // filled at each call with every value URL-encoded (encodeURIComponent: a `/`, `?`, `&`, `=` or `#` in a value
 // stays inside its path segment or query value, so a typed value never reaches another route or parameter). Plain
 // substitution: a name is looked up, never evaluated.

@@ -1,4 +1,5 @@
-// Both threads (load and the checker): the rules of a `query` state: it has a `query` (no other action has one),
+// Thread: any (load and the checker)
+// The rules of a `query` state: it has a `query` (no other action has one),
 // its path is one the gateway can be asked, and every {{value}} of it is a value the flow can have (values.ts)
 // and never a PIN.
 import type { StateDefinition } from '../definition.js';

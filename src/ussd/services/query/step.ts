@@ -1,4 +1,5 @@
-// Actor hosts: a `query` state run inside the engine's step: its path filled from the session (path.ts), asked of
+// Thread: actor host
+// A `query` state run inside the engine's step: its path filled from the session (path.ts), asked of
 // the main thread's gateway in process (src/chain-rest.ts) within the step's time left, and the answer's fields
 // saved as `http` saves them. The outcome is part of the step the actor commits: a retry replays it, never asks again.
 import type { RestAnswer } from '../../../chain-rest.js';
@@ -6,7 +7,7 @@ import { ussdQueryCalls, ussdQueryDuration } from '../../../metrics/catalogue.js
 import type { ActionResult } from '../actions.js';
 import type { CompiledState } from '../compile.js';
 import type { Step } from '../engine.js';
-import { loadAccount, lookupOf } from '../lookup.js';
+import { loadAccount, lookupOf } from '../step-lookup.js';
 import { savedFields } from '../webhook/request.js';
 import { fillPath, type CompiledQuery } from './path.js';
 

@@ -1,5 +1,6 @@
-// Actor hosts: what the templates of a step read (render.ts's Lookup): the values said in the step, saved in the
-// session, the logged-in account's fields (read once per step, when a state shows them) and the session's own.
+// Thread: actor host
+// What a step's templates read (engine.ts): the values said this step or saved in the session, the logged-in
+// account (read once per step, only when the state's texts show it), and the session itself.
 import type { CompiledState } from './compile.js';
 import type { Maybe, Step } from './engine.js';
 import type { Lookup } from './render.js';
