@@ -34,15 +34,21 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
       throw gatewayErrors.invalidArgument('x-cosmos-block-height must be a block height (a non-negative integer)');
     }
     const key = `${req.path}?${req.rawQuery}\n${height ?? ''}`;
-    return inFlight.run(key, () => answer(options, req.path.slice(options.prefix.length), req.rawQuery, height));
+    return inFlight.run(key, () => dispatch(options, req.path.slice(options.prefix.length), req.rawQuery, height));
   };
 }
 
-async function answer(
-  options: GatewayHandlerOptions,
+/**
+ * One path (after the prefix) and query string -> its answer; every refusal throws its HttpError. `timeoutMs`
+ * shortens the upstream deadline (GATEWAY_TIMEOUT_MS) for this call. The HTTP routes and the in-process
+ * queries (query.ts) both answer here.
+ */
+export async function dispatch(
+  options: Pick<GatewayHandlerOptions, 'table' | 'upstream' | 'json'>,
   path: string,
   rawQuery: string,
   height: string | undefined,
+  timeoutMs?: number,
 ): Promise<Reply> {
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
@@ -50,7 +56,7 @@ async function answer(
   const request = mapper.encode(match.bound, rawQuery);
   let answered: Awaited<ReturnType<typeof options.upstream.call>>;
   try {
-    answered = await options.upstream.call(method.grpcPath, request, height);
+    answered = await options.upstream.call(method.grpcPath, request, height, undefined, timeoutMs);
   } catch (error) {
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, heightHeaders(failure.height));

@@ -93,6 +93,8 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
       // The step's webhook calls end well before the front door's deadline answers END for it.
       stepBudgetMs: Math.max(50, Math.floor(config.USSD_STEP_TIMEOUT_MS / 2)),
+      // The `query` action: the main thread's gateway, in process.
+      ...(host.chainRest ? { chainRest: host.chainRest } : {}),
     },
   };
 });

@@ -8,6 +8,7 @@ import { ACTION_SPECS } from './actions.js';
 import { compileCheck, type InputCheck } from './input-checks.js';
 import { paginate, type Layout } from './paging.js';
 import { compileTemplate, slotsOf, type Template } from './template.js';
+import { compileQuery, type CompiledQuery } from './query/path.js';
 import { compileRequest, type CompiledRequest } from './webhook/request.js';
 
 /** One entry per language of the service, in the order of its `languages`. */
@@ -56,7 +57,7 @@ export interface CompiledState {
   shorten?: readonly string[];
   /** Navigation lines (back, home, exit) per language. */
   nav: PerLanguage<readonly string[]>;
-  /** Whether a text of this state reads the logged-in account (`account.*`): the step loads it. */
+  /** Whether a text (or a query's path) of this state reads the logged-in account (`account.*`): the step loads it. */
   readsAccount: boolean;
   /** The pages when the screen depends on nothing (no template, no condition), per language. */
   fixedPages?: PerLanguage<readonly string[]>;
@@ -72,7 +73,12 @@ export interface CompiledState {
     refusals: ReadonlyMap<string, CompiledBranch>;
     skip?: { key: string; next: CompiledState };
   };
-  action?: { name: ActionName; outcomes: ReadonlyMap<string, CompiledBranch>; request?: CompiledRequest };
+  action?: {
+    name: ActionName;
+    outcomes: ReadonlyMap<string, CompiledBranch>;
+    request?: CompiledRequest;
+    query?: CompiledQuery;
+  };
   languageNext?: CompiledState;
 }
 
@@ -184,9 +190,11 @@ export function compileService(definition: ServiceDefinition): CompiledService {
       ...(def.keep ? { keep: def.keep } : {}),
       ...(def.shorten ? { shorten: def.shorten } : {}),
       nav: navLines,
-      readsAccount: [...templates, ...(def.exit !== undefined ? per(def.exit) : [])].some((t) =>
-        slotsOf(t).some((slot) => slot.startsWith('account.')),
-      ),
+      readsAccount: [
+        ...templates,
+        ...(def.exit !== undefined ? per(def.exit) : []),
+        ...(def.type === 'action' && def.query ? [compileTemplate(def.query.path)] : []),
+      ].some((t) => slotsOf(t).some((slot) => slot.startsWith('account.'))),
       longestNotice: languages.map(() => 0),
     });
     if (!dynamic && def.type !== 'end' && def.type !== 'action') fixed.push(target);
@@ -210,6 +218,7 @@ export function compileService(definition: ServiceDefinition): CompiledService {
         name: def.action,
         outcomes,
         ...(def.request === undefined ? {} : { request: compileRequest(def.request) }),
+        ...(def.query === undefined ? {} : { query: compileQuery(def.query) }),
       };
     }
     if (def.type === 'language') target.languageNext = state(def.next);

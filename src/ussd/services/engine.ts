@@ -14,7 +14,8 @@ import {
   type UssdSession,
 } from '../session.js';
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
-import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
+import type { RestQuery } from '../../chain-rest.js';
+import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
 import { offerValues, resumeChoice } from './resume.js';
@@ -23,7 +24,7 @@ import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
 import { loadAccount, lookupOf } from './step-lookup.js';
 import { changed, kept, nextSession, shown } from './step-session.js';
-import { runRequest } from './webhook/step.js';
+import { runStateAction } from './run-action.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -38,10 +39,12 @@ export interface EngineDeps extends ActionDeps {
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
   unknownCodeScreen?: string;
-  /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
+  /** The time the `http` and `query` calls of one step may take together (default 5000 ms): within its deadline. */
   stepBudgetMs?: number;
   /** Where phones left services with `resume` (resume.ts); nothing is offered when absent. */
   resumePoints?: Pick<ResumePoints, 'get'>;
+  /** The gateway's Cosmos REST paths, answered in process (the `query` action); absent: every query is unreachable. */
+  chainRest?: RestQuery;
 }
 
 export interface MenuStep {
@@ -81,7 +84,7 @@ export interface Step {
   context: UssdContext;
   account: Record<string, string> | undefined;
   deps: EngineDeps;
-  /** When this step's `http` calls must be done by (epoch ms). */
+  /** When this step's `http` and `query` calls must be done by (epoch ms). */
   deadline: number;
   /** The notifications this step leaves for the outbox. */
   outbox: OutboxNotification[] | undefined;
@@ -302,10 +305,7 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
   const { to } = move;
   if (to.action && hops < MAX_HOPS) {
     const action = to.action;
-    const result: Maybe<ActionResult> = isRequestAction(action.name)
-      ? runRequest(step, to, action.name, action.request)
-      : runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
-    return andThen(result, (done) => {
+    return andThen(runStateAction(step, to), (done) => {
       if (done.values) Object.assign(step.values, done.values);
       if (done.said) step.said = { ...step.said, ...done.said };
       if (done.context) step.context = changed(step.context, done.context);

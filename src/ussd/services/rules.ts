@@ -7,6 +7,8 @@ import { ACTION_SPECS } from './actions.js';
 import type { ServiceDefinition, StateDefinition, Text } from './definition.js';
 import type { Problem } from './parse.js';
 import { compileTemplate, slotsOf } from './template.js';
+import { queryProblems } from './query/rules.js';
+import { flowValues } from './values.js';
 import { requestProblems } from './webhook/rules.js';
 
 type Path = (string | number)[];
@@ -80,9 +82,11 @@ export function ruleProblems(
       if (resume[option].key === definition.navigation.more)
         add(['resume', option, 'key'], `the key ${resume[option].key} is the more key: it is never chosen`);
   }
+  const values = flowValues(definition);
   for (const [name, state] of Object.entries(states)) {
     stateProblems(name, state, { add, exists, text });
     requestProblems(state, secrets, (path, message) => add(['states', name, ...path], message));
+    queryProblems(state, values, secrets, (path, message) => add(['states', name, ...path], message));
   }
   return problems;
 }
