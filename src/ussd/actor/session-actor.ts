@@ -179,6 +179,20 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
+   * `deps` for a step run on a held copy (`held`: null for a session assumed new): before an `http` call the session
+   * is read fresh, and the step is given up as STALE (redone from that read) unless the copy is what is stored, so a
+   * step that another node committed meanwhile is replayed from its record and its endpoint never called again.
+   */
+  #confirming(deps: MenuDeps, held: Versioned<UssdSession> | null, now: number): MenuDeps {
+    const beforeCall = async () => {
+      const fresh = await this.services.sessions.get(this.sessionId);
+      const current = held ? fresh?.revision === held.revision : fresh === undefined || fresh.value.expiresAt <= now;
+      if (!current) throw new StaleCopyError();
+    };
+    return { ...deps, beforeCall };
+  }
+
+  /**
    * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
    * session to start from instead of loading it (null: none).
    */
@@ -207,8 +221,14 @@ class UssdActor implements Actor<UssdShape> {
       return SESSION_EXPIRED;
     }
 
-    const answering = answer(live?.value, dial, deps);
-    const step = answering instanceof Promise ? await answering : answering;
+    let step: Awaited<ReturnType<typeof answer>>;
+    try {
+      const answering = answer(live?.value, dial, held ? this.#confirming(deps, stored ?? null, now) : deps);
+      step = answering instanceof Promise ? await answering : answering;
+    } catch (error) {
+      if (error instanceof StaleCopyError) return STALE;
+      throw error;
+    }
     if (step.retry) {
       if (held) return STALE;
       ussdStep.retry.inc();
@@ -262,6 +282,11 @@ function countTimedOut(session: UssdSession): void {
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
 const STALE = Symbol('stale');
+
+/** Thrown out of a step on a held copy that a fresh read found stale, before its `http` call. */
+class StaleCopyError extends Error {
+  override readonly name = 'StaleCopyError';
+}
 
 export const ussdActorKind = actorKind(
   USSD_ACTOR,

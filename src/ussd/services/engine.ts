@@ -36,6 +36,11 @@ export interface EngineDeps extends ActionDeps {
   unknownCodeScreen?: string;
   /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
   stepBudgetMs?: number;
+  /**
+   * Awaited before an `http` call (cluster mode, a step run on a held copy): throws when that copy is not the stored
+   * session, so a step another node committed is replayed from the store, never called again.
+   */
+  beforeCall?: () => Promise<void>;
 }
 
 export interface MenuStep {
