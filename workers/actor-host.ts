@@ -34,6 +34,7 @@ const context: HostContext = {
   log,
   ...(cluster ? { cluster } : {}),
   publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
+  send: (kind, actorId, message) => host.send(kind, actorId, message),
 };
 const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {
   mailboxLimit: config.ACTOR_MAILBOX_LIMIT,

@@ -16,6 +16,8 @@ import {
   type GatewayEndMessage,
   type GatewayEndOutcome,
   type InspectMessage,
+  type OutboxRecordMessage,
+  type OutboxResumeMessage,
   type SessionView,
   type UssdShape,
 } from '../protocol.js';
@@ -32,6 +34,8 @@ import { openLanguageChoices } from '../services/languages.js';
 import { openPublishedServices } from '../services/published.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
+import type { JournalUssdSessionRepository } from '../sessions/journal-repository.js';
+import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -62,10 +66,13 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
-  // One node: pending notifications are in LMDB with their steps; in cluster mode this host delivers its own steps'.
-  const outbox = new Outbox(cluster ? undefined : new LmdbOutboxStore(store), host.log, {
+  // One node: pending notifications are in LMDB with their steps. Cluster mode: in the session records (each step
+  // carries them on), delivered while this host still writes the session's partition (outbox-records.ts).
+  const journal = cluster ? (sessions as JournalUssdSessionRepository) : undefined;
+  const outbox = new Outbox(journal ? recordsInSessions(host) : new LmdbOutboxStore(store), host.log, {
     backoffMs: config.USSD_OUTBOX_BACKOFF_MS,
     serves: (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
+    ...(journal ? { holds: (sessionId: string) => journal.holds(sessionId) } : {}),
   });
   outbox.start();
   countPending(outbox);
@@ -100,11 +107,43 @@ class UssdActor implements Actor<UssdShape> {
   ) {}
 
   receive(
-    message: DialMessage | InspectMessage | GatewayEndMessage,
+    message: DialMessage | InspectMessage | GatewayEndMessage | OutboxRecordMessage | OutboxResumeMessage,
     cancelled?: AbortSignal,
-  ): Promise<string | SessionView | null | GatewayEndOutcome> {
+  ): Promise<string | SessionView | null | GatewayEndOutcome | boolean | number> {
     if (message.type === 'dial') return this.#dial(message, cancelled);
+    if (message.type === 'outboxRecord') return this.#outboxRecord(message);
+    if (message.type === 'outboxResume') return this.#outboxResume();
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
+  }
+
+  /**
+   * Cluster mode: records what became of a notification in the session's record (from the copy held, then once
+   * from a fresh read). False when the record no longer holds it or the partition moved: not this host's any more.
+   */
+  async #outboxRecord(message: OutboxRecordMessage): Promise<boolean> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const stored = await this.#load(attempt > 0);
+      const next = stored && withOutboxRecord(stored.value, message);
+      if (!next) {
+        if (attempt === 0 && stored) continue;
+        return false;
+      }
+      try {
+        this.#stored = { value: next, revision: await this.services.sessions.update(next, stored) };
+        return true;
+      } catch (error) {
+        this.#stored = undefined;
+        if (!isRevisionConflict(error)) throw error;
+      }
+    }
+    return false;
+  }
+
+  /** Cluster mode, on a partition's new owner: hands the notifications the record still holds to this host's outbox. */
+  async #outboxResume(): Promise<number> {
+    const pending = (await this.#load(true))?.value.outbox ?? [];
+    if (pending.length > 0) this.services.outbox.add(this.sessionId, pending);
+    return pending.length;
   }
 
   /**
@@ -240,9 +279,12 @@ class UssdActor implements Actor<UssdShape> {
       ussdStep.end.inc();
       return step.screen;
     }
-    const next = step.ended
+    const made = step.session.step !== live?.value.step ? step.session.outbox : undefined;
+    const ended = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
+    // Cluster mode: the notifications of earlier steps not yet delivered stay in the record (outbox-records.ts).
+    const next = this.services.cachesSessions ? ended : carryOutbox(stored?.value, ended);
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
@@ -255,7 +297,7 @@ class UssdActor implements Actor<UssdShape> {
       throw error;
     }
     this.services.live?.committed(this.sessionId, next);
-    if (next.outbox && next.step !== live?.value.step) this.services.outbox.add(this.sessionId, next.outbox);
+    if (made) this.services.outbox.add(this.sessionId, made);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
     // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
     if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
