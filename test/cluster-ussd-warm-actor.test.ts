@@ -2,9 +2,10 @@
 // "Warm actors in cluster mode"). Here two real ActorRuntimes in cluster mode (own actor host and NATS connection each, one
 // 3-server JetStream cluster) run one session's actor in turn, as when its partition moves away and back: the
 // actor that kept an old copy must answer the next step from the newer state the other wrote, and a retry or a
-// wrong phone answered on a stale copy must be answered from the stored session too.
+// wrong phone answered on a stale copy must be answered from the stored session too; and a step with an `http`
+// action that the other committed is replayed on the stale copy, its endpoint not called again.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -16,7 +17,11 @@ import { ActorRuntime } from '../dist/src/runtime/actor-runtime.js';
 import { INVALID_INPUT } from '../dist/src/ussd/answers.js';
 import { USSD_ACTOR } from '../dist/src/ussd/protocol.js';
 import { LiveUssdSessions } from '../dist/src/ussd/sessions/journal-repository.js';
+import { openPublishedServices } from '../dist/src/ussd/services/published.js';
+import { startServedServices } from '../dist/src/ussd/services/served.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
+import { json, serviceDir, startBackend } from './helpers/ussd-backend.js';
+import { shopService } from './helpers/ussd-shop.js';
 
 t.setTimeout(120_000);
 const nats = await startTestNatsCluster(t);
@@ -47,13 +52,29 @@ async function startRuntime(name: string, server: number): Promise<ActorRuntime>
   return runtime;
 }
 
+// The built-in service and the shop (its `http` actions on a real local backend), published before any host reads.
+process.env.H41_TOKEN = 'warm-token';
+const backend = await startBackend(t, {
+  '/balance': (_req, res) => json(res, 200, { account: { balance: '7', holder: 'Warm' } }),
+});
+const servicesDir = serviceDir(t, shopService(backend.url));
+copyFileSync(join(process.cwd(), 'ussd-services', 'builtin.yaml'), join(servicesDir, 'builtin.yaml'));
+const publisher = await connectCluster({ NATS_URL: [nats.servers[2].url], NATS_PREFIX: PREFIX }, 'warm-publisher');
+t.teardown(() => publisher.close());
+const served = await startServedServices(
+  servicesDir,
+  await openPublishedServices(undefined as never, publisher),
+  createLogger('silent'),
+);
+t.teardown(() => served.stop());
+
 const [a, b] = [await startRuntime('node-a', 0), await startRuntime('node-b', 1)];
 const PHONE = '+254700000001';
-const dial = (runtime: ActorRuntime, sessionId: string, text: string, phoneNumber = PHONE) =>
+const dial = (runtime: ActorRuntime, sessionId: string, text: string, phoneNumber = PHONE, serviceCode = '*123#') =>
   runtime.send(USSD_ACTOR.kind, sessionId, {
     type: 'dial',
     sessionId,
-    serviceCode: '*123#',
+    serviceCode,
     phoneNumber,
     text,
   }) as Promise<string>;
@@ -109,4 +130,27 @@ t.test('a retried dial reaching a cold actor answers the live session, and repla
   t.equal((await sessions.read(id))!.revision, started.revision, 'nothing replaced the live session');
   t.equal(await dial(b, id, '', '+254700000999'), INVALID_INPUT, 'another phone cannot take it over');
   t.equal((await sessions.read(id))!.revision, started.revision, 'nor write it');
+});
+
+t.test('a step whose http call another node committed is replayed on a stale copy, not called again', async (t) => {
+  const id = 'warm-http-1';
+  const shop = (runtime: ActorRuntime, text: string) => dial(runtime, id, text, PHONE, '*500#');
+  t.match(await shop(a, ''), /^CON Shop\n/, 'node A starts the session: its actor holds step 1');
+  const balance = await shop(b, '1');
+  t.equal(balance, 'CON Balance 7 for Warm\n0. Back', 'node B runs the http step and commits it');
+  t.equal(backend.callsTo('/balance').length, 1);
+  // The gateway's retry of that step reaches node A, whose copy is still at step 1.
+  t.equal(await shop(a, '1'), balance, 'node A answers the committed screen');
+  t.same(
+    backend.callsTo('/balance').map((call) => call.headers['idempotency-key']),
+    [`${id}:2`],
+    'the endpoint was called once, by node B',
+  );
+  // A new step on node A (its copy now fresh): Back, and Balance again, a new key.
+  await shop(a, '1*0');
+  await shop(a, '1*0*1');
+  t.same(
+    backend.callsTo('/balance').map((call) => call.headers['idempotency-key']),
+    [`${id}:2`, `${id}:4`],
+  );
 });

@@ -37,6 +37,7 @@ const context: HostContext = {
   ...(cluster ? { cluster } : {}),
   ...(mainPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(mainPort))) } : {}),
   publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
+  send: (kind, actorId, message) => host.send(kind, actorId, message),
 };
 const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {
   mailboxLimit: config.ACTOR_MAILBOX_LIMIT,

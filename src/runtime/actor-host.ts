@@ -23,6 +23,8 @@ export interface HostContext {
   readonly log: Logger;
   /** Sends an event to every socket subscribed to `topic` on the main thread. */
   publish(topic: string, event: string, data: unknown): void;
+  /** Sends a message to an actor of this host (work of a kind's own, such as an outbox recording a delivery). */
+  send?(kind: string, actorId: string, message: unknown): Promise<unknown>;
 }
 
 export type { Actor } from './protocol.js';

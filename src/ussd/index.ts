@@ -13,13 +13,27 @@ import { openPublishedServices } from './services/published.js';
 import { openResumePoints } from './services/resume-points.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
+import { USSD_ACTOR } from './protocol.js';
 
-export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
+export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster, inherited }) => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
   const sessions = await openUssdSessions(store, config, cluster);
   const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
   // Checked and published before any route answers: a bad definition stops the start (exit 78).
   const served = await startServedServices(config.USSD_SERVICES_DIR, await openPublishedServices(store, cluster), log);
+  // Cluster mode: the partitions of a node that died are this node's now, and so are the notifications their
+  // sessions' records still hold: each such session's actor (here now) hands them to its host's outbox.
+  if (shared)
+    inherited?.onInherited((isInherited) => {
+      void shared.withPendingOutbox(isInherited).then(
+        async (sessionIds) => {
+          const sent = sessionIds.map((sessionId) => actors.ref(USSD_ACTOR, sessionId).send({ type: 'outboxResume' }));
+          const failed = (await Promise.allSettled(sent)).filter((each) => each.status === 'rejected').length;
+          log.info({ sessions: sessionIds.length, failed }, 'inherited partitions: pending USSD notifications resumed');
+        },
+        (err: unknown) => log.warn({ err }, 'the notifications of inherited partitions were not resumed'),
+      );
+    });
   let sweeper: NodeJS.Timeout | undefined;
   let stopCounting = () => {};
   return {

@@ -25,6 +25,23 @@ export interface GatewayEndMessage {
 
 export type GatewayEndOutcome = 'recorded' | 'repeated' | 'unknown';
 
+/**
+ * Cluster mode: what became of a notification of the session (the outbox, after a delivery): `done` (delivered or
+ * given up) takes it out of the record, else `tried` is recorded. Answers false when the session no longer holds
+ * it or this node may not write it (its partition moved): the outbox then leaves it to the partition's owner.
+ */
+export interface OutboxRecordMessage {
+  type: 'outboxRecord';
+  id: string;
+  done: boolean;
+  tried: number;
+}
+
+/** Cluster mode, on the partition's new owner: the session's notifications still pending go to this host's outbox. */
+export interface OutboxResumeMessage {
+  type: 'outboxResume';
+}
+
 export interface InspectMessage {
   type: 'inspect';
 }
@@ -36,7 +53,9 @@ export const USSD_ACTOR = declareProtocol<{
   calls:
     | Call<DialMessage, string>
     | Call<InspectMessage, SessionView | null>
-    | Call<GatewayEndMessage, GatewayEndOutcome>;
+    | Call<GatewayEndMessage, GatewayEndOutcome>
+    | Call<OutboxRecordMessage, boolean>
+    | Call<OutboxResumeMessage, number>;
   signals: never;
   stream: never;
 }>('ussd');

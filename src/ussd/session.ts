@@ -70,6 +70,8 @@ export interface OutboxNotification {
   body: string;
   attempts: number;
   timeoutMs: number;
+  /** Cluster mode: the failed deliveries recorded so far (none when absent). */
+  tried?: number;
 }
 
 export interface UssdSession {
@@ -85,7 +87,10 @@ export interface UssdSession {
   page?: number;
   /** The number of the last step applied (the dial is 1): with the session id, the key of a webhook call. */
   step?: number;
-  /** The notifications the last step left (delivered by the outbox after the answer). */
+  /**
+   * The notifications the last step left (delivered by the outbox after the answer). In cluster mode: every
+   * notification of the session not yet delivered or given up (each step carries them on; the outbox takes them out).
+   */
   outbox?: OutboxNotification[];
   /** Menu state name, for example `preMenu`; `ended` once an END was sent. */
   state: string;

@@ -138,6 +138,14 @@ export class PartitionJournal<T> {
     return this.held(key);
   }
 
+  /** Whether `key`'s partition is still this writer's (loaded, no newer fence: one request); never loads it. */
+  async holds(key: string): Promise<boolean> {
+    const partition = this.options.partitionOf(key);
+    if (!this.#loaded.has(partition)) return false;
+    await this.#readTail(await lastOnSubject(this.stream, this.subject));
+    return this.#loaded.has(partition);
+  }
+
   /** What this writer holds for `key` now (nothing loaded or checked). */
   held(key: string): Versioned<T> | undefined {
     const held = this.#image.get(key);

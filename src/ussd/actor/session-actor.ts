@@ -17,6 +17,8 @@ import {
   type GatewayEndMessage,
   type GatewayEndOutcome,
   type InspectMessage,
+  type OutboxRecordMessage,
+  type OutboxResumeMessage,
   type SessionView,
   type UssdShape,
 } from '../protocol.js';
@@ -34,6 +36,8 @@ import { openResumePoints, type ResumePoints } from '../services/resume-points.j
 import { openPublishedServices } from '../services/published.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
+import type { JournalUssdSessionRepository } from '../sessions/journal-repository.js';
+import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -67,10 +71,13 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
-  // One node: pending notifications are in LMDB with their steps; in cluster mode this host delivers its own steps'.
-  const outbox = new Outbox(cluster ? undefined : new LmdbOutboxStore(store), host.log, {
+  // One node: pending notifications are in LMDB with their steps. Cluster mode: in the session records (each step
+  // carries them on), delivered while this host still writes the session's partition (outbox-records.ts).
+  const journal = cluster ? (sessions as JournalUssdSessionRepository) : undefined;
+  const outbox = new Outbox(journal ? recordsInSessions(host) : new LmdbOutboxStore(store), host.log, {
     backoffMs: config.USSD_OUTBOX_BACKOFF_MS,
     serves: (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
+    ...(journal ? { holds: (sessionId: string) => journal.holds(sessionId) } : {}),
   });
   outbox.start();
   countPending(outbox);
@@ -109,11 +116,43 @@ class UssdActor implements Actor<UssdShape> {
   ) {}
 
   receive(
-    message: DialMessage | InspectMessage | GatewayEndMessage,
+    message: DialMessage | InspectMessage | GatewayEndMessage | OutboxRecordMessage | OutboxResumeMessage,
     cancelled?: AbortSignal,
-  ): Promise<string | SessionView | null | GatewayEndOutcome> {
+  ): Promise<string | SessionView | null | GatewayEndOutcome | boolean | number> {
     if (message.type === 'dial') return this.#dial(message, cancelled);
+    if (message.type === 'outboxRecord') return this.#outboxRecord(message);
+    if (message.type === 'outboxResume') return this.#outboxResume();
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
+  }
+
+  /**
+   * Cluster mode: records what became of a notification in the session's record (from the copy held, then once
+   * from a fresh read). False when the record no longer holds it or the partition moved: not this host's any more.
+   */
+  async #outboxRecord(message: OutboxRecordMessage): Promise<boolean> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const stored = await this.#load(attempt > 0);
+      const next = stored && withOutboxRecord(stored.value, message);
+      if (!next) {
+        if (attempt === 0 && stored) continue;
+        return false;
+      }
+      try {
+        this.#stored = { value: next, revision: await this.services.sessions.update(next, stored) };
+        return true;
+      } catch (error) {
+        this.#stored = undefined;
+        if (!isRevisionConflict(error)) throw error;
+      }
+    }
+    return false;
+  }
+
+  /** Cluster mode, on a partition's new owner: hands the notifications the record still holds to this host's outbox. */
+  async #outboxResume(): Promise<number> {
+    const pending = (await this.#load(true))?.value.outbox ?? [];
+    if (pending.length > 0) this.services.outbox.add(this.sessionId, pending);
+    return pending.length;
   }
 
   /**
@@ -188,6 +227,20 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
+   * `deps` for a step run on a held copy (`held`: null for a session assumed new): before an `http` call the session
+   * is read fresh, and the step is given up as STALE (redone from that read) unless the copy is what is stored, so a
+   * step that another node committed meanwhile is replayed from its record and its endpoint never called again.
+   */
+  #confirming(deps: MenuDeps, held: Versioned<UssdSession> | null, now: number): MenuDeps {
+    const beforeCall = async () => {
+      const fresh = await this.services.sessions.get(this.sessionId);
+      const current = held ? fresh?.revision === held.revision : fresh === undefined || fresh.value.expiresAt <= now;
+      if (!current) throw new StaleCopyError();
+    };
+    return { ...deps, beforeCall };
+  }
+
+  /**
    * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
    * session to start from instead of loading it (null: none).
    */
@@ -216,8 +269,14 @@ class UssdActor implements Actor<UssdShape> {
       return SESSION_EXPIRED;
     }
 
-    const answering = answer(live?.value, dial, deps);
-    const step = answering instanceof Promise ? await answering : answering;
+    let step: Awaited<ReturnType<typeof answer>>;
+    try {
+      const answering = answer(live?.value, dial, held ? this.#confirming(deps, stored ?? null, now) : deps);
+      step = answering instanceof Promise ? await answering : answering;
+    } catch (error) {
+      if (error instanceof StaleCopyError) return STALE;
+      throw error;
+    }
     if (step.retry) {
       if (held) return STALE;
       ussdStep.retry.inc();
@@ -229,9 +288,12 @@ class UssdActor implements Actor<UssdShape> {
       ussdStep.end.inc();
       return step.screen;
     }
-    const next = step.ended
+    const made = step.session.step !== live?.value.step ? step.session.outbox : undefined;
+    const ended = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
+    // Cluster mode: the notifications of earlier steps not yet delivered stay in the record (outbox-records.ts).
+    const next = this.services.cachesSessions ? ended : carryOutbox(stored?.value, ended);
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
@@ -249,7 +311,7 @@ class UssdActor implements Actor<UssdShape> {
       throw error;
     }
     this.services.live?.committed(this.sessionId, next);
-    if (next.outbox && next.step !== live?.value.step) this.services.outbox.add(this.sessionId, next.outbox);
+    if (made) this.services.outbox.add(this.sessionId, made);
     (step.ended ? ussdStep.end : ussdStep.continue).inc();
     // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
     if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
@@ -276,6 +338,11 @@ function countTimedOut(session: UssdSession): void {
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
 const STALE = Symbol('stale');
+
+/** Thrown out of a step on a held copy that a fresh read found stale, before its `http` call. */
+class StaleCopyError extends Error {
+  override readonly name = 'StaleCopyError';
+}
 
 export const ussdActorKind = actorKind(
   USSD_ACTOR,

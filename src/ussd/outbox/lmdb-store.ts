@@ -16,10 +16,10 @@ export interface QueuedNotification {
 export interface OutboxStore {
   /** The notifications not yet delivered (at start). */
   pending(): QueuedNotification[];
-  /** Records a failed delivery. */
-  tried(queued: QueuedNotification): Promise<void>;
+  /** Records a failed delivery; false: the store no longer holds it for this host (left to another). */
+  tried(queued: QueuedNotification): Promise<boolean | undefined>;
   /** Removes a delivered (or given up) notification. */
-  remove(id: string): Promise<void>;
+  remove(queued: QueuedNotification): Promise<boolean | undefined>;
 }
 
 export const OUTBOX_DB = 'ussd-outbox';
@@ -58,13 +58,13 @@ export class LmdbOutboxStore implements OutboxStore {
     return [...this.#db.getRange()].map(({ value }) => value);
   }
 
-  async tried(queued: QueuedNotification): Promise<void> {
+  async tried(queued: QueuedNotification): Promise<undefined> {
     await this.store.turn.write(() => {
       if (this.#db.get(queued.notification.id)) this.#db.putSync(queued.notification.id, queued);
     });
   }
 
-  async remove(id: string): Promise<void> {
-    await this.store.turn.write(() => this.#db.removeSync(id));
+  async remove(queued: QueuedNotification): Promise<undefined> {
+    await this.store.turn.write(() => this.#db.removeSync(queued.notification.id));
   }
 }

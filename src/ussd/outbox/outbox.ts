@@ -1,9 +1,9 @@
 // Thread: actor host
 // Delivers the notifications that `notify` actions left in committed steps, after the step's answer,
 // with backoff (base × 2^tries, at most a minute, ±20%) until the endpoint accepts one (any 2xx) or its attempts are
-// spent. With a store (one node: LMDB) what is pending survives a crash and is delivered after the restart; the
-// partition's owner in cluster mode delivers what its own steps committed (docs/ussd-actions.md says what that
-// leaves out).
+// spent. With a store (one node: LMDB) what is pending survives a crash and is delivered after the restart. In
+// cluster mode the store is the session's own record (actor/outbox-records.ts): what its steps committed, or what a
+// takeover found there, is delivered while this host still writes the session's partition.
 import { ussdOutboxDelivered, ussdOutboxGivenUp, ussdOutboxPending } from '../../metrics/catalogue.js';
 import type { Logger } from '../../log.js';
 import type { OutboxNotification } from '../session.js';
@@ -20,6 +20,11 @@ export interface OutboxOptions {
   backoffMs: number;
   /** The notifications this host delivers of those stored (its share of the sessions). */
   serves(sessionId: string): boolean;
+  /**
+   * Asked before each delivery (cluster mode): false when the session's partition is no longer this host's, which
+   * then leaves the notification to the new owner. A failure to tell skips that attempt.
+   */
+  holds?(sessionId: string): Promise<boolean>;
 }
 
 export class Outbox {
@@ -40,7 +45,9 @@ export class Outbox {
 
   /** The notifications a step just committed: delivered once its answer is on its way. */
   add(sessionId: string, notifications: readonly OutboxNotification[]): void {
-    for (const notification of notifications) this.#schedule({ notification, sessionId, tried: 0 }, 0);
+    for (const notification of notifications)
+      if (!this.#pending.has(notification.id))
+        this.#schedule({ notification, sessionId, tried: notification.tried ?? 0 }, 0);
   }
 
   /** How many wait for delivery on this host. */
@@ -61,6 +68,9 @@ export class Outbox {
   async #deliver(queued: QueuedNotification): Promise<void> {
     if (this.#stopped) return;
     const { notification } = queued;
+    const mine = this.options.holds ? await this.options.holds(queued.sessionId).catch(() => undefined) : true;
+    if (mine === false) return void this.#pending.delete(notification.id);
+    if (mine === undefined) return void this.#later(queued, this.#backoff(queued.tried + 1));
     const headers = headersOf(notification.headers, notification.id);
     const result = headers
       ? await postJson({
@@ -72,32 +82,42 @@ export class Outbox {
         })
       : undefined;
     const accepted = result !== undefined && 'status' in result && result.status >= 200 && result.status < 300;
-    try {
-      if (accepted) {
-        await this.store?.remove(notification.id);
-        this.#pending.delete(notification.id);
-        ussdOutboxDelivered.with(notification.service).inc();
-        return;
-      }
-      const next = { ...queued, tried: queued.tried + 1 };
-      if (next.tried >= notification.attempts) {
-        await this.store?.remove(notification.id);
-        this.#pending.delete(notification.id);
-        ussdOutboxGivenUp.with(notification.service).inc();
+    const next = { ...queued, tried: queued.tried + 1 };
+    if (accepted || next.tried >= notification.attempts) {
+      // Done: counted here, where it was delivered (or given up); its removal is the store's to finish.
+      this.#pending.delete(notification.id);
+      (accepted ? ussdOutboxDelivered : ussdOutboxGivenUp).with(notification.service).inc();
+      if (!accepted)
         this.log.warn(
           { id: notification.id, service: notification.service, tries: next.tried },
           'notification given up',
         );
-        return;
-      }
-      await this.store?.tried(next);
-      this.#pending.set(notification.id, next);
-      setTimeout(() => void this.#deliver(next), this.#backoff(next.tried)).unref();
-    } catch (err) {
-      // The store refused the write (a full disk): tried again later, as a failed delivery would be.
-      this.log.warn({ err, id: notification.id }, 'outbox write failed');
-      setTimeout(() => void this.#deliver(queued), this.#backoff(queued.tried + 1)).unref();
+      return this.#removed(accepted ? queued : next, 0);
     }
+    try {
+      if ((await this.store?.tried(next)) === false) return void this.#pending.delete(notification.id);
+      this.#pending.set(notification.id, next);
+      this.#later(next, this.#backoff(next.tried));
+    } catch (err) {
+      // The store refused the write (a full disk, NATS away): tried again later, as a failed delivery would be.
+      this.log.warn({ err, id: notification.id }, 'outbox write failed');
+      this.#later(queued, this.#backoff(next.tried));
+    }
+  }
+
+  /** Removes a notification done with from the store, the write tried again (with backoff) while it fails. */
+  async #removed(queued: QueuedNotification, failures: number): Promise<void> {
+    try {
+      await this.store?.remove(queued);
+    } catch (err) {
+      this.log.warn({ err, id: queued.notification.id }, 'outbox write failed');
+      if (!this.#stopped && failures < 8)
+        setTimeout(() => void this.#removed(queued, failures + 1), this.#backoff(failures + 1)).unref();
+    }
+  }
+
+  #later(queued: QueuedNotification, delayMs: number): void {
+    setTimeout(() => void this.#deliver(queued), delayMs).unref();
   }
 
   #backoff(tried: number): number {

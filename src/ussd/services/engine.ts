@@ -41,6 +41,11 @@ export interface EngineDeps extends ActionDeps {
   unknownCodeScreen?: string;
   /** The time the `http` and `query` calls of one step may take together (default 5000 ms): within its deadline. */
   stepBudgetMs?: number;
+  /**
+   * Awaited before an `http` call (cluster mode, a step run on a held copy): throws when that copy is not the stored
+   * session, so a step another node committed is replayed from the store, never called again.
+   */
+  beforeCall?: () => Promise<void>;
   /** Where phones left services with `resume` (resume.ts); nothing is offered when absent. */
   resumePoints?: Pick<ResumePoints, 'get'>;
   /** The gateway's Cosmos REST paths, answered in process (the `query` action); absent: every query is unreachable. */

@@ -65,6 +65,11 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
     return this.journal.append(session.sessionId, session, read.revision);
   }
 
+  /** Whether this host still writes the session's partition (no newer claim fenced it); never takes it over. */
+  holds(sessionId: string): Promise<boolean> {
+    return this.journal.holds(sessionId);
+  }
+
   live(): Promise<LiveSession[]> {
     return Promise.reject(new Error("an actor host keeps no live set: the front door's LiveUssdSessions does"));
   }
@@ -105,6 +110,15 @@ export class LiveUssdSessions implements UssdSessionRepository {
     await this.image.catchUp();
     const held = this.image.get(sessionId);
     return held && { value: held.value, revision: held.revision };
+  }
+
+  /** The sessions `test` picks whose record holds notifications not yet delivered (read to the stream's end). */
+  async withPendingOutbox(test: (sessionId: string) => boolean): Promise<string[]> {
+    await this.image.catchUp();
+    const found: string[] = [];
+    for (const [sessionId, { value }] of this.image.records())
+      if (value.outbox?.length && test(sessionId)) found.push(sessionId);
+    return found;
   }
 
   /**

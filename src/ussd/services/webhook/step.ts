@@ -27,7 +27,9 @@ export function runRequest(
   if (action === 'http') {
     const left = step.deadline - step.deps.now();
     if (left <= 0) return { outcome: 'timeout' };
-    return runHttp(request, context, left);
+    const confirming = step.deps.beforeCall?.();
+    if (!confirming) return runHttp(request, context, left);
+    return confirming.then(() => runHttp(request, context, Math.max(1, step.deadline - step.deps.now())));
   }
   const outbox = (step.outbox ??= []);
   outbox.push({
