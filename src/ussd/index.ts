@@ -1,6 +1,7 @@
 // Front door (main thread): the USSD face, its routes and the expiry sweep; the sessions themselves are actors.
 import type { UssdConfig } from '../config.js';
-import type { FaceFactory } from '../face.js';
+import type { Face, FaceContext } from '../face.js';
+import type { AskAgent } from './services/ask.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
 import { ussdServiceSessionsEnded, ussdSessionsActive } from '../metrics/catalogue.js';
@@ -12,7 +13,15 @@ import { openPublishedServices } from './services/published.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 
-export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster }) => {
+/** What the oracle face gives this one once it exists: the agent the `ask` states' chat turns go to. */
+export interface UssdFaceLinks {
+  agent?: AskAgent;
+}
+
+export const createUssdFace = async (
+  { config, store, actors, log, cluster }: FaceContext<UssdConfig>,
+  links: UssdFaceLinks = {},
+): Promise<Face> => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
   const sessions = await openUssdSessions(store, config, cluster);
   const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
@@ -49,6 +58,7 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
         stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
         services: served,
         beemServiceCode: config.USSD_BEEM_SERVICE_CODE,
+        agent: () => links.agent,
       });
     },
     health: () => ({ ussd: { services: served.current() } }),

@@ -12,6 +12,7 @@ import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
 import {
   USSD_ACTOR,
+  type AskAnswerMessage,
   type DialMessage,
   type GatewayEndMessage,
   type GatewayEndOutcome,
@@ -25,7 +26,8 @@ import type { UssdSessionRepository } from '../sessions/repository.js';
 import { isRevisionConflict, type Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
-import { answer, type MenuDeps } from './menu/index.js';
+import { answer, answerAsk, type MenuDeps } from './menu/index.js';
+import { chatSessionIdOf, type AskedTurn, type AskNeeded } from '../services/ask.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
@@ -100,10 +102,11 @@ class UssdActor implements Actor<UssdShape> {
   ) {}
 
   receive(
-    message: DialMessage | InspectMessage | GatewayEndMessage,
+    message: DialMessage | AskAnswerMessage | InspectMessage | GatewayEndMessage,
     cancelled?: AbortSignal,
-  ): Promise<string | SessionView | null | GatewayEndOutcome> {
+  ): Promise<string | AskNeeded | SessionView | null | GatewayEndOutcome> {
     if (message.type === 'dial') return this.#dial(message, cancelled);
+    if (message.type === 'askAnswer') return this.#askAnswer(message);
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
   }
 
@@ -166,7 +169,27 @@ class UssdActor implements Actor<UssdShape> {
    * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
-  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
+  /** Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. */
+  async #askAnswer({ turnId, answer, late }: AskAnswerMessage): Promise<string | null> {
+    const { sessions, deps } = this.services;
+    for (let attempt = 0; ; attempt++) {
+      const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
+      if (!stored || !isLive(stored.value, deps.now())) return null;
+      const step = await answerAsk(stored.value, deps, turnId, answer, late);
+      if (!step) return null;
+      try {
+        this.#stored = { value: step.session, revision: await sessions.update(step.session, stored) };
+      } catch (error) {
+        this.#stored = undefined;
+        if (attempt === 0 && isRevisionConflict(error)) continue;
+        throw error;
+      }
+      this.services.live?.committed(this.sessionId, step.session);
+      return step.screen;
+    }
+  }
+
+  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string | AskNeeded> {
     const cluster = !this.services.cachesSessions;
     // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
     // which refuses to replace a live session, is the check.
@@ -175,7 +198,7 @@ class UssdActor implements Actor<UssdShape> {
     const first = await this.#step(dial, held, cancelled, assumed);
     return first !== STALE
       ? first
-      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
+      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string | AskNeeded>);
   }
 
   /**
@@ -187,7 +210,7 @@ class UssdActor implements Actor<UssdShape> {
     held: boolean,
     cancelled?: AbortSignal,
     assumed?: null,
-  ): Promise<string | typeof STALE> {
+  ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions, deps } = this.services;
     const now = deps.now();
     const loading = assumed === null ? null : this.#load();
@@ -223,6 +246,8 @@ class UssdActor implements Actor<UssdShape> {
     const next = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
+    // An ask state's question: the account's did:key (made now for an account older than identities).
+    const did = step.ask && (await deps.customers.identity(step.session.context.customerId ?? ''));
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
@@ -240,8 +265,14 @@ class UssdActor implements Actor<UssdShape> {
     // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
     if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
     countStep(live?.value, next, step.endReason);
-    return step.screen;
+    if (!step.ask || !did) return step.screen;
+    return { screen: step.screen, ask: askOf(step.ask, did, next) };
   }
+}
+
+/** The chat turn a step asked for, as the front door runs it: the ask state's model and budget. */
+function askOf(asked: AskedTurn, userDid: string, session: UssdSession): AskNeeded['ask'] {
+  return { ...asked, userDid, chatSessionId: chatSessionIdOf(userDid, session.serviceId ?? 'builtin') };
 }
 
 /** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */

@@ -20,6 +20,8 @@ import type { CompiledBranch, CompiledService, CompiledState } from './compile.j
 import { holds, pagesOf, type Lookup } from './render.js';
 import { fill, type Template } from './template.js';
 import { runRequest } from './webhook/step.js';
+import { randomUUID } from 'node:crypto';
+import { ASK_ANSWER, ASK_TURN, answerText, type AskedTurn } from './ask.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -46,6 +48,8 @@ export interface MenuStep {
   ended: boolean;
   /** Why it ended: an END screen of the service, or the user's exit key. */
   endReason?: 'end' | 'exit';
+  /** The chat turn this step asked for (an `ask` state): the front door runs it. */
+  ask?: AskedTurn;
 }
 
 /** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
@@ -77,6 +81,8 @@ export interface Step {
   deadline: number;
   /** The notifications this step leaves for the outbox. */
   outbox: OutboxNotification[] | undefined;
+  /** The chat turn asked for on an ask state. */
+  ask?: AskedTurn;
 }
 
 /** Hops through action states in one step before giving up (a definition's loop of actions). */
@@ -156,10 +162,38 @@ function continueFromLatest(
   return andThen(apply(existing, next.input, service, deps, history), asNewStep);
 }
 
-const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } =>
-  step.endReason
-    ? { session: step.session, screen: step.screen, ended: step.ended, endReason: step.endReason, retry: false }
-    : { session: step.session, screen: step.screen, ended: step.ended, retry: false };
+const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } => {
+  const next: MenuStep & { retry: boolean } = {
+    session: step.session,
+    screen: step.screen,
+    ended: step.ended,
+    retry: false,
+  };
+  if (step.endReason) next.endReason = step.endReason;
+  if (step.ask) next.ask = step.ask;
+  return next;
+};
+
+/**
+ * The step that shows the answer to `turnId` on the session's ask state (ask.ts); undefined when the session no
+ * longer waits for that turn. `late`: the phone shows `working`, so the answer waits for the next input.
+ */
+export function answered(
+  session: UssdSession,
+  service: CompiledService,
+  deps: EngineDeps,
+  turnId: string,
+  answer: string | null,
+  late: boolean,
+): Maybe<MenuStep> | undefined {
+  const state = service.states.get(session.state);
+  if (!state?.ask || session.pending?.[ASK_TURN] !== turnId) return undefined;
+  const step = stepOf(service, session, '', deps, { ...session.pending } as Record<string, string>);
+  step.values[ASK_ANSWER] =
+    answer === null ? fill(state.ask.failed[step.language] ?? '', lookupOf(step)) : answerText(answer);
+  if (!late) delete step.values[ASK_TURN];
+  return settle(step, { to: state, page: 0 }, session.history);
+}
 
 /** Applies one input to the session, which then stores `history`. Never throws for bad input. */
 export function apply(
@@ -233,6 +267,7 @@ function languageIndex(service: CompiledService, language: string | undefined): 
 /** The state's answer to an input that is not navigation. */
 function handle(step: Step, state: CompiledState): Maybe<Move> {
   const { service, input } = step;
+  if (state.ask) return askMove(step, state);
   if (state.input) {
     const spec = state.input;
     if (spec.skip && input === spec.skip.key) {
@@ -262,6 +297,21 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
   step.language = chosen.language;
   const code = service.languages[chosen.language] ?? '';
   return andThen(step.deps.rememberLanguage?.(service.id, step.session.phoneNumber, code), () => ({ to: chosen.next }));
+}
+
+/** An input on an ask state: a question, unless a turn is awaited (its answer, or `working`, shows again). */
+function askMove(step: Step, state: CompiledState): Move {
+  const { values, input } = step;
+  if (values[ASK_TURN] !== undefined) {
+    if (values[ASK_ANSWER] !== undefined) delete values[ASK_TURN];
+    return { to: state };
+  }
+  if (input === '') return { to: state };
+  delete values[ASK_ANSWER];
+  const { model, budgetMs } = state.ask ?? {};
+  step.ask = { question: input, turnId: randomUUID(), ...(model ? { model } : {}), ...(budgetMs ? { budgetMs } : {}) };
+  values[ASK_TURN] = step.ask.turnId;
+  return { to: state };
 }
 
 function follow(step: Step, branch: CompiledBranch): Move {
@@ -308,6 +358,11 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
       history,
       hops + 1,
     );
+  // An answer belongs to the ask state's visit: leaving it forgets the turn and its answer.
+  if (to.name !== step.session.state) {
+    delete step.values[ASK_TURN];
+    delete step.values[ASK_ANSWER];
+  }
   const pending = kept(step.values, to.keep);
   return andThen(loadAccount(step, to), () => {
     const lookup = lookupOf(step);
@@ -315,7 +370,9 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
     const pages = pagesOf(step.service, to, step.language, notice, lookup);
     const page = Math.min(move.page ?? 0, pages.length - 1);
     const session = nextSession(step, to.name, pending, history, page);
-    return shown(session, step.context, 'CON ', pages[page] ?? '');
+    const result = shown(session, step.context, 'CON ', pages[page] ?? '');
+    if (step.ask) result.ask = step.ask;
+    return result;
   });
 }
 

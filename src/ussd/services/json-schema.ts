@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { fileURLToPath } from 'node:url';
 import {
   ActionStateSchema,
+  AskStateSchema,
   BranchSchema,
   ConditionSchema,
   EndStateSchema,
@@ -40,6 +41,7 @@ export function serviceJsonSchema(): Record<string, unknown> {
       ActionState: ActionStateSchema,
       LanguageState: LanguageStateSchema,
       EndState: EndStateSchema,
+      AskState: AskStateSchema,
     },
   }) as Record<string, unknown>;
   const { $schema: _dialect, ...rest } = schema;

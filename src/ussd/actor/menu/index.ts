@@ -6,6 +6,7 @@ import { builtinCatalog, builtinService, type ServiceCatalog } from '../../servi
 import type { CompiledService } from '../../services/compile.js';
 import {
   andThen,
+  answered,
   apply,
   continueSession,
   welcome as begin,
@@ -59,6 +60,17 @@ export function welcome(dial: UssdDial, deps: MenuDeps): Maybe<MenuStep & { unkn
 /** Applies one input to the session (its consumed history unchanged). Never throws for bad input. */
 export function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Maybe<MenuStep> {
   return andThen(serviceOf(session, deps), (service) => apply(session, rawInput, service, deps, session.history));
+}
+
+/** The step that shows the answer to the session's awaited chat turn; undefined when it awaits no such turn. */
+export function answerAsk(
+  session: UssdSession,
+  deps: MenuDeps,
+  turnId: string,
+  answer: string | null,
+  late: boolean,
+): Maybe<MenuStep | undefined> {
+  return andThen(serviceOf(session, deps), (service) => answered(session, service, deps, turnId, answer, late));
 }
 
 /**

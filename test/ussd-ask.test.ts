@@ -1,0 +1,144 @@
+// The `ask` state through HTTP (docs/ussd-ask.md): a logged-in phone user's input is a chat turn to the oracle's
+// built-in agent, answered on CON screens paged with More and Back, under the account's own did:key (its chat
+// session and preferences: "call me Amina" on the phone is remembered on the next dial, and not by another account).
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test as Tap } from 'tap';
+import { didKeyOf } from '../dist/src/oracle/auth/did.js';
+import { openStore } from '../dist/src/store/env.js';
+import { CustomerAccounts, identityContext } from '../dist/src/ussd/actor/customer-accounts.js';
+import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
+import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { ASK_PIN, askService, dialAt } from './helpers/ussd-ask.js';
+import { serviceDir } from './helpers/ussd-backend.js';
+import { sharedTestServer } from './helpers/server.js';
+
+const server = sharedTestServer(t, { env: { USSD_SERVICES_DIR: serviceDir(t, askService()) } });
+
+/** A new account made and logged in on `sessionId`: the text so far, and the customer ID. */
+async function newAccount(url: string, sessionId: string, phone: string, name: string) {
+  await dialAt(url, sessionId, '', phone);
+  await dialAt(url, sessionId, '1', phone);
+  await dialAt(url, sessionId, `1*${name}`, phone);
+  const created = await dialAt(url, sessionId, `1*${name}*${ASK_PIN}`, phone);
+  const customerId = /PIN for (C[0-9A-F]{8})/.exec(created.text)?.[1] ?? '';
+  const text = `1*${name}*${ASK_PIN}*${ASK_PIN}`;
+  const asked = await dialAt(url, sessionId, text, phone);
+  return { text, customerId, screen: asked.text };
+}
+
+/** Logs an existing account in on a new dial: the text so far. */
+async function logIn(t: Tap, url: string, sessionId: string, phone: string, customerId: string) {
+  await dialAt(url, sessionId, '', phone);
+  await dialAt(url, sessionId, '2', phone);
+  await dialAt(url, sessionId, `2*${customerId}`, phone);
+  const text = `2*${customerId}*${ASK_PIN}`;
+  t.equal((await dialAt(url, sessionId, text, phone)).text, 'CON Ask me anything:\n00. Home');
+  return text;
+}
+
+t.test('a long answer of the built-in agent is paged with More and Back', async (t) => {
+  const { url } = await server();
+  const phone = '+254700000071';
+  const session = `ask-page-${process.pid}`;
+  const account = await newAccount(url, session, phone, 'Baraka');
+  t.equal(account.screen, 'CON Ask me anything:\n00. Home', 'a logged-in user lands on the ask prompt');
+
+  const question = 'What should I plant after the long rains this year';
+  const first = await dialAt(url, session, `${account.text}*${question}`, phone);
+  t.match(first.text, /^CON Hello! I'm the built-in assistant of this oracle\. You said:/, 'the agent answers');
+  t.match(first.text, /\n98\. More\n00\. Home$/, 'the first page offers More');
+  t.ok(first.text.length <= 182, `page 1 fits (${first.text.length})`);
+  t.equal(
+    (await dialAt(url, session, `${account.text}*${question}`, phone)).text,
+    first.text,
+    'a retry: the same page',
+  );
+
+  const pages = [first.text];
+  let text = `${account.text}*${question}`;
+  for (let more = 0; more < 5 && pages.at(-1)?.includes('\n98. More'); more++) {
+    text += '*98';
+    pages.push((await dialAt(url, session, text, phone)).text);
+  }
+  t.ok(pages.length >= 2, `the answer takes ${pages.length} pages`);
+  for (const page of pages) t.ok(page.length <= 182, `every page fits (${page.length})`);
+  t.match(pages.at(-1), /\n0\. Back\n00\. Home$/, 'a later page offers Back');
+  const body = pages
+    .map((page) =>
+      page
+        .slice(4)
+        .split('\n')
+        .filter((line) => !/^(98|0|00)\. /.test(line))
+        .join(' '),
+    )
+    .join(' ');
+  t.match(body, `You said: "${question}".`, 'the pages hold the whole answer, in order');
+  t.match(body, /and I will remember it\.$/);
+  text += '*0';
+  t.equal((await dialAt(url, session, text, phone)).text, pages.at(-2), 'Back shows the page before');
+});
+
+t.test('each account speaks as its own did:key: preferences set from the phone stay with it', async (t) => {
+  const { url } = await server();
+  const phone = '+254700000072';
+  const first = `ask-did-1-${process.pid}`;
+  const amina = await newAccount(url, first, phone, 'Amina');
+  const saved = await dialAt(url, first, `${amina.text}*call me Amina`, phone);
+  t.match(saved.text, /^CON Done: I'll call you Amina from now on\./, 'set_user_preferences ran from the phone');
+
+  // A new dial of the same number, logged in again: the same identity, so the agent knows the name.
+  const second = `ask-did-2-${process.pid}`;
+  const text = await logIn(t, url, second, phone, amina.customerId);
+  t.match((await dialAt(url, second, `${text}*hello`, phone)).text, /^CON Hello Amina! /, 'remembered on a new dial');
+
+  // Another account (the same phone even): another identity, with none of Amina's preferences.
+  const third = `ask-did-3-${process.pid}`;
+  const other = await newAccount(url, third, phone, 'Juma');
+  t.match((await dialAt(url, third, `${other.text}*hello`, phone)).text, /^CON Hello! I'm /, 'another account');
+});
+
+t.test('an account gets an Ed25519 did:key, its key encrypted like the PIN; older accounts at first use', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sar-ask-ids-'));
+  const store = openStore(dir);
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const cipher = new PinCipher(randomBytes(32));
+  const repository = new LmdbCustomerRepository(store);
+  const accounts = new CustomerAccounts(repository, cipher, { pinLockMinutes: 30 });
+
+  const made = await accounts.create({ fullName: 'Neema', phoneNumber: '+254700000073', pin: ASK_PIN }, Date.now());
+  t.match(made.did, /^did:key:z6Mk/, 'made with the account');
+  t.notOk('identityKey' in made, 'the private key never leaves the accounts');
+  t.equal(await accounts.identity(made.customerId), made.did, 'the same identity at every use');
+  const record = (await repository.get(made.customerId))!.value;
+  t.notOk(cipher.opens(record.identityKey!, made.customerId), "the PIN's context does not open it");
+  const key = decrypt(cipher, record.identityKey!, made.customerId);
+  t.equal(didKeyOf(rawPublicKey(key)), made.did, 'the stored key is the did:key of the account');
+
+  // An account stored before identities existed: no did until it first asks.
+  const { did: _did, identityKey: _key, ...old } = record;
+  await repository.create({ ...old, customerId: 'C0000A5C0' });
+  t.equal((await repository.get('C0000A5C0'))!.value.did, undefined);
+  const given = await accounts.identity('C0000A5C0');
+  t.match(given, /^did:key:z6Mk/, 'given at first use');
+  t.not(given, made.did);
+  t.equal((await repository.get('C0000A5C0'))!.value.did, given, 'and stored');
+  t.equal(await accounts.identity('C0000A5C0'), given);
+  t.equal(await accounts.identity('C0000FFFF'), undefined, 'none for an unknown account');
+});
+
+/** The identity's private key, decrypted as the accounts would (PKCS#8 DER, base64url). */
+function decrypt(cipher: PinCipher, stored: string, customerId: string) {
+  const plain = cipher.decrypt(stored, identityContext(customerId));
+  if (plain === undefined) throw new Error('the identity key does not open with its context');
+  return createPrivateKey({ key: Buffer.from(plain, 'base64url'), format: 'der', type: 'pkcs8' });
+}
+
+function rawPublicKey(privateKey: ReturnType<typeof createPrivateKey>): Uint8Array {
+  return Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x ?? '', 'base64url');
+}
