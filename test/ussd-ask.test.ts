@@ -11,31 +11,39 @@ import { openStore } from '../dist/src/store/env.js';
 import { CustomerAccounts, identityContext } from '../dist/src/ussd/actor/customer-accounts.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
-import { ASK_PIN, askService, dialAt } from './helpers/ussd-ask.js';
+import { ASK_MODELS, ASK_PIN, askService, dialAt } from './helpers/ussd-ask.js';
+import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { serviceDir } from './helpers/ussd-backend.js';
 import { sharedTestServer } from './helpers/server.js';
 
-const server = sharedTestServer(t, { env: { USSD_SERVICES_DIR: serviceDir(t, askService()) } });
+const llm = await startLlmStandIn();
+t.teardown(() => llm.close());
+const server = sharedTestServer(t, {
+  env: { USSD_SERVICES_DIR: serviceDir(t, askService()), LLM_BASE_URL: llm.baseUrl, ORACLE_MODELS: ASK_MODELS },
+});
 
 /** A new account made and logged in on `sessionId`: the text so far, and the customer ID. */
-async function newAccount(url: string, sessionId: string, phone: string, name: string) {
+async function newAccount(url: string, sessionId: string, phone: string, name: string, agent = '1') {
   await dialAt(url, sessionId, '', phone);
   await dialAt(url, sessionId, '1', phone);
   await dialAt(url, sessionId, `1*${name}`, phone);
   const created = await dialAt(url, sessionId, `1*${name}*${ASK_PIN}`, phone);
   const customerId = /PIN for (C[0-9A-F]{8})/.exec(created.text)?.[1] ?? '';
-  const text = `1*${name}*${ASK_PIN}*${ASK_PIN}`;
+  const loggedIn = `1*${name}*${ASK_PIN}*${ASK_PIN}`;
+  await dialAt(url, sessionId, loggedIn, phone);
+  const text = `${loggedIn}*${agent}`;
   const asked = await dialAt(url, sessionId, text, phone);
   return { text, customerId, screen: asked.text };
 }
 
 /** Logs an existing account in on a new dial: the text so far. */
-async function logIn(t: Tap, url: string, sessionId: string, phone: string, customerId: string) {
+async function logIn(t: Tap, url: string, sessionId: string, phone: string, customerId: string, agent = '1') {
   await dialAt(url, sessionId, '', phone);
   await dialAt(url, sessionId, '2', phone);
   await dialAt(url, sessionId, `2*${customerId}`, phone);
-  const text = `2*${customerId}*${ASK_PIN}`;
-  t.equal((await dialAt(url, sessionId, text, phone)).text, 'CON Ask me anything:\n00. Home');
+  await dialAt(url, sessionId, `2*${customerId}*${ASK_PIN}`, phone);
+  const text = `2*${customerId}*${ASK_PIN}*${agent}`;
+  t.match((await dialAt(url, sessionId, text, phone)).text, /^CON Ask /);
   return text;
 }
 
@@ -142,3 +150,36 @@ function decrypt(cipher: PinCipher, stored: string, customerId: string) {
 function rawPublicKey(privateKey: ReturnType<typeof createPrivateKey>): Uint8Array {
   return Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x ?? '', 'base64url');
 }
+
+t.test('a slow provider: "still working" within the budget, then the answer at the next input', async (t) => {
+  const { url } = await server();
+  const phone = '+254700000074';
+  const session = `ask-slow-${process.pid}`;
+  const account = await newAccount(url, session, phone, 'Wanjiru', '2');
+  t.equal(account.screen, 'CON Ask the slow one:\n00. Home');
+  const held = heldAnswer('Plant beans now, ');
+  llm.script(held.responder);
+  const asked = await dialAt(url, session, `${account.text}*when to plant`, phone);
+  t.equal(asked.text, 'CON Still working on it. Send any key to see the answer.\n00. Home', 'working, in time');
+  t.ok(asked.ms < 2000, `answered in ${Math.round(asked.ms)} ms (budget 300 ms)`);
+  await held.running;
+  const request = llm.requests.at(-1);
+  t.equal(request?.body.model, 'stand-in', "the state's model, through the provider's real protocol");
+  t.match(request?.body.messages.at(-1), { role: 'user', content: 'when to plant' });
+  // Still running: another input shows the same screen; the question is not asked twice.
+  let text = `${account.text}*when to plant*1`;
+  t.equal((await dialAt(url, session, text, phone)).text, asked.text, 'still working at the next input');
+  held.release();
+  // The answer reaches the session when the turn ends: the next inputs show it once it is there.
+  let shown = '';
+  for (let attempt = 0; attempt < 100 && !shown.startsWith('CON Plant'); attempt++) {
+    text += '*1';
+    shown = (await dialAt(url, session, text, phone)).text;
+    if (!shown.startsWith('CON Plant')) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(shown, 'CON Plant beans now, and the rest.\n00. Home', 'the answer at the next input');
+  t.equal(llm.requests.filter((r) => r.url === '/v1/chat/completions').length, 1, 'one model call');
+  text += '*what next';
+  llm.script(sse([chunk({ content: 'Weed in May.' }, 'stop')]));
+  t.equal((await dialAt(url, session, text, phone)).text, 'CON Weed in May.\n00. Home', 'a fast answer in time');
+});

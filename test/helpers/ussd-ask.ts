@@ -2,14 +2,20 @@
 // Africa's Talking route (POST /api/ussd, form-encoded, the whole text so far), as that gateway sends it.
 export const ASK_PIN = '24680';
 
-/** A one-language service: 1 makes an account and logs it in, 2 logs in with an ID; then the agent. */
-export function askService(options: { budgetMs?: number; model?: string } = {}): string {
-  const extra = [
-    options.budgetMs === undefined ? '' : `    budgetMs: ${options.budgetMs}`,
-    options.model === undefined ? '' : `    model: ${options.model}`,
-  ]
-    .filter((line) => line !== '')
-    .join('\n');
+/** The stand-in's model in the catalogue beside the built-in agent (ORACLE_MODELS). */
+export const ASK_MODELS = JSON.stringify({
+  default: 'builtin',
+  models: [
+    { id: 'builtin', provider: 'builtin', label: 'Built-in agent' },
+    { id: 'stand-in', label: 'Stand-in' },
+  ],
+});
+
+/**
+ * A one-language service: 1 makes an account and logs it in, 2 logs in with an ID; then 1 asks the built-in agent,
+ * 2 the catalogue's `stand-in` model with a step budget of `slowBudgetMs`.
+ */
+export function askService(slowBudgetMs = 300): string {
   return `id: agent
 version: 1.0.0
 serviceCodes: ['*600#']
@@ -62,18 +68,33 @@ states:
     type: action
     action: logIn
     outcomes:
-      ok: { next: ask }
+      ok: { next: agents }
       wrong: { next: loginPin }
       lastAttempt: { next: loginPin }
       locked: { next: welcome }
       lockedNow: { next: welcome }
       unknown: { next: welcome }
+  agents:
+    type: menu
+    text: 'Logged in.'
+    requiresLogin: true
+    options:
+      - { key: '1', text: Ask the agent, next: ask }
+      - { key: '2', text: Ask the slow agent, next: askSlow }
   ask:
     type: ask
     prompt: 'Ask me anything:'
     working: 'Still working on it. Send any key to see the answer.'
     failed: 'Sorry, no answer now.'
-${extra ? `${extra}\n` : ''}    home: true
+    home: true
+  askSlow:
+    type: ask
+    prompt: 'Ask the slow one:'
+    working: 'Still working on it. Send any key to see the answer.'
+    failed: 'Sorry, no answer now.'
+    model: stand-in
+    budgetMs: ${slowBudgetMs}
+    home: true
 `;
 }
 
