@@ -52,12 +52,12 @@ t.test('a long answer of the built-in agent is paged with More and Back', async 
   const phone = '+254700000071';
   const session = `ask-page-${process.pid}`;
   const account = await newAccount(url, session, phone, 'Baraka');
-  t.equal(account.screen, 'CON Ask me anything:\n00. Home', 'a logged-in user lands on the ask prompt');
+  t.equal(account.screen, 'CON Ask me anything:\n0. Back\n00. Home', 'a logged-in user lands on the ask prompt');
 
   const question = 'What should I plant after the long rains this year';
   const first = await dialAt(url, session, `${account.text}*${question}`, phone);
   t.match(first.text, /^CON Hello! I'm the built-in assistant of this oracle\. You said:/, 'the agent answers');
-  t.match(first.text, /\n98\. More\n00\. Home$/, 'the first page offers More');
+  t.match(first.text, /\n98\. More\n0\. Back\n00\. Home$/, 'the first page offers More');
   t.ok(first.text.length <= 182, `page 1 fits (${first.text.length})`);
   t.equal(
     (await dialAt(url, session, `${account.text}*${question}`, phone)).text,
@@ -156,11 +156,15 @@ t.test('a slow provider: "still working" within the budget, then the answer at t
   const phone = '+254700000074';
   const session = `ask-slow-${process.pid}`;
   const account = await newAccount(url, session, phone, 'Wanjiru', '2');
-  t.equal(account.screen, 'CON Ask the slow one:\n00. Home');
+  t.equal(account.screen, 'CON Ask the slow one:\n0. Back\n00. Home');
   const held = heldAnswer('Plant beans now, ');
   llm.script(held.responder);
   const asked = await dialAt(url, session, `${account.text}*when to plant`, phone);
-  t.equal(asked.text, 'CON Still working on it. Send any key to see the answer.\n00. Home', 'working, in time');
+  t.equal(
+    asked.text,
+    'CON Still working on it. Send any key to see the answer.\n0. Back\n00. Home',
+    'working, in time',
+  );
   t.ok(asked.ms < 2000, `answered in ${Math.round(asked.ms)} ms (budget 300 ms)`);
   await held.running;
   const request = llm.requests.at(-1);
@@ -177,9 +181,45 @@ t.test('a slow provider: "still working" within the budget, then the answer at t
     shown = (await dialAt(url, session, text, phone)).text;
     if (!shown.startsWith('CON Plant')) await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  t.equal(shown, 'CON Plant beans now, and the rest.\n00. Home', 'the answer at the next input');
+  t.equal(shown, 'CON Plant beans now, and the rest.\n0. Back\n00. Home', 'the answer at the next input');
   t.equal(llm.requests.filter((r) => r.url === '/v1/chat/completions').length, 1, 'one model call');
   text += '*what next';
   llm.script(sse([chunk({ content: 'Weed in May.' }, 'stop')]));
-  t.equal((await dialAt(url, session, text, phone)).text, 'CON Weed in May.\n00. Home', 'a fast answer in time');
+  t.equal(
+    (await dialAt(url, session, text, phone)).text,
+    'CON Weed in May.\n0. Back\n00. Home',
+    'a fast answer in time',
+  );
+});
+
+t.test('a slow answer the user hung up on shows at the next dial, once', async (t) => {
+  const { url } = await server();
+  const phone = '+254700000075';
+  const first = `ask-redial-1-${process.pid}`;
+  const account = await newAccount(url, first, phone, 'Otieno', '2');
+  const held = heldAnswer('Sell the maize in July, ');
+  llm.script(held.responder);
+  const asked = await dialAt(url, first, `${account.text}*when to sell`, phone);
+  t.match(asked.text, /^CON Still working/, 'working; the user hangs up');
+  await held.running;
+
+  // A new dial, logged in again; the answer comes meanwhile. Back and into the ask state until it is kept.
+  const second = `ask-redial-2-${process.pid}`;
+  let text = await logIn(t, url, second, phone, account.customerId, '2');
+  held.release();
+  let shown = '';
+  for (let attempt = 0; attempt < 30 && !shown.startsWith('CON Sell'); attempt++) {
+    text += '*0';
+    await dialAt(url, second, text, phone);
+    text += '*2';
+    shown = (await dialAt(url, second, text, phone)).text;
+    if (!shown.startsWith('CON Sell')) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(shown, 'CON Sell the maize in July, and the rest.\n0. Back\n00. Home', 'the answer on the next dial');
+  await dialAt(url, second, `${text}*0`, phone);
+  t.equal((await dialAt(url, second, `${text}*0*2`, phone)).text, 'CON Ask the slow one:\n0. Back\n00. Home', 'once');
+  t.equal(llm.requests.filter((r) => r.body?.messages?.at(-1)?.content === 'when to sell').length, 1, 'asked once');
+  // The first session still waited: its next input shows nothing twice either (it takes the session's copy).
+  const late = await dialAt(url, first, `${account.text}*when to sell*1`, phone);
+  t.equal(late.text, shown, 'the first session, still live, shows its own copy');
 });

@@ -36,6 +36,9 @@ export interface AskAnswerMessage {
   /** The agent's answer; null when it failed (the state's `failed` text shows). */
   answer: string | null;
   late: boolean;
+  /** Where a late answer is kept when the session no longer waits for it: the account, per service. */
+  customerId: string;
+  serviceId: string;
 }
 
 export interface InspectMessage {

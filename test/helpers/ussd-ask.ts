@@ -86,6 +86,7 @@ states:
     prompt: 'Ask me anything:'
     working: 'Still working on it. Send any key to see the answer.'
     failed: 'Sorry, no answer now.'
+    back: agents
     home: true
   askSlow:
     type: ask
@@ -94,6 +95,7 @@ states:
     failed: 'Sorry, no answer now.'
     model: stand-in
     budgetMs: ${slowBudgetMs}
+    back: agents
     home: true
 `;
 }

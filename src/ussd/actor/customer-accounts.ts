@@ -130,6 +130,32 @@ export class CustomerAccounts {
     });
   }
 
+  /** Keeps a late answer for the account's next visit to the service's ask state (one per service: the newest). */
+  keepAnswer(customerId: string, serviceId: string, turnId: string, answer: string | null): Promise<boolean> {
+    return this.#readModifyWrite(customerId, false, (record): [boolean, CustomerRecord] => [
+      true,
+      { ...record, answers: { ...record.answers, [serviceId]: { turnId, answer } } },
+    ]);
+  }
+
+  /**
+   * The answer kept for the service, removed from the account as it is read; undefined when none. With `turnId`,
+   * only that turn's (its session showed it).
+   */
+  takeAnswer(customerId: string, serviceId: string, turnId?: string): Promise<{ answer: string | null } | undefined> {
+    return this.#readModifyWrite(
+      customerId,
+      undefined,
+      (record): [{ answer: string | null } | undefined, CustomerRecord?] => {
+        const kept = record.answers?.[serviceId];
+        if (!kept || (turnId !== undefined && kept.turnId !== turnId)) return [undefined];
+        const { [serviceId]: _taken, ...others } = record.answers ?? {};
+        const { answers: _all, ...rest } = record;
+        return [{ answer: kept.answer }, Object.keys(others).length > 0 ? { ...rest, answers: others } : rest];
+      },
+    );
+  }
+
   /** A fresh Ed25519 key: its did:key, and the private key encrypted with the PIN cipher for this account. */
   #newIdentity(customerId: string): { did: string; identityKey: string } {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');

@@ -170,8 +170,12 @@ class UssdActor implements Actor<UssdShape> {
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
   /** Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. */
-  async #askAnswer({ turnId, answer, late }: AskAnswerMessage): Promise<string | null> {
+  async #askAnswer(message: AskAnswerMessage): Promise<string | null> {
+    const { turnId, answer, late } = message;
     const { sessions, deps } = this.services;
+    // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
+    // again. Whichever shows it first takes it off the account.
+    if (late) await deps.customers.keepAnswer(message.customerId, message.serviceId, turnId, answer);
     for (let attempt = 0; ; attempt++) {
       const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
       if (!stored || !isLive(stored.value, deps.now())) return null;
@@ -272,7 +276,9 @@ class UssdActor implements Actor<UssdShape> {
 
 /** The chat turn a step asked for, as the front door runs it: the ask state's model and budget. */
 function askOf(asked: AskedTurn, userDid: string, session: UssdSession): AskNeeded['ask'] {
-  return { ...asked, userDid, chatSessionId: chatSessionIdOf(userDid, session.serviceId ?? 'builtin') };
+  const customerId = session.context.customerId ?? '';
+  const serviceId = session.serviceId ?? 'builtin';
+  return { ...asked, customerId, serviceId, userDid, chatSessionId: chatSessionIdOf(userDid, serviceId) };
 }
 
 /** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */

@@ -19,6 +19,11 @@ export interface CustomerRecord {
   did?: string;
   /** Its Ed25519 private key (PKCS#8, base64url) encrypted like the PIN, bound to the customer ID. */
   identityKey?: string;
+  /**
+   * Per service: the answer of a chat turn that ended after its session did (docs/ussd-ask.md), kept for the
+   * account's next visit to that service's ask state; null when the agent failed.
+   */
+  answers?: Record<string, { turnId: string; answer: string | null }>;
 }
 
 /** A customer as the rest of the code sees it: everything but the PIN and the identity's private key. */

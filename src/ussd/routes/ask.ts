@@ -20,20 +20,21 @@ export async function askAnswered(deps: UssdRouteDeps, sessionId: string, needed
   clearTimeout(timer);
   if (first === LATE) {
     void answering
-      .then((answer) => deliver(deps, sessionId, needed.ask.turnId, answer, true))
+      .then((answer) => deliver(deps, sessionId, needed.ask, answer, true))
       .catch((err: unknown) => deps.log.warn({ err, sessionId }, 'a late USSD ask answer was not kept'));
     return needed.screen;
   }
-  return (await deliver(deps, sessionId, needed.ask.turnId, first, false)) ?? needed.screen;
+  return (await deliver(deps, sessionId, needed.ask, first, false)) ?? needed.screen;
 }
 
 const LATE = Symbol('late');
 
 /** Hands the answer (null: the agent failed) to the USSD session; the screen that shows it, or null. */
-function deliver(deps: UssdRouteDeps, sessionId: string, turnId: string, answer: string | null, late: boolean) {
+function deliver(deps: UssdRouteDeps, sessionId: string, ask: AskRequest, answer: string | null, late: boolean) {
+  const { turnId, customerId, serviceId } = ask;
   return deps.actors
     .ref(USSD_ACTOR, sessionId)
-    .send({ type: 'askAnswer', turnId, answer, late }, deps.stepTimeoutMs ?? 15_000);
+    .send({ type: 'askAnswer', turnId, answer, late, customerId, serviceId }, deps.stepTimeoutMs ?? 15_000);
 }
 
 /** The agent's answer to the question (null: it failed, or no agent is linked). */

@@ -14,6 +14,9 @@ export const ASK_ANSWER = 'ask.answer';
 /** What a step on an ask state asks the front door to run: one chat turn. */
 export interface AskRequest {
   turnId: string;
+  /** The account asking and the service: a late answer its session no longer waits for is kept on the account. */
+  customerId: string;
+  serviceId: string;
   question: string;
   /** The account's did:key: the oracle keeps the chat session and preferences under it. */
   userDid: string;
@@ -25,7 +28,7 @@ export interface AskRequest {
 }
 
 /** The turn a step asked for, before the actor adds the account's identity. */
-export type AskedTurn = Omit<AskRequest, 'userDid' | 'chatSessionId'>;
+export type AskedTurn = Omit<AskRequest, 'userDid' | 'chatSessionId' | 'customerId' | 'serviceId'>;
 
 /** Runs one chat turn as `userDid` in chat session `sessionId`: the answer's text, null when it failed. */
 export type AskAgent = (turn: {

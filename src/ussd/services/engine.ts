@@ -300,11 +300,15 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
 }
 
 /** An input on an ask state: a question, unless a turn is awaited (its answer, or `working`, shows again). */
-function askMove(step: Step, state: CompiledState): Move {
+function askMove(step: Step, state: CompiledState): Maybe<Move> {
   const { values, input } = step;
-  if (values[ASK_TURN] !== undefined) {
-    if (values[ASK_ANSWER] !== undefined) delete values[ASK_TURN];
-    return { to: state };
+  const turnId = values[ASK_TURN];
+  if (turnId !== undefined) {
+    if (values[ASK_ANSWER] === undefined) return { to: state };
+    // Shown here: off the account, where it was kept in case the session ended first.
+    delete values[ASK_TURN];
+    const taking = step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id, turnId);
+    return taking.then(() => ({ to: state }));
   }
   if (input === '') return { to: state };
   delete values[ASK_ANSWER];
@@ -312,6 +316,15 @@ function askMove(step: Step, state: CompiledState): Move {
   step.ask = { question: input, turnId: randomUUID(), ...(model ? { model } : {}), ...(budgetMs ? { budgetMs } : {}) };
   values[ASK_TURN] = step.ask.turnId;
   return { to: state };
+}
+
+/** The answer kept on the account for this service's ask state, now in the step's values (and off the account). */
+function takeKept(step: Step, state: CompiledState): Promise<void> {
+  return step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id).then((kept) => {
+    if (!kept) return;
+    step.values[ASK_ANSWER] =
+      kept.answer === null ? fill(state.ask?.failed[step.language] ?? '', lookupOf(step)) : answerText(kept.answer);
+  });
 }
 
 function follow(step: Step, branch: CompiledBranch): Move {
@@ -363,16 +376,20 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
     delete step.values[ASK_TURN];
     delete step.values[ASK_ANSWER];
   }
-  const pending = kept(step.values, to.keep);
-  return andThen(loadAccount(step, to), () => {
-    const lookup = lookupOf(step);
-    const notice = move.notice === undefined ? undefined : fill(move.notice, lookup);
-    const pages = pagesOf(step.service, to, step.language, notice, lookup);
-    const page = Math.min(move.page ?? 0, pages.length - 1);
-    const session = nextSession(step, to.name, pending, history, page);
-    const result = shown(session, step.context, 'CON ', pages[page] ?? '');
-    if (step.ask) result.ask = step.ask;
-    return result;
+  // Entering an ask state shows the answer of a turn that ended after its session did (kept on the account).
+  const entering = to.ask !== undefined && to.name !== step.session.state && step.context.customerId !== undefined;
+  return andThen(entering ? takeKept(step, to) : undefined, () => {
+    const pending = kept(step.values, to.keep);
+    return andThen(loadAccount(step, to), () => {
+      const lookup = lookupOf(step);
+      const notice = move.notice === undefined ? undefined : fill(move.notice, lookup);
+      const pages = pagesOf(step.service, to, step.language, notice, lookup);
+      const page = Math.min(move.page ?? 0, pages.length - 1);
+      const session = nextSession(step, to.name, pending, history, page);
+      const result = shown(session, step.context, 'CON ', pages[page] ?? '');
+      if (step.ask) result.ask = step.ask;
+      return result;
+    });
   });
 }
 
