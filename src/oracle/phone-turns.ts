@@ -1,4 +1,5 @@
-// Front door (main thread): chat turns that come from another face rather than from a client (a USSD `ask` state,
+// Thread: main
+// Chat turns that come from another face rather than from a client (a USSD `ask` state,
 // docs/ussd-ask.md), run on the session's chat actor exactly as a JSON `POST /messages` runs them, under the DID
 // the other face vouches for (a USSD account's did:key). The session is made on the first turn; its id is the
 // other face's (one per account and service). The answer's text, or null when the turn failed.

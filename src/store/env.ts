@@ -1,3 +1,4 @@
+// Thread: any
 // The LMDB environment: one per process, opened by every thread (lmdb-js shares it between threads).
 // Each record family gets its own named database; names are listed here so they stay unique.
 import { mkdirSync } from 'node:fs';
@@ -26,6 +27,9 @@ export const DATABASES = [
   'ussd-services',
   /** The language each phone number chose (src/ussd/services/languages.ts). */
   'ussd-languages',
+  /** Where a phone left a USSD service, and their expiry index (src/ussd/services/resume-points.ts). */
+  'ussd-resume-points',
+  'ussd-resume-expiry',
   /** USSD notifications not yet delivered, written with their step (src/ussd/outbox/lmdb-store.ts). */
   'ussd-outbox',
   'health',

@@ -1,4 +1,5 @@
-// Front door (main thread): the USSD face, its routes and the expiry sweep; the sessions themselves are actors.
+// Thread: main (front door)
+// The USSD face, its routes and the expiry sweep; the sessions themselves are actors.
 import type { UssdConfig } from '../config.js';
 import type { Face, FaceContext } from '../face.js';
 import type { AskAgent } from './services/ask.js';
@@ -10,6 +11,7 @@ import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { LiveUssdSessions } from './sessions/journal-repository.js';
 import { openPublishedServices } from './services/published.js';
+import { openResumePoints } from './services/resume-points.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 
@@ -41,10 +43,15 @@ export const createUssdFace = async (
       }
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
+      const resumePoints = await openResumePoints(store);
       sweeper = setInterval(() => {
         sessions.removeExpired(Date.now(), countTimedOut).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
+        );
+        resumePoints.removeExpired(Date.now()).then(
+          (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
+          (err) => log.error({ err }, 'USSD resume points sweep failed'),
         );
       }, every);
       sweeper.unref();

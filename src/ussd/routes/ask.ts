@@ -1,4 +1,5 @@
-// Front door (main thread): runs the chat turn an `ask` state's step asked for (services/ask.ts) through the agent
+// Thread: main (front door)
+// Runs the chat turn an `ask` state's step asked for (services/ask.ts) through the agent
 // the oracle face links (oracle/phone-turns.ts: its chat actor, as the REST and SSE routes use), under the
 // account's did:key. The step waits
 // for the answer up to its budget; past it the gateway is answered the `working` screen the step committed, the

@@ -1,4 +1,5 @@
-// Actor hosts and the front door: the `ask` state (docs/ussd-ask.md). What the user types on it is a chat turn to
+// Thread: any
+// The `ask` state (docs/ussd-ask.md). What the user types on it is a chat turn to
 // the oracle under the account's did:key; the session keeps the turn it waits for and then the answer, as two
 // reserved values of its draft, so the screen (the prompt, `working`, or the answer paged) is the one the step
 // committed, and a gateway retry or a later page reads it back.

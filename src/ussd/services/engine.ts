@@ -1,4 +1,5 @@
-// Actor hosts: runs a compiled service, one gateway input at a time: the next session record and its screen. The
+// Thread: actor host
+// Runs a compiled service, one gateway input at a time: the next session record and its screen. The
 // session is pinned to the service version it started on (serviceId, serviceVersion) and carries its language,
 // page and values (the `pending` draft), all in the record the actor commits before answering. Navigation is the
 // same for every state: More and Back move between pages, Exit only where offered, Home and Back where offered;
@@ -8,7 +9,6 @@ import {
   type OutboxNotification,
   type ConsumedHistory,
   type LatestInput,
-  type PendingDraft,
   type UssdContext,
   type UssdDial,
   type UssdSession,
@@ -16,12 +16,16 @@ import {
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
 import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
-import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
-import { holds, pagesOf, type Lookup } from './render.js';
+import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
+import { offerValues, resumeChoice } from './resume.js';
+import type { ResumePoints } from './resume-points.js';
+import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
+import { loadAccount, lookupOf } from './step-lookup.js';
+import { changed, kept, nextSession, shown } from './step-session.js';
 import { runRequest } from './webhook/step.js';
-import { randomUUID } from 'node:crypto';
 import { ASK_ANSWER, ASK_TURN, answerText, type AskedTurn } from './ask.js';
+import { askMove, takeKept } from './ask-step.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -38,6 +42,8 @@ export interface EngineDeps extends ActionDeps {
   unknownCodeScreen?: string;
   /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
   stepBudgetMs?: number;
+  /** Where phones left services with `resume` (resume.ts); nothing is offered when absent. */
+  resumePoints?: Pick<ResumePoints, 'get'>;
 }
 
 export interface MenuStep {
@@ -50,6 +56,8 @@ export interface MenuStep {
   endReason?: 'end' | 'exit';
   /** The chat turn this step asked for (an `ask` state): the front door runs it. */
   ask?: AskedTurn;
+  /** A dial read a saved point (resume.ts), offered or not. */
+  resumeFound?: boolean;
 }
 
 /** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
@@ -60,7 +68,7 @@ export function andThen<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Ma
 }
 
 /** Where a step leads: a state with a notice above its screen, or the end of the session with its text. */
-interface Move {
+export interface Move {
   to: CompiledState;
   notice?: Template;
   page?: number;
@@ -100,7 +108,9 @@ export function welcome(
 ): Maybe<MenuStep> {
   // A one-language service has nothing to look up.
   const remembered = service.languages.length > 1 ? deps.languageOf?.(service.id, dial.phoneNumber) : undefined;
-  return andThen(remembered, (chosen) => {
+  const saved = service.resume ? deps.resumePoints?.get(service.id, dial.phoneNumber) : undefined;
+  const read = andThen(remembered, (chosen) => andThen(saved, (point) => ({ chosen, point })));
+  return andThen(read, ({ chosen, point }) => {
     const now = deps.now();
     const language = languageIndex(service, chosen);
     const context: UssdContext = {
@@ -124,8 +134,11 @@ export function welcome(
       updatedAt: now,
       expiresAt: now + deps.sessionTtlSeconds * 1000,
     };
-    const step = stepOf(service, session, '', deps, {});
-    return settle(step, { to: start }, session.history);
+    const offer = offerValues(service, point, start, now);
+    const step = stepOf(service, session, '', deps, offer ?? {});
+    const to = (offer && service.states.get(RESUME_STATE)) || start;
+    const first = settle(step, { to }, session.history);
+    return point ? andThen(first, (done) => ({ ...done, resumeFound: true })) : first;
   });
 }
 
@@ -293,38 +306,11 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
   const chosen = choices?.find((option) => !option.when || holds(option.when, lookup));
   if (!chosen) return { to: state, notice: message(service.messages.invalidChoice, step) };
   if (chosen.set) assign(step, chosen.set);
+  if (chosen.resume) return { to: resumeChoice(service, step.values, chosen.resume) };
   if (chosen.language === undefined) return { to: chosen.next };
   step.language = chosen.language;
   const code = service.languages[chosen.language] ?? '';
   return andThen(step.deps.rememberLanguage?.(service.id, step.session.phoneNumber, code), () => ({ to: chosen.next }));
-}
-
-/** An input on an ask state: a question, unless a turn is awaited (its answer, or `working`, shows again). */
-function askMove(step: Step, state: CompiledState): Maybe<Move> {
-  const { values, input } = step;
-  const turnId = values[ASK_TURN];
-  if (turnId !== undefined) {
-    if (values[ASK_ANSWER] === undefined) return { to: state };
-    // Shown here: off the account, where it was kept in case the session ended first.
-    delete values[ASK_TURN];
-    const taking = step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id, turnId);
-    return taking.then(() => ({ to: state }));
-  }
-  if (input === '') return { to: state };
-  delete values[ASK_ANSWER];
-  const { model, budgetMs } = state.ask ?? {};
-  step.ask = { question: input, turnId: randomUUID(), ...(model ? { model } : {}), ...(budgetMs ? { budgetMs } : {}) };
-  values[ASK_TURN] = step.ask.turnId;
-  return { to: state };
-}
-
-/** The answer kept on the account for this service's ask state, now in the step's values (and off the account). */
-function takeKept(step: Step, state: CompiledState): Promise<void> {
-  return step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id).then((kept) => {
-    if (!kept) return;
-    step.values[ASK_ANSWER] =
-      kept.answer === null ? fill(state.ask?.failed[step.language] ?? '', lookupOf(step)) : answerText(kept.answer);
-  });
 }
 
 function follow(step: Step, branch: CompiledBranch): Move {
@@ -410,103 +396,4 @@ function end(
 
 function message(text: readonly Template[], step: Step): Template {
   return text[step.language] ?? '';
-}
-
-/** The values a template may read: said this step, saved in the session, the account, the session itself. */
-function lookupOf(step: Step): Lookup {
-  return (name) => {
-    const said = step.said?.[name];
-    if (said !== undefined) return said;
-    const value = step.values[name];
-    if (value !== undefined) return value;
-    if (name.startsWith('account.')) return step.account?.[name.slice(8)];
-    if (name === 'session.loggedIn') return step.context.isAuthenticated ? 'true' : undefined;
-    if (name === 'session.phoneNumber') return step.session.phoneNumber;
-    if (name === 'session.language') return step.service.languages[step.language];
-    return undefined;
-  };
-}
-
-/** Reads the logged-in account once per step, when the state's texts show it. */
-function loadAccount(step: Step, state: CompiledState): Maybe<void> {
-  if (!state.readsAccount || step.account) return;
-  const customerId = step.context.customerId;
-  if (customerId === undefined) return void (step.account = {});
-  return step.deps.customers.get(customerId).then((customer) => {
-    step.account = customer
-      ? {
-          customerId: customer.customerId,
-          fullName: customer.fullName,
-          firstName: firstName(customer.fullName),
-          phoneNumber: customer.phoneNumber,
-          ...(customer.email === undefined ? {} : { email: customer.email }),
-        }
-      : {};
-  });
-}
-
-/** The first word of a name, at most 24 characters (a greeting). */
-function firstName(fullName: string): string {
-  const first = fullName.split(' ')[0] ?? fullName;
-  return first.length <= 24 ? first : `${first.slice(0, 22)}..`;
-}
-
-/** The values the target state keeps (all when it names none); undefined when nothing is left. */
-function kept(values: Record<string, string>, keep: readonly string[] | undefined): PendingDraft | undefined {
-  let result: Record<string, string> | undefined;
-  if (!keep) {
-    for (const name in values) (result ??= {})[name] = values[name] as string;
-    return result as PendingDraft | undefined;
-  }
-  for (const name of keep) {
-    const value = values[name];
-    if (value !== undefined) (result ??= {})[name] = value;
-  }
-  return result as PendingDraft | undefined;
-}
-
-/** The session after a step, every field written out (one shape); its screen is set by `shown`. */
-function nextSession(
-  step: Step,
-  state: string,
-  pending: PendingDraft | undefined,
-  history: ConsumedHistory,
-  page: number,
-): UssdSession {
-  const { sessionId, phoneNumber, serviceCode, screen, createdAt } = step.session;
-  const now = step.deps.now();
-  const session: UssdSession = {
-    sessionId,
-    phoneNumber,
-    serviceCode,
-    serviceId: step.service.id,
-    serviceVersion: step.service.version,
-    language: step.service.languages[step.language] ?? '',
-    state,
-    context: step.context,
-    history,
-    screen,
-    createdAt,
-    updatedAt: now,
-    expiresAt: now + step.deps.sessionTtlSeconds * 1000,
-    step: (step.session.step ?? 0) + 1,
-  };
-  if (step.outbox) session.outbox = step.outbox;
-  if (pending) session.pending = pending;
-  if (page > 0) session.page = page;
-  return session;
-}
-
-/** The step that shows `message` after `prefix`: the session gets its screen and context message. */
-function shown(session: UssdSession, context: UssdContext, prefix: 'CON ' | 'END ', message: string): MenuStep {
-  session.context = { ...context, message };
-  session.screen = prefix + message;
-  return { session, screen: session.screen, ended: prefix === 'END ' };
-}
-
-/** `context` with `changes` applied; a field set to undefined in `changes` is removed. */
-function changed(context: UssdContext, changes: Partial<UssdContext>): UssdContext {
-  const next: Record<string, unknown> = { ...context, ...changes };
-  for (const key of Object.keys(changes)) if (next[key] === undefined) delete next[key];
-  return next as unknown as UssdContext;
 }
