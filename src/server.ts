@@ -35,7 +35,7 @@ import { createGatewayFace, notStarted, type GatewayFace } from './gateway/index
 import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
-import { createUssdFace } from './ussd/index.js';
+import { createUssdFace, type UssdFaceLinks } from './ussd/index.js';
 import { checkedKeys } from './keys-at-start.js';
 import { startTracing, stopTracing } from './telemetry/index.js';
 
@@ -156,8 +156,11 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     ...(cluster && routed ? { cluster: cluster.connection, events: routed.events, inherited: routed.inherited } : {}),
   };
   // Each face made by name, so what one gives another is wired here, typed: the faces never import each other.
-  const ussd = await createUssdFace(context);
+  const ussdLinks: UssdFaceLinks = {};
+  const ussd = await createUssdFace(context, ussdLinks);
   const oracle = await createOracleFace(context);
+  // The USSD `ask` states' chat turns run on the oracle's chat actors (docs/ussd-ask.md).
+  ussdLinks.agent = oracle.hostedTurn;
   gateway = createGatewayFace(context);
   /** In the order their routes are registered. */
   const faces: readonly Face[] = [ussd, oracle, gateway];

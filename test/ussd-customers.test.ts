@@ -62,7 +62,9 @@ t.test('create stores an account with a unique ID and never exposes the PIN', as
     phoneNumber: '+254712345678',
     failedPinAttempts: 0,
     createdAt: T0,
+    did: created.did,
   });
+  t.match(created.did, /^did:key:z6Mk/, 'an Ed25519 did:key made with the account (docs/ussd-ask.md)');
   t.same(await customers.get(created.customerId), created);
   t.same(await customers.get(created.customerId.toLowerCase()), created);
   const raw = store.db<any>('ussd-customers').get(created.customerId);

@@ -235,14 +235,17 @@ t.test('create account: name, email, PIN rules, confirmation, new customer ID', 
   t.match(done, /^CON Account created!\nYour customer ID: C[0-9A-F]{8}\n/);
   t.match(done, /1\. Log in\n00\. Home\n\*\. Exit$/);
   const customerId = /C[0-9A-F]{8}/.exec(done)![0];
-  t.same(await customers.get(customerId), {
+  const account = await customers.get(customerId);
+  t.same(account, {
     customerId,
     fullName: "Zoë O'Brien-Njoroge",
     email: 'zoe@example.org',
     phoneNumber: '+254700398157',
     failedPinAttempts: 0,
     createdAt: T0,
+    did: account?.did,
   });
+  t.match(account?.did, /^did:key:z6Mk/, 'the account has its did:key');
   t.notOk(phone.session.context.isAuthenticated, 'creating an account does not log in');
   t.match(await phone.send('*'), new RegExp(`^END Your customer ID is ${customerId}\\. Keep it safe\\. Goodbye!$`));
 });

@@ -1,7 +1,8 @@
 // Thread: main (front door)
 // The USSD face, its routes and the expiry sweep; the sessions themselves are actors.
 import type { UssdConfig } from '../config.js';
-import type { FaceFactory } from '../face.js';
+import type { Face, FaceContext } from '../face.js';
+import type { AskAgent } from './services/ask.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
 import { ussdServiceSessionsEnded, ussdSessionsActive } from '../metrics/catalogue.js';
@@ -15,7 +16,15 @@ import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 import { USSD_ACTOR } from './protocol.js';
 
-export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, actors, log, cluster, inherited }) => {
+/** What the oracle face gives this one once it exists: the agent the `ask` states' chat turns go to. */
+export interface UssdFaceLinks {
+  agent?: AskAgent;
+}
+
+export const createUssdFace = async (
+  { config, store, actors, log, cluster, inherited }: FaceContext<UssdConfig>,
+  links: UssdFaceLinks = {},
+): Promise<Face> => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
   const sessions = await openUssdSessions(store, config, cluster);
   const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
@@ -70,6 +79,7 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
         stepTimeoutMs: config.USSD_STEP_TIMEOUT_MS,
         services: served,
         beemServiceCode: config.USSD_BEEM_SERVICE_CODE,
+        agent: () => links.agent,
       });
     },
     health: () => ({ ussd: { services: served.current() } }),

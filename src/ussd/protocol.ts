@@ -5,6 +5,7 @@
 // records how the gateway ended the session.
 import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
 import type { GatewayEnd, UssdDial, UssdSession } from './session.js';
+import type { AskNeeded } from './services/ask.js';
 
 /** One user input of a session, as the gateway sent it. */
 export interface DialMessage extends UssdDial {
@@ -42,6 +43,22 @@ export interface OutboxResumeMessage {
   type: 'outboxResume';
 }
 
+/**
+ * The answer of the chat turn a dial asked for (an `ask` state: services/ask.ts), from the front door. Answers the
+ * screen that shows it, or null when the session no longer waits for that turn. `late`: the gateway was answered
+ * `working` already, so the answer is kept for the next input.
+ */
+export interface AskAnswerMessage {
+  type: 'askAnswer';
+  turnId: string;
+  /** The agent's answer; null when it failed (the state's `failed` text shows). */
+  answer: string | null;
+  late: boolean;
+  /** Where a late answer is kept when the session no longer waits for it: the account, per service. */
+  customerId: string;
+  serviceId: string;
+}
+
 export interface InspectMessage {
   type: 'inspect';
 }
@@ -51,7 +68,8 @@ export type SessionView = Pick<UssdSession, 'state' | 'context' | 'createdAt' | 
 
 export const USSD_ACTOR = declareProtocol<{
   calls:
-    | Call<DialMessage, string>
+    | Call<DialMessage, string | AskNeeded>
+    | Call<AskAnswerMessage, string | null>
     | Call<InspectMessage, SessionView | null>
     | Call<GatewayEndMessage, GatewayEndOutcome>
     | Call<OutboxRecordMessage, boolean>

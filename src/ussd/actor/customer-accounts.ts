@@ -3,7 +3,8 @@
 // CustomerRepository. The wrong-PIN counter lives on the account, not the session, so three wrong PINs lock
 // the account across dials. Sessions of one customer may run on different hosts (or nodes) at once: each
 // read-modify-write is a revision-checked update, retried from a fresh read when another write came first.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { base58btc } from '@ucanto/core';
 import { crashPoint } from '../../crash-point.js';
 import { retryOnConflict, type Versioned } from '../../store/revision.js';
 import {
@@ -70,6 +71,7 @@ export class CustomerAccounts {
         pin: this.#cipher.encrypt(input.pin, customerId),
         failedPinAttempts: 0,
         createdAt: now,
+        ...this.#newIdentity(customerId),
       };
       const created = await this.#repository.create(record, creationKey);
       if (created.outcome === 'id-taken') continue;
@@ -118,6 +120,52 @@ export class CustomerAccounts {
   }
 
   /**
+   * The account's did:key; an account made before identities existed gets one now (written revision-checked, so
+   * two sessions of one customer racing agree on one). Undefined for an unknown customer.
+   */
+  identity(customerId: string): Promise<string | undefined> {
+    return this.#readModifyWrite(customerId, undefined, (record): [string, CustomerRecord?] => {
+      if (record.did) return [record.did];
+      const identity = this.#newIdentity(record.customerId);
+      return [identity.did, { ...record, ...identity }];
+    });
+  }
+
+  /** Keeps a late answer for the account's next visit to the service's ask state (one per service: the newest). */
+  keepAnswer(customerId: string, serviceId: string, turnId: string, answer: string | null): Promise<boolean> {
+    return this.#readModifyWrite(customerId, false, (record): [boolean, CustomerRecord] => [
+      true,
+      { ...record, answers: { ...record.answers, [serviceId]: { turnId, answer } } },
+    ]);
+  }
+
+  /**
+   * The answer kept for the service, removed from the account as it is read; undefined when none. With `turnId`,
+   * only that turn's (its session showed it).
+   */
+  takeAnswer(customerId: string, serviceId: string, turnId?: string): Promise<{ answer: string | null } | undefined> {
+    return this.#readModifyWrite(
+      customerId,
+      undefined,
+      (record): [{ answer: string | null } | undefined, CustomerRecord?] => {
+        const kept = record.answers?.[serviceId];
+        if (!kept || (turnId !== undefined && kept.turnId !== turnId)) return [undefined];
+        const { [serviceId]: _taken, ...others } = record.answers ?? {};
+        const { answers: _all, ...rest } = record;
+        return [{ answer: kept.answer }, Object.keys(others).length > 0 ? { ...rest, answers: others } : rest];
+      },
+    );
+  }
+
+  /** A fresh Ed25519 key: its did:key, and the private key encrypted with the PIN cipher for this account. */
+  #newIdentity(customerId: string): { did: string; identityKey: string } {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x ?? '', 'base64url');
+    const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
+    return { did: didKeyOf(raw), identityKey: this.#cipher.encrypt(pkcs8, identityContext(customerId)) };
+  }
+
+  /**
    * Reads the account, lets `change` decide the answer and the record to write (none: read-only), and writes
    * it revision-checked; on a conflict the change runs again on a fresh read. `unknown` answers a missing one.
    */
@@ -146,7 +194,15 @@ function unlocked(record: CustomerRecord, failedPinAttempts: number): CustomerRe
   return { ...rest, failedPinAttempts };
 }
 
+/** The did:key of a raw Ed25519 public key: the multicodec prefix 0xed 0x01, base58btc. */
+function didKeyOf(publicKey: Uint8Array): string {
+  return `did:key:${base58btc.encode(Uint8Array.from([0xed, 0x01, ...publicKey]))}`;
+}
+
 function publicView(record: CustomerRecord): Customer {
-  const { pin: _pin, ...customer } = record;
+  const { pin: _pin, identityKey: _key, ...customer } = record;
   return customer;
 }
+
+/** What an identity key is bound to: its account, never the PIN's own context (a PIN cannot open as a key). */
+export const identityContext = (customerId: string) => `identity|${customerId}`;

@@ -78,6 +78,11 @@ export class PinCipher {
     return timingSafeEqual(sha256(plain), sha256(Buffer.from(pin, 'utf8')));
   }
 
+  /** The text `stored` encrypts for `context` (an account's identity key); undefined when it does not open. */
+  decrypt(stored: string, context = ''): string | undefined {
+    return this.#decrypt(stored, context)?.toString('utf8');
+  }
+
   /** Whether this key encrypted `stored` for `context` (its authentication tag checks out). */
   opens(stored: string, context = ''): boolean {
     return this.#decrypt(stored, context) !== undefined;

@@ -13,6 +13,7 @@ import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
 import {
   USSD_ACTOR,
+  type AskAnswerMessage,
   type DialMessage,
   type GatewayEndMessage,
   type GatewayEndOutcome,
@@ -28,7 +29,8 @@ import type { UssdSessionRepository } from '../sessions/repository.js';
 import { isRevisionConflict, type Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
-import { answer, type MenuDeps } from './menu/index.js';
+import { answer, answerAsk, type MenuDeps } from './menu/index.js';
+import { chatSessionIdOf, type AskedTurn, type AskNeeded } from '../services/ask.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
@@ -116,10 +118,17 @@ class UssdActor implements Actor<UssdShape> {
   ) {}
 
   receive(
-    message: DialMessage | InspectMessage | GatewayEndMessage | OutboxRecordMessage | OutboxResumeMessage,
+    message:
+      | DialMessage
+      | AskAnswerMessage
+      | InspectMessage
+      | GatewayEndMessage
+      | OutboxRecordMessage
+      | OutboxResumeMessage,
     cancelled?: AbortSignal,
-  ): Promise<string | SessionView | null | GatewayEndOutcome | boolean | number> {
+  ): Promise<string | AskNeeded | SessionView | null | GatewayEndOutcome | boolean | number> {
     if (message.type === 'dial') return this.#dial(message, cancelled);
+    if (message.type === 'askAnswer') return this.#askAnswer(message);
     if (message.type === 'outboxRecord') return this.#outboxRecord(message);
     if (message.type === 'outboxResume') return this.#outboxResume();
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
@@ -209,12 +218,36 @@ class UssdActor implements Actor<UssdShape> {
     }
   }
 
+  /** Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. */
+  async #askAnswer(message: AskAnswerMessage): Promise<string | null> {
+    const { turnId, answer, late } = message;
+    const { sessions, deps } = this.services;
+    // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
+    // again. Whichever shows it first takes it off the account.
+    if (late) await deps.customers.keepAnswer(message.customerId, message.serviceId, turnId, answer);
+    for (let attempt = 0; ; attempt++) {
+      const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
+      if (!stored || !isLive(stored.value, deps.now())) return null;
+      const step = await answerAsk(stored.value, deps, turnId, answer, late);
+      if (!step) return null;
+      try {
+        this.#stored = { value: step.session, revision: await sessions.update(step.session, stored) };
+      } catch (error) {
+        this.#stored = undefined;
+        if (attempt === 0 && isRevisionConflict(error)) continue;
+        throw error;
+      }
+      this.services.live?.committed(this.sessionId, step.session);
+      return step.screen;
+    }
+  }
+
   /**
    * Cluster mode: a warm actor answers from the session as it last wrote it (no read). Its partition may have moved
    * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
-  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
+  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string | AskNeeded> {
     const cluster = !this.services.cachesSessions;
     // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
     // which refuses to replace a live session, is the check.
@@ -223,7 +256,7 @@ class UssdActor implements Actor<UssdShape> {
     const first = await this.#step(dial, held, cancelled, assumed);
     return first !== STALE
       ? first
-      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
+      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string | AskNeeded>);
   }
 
   /**
@@ -249,7 +282,7 @@ class UssdActor implements Actor<UssdShape> {
     held: boolean,
     cancelled?: AbortSignal,
     assumed?: null,
-  ): Promise<string | typeof STALE> {
+  ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions, deps } = this.services;
     const now = deps.now();
     const loading = assumed === null ? null : this.#load();
@@ -294,6 +327,8 @@ class UssdActor implements Actor<UssdShape> {
       : step.session;
     // Cluster mode: the notifications of earlier steps not yet delivered stay in the record (outbox-records.ts).
     const next = this.services.cachesSessions ? ended : carryOutbox(stored?.value, ended);
+    // An ask state's question: the account's did:key (made now for an account older than identities).
+    const did = step.ask && (await deps.customers.identity(step.session.context.customerId ?? ''));
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
@@ -316,8 +351,16 @@ class UssdActor implements Actor<UssdShape> {
     // The same id dialled again after it timed out: the sweep will not see the session this one replaced.
     if (!live && stored && stored.value.state !== ENDED_STATE) countTimedOut(stored.value);
     countStep(live?.value, next, step.endReason);
-    return step.screen;
+    if (!step.ask || !did) return step.screen;
+    return { screen: step.screen, ask: askOf(step.ask, did, next) };
   }
+}
+
+/** The chat turn a step asked for, as the front door runs it: the ask state's model and budget. */
+function askOf(asked: AskedTurn, userDid: string, session: UssdSession): AskNeeded['ask'] {
+  const customerId = session.context.customerId ?? '';
+  const serviceId = session.serviceId ?? 'builtin';
+  return { ...asked, customerId, serviceId, userDid, chatSessionId: chatSessionIdOf(userDid, serviceId) };
 }
 
 /** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */

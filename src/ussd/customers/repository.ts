@@ -16,10 +16,19 @@ export interface CustomerRecord {
   /** Epoch ms until which PIN checks are refused. */
   lockedUntil?: number;
   createdAt: number;
+  /** The account's did:key (docs/ussd-ask.md): the oracle keeps its chat sessions and preferences under it. */
+  did?: string;
+  /** Its Ed25519 private key (PKCS#8, base64url) encrypted like the PIN, bound to the customer ID. */
+  identityKey?: string;
+  /**
+   * Per service: the answer of a chat turn that ended after its session did (docs/ussd-ask.md), kept for the
+   * account's next visit to that service's ask state; null when the agent failed.
+   */
+  answers?: Record<string, { turnId: string; answer: string | null }>;
 }
 
-/** A customer as the rest of the code sees it: everything but the PIN. */
-export type Customer = Omit<CustomerRecord, 'pin'>;
+/** A customer as the rest of the code sees it: everything but the PIN and the identity's private key. */
+export type Customer = Omit<CustomerRecord, 'pin' | 'identityKey'>;
 
 export type CreateOutcome =
   /** `existing`: the creation key was bound already; nothing was written, this is the account it names. */

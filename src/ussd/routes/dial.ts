@@ -14,6 +14,8 @@ import type { UssdRouteDeps } from './index.js';
 import { within } from '../../within.js';
 import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
 import type { ServedServices } from '../services/served.js';
+import { isAskNeeded } from '../services/ask.js';
+import { askAnswered } from './ask.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -25,8 +27,14 @@ const UssdAnswerSchema = v.pipe(
 const route = declarer<void>();
 
 /** The step's screen from the session's actor, within the step deadline (a rejection past it). */
-export function stepOf({ actors, stepTimeoutMs = 15_000 }: UssdRouteDeps, message: DialMessage): Promise<string> {
-  return withinDeadline(actors.ref(USSD_ACTOR, message.sessionId).send(message, stepTimeoutMs), stepTimeoutMs);
+export async function stepOf(deps: UssdRouteDeps, message: DialMessage): Promise<string> {
+  const { actors, stepTimeoutMs = 15_000 } = deps;
+  const reply = await withinDeadline(
+    actors.ref(USSD_ACTOR, message.sessionId).send(message, stepTimeoutMs),
+    stepTimeoutMs,
+  );
+  // An ask state's question: the agent's answer, or `working` when it takes longer than the step's budget.
+  return isAskNeeded(reply) ? askAnswered(deps, message.sessionId, reply) : reply;
 }
 
 /**

@@ -15,6 +15,7 @@ import { dialRoutes } from './dial.js';
 import { operatorRoutes } from './operator.js';
 import { serviceRoutes } from './services.js';
 import type { ServedServices } from '../services/served.js';
+import type { AskAgent } from '../services/ask.js';
 
 export interface UssdRouteDeps {
   actors: Actors;
@@ -25,6 +26,8 @@ export interface UssdRouteDeps {
   stepTimeoutMs?: number;
   /** The services served (the list route, and the service a failed step is counted against). */
   services?: ServedServices;
+  /** The agent the `ask` states' chat turns go to (the oracle face's); none: they show their `failed` text. */
+  agent?: () => AskAgent | undefined;
   /** USSD_BEEM_SERVICE_CODE: the code a Beem dial is given (Beem sends none). */
   beemServiceCode?: string;
 }

@@ -80,6 +80,8 @@ export interface CompiledState {
     query?: CompiledQuery;
   };
   languageNext?: CompiledState;
+  /** An `ask` state (ask.ts): its body is the prompt, the answer, or `working` while a turn runs. */
+  ask?: { working: PerLanguage<Template>; failed: PerLanguage<Template>; model?: string; budgetMs?: number };
 }
 
 export interface CompiledService {
@@ -170,7 +172,7 @@ export function compileService(definition: ServiceDefinition): CompiledService {
           : [];
     const byKey = new Map<string, CompiledOption[]>();
     for (const option of options) byKey.set(option.key, [...(byKey.get(option.key) ?? []), option]);
-    const body = per('text' in def ? def.text : def.type === 'input' ? def.prompt : '');
+    const body = per('text' in def ? def.text : def.type === 'input' || def.type === 'ask' ? def.prompt : '');
     const navLines = languages.map((_, l) => [
       ...(def.back ? [`${nav.back}. ${labels.back[l]}`] : []),
       ...(def.home ? [`${nav.home}. ${labels.home[l]}`] : []),
@@ -186,7 +188,8 @@ export function compileService(definition: ServiceDefinition): CompiledService {
       ...(def.back ? { back: state(def.back) } : {}),
       home: def.home === true,
       ...(def.exit !== undefined ? { exit: per(def.exit) } : {}),
-      requiresLogin: def.requiresLogin === true,
+      // An ask state speaks as the account's identity: only a logged-in user has one.
+      requiresLogin: def.requiresLogin === true || def.type === 'ask',
       ...(def.keep ? { keep: def.keep } : {}),
       ...(def.shorten ? { shorten: def.shorten } : {}),
       nav: navLines,
@@ -197,7 +200,14 @@ export function compileService(definition: ServiceDefinition): CompiledService {
       ].some((t) => slotsOf(t).some((slot) => slot.startsWith('account.'))),
       longestNotice: languages.map(() => 0),
     });
-    if (!dynamic && def.type !== 'end' && def.type !== 'action') fixed.push(target);
+    if (!dynamic && def.type !== 'end' && def.type !== 'action' && def.type !== 'ask') fixed.push(target);
+    if (def.type === 'ask')
+      target.ask = {
+        working: per(def.working),
+        failed: per(def.failed),
+        ...(def.model === undefined ? {} : { model: def.model }),
+        ...(def.budgetMs === undefined ? {} : { budgetMs: def.budgetMs }),
+      };
     if (def.type === 'input') {
       const refusals = new Map<string, CompiledBranch>();
       for (const [reason, refusal] of Object.entries(def.refusals ?? {})) refusals.set(reason, branch(refusal));

@@ -217,12 +217,30 @@ export const EndStateSchema = v.strictObject({
   ...common,
 });
 
+/**
+ * The agent on a phone (docs/ussd-ask.md): what the user types is a chat turn to the oracle, under the account's
+ * did:key; the answer shows on this state's screen, paged. `working` shows while a turn outlasts the step's budget.
+ */
+export const AskStateSchema = v.strictObject({
+  type: v.literal('ask'),
+  prompt: TextSchema,
+  working: TextSchema,
+  /** Shown instead of an answer when the agent failed. */
+  failed: TextSchema,
+  /** How long a step waits for the answer before showing `working` (capped at half USSD_STEP_TIMEOUT_MS). */
+  budgetMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(50), v.maxValue(30_000))),
+  /** A model of the oracle's catalogue (GET /models); its default when absent. */
+  model: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(100))),
+  ...common,
+});
+
 export const StateSchema = v.variant('type', [
   MenuStateSchema,
   InputStateSchema,
   ActionStateSchema,
   LanguageStateSchema,
   EndStateSchema,
+  AskStateSchema,
 ]);
 
 const key = (fallback: string) =>
@@ -306,6 +324,7 @@ export type InputState = v.InferOutput<typeof InputStateSchema>;
 export type ActionState = v.InferOutput<typeof ActionStateSchema>;
 export type LanguageState = v.InferOutput<typeof LanguageStateSchema>;
 export type EndState = v.InferOutput<typeof EndStateSchema>;
+export type AskState = v.InferOutput<typeof AskStateSchema>;
 export type ResumeDefinition = v.InferOutput<typeof ResumeSchema>;
 export type ServiceDefinition = v.InferOutput<typeof ServiceDefinitionSchema>;
 /** The file as written (before defaults are filled in). */

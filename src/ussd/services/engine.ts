@@ -17,6 +17,7 @@ import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../a
 import type { RestQuery } from '../../chain-rest.js';
 import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
+import { andThen, type Maybe } from './maybe.js';
 import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
 import { offerValues, resumeChoice } from './resume.js';
 import type { ResumePoints } from './resume-points.js';
@@ -25,6 +26,8 @@ import { fill, type Template } from './template.js';
 import { loadAccount, lookupOf } from './step-lookup.js';
 import { changed, kept, nextSession, shown } from './step-session.js';
 import { runStateAction } from './run-action.js';
+import { ASK_ANSWER, ASK_TURN, answerText, type AskedTurn } from './ask.js';
+import { askMove, takeKept } from './ask-step.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -60,19 +63,14 @@ export interface MenuStep {
   ended: boolean;
   /** Why it ended: an END screen of the service, or the user's exit key. */
   endReason?: 'end' | 'exit';
+  /** The chat turn this step asked for (an `ask` state): the front door runs it. */
+  ask?: AskedTurn;
   /** A dial read a saved point (resume.ts), offered or not. */
   resumeFound?: boolean;
 }
 
-/** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
-export type Maybe<T> = T | Promise<T>;
-
-export function andThen<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
-
 /** Where a step leads: a state with a notice above its screen, or the end of the session with its text. */
-interface Move {
+export interface Move {
   to: CompiledState;
   notice?: Template;
   page?: number;
@@ -93,6 +91,8 @@ export interface Step {
   deadline: number;
   /** The notifications this step leaves for the outbox. */
   outbox: OutboxNotification[] | undefined;
+  /** The chat turn asked for on an ask state. */
+  ask?: AskedTurn;
 }
 
 /** Hops through action states in one step before giving up (a definition's loop of actions). */
@@ -177,10 +177,38 @@ function continueFromLatest(
   return andThen(apply(existing, next.input, service, deps, history), asNewStep);
 }
 
-const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } =>
-  step.endReason
-    ? { session: step.session, screen: step.screen, ended: step.ended, endReason: step.endReason, retry: false }
-    : { session: step.session, screen: step.screen, ended: step.ended, retry: false };
+const asNewStep = (step: MenuStep): MenuStep & { retry: boolean } => {
+  const next: MenuStep & { retry: boolean } = {
+    session: step.session,
+    screen: step.screen,
+    ended: step.ended,
+    retry: false,
+  };
+  if (step.endReason) next.endReason = step.endReason;
+  if (step.ask) next.ask = step.ask;
+  return next;
+};
+
+/**
+ * The step that shows the answer to `turnId` on the session's ask state (ask.ts); undefined when the session no
+ * longer waits for that turn. `late`: the phone shows `working`, so the answer waits for the next input.
+ */
+export function answered(
+  session: UssdSession,
+  service: CompiledService,
+  deps: EngineDeps,
+  turnId: string,
+  answer: string | null,
+  late: boolean,
+): Maybe<MenuStep> | undefined {
+  const state = service.states.get(session.state);
+  if (!state?.ask || session.pending?.[ASK_TURN] !== turnId) return undefined;
+  const step = stepOf(service, session, '', deps, { ...session.pending } as Record<string, string>);
+  step.values[ASK_ANSWER] =
+    answer === null ? fill(state.ask.failed[step.language] ?? '', lookupOf(step)) : answerText(answer);
+  if (!late) delete step.values[ASK_TURN];
+  return settle(step, { to: state, page: 0 }, session.history);
+}
 
 /** Applies one input to the session, which then stores `history`. Never throws for bad input. */
 export function apply(
@@ -254,6 +282,7 @@ function languageIndex(service: CompiledService, language: string | undefined): 
 /** The state's answer to an input that is not navigation. */
 function handle(step: Step, state: CompiledState): Maybe<Move> {
   const { service, input } = step;
+  if (state.ask) return askMove(step, state);
   if (state.input) {
     const spec = state.input;
     if (spec.skip && input === spec.skip.key) {
@@ -327,14 +356,25 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
       history,
       hops + 1,
     );
-  const pending = kept(step.values, to.keep);
-  return andThen(loadAccount(step, to), () => {
-    const lookup = lookupOf(step);
-    const notice = move.notice === undefined ? undefined : fill(move.notice, lookup);
-    const pages = pagesOf(step.service, to, step.language, notice, lookup);
-    const page = Math.min(move.page ?? 0, pages.length - 1);
-    const session = nextSession(step, to.name, pending, history, page);
-    return shown(session, step.context, 'CON ', pages[page] ?? '');
+  // An answer belongs to the ask state's visit: leaving it forgets the turn and its answer.
+  if (to.name !== step.session.state) {
+    delete step.values[ASK_TURN];
+    delete step.values[ASK_ANSWER];
+  }
+  // Entering an ask state shows the answer of a turn that ended after its session did (kept on the account).
+  const entering = to.ask !== undefined && to.name !== step.session.state && step.context.customerId !== undefined;
+  return andThen(entering ? takeKept(step, to) : undefined, () => {
+    const pending = kept(step.values, to.keep);
+    return andThen(loadAccount(step, to), () => {
+      const lookup = lookupOf(step);
+      const notice = move.notice === undefined ? undefined : fill(move.notice, lookup);
+      const pages = pagesOf(step.service, to, step.language, notice, lookup);
+      const page = Math.min(move.page ?? 0, pages.length - 1);
+      const session = nextSession(step, to.name, pending, history, page);
+      const result = shown(session, step.context, 'CON ', pages[page] ?? '');
+      if (step.ask) result.ask = step.ask;
+      return result;
+    });
   });
 }
 

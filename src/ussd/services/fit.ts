@@ -10,6 +10,7 @@ import type { ServiceDefinition, Validation } from './definition.js';
 import type { Problem } from './parse.js';
 import { pagesOf, type Lookup } from './render.js';
 import { fill, type Template } from './template.js';
+import { ASK_TURN } from './ask.js';
 
 /** The longest an account field shown as `{{account.*}}` is (a name is cut at 60 when an account is made here). */
 const ACCOUNT_FIELDS: Record<string, number> = {
@@ -132,6 +133,12 @@ export function screenProblems(
         return;
       }
       if (state.type === 'action') return;
+      if (state.ask) {
+        const waiting: Lookup = (name) => (name === ASK_TURN ? 'x' : lookup(name));
+        const pages = pagesOf(service, state, l, undefined, waiting, true);
+        if (pages.length > 1 || (pages[0] ?? '').length > room)
+          add([...at, 'working'], `the working screen (${language}) must fit one page of ${service.limit} characters`);
+      }
       const shown: [string, Template | undefined][] = [
         ['', undefined],
         ...(notices.get(state) ?? []).map((n): [string, Template | undefined] => [' under a notice', n[l]]),

@@ -7,6 +7,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import { fileURLToPath } from 'node:url';
 import {
   ActionStateSchema,
+  AskStateSchema,
   BranchSchema,
   ConditionSchema,
   EndStateSchema,
@@ -43,6 +44,7 @@ export function serviceJsonSchema(): Record<string, unknown> {
       ActionState: ActionStateSchema,
       LanguageState: LanguageStateSchema,
       EndState: EndStateSchema,
+      AskState: AskStateSchema,
     },
   }) as Record<string, unknown>;
   const { $schema: _dialect, ...rest } = schema;

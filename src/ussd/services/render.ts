@@ -7,6 +7,7 @@ import type { CompiledService, CompiledState } from './compile.js';
 import { layoutOf } from './compile.js';
 import { paginate, withNotice } from './paging.js';
 import { fill, shorten, type Template } from './template.js';
+import { askBody } from './ask.js';
 
 /** Looks a value up by name (`fullName`, `account.customerId`, `session.loggedIn`); undefined when missing. */
 export type Lookup = (name: string) => string | undefined;
@@ -46,7 +47,7 @@ function renderPages(
   every: boolean,
 ): readonly string[] {
   const values = state.shorten ? shortened(service, state, l, lookup) : lookup;
-  const body = fill(state.body[l] ?? '', values);
+  const body = askBody(state, l, lookup) ?? fill(state.body[l] ?? '', values);
   const shown = new Set<string>();
   const options: string[] = [];
   for (const option of state.options) {

@@ -140,6 +140,11 @@ function stateProblems(name: string, state: StateDefinition, { add, exists, text
       if ((validate.min ?? -Infinity) > (validate.max ?? Infinity)) add(at('validate'), 'min is above max');
       break;
     }
+    case 'ask':
+      text(state.prompt, at('prompt'));
+      text(state.working, at('working'));
+      text(state.failed, at('failed'));
+      break;
     case 'action': {
       const spec = ACTION_SPECS[state.action];
       for (const outcome of spec.outcomes)

@@ -3,7 +3,8 @@
 // (actions.ts), an `http` or `notify` request (webhook/step.ts) or a chain `query` (query/step.ts).
 import { isRequestAction, runAction, type ActionResult } from './actions.js';
 import type { CompiledState } from './compile.js';
-import type { Maybe, Step } from './engine.js';
+import type { Step } from './engine.js';
+import type { Maybe } from './maybe.js';
 import { runQuery } from './query/step.js';
 import { runRequest } from './webhook/step.js';
 

@@ -2,7 +2,8 @@
 // What a step's templates read (engine.ts): the values said this step or saved in the session, the logged-in
 // account (read once per step, only when the state's texts show it), and the session itself.
 import type { CompiledState } from './compile.js';
-import type { Maybe, Step } from './engine.js';
+import type { Step } from './engine.js';
+import type { Maybe } from './maybe.js';
 import type { Lookup } from './render.js';
 
 /** The values a template may read: said this step, saved in the session, the account, the session itself. */

@@ -7,14 +7,14 @@ import { builtinCatalog, builtinService, type ServiceCatalog } from '../../servi
 import type { CompiledService } from '../../services/compile.js';
 import { resumeAfter, type ResumeWrite } from '../../services/resume.js';
 import {
-  andThen,
+  answered,
   apply,
   continueSession,
   welcome as begin,
   type EngineDeps,
-  type Maybe,
   type MenuStep,
 } from '../../services/engine.js';
+import { andThen, type Maybe } from '../../services/maybe.js';
 
 export type { MenuStep, ResumeWrite };
 export type MenuDeps = EngineDeps;
@@ -69,6 +69,17 @@ function withResume<T extends MenuStep>(step: T, resume: ResumeWrite | undefined
 /** Applies one input to the session (its consumed history unchanged). Never throws for bad input. */
 export function applyInput(session: UssdSession, rawInput: string, deps: MenuDeps): Maybe<MenuStep> {
   return andThen(serviceOf(session, deps), (service) => apply(session, rawInput, service, deps, session.history));
+}
+
+/** The step that shows the answer to the session's awaited chat turn; undefined when it awaits no such turn. */
+export function answerAsk(
+  session: UssdSession,
+  deps: MenuDeps,
+  turnId: string,
+  answer: string | null,
+  late: boolean,
+): Maybe<MenuStep | undefined> {
+  return andThen(serviceOf(session, deps), (service) => answered(session, service, deps, turnId, answer, late));
 }
 
 /**
