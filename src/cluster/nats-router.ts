@@ -40,6 +40,7 @@ import { routedCall } from '../metrics/catalogue.js';
 import { LinkLostError, LinkNotDeliveredError, type NodeLinks } from './node-link/peers.js';
 import { carrierOf, inServeSpan, natsHeadersOf, tracedHop, type Hop, type Took } from './route-tracing.js';
 import type { MsgHdrs } from '@nats-io/transport-node';
+import type { Context } from '../telemetry/index.js';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -134,20 +135,28 @@ export class NatsActorRouter implements ActorRouter {
     return `${this.#connection.prefix}.actor.${partition}`;
   }
 
-  send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
-    return this.#route({ op: 'send', kind, actorId, message, timeoutMs });
+  send(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    timeoutMs = this.#timeoutMs,
+    trace?: Context,
+  ): Promise<unknown> {
+    return this.#route({ op: 'send', kind, actorId, message, timeoutMs }, trace);
   }
 
-  signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
-    return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs });
+  signal(kind: string, actorId: string, message: unknown, trace?: Context): Promise<unknown> {
+    return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs }, trace);
   }
 
   /** A local partition's stream stays in-process; another node's is relayed over NATS (remote-stream.ts). */
-  stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream {
-    if (this.#leases.owns(this.#partitionOf(actorId))) return this.#local.stream(kind, actorId, message, timeoutMs);
+  stream(kind: string, actorId: string, message: unknown, timeoutMs?: number, trace?: Context): ActorStream {
+    if (this.#leases.owns(this.#partitionOf(actorId)))
+      return this.#local.stream(kind, actorId, message, timeoutMs, trace);
+    const request = { op: 'stream' as const, kind, actorId, message, timeoutMs: this.#timeoutMs };
+    // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
     return openRemoteStream(this.#connection.nc, this.#liveness, (open) =>
-      // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
-      this.#route({ op: 'stream', kind, actorId, message, timeoutMs: this.#timeoutMs, stream: { ...open, timeoutMs } }),
+      this.#route({ ...request, stream: { ...open, timeoutMs } }, trace),
     );
   }
 
@@ -162,7 +171,7 @@ export class NatsActorRouter implements ActorRouter {
     return partitionOf(actorId, this.#leases.partitions);
   }
 
-  async #route(request: ActorRequest): Promise<unknown> {
+  async #route(request: ActorRequest, trace: Context | undefined): Promise<unknown> {
     const partition = this.#partitionOf(request.actorId);
     const deadline = Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
@@ -181,7 +190,7 @@ export class NatsActorRouter implements ActorRouter {
     };
     for (;;) {
       if (this.#leases.owns(partition) && request.op !== 'stream')
-        return this.#runLocally(request, Math.max(1, deadline - Date.now()));
+        return this.#runLocally(request, Math.max(1, deadline - Date.now()), trace);
       const tried = this.#leases.ownerOf(partition);
       if (tried !== undefined && !this.#leases.isLive(tried)) {
         // Its lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now would only be
@@ -190,7 +199,8 @@ export class NatsActorRouter implements ActorRouter {
         continue;
       }
       try {
-        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
+        const timeoutMs = Math.max(1, deadline - Date.now());
+        return await this.#request(partition, { ...request, timeoutMs }, tried, trace);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
         await awaitNextOwner(error.formerOwner ?? tried, error.message);
@@ -199,20 +209,22 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   /** Opens the stream on this node's runtime and relays it to the caller's inbox; the open's answer is null. */
-  #relayStream(request: ActorRequest, open: StreamOpen & { timeoutMs?: number }): null {
-    const local = this.#local.stream(request.kind, request.actorId, request.message, open.timeoutMs);
+  #relayStream(request: ActorRequest, open: StreamOpen & { timeoutMs?: number }, trace: Context | undefined): null {
+    const local = this.#local.stream(request.kind, request.actorId, request.message, open.timeoutMs, trace);
     relayToCaller(this.#connection.nc, open, local, this.#streamCancel);
     return null;
   }
 
-  #runLocally(request: ActorRequest, timeoutMs: number): Promise<unknown> {
+  #runLocally(request: ActorRequest, timeoutMs: number, trace: Context | undefined): Promise<unknown> {
     return request.op === 'send'
-      ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs)
-      : this.#local.signal(request.kind, request.actorId, request.message);
+      ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs, trace)
+      : this.#local.signal(request.kind, request.actorId, request.message, trace);
   }
 
-  async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
-    return tracedHop(partition, owner, request.op, (trace, took) => this.#hop(partition, request, owner, trace, took));
+  #request(partition: number, request: ActorRequest, owner: string | undefined, parent: Context | undefined) {
+    return tracedHop(partition, owner, request.op, parent, (trace, took) =>
+      this.#hop(partition, request, owner, trace, took),
+    );
   }
 
   async #hop(partition: number, request: ActorRequest, owner: string | undefined, trace: Hop, took: Took) {
@@ -334,10 +346,14 @@ export class NatsActorRouter implements ActorRouter {
    * partition this node does not hold (any more) is answered "moved": the caller asks the next owner.
    */
   answer(request: ActorRequest, subjectPartition?: number, headers?: MsgHdrs): Promise<ActorReply> {
-    return inServeSpan(request, headers, () => this.#answerHere(request, subjectPartition));
+    return inServeSpan(request, headers, (trace) => this.#answerHere(request, subjectPartition, trace));
   }
 
-  async #answerHere(request: ActorRequest, subjectPartition?: number): Promise<ActorReply> {
+  async #answerHere(
+    request: ActorRequest,
+    subjectPartition: number | undefined,
+    trace: Context | undefined,
+  ): Promise<ActorReply> {
     try {
       const partition = subjectPartition ?? this.#partitionOf(request.actorId);
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.
@@ -345,7 +361,9 @@ export class NatsActorRouter implements ActorRouter {
       const timeoutMs = remainingOf(request);
       if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
       return {
-        value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, timeoutMs),
+        value: request.stream
+          ? this.#relayStream(request, request.stream, trace)
+          : await this.#runLocally(request, timeoutMs, trace),
       };
     } catch (error) {
       return { error: toWire(error) };

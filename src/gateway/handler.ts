@@ -8,6 +8,7 @@ import { cosmosError, fromGrpcError, gatewayErrors } from './errors.js';
 import type { Gate } from './gate.js';
 import type { RouteTable } from './route-table.js';
 import type { Upstream, UpstreamError } from './upstream.js';
+import type { Context } from '../telemetry/index.js';
 
 const HEIGHT = /^\d{1,20}$/;
 /** The height header as our clients send it, and as grpc-gateway (a v0.50 node's REST) spells it. */
@@ -33,7 +34,10 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
       throw gatewayErrors.invalidArgument('x-cosmos-block-height must be a block height (a non-negative integer)');
     }
     const key = `${req.path}?${req.rawQuery}\n${height ?? ''}`;
-    return inFlight.run(key, () => answer(options, req.path.slice(options.prefix.length), req.rawQuery, height));
+    // Identical requests share the first one's call, and so its span (under the first request's trace).
+    return inFlight.run(key, () =>
+      answer(options, req.path.slice(options.prefix.length), req.rawQuery, height, req.trace),
+    );
   };
 }
 
@@ -42,6 +46,7 @@ async function answer(
   path: string,
   rawQuery: string,
   height: string | undefined,
+  trace: Context | undefined,
 ): Promise<Reply> {
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
@@ -49,7 +54,7 @@ async function answer(
   const request = mapper.encode(match.bound, rawQuery);
   let answered: Awaited<ReturnType<typeof options.upstream.call>>;
   try {
-    answered = await options.upstream.call(method.grpcPath, request, height);
+    answered = await options.upstream.call(method.grpcPath, request, height, undefined, trace);
   } catch (error) {
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, heightHeaders(failure.height));

@@ -4,7 +4,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { observeUpstream } from '../metrics/upstream.js';
 import { H2Channel, parseTarget, tlsContext, type ChannelState, type H2Outcome, type TlsFiles } from './grpc-h2.js';
-import { tracing } from '../telemetry/index.js';
+import { type Context, tracing } from '../telemetry/index.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const NO_METADATA: Record<string, string> = {};
@@ -78,13 +78,19 @@ export class Upstream {
    * One unary call with the gateway's deadline; rejects with an UpstreamError. `maxResponseBytes` overrides the
    * limit for one call (the start-up descriptor read: a whole app's descriptors pass a few MB).
    */
-  async call(path: string, request: Uint8Array, height?: string, maxResponseBytes?: number): Promise<UpstreamAnswer> {
+  async call(
+    path: string,
+    request: Uint8Array,
+    height?: string,
+    maxResponseBytes?: number,
+    parent?: Context,
+  ): Promise<UpstreamAnswer> {
     const started = performance.now();
     let metadata = height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height };
-    // Tracing on, inside a trace: the call's span, whose context (traceparent, tracestate) the node receives.
-    const parent = tracing?.active();
+    // Tracing on, the caller in a recorded trace: the call's span, whose context (traceparent, tracestate) the
+    // node receives.
     const span = parent
-      ? tracing!.start(`grpc ${path}`, 'client', { 'rpc.system': 'grpc', 'rpc.method': path }, parent)
+      ? tracing?.start(`grpc ${path}`, 'client', { 'rpc.system': 'grpc', 'rpc.method': path }, parent)
       : undefined;
     if (span) {
       metadata = { ...metadata };

@@ -40,9 +40,10 @@ export abstract class Exchange implements HttpResponse {
   #observed = false;
   /** Cluster mode: the count every node shares, asked while the body is read. */
   #admitted: Promise<number> | undefined;
-  /** Tracing on: the request's server span and the context its handler runs in. */
+  /** Tracing on: the request's server span. */
   #span: Span | undefined;
-  #trace: Context | undefined;
+  /** Tracing on and the request sampled: the context its handler's calls are made in (HttpRequest.trace). */
+  trace: Context | undefined;
 
   constructor(
     readonly door: DoorCore,
@@ -78,9 +79,8 @@ export abstract class Exchange implements HttpResponse {
       },
       parent,
     );
-    // Not sampled: nothing under it would be recorded, so its handler runs outside any context (no thread hop
-    // carries it, and AsyncLocalStorage is not entered: its cost on every promise is what 1% sampling would pay).
-    if (this.#span.isRecording()) this.#trace = t.contextOf(this.#span, parent ?? undefined);
+    // Not sampled: nothing under it would be recorded, so its handler gets no context (no thread hop carries one).
+    if (this.#span.isRecording()) this.trace = t.contextOf(this.#span, parent ?? undefined);
   }
 
   /** Writes the whole answer; `closeConnection` drops the connection after it (the rest of a body is not read). */
@@ -200,10 +200,7 @@ export abstract class Exchange implements HttpResponse {
     const request = new IncomingRequest(this, decoded);
     let result: ReturnType<RouteSteps['route']['handler']>;
     try {
-      const trace = this.#trace;
-      result = trace
-        ? tracing!.run(trace, () => this.steps.route.handler(request, this))
-        : this.steps.route.handler(request, this);
+      result = this.steps.route.handler(request, this);
     } catch (error) {
       return this.send(this.door.errorReply(error, this.requestId));
     }
@@ -230,6 +227,7 @@ class IncomingRequest implements HttpRequest {
   readonly requestId: string;
   readonly body: unknown;
   readonly bodyError?: string;
+  readonly trace: Context | undefined;
 
   constructor(
     private readonly exchange: Exchange,
@@ -243,6 +241,7 @@ class IncomingRequest implements HttpRequest {
     this.ip = exchange.ip;
     this.requestId = exchange.requestId;
     this.body = decoded.body;
+    this.trace = exchange.trace;
     if (decoded.bodyError !== undefined) this.bodyError = decoded.bodyError;
   }
 

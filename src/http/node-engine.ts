@@ -93,6 +93,7 @@ class NodeExchange extends Exchange {
       this.requestId,
       () => this.finish(),
       signal.aborted,
+      this.trace,
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {

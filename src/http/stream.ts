@@ -4,7 +4,7 @@ import { sseStreamsActive } from '../metrics/catalogue.js';
 import type { Logger } from '../log.js';
 import type { StreamLimits } from './front-door.js';
 import type { StreamWriter } from './types.js';
-import { type Span, tracing } from '../telemetry/index.js';
+import { type Context, type Span, tracing } from '../telemetry/index.js';
 
 const sseStreams = sseStreamsActive.with();
 
@@ -32,6 +32,7 @@ export function openStreamWriter(
   requestId: string,
   finish: () => void,
   alreadyClosed: boolean,
+  trace: Context | undefined,
 ): OpenedStream {
   const drainListeners: (() => void)[] = [];
   const closeListeners: (() => void)[] = [];
@@ -42,8 +43,8 @@ export function openStreamWriter(
   let stall: NodeJS.Timeout | undefined;
   if (!closed) sseStreams.inc();
   // Tracing on, inside the request's trace: the stream's life (frames, bytes, how it ended) as a span of its own.
-  const parent = tracing?.active();
-  const span: Span | undefined = parent && !closed ? tracing!.start('sse.stream', 'internal', {}, parent) : undefined;
+  const span: Span | undefined =
+    trace && tracing && !closed ? tracing.start('sse.stream', 'internal', {}, trace) : undefined;
   let frames = 0;
   let bytes = 0;
   let ending = 'client_gone';

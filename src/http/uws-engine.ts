@@ -106,6 +106,7 @@ class UwsExchange extends Exchange {
       this.requestId,
       () => this.finish(),
       signal.aborted,
+      this.trace,
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {

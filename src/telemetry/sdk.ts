@@ -1,9 +1,9 @@
 // Any thread. The OpenTelemetry SDK, loaded (dynamic import from index.ts) only when tracing is on: a tracer
 // provider exporting OTLP/HTTP protobuf in batches, the sampler the OTEL_TRACES_SAMPLER variables name, W3C
-// propagation, and this thread's active context in an AsyncLocalStorage. Nothing is registered globally: the
-// spans this server makes go through this module's tracer only, and the contexts travel explicitly between
-// threads (the RPC message) and nodes (NATS headers, the node link's request).
-import { AsyncLocalStorage } from 'node:async_hooks';
+// propagation. Nothing is registered globally, no context manager either: the spans this server makes go through
+// this module's tracer only, and the contexts travel explicitly, as arguments within a thread, in the RPC message
+// between threads and in NATS headers or the node link's request between nodes. (An AsyncLocalStorage would do
+// it implicitly, but on Node 20 once a thread has entered one every promise it makes runs a hook, sampled or not.)
 import {
   type Attributes,
   type Context,
@@ -78,29 +78,21 @@ export function createTracing(config: TelemetryConfig, url: string, identity: Tr
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   const tracer = provider.getTracer('session-actor-runtime');
-  const storage = new AsyncLocalStorage<Context>();
   const propagator = new W3CTraceContextPropagator();
 
   const tracing: Tracing = {
     start(name, kind, attributes, parent, startTime) {
-      const ctx = parent === null ? ROOT_CONTEXT : (parent ?? storage.getStore() ?? ROOT_CONTEXT);
-      return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, ctx);
+      return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, parent ?? ROOT_CONTEXT);
     },
-    active: () => storage.getStore(),
-    contextOf: (span, parent) => trace.setSpan(parent ?? storage.getStore() ?? ROOT_CONTEXT, span),
-    run: (ctx, fn) => storage.run(ctx, fn),
-    inject(carrier, ctx) {
-      const from = ctx ?? storage.getStore();
-      if (from) propagator.inject(from, carrier, setter);
-    },
+    contextOf: (span, parent) => trace.setSpan(parent ?? ROOT_CONTEXT, span),
+    inject: (carrier, ctx) => propagator.inject(ctx, carrier, setter),
     extract(get) {
       if (get('traceparent') === undefined) return undefined;
       const ctx = propagator.extract(ROOT_CONTEXT, get, getter);
       return trace.getSpanContext(ctx) ? ctx : undefined;
     },
     carrier(ctx) {
-      const from = ctx ?? storage.getStore();
-      const span = from && trace.getSpanContext(from);
+      const span = trace.getSpanContext(ctx);
       if (!span) return undefined;
       const parent = `00-${span.traceId}-${span.spanId}-0${span.traceFlags & 1}`;
       const state = span.traceState?.serialize();

@@ -32,6 +32,7 @@ import { openLanguageChoices } from '../services/languages.js';
 import { openPublishedServices } from '../services/published.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
+import type { Context } from '../../telemetry/index.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -102,9 +103,10 @@ class UssdActor implements Actor<UssdShape> {
   receive(
     message: DialMessage | InspectMessage | GatewayEndMessage,
     cancelled?: AbortSignal,
+    trace?: Context,
   ): Promise<string | SessionView | null | GatewayEndOutcome> {
-    if (message.type === 'dial') return this.#dial(message, cancelled);
-    return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
+    if (message.type === 'dial') return this.#dial(message, cancelled, trace);
+    return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message, trace);
   }
 
   /**
@@ -128,7 +130,7 @@ class UssdActor implements Actor<UssdShape> {
    * Records how the gateway ended the session (once: a repeated notification changes nothing); a session still
    * live ends here, counted with the reason `gateway`.
    */
-  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage): Promise<GatewayEndOutcome> {
+  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage, trace?: Context): Promise<GatewayEndOutcome> {
     const { sessions, deps } = this.services;
     for (let attempt = 0; ; attempt++) {
       const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
@@ -149,7 +151,7 @@ class UssdActor implements Actor<UssdShape> {
           }
         : { ...session, gatewayEnd: { ...end, at: now } };
       try {
-        this.#stored = { value: next, revision: await sessions.update(next, stored) };
+        this.#stored = { value: next, revision: await sessions.update(next, stored, trace) };
       } catch (error) {
         this.#stored = undefined;
         if (attempt === 0 && isRevisionConflict(error)) continue;
@@ -166,16 +168,16 @@ class UssdActor implements Actor<UssdShape> {
    * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
-  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string> {
+  async #dial(dial: DialMessage, cancelled?: AbortSignal, trace?: Context): Promise<string> {
     const cluster = !this.services.cachesSessions;
     // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
     // which refuses to replace a live session, is the check.
     const assumed = cluster && this.#stored === undefined && dial.text === '' && !dial.latest ? null : undefined;
     const held = cluster && (this.#stored != null || assumed === null);
-    const first = await this.#step(dial, held, cancelled, assumed);
+    const first = await this.#step(dial, held, cancelled, trace, assumed);
     return first !== STALE
       ? first
-      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string>);
+      : ((this.#stored = undefined), this.#step(dial, false, cancelled, trace) as Promise<string>);
   }
 
   /**
@@ -185,7 +187,8 @@ class UssdActor implements Actor<UssdShape> {
   async #step(
     dial: DialMessage,
     held: boolean,
-    cancelled?: AbortSignal,
+    cancelled: AbortSignal | undefined,
+    trace: Context | undefined,
     assumed?: null,
   ): Promise<string | typeof STALE> {
     const { sessions, deps } = this.services;
@@ -227,7 +230,7 @@ class UssdActor implements Actor<UssdShape> {
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
     try {
-      const revision = live ? await sessions.update(next, live) : await sessions.begin(next, now);
+      const revision = live ? await sessions.update(next, live, trace) : await sessions.begin(next, now, trace);
       this.#stored = { value: next, revision };
     } catch (error) {
       this.#stored = undefined; // another writer came first (or the write failed): read again next time

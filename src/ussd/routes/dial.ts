@@ -13,6 +13,7 @@ import type { UssdRouteDeps } from './index.js';
 import { within } from '../../within.js';
 import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
 import type { ServedServices } from '../services/served.js';
+import type { Context } from '../../telemetry/index.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -24,8 +25,12 @@ const UssdAnswerSchema = v.pipe(
 const route = declarer<void>();
 
 /** The step's screen from the session's actor, within the step deadline (a rejection past it). */
-export function stepOf({ actors, stepTimeoutMs = 15_000 }: UssdRouteDeps, message: DialMessage): Promise<string> {
-  return withinDeadline(actors.ref(USSD_ACTOR, message.sessionId).send(message, stepTimeoutMs), stepTimeoutMs);
+export function stepOf(
+  { actors, stepTimeoutMs = 15_000 }: UssdRouteDeps,
+  message: DialMessage,
+  trace: Context | undefined,
+): Promise<string> {
+  return withinDeadline(actors.ref(USSD_ACTOR, message.sessionId, trace).send(message, stepTimeoutMs), stepTimeoutMs);
 }
 
 /**
@@ -69,7 +74,7 @@ export function dialRoutes(deps: UssdRouteDeps) {
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await stepOf(deps, message));
+          return reply.text(200, await stepOf(deps, message, req.trace));
         } catch (err) {
           return reply.text(200, failedStep(deps, err, message, req));
         }
