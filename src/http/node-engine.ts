@@ -94,6 +94,7 @@ class NodeExchange extends Exchange {
       () => this.finish(),
       signal.aborted,
       this.trace,
+      headers['Content-Type'],
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {

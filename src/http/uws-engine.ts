@@ -107,6 +107,7 @@ class UwsExchange extends Exchange {
       () => this.finish(),
       signal.aborted,
       this.trace,
+      headers['Content-Type'],
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {
