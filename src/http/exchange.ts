@@ -67,7 +67,9 @@ export abstract class Exchange implements HttpResponse {
   #traced(t: NonNullable<typeof tracing>): void {
     const route = this.steps.route;
     const headers = this.headers;
-    const parent = t.extract((name) => headers[name]) ?? null;
+    const parent = t.extract((name) => headers[name]);
+    // A new trace that is not sampled: no span at all (nothing is allocated for the 99% at 1% sampling).
+    if (!parent && !t.sampleRoot()) return;
     this.#span = t.start(
       `${this.method} ${route.pattern}`,
       'server',
@@ -79,8 +81,8 @@ export abstract class Exchange implements HttpResponse {
       },
       parent,
     );
-    // Not sampled: nothing under it would be recorded, so its handler gets no context (no thread hop carries one).
-    if (this.#span.isRecording()) this.trace = t.contextOf(this.#span, parent ?? undefined);
+    // A caller's unsampled trace: nothing under it is recorded, so its handler gets no context (no hop carries one).
+    if (this.#span.isRecording()) this.trace = t.contextOf(this.#span, parent);
   }
 
   /** Writes the whole answer; `closeConnection` drops the connection after it (the rest of a body is not read). */

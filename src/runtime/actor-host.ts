@@ -190,9 +190,10 @@ export class ActorHost implements HostApi {
       }
       return cell.actor.signal(message);
     };
-    if (!trace || !tracing) return deliver();
-    // Like a call's span, under the caller's context: the signal's time in the actor, and whether it reached one.
     const t = tracing;
+    const parent = trace && t?.fromCarrier(trace);
+    if (!t || !parent) return deliver();
+    // Like a call's span, under the caller's context: the signal's time in the actor, and whether it reached one.
     const span = t.start(
       `actor signal ${kind}`,
       'internal',
@@ -202,7 +203,7 @@ export class ActorHost implements HostApi {
         'actor.host': this.context.hostIndex,
         'actor.delivered': cell?.actor.signal !== undefined,
       },
-      t.fromCarrier(trace) ?? null,
+      parent,
     );
     return deliver().then(
       (value) => (span.end(), value),
@@ -303,6 +304,8 @@ export class ActorHost implements HostApi {
   ): Promise<T> {
     const t = tracing!;
     const parent = t.fromCarrier(carrier);
+    // A carrier that names no valid context (never sent so): the call untraced.
+    if (!parent) return this.#post(cell, deadline, task);
     const arrived = performance.now();
     const span = t.start(
       `actor ${op} ${cell.kind}`,
@@ -312,7 +315,7 @@ export class ActorHost implements HostApi {
         'actor.id': actorId,
         'actor.host': this.context.hostIndex,
       },
-      parent ?? null,
+      parent,
     );
     const context = t.contextOf(span, parent);
     let started = 0;

@@ -22,7 +22,12 @@ export interface TracingIdentity {
 }
 
 export interface Tracing {
-  /** Starts a span under `parent` (undefined or null: a new trace). */
+  /**
+   * Whether a new trace (no caller context) starting now is recorded: the configured sampler's ratio, decided
+   * before any span is made, so that an unsampled request makes none. Ask it before starting a root span.
+   */
+  sampleRoot(): boolean;
+  /** Starts a span under `parent` (undefined or null: a new trace, recorded: ask sampleRoot first). */
   start(name: string, kind: SpanKindName, attributes?: Attributes, parent?: Context | null, startTime?: number): Span;
   /** `parent` (undefined: a new trace) with `span` as its current span: what the span's callees are given. */
   contextOf(span: Span, parent?: Context): Context;

@@ -7,6 +7,7 @@
 import {
   type Attributes,
   type Context,
+  isSpanContextValid,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -25,6 +26,8 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
@@ -66,6 +69,38 @@ function samplerOf(config: TelemetryConfig): Sampler {
   }
 }
 
+/** The share of new traces (no caller context) that the configured sampler keeps. */
+function rootRatioOf(config: TelemetryConfig): number {
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_off':
+    case 'parentbased_always_off':
+      return 0;
+    case 'traceidratio':
+    case 'parentbased_traceidratio':
+      return config.OTEL_TRACES_SAMPLER_ARG;
+    default:
+      return 1;
+  }
+}
+
+/**
+ * The SDK's sampler: a new trace was already decided by `sampleRoot` before its span was asked for (so an
+ * unsampled request makes no span, no ids, nothing): kept; a span with a parent goes to the configured sampler.
+ */
+class DecidedRoots implements Sampler {
+  constructor(private readonly configured: Sampler) {}
+
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const parent = trace.getSpanContext(args[0]);
+    if (parent && isSpanContextValid(parent)) return this.configured.shouldSample(...args);
+    return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+  }
+
+  toString(): string {
+    return `DecidedRoots{${this.configured.toString()}}`;
+  }
+}
+
 export function createTracing(config: TelemetryConfig, url: string, identity: TracingIdentity): Tracing {
   const resource = resourceFromAttributes({
     'service.name': config.OTEL_SERVICE_NAME,
@@ -74,13 +109,15 @@ export function createTracing(config: TelemetryConfig, url: string, identity: Tr
   });
   const provider = new BasicTracerProvider({
     resource,
-    sampler: samplerOf(config),
+    sampler: new DecidedRoots(samplerOf(config)),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   const tracer = provider.getTracer('session-actor-runtime');
   const propagator = new W3CTraceContextPropagator();
+  const rootRatio = rootRatioOf(config);
 
   const tracing: Tracing = {
+    sampleRoot: () => rootRatio >= 1 || Math.random() < rootRatio,
     start(name, kind, attributes, parent, startTime) {
       return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, parent ?? ROOT_CONTEXT);
     },
