@@ -2,9 +2,9 @@
 // mode uses costs on a local 3-server JetStream cluster: messages in + out of all servers (/varz) and CPU of the NATS
 // servers and of the client process, per operation. The kinds: a KV read (to the stream leader), a revision-checked
 // KV write (R3), a core request/reply between two connections on different servers (the routing hop), and a core
-// publish between them (a stream frame). docs/cluster.md builds a USSD step and a chat turn from these.
+// publish between them (a stream frame): the disks' fsync cost docs/cluster.md's capacity model asks to measure.
 // Then the journal's append as the bench makes it (3 writers, 8 steps' records per append) next to the alternative
-// that docs/cluster.md weighs: the same batch committed in LMDB (synced) by the writer and by two replica processes
+// that was weighed (and not built): the same batch committed in LMDB (synced) by the writer and by two replica processes
 // it sends it to over TCP (the node link's framing), done once the writer's and one replica's are on disk.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -97,7 +97,7 @@ export function parseClusterBenchOptions(
 
 /**
  * USSD connections by default: the bench's historic 48 (an append carries 8-9 steps), and 288, where appends
- * carry 30 and more and the cluster's CPU per step is about a third of that (docs/cluster.md, the levers).
+ * carry 30 and more and the cluster's CPU per step is about a third of that (bench/README.md, Cluster).
  */
 const DEFAULT_CONNECTIONS = '48,288';
 

@@ -1,3 +1,4 @@
+// Thread: actor host
 // The actor kinds every actor host can run, one per face that keeps sessions, and what their hosts give them.
 import type { ClusterConnection } from './cluster/connection.js';
 import type { Config } from './config.js';

@@ -1,4 +1,5 @@
-// Ground floor, both threads. The one bound on the memos a client can fill (addresses, DIDs, keys, query strings):
+// Thread: any (ground floor)
+// The one bound on the memos a client can fill (addresses, DIDs, keys, query strings):
 // past `limit` keys the oldest goes first. Insertion order only (a hit does not move its key), so a hit costs one
 // Map lookup and an insert at most one more delete; memory stays bounded against a client sending endless new keys.
 export class BoundedMap<K, V> {

@@ -1,3 +1,4 @@
+// Thread: main
 // The chain client the faces share, built by the composition root (server.ts) over the chain node the protocol
 // gateway queries (GATEWAY_GRPC_TARGET, or its embedded local query node, whose port exists only once the
 // gateway started). Typed queries, so a face needs neither the gateway's .proto loading nor gRPC: the oracle

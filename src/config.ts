@@ -1,3 +1,4 @@
+// Thread: main
 // The one place where the environment is read and validated. Each face contributes its variables;
 // a bad value stops start-up with a message naming the variable and what is wrong with it.
 import { availableParallelism } from 'node:os';

@@ -1,3 +1,4 @@
+// Thread: any
 // Test hook for crash atomicity: with CRASH_AT=<name> the process kills itself (SIGKILL, as `kill -9`) when
 // any thread reaches the marked point of that name. Unset (always, outside tests) it does nothing.
 const target = process.env.CRASH_AT;

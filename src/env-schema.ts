@@ -1,3 +1,4 @@
+// Thread: any
 // Building blocks for environment-variable schemas. Every face declares its variables with these,
 // and src/config.ts validates them all in one place.
 import * as v from 'valibot';

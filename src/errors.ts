@@ -1,4 +1,5 @@
-// Ground floor, both threads. The one error every layer may throw: storage, actors and plugins alike.
+// Thread: any (ground floor)
+// The one error every layer may throw: storage, actors and plugins alike.
 
 /**
  * A refusal of the domain, thrown by worker-side code (actors, plugins): a stable `code` and plain `details`,

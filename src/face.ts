@@ -1,3 +1,4 @@
+// Thread: any
 // A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
 // may start and stop resources, and may add fields to the health record. src/server.ts composes them.
 import type { ClusterConnection } from './cluster/connection.js';

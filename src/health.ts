@@ -1,3 +1,4 @@
+// Thread: main
 // GET / and GET /health: one record each, carrying the fields of both specs (USSD and oracle).
 import * as v from 'valibot';
 import type { Config } from './config.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Identical work in flight at the same time (an upstream call, a UCAN verification, a DID lookup) runs once and every caller gets its result.
 
 export class InFlight<T> {

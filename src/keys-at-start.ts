@@ -1,4 +1,5 @@
-// Main thread, at start-up (the composition root's): the PIN key resolved once for every actor host, after it and
+// Thread: main, at start-up (the composition root's)
+// The PIN key resolved once for every actor host, after it and
 // the oracle's key were checked against what the records were written with (exit 78 naming the variable when not):
 // beside the records, in DATA_DIR's LMDB, or in cluster mode in JetStream where every node's records are. In cluster
 // mode the check is made once more after the node joined the partition leases, before it serves: the key commands

@@ -1,3 +1,4 @@
+// Thread: any
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };

@@ -1,3 +1,4 @@
+// Thread: main
 // Entry point: configuration -> server; SIGTERM/SIGINT drain within a bounded time.
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, stdoutDestination } from './log.js';

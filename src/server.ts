@@ -1,3 +1,4 @@
+// Thread: main
 // Composition root: store -> CPU pool -> actor runtime -> faces -> routes -> front door (uWS or node:http). In cluster mode
 // (NATS_URL) the node connects to NATS first and, once its actor hosts run, joins the partition leases: the faces
 // then reach actors through the cluster's router (docs/cluster.md).

@@ -1,3 +1,4 @@
+// Thread: main
 // What `npm start` prints for a person once the server listens (besides the JSON log): where to go and what to
 // try first. Kept apart from the log so the log stays one JSON record per line.
 import type { Config } from './config.js';

@@ -1,4 +1,5 @@
-// Either thread: a promise bounded in time. The promise runs on after the bound; its late outcome is ignored
+// Thread: any
+// A promise bounded in time. The promise runs on after the bound; its late outcome is ignored
 // (handled, so a late rejection is not an unhandled one).
 
 /** `promise`'s outcome, or a rejection with `timedOut()` once `ms` have passed, whichever comes first. */

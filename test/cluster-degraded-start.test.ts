@@ -4,7 +4,8 @@
 // quorum is back. And a node refuses (exit 78) servers that acknowledge before fsyncing, unless told to accept it.
 import t from 'tap';
 import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
-import { freePorts, startNatsCluster } from '../dist/src/tools/local-nats-cluster.js';
+import { startNatsCluster } from '../dist/src/tools/local-nats-cluster.js';
+import { freePorts } from '../dist/src/tools/local-processes.js';
 import { startTestNodes, until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer, startTestNatsCluster } from './helpers/nats-cluster.js';
 

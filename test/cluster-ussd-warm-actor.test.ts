@@ -1,5 +1,5 @@
-// A warm USSD actor in cluster mode answers from the session it last wrote, without reading it (docs/cluster.md,
-// "How a node runs"). Here two real ActorRuntimes in cluster mode (own actor host and NATS connection each, one
+// A warm USSD actor in cluster mode answers from the session it last wrote, without reading it (docs/cluster-records.md,
+// "Warm actors in cluster mode"). Here two real ActorRuntimes in cluster mode (own actor host and NATS connection each, one
 // 3-server JetStream cluster) run one session's actor in turn, as when its partition moves away and back: the
 // actor that kept an old copy must answer the next step from the newer state the other wrote, and a retry or a
 // wrong phone answered on a stale copy must be answered from the stored session too.

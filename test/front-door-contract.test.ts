@@ -14,7 +14,7 @@ import { Router } from '../dist/src/http/router.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../dist/src/http/server.js';
 import { reply } from '../dist/src/http/types.js';
 import { loadNativeUws } from '../dist/src/http/uws-native.js';
-import { freePorts } from '../dist/src/tools/local-nats-cluster.js';
+import { freePorts } from '../dist/src/tools/local-processes.js';
 
 const native = loadNativeUws();
 

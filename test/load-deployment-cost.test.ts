@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { startTestNodes } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { readJson, runLoadInProcess, tempDir } from './load-helpers.js';
-import { freePorts } from '../dist/src/tools/local-nats-cluster.js';
+import { freePorts } from '../dist/src/tools/local-processes.js';
 
 t.setTimeout(120_000);
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { freePorts } from '../dist/src/tools/local-nats-cluster.js';
+import { freePorts } from '../dist/src/tools/local-processes.js';
 import { startLocalNodes } from '../dist/src/tools/local-nodes.js';
 
 t.setTimeout(60_000);

@@ -1,4 +1,5 @@
-// Actor host thread. Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
+// Thread: actor host
+// Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
 // hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
 import { actorKinds } from '../src/actor-kinds.js';

@@ -1,3 +1,4 @@
+// Thread: CPU pool
 // piscina task file: each named export is one task, run through CpuPool.run(name, payload).
 import { scryptKey } from '../src/ussd/pin-key.js';
 import { verifyEd25519Checks, type SignatureCheck } from '../src/oracle/auth/ed25519.js';

@@ -1,4 +1,5 @@
-// Main thread: at start-up, whether the NATS servers this node reaches fsync a JetStream write before they
+// Thread: main
+// At start-up, whether the NATS servers this node reaches fsync a JetStream write before they
 // acknowledge it. That needs nats-server 2.10.23 or later (2.9 cannot; 2.10.20-2.10.22 lose whole streams on a
 // crash) with `sync_interval: always` in its jetstream block. The version comes from the connected server's INFO;
 // the sync setting only from a monitoring endpoint (/varz, `jetstream.config.sync_always`), so it is read from

@@ -1,4 +1,5 @@
-// Either thread: the NATS client hands each batch of commands to its socket at the end of the microtask that made
+// Thread: any
+// The NATS client hands each batch of commands to its socket at the end of the microtask that made
 // them (nats-core queues a flush per command burst), so under load every routed request or append that arrives in an
 // event of its own (one HTTP request, one reply) is one socket write, one system call. Corking the socket until the
 // event loop's check phase turns the commands of one loop iteration into one write (writev).

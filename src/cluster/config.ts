@@ -1,4 +1,5 @@
-// Shared (pure): environment variables of cluster mode. NATS_URL switches it on; the rest only matter then.
+// Thread: any (pure)
+// Environment variables of cluster mode. NATS_URL switches it on; the rest only matter then.
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
@@ -52,7 +53,7 @@ export const clusterEnv = {
   NATS_ALLOW_UNSYNCED_ACKS: boolean(false),
   /**
    * The node link: a TCP port on which this node takes the calls other nodes route to its partitions, instead of
-   * NATS request/reply (docs/cluster.md "The node link"). Off: every routed call goes through NATS.
+   * NATS request/reply (docs/cluster-routing.md "The node link"). Off: every routed call goes through NATS.
    */
   CLUSTER_LINK: boolean(true),
   /**

@@ -1,4 +1,5 @@
-// Main thread: one NATS connection per node, with JetStream checked at connect time and the replica count decided.
+// Thread: any
+// One NATS connection per node, with JetStream checked at connect time and the replica count decided.
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';

@@ -1,4 +1,5 @@
-// Main thread: actor events across nodes. An actor publishes an event for a topic (a chat session) on the node it
+// Thread: main
+// Actor events across nodes. An actor publishes an event for a topic (a chat session) on the node it
 // runs on; the sockets following that session may be connected to any node. This node's own events reach its
 // listeners directly (as on one node) and are published on `<prefix>.events.<topic>`; a node subscribes to a topic's
 // subject only while it has sockets following the topic (follow/unfollow, called by the event channel), so an event

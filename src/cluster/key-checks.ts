@@ -1,4 +1,5 @@
-// Cluster mode (main thread): the key checks (src/store/key-checks.ts) in a replicated JetStream KV bucket,
+// Thread: main, cluster mode
+// The key checks (src/store/key-checks.ts) in a replicated JetStream KV bucket,
 // `key_checks`, beside the records every node shares.
 import { isRevisionConflict } from '../store/revision.js';
 import type { KeyChecks } from '../store/key-checks.js';

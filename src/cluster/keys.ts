@@ -1,4 +1,5 @@
-// Shared (pure): record keys as NATS KV keys. A key is a path of parts (['customer', '+254700000001']); each part
+// Thread: any (pure)
+// Record keys as NATS KV keys. A key is a path of parts (['customer', '+254700000001']); each part
 // becomes one subject token, with every byte outside [A-Za-z0-9_-] written as =HH, so any id (a phone number with
 // '+', a DID with ':', a part holding '.') is a valid key and a path prefix is a subject wildcard (`customer.>`).
 

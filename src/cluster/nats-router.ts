@@ -1,4 +1,5 @@
-// Main thread: the cluster's ActorRouter. An actor id maps to a partition; the node holding that partition's lease
+// Thread: main
+// The cluster's ActorRouter. An actor id maps to a partition; the node holding that partition's lease
 // runs the actor. A call for a partition this node holds goes straight to the local runtime (no hop); a call (send,
 // signal, a stream's opening) for another node's goes over the owner's node link (node-link/: a TCP connection,
 // advertised in the lease table) when it has one, and otherwise, or when the link cannot be reached, over NATS

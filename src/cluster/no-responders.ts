@@ -1,4 +1,5 @@
-// Main thread: how nats-core says that nobody subscribes to a request's subject (its server answered 503 at once).
+// Thread: main
+// How nats-core says that nobody subscribes to a request's subject (its server answered 503 at once).
 import { NoRespondersError, RequestError } from '@nats-io/transport-node';
 
 export function isNoResponders(error: unknown): boolean {

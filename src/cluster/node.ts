@@ -1,4 +1,5 @@
-// Main thread: what cluster mode adds to the server: connect to NATS JetStream at start-up (or refuse to start),
+// Thread: main
+// What cluster mode adds to the server: connect to NATS JetStream at start-up (or refuse to start),
 // join the partition leases once the actor hosts run and route actors through NatsActorRouter, report the
 // connection, JetStream and the partitions in /health, leave the leases and close on shutdown.
 import * as v from 'valibot';

@@ -1,4 +1,5 @@
-// Both threads (pure): whether an error says that this node cannot reach its NATS cluster for now (a partition, a
+// Thread: any (pure)
+// Whether an error says that this node cannot reach its NATS cluster for now (a partition, a
 // leader being elected, its connection reconnecting): a passing state, answered 503 with Retry-After, never 500.
 // By name (and JetStream's status), so an error that crossed a thread or a node (runtime/wire-errors.ts) still
 // counts.

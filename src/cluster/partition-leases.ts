@@ -1,4 +1,5 @@
-// Main thread: which node owns which partition. Sessions hash to N partitions; ownership is a record per
+// Thread: any
+// Which node owns which partition. Sessions hash to N partitions; ownership is a record per
 // partition in a replicated KV bucket, valid while its owner's node lease (a heartbeat record it renews) is alive.
 // Every node watches the bucket, so every node knows every owner. Balance: each live node aims at its share
 // (N / live nodes, the remainder to the first ids in order), gives back what is over it and claims free partitions

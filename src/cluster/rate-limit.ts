@@ -1,4 +1,5 @@
-// Main thread: the fixed-window rate limit held across nodes. One counter record per client and window in a
+// Thread: main
+// The fixed-window rate limit held across nodes. One counter record per client and window in a
 // replicated KV bucket, raised with revision-checked writes, so three nodes sharing a client's requests grant
 // RATE_LIMIT_MAX between them, not three times it. The same client and window key as the single-node limiter
 // (src/http/rate-limit.ts): an address, or its /64 for IPv6; allow-listed addresses are exempt.

@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): the records of a KV bucket walked in write order, a page at a time,
+// Thread: any (wherever a NATS connection is)
+// The records of a KV bucket walked in write order, a page at a time,
 // for a walk over a whole family (a PIN key rotation over every account). `KvRecordStore.list` reads every key name
 // for each page, fine for a bounded index but quadratic over a bucket of a million accounts; a scan reads each record
 // once. A record-store bucket keeps one value per key (history 1), so the bucket's messages from any sequence on are
@@ -12,7 +13,8 @@ import { DeliverPolicy } from '@nats-io/jetstream';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, prefixFilter, type RecordKey } from './keys.js';
 import { passingTimeout } from './out-of-reach.js';
-import { whilePassing, type StoredRecord } from './record-store.js';
+import { whilePassing } from './passing.js';
+import type { StoredRecord } from './record-store.js';
 
 export interface ScanPage<T> {
   records: StoredRecord<T>[];
@@ -62,6 +64,9 @@ export function scanRecords<T>(
             value: message.json<T>(),
             revision: message.seq,
           });
+        // Sequences between the cursor and `newest` may hold no message under the filter (overwritten, other
+        // subjects): the fetch would wait out its expiry for them. Stop at `newest` instead.
+        if (through >= newest) break;
       }
       // whilePassing takes "timeout" for a passing state: a new reader, placed anew.
       if (received === 0) throw passingTimeout(`timeout: the reader of ${stream} delivered nothing after ${through}`);

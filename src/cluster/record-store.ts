@@ -1,4 +1,5 @@
-// Either thread (wherever a NATS connection is): a revision-checked record store over a replicated JetStream KV
+// Thread: any (wherever a NATS connection is)
+// A revision-checked record store over a replicated JetStream KV
 // bucket. Every write names what it expects (absent, or the revision it read), so two nodes racing on one record
 // cannot both win: the loser gets a RevisionConflictError (the repositories' own, src/store/revision.ts) and
 // re-reads. This is what makes a stale partition owner harmless.
@@ -23,17 +24,14 @@ import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
-import { isJetStreamNotNow, passingTimeout } from './out-of-reach.js';
+import { passingTimeout } from './out-of-reach.js';
+import { PASSING_WAIT_MS, untilStreamLed, whilePassing } from './passing.js';
+import { watchRecords, type RecordChange } from './record-watch.js';
+
+export type { RecordChange } from './record-watch.js';
 
 export interface StoredRecord<T> extends Versioned<T> {
   readonly key: string[];
-}
-
-/** One write seen by a watcher: the record's new value, or undefined when it was deleted. */
-export interface RecordChange<T> {
-  key: string[];
-  value: T | undefined;
-  revision: Revision;
 }
 
 export interface RecordPage<T> {
@@ -73,55 +71,6 @@ const encoder = new TextEncoder();
 /** The repositories' conflict: `expected` undefined means the write expected no record (create-only). */
 const conflict = (key: RecordKey, expected: number | undefined) =>
   new RevisionConflictError(key.join('/'), expected ? expected : undefined);
-
-/** How often a watch checks that it still delivers (see `watch`). */
-const WATCHDOG_MS = 5_000;
-
-/** How long a bucket's creation, a watch's start or a listing waits for the JetStream cluster to serve it. */
-const PASSING_WAIT_MS = 45_000;
-
-/**
- * Runs a JetStream request that meets passing states right after servers start or one dies: a new replicated
- * stream is placed only on peers the meta leader sees current ("no suitable peers for placement" while they catch
- * up), requests time out while a new meta or stream leader is elected (the old one's server just died), and a
- * fetch from a consumer just made can meet "no responders" (503) until its leader answers. So it is tried again
- * (backing off to 1 s) for PASSING_WAIT_MS; any other failure, or one past that, is thrown.
- */
-export async function whilePassing<R>(request: () => Promise<R>): Promise<R> {
-  const started = Date.now();
-  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
-    try {
-      return await request();
-    } catch (error) {
-      // JetStream's "not now" too: a server just back from a pause or a partition refuses to host a new reader
-      // while it catches up.
-      const passing =
-        /no suitable peers for placement|timeout|no responders/i.test((error as Error).message) ||
-        (error as { code?: unknown }).code === 503 ||
-        isJetStreamNotNow(error);
-      if (!passing || Date.now() - started > PASSING_WAIT_MS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-  }
-}
-
-/** How long opening a bucket or journal waits for its new stream to elect a leader (see `untilStreamLed`). */
-const LEADER_WAIT_MS = 10_000;
-
-/**
- * Resolves once `stream` has a leader, or after LEADER_WAIT_MS (the writes' own retries take it from there). A
- * stream another node created a moment ago may still be electing one: a write sent meanwhile can go unanswered until
- * its request timeout (5 s), which every node but the creator met when nodes started together on a new deployment.
- */
-export async function untilStreamLed(jsm: JetStreamManager, stream: string): Promise<void> {
-  const started = Date.now();
-  for (let delayMs = 20; Date.now() - started < LEADER_WAIT_MS; delayMs = Math.min(delayMs * 2, 250)) {
-    const info = await jsm.streams.info(stream).catch(() => undefined);
-    // Unclustered (one server): no election.
-    if (info && (!info.cluster || info.cluster.leader)) return;
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
-  }
-}
 
 export class KvRecordStore<T> {
   private constructor(
@@ -356,70 +305,8 @@ export class KvRecordStore<T> {
     return more ? { records, next: page[page.length - 1] } : { records };
   }
 
-  /**
-   * Calls `onChange` with the current record of every key under `prefix`, then with every write after it, in the
-   * bucket's order. Resolves once the watch is set up; `stop()` ends it. Its consumer may sit on a server still
-   * catching up, whose "current" records are older than what was acknowledged (later writes follow, in order): a
-   * caller that needs every write acknowledged before some moment waits until the watch delivered a sequence the
-   * stream leader gave (`lastSequence`, or a write's own revision), as the revocations and the lease table do.
-   *
-   * The KV library's watch stops for good when its consumer is gone (measured: its consumer deleted, then 20 s of
-   * writes and nothing delivered, nothing ended), which a fault can bring about; a lease table or a revocation list
-   * would then stay as it was. So a watchdog asks the stream leader every WATCHDOG_MS for the newest write under
-   * the prefix: one that is still not delivered at the next look means the watch is stuck, and it is made again
-   * from the write after the last one delivered (as when the library ends it), so nothing in between is missed.
-   */
-  async watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
-    const key = prefixFilter(prefix);
-    let delivered = 0;
-    let stopped = false;
-    const open = () =>
-      whilePassing(() => this.kv.watch({ key, ...(delivered > 0 ? { resumeFromRevision: delivered + 1 } : {}) }));
-    let watcher = await open();
-    void (async () => {
-      while (!stopped) {
-        for await (const entry of watcher) {
-          delivered = entry.revision;
-          onChange({
-            key: decodeKey(entry.key),
-            value: entry.operation === 'PUT' ? entry.json<T>() : undefined,
-            revision: entry.revision,
-          });
-        }
-        while (!stopped) {
-          try {
-            watcher = await open();
-            if (stopped) watcher.stop(); // stopped while it was being made
-            break;
-          } catch (error) {
-            // The connection closed for good (the node is stopping): nothing to watch with any more.
-            if ((error as Error).name === 'ClosedConnectionError') return halt();
-            await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
-          }
-        }
-      }
-    })();
-    let behind = 0;
-    let looking = false;
-    const watchdog = setInterval(async () => {
-      if (looking || stopped) return;
-      looking = true;
-      try {
-        const newest = (await this.lastWrite(prefix))?.revision ?? 0;
-        if (behind > 0 && delivered < behind) watcher.stop();
-        behind = newest > delivered ? newest : 0;
-      } catch {
-        // No leader to ask now: look again next time.
-      } finally {
-        looking = false;
-      }
-    }, WATCHDOG_MS);
-    watchdog.unref();
-    function halt() {
-      stopped = true;
-      clearInterval(watchdog);
-      watcher.stop();
-    }
-    return { stop: halt };
+  /** Every record under `prefix`, then every write after it, in the bucket's order (see record-watch.ts). */
+  watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
+    return watchRecords(this.kv, prefix, onChange, () => this.lastWrite(prefix));
   }
 }

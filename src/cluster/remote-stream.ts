@@ -1,4 +1,5 @@
-// Main thread: an actor stream between two nodes over core NATS. The caller (the node that took the HTTP request)
+// Thread: main
+// An actor stream between two nodes over core NATS. The caller (the node that took the HTTP request)
 // picks two subjects under a fresh inbox: `<inbox>.out` carries what the actor writes, in order, then how its stream
 // handler ended; `<inbox>.in` carries the caller's control messages (acknowledgements, cancel), its pings and its
 // close. The owner (the node running the actor) opens the stream on its own runtime and relays between the two, so

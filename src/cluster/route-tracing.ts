@@ -1,4 +1,5 @@
-// Main thread: the spans of a call routed to another node (nats-router.ts). The caller's span covers the hop;
+// Thread: main
+// The spans of a call routed to another node (nats-router.ts). The caller's span covers the hop;
 // its context travels in the NATS message's headers (traceparent, tracestate), or over the node link in the
 // request's `trace` field, and the owner's span, and all it runs (the actor host's spans), join that trace.
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';

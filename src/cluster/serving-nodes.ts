@@ -1,4 +1,5 @@
-// Main thread (the key tools, src/tools/keys.ts): which nodes of the deployment serve now. A serving node renews its
+// Thread: main (the key tools, src/tools/keys.ts)
+// Which nodes of the deployment serve now. A serving node renews its
 // heartbeat in the lease table (partition-leases.ts) every third of a lease; one that stopped cleanly removed it, and
 // one killed left it as it was. So the table is read twice, a lease and a margin apart: a heartbeat written in
 // between (a new one, or a newer revision) is a node that serves. Revisions, not the heartbeat's wall-clock time, so

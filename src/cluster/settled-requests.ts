@@ -1,4 +1,5 @@
-// Either thread: nats-core 3.4 ends every answered request by cancelling it, and its cancel builds a
+// Thread: any
+// Nats-core 3.4 ends every answered request by cancelling it, and its cancel builds a
 // RequestError("cancelled") (a stack trace) to reject a promise that is already resolved, so nothing ever sees it.
 // Measured at 3-5 % of every actor host's CPU under chat load (each turn makes about ten JetStream calls). An
 // answered request here does what that cancel does (stop the timer, leave the mux) without the error; errors,

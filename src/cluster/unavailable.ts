@@ -1,4 +1,5 @@
-// Main thread: the cluster's own unavailability, as the runtime says it, so faces answer it like a host that
+// Thread: main
+// The cluster's own unavailability, as the runtime says it, so faces answer it like a host that
 // cannot take a call.
 import { HostUnavailableError } from '../runtime/errors.js';
 

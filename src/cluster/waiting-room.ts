@@ -1,4 +1,5 @@
-// Main thread: what a cluster node answers on its port while it waits for NATS JetStream at start-up (before the
+// Thread: main
+// What a cluster node answers on its port while it waits for NATS JetStream at start-up (before the
 // real front door listens): / (liveness) 200, since the process is alive and waiting is what it should do (a liveness
 // probe failing here would restart a node that only waits for NATS, for ever); /health (readiness) 503 with the
 // reason; every other request 503 with Retry-After; a USSD step the

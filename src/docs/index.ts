@@ -1,3 +1,4 @@
+// Thread: main
 // GET /docs (Swagger UI), GET /docs/* (its files), GET /docs-json and GET /docs/json (the OpenAPI document, the
 // second where the reference runtime serves it). Register these
 // after every face registered its routes; the document is built on its first request, when all are known.

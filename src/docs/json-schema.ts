@@ -1,3 +1,4 @@
+// Thread: main
 // valibot -> JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Definitions of recursive schemas are moved
 // into components.schemas: a `#/$defs/...` reference inside an OpenAPI document would point at its root.
 import type * as v from 'valibot';

@@ -1,3 +1,4 @@
+// Thread: main
 // The OpenAPI 3.1 document of every route of the server: the Router's routes with their docs, plus what faces
 // describe themselves through `openApi()` (the protocol gateway's descriptor-driven routes).
 import type { Face } from '../face.js';

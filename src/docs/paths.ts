@@ -1,3 +1,4 @@
+// Thread: main
 // uWS route patterns -> OpenAPI paths: `/messages/:sessionId` -> `/messages/{sessionId}`, a trailing `*` -> `{path}`.
 
 export interface OpenApiPath {

@@ -1,3 +1,4 @@
+// Thread: main
 // What a route may say about itself for the OpenAPI document. The schemas are the same valibot schemas
 // that validate the requests; the generator only reads them. The shape is checked once, when the document is built.
 import * as v from 'valibot';

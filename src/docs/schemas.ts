@@ -1,3 +1,4 @@
+// Thread: main
 // Answer schemas shared by the route docs of several faces.
 import * as v from 'valibot';
 

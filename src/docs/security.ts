@@ -1,3 +1,4 @@
+// Thread: main
 // How protected routes authenticate, as OpenAPI security schemes (see the oracle wire-format reference).
 import type { RouteAuth } from '../http/route.js';
 export const SECURITY_SCHEMES = {

@@ -1,3 +1,4 @@
+// Thread: main
 // The Swagger UI files of `swagger-ui-dist`, read into memory once. Only names found in that folder are ever
 // served, so a request path can never reach another file.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// Thread: main
 // Environment variables of the protocol query gateway (validated with the others in src/config.ts).
 import { existsSync } from 'node:fs';
 import * as v from 'valibot';

@@ -1,3 +1,4 @@
+// Thread: main
 // Decoded protobufjs message -> JSON exactly as Cosmos REST renders it (grpc-gateway v1 with gogoproto
 // jsonpb, OrigName + EmitDefaults): declared names in declaration order, defaults emitted, 64-bit integers
 // as strings, enums by name, RFC 3339 timestamps, "1.500s" durations, base64 bytes (empty -> null), Any

@@ -1,3 +1,4 @@
+// Thread: main
 // The gateway's schema: the protobufjs root and the query methods with their GET templates, from the
 // bundled .proto files or from FileDescriptorProtos (a node's reflection service). The inverse,
 // fileDescriptorsOf, lets the embedded node serve its own descriptors the way a chain node does.

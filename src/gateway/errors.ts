@@ -1,3 +1,4 @@
+// Thread: main
 // Every answer of the gateway that is not 200 has the Cosmos REST error body { code, message, details }
 // (grpc-gateway v1), with the HTTP status of the gRPC code from the reference's table.
 import { status as GrpcStatus } from '@grpc/grpc-js';

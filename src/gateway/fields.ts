@@ -1,3 +1,4 @@
+// Thread: main
 // Field lookups over protobufjs reflection shared by the query mapping, the transcoder and OpenAPI.
 import { protobuf } from './proto-root.js';
 

@@ -1,3 +1,4 @@
+// Thread: main
 // Optional API-key gating (GATEWAY_API_KEYS): no `x-api-key` -> 401, an unknown key -> 403.
 // Keys are compared by SHA-256 digest so the lookup time says nothing about the configured keys.
 import { createHash } from 'node:crypto';

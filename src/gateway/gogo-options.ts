@@ -1,3 +1,4 @@
+// Thread: main
 // The gogoproto field options that change what a Cosmos node's REST answers look like. gogoproto generates
 // Go types from them, and gogo jsonpb renders those types:
 // - customtype LegacyDec/Dec: the wire holds the scaled integer ("100000000000000000"), the JSON the

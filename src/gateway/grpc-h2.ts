@@ -1,4 +1,5 @@
-// Main thread. Unary gRPC calls to the chain node, hand-written for the gateway's hot path: one POST per call,
+// Thread: main
+// Unary gRPC calls to the chain node, hand-written for the gateway's hot path: one POST per call,
 // a 5-byte length-prefixed message each way, the status in the trailers (gRPC over HTTP/2, PROTOCOL-HTTP2.md).
 // @grpc/grpc-js runs every call through resolving, retrying, load-balancing and filter layers, and node's http2
 // client builds a Duplex and an AsyncResource per call: the calls go over an HTTP/2 client of our own (./h2/),

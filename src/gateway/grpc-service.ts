@@ -1,3 +1,4 @@
+// Thread: main
 // A @grpc/grpc-js service definition for a protobufjs service: requests decoded to messages, responses
 // encoded from plain objects. Used by the embedded node (and by tests that stand up their own nodes).
 import type { ServiceDefinition, MethodDefinition } from '@grpc/grpc-js';

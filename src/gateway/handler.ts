@@ -1,3 +1,4 @@
+// Thread: main
 // One HTTP GET -> route match -> request message -> upstream gRPC -> Cosmos JSON, with the block height
 // passed through, and identical requests in flight sharing one upstream call.
 import { status as GrpcStatus } from '@grpc/grpc-js';

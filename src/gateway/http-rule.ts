@@ -1,3 +1,4 @@
+// Thread: main
 // The `google.api.http` option of a method, as protobufjs exposes it: parsed from a .proto file
 // (method.parsedOptions) or decoded from a descriptor (MethodOptions extension field).
 import type protobuf from 'protobufjs';

@@ -1,3 +1,4 @@
+// Thread: main
 // The protocol query gateway face: HTTP GET -> gRPC query of a Cosmos chain node -> Cosmos REST JSON.
 // Routes come from the google.api.http annotations of the node's own descriptors (cosmos.reflection.v1)
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without

@@ -1,3 +1,4 @@
+// Thread: main
 // Path aliases of older ixo builds (GATEWAY_LEGACY_ROUTES=true): claims before v4 and token before
 // `/minter/`. They are tried after every annotated route, so a current path always wins.
 

@@ -1,3 +1,4 @@
+// Thread: main
 // OpenAPI 3.1 paths and component schemas of the gateway's routes, generated from the descriptors:
 // path and query parameters from the request type, the 200 body from the response type as Cosmos REST
 // renders it (declared names, every field present, 64-bit integers as strings, enums as names).

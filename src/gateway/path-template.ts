@@ -1,3 +1,4 @@
+// Thread: main
 // google.api.http path templates: `/ixo/entity/{id}`, `/v1/{name=shelves/*/books/*}`, `/files/{path=**}`,
 // `/v1/{name}:cancel`. A template is parsed once into segments; a request path is matched segment by
 // segment. Without a verb in the template, a last path segment containing `:` (did:ixo:entity:abc) is

@@ -1,3 +1,4 @@
+// Thread: main
 // Loading .proto files with protobufjs: the project's own files under proto/ and the google/api and
 // google/protobuf files protobufjs ships. Field names are kept as declared (keepCase), because Cosmos REST
 // JSON uses the declared names.

@@ -1,3 +1,4 @@
+// Thread: main
 // Descriptors from the node itself: cosmos.reflection.v1.ReflectionService/FileDescriptors returns every
 // proto file of the app (with its google.api.http options), so any Cosmos chain's routes can be served.
 import { schemaFromFileDescriptors, type GatewaySchema } from './descriptors.js';

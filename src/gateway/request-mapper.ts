@@ -1,3 +1,4 @@
+// Thread: main
 // Builds the gRPC request of a route from its path variables and query string (grpc-gateway v1 rules):
 // dotted field paths with proto or JSON names, typed parsing, repeated keys fill repeated fields, first
 // value wins for singular fields, unknown keys are ignored, path-bound fields are not read from the query.

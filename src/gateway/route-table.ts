@@ -1,3 +1,4 @@
+// Thread: main
 // The route table, generated from the `google.api.http` GET templates of the schema's methods (plus the
 // legacy aliases when asked). Routes are tried in declaration order; the first match wins.
 import type { Logger } from '../log.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Text -> field value, for path variables and query parameters, the way grpc-gateway v1 parses them
 // (Go strconv with base 0 for integers, ParseBool for bools, standard then URL-safe base64 for bytes).
 import protojson from 'protobufjs/ext/protojson.js';

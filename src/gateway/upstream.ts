@@ -1,4 +1,5 @@
-// Main thread. The chain node's gRPC, over one reused HTTP/2 connection (cleartext or TLS, pick-first over
+// Thread: main
+// The chain node's gRPC, over one reused HTTP/2 connection (cleartext or TLS, pick-first over
 // several addresses): raw request bytes in, raw response bytes out, with the block height passed both ways as
 // `x-cosmos-block-height` metadata. The gateway's routes, its descriptor read and the chain client all use it.
 import { status as GrpcStatus } from '@grpc/grpc-js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Request body decoding: JSON and application/x-www-form-urlencoded.
 
 /**

@@ -1,3 +1,4 @@
+// Thread: main
 // Client addresses: normalisation of what uWebSockets.js reports, loopback checks and allow-list (CIDR) matching.
 import { BlockList, isIP } from 'node:net';
 import { BoundedMap } from '../bounded-map.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // CORS as the oracle spec (rule 6) fixes it: CORS_ORIGIN `*` by default; specific origins enable credentials.
 export const ALLOWED_HEADERS = [
   'Content-Type',

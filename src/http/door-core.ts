@@ -1,3 +1,4 @@
+// Thread: main
 // What both engines share: the rate limit, CORS, client address, in-flight count and drain, and the steps every
 // route's requests take, built once per route at mount (see exchange.ts for one request's run through them).
 import { timingSafeEqual } from 'node:crypto';

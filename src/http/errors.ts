@@ -1,3 +1,4 @@
+// Thread: main
 // One error type that knows its answer. The default body follows the NestJS shape existing clients parse:
 // { statusCode, message, error }.
 import { STATUS_CODES } from 'node:http';

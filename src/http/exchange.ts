@@ -1,3 +1,4 @@
+// Thread: main
 // One request's run through its route's steps, the same on both engines: rate limit -> body -> handler -> reply.
 // An engine subclasses Exchange with the three things that touch its sockets: writing an answer, reading the
 // body and opening a stream. One object per request, no closures: the steps are its methods.

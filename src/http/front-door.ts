@@ -1,3 +1,4 @@
+// Thread: any
 // The front door as the rest of the server sees it: one interface, two engines (uws-engine.ts on
 // uWebSockets.js, node-engine.ts on node:http). Nothing outside src/http/ knows which one serves.
 import type { Logger } from '../log.js';

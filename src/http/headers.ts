@@ -1,3 +1,4 @@
+// Thread: main
 // Request headers read into a plain record (lower-case names), the same on both engines.
 import type uWS from 'uWebSockets.js';
 

@@ -1,3 +1,4 @@
+// Thread: main
 // Answers the portable engine writes on a bare socket: a refused WebSocket or Socket.IO handshake (the
 // connection is an upgrade, so node:http's response object is not there), with the bytes uWS would write, and
 // what node:http's parser refused (node-client-error.ts).

@@ -1,4 +1,5 @@
-// The portable engine (main thread): what node:http's parser refuses before a route sees a request (a malformed
+// Thread: main
+// The portable engine: what node:http's parser refuses before a route sees a request (a malformed
 // request line or header, headers over the size limit, headers or a body that do not arrive in time) is answered
 // in the contract's error body, `{ statusCode, message, error }`, and the connection closed, not with node's bare
 // 400/408/431.

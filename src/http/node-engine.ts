@@ -1,3 +1,4 @@
+// Thread: main
 // The portable engine: the front door on node:http (`ws` for WebSocket routes, Socket.IO attached through
 // Engine.IO's node API). Same routes, steps and answers as the uWS engine (door-core.ts, exchange.ts); it runs
 // on any Node.js and also answers what uWS cannot: HTTP/1.0 clients, and malformed request lines (400).
@@ -6,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Server as SocketIoServer } from 'socket.io';
+import { BoundedMap } from '../bounded-map.js';
 import { bodyText } from './body.js';
 import { normalizeAddress } from './client-address.js';
 import { DoorCore, NOT_FOUND, PREFLIGHT, SHUTTING_DOWN, type RouteSteps } from './door-core.js';
@@ -118,7 +120,8 @@ export class NodeFrontDoor implements FrontDoor {
   readonly #socketRoutes: NodeWebSocketRoute<unknown>[] = [];
   /** Upgraded connections: node:http no longer tracks them, and close() must end them too. */
   readonly #upgraded = new Set<Duplex>();
-  readonly #peers = new Map<string, string>();
+  /** Normalised peer addresses; past the limit the oldest goes, one at a time (a flood never empties it). */
+  readonly #peers = new BoundedMap<string, string>(10_000);
   #socketIo: NodeSocketIo | undefined;
   #preflight!: RouteSteps;
   #notFound!: RouteSteps;
@@ -212,7 +215,6 @@ export class NodeFrontDoor implements FrontDoor {
     if (!address) return '';
     let peer = this.#peers.get(address);
     if (peer === undefined) {
-      if (this.#peers.size > 10_000) this.#peers.clear();
       peer = normalizeAddress(address);
       this.#peers.set(address, peer);
     }

@@ -1,3 +1,4 @@
+// Thread: main
 // Route matching for the portable engine, with uWS's rules so both engines route alike: segments split on '/',
 // a static segment wins over `:param`, which wins over a trailing `*`; a parameter matches a non-empty segment;
 // `*` matches the rest of the path, empty included (`/docs/*` matches `/docs/` but not `/docs`); case-sensitive;

@@ -1,3 +1,4 @@
+// Thread: main
 // Socket.IO on the portable engine. Engine.IO is bound through a node:http server that never listens (its
 // listeners are never called): the engine's own request and upgrade dispatch hands it the requests under
 // SOCKET_IO_PATH once they pass the front door's rate limit for handshakes (requests without a `sid`), whose

@@ -1,3 +1,4 @@
+// Thread: main
 // WebSocket routes on the portable engine, with `ws` (see websocket.ts for the face-facing interface). The
 // same contract as uws-websocket.ts: the rate limit and the face's accept before the handshake completes, a
 // send past the backpressure bound closes the socket, frames over maxPayloadBytes close it (1009), and a

@@ -1,3 +1,4 @@
+// Thread: main
 // Operator-only routes: with OPERATOR_TOKEN set they need `Authorization: Bearer <token>`; without it only
 // loopback callers are served, and only when no proxy is trusted. Behind a proxy every request's peer may be the
 // proxy (loopback on the same host) and forwarded addresses are client-written, so neither can prove an operator.

@@ -1,3 +1,4 @@
+// Thread: main
 // The client address behind trusted proxies, resolved as `proxy-addr` does: the socket peer and the
 // X-Forwarded-For entries are walked from the right (nearest hop first), skipping hops that are trusted; the first
 // untrusted one is the client. A hop is trusted by position (TRUST_PROXY_HOPS; TRUST_PROXY_ENABLED=true alone

@@ -1,3 +1,4 @@
+// Thread: main
 // Fixed-window request counter per client (an address; IPv6 by /64). Allow-listed addresses (telecom gateways)
 // are exempt. In cluster mode the front door asks the count shared by every node instead (withLocalFallback).
 import type { Logger } from '../log.js';

@@ -1,4 +1,5 @@
-// Main thread: the request id of a request that brought no X-Request-Id. UUID-shaped (36 characters, hex and
+// Thread: main
+// The request id of a request that brought no X-Request-Id. UUID-shaped (36 characters, hex and
 // dashes, as before) but not random per request: 96 random bits drawn per process, then a counter in the last 8
 // hex digits (from 0x10000000, so it always has 8 and stays a small integer, whose hex V8 formats fast; past
 // 0x7fffffff a new prefix is drawn). Unique across processes and restarts unless two draw the same prefix

@@ -1,3 +1,4 @@
+// Thread: main
 // A route declared once: method, path, input schemas, auth, answers and handler. `mountRoute` builds from it the
 // validating, guarded handler and the route's OpenAPI docs, so the document and the checks cannot drift apart.
 import * as v from 'valibot';

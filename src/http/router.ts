@@ -1,3 +1,4 @@
+// Thread: main
 // Faces register their routes here; the front door (src/http/server.ts picks its engine) mounts them once at start-up.
 // Patterns use uWS syntax on both engines: `/messages/:sessionId`, `/docs/*`. Static routes win over parameter routes.
 import type { Handler } from './types.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // The front door's engine, chosen at start-up (HTTP_ENGINE): uWS (native) when a native build loads here, else
 // the portable engine on node:http. Both implement FrontDoor (front-door.ts) and answer alike.
 import { StartupRefusal } from '../errors.js';

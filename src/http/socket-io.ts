@@ -1,3 +1,4 @@
+// Thread: main
 // Socket.IO on the front door: Engine.IO answers `/socket.io/` itself (long-polling and WebSocket), beside our
 // routes; each engine attaches it (uws-socket-io.ts, node-socket-io.ts). Handshakes pass the front door's rate
 // limit; CORS follows CORS_ORIGIN.

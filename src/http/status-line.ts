@@ -1,3 +1,4 @@
+// Thread: main
 // uWS wants the whole status line ("404 Not Found"); built once from node's reason phrases.
 import { STATUS_CODES } from 'node:http';
 

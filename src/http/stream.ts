@@ -1,3 +1,4 @@
+// Thread: main
 // A streamed answer (SSE) on either engine: the bounds on a reader that stops reading (bytes unsent since the
 // socket last took data, time unable to send) and the close/drain listeners. The engine supplies the socket side.
 import { sseStreamsActive } from '../metrics/catalogue.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // What a route handler sees and returns. Only src/http/ touches uWebSockets.js; faces use these types.
 import type { Context } from '../telemetry/index.js';
 

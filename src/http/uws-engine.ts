@@ -1,3 +1,4 @@
+// Thread: main
 // The native engine: the front door on uWebSockets.js (with its siblings uws-*.ts, the only code that touches
 // uWS). Each route's steps are built once at mount (door-core.ts); a request is one UwsExchange.
 import type uWS from 'uWebSockets.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Which native uWebSockets.js build this process can load, tried in order of preference:
 //  1. the official release (v20.57, Node 20-25; its Linux binaries need glibc >= 2.38: Debian 13, Ubuntu 24.04),
 //     from the optional dependency @btc-vision/uwebsockets.js, a republish of upstream's release binaries;

@@ -1,3 +1,4 @@
+// Thread: main
 // Socket.IO on the uWS engine's app (socket.io's `attachApp`). uWS matches the static `/socket.io/` ahead of
 // the catch-all 404, whatever the order of registration.
 import type { Server } from 'socket.io';

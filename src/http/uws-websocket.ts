@@ -1,3 +1,4 @@
+// Thread: main
 // WebSocket routes on the uWS engine's app (see websocket.ts for the face-facing interface). uWS discipline:
 // everything read from `req` is read before the first await, `res.onAborted` is registered before it, and the
 // upgrade is written inside `res.cork`.

@@ -1,3 +1,4 @@
+// Thread: main
 // WebSocket routes behind a face-facing interface: a face says how to accept a handshake and what to do with
 // frames; each engine does the socket part (uws-websocket.ts, node-websocket.ts): asynchronous upgrade,
 // backpressure, idle timeout, frame size. The topics (publish to a session's sockets) are shared.

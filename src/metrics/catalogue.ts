@@ -1,3 +1,4 @@
+// Thread: any
 // Every metric the server exports, in one place (docs/metrics.md "What to scrape" lists them with their meaning).
 // Families are per thread: on an actor host they collect what host-report.ts hands to the main thread.
 import { CounterFamily, GaugeFamily, HistogramFamily, type Series } from './families.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Environment variables of /metrics (validated with the others in src/config.ts).
 import { boolean } from '../env-schema.js';
 

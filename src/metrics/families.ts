@@ -1,3 +1,4 @@
+// Thread: any
 // Metric families whose labelled series are created once and then updated by a plain addition. prom-client's
 // labelled children hash their label object on every inc/observe (a new string per call); on the request path we
 // keep the series object instead. prom-client still writes the exposition (its Registry accepts any object with a

@@ -1,3 +1,4 @@
+// Thread: any
 // Metrics of the actor hosts reach the main thread's registry without a round trip at scrape time: every
 // REPORT_INTERVAL_MS each host posts one compact report (its counter and histogram increments since the last
 // report, and a snapshot of its actors and mailboxes) on a port of its own; the main thread adds it in.

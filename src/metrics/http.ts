@@ -1,3 +1,4 @@
+// Thread: main
 // Per-request metrics of the front door. A request costs two Map lookups and a few additions: the series of a
 // (route, method, status) are looked up once and kept, never rebuilt from label objects per request.
 import { httpRequestDuration, httpRequests } from './catalogue.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // The process's Prometheus registry: our families (catalogue.ts) plus prom-client's default process and
 // event-loop metrics. Built on first use, once per process (the default metrics start a timer of their own), on the
 // main thread only.

@@ -1,3 +1,4 @@
+// Thread: main
 // GET /metrics: the Prometheus text exposition of the registry, guarded like the operator routes unless
 // METRICS_PUBLIC=true.
 import { HttpErrorBodySchema } from '../docs/index.js';

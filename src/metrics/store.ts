@@ -1,3 +1,4 @@
+// Thread: any
 // store_commit_duration_seconds, one observation per transaction, nothing per write: for lmdb's asynchronous
 // writes from its own events (`beforecommit` fires once per write batch, the writes of one event-loop turn, and
 // `committed` settles when that batch is synced), and for this thread's synchronous turn commits (turn-commit.ts)

@@ -1,3 +1,4 @@
+// Thread: main
 // gateway_upstream_duration_seconds: one series per gRPC path and status, found with two Map lookups per call
 // (paths come from the descriptors, so they are bounded).
 import { gatewayUpstreamDuration } from './catalogue.js';

@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // Errors of the agent layer. Their messages are shown to the user in the SSE `error` frame, so they say
 // what failed without leaking secrets (never the API key).
 

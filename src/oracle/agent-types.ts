@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // The vocabulary of the agent: chat messages, tools, provider events and loop events.
 // Nothing here knows about HTTP, uWebSockets.js or threads: the chat actor runs it on a worker thread.
 import type { ModelAttachment } from './attachments.js';

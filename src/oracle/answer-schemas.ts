@@ -1,3 +1,4 @@
+// Thread: main
 // Schemas of the oracle's answers, for the OpenAPI document (routes pass them as `responses`).
 // The shapes follow oracle-wire-format.md so existing clients read them unchanged.
 import * as v from 'valibot';

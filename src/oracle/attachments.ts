@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure).
+// Thread: any (shared, pure)
 // Chat-network attachments of a user's message (`attachments` of SendMessageDto): kept with the human message,
 // listed in the history, and given to the model: described in text always, and, for a model that reads images,
 // an image whose media the user's homeserver serves as an image part too.

@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // What the event channel sends from the main thread to a chat actor (runtime.signal: outside the mailbox, so
 // it reaches an actor whose turn is waiting for the client). Plain data: it crosses threads.
 

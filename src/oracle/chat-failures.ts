@@ -1,4 +1,5 @@
-// Runs on: both threads (pure). How a chat call fails, as plain data that crosses threads (a stream's ending), and
+// Thread: any (pure)
+// How a chat call fails, as plain data that crosses threads (a stream's ending), and
 // the words each streaming face (SSE frame, WebSocket event) answers it with. The HTTP answers live in errors.ts,
 // which is front-door code; actor code reads only this file.
 import { DomainError } from '../errors.js';

@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
 // typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
 // thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.

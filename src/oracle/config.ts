@@ -1,3 +1,4 @@
+// Thread: main
 // Environment variables of the oracle face.
 import * as v from 'valibot';
 import { ed25519 } from '@ucanto/principal';

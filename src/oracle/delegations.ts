@@ -1,4 +1,5 @@
-// Shared by both threads: stored user-to-oracle delegations, one per (user, oracle), validated before they
+// Thread: any
+// Stored user-to-oracle delegations, one per (user, oracle), validated before they
 // are stored (POST /delegation). The actors mint downstream invocations for the user from them. A store
 // replaces the user's previous delegation (the last one given wins), so writes need no revision.
 export interface StoredDelegation {

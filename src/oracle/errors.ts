@@ -1,3 +1,4 @@
+// Thread: main
 // Every error answer of the oracle face in one place: stable messages in the NestJS shape
 // `{ statusCode, message, error }` that the client SDK parses (oracle-wire-format.md, General).
 import * as v from 'valibot';

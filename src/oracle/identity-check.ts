@@ -1,4 +1,5 @@
-// Main thread, at start-up: the oracle's key must be the one the records were started with. UCANs are delegated to
+// Thread: main, at start-up
+// The oracle's key must be the one the records were started with. UCANs are delegated to
 // the oracle's DID, so a key changed by accident (ORACLE_PRIVATE_KEY set on a DATA_DIR that generated its own, a
 // paste of another deployment's) would refuse every user's delegation. The key's DID is recorded beside the records
 // at the first start; another key refuses to start (exit 78) until it is adopted on purpose (npm run adopt-oracle-key).

@@ -1,3 +1,4 @@
+// Thread: any
 // The oracle's identity: its Ed25519 key (ORACLE_PRIVATE_KEY, or a key generated once into DATA_DIR), the
 // DID that UCANs must be addressed to (ORACLE_DID, default the key's did:key) and its name.
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';

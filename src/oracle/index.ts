@@ -1,3 +1,4 @@
+// Thread: main
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
 import type { OracleConfig } from '../config.js';

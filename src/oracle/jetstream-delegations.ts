@@ -1,4 +1,5 @@
-// Cluster mode (the front door stores, the actors mint from them): delegations in the JetStream KV bucket
+// Thread: any, cluster mode (the front door stores, the actors mint from them)
+// Delegations in the JetStream KV bucket
 // `oracle_delegations`, keyed `<userDid>.<oracleDid>`. The last one stored wins, so writes are plain puts.
 import type { ClusterConnection } from '../cluster/connection.js';
 import { KvRecordStore } from '../cluster/record-store.js';

@@ -1,7 +1,8 @@
-// Either thread holding a NATS connection (cluster mode): the oracle's record families on JetStream KV, the same
+// Thread: any holding a NATS connection, cluster mode
+// The oracle's record families on JetStream KV, the same
 // OracleRepositories the LMDB roots open (repositories.ts), so the composition roots choose one or the other.
 // Buckets (each created with the connection's replicas, or opened when another node made it) and why each is
-// shaped as it is: docs/cluster.md, "What is stored where".
+// shaped as it is: docs/cluster-records.md, "What is stored where".
 import type { ClusterConnection } from '../cluster/connection.js';
 import { openJetStreamCalls } from './calls/jetstream-repository.js';
 import { openJetStreamDelegations } from './jetstream-delegations.js';

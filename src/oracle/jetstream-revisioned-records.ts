@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): RevisionedRecords over a replicated JetStream KV bucket, for
+// Thread: any holding a NATS connection, cluster mode
+// RevisionedRecords over a replicated JetStream KV bucket, for
 // the oracle's plain record families (preferences, credits). The KV revision is the record's revision; create and
 // update are the record store's (create-only, revision-checked with its fencing for nats-server 2.9), so two nodes
 // racing on one record cannot both win: the loser re-reads (changeRecord) and no credit is spent twice.

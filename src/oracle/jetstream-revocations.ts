@@ -1,4 +1,5 @@
-// Cluster mode (main thread: each authentication reads it): revocations in the JetStream KV bucket
+// Thread: any, cluster mode (main thread: each authentication reads it)
+// Revocations in the JetStream KV bucket
 // `oracle_revocations`, by revocation key. Every node watches the bucket into a local map, so a check reads memory. Before it
 // answers, the map is brought up to the bucket's last write as of the check (its sequence, one request that only the
 // stream leader answers), so a revocation acknowledged on any node before the check is refused here too; without a

@@ -1,4 +1,5 @@
-// Both threads (the front door stores, the actors mint from them): delegations in the LMDB database
+// Thread: any (the front door stores, the actors mint from them)
+// Delegations in the LMDB database
 // `oracle-delegations`, keyed `<userDid>|<oracleDid>` (`|` cannot occur in a DID).
 import type { Store } from '../store/env.js';
 import type { DelegationRepository, StoredDelegation } from './delegations.js';

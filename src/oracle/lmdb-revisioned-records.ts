@@ -1,4 +1,5 @@
-// Both threads: the LMDB implementation of RevisionedRecords for the oracle's plain record families
+// Thread: any
+// The LMDB implementation of RevisionedRecords for the oracle's plain record families
 // (preferences, credits). The revision is kept on the stored object (store/revision.ts), so records written
 // before revisions existed read as revision 0 and keep their shape. Each check and write is one LMDB
 // transaction: serialised with every other writer of the environment, whatever thread it runs on.

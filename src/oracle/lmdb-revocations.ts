@@ -1,4 +1,5 @@
-// Main thread (each authentication reads it): revocations in the LMDB database `oracle-revocations`, by revocation key.
+// Thread: any (each authentication reads it)
+// Revocations in the LMDB database `oracle-revocations`, by revocation key.
 import type { Store } from '../store/env.js';
 import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
 

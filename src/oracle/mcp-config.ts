@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // MCP_SERVERS: the MCP servers whose tools the agent is offered, as JSON or as the path of a JSON file.
 // Read and validated once with the rest of the environment, so a bad list stops start-up with a message
 // that names the entry and the field.

@@ -1,4 +1,4 @@
-// Runs on: both threads (shared; read once per thread at start).
+// Thread: any (shared; read once per thread at start)
 // The models a user may pick (`GET /models`, `model` of a message): the built-in agent and models of the
 // OpenAI-compatible server at LLM_BASE_URL, each with the label, tier and prices the client SDK's picker shows
 // (its `ModelsResponse`). Configured as JSON in ORACLE_MODELS or in the file ORACLE_MODELS_FILE; without either,

@@ -1,4 +1,5 @@
-// Both threads: the oracle's record families, each behind its repository, as the composition roots open them
+// Thread: any
+// The oracle's record families, each behind its repository, as the composition roots open them
 // (index.ts on the front door, actor/services.ts in each actor host) through openOracleRepositories, the one
 // place that chooses LMDB or (cluster mode) JetStream. Code past these roots gets repositories, never the Store.
 import type { ClusterConnection } from '../cluster/connection.js';

@@ -1,4 +1,5 @@
-// Shared by both threads: the shape of the oracle's plain record families (preferences, credits), written as
+// Thread: any
+// The shape of the oracle's plain record families (preferences, credits), written as
 // a replicated key-value store (JetStream KV) would take them: a record is read with its revision, a new key
 // is created only if absent, and an update names the revision it read and fails when it moved
 // (RevisionConflictError, store/revision.ts).

@@ -1,4 +1,5 @@
-// Shared by both threads: revoked delegations by revocation key (auth/revocation-key.ts: the issuer's
+// Thread: any
+// Revoked delegations by revocation key (auth/revocation-key.ts: the issuer's
 // signature, the same in every encoding of the delegation), kept until the delegation would have expired, so a
 // revoked delegation, and every invocation that carries it as a proof, is refused on every transport and
 // across restarts. Read on each authentication (after the verification cache), so a revocation takes effect

@@ -1,3 +1,4 @@
+// Thread: main
 // Request schemas of the oracle routes (valibot). The same schemas validate requests and feed the OpenAPI
 // document (route docs `body`, `query`, `params`). Issue texts start with the field's path, as the NestJS reference's do.
 import * as v from 'valibot';

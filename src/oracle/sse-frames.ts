@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // Agent events -> SSE frames in the wire format existing clients parse (oracle-wire-format.md, "SSE stream"):
 // a `reasoning` ack first, then message / reasoning / tool_call / action_call frames, then either
 // `reasoning` (complete) + `done`, or `error` + `done`. `done` is always last, also after an abort (doneFrame).

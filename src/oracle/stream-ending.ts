@@ -1,4 +1,4 @@
-// Runs on: both threads (shared, pure: no state of its own).
+// Thread: any (shared, pure: no state of its own)
 // How a chat stream ends, and the frames that close it: the one place they are decided. The actor reports its
 // ending as data in the stream's last message (actor/frame-sender.ts); the relay on the main thread writes the
 // closing frames (routes/stream-relay.ts), also when the actor's host died and no ending came, so `done` is written

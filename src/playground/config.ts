@@ -1,3 +1,4 @@
+// Thread: main
 // PLAYGROUND_ENABLED: unset means "on outside production", so a production deployment never exposes the page
 // unless asked to.
 import * as v from 'valibot';

@@ -1,3 +1,4 @@
+// Thread: main
 // GET /playground (the page) and GET /playground/* (its bundled files, plus config.json: the oracle DID the
 // page's UCANs are addressed to). The files are built by scripts/build-playground.mjs into dist/playground and
 // read into memory once; only names found in that folder are ever served, so a path cannot reach another file.

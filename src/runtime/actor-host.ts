@@ -1,3 +1,4 @@
+// Thread: actor host
 // The worker side of the actor runtime: hosts the session actors of one shard. Each actor has a bounded
 // mailbox; idle actors are dropped from memory (their state lives in LMDB) and come back on the next message.
 // A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the

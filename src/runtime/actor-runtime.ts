@@ -1,4 +1,5 @@
-// Main thread. The single-node ActorRouter: one worker thread per actor host, sessions sharded by id. Calls
+// Thread: main
+// The single-node ActorRouter: one worker thread per actor host, sessions sharded by id. Calls
 // go through a lean typed RPC (rpc.ts) over a batching MessagePort; a host that dies fails its in-flight
 // calls and is restarted, and its actors resume from LMDB on their next message.
 import { MessageChannel, Worker, type TransferListItem } from 'node:worker_threads';

@@ -1,4 +1,5 @@
-// Both threads. A message endpoint over a Node MessagePort (or Worker / parentPort) that sends all messages
+// Thread: any
+// A message endpoint over a Node MessagePort (or Worker / parentPort) that sends all messages
 // posted in one event-loop turn as ONE postMessage. Under load this turns hundreds of cross-thread posts (each a
 // serialisation and a wake-up of the other thread) into a few.
 import type { TransferListItem } from 'node:worker_threads';

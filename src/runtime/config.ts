@@ -1,4 +1,5 @@
-// Both threads. The settings the runtime itself reads. The whole configuration rides along to each actor host
+// Thread: any
+// The settings the runtime itself reads. The whole configuration rides along to each actor host
 // (workerData) without the runtime reading the rest: the host thread's composition root (workers/actor-host.ts)
 // hands it to the actor kinds, whose HostContext is completed by src/actor-kinds.ts.
 export interface RuntimeConfig {

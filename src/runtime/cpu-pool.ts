@@ -1,3 +1,4 @@
+// Thread: main
 // The piscina pool for stateless CPU work that must not block the front door or an actor host.
 // Tasks are the named exports of workers/crypto.ts.
 import { availableParallelism } from 'node:os';

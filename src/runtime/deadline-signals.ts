@@ -1,4 +1,5 @@
-// Actor host thread. AbortSignals that fire when a call's deadline passes, one per slice of time shared by every
+// Thread: actor host
+// AbortSignals that fire when a call's deadline passes, one per slice of time shared by every
 // call whose deadline falls in it. An AbortController and its timer per call cost about 3.5 µs on this machine,
 // several percent of a host's CPU per USSD step; per 10 ms slice the cost is paid about a hundred times a second
 // whatever the load. A signal fires up to one slice after the deadline, which the caller allows for: it waits a

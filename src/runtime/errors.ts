@@ -1,4 +1,5 @@
-// Both threads. The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
+// Thread: any
+// The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
 // and the main thread turns them back into these classes (wire-errors.ts), so faces can map them to their answers.
 
 /** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */

@@ -1,4 +1,5 @@
-// Actor host thread. An actor's mailbox: runs tasks one at a time, in arrival order, so an actor's state needs no locks.
+// Thread: actor host
+// An actor's mailbox: runs tasks one at a time, in arrival order, so an actor's state needs no locks.
 // Modelled on piscina's task queue: bounded (a full mailbox refuses at once instead of growing), and a task
 // posted with an AbortSignal leaves the queue unrun when the signal fires; a task already running receives
 // the signal and checks it before it commits.

@@ -1,3 +1,4 @@
+// Thread: any
 // Everything that crosses between the main thread and an actor host, typed in one place.
 import type { MessagePort } from 'node:worker_threads';
 import type { RuntimeConfig } from './config.js';

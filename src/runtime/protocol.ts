@@ -1,3 +1,4 @@
+// Thread: any
 // An actor kind's protocol, declared once: its name, the messages its mailbox takes with the reply of each,
 // the signals it takes outside the mailbox, and the message that opens a stream. Both sides use the same
 // declaration: the main thread sends through an ActorRef (runtime.ref), whose reply type follows from the

@@ -1,4 +1,5 @@
-// Main thread. The seam between the faces and wherever actors run: given a kind and an id, deliver a message
+// Thread: main
+// The seam between the faces and wherever actors run: given a kind and an id, deliver a message
 // and get its reply, reach the actor outside its mailbox, or open a stream from it. The single-node runtime
 // (actor-runtime.ts: actor hosts on worker threads, lean RPC over MessagePorts) is one implementation; a
 // cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).

@@ -1,4 +1,5 @@
-// Both threads. A lean typed RPC between the main thread and an actor host, over a batching endpoint.
+// Thread: any
+// A lean typed RPC between the main thread and an actor host, over a batching endpoint.
 // Hand-written instead of comlink on the hot path: comlink gave every call a UUID string, wrapped each argument
 // and the answer in wire-value objects and went through proxies (about 10% of the main thread per USSD step,
 // plus the garbage). Here a call is one small array, `[id, method, args]`, its answer `[id, 0, value]` or

@@ -1,3 +1,4 @@
+// Thread: any
 /** FNV-1a: a stable hash so every request of a session reaches the same actor host. */
 export function shardOf(actorId: string, shards: number): number {
   let hash = 0x811c9dc5;

@@ -1,4 +1,5 @@
-// Both threads. The two ends of an actor stream, as the runtime hands them out: the actor writes messages,
+// Thread: any
+// The two ends of an actor stream, as the runtime hands them out: the actor writes messages,
 // the caller reads them and answers with control messages (an acknowledgement that opens the writer's window
 // again, which is how a slow reader holds back the writer; or a cancel). Within one node a channel is a
 // MessagePort of a MessageChannel whose other end went to the actor host (MessagePort has exactly these

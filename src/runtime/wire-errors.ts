@@ -1,3 +1,4 @@
+// Thread: any
 // Both threads, every node. The one codec for errors that cross a boundary: between the main thread and an actor
 // host (rpc.ts), and between nodes (the cluster's router and remote streams). An error crosses as plain data
 // (name, message, a numeric status when it has one; a DomainError also its code and details; between threads its

@@ -1,3 +1,4 @@
+// Thread: main
 // Operator tool (`npm run backup`), its own process beside a serving server: a consistent copy of DATA_DIR.
 // LMDB copies one read transaction's snapshot of the environment, compacted (free pages left out, pages renumbered:
 // mdb_env_copy2 with MDB_CP_COMPACT), while the server goes on writing: the copy holds every commit made before it

@@ -1,4 +1,5 @@
-// Main thread, at start-up: one process owns a DATA_DIR. LMDB lets several processes open one environment, and two
+// Thread: main, at start-up
+// One process owns a DATA_DIR. LMDB lets several processes open one environment, and two
 // servers on one directory each run actors for the same sessions (steps alternating between them meet revision
 // conflicts). The owner writes DATA_DIR/server.lock (its pid and how to tell it from a later process with the same
 // pid); a second process refuses to start, naming the owner, unless the owner is gone.

@@ -1,3 +1,4 @@
+// Thread: any
 // The LMDB environment: one per process, opened by every thread (lmdb-js shares it between threads).
 // Each record family gets its own named database; names are listed here so they stay unique.
 import { mkdirSync } from 'node:fs';

@@ -1,4 +1,5 @@
-// Any thread that opens the store (each keeps its own). How much room DATA_DIR's filesystem has left for the
+// Thread: any (each thread that opens the store keeps its own)
+// How much room DATA_DIR's filesystem has left for the
 // data file to grow, read with statfs (about 1.5 µs) at most every REFRESH_MS and again after a write: the write
 // guard (write-guard.ts) asks before every write that may need new pages, and /health asks too.
 import { statfsSync } from 'node:fs';

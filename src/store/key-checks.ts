@@ -1,3 +1,4 @@
+// Thread: main
 // Main thread (start-up) and the key tools: what keys a deployment's records were written with, kept beside the
 // records so a backup carries them: the PIN key's check value, an unfinished PIN key rotation, the oracle's key DID.
 // A port with two implementations: LMDB here (database `key-checks`, single node), JetStream KV in cluster mode

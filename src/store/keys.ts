@@ -1,3 +1,4 @@
+// Thread: main
 // LMDB refuses keys over 1978 bytes (lmdb-js throws on write, and on read past ~4 KB): every key built from
 // client input is checked here before it reaches the store, so an oversized id is a clean 400/404.
 

@@ -1,3 +1,4 @@
+// Thread: any
 // Revision-checked writes, the one shape every repository's updates take: a read answers the record with its
 // revision, an update names the revision it read and is refused when the record moved since. In cluster mode the
 // JetStream record store (src/cluster/record-store.ts) does it with an expected sequence plus a message id, since

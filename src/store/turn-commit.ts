@@ -1,4 +1,5 @@
-// Any thread that writes; used by the actor hosts for USSD steps. Writes queued during one event-loop turn are
+// Thread: any (that writes; the actor hosts use it for USSD steps)
+// Writes queued during one event-loop turn are
 // applied at the turn's end in ONE synchronous LMDB transaction on this thread, committed and synced to disk
 // before any of their promises resolves: a group commit without a second thread.
 //

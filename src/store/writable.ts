@@ -1,4 +1,5 @@
-// Main thread. Whether DATA_DIR takes writes, for /health and /metrics (store_writable; the free bytes are
+// Thread: main
+// Whether DATA_DIR takes writes, for /health and /metrics (store_writable; the free bytes are
 // store_disk_available_bytes, metrics/store.ts), and the one log line that says why not.
 // Two signs: the free space against its floor (free-space.ts, the one the write guard refuses by), and a real
 // write that needs new space: a file of PROBE_BYTES written and synced beside the records. LMDB's own probe write

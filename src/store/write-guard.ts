@@ -1,4 +1,5 @@
-// Any thread that opens the store. Keeps LMDB from meeting a full disk, and answers the writes it refuses.
+// Thread: any (that opens the store)
+// Keeps LMDB from meeting a full disk, and answers the writes it refuses.
 //
 // Why: lmdb 3.5.6's bundled mdb.c answers a failed page write (mdb_page_flush) by formatting up to ~120 bytes into
 // a 100-byte heap buffer (`last_error = malloc(100); sprintf(last_error, "Attempting to write page at position %u,

@@ -1,4 +1,5 @@
-// Shared (pure): the standard OpenTelemetry variables this server reads itself. Tracing is on when an OTLP
+// Thread: any (pure)
+// The standard OpenTelemetry variables this server reads itself. Tracing is on when an OTLP
 // endpoint is set, off (no SDK loaded) otherwise. The SDK's own variables (OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_BSP_*) are read by the SDK from the process environment.
 import * as v from 'valibot';

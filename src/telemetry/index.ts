@@ -1,4 +1,5 @@
-// Any thread. Tracing's front: `tracing` is undefined when it is off (no OTLP endpoint), and every caller's
+// Thread: any
+// Tracing's front: `tracing` is undefined when it is off (no OTLP endpoint), and every caller's
 // fast path is that one check; the SDK (sdk.ts) is imported only when it is on. Each thread that makes spans
 // starts its own (the main thread in server.ts, each actor host in workers/actor-host.ts), exporting to the same
 // collector: finished spans are batched and sent from the thread that made them, so the front door's thread does

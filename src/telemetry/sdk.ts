@@ -1,4 +1,5 @@
-// Any thread. The OpenTelemetry SDK, loaded (dynamic import from index.ts) only when tracing is on: a tracer
+// Thread: any
+// The OpenTelemetry SDK, loaded (dynamic import from index.ts) only when tracing is on: a tracer
 // provider exporting OTLP/HTTP protobuf in batches, the sampler the OTEL_TRACES_SAMPLER variables name, W3C
 // propagation. Nothing is registered globally, no context manager either: the spans this server makes go through
 // this module's tracer only, and the contexts travel explicitly, as arguments within a thread, in the RPC message

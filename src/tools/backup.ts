@@ -1,3 +1,4 @@
+// Thread: main
 // `npm run backup -- --out DIR`: a consistent online copy of DATA_DIR (src/store/backup.ts), safe to run beside the
 // server that serves it. docs/operations.md, "Backup and restore", says how to restore and what to keep with it.
 import { parseArgs } from 'node:util';

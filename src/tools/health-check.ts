@@ -1,3 +1,4 @@
+// Thread: main
 // The container and unit health check (deploy/): `node dist/src/tools/health-check.js [--path /health] [--wait S]`.
 // Exits 0 when GET http://127.0.0.1:$PORT<path> answers 200, else 1 with one line saying what it got. Node itself
 // does the request, so an image needs no curl or wget. --wait retries for up to S seconds (a unit's start-up).

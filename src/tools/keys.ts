@@ -1,4 +1,5 @@
-// Main thread (an operator's command). The key commands, run with the server stopped: on a single node's DATA_DIR
+// Thread: main (an operator's command)
+// The key commands, run with the server stopped: on a single node's DATA_DIR
 // (they take its lock), or in cluster mode (NATS_URL set) on the deployment's records in JetStream, with every node
 // stopped (they refuse while any node renews its lease: cluster/serving-nodes.ts):
 //   npm run rotate-pin-key    every stored PIN encrypted again under NEW_PIN_ENCRYPTION_KEY (src/ussd/pin-rotation.ts)

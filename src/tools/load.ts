@@ -1,3 +1,4 @@
+// Thread: main
 // `npm run load` (node dist/src/tools/load.js, built first when stale): load for any deployment. See load/options.ts
 // for the flags (or --help) and docs/load.md for reading the results.
 import { readFileSync } from 'node:fs';

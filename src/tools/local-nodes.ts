@@ -1,4 +1,5 @@
-// Main thread (tooling): real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
+// Thread: main (tooling)
+// Real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
 // tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
 // node must share; ready means its /health answers 200 (NATS connected, JetStream answering) with the pid of the
 // process launched (not another server on the port), not a fixed wait.
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatKey, generateKey } from '../oracle/auth/mint.js';
-import { freePorts, parentDeathCommand, type LocalHost } from './local-nats-cluster.js';
+import { freePorts, parentDeathCommand, type LocalHost } from './local-processes.js';
 
 export interface NodeExit {
   code: number | null;

@@ -1,3 +1,4 @@
+// Thread: main
 // Mints UCANs for trying the oracle by hand:
 //   node dist/src/tools/mint-ucan.js --oracle-did <did> [--ttl 300] [--delegation-ttl 86400] [--key-file ~/.sar-user.key] [--json]
 // Prints the user's DID, a user-to-oracle delegation (x-ucan-delegation) and an invocation (Authorization: Bearer,

@@ -1,3 +1,4 @@
+// Thread: main
 // `npm run ussd:check -- DIR|FILE ... [--render]`: checks USSD service definitions as the server's load does (the
 // same checks, src/ussd/services/check.ts): shape, unknown states, missing translations, unreachable states, dead
 // ends, duplicate keys, keys that clash with navigation, and whether every state fits the screen limit in every

@@ -1,3 +1,4 @@
+// Thread: main
 // Interactive USSD simulator (`npm run ussd`): dials a running server the way a telecom gateway does, one POST
 // per input with the whole history joined by `*` in `text`, and shows each screen until an END. It lists the
 // services the server serves (GET /api/ussd/services) and, after an END, dials the same code or any other.

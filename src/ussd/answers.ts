@@ -1,4 +1,5 @@
-// Both threads. The fixed answers of the spec. Both are HTTP 200 text/plain: a gateway ends the user's
+// Thread: any
+// The fixed answers of the spec. Both are HTTP 200 text/plain: a gateway ends the user's
 // session on any non-2xx.
 import { ussdStep } from '../metrics/catalogue.js';
 

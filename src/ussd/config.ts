@@ -1,4 +1,5 @@
-// Main thread (configuration): the environment variables of the USSD face.
+// Thread: main (configuration)
+// The environment variables of the USSD face.
 import * as v from 'valibot';
 import { integer, text } from '../env-schema.js';
 import { pinKeyProblem } from './pin-key.js';

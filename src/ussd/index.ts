@@ -1,4 +1,5 @@
-// Front door (main thread): the USSD face, its routes and the expiry sweep; the sessions themselves are actors.
+// Thread: main (front door)
+// The USSD face, its routes and the expiry sweep; the sessions themselves are actors.
 import type { UssdConfig } from '../config.js';
 import type { FaceFactory } from '../face.js';
 import { createOperatorGuard } from '../http/operator-guard.js';

@@ -1,4 +1,5 @@
-// Main thread, at start-up (and npm run rotate-pin-key): the PIN key must be the one the stored PINs were encrypted
+// Thread: main, at start-up (and npm run rotate-pin-key)
+// The PIN key must be the one the stored PINs were encrypted
 // with. Its check value (pin-key.ts) is recorded beside the records at the first start; a later start with another
 // key refuses (exit 78) instead of failing every login in silence. A store written before check values were kept is
 // tested against one stored PIN (AES-GCM tells whether a key opens it) before its check value is recorded.

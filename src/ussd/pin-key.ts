@@ -1,4 +1,5 @@
-// Main thread, at start-up (and the CPU pool's scrypt task). Where the PIN encryption key comes from.
+// Thread: any, at start-up (and the CPU pool's scrypt task)
+// Where the PIN encryption key comes from.
 // PIN_ENCRYPTION_KEY is either the key itself (64 hex characters) or a passphrase of at least 32 characters
 // stretched with scrypt; anything else (63 hex characters lost in a paste, a short word) is refused, never used.
 // Without it, development gets a random key kept in DATA_DIR and production refuses to start: a key that

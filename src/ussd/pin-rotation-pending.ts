@@ -1,3 +1,4 @@
+// Thread: main
 // npm run rotate-pin-key in cluster mode (src/tools/keys.ts), before the accounts: the PINs in pending creation
 // bindings. A keyed account create in JetStream (customers/jetstream-repository.ts) first binds the creation key to
 // the whole record it is about to write, PIN included; a node that died before confirming leaves it pending, and the

@@ -1,3 +1,4 @@
+// Thread: main
 // npm run rotate-pin-key (src/tools/keys.ts), with the server (in cluster mode every node) stopped: every stored PIN
 // encrypted again under a new key, in DATA_DIR's LMDB or in cluster mode in JetStream. Resumable and safe under
 // kill -9 at any point, because nothing depends on how far a killed run got:

@@ -1,4 +1,5 @@
-// Both threads: the USSD session actor's protocol, declared once (runtime/protocol.ts). A dial (one gateway
+// Thread: any
+// The USSD session actor's protocol, declared once (runtime/protocol.ts). A dial (one gateway
 // request) answers the screen, `CON ...` or `END ...`; failures are runtime errors, mapped to END texts by
 // answerOf. An inspect (the operator's debug route) answers the session's live state, or null. A gatewayEnd
 // records how the gateway ended the session.

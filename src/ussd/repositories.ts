@@ -1,4 +1,5 @@
-// Both threads: where the USSD record families live, chosen in one place: the node's LMDB, or in cluster mode
+// Thread: any
+// Where the USSD record families live, chosen in one place: the node's LMDB, or in cluster mode
 // (a NATS connection given) the replicated JetStream KV buckets every node shares.
 import type { ClusterConnection } from '../cluster/connection.js';
 import type { Config } from '../config.js';

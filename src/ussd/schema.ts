@@ -1,4 +1,5 @@
-// Front door (main thread): the USSD request as the spec and the aggregators send it (JSON or form-urlencoded).
+// Thread: main (front door)
+// The USSD request as the spec and the aggregators send it (JSON or form-urlencoded).
 import * as v from 'valibot';
 
 /** No control characters: gateways send digits, `*`, `#` and typed text only. */

@@ -1,4 +1,5 @@
-// Both threads: the record of one USSD session (written by its session actor through the UssdSessionRepository).
+// Thread: any
+// The record of one USSD session (written by its session actor through the UssdSessionRepository).
 
 /** The state of a session once it answered END; the record is kept briefly to answer gateway retries. */
 export const ENDED_STATE = 'ended';

@@ -1,4 +1,5 @@
-// Either thread: the span of one journal append (journal.ts), under the first traced record's context and linked
+// Thread: any
+// The span of one journal append (journal.ts), under the first traced record's context and linked
 // to the others' traces: how many records the message carried and how long its quorum took to fsync it.
 import { type Context, tracing } from '../../telemetry/index.js';
 

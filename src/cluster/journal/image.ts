@@ -1,4 +1,5 @@
-// Either thread: the newest record of each key as read from a journal's stream (or appended by this writer), in
+// Thread: any
+// The newest record of each key as read from a journal's stream (or appended by this writer), in
 // memory. Caught up by reading the stream from where the last catch-up stopped, so a catch-up costs what was written
 // since. Records the stream's max age dropped are forgotten too.
 import { readJournal, journalState, type JournalRead, type JournalStream } from './stream.js';

@@ -1,4 +1,5 @@
-// Either thread (an actor host in practice): a partition journal. Records keyed by id (a USSD session) are appended
+// Thread: any (an actor host in practice)
+// A partition journal. Records keyed by id (a USSD session) are appended
 // to one replicated stream, each writer on a subject of its own, many records per message: the records that arrive
 // while the previous append waits for its quorum's fsync go out together in the next (group commit), so a busy
 // writer pays one fsynced write for many steps. The writer holds the newest record of every key it serves in memory
@@ -13,22 +14,21 @@
 // loading one partition at once the newest claim wins, and a record is appended only by a writer that holds every
 // record of its key acknowledged before, however many nodes believe they own the partition (a pause, a network
 // partition); the leases make that one node in practice. An append whose acknowledgement timed out may have landed:
-// it is sent again as it was, and one that landed is found on the subject and counts as appended (#appendOwn).
+// it is sent again as it was, and one that landed is found on the subject and counts as appended (own-append.ts).
 import { tracedAppend, type Traced } from './append-tracing.js';
 import type { Context } from '../../telemetry/index.js';
 import { randomBytes } from 'node:crypto';
-import { JetStreamApiCodes, JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { journalAppends, journalFenced, journalLoads, journalRecords } from '../../metrics/catalogue.js';
 import type { Series } from '../../metrics/families.js';
 import { RevisionConflictError, type Versioned } from '../../store/revision.js';
 import type { ClusterConnection } from '../connection.js';
 import { JournalImage, RECORDS_PER_MESSAGE, revisionOf } from './image.js';
+import { appendOwn, firstMessage, type OwnSubject } from './own-append.js';
 import {
   encodeMessage,
   type JournalMessage,
   journalState,
   lastOnSubject,
-  nextOnSubject,
   openJournalStream,
   readJournal,
   type JournalRead,
@@ -62,53 +62,8 @@ interface Pending<T> {
   reject(error: unknown): void;
 }
 
-/** How often an append whose subject moved is tried again (each time after reading what moved it). */
-const MAX_APPEND_ATTEMPTS = 8;
 /** How often a read loads a partition that is fenced again while it loads, before it gives up. */
 const MAX_LOAD_ATTEMPTS = 5;
-
-/**
- * How long an append (or a writer's first message) waits for its stream to have a leader: nats-server elected a new
- * one 3-6 s after the old one's server died (measured), a new stream's first one within moments, and meanwhile a
- * publish has no responder.
- */
-const LEADER_ELECTION_WAIT_MS = 8_000;
-/** The JetStream client's name for a publish that no server took (no responders: no stream leader now). */
-const noStreamLeader = (error: unknown) => error instanceof Error && error.name === 'JetStreamNotEnabled';
-/** The client's name for a request not answered within its API timeout: the publish may still have landed. */
-const timedOut = (error: unknown) => error instanceof Error && error.name === 'TimeoutError';
-/**
- * nats-server >= 2.11's answer to a publish whose message id the stream leader holds in process (proposed, not
- * stored yet): "duplicate message id is in process". 2.10 answers a duplicate ack with sequence 0 instead.
- */
-const DUPLICATE_IN_PROCESS = 10158;
-const inProcess = (error: unknown) => error instanceof JetStreamApiError && error.code === DUPLICATE_IN_PROCESS;
-
-/** The attempts of one publish: how long since the first, and the pauses between them (50 ms, doubling to 500). */
-class Attempts {
-  readonly #started = Date.now();
-  #pauseMs = 50;
-
-  /** Whether less than `budgetMs` passed since the first attempt. */
-  within(budgetMs: number): boolean {
-    return Date.now() - this.#started < budgetMs;
-  }
-
-  /** Pauses and answers true, or answers false at once when `budgetMs` passed since the first attempt. */
-  async pause(budgetMs: number): Promise<boolean> {
-    if (!this.within(budgetMs)) return false;
-    await new Promise((resolve) => setTimeout(resolve, this.#pauseMs));
-    this.#pauseMs = Math.min(this.#pauseMs * 2, 500);
-    return true;
-  }
-}
-
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
-const movedSubject = (error: unknown) =>
-  error instanceof JetStreamApiError &&
-  (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-    error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
 export class PartitionJournal<T> {
   readonly #image: JournalImage<T>;
@@ -126,6 +81,8 @@ export class PartitionJournal<T> {
   readonly #counted: { appends: Series; records: Series; loads: Series; fenced: Series };
   /** Appends to this writer's subject go one at a time (each expects the previous): claims wait here for records. */
   #appending: Promise<unknown> = Promise.resolve();
+  /** This writer's subject as own-append.ts sees it. */
+  readonly #writer: OwnSubject;
 
   private constructor(
     private readonly stream: JournalStream,
@@ -136,6 +93,13 @@ export class PartitionJournal<T> {
   ) {
     this.#image = new JournalImage<T>(stream, options.keeps);
     this.#last = opened;
+    this.#writer = {
+      stream,
+      subject,
+      last: () => this.#last,
+      appended: (seq) => this.#appended(seq),
+      readTail: (last) => this.#readTail(last),
+    };
     this.#counted = {
       appends: journalAppends.with(options.name),
       records: journalRecords.with(options.name),
@@ -148,18 +112,8 @@ export class PartitionJournal<T> {
   static async open<T>(connection: ClusterConnection, options: PartitionJournalOptions): Promise<PartitionJournal<T>> {
     const stream = await openJournalStream(connection, options);
     const subject = `${stream.base}.${randomBytes(8).toString('hex')}`;
-    // A stream just created may not have a leader yet: its first publish has no responder, so nothing landed.
-    const attempts = new Attempts();
-    for (;;) {
-      try {
-        const ack = await connection.js.publish(subject, encodeMessage({ o: 1 }), {
-          expect: { lastSubjectSequence: 0 },
-        });
-        return new PartitionJournal<T>(stream, subject, ack.seq, options);
-      } catch (error) {
-        if (!(noStreamLeader(error) && (await attempts.pause(LEADER_ELECTION_WAIT_MS)))) throw error;
-      }
-    }
+    const opened = await firstMessage(connection, subject, encodeMessage({ o: 1 }));
+    return new PartitionJournal<T>(stream, subject, opened, options);
   }
 
   /**
@@ -228,76 +182,9 @@ export class PartitionJournal<T> {
     return done;
   }
 
-  /**
-   * Appends `message` to this writer's subject, after reading back what moved it when it moved (fences, or an
-   * append of its own that timed out); `prepare` decides before each attempt what to send (undefined: nothing).
-   *
-   * A publish that timed out may or may not have landed. It is sent again as it was (the same bytes, message id and
-   * expected sequence) until what became of it is known, for up to the election wait plus one API timeout from the
-   * first attempt (so one that timed out near the end of the wait is still sent once more). The answer to a resend
-   * says which: stored (the first did not land); the first still in process at the stream leader (asked again after
-   * a pause); or the subject moved past the expected sequence, or a duplicate ack, when something landed there. The
-   * first message on the subject after the expected sequence then tells: the one that timed out (its message id
-   * and its bytes) is success at its sequence; anything else (a fence) moved the subject, and is read back.
-   * nats-server 2.10 checks the expected sequence before the message id in a replicated stream, so a resend of one
-   * that landed is refused as "wrong last sequence" there, not answered as a duplicate (measured); 2.11 and later
-   * check the message id first.
-   */
-  async #appendOwn(prepare: () => JournalMessage<T> | undefined): Promise<{ seq: number } | undefined> {
-    const attempts = new Attempts();
-    const resendMs = LEADER_ELECTION_WAIT_MS + (this.stream.connection.js.getOptions().timeout ?? 5_000);
-    let moves = 0;
-    /** The publish that timed out: sent again as it was until what became of it is known. */
-    let unanswered: { data: Uint8Array; expected: number; msgID: string } | undefined;
-    for (;;) {
-      let sent = unanswered;
-      if (!sent) {
-        const message = prepare();
-        if (!message) return undefined;
-        sent = { data: encodeMessage(message), expected: this.#last, msgID: `${this.subject}@${this.#last}` };
-      }
-      const { data, expected, msgID } = sent;
-      let ack: PubAck | undefined;
-      let failure: unknown;
-      try {
-        ack = await this.stream.connection.js.publish(this.subject, data, {
-          expect: { lastSubjectSequence: expected },
-          msgID,
-        });
-      } catch (error) {
-        failure = error;
-      }
-      if (ack && !ack.duplicate) return this.#appended(ack.seq);
-      // A first attempt's duplicate is another message with this id that landed before (an append that timed out
-      // and was given up): the subject moved.
-      if (ack && !unanswered) failure = new RevisionConflictError(this.subject, expected);
-      // A timeout may or may not have landed: send it again as it was. No responders: nobody took this attempt, so
-      // it did not land (the stream is electing a leader: its server died), though one that timed out before it may
-      // have: send it again after a pause.
-      if (timedOut(failure)) unanswered = sent;
-      if (timedOut(failure) || noStreamLeader(failure)) {
-        const budgetMs = unanswered ? resendMs : LEADER_ELECTION_WAIT_MS;
-        if (timedOut(failure) ? attempts.within(budgetMs) : await attempts.pause(budgetMs)) continue;
-        throw failure;
-      }
-      if (unanswered && (inProcess(failure) || ack?.seq === 0)) {
-        if (await attempts.pause(resendMs)) continue;
-        throw new Error(
-          `journal ${this.stream.name}: an append that timed out is still in process after ${resendMs} ms`,
-        );
-      }
-      // Something landed after `expected` on this subject: the one that timed out, or a fence.
-      if (unanswered && (ack || movedSubject(failure))) {
-        const landed = await nextOnSubject(this.stream, this.subject, expected);
-        if (landed && landed.msgID === msgID && sameBytes(landed.data, data)) return this.#appended(landed.seq);
-        failure ??= new RevisionConflictError(this.subject, expected);
-      }
-      if (!(movedSubject(failure) || failure instanceof RevisionConflictError) || ++moves >= MAX_APPEND_ATTEMPTS) {
-        throw failure;
-      }
-      unanswered = undefined;
-      await this.#readTail(await lastOnSubject(this.stream, this.subject));
-    }
+  /** Appends to this writer's subject (see own-append.ts); `prepare` decides before each attempt what to send. */
+  #appendOwn(prepare: () => JournalMessage<T> | undefined): Promise<{ seq: number } | undefined> {
+    return appendOwn(this.#writer, prepare);
   }
 
   /** An append of this writer's landed at `seq`. */

@@ -1,10 +1,11 @@
-// Either thread: the stream behind a partition journal (journal.ts) and the few things done to it: open it, read a
+// Thread: any
+// The stream behind a partition journal (journal.ts) and the few things done to it: open it, read a
 // range of it in order, and the three kinds of message it holds. One replicated stream per record family,
 // `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
 import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
 import { passingTimeout } from '../out-of-reach.js';
-import { untilStreamLed, whilePassing } from '../record-store.js';
+import { untilStreamLed, whilePassing } from '../passing.js';
 
 /**
  * What a journal message says: records appended (`r`: [partition, key, value] each); a writer's claim of the

@@ -1,4 +1,5 @@
-// Main thread: the node link's framing. A frame is a 4-byte big-endian length and that many bytes of JSON. Frames
+// Thread: main
+// The node link's framing. A frame is a 4-byte big-endian length and that many bytes of JSON. Frames
 // of one event-loop iteration leave together, in one buffer and one socket write.
 import type { Socket } from 'node:net';
 import { setImmediate } from 'node:timers';

@@ -1,4 +1,5 @@
-// Main thread: the node link's calling side. One TCP connection per other node, opened on the first call to it and
+// Thread: main
+// The node link's calling side. One TCP connection per other node, opened on the first call to it and
 // kept; calls made before it is ready wait in a queue. A call fails in one of two ways the router tells apart:
 // LinkNotDeliveredError when it never left this node (no connection, or refused: the router sends it through NATS
 // instead), LinkLostError when the connection dropped after it was sent (the other node may have run it: not

@@ -1,4 +1,5 @@
-// Main thread: the node link's listening side. Another node's router sends the calls for this node's partitions
+// Thread: main
+// The node link's listening side. Another node's router sends the calls for this node's partitions
 // here, over one TCP connection per calling node, instead of through NATS request/reply (which costs both nodes'
 // NATS clients and two NATS servers per call). A connection must first present this node's link token, which only
 // a reader of the lease table (a NATS client of this deployment) can know; each call then gets its answer in a

@@ -1,4 +1,5 @@
-// Main thread: where a node's link listens. HOST when it names one address; else the address this node reaches
+// Thread: main
+// Where a node's link listens. HOST when it names one address; else the address this node reaches
 // NATS from, which the other nodes (on the same network as NATS) can reach too.
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';

@@ -1,4 +1,5 @@
-// Shared (pure): what travels on the node link, and where a node's link is (carried in its lease heartbeat).
+// Thread: any (pure)
+// What travels on the node link, and where a node's link is (carried in its lease heartbeat).
 
 /** Where a node's link listens, and the token a connection must present first. */
 export interface LinkAddress {

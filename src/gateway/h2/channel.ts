@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Unary gRPC calls to one node over one HTTP/2 connection of our own
+// Thread: main (the gateway's HTTP/2 client)
+// Unary gRPC calls to one node over one HTTP/2 connection of our own
 // (./connection.ts), dialled again after a GOAWAY or a drop. Hand-written for the hot path; see bench/README.md.
 // Several addresses are used pick-first: the first that connects serves every call until it fails, then the
 // next dial starts from the first again.

@@ -1,4 +1,5 @@
-// Main thread. What an H2Connection is given: its options, and the events it reports to its channel.
+// Thread: any
+// What an H2Connection is given: its options, and the events it reports to its channel.
 import type { H2Connection } from './connection.js';
 import type { UnaryCall } from './unary-call.js';
 

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). One HTTP/2 connection (cleartext with prior knowledge, or TLS with
+// Thread: main (the gateway's HTTP/2 client)
+// One HTTP/2 connection (cleartext with prior knowledge, or TLS with
 // ALPN h2; RFC 9113) carrying unary gRPC calls. Hand-written for the hot path: node's http2 client builds an AsyncResource and a Duplex per
 // call; here a call is one object, two frames out, and all frames of one event-loop turn leave in one write.
 import type { Socket } from 'node:net';

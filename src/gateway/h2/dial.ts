@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Opens the socket of one connection attempt: TCP or TLS (ALPN h2,
+// Thread: main (the gateway's HTTP/2 client)
+// Opens the socket of one connection attempt: TCP or TLS (ALPN h2,
 // SNI, the CA store below), a unix socket, and names resolved to every A/AAAA record, tried in turn by node's
 // happy-eyeballs connect (autoSelectFamily), through the system resolver or the DNS server a dns:// target names.
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
-// Main thread. What a failed HTTP/2 connection tells its calls and the node.
+// Thread: main
+// What a failed HTTP/2 connection tells its calls and the node.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ConnectionError, ErrorCode, goawayFrame } from './frames.js';
 

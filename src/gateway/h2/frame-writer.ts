@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). The outgoing side of one connection: the frames of one event-loop
+// Thread: main (the gateway's HTTP/2 client)
+// The outgoing side of one connection: the frames of one event-loop
 // turn leave in one write, and ACKs the node asks for are bounded while the socket has not drained (a node that
 // floods SETTINGS or PINGs without reading the answers is dropped, as nghttp2's max_outbound_ack drops it).
 import type { Socket } from 'node:net';

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). HTTP/2 frames (RFC 9113 section 4 and 6) to and from bytes,
+// Thread: main (the gateway's HTTP/2 client)
+// HTTP/2 frames (RFC 9113 section 4 and 6) to and from bytes,
 // hand-written for the hot path: each unary call is a HEADERS and a DATA frame out, two HEADERS and a DATA back.
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');

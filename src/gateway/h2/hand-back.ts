@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Calls a connection gives back unsent, for another connection to carry.
+// Thread: main (the gateway's HTTP/2 client)
+// Calls a connection gives back unsent, for another connection to carry.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { UnaryCall } from './unary-call.js';
 

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). A header block spread over HEADERS + CONTINUATION frames, bounded as
+// Thread: main (the gateway's HTTP/2 client)
+// A header block spread over HEADERS + CONTINUATION frames, bounded as
 // nghttp2 bounds it (since CVE-2024-27316): a block of at most MAX_HEADER_BLOCK bytes in at most MAX_CONTINUATIONS
 // CONTINUATION frames, so a node sending empty CONTINUATIONs forever is dropped at once, not buffered.
 import { ConnectionError, ErrorCode, Flag, unpad } from './frames.js';

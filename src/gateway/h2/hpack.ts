@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). HPACK (RFC 7541), hand-written for the hot path: every response's
+// Thread: main (the gateway's HTTP/2 client)
+// HPACK (RFC 7541), hand-written for the hot path: every response's
 // headers and trailers are decoded here. The npm `hpack.js` is a stream Transform per block and unmaintained since
 // 2016; node's own HPACK is not exposed. The decoder is complete (Huffman, dynamic table, size updates) because
 // real servers (grpc-go, grpc-js via nghttp2) use all of it; the encoder only sends static-table indexes and

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). HPACK's static Huffman code (RFC 7541 Appendix B), hand-written
+// Thread: main (the gateway's HTTP/2 client)
+// HPACK's static Huffman code (RFC 7541 Appendix B), hand-written
 // because it sits on the hot path of every response header block: a nibble-at-a-time state table built once.
 
 /**

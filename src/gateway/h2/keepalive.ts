@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Keepalive PINGs of one connection: one every `intervalMs`, and one
+// Thread: main (the gateway's HTTP/2 client)
+// Keepalive PINGs of one connection: one every `intervalMs`, and one
 // unanswered for `min(intervalMs, 20 s)` (grpc-go's and grpc-js's keepalive timeout) ends the connection.
 import type { FrameWriter } from './frame-writer.js';
 import { pingFrame } from './frames.js';

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Our receiving side of flow control on one connection (RFC 9113 §6.9):
+// Thread: main (the gateway's HTTP/2 client)
+// Our receiving side of flow control on one connection (RFC 9113 §6.9):
 // received bytes are used at once (kept with their call), so each window is credited back once half is used.
 import type { FrameWriter } from './frame-writer.js';
 import { ConnectionError, ErrorCode, windowUpdateFrame } from './frames.js';

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). A request's header block, in parts sent as they are: the fields
+// Thread: main (the gateway's HTTP/2 client)
+// A request's header block, in parts sent as they are: the fields
 // every call of a connection sends, encoded once, with the call's `:path` and metadata.
 import { encodeFields, fieldEncoder } from './hpack.js';
 

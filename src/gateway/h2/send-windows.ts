@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). Our sending side of flow control on one connection (RFC 9113 §6.9):
+// Thread: main (the gateway's HTTP/2 client)
+// Our sending side of flow control on one connection (RFC 9113 §6.9):
 // the connection's send window, each stream's, and the streams whose message waits for a WINDOW_UPDATE.
 import type { FrameWriter } from './frame-writer.js';
 import { ConnectionError, DEFAULT_MAX_FRAME_SIZE, ErrorCode, MAX_WINDOW, Setting, dataFrame } from './frames.js';

@@ -1,4 +1,5 @@
-// Main thread. The socket events an H2Connection acts on, in its own terms (the socket's setup in one place).
+// Thread: main
+// The socket events an H2Connection acts on, in its own terms (the socket's setup in one place).
 import type { Socket } from 'node:net';
 
 export interface SocketHandlers {

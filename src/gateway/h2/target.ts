@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). What a gRPC target string names: the addresses to try in order
+// Thread: main (the gateway's HTTP/2 client)
+// What a gRPC target string names: the addresses to try in order
 // (pick-first), whether the node speaks TLS, and the authority the calls carry (and TLS checks the certificate
 // against). The forms grpc-js accepts for a unary client, plus the grpcs:// and https:// schemes for TLS.
 

@@ -1,4 +1,5 @@
-// Main thread (the gateway's HTTP/2 client). One unary gRPC call's state and how its answer becomes a gRPC status
+// Thread: main (the gateway's HTTP/2 client)
+// One unary gRPC call's state and how its answer becomes a gRPC status
 // (gRPC over HTTP/2, PROTOCOL-HTTP2.md; codes mapped as grpc-js maps them). Hand-written: the hot path of every query.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 

@@ -1,3 +1,4 @@
+// Thread: main
 // The fixture holds records as a node's REST shows them; a few values differ on the wire. The
 // 18-decimal customtype strings ("0.100000000000000000") are stored as the scaled integer the chain
 // keeps ("100000000000000000"), so the gateway renders them back exactly as a node does.

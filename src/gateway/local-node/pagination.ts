@@ -1,3 +1,4 @@
+// Thread: main
 // Pagination as the Cosmos SDK's query.Paginate does it: by key (from a previous next_key) or by offset,
 // default limit 100 (and then the total is counted), count_total, reverse; next_key is the key of the
 // first record after the page.

@@ -1,3 +1,4 @@
+// Thread: main
 // What a query of the embedded node is: request message in, response object out, or a NodeError.
 import { status } from '@grpc/grpc-js';
 import { PaginationError } from './pagination.js';

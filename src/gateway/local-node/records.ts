@@ -1,3 +1,4 @@
+// Thread: main
 // The record families of the embedded query node: protobuf type, LMDB key prefix and key of each record.
 // Keys are laid out like a chain's KV store (module/family/...), so listing a family (or a sub-range,
 // e.g. one collection's members) is a range scan and pagination keys are the keys after the prefix.

@@ -1,3 +1,4 @@
+// Thread: main
 // The embedded local query node: a @grpc/grpc-js server on loopback implementing the ixo query services
 // over the sample data, plus cosmos.reflection.v1 FileDescriptors, answering with x-cosmos-block-height
 // metadata like a chain node. Started when GATEWAY_GRPC_TARGET is not set.

@@ -1,3 +1,4 @@
+// Thread: main
 // The embedded node's state: records as protobuf bytes in the LMDB database `gateway-local-node`,
 // seeded from the fixture at start-up.
 import type { Database } from 'lmdb';

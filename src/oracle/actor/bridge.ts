@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The chat actors' bridge to the client's tools over the event channel (runs on the actor host). A call
 // publishes `browser_tool_call` or `action_call` to the session's sockets and waits for the answer that the
 // main thread signals back (ChannelSignal). An answer counts only once, only for its session, only from the

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The chat session actor: one per session, on the actor host its id hashes to. It owns the session record
 // and the transcript, runs one generation at a time (the mailbox), and commits every turn to its store before
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Tools the client declares in a message: browser tools (`tools`) run on the user's tab, agent-UI actions
 // (`agActions`) in the client's UI. Both are answered over the WebSocket event channel; the actor reaches
 // it through a ClientToolBridge (bridge.ts). Without a socket on the session, calls fail with a clear

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
 // unacknowledged. Frames travel in batches (a thread hop and an acknowledgement per frame were a fifth of the
 // actor thread's CPU in a turn): those sent within one 0 ms timer (about a millisecond, several event-loop

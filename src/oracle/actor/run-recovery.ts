@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads), cluster mode.
+// Thread: actor host, cluster mode
 // Taking over a run whose node died mid-turn (runs/open-runs.ts), on the partition's new owner, in the session
 // actor's mailbox: the open run is claimed with a revision-checked write (of two owners in turn, one runs it), the
 // run's frames go on from the next id with a numbered `run` frame saying `recovering` and `resumed: true`,

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
 // the client's tools. Built once per host, before it takes calls (ActorKind.prepare).
 import type { Logger } from '../../log.js';

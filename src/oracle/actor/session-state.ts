@@ -1,4 +1,5 @@
-// Actor host: one chat session's stored state as its actor holds it (the record with the revision it read,
+// Thread: actor host
+// One chat session's stored state as its actor holds it (the record with the revision it read,
 // the transcript's length and its recent entries) and every write to it. Only the newest turns the model
 // needs are kept in memory, never the whole transcript. A turn appends its entries (create-only numbers) and
 // moves the record (revision-checked) in one commit (SessionStores.commitTurn), so a writer that lost the

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // What one chat turn tells the session's sockets (runs on the actor host, beside the SSE frames):
 //   router_update       the loop moves between the model ("agent") and tool execution ("tools")
 //   reasoning           the model's reasoning deltas (the SSE frame's payload)

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // One turn of a chat session, inside the actor's mailbox: plugins' before-agent hooks (credits may refuse
 // with 402 before anything is streamed), the agent loop with its frames, then the transcript and the
 // session record committed (session-state.ts) before the stream is told how the turn ended. A streamed turn (a

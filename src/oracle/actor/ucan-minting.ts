@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Downstream invocations for a user: the oracle signs an invocation to another service (an MCP server, or
 // any UCAN-protected API a plugin calls) with the user's stored delegation as its proof, so the service can
 // follow the chain back to the user. Usable on any thread: it reads the delegation from LMDB and signs with

@@ -1,3 +1,4 @@
+// Thread: any
 // UCAN artifacts as they travel: standard base64 of a ucanto archive (CARv1) in its canonical encoding
 // (canonical-archive.ts).
 import { isDelegation, UCAN } from '@ucanto/core';

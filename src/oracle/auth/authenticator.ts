@@ -1,3 +1,4 @@
+// Thread: main
 // UCAN authentication of the oracle face: the invocation first (`Authorization: Bearer` with
 // `X-Auth-Type: ucan`), `x-ucan-delegation` alone as the fallback. Verified artifacts are cached by their
 // text until they expire; concurrent requests with the same uncached artifact share one verification, whose

@@ -1,3 +1,4 @@
+// Thread: main
 // Verified artifacts by key, until they expire. A Map keeps insertion order, so re-inserting on a hit makes it an
 // LRU: the first key is always the least recently used one. A hit on an entry touched within the last quarter of
 // `maxEntries` insertions stays where it is (most entries are still ahead of it): a warm request

@@ -1,3 +1,4 @@
+// Thread: any
 // The ucanto path's reader of an artifact: a ucanto archive (CARv1) accepted only in the one encoding ucanto
 // itself writes, so that a delegation has one set of bytes and one CID. Every block must be DAG-CBOR under a
 // CIDv1 sha2-256 that matches its bytes; every UCAN block must be exactly what dag-ucan encodes for it (keys in

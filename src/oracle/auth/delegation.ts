@@ -1,3 +1,4 @@
+// Thread: main
 // A user-to-oracle delegation: the fallback credential (`x-ucan-delegation` alone) and what POST /delegation
 // stores. Checked along the whole proof chain: audience, the oracle capability, time bounds, every signature,
 // and each proof carried and addressed to the issuer of the delegation above it.

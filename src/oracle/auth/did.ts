@@ -1,3 +1,4 @@
+// Thread: main
 // Public keys of UCAN issuers. did:key carries its key; any other DID method goes through a DidResolver.
 import { base58btc, DID } from '@ucanto/core';
 import { isUnsafeEd25519Key } from './ed25519.js';

@@ -1,3 +1,4 @@
+// Thread: any
 // Ed25519 signature checks with node:crypto (OpenSSL). ucanto's default verifier is pure JavaScript
 // (@noble/ed25519) and about 40 times slower. This file has no other imports so the piscina worker stays light.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';

@@ -1,3 +1,4 @@
+// Thread: any
 // Why an artifact was refused. The authenticator turns it into the 401 of the wire format
 // (message `Invalid UCAN invocation`, the reason beside it); storage checks turn it into a 400.
 export class AuthFailure extends Error {

@@ -1,3 +1,4 @@
+// Thread: main
 // UCAN authentication of the oracle face. Routes and the WebSocket channel use `UcanAuthenticator`;
 // build it once at start-up with `createOracleAuthenticator`.
 import type { OracleIdentity } from '../identity.js';

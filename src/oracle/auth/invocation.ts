@@ -1,3 +1,4 @@
+// Thread: any
 // The primary credential: a user-signed invocation of `{ can: '*', with: 'ixo:oracle' }` addressed to this
 // oracle. It proves who calls, so it must be short-lived.
 import type { Delegation, DID, Verifier } from '@ucanto/interface';

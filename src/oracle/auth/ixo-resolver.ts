@@ -1,3 +1,4 @@
+// Thread: main
 // did:ixo identities: the Ed25519 keys of a DID come from its IidDocument in the chain's iid module, read
 // through the chain client the composition root hands in (src/chain-client.ts). Every verification method whose
 // type names Ed25519 and whose `publicKeyMultibase` is base58btc (`z...`) is a key the DID may sign with; all

@@ -1,3 +1,4 @@
+// Thread: main
 // The two 401 answers of the wire format (reference: oracle-wire-format.md, Authentication), and the 503 of a
 // revocation list that cannot be read now (cluster mode, NATS out of reach).
 import { HttpError } from '../../http/errors.js';

@@ -1,3 +1,4 @@
+// Thread: any
 // Minting UCANs the way the React client SDK does: a user-to-oracle delegation and a short-lived
 // invocation of `{ can: '*', with: 'ixo:oracle' }`, each as standard base64 of a ucanto archive.
 // Used by the mint-ucan tool, by tests and by benchmarks.

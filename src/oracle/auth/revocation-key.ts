@@ -1,3 +1,4 @@
+// Thread: main
 // What a revocation is keyed on: the issuer's signature, not the CID. The signature covers the signed payload
 // whatever bytes carry it, so every re-encoding of a revoked delegation (another CID, the JWT form, an unknown
 // field added) has the same key; and a delegation with another signature is another delegation.

@@ -1,3 +1,4 @@
+// Thread: main
 // Signature checks of one artifact. ucanto's validator checks the invocation's own signature through the
 // principal parser below; the proofs are checked here, all at once, so a pooled SignatureVerifier sends
 // them in one trip. Each signed payload is formatted once: formatting it (dag-ucan's JSON form of the

@@ -1,3 +1,4 @@
+// Thread: main
 // Where signature checks run. The authenticator takes a SignatureVerifier so tests can count calls and the
 // server can move the work off the main thread: poolVerifier sends checks to the piscina pool
 // (workers/crypto.ts `verifyEd25519Batch`) so the front door never runs Ed25519 itself.

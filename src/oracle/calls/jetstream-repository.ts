@@ -1,4 +1,5 @@
-// Cluster mode (the front door of any node): live calls in the JetStream KV bucket `oracle_calls`: `c.<callId>` the
+// Thread: any, cluster mode (the front door of any node)
+// Live calls in the JetStream KV bucket `oracle_calls`: `c.<callId>` the
 // record (create-only, revision-checked with the record store's fencing), `s.<userDid>.<sessionId>.<callId>` one
 // index entry per call of a session. KV has no transaction over two keys, so the index entry is written first and
 // the record decides: an entry whose record is missing or names another user or session is not listed, and a call

@@ -1,4 +1,5 @@
-// Front door: what a sync and an update do to a call, decided in one place and free of side effects (each runs again
+// Thread: main (front door)
+// What a sync and an update do to a call, decided in one place and free of side effects (each runs again
 // when its write lost a race, changeRecord). The transitions follow the reference runtime's: pending -> active or
 // ended, active -> ended, nothing after ended; naming the status a call already has changes nothing, so a retried
 // update lands once. A refusal is a CallRefusal with the status of its answer.

@@ -1,4 +1,5 @@
-// Both threads: live calls in the LMDB database `oracle-calls` (by call id, the revision on the record) and their
+// Thread: any
+// Live calls in the LMDB database `oracle-calls` (by call id, the revision on the record) and their
 // per-session index `oracle-call-sessions`, keyed `<userDid>|<sessionId>|<callId>` (`|` occurs in neither a DID
 // nor a session id, and call ids refuse it). A record and its index entry are written in one synced transaction.
 import type { Store } from '../../store/env.js';

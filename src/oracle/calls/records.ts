@@ -1,4 +1,5 @@
-// Shared by both threads: live calls (voice or video calls with the oracle's live agent, SDK 1.4.0's useLiveAgent),
+// Thread: any
+// Live calls (voice or video calls with the oracle's live agent, SDK 1.4.0's useLiveAgent),
 // one record per call id, owned by the user who synced it. The SDK writes the call's content to a Matrix event
 // and names the call `<eventId>@<roomId>`; this server keeps the record itself, so a call is what its owner told
 // it (POST /calls/:id/sync) and how it went since (PATCH /calls/:id/update). Writes are create-only or

@@ -1,3 +1,4 @@
+// Thread: main
 // POST /calls/:callId/sync, PATCH /calls/:callId/update and GET /calls/session/:sessionId (UCAN, the caller's calls
 // only), and GET /calls/:callId/key (the live agent's, x-api-key): the live-call routes of the reference runtime that
 // SDK 1.4.0's useLiveAgent calls. Each change is read, decided (lifecycle.ts) and written revision-checked, redone

@@ -1,4 +1,5 @@
-// Front door: the live-call routes' input and answer schemas (valibot), which validate requests and feed the
+// Thread: main (front door)
+// The live-call routes' input and answer schemas (valibot), which validate requests and feed the
 // OpenAPI document. Bounds keep every record small: a call is a few hundred bytes whatever a client sends.
 import * as v from 'valibot';
 import { SessionIdParamsSchema } from '../schemas.js';

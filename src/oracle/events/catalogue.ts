@@ -1,3 +1,4 @@
+// Thread: main
 // The event channel's vocabulary (oracle-wire-format.md, "WebSocket event channel"): every event name in
 // both directions, and the payloads the main thread answers itself. Events a session actor produces
 // (tool calls, reasoning, ...) are built on its worker (turn-events.ts, bridge.ts) and carry the same fields.

@@ -1,3 +1,4 @@
+// Thread: main
 // The event channel on the main thread, whatever the transport: who is connected to which session, the
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
 // actors publish (actors.onEvent) to every socket of the session, through each transport's own pub/sub.

@@ -1,4 +1,5 @@
-// Main thread: the credentials of the open event sockets, so none outlives its UCAN. A revoked key closes every
+// Thread: main
+// The credentials of the open event sockets, so none outlives its UCAN. A revoked key closes every
 // socket whose chain holds it (one index key -> sockets), and an expiry closes the sockets whose chain ends then.
 // Expiries are whole seconds (UCAN `exp`), so sockets are bucketed by that second and one 1 s sweep, running only
 // while a bucket exists, visits the buckets that came due: no timer per socket (a Node timer is ~150 bytes plus a

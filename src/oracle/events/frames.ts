@@ -1,3 +1,4 @@
+// Thread: main
 // Client frames: the native socket's envelope `{ "event": "<name>", "data": { ... } }` and the payload of
 // each client event that carries one. Anything else gets an `error` event naming the problem.
 import * as v from 'valibot';

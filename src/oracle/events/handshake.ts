@@ -1,3 +1,4 @@
+// Thread: main
 // The event channel's handshake, the same for both transports: a `sessionId` (query), UCAN artifacts as on
 // HTTP (headers, for non-browser clients) or as handshake values (query `invocation` / `ucanDelegation` on
 // the native socket, `auth: { invocation, ucanDelegation }` on Socket.IO), validated by the authenticator the

@@ -1,3 +1,4 @@
+// Thread: main
 // The oracle's event channel (spec: Events): a native WebSocket at /ws and Socket.IO at /socket.io/ on the
 // front door's uWS app, one EventChannel behind both, fed by the events the chat actors publish.
 import type { Config } from '../../config.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // The native WebSocket transport at /ws: handshake from the query (`sessionId`, `invocation`,
 // `ucanDelegation`) and the headers, JSON text frames `{ "event", "data" }` both ways, uWS pub/sub topics
 // for the fan-out (one topic per session).

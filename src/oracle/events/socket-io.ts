@@ -1,3 +1,4 @@
+// Thread: main
 // The Socket.IO transport at /socket.io/ (namespace `/`): the handshake runs as a middleware (query
 // `sessionId`, `auth: { invocation, ucanDelegation }`, or the headers); a refused one gets `connect_error`
 // and its connection is closed at once. A socket joins the room named by its session id; events go out as

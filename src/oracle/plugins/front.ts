@@ -1,4 +1,5 @@
-// Front door (main thread): the front halves of the plugins createPlugins enables, and their routes.
+// Thread: main (front door)
+// The front halves of the plugins createPlugins enables, and their routes.
 import type { AnyRoute } from '../../http/route.js';
 import type { AuthIdentity } from '../auth/index.js';
 import type { PluginDeps, PluginFront, PluginRouteDeps } from './types.js';

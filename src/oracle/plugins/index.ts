@@ -1,3 +1,4 @@
+// Thread: actor host
 // The oracle's plugins (their actor halves) and the few operations over all of them. The front halves: front.ts.
 import type { Tool, TurnContext } from '../agent-types.js';
 import { creditsPlugin } from './credits/index.js';

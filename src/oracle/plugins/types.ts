@@ -1,3 +1,4 @@
+// Thread: any
 // The plugin contract of the oracle face, in two halves that load on different threads: the actor half
 // (OraclePlugin: tools and a before-agent hook, in the chat actor's host) and the front half (PluginFront: routes,
 // and routes that need no authentication, on the main thread). Actor code never loads a front half.

@@ -1,3 +1,4 @@
+// Thread: main
 // POST, GET, DELETE /delegation: the user's delegation to this oracle, validated before it is stored.
 import { reply } from '../../http/types.js';
 import {

@@ -1,3 +1,4 @@
+// Thread: main
 // What the oracle's route modules share.
 import type { Logger } from '../../log.js';
 import { declarer } from '../../http/route.js';

@@ -1,4 +1,5 @@
-// Main thread: GET /messages' answer written as it is read, one part of the transcript at a time (the session's
+// Thread: main
+// GET /messages' answer written as it is read, one part of the transcript at a time (the session's
 // actor cuts the parts, session-state.ts messagesPart), each written in slices that wait for the socket to take
 // them. However long the transcript and however many read it at once, each read holds about one part and one
 // slice, never the whole answer, and a reader that stops reading is cut off by the stream's own bounds

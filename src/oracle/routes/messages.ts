@@ -1,3 +1,4 @@
+// Thread: main
 // POST /messages/abort, POST /messages/:sessionId (JSON or SSE), GET /messages/:sessionId.
 // The abort route is declared first; uWS also prefers a static segment over a parameter.
 import { randomUUID } from 'node:crypto';

@@ -1,3 +1,4 @@
+// Thread: main
 // GET /models: the catalogue a client's model picker shows (the client SDK's useModels; public, as there).
 import { reply } from '../../http/types.js';
 import { ModelsResponseSchema } from '../answer-schemas.js';

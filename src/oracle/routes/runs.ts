@@ -1,3 +1,4 @@
+// Thread: main
 // GET /runs/:runId?after=<id> (re-join a streamed turn: what it produced after that frame, then live frames until
 // `done`) and GET /sessions/:sessionId/run (the session's run in progress). Runs live on the node whose front door
 // streamed them (runs/registry.ts); in cluster mode every run is also kept in the runs stream, where a re-join

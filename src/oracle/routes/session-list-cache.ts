@@ -1,4 +1,5 @@
-// Main thread: GET /sessions answers from the JSON of the page it last served, while the user's list has not
+// Thread: main
+// GET /sessions answers from the JSON of the page it last served, while the user's list has not
 // changed since. The listing (an LMDB range read, msgpack decoding, JSON.stringify) is most of the route's
 // CPU; the check is one read of the list's version (SessionRepository.listVersion), written in the same
 // commit as every change to the list, and the version is read before the page, so a cached page is never

@@ -1,4 +1,5 @@
-// Main thread: reads of one chat session's own state (is it this user's? its transcript) go to the session's
+// Thread: main
+// Reads of one chat session's own state (is it this user's? its transcript) go to the session's
 // actor, which owns the record and the transcript, never to the store directly: the actor is the one writer
 // and holds the session's current state (in cluster mode it may live on another node, and only it knows
 // whether it still owns the session). A read is first a signal, which an actor in memory answers at once,

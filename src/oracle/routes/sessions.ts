@@ -1,3 +1,4 @@
+// Thread: main
 // POST /sessions, GET /sessions, DELETE /sessions/:sessionId, GET /sessions/:sessionId/messages (paged history).
 import { randomUUID } from 'node:crypto';
 import { reply } from '../../http/types.js';

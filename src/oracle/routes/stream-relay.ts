@@ -1,4 +1,4 @@
-// Runs on: the main thread (front door).
+// Thread: main (front door)
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
 // open -> an SSE stream), then writes each batch of frames to the socket in one write, acknowledges frames
 // while the socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing

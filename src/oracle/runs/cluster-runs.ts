@@ -1,4 +1,4 @@
-// Runs on: the main thread (front door), cluster mode.
+// Thread: main (front door), cluster mode
 // Runs across nodes. A run's frames are kept in the runs stream by the actor running its turn (run-writer.ts), so a
 // re-join through any node reads them there (run-reader.ts), also after the node that streamed it died. While a
 // kept run is quiet, the reader asks the session's actor whether the run still runs (`onQuiet`, run takeover).

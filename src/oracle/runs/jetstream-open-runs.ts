@@ -1,4 +1,5 @@
-// Either thread holding a NATS connection (cluster mode): the open runs (open-runs.ts) in the JetStream bucket
+// Thread: any holding a NATS connection, cluster mode
+// The open runs (open-runs.ts) in the JetStream bucket
 // `<prefix>_oracle_open_runs`, keyed `r.<session>`. A recovery's claim is a revision-checked update, so of two
 // nodes taking one turn over (the partition moved twice) one runs it.
 import type { ClusterConnection } from '../../cluster/connection.js';

@@ -1,4 +1,5 @@
-// Either thread, cluster mode: the stream that keeps every node's runs (`<prefix>_oracle_runs`), so that a run
+// Thread: any, cluster mode
+// The stream that keeps every node's runs (`<prefix>_oracle_runs`), so that a run
 // outlives the node that streamed it. A run is two subjects: `<prefix>.oracle-run.<runId>.open`, one message saying
 // whose run it is (RunInfo), and `<prefix>.oracle-run.<runId>.f`, its frames in batches, each batch numbered from
 // the id of its first frame (the SSE `id:` lines, as the front door's run log numbers them). The actor running the
@@ -8,7 +9,7 @@
 // it), the stream at most RUNS_MAX_BYTES (the oldest messages go first) and a message at most RUN_RETENTION_SECONDS
 // plus the longest a turn runs (RUN_STREAM_TURN_MS), so an ended run stays re-joinable for about its retention.
 import type { ClusterConnection } from '../../cluster/connection.js';
-import { untilStreamLed, whilePassing } from '../../cluster/record-store.js';
+import { untilStreamLed, whilePassing } from '../../cluster/passing.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunStreamLimits {

@@ -1,4 +1,5 @@
-// Shared by both threads: the streamed turns in flight (open runs), one per session, stored (with the message) before
+// Thread: any
+// The streamed turns in flight (open runs), one per session, stored (with the message) before
 // the agent runs and removed once its `done` is kept. What is left after a node died is a turn cut mid-way: in
 // cluster mode the partition's next owner runs it again from the stored message (actor/run-recovery.ts); on one
 // node, restarted, it ended `interrupted` (oracle/index.ts). LMDB database `oracle-open-runs`, or (cluster mode) the JetStream bucket

@@ -1,4 +1,4 @@
-// Runs on: the main thread (front door).
+// Thread: main (front door)
 // The runs of this node's streams (run-log.ts): found by id (GET /runs/:id) and by session (GET /sessions/:id/run).
 // Memory is bounded three ways: each run keeps at most RUN_MAX_BYTES of frames, an ended run is kept
 // RUN_RETENTION_SECONDS, and past RUNS_MAX_BYTES in all the oldest ended runs go first.

@@ -1,4 +1,4 @@
-// Runs on: the main thread (front door).
+// Thread: main (front door)
 // One streamed turn (a run) as its frames came: numbered (SSE `id:` lines, from 1), kept up to a byte bound, and
 // written to every reader attached (the POST that started it, and clients re-joining with GET /runs/:id?after=).
 // A reader that goes away only detaches: the turn goes on (abort stays explicit). The relay writes into `writer`,

@@ -1,4 +1,4 @@
-// Runs on: the main thread (front door), cluster mode.
+// Thread: main (front door), cluster mode
 // Re-joins a run kept in the runs stream (jetstream-run-stream.ts) through any node: the run's frames numbered above
 // `after`, then the live ones until `done`. The `run` frame first says the run's state: `running`, `recovering` (its
 // node died and the partition's new owner runs the turn again: a numbered `run` frame with `resumed: true` and

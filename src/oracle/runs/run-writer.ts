@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads), cluster mode.
+// Thread: actor host, cluster mode
 // Writes one run's frames to the runs stream (jetstream-run-stream.ts) as the actor produces them, numbered as the
 // front door's run log numbers the same frames, so a re-join through any node continues where the client was. One
 // publish is in flight at a time; what the actor produces meanwhile goes in the next one (a quorum fsync per batch,

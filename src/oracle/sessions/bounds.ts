@@ -1,4 +1,5 @@
-// Shared by both threads (pure): the bounds on what one user may store through the chat (sessions held, bytes of
+// Thread: any (pure)
+// The bounds on what one user may store through the chat (sessions held, bytes of
 // one transcript) and how a transcript's size is measured. Configured by CHAT_SESSIONS_PER_USER_MAX and
 // CHAT_TRANSCRIPT_MAX_BYTES (config.ts); enforced where the writes are committed (the repositories' create, the
 // session state's commit), so both storage engines hold them.

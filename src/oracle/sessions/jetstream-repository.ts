@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): chat session records in the replicated JetStream KV bucket
+// Thread: any holding a NATS connection, cluster mode
+// Chat session records in the replicated JetStream KV bucket
 // `oracle_sessions`, with one index entry per session under its user:
 //   s.<sessionId>          -> SessionRecord (the KV revision is the record's revision)
 //   u.<userDid>.<sessionId> -> IndexEntry (the view GET /sessions lists, and the precise lastUpdatedAt to order by)

@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): how many chat sessions each user holds, for the cap on
+// Thread: any holding a NATS connection, cluster mode
+// How many chat sessions each user holds, for the cap on
 // them, as one counter record per user in the `oracle_sessions` bucket:
 //   c.<userDid> -> { count, at }
 // KV has no transaction over two keys, so a create takes a place first (a revision-checked update of the counter:

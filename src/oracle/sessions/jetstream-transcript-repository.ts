@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): transcripts in the replicated JetStream KV bucket
+// Thread: any holding a NATS connection, cluster mode
+// Transcripts in the replicated JetStream KV bucket
 // `oracle_transcripts`, one record per entry keyed `<sessionId>.<number>`. Why KV and not a plain stream: a number
 // must be written once (create-only, which KV's per-key revision gives, with the record store's fencing on
 // nats-server 2.9), and a page is a range of numbers, read by key (the length, then the page's keys at once, each

@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): the chat repositories on JetStream KV with a turn stored in
+// Thread: any holding a NATS connection, cluster mode
+// The chat repositories on JetStream KV with a turn stored in
 // two steps, since KV has no transaction over two keys: the entries first (create-only numbers), then the record
 // (revision-checked).
 // - A number taken or a stale revision: refused before anything is written (both are checked first, at once).

@@ -1,4 +1,5 @@
-// Both threads (the chat actor writes, the front door lists): chat session records in the LMDB database
+// Thread: any (the chat actor writes, the front door lists)
+// Chat session records in the LMDB database
 // `oracle-sessions`, with a per-user index so that listing a user's sessions newest first is one range read
 // (the index entries hold the view the list answers) and the total is one read:
 //   s|<sessionId>                                       -> SessionRecord & { revision }

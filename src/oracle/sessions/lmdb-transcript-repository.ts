@@ -1,4 +1,5 @@
-// Both threads (the chat actor appends and reads): transcripts in the LMDB database `oracle-transcripts`,
+// Thread: any (the chat actor appends and reads)
+// Transcripts in the LMDB database `oracle-transcripts`,
 // one entry per message, keyed so that a session's entries are one ordered range:
 //   <sessionId>|<number, 10 digits> -> TranscriptEntry
 import type { Store } from '../../store/env.js';

@@ -1,4 +1,5 @@
-// Both threads (the chat actor writes): the chat repositories in LMDB with a turn stored as one transaction,
+// Thread: any (the chat actor writes)
+// The chat repositories in LMDB with a turn stored as one transaction,
 // so a turn is one commit (one sync) instead of two, and a conflict on the record leaves no entries behind.
 import type { Store } from '../../store/env.js';
 import { openLmdbSessionRepository } from './lmdb-repository.js';

@@ -1,4 +1,5 @@
-// Shared by both threads: a chat session's record, what clients see of it, and the pure rules around them
+// Thread: any
+// A chat session's record, what clients see of it, and the pure rules around them
 // (titles, timestamps). Stored behind SessionRepository (repository.ts).
 
 export interface SessionRecord {

@@ -1,4 +1,5 @@
-// Shared by both threads: where chat session records live. The session's actor is their only writer (one
+// Thread: any
+// Where chat session records live. The session's actor is their only writer (one
 // session, one writer; revisions keep a stale writer from overwriting newer state all the same); the front
 // door reads the per-user lists (GET /sessions), which span sessions of many actors.
 import type { Versioned } from '../../store/revision.js';

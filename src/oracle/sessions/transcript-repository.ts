@@ -1,4 +1,5 @@
-// Shared by both threads: where transcripts live. Entries are numbered from 0 in the order they were said;
+// Thread: any
+// Where transcripts live. Entries are numbered from 0 in the order they were said;
 // a number is written once (create-only), so a stale writer cannot overwrite what a newer one appended.
 // Reads are pages, in either direction, so nothing needs a transcript whole.
 import type { TranscriptEntry } from './transcript.js';

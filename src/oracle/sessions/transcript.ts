@@ -1,4 +1,5 @@
-// Shared by both threads: the entries of a chat session's transcript, what GET /messages lists of them, and
+// Thread: any
+// The entries of a chat session's transcript, what GET /messages lists of them, and
 // the history the model gets. Stored behind TranscriptRepository (transcript-repository.ts).
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.

@@ -1,4 +1,5 @@
-// Shared by both threads: how a chat turn is stored. A turn appends its transcript entries (create-only
+// Thread: any
+// How a chat turn is stored. A turn appends its transcript entries (create-only
 // numbers) and moves the session record (revision-checked); on a conflict in either, nothing is written.
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from './records.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // --find-capacity: runs the open loop at rising rates (start, start x factor, ...) until a step breaks the SLO,
 // then bisects between the last rate that held and the first that broke (--refine times). The answer is the
 // highest rate that held; every step tried is kept.

@@ -1,3 +1,4 @@
+// Thread: main
 // Closed loop (maximum throughput): --connections users, each sending its next request as soon as the last one
 // is answered. Plain request scenarios run on autocannon; journeys that stream or hold sockets (chat, ws, mix,
 // several USSD paths) run as that many back-to-back journey loops. Latency here counts from each send, so a

@@ -1,3 +1,4 @@
+// Thread: main
 // --compare old.json: each figure of this run next to the old run's; a figure worse by more than
 // --max-regression (relative) is a regression and the command exits non-zero. Throughput and capacity are worse
 // when lower; latencies and the CPU per request (of every process read) when higher. The error rate is compared in absolute terms too (worse only when it rises by

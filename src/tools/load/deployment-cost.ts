@@ -1,7 +1,8 @@
+// Thread: main
 // What the load cost the deployment: CPU per request of every process named (the target and any other server
 // whose /metrics it may read, e.g. the other nodes of a cluster, and the NATS servers' monitoring endpoints) and
 // NATS messages per request, so that a cluster's cost per step can be measured on the real machines
-// (docs/cluster.md, "Capacity on paper").
+// (docs/cluster.md, "Capacity model").
 // - A server's CPU is exact: process_cpu_seconds_total (every thread of the process) before and after the run.
 // - A NATS server has no CPU counter, only /varz's `cpu`, a percentage it recomputes about once a second from its
 //   own /proc/<pid>/stat over whole seconds. It is read every second and summed over the time between reads: an

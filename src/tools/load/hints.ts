@@ -1,3 +1,4 @@
+// Thread: main
 // What a run's figures say to the person who ran it, beyond the numbers: a server's rate limit that refused the
 // load (a default server allows 100 requests a minute per client address), and the run's SLO verdict.
 import type { RunSummary } from './run.js';

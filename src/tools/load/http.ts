@@ -1,3 +1,4 @@
+// Thread: main
 // A small HTTP client over node:http(s) with keep-alive and no socket cap: an open-loop run must be able to open
 // a new connection for every request that is due while earlier ones wait (fetch's pool would queue them, which
 // hides a stall exactly like a closed loop). Failures reject with a LoadError whose `kind` names the error.

@@ -1,3 +1,4 @@
+// Thread: main
 // Open loop at a constant arrival rate (as wrk2 and k6's constant-arrival-rate): journey i is due at i / rate
 // seconds whatever happened before, and its latency counts from that scheduled time, not from when the timer
 // managed to fire or a connection was free. A stalled server therefore shows up in the percentiles (every user

@@ -1,3 +1,4 @@
+// Thread: main
 // The command line of `npm run load`, validated into LoadOptions. Every bad value is an error naming the flag.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

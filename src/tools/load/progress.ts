@@ -1,3 +1,4 @@
+// Thread: main
 // One line a second while a run goes (on a terminal, or with --progress): rate, p50/p99 of that second, errors.
 import type { SeriesPoint } from './recorder.js';
 

@@ -1,3 +1,4 @@
+// Thread: main
 // Everything a run measures: request outcomes, latency in HDR histograms (microseconds, 3 significant digits),
 // one series entry per second, errors by kind, per-scenario counts and extra timings (chat first frame, ...).
 import * as hdr from 'hdr-histogram-js';

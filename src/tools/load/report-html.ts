@@ -1,3 +1,4 @@
+// Thread: main
 // The --html report: one self-contained file (uPlot and the data inlined; nothing is fetched when it is opened)
 // with throughput and latency over time, the latency distribution, errors over time, the rate-vs-latency curve
 // of a capacity search and the server's CPU, memory and mailbox depth from /metrics.

@@ -1,3 +1,4 @@
+// Thread: main
 // The --json report: every figure of the run. With --find-capacity the top-level figures are those of the
 // highest rate that held (or of the first step when none held) and `capacity.steps` has every step tried.
 import { writeFileSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// Thread: main
 // One run (or one capacity step): the open or the closed loop over a scenario, ticking the recorder every second,
 // summarised into plain figures once the last journey has finished.
 import { runClosedLoop } from './closed-loop.js';

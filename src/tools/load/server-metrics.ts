@@ -1,3 +1,4 @@
+// Thread: main
 // Server-side figures during a run, scraped from the target's Prometheus /metrics once a second: CPU (from
 // process_cpu_seconds_total), resident memory and the actors' mailbox depth (actor_mailbox_depth, by host).
 // Only three families are read, so a few lines of parsing do instead of a Prometheus client.

@@ -1,3 +1,4 @@
+// Thread: main
 // USSD session IDs as real traffic has them, shared by the load tool and the benchmarks.
 import { randomBytes } from 'node:crypto';
 

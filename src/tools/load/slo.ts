@@ -1,3 +1,4 @@
+// Thread: main
 // Service level objectives for --find-capacity: "p99<300ms,errors<0.1%". A step holds when every clause holds.
 import { parseDuration, parsePercent } from './units.js';
 

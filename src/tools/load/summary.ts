@@ -1,3 +1,4 @@
+// Thread: main
 // The summary printed at the end of a run.
 import type { DeploymentCost } from './deployment-cost.js';
 import type { LoadReport } from './report-json.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Parsing of the quantities the command line takes: durations ("300ms", "10s", "2m"), percentages ("0.1%")
 // and rates ("50/s", "50"). Each throws a message naming what it expected.
 

@@ -1,4 +1,5 @@
-// Actor hosts: what the USSD menu does with customer accounts (create, PIN checks, PIN change), over the
+// Thread: actor host
+// What the USSD menu does with customer accounts (create, PIN checks, PIN change), over the
 // CustomerRepository. The wrong-PIN counter lives on the account, not the session, so three wrong PINs lock
 // the account across dials. Sessions of one customer may run on different hosts (or nodes) at once: each
 // read-modify-write is a revision-checked update, retried from a fresh read when another write came first.

@@ -1,4 +1,5 @@
-// Actor hosts: the live USSD sessions of one host, for ussd_sessions_active. Counting them in LMDB at every
+// Thread: actor host
+// The live USSD sessions of one host, for ussd_sessions_active. Counting them in LMDB at every
 // scrape cost about 8 µs per session on the main thread (40 ms for 5 000 sessions); here the session actors
 // keep each live session's expiry as they commit it, and the count is one pass over this map, on the host,
 // once a second.

@@ -1,4 +1,5 @@
-// Actor hosts. PINs at rest: AES-256-GCM with a random 12-byte nonce per encryption, so the same PIN never
+// Thread: any
+// PINs at rest: AES-256-GCM with a random 12-byte nonce per encryption, so the same PIN never
 // gives the same ciphertext. Stored as one string: "v1." + base64url(nonce | ciphertext | tag). An optional
 // context (the customer ID, the session ID) is bound as additional data, so a ciphertext copied elsewhere
 // never matches.

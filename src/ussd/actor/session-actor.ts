@@ -1,4 +1,5 @@
-// Actor hosts: the USSD session actor, one per session id, on the actor host its id hashes to. It owns the
+// Thread: actor host
+// The USSD session actor, one per session id, on the actor host its id hashes to. It owns the
 // session record; every change is committed through the UssdSessionRepository before the screen is answered.
 import {
   ussdServiceSessionsEnded,

@@ -1,4 +1,5 @@
-// Actor hosts (the USSD menu). Telecom gateways send the whole input history joined by `*` on every request
+// Thread: actor host (the USSD menu)
+// Telecom gateways send the whole input history joined by `*` on every request
 // ("", "1", "1*2", "1*2*12345"). The new input is what follows the part the session has already consumed.
 //
 // The history holds PINs in plain text, so a session does not store it: it keeps the consumed history's length

@@ -1,4 +1,5 @@
-// Cluster mode (any thread holding a NATS connection): customer accounts in two replicated JetStream KV buckets,
+// Thread: any holding a NATS connection, cluster mode
+// Customer accounts in two replicated JetStream KV buckets,
 // `ussd_customers` (by customer ID) and `ussd_account_creations` (creation key -> the account it makes). KV has no
 // transaction over two keys, so a keyed create is three writes, each safe to be the last one a dying node makes:
 // 1. the key is bound, create-only, to the whole record it is about to create (pending);

@@ -1,4 +1,5 @@
-// Actor hosts: customer accounts in LMDB, databases `ussd-customers` (by customer ID) and
+// Thread: any
+// Customer accounts in LMDB, databases `ussd-customers` (by customer ID) and
 // `ussd-account-creations` (creation key -> customer ID). Each write is one LMDB write transaction, which
 // LMDB serialises across threads and processes, so its checks (ID unused, key unbound, revision) are final.
 import type { Database } from 'lmdb';

@@ -1,4 +1,5 @@
-// Both threads: the customer accounts of the USSD face as a record family, behind an interface the LMDB
+// Thread: any
+// The customer accounts of the USSD face as a record family, behind an interface the LMDB
 // store implements today (lmdb-repository.ts) and a replicated store can implement for cluster mode. Writes
 // are create-only (a customer ID is never reused, a creation key names one account) or revision-checked.
 import type { Revision, Versioned } from '../../store/revision.js';

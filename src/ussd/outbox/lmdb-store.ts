@@ -1,4 +1,5 @@
-// Actor hosts: the outbox's notifications in LMDB (`ussd-outbox`), keyed by notification id. The session
+// Thread: any
+// The outbox's notifications in LMDB (`ussd-outbox`), keyed by notification id. The session
 // repository puts them in the transaction that commits their step (sessions/lmdb-repository.ts, through
 // `putInStep`); the outbox reads them at start and removes each once delivered or given up, each write synced.
 import type { Database } from 'lmdb';

@@ -1,4 +1,5 @@
-// Actor hosts: delivers the notifications that `notify` actions left in committed steps, after the step's answer,
+// Thread: actor host
+// Delivers the notifications that `notify` actions left in committed steps, after the step's answer,
 // with backoff (base × 2^tries, at most a minute, ±20%) until the endpoint accepts one (any 2xx) or its attempts are
 // spent. With a store (one node: LMDB) what is pending survives a crash and is delivered after the restart; the
 // partition's owner in cluster mode delivers what its own steps committed (docs/ussd-actions.md says what that

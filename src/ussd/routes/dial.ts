@@ -1,4 +1,5 @@
-// Front door (main thread): POST /api/ussd, one gateway request, answered by the session's actor.
+// Thread: main (front door)
+// POST /api/ussd, one gateway request, answered by the session's actor.
 import * as v from 'valibot';
 import { TOO_MANY_REQUESTS } from '../../docs/index.js';
 import { declarer } from '../../http/route.js';

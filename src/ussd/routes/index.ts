@@ -1,4 +1,5 @@
-// Front door (main thread): the USSD face's routes, POST /api/ussd (dial.ts) and the operator routes
+// Thread: main (front door)
+// The USSD face's routes, POST /api/ussd (dial.ts) and the operator routes
 // (operator.ts), mounted with the face's answer to invalid input; the other aggregators' routes (aggregators/).
 import type { Logger } from '../../log.js';
 import { ussdStep } from '../../metrics/catalogue.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): the operator routes. One session's live state comes from its actor (which owns
+// Thread: main (front door)
+// The operator routes. One session's live state comes from its actor (which owns
 // it); the live set comes from the session repository's expiry index, never a scan of the session records.
 import { HttpError } from '../../http/errors.js';
 import { declarer } from '../../http/route.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): GET /api/ussd/services, the USSD services new dials get (id, version, name, codes),
+// Thread: main (front door)
+// GET /api/ussd/services, the USSD services new dials get (id, version, name, codes),
 // for the playground's phone and `npm run ussd` to list and dial.
 import * as v from 'valibot';
 import { declarer } from '../../http/route.js';

@@ -1,4 +1,5 @@
-// Actor hosts: the built-in actions a definition's `action` states run, with today's account behaviour (create
+// Thread: any
+// The built-in actions a definition's `action` states run, with today's account behaviour (create
 // an account idempotently under gateway retries, log in with the lock counted on the account across dials and
 // nodes, log out, change PIN). Each names the values it reads, the outcomes it branches on and the values it
 // writes; the checker and the docs read ACTION_SPECS.

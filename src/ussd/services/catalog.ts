@@ -1,4 +1,5 @@
-// Actor hosts and the front door: the services one thread serves. New dials get the current version of the
+// Thread: any
+// The services one thread serves. New dials get the current version of the
 // service their code names; a session keeps the version it started on (looked up by `id@version`), so versions
 // replaced by a reload stay known here for the sessions still running on them.
 import { existsSync, readFileSync } from 'node:fs';

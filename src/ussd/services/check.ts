@@ -1,4 +1,5 @@
-// Both threads: every check of one definition, in order: its shape (parse.ts), the rules across its fields
+// Thread: any
+// Every check of one definition, in order: its shape (parse.ts), the rules across its fields
 // (rules.ts), its flow (flow.ts), then, compiled, whether every screen fits (fit.ts). The server's load (start,
 // SIGHUP, file change) and `npm run ussd:check` both call this, so the checker refuses exactly what a start does.
 import { compileService, type CompiledService } from './compile.js';

@@ -1,4 +1,5 @@
-// Actor hosts and the front door: a checked definition compiled once into tables: states by name with their
+// Thread: any
+// A checked definition compiled once into tables: states by name with their
 // references resolved, every text split into a template per language, option lines and navigation lines
 // ready, and the screens that depend on nothing rendered (and paged) in advance. A step is then lookups and
 // template fills. The definition must have passed the rules (rules.ts): a dangling reference throws here.

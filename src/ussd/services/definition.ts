@@ -1,4 +1,5 @@
-// Both threads (loaded by the server, the checker and the tests): the format of a USSD service definition, one
+// Thread: any (loaded by the server, the checker and the tests)
+// The format of a USSD service definition, one
 // file per service (YAML or JSON), as a valibot schema. schemas/ussd-service.schema.json is its JSON Schema form
 // for editors (test/ussd-definition-schema.test.ts keeps the two equal). This schema checks shapes only; the
 // rules across fields (every state named exists, every text in every language) are in services/rules.ts.

@@ -1,4 +1,5 @@
-// Both threads (load and the checker): proves every screen of a compiled service fits its limit, in every
+// Thread: any (load and the checker)
+// Proves every screen of a compiled service fits its limit, in every
 // language, on every page, with each notice that can show above it, and with every value at the longest it can
 // be (an input's longest accepted answer, an account field's longest, an action's longest output). Paging splits
 // a screen at line boundaries, so what cannot fit is an option line or a word longer than a page, or an END text

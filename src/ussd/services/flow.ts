@@ -1,4 +1,5 @@
-// Both threads (load and the checker): the rules of a definition's flow, once every state it names exists
+// Thread: any (load and the checker)
+// The rules of a definition's flow, once every state it names exists
 // (rules.ts): every state can be reached from a start, no screen leaves the user stuck, no two options share a
 // key they cannot be told apart by, and no key of an option or a skip is a navigation key of its state (the
 // navigation is taken first, so the option could never be chosen).

@@ -1,4 +1,5 @@
-// Actor hosts: the services this host serves, as published (published.ts): compiled at the host's start and again
+// Thread: actor host
+// The services this host serves, as published (published.ts): compiled at the host's start and again
 // whenever a new set is published; a session pinned to a version this host does not hold reads and compiles it.
 // A published set that does not compile here (it passed the checks where it was published) leaves the old one.
 import type { Logger } from '../../log.js';

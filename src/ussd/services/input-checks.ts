@@ -1,4 +1,5 @@
-// Actor hosts: the checks of an `input` state, compiled once at load (the pattern becomes a RegExp then). Each
+// Thread: any
+// The checks of an `input` state, compiled once at load (the pattern becomes a RegExp then). Each
 // gives the cleaned value or the reason it is refused (a definition maps reasons to notices).
 import * as v from 'valibot';
 import { parseCustomerId } from '../customers/repository.js';

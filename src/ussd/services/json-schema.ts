@@ -1,3 +1,4 @@
+// Thread: any
 // Build time and tests: the JSON Schema form of the service definition format, published as
 // schemas/ussd-service.schema.json so editors check a definition as it is typed. Run this file to print it
 // (`node dist/src/ussd/services/json-schema.js > schemas/ussd-service.schema.json`);

@@ -1,4 +1,5 @@
-// Actor hosts: the language each phone number chose, kept with the other USSD records so the next dial (any day,
+// Thread: actor host
+// The language each phone number chose, kept with the other USSD records so the next dial (any day,
 // any node) opens in it. One node: LMDB database `ussd-languages`; cluster mode: the replicated JetStream KV
 // bucket `ussd_languages`. A choice is committed (synced) before the screen that follows it is answered.
 import type { ClusterConnection } from '../../cluster/connection.js';

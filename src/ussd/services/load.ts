@@ -1,4 +1,5 @@
-// Both threads: reads a services directory (USSD_SERVICES_DIR, or the shipped ussd-services/), one definition per
+// Thread: any
+// Reads a services directory (USSD_SERVICES_DIR, or the shipped ussd-services/), one definition per
 // .yaml/.yml/.json file, checks each (schema and rules) and the set (one file per service id, one service per
 // code), and compiles them. All or nothing: with any problem, no service of the directory is used.
 import { readdirSync, readFileSync } from 'node:fs';

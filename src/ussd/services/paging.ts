@@ -1,4 +1,5 @@
-// Actor hosts (and the checker): splits a screen that is over the limit into pages, at line boundaries and
+// Thread: any (and the checker)
+// Splits a screen that is over the limit into pages, at line boundaries and
 // never inside an option. Every page but the last offers More; every page after the first offers Back (to the
 // page before); the state's own navigation lines end every page. A notice (Invalid choice., a refusal) is never
 // part of the split: the first page keeps room for the state's longest one, so a screen pages the same with a

@@ -1,4 +1,5 @@
-// Both threads (the server at load, the checker): reads one service definition file, YAML or JSON (JSON is read
+// Thread: any (the server at load, the checker)
+// Reads one service definition file, YAML or JSON (JSON is read
 // by the same YAML 1.2 parser, so both get line numbers), and checks it against the schema. Every problem says
 // the file, the line and what is wrong, so an operator can fix it without reading code.
 import * as v from 'valibot';

@@ -1,4 +1,5 @@
-// Both threads: the service definitions a gateway serves, as published: every version by `id@version` (a session
+// Thread: any
+// The service definitions a gateway serves, as published: every version by `id@version` (a session
 // pinned to one reads it after a reload or a restart) and the current set new dials get. One node: LMDB database
 // `ussd-services`, and a BroadcastChannel tells the actor hosts of this process that the set changed. Cluster mode:
 // the replicated JetStream KV bucket `ussd_services`, watched by every node's hosts, so all serve one version.

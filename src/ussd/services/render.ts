@@ -1,4 +1,5 @@
-// Actor hosts: one screen of a compiled state: its texts filled from the step's values, options whose condition
+// Thread: any
+// One screen of a compiled state: its texts filled from the step's values, options whose condition
 // holds, navigation lines, shortened values where the state allows it, then paged. A screen that depends on
 // nothing is a lookup in the pages compiled at load.
 import type { Condition } from './definition.js';

@@ -1,4 +1,5 @@
-// Both threads (load and the checker): the rules of a definition across its fields, after its shape passed the
+// Thread: any (load and the checker)
+// The rules of a definition across its fields, after its shape passed the
 // schema: every state named exists, every text exists in every language of the service, actions branch on
 // exactly their outcomes, patterns compile, PINs are never shown. A definition with any of these problems is
 // refused at load (start: exit 78; reload: the running version stays).

@@ -1,4 +1,5 @@
-// Both threads (the checker's --render, tests): every screen of a compiled service as a phone shows it, each state
+// Thread: any (the checker's --render, tests)
+// Every screen of a compiled service as a phone shows it, each state
 // in each language on each page, drawn by the step's own renderer (render.ts). Values are shown as `<name>`.
 import type { CompiledService } from './compile.js';
 import { pagesOf, type Lookup } from './render.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): which USSD services this gateway serves. At start it reads USSD_SERVICES_DIR (the
+// Thread: main (front door)
+// Which USSD services this gateway serves. At start it reads USSD_SERVICES_DIR (the
 // shipped ussd-services/ when unset) and publishes the set (published.ts) for the actor hosts (and, in cluster mode,
 // every node); a directory with any problem stops the start (exit 78, each problem with its file and line). It
 // reads the directory again on SIGHUP and when a file in it changes: a set with a problem is refused with a log line

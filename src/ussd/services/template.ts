@@ -1,4 +1,5 @@
-// Actor hosts (and the checker): texts with `{{name}}` placeholders, split once at load into literal parts and
+// Thread: any (and the checker)
+// Texts with `{{name}}` placeholders, split once at load into literal parts and
 // names, so a step only concatenates. Plain substitution: a name is looked up, never evaluated.
 
 /** A placeholder: the value's name, and the text used when the value is missing or empty. */

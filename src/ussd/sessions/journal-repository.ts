@@ -1,4 +1,5 @@
-// Cluster mode: USSD sessions in a partition journal (src/cluster/journal/): each actor host appends its sessions'
+// Thread: any, cluster mode
+// USSD sessions in a partition journal (src/cluster/journal/): each actor host appends its sessions'
 // steps to its own subject of the replicated stream `journal_ussd`, many steps per fsynced append, and holds the
 // newest record of each of its sessions in memory, so a step reads nothing from NATS. The stream's max age does the
 // expiry (a session's record is rewritten on every step). The front door keeps the live set by reading the stream

@@ -1,4 +1,5 @@
-// Both threads: USSD sessions in LMDB, in three databases written together in one transaction:
+// Thread: any
+// USSD sessions in LMDB, in three databases written together in one transaction:
 // - `ussd-sessions-by-start`: the records, keyed `<start, 15 digits>:<sessionId>` (the start is the record's
 //   createdAt), the revision as LMDB's entry version;
 // - `ussd-session-starts`: session ID -> start, to find a record by its session ID;

@@ -1,4 +1,5 @@
-// Both threads: the USSD sessions as a record family, behind an interface the LMDB store implements today
+// Thread: any
+// The USSD sessions as a record family, behind an interface the LMDB store implements today
 // (lmdb-repository.ts) and a replicated store can implement for cluster mode. Only a session's actor writes
 // it (begin, then revision-checked updates); the front door reads the live set and runs the expiry sweep.
 import type { Revision, Versioned } from '../../store/revision.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // cosmos.bank.v1beta1.Query over the sample balances: an unknown address holds nothing (as on a chain),
 // the supply is the sum of the balances.
 import { found, nodeErrors, pageOf, required, type Message, type QueryHandler } from '../query-handler.js';

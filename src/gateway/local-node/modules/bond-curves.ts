@@ -1,3 +1,4 @@
+// Thread: main
 // The bonding-curve maths of the ixo chain's x/bonds module, re-written from its Go source at
 // ixofoundation/ixo-blockchain@bfdd934456be01f9212d3ebc107df81b43e1566d (v8): x/bonds/types/bonds.go
 // (GetPricesAtSupply, ReserveAtSupply, GetPricesToMint, GetReturnsForBurn, GetReturnsForSwap, fees),

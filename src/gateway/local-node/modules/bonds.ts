@@ -1,3 +1,4 @@
+// Thread: main
 // ixo.bonds.v1beta1.Query over the sample data, prices computed from the bond's curve as the chain's
 // keeper/grpc_query.go does (maths in bond-curves.ts). An unknown bond is NOT_FOUND.
 import { found, required, type Message, type QueryHandler } from '../query-handler.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // ixo.claims.v1beta1.Query over the sample data.
 import { nodeErrors, pageBy, recordBy, required, type QueryHandler } from '../query-handler.js';
 

@@ -1,3 +1,4 @@
+// Thread: main
 // ixo.entity.v1beta1.Query over the sample data.
 import { found, pageBy, required, type QueryHandler } from '../query-handler.js';
 import type { ChainState } from '../state.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // ixo.iid.v1beta1.Query over the sample data.
 import { pageBy, recordBy, type QueryHandler } from '../query-handler.js';
 

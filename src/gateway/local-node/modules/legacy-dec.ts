@@ -1,3 +1,4 @@
+// Thread: main
 // cosmossdk.io/math LegacyDec arithmetic on the scaled integer (value × 10^18) the chain stores, as a
 // bigint: what the bonding-curve formulas need (mul/quo with the chain's half-to-even rounding, ceil,
 // truncation, powers). Hand-written because no maintained npm package rounds exactly like LegacyDec.

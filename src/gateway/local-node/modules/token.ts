@@ -1,3 +1,4 @@
+// Thread: main
 // ixo.token.v1beta1.Query over the sample data.
 import { found, pageBy, recordBy, required, type QueryHandler } from '../query-handler.js';
 

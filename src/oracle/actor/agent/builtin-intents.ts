@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // What the built-in agent understands in a user message: preference requests ("call me Ada",
 // "call yourself Sage", "reply in French", "be more formal"), explicit tool use ("use <tool> {json}"),
 // and everything else (chat).

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The built-in agent: deterministic, no network. It answers every message with a short reply shaped by
 // the saved preferences (read from the system prompt's "User Preferences" section, as a model would),
 // turns preference requests into a real `set_user_preferences` tool call, runs "use <tool> {json}" through

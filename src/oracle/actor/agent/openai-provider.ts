@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // An OpenAI-compatible streaming chat-completions client with tool calling (OpenAI, OpenRouter, vLLM,
 // Ollama, llama.cpp server): POST {baseUrl}/chat/completions with `stream: true`, read the SSE answer with
 // eventsource-parser, assemble tool-call fragments, stop at `[DONE]`.

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Chooses the model: an OpenAI-compatible server when LLM_BASE_URL is set, else the built-in agent; per turn,
 // the catalogue's model a message asked for (models.ts).
 import { builtinProvider } from './builtin-provider.js';

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The agent loop: provider -> streamed deltas -> tool calls through the registry -> provider again with the
 // results, until the model answers without tools or `maxSteps` provider calls were made. The turn's
 // AbortSignal (context.signal) stops the provider stream and the tools; the loop then returns `aborted`.

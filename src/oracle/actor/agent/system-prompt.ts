@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The system prompt of a turn: who the oracle is, the time, and the user's saved preferences.
 import type { UserPreferences } from '../../plugins/user-preferences/schema.js';
 

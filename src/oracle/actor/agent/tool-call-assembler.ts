@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Chat-completions streams send a tool call in fragments: `delta.tool_calls[i]` carries an `index`, the `id`
 // and function `name` usually once, and pieces of the JSON `arguments` that must be concatenated in order.
 import { randomUUID } from 'node:crypto';

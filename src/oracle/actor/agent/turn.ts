@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Builds the agent of one turn: plugins' before-agent hooks (preferences load, credits charge), the system
 // prompt with the user's preferences, and the tools (plugin tools first, then the client's).
 import { pluginTools, runBeforeAgent, type OraclePlugin } from '../../plugins/index.js';

@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // One MCP server as an actor host sees it: an `@modelcontextprotocol/sdk` client over Streamable HTTP,
 // connected on first use, with the server's tool list cached. Any failure that says the connection or the
 // session is gone (refused, reset, unknown session, timeout) drops both, so the next turn reconnects and

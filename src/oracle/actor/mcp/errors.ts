@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // Why an MCP tool call failed. The messages reach the model (as the tool's result) and the client (in the
 // tool_call frame's output), so they say what went wrong and never carry the invocation itself.
 

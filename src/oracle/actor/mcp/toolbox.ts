@@ -1,4 +1,4 @@
-// Runs on: actor hosts (worker threads) only.
+// Thread: actor host
 // The MCP tools of a turn. Each configured server's tools are offered as `<server>__<tool>` with their JSON
 // schemas; a server that cannot be reached is left out of that turn (and tried again on the next one).
 // Calls to a protected server carry a UCAN invocation: the client's own (`mcpInvocations[<offered name>]`

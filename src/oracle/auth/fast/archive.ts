@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): reads a ucanto archive of the common
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// Reads a ucanto archive of the common
 // shape, the CARv1 that ucanto writes for a UCAN without proofs: a header naming one root, the UCAN's DAG-CBOR
 // block, and the root block `{ 'ucan@0.9.1': <link to the UCAN> }`. Anything else is out of shape.
 import { hash } from 'node:crypto';

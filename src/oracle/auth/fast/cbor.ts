@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): a reader of the few canonical DAG-CBOR
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// A reader of the few canonical DAG-CBOR
 // items a common UCAN holds. It accepts only the shortest encoding of each head and definite lengths, a strict
 // subset of what @ipld/dag-cbor accepts; anything else is out of shape (ucanto's path decides it).
 import { outOfShape, startsWith } from './shape.js';

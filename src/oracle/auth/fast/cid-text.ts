@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): a binary CIDv1 in its string form,
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// A binary CIDv1 in its string form,
 // multibase base32 ('b', RFC 4648 lower case, no padding), as multiformats' CID.toString() writes it.
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 

@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): the whole check of a common-shape
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// The whole check of a common-shape
 // invocation (a did:key Ed25519 issuer, no proofs; see ucan.ts) without ucanto's decode, payload format and
 // access(). It decides exactly as invocation.ts would, with the same reasons; an artifact outside the shape
 // answers undefined and goes through ucanto's path. Equivalence: test/oracle-auth-fast-path.test.ts.

@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): the bytes a common-shape UCAN's issuer
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// The bytes a common-shape UCAN's issuer
 // signed, as dag-ucan formats them: base64url (no padding) of the DAG-JSON header `{ alg, typ, ucv }`, a dot,
 // base64url of the DAG-JSON payload with its keys sorted. Every string in the shape is printable ASCII, so
 // JSON.stringify (what cborg's JSON encoder calls for strings) writes it as DAG-JSON does.

@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): the signal that an artifact is outside the
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// The signal that an artifact is outside the
 // fast path's shape. Never a refusal: the caller hands such an artifact to ucanto's path, which decides.
 export class OutOfShape extends Error {
   constructor(readonly why: string) {

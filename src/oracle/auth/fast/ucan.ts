@@ -1,4 +1,5 @@
-// Main thread, hand-written for the hot path (cold UCAN verification): reads the DAG-CBOR block of the common
+// Thread: main, hand-written for the hot path (cold UCAN verification)
+// Reads the DAG-CBOR block of the common
 // UCAN shape: version 0.9.1, an EdDSA signature, a did:key Ed25519 issuer, the expected audience, one capability
 // `{ can: '*', with }` and nothing else, a finite expiration, an optional not-before and nonce, no facts, no
 // proofs. Keys must come in DAG-CBOR's canonical order. Anything else is out of shape (ucanto's path decides).

@@ -1,3 +1,4 @@
+// Thread: actor host
 // The credits plugin (CREDITS_ENABLED=true): every message costs CREDITS_PER_MESSAGE from a per-user
 // balance that starts at CREDITS_INITIAL; an empty balance refuses the turn with 402 before the agent runs.
 import type { OraclePlugin, PluginDeps } from '../types.js';

@@ -1,4 +1,5 @@
-// Cluster mode (actor hosts charge in a turn): credit accounts in the JetStream KV bucket `oracle_credits`, keyed
+// Thread: any, cluster mode (actor hosts charge in a turn)
+// Credit accounts in the JetStream KV bucket `oracle_credits`, keyed
 // by the user's DID; every debit is a revision-checked write, so nodes charging one user at once never double-spend.
 import type { ClusterConnection } from '../../../cluster/connection.js';
 import { openJetStreamRevisionedRecords } from '../../jetstream-revisioned-records.js';

@@ -1,4 +1,5 @@
-// Actor hosts: per-user credit balances over a CreditRepository (repository.ts).
+// Thread: actor host
+// Per-user credit balances over a CreditRepository (repository.ts).
 //
 // Claims: when a message cannot be paid for, the refused charge is recorded as a claim with its own id
 // (`claim-<uuid>`), the amount the user must settle to continue. The 402 answer carries that id in `claims`

@@ -1,4 +1,5 @@
-// Actor hosts (the credits plugin charges in a turn): credit accounts in the LMDB database `oracle-credits`,
+// Thread: any (the credits plugin charges in a turn)
+// Credit accounts in the LMDB database `oracle-credits`,
 // keyed by the user's DID.
 import type { Store } from '../../../store/env.js';
 import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';

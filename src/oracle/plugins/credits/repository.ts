@@ -1,4 +1,5 @@
-// Shared by both threads: where credit accounts live, one per user. Any session of the user may charge it at
+// Thread: any
+// Where credit accounts live, one per user. Any session of the user may charge it at
 // the same time (on any thread, or node), so every write is create-only or revision-checked: a debit made on
 // a balance that moved meanwhile is refused and redone on the new balance (ledger.ts), never spent twice.
 import type { RevisionedRecords } from '../../revisions.js';

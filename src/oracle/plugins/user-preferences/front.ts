@@ -1,4 +1,5 @@
-// Front door (main thread): the user-preferences plugin's front half, its GET /user-preferences route.
+// Thread: main (front door)
+// The user-preferences plugin's front half, its GET /user-preferences route.
 import type { PluginDeps, PluginFront } from '../types.js';
 import { userPreferencesRoute } from './route.js';
 import { preferencesStore } from './store.js';

@@ -1,3 +1,4 @@
+// Thread: actor host
 // The user-preferences plugin's actor half: a per (user, oracle) record, the `set_user_preferences` tool and a
 // before-agent hook so the first turn of a new session sees them. Its GET /user-preferences route: front.ts.
 import type { OraclePlugin, PluginDeps } from '../types.js';

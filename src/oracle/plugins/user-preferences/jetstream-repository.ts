@@ -1,4 +1,5 @@
-// Cluster mode (the route reads, the chat actors' tool writes): preferences in the JetStream KV bucket
+// Thread: any, cluster mode (the route reads, the chat actors' tool writes)
+// Preferences in the JetStream KV bucket
 // `oracle_preferences`, keyed `<userDid>.<oracleDid>`.
 import type { ClusterConnection } from '../../../cluster/connection.js';
 import { openJetStreamRevisionedRecords } from '../../jetstream-revisioned-records.js';

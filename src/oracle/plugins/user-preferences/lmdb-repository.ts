@@ -1,4 +1,5 @@
-// Both threads (the route reads, the chat actors' tool writes): preferences in the LMDB database
+// Thread: any (the route reads, the chat actors' tool writes)
+// Preferences in the LMDB database
 // `oracle-preferences`, keyed `<userDid>|<oracleDid>` (`|` cannot occur in a DID).
 import type { Store } from '../../../store/env.js';
 import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';

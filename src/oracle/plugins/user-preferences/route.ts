@@ -1,4 +1,5 @@
-// Front door: GET /user-preferences, the caller's saved preferences for this oracle, or JSON null.
+// Thread: main (front door)
+// GET /user-preferences, the caller's saved preferences for this oracle, or JSON null.
 import * as v from 'valibot';
 import { reply } from '../../../http/types.js';
 import { AUTH_RESPONSES, route } from '../../routes/deps.js';

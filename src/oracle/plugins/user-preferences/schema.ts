@@ -1,3 +1,4 @@
+// Thread: any
 // The user-preferences record and the schema of a change to it (the `set_user_preferences` arguments).
 // Field names and limits follow the reference runtime so existing clients read the same object.
 import * as v from 'valibot';

@@ -1,4 +1,5 @@
-// Both threads: preferences as the plugin uses them, over a PreferencesRepository: read, and merge a change
+// Thread: any
+// Preferences as the plugin uses them, over a PreferencesRepository: read, and merge a change
 // into the stored record (read, merge, revision-checked write; redone on a conflict, so concurrent changes of
 // different fields from two sessions both land).
 import { changeRecord } from '../../revisions.js';

@@ -1,3 +1,4 @@
+// Thread: actor host
 // The `set_user_preferences` server tool: validates the model's arguments and merges them into the stored preferences.
 import type { Tool } from '../../agent-types.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from './schema.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Chat: each journey creates a session and sends --turns streamed messages, reading each SSE stream to `done`;
 // it records the time to the first frame and to `done` besides the requests' latency.
 import { createParser } from 'eventsource-parser';

@@ -1,3 +1,4 @@
+// Thread: main
 // Gateway: one GET per journey, taking the paths in turn.
 import type autocannon from 'autocannon';
 import { expectStatus, timed } from '../http.js';

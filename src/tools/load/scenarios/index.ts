@@ -1,3 +1,4 @@
+// Thread: main
 // The scenario a run uses: one of them, or a weighted mix whose every journey picks one.
 import { chatScenario } from './chat.js';
 import { gatewayScenario } from './gateway.js';

@@ -1,3 +1,4 @@
+// Thread: main
 // Weighted random choice (USSD paths, the mix of scenarios).
 
 export function weightedPicker<T>(items: readonly T[], weight: (item: T) => number): () => T {

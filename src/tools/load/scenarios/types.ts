@@ -1,3 +1,4 @@
+// Thread: main
 // What a scenario is: one user's journey (`iterate`), started by the open-loop scheduler at its scheduled time
 // or back to back by the closed loop; plain request scenarios also give autocannon their request sequence.
 import type autocannon from 'autocannon';

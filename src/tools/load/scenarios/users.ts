@@ -1,3 +1,4 @@
+// Thread: main
 // Chat users for chat and ws: real Ed25519 keys and UCAN invocations minted by the tool for --oracle-did, as the
 // client SDK does; each invocation is reused (the server caches its verification) and re-minted before it expires.
 import { generateKey, mintInvocation } from '../../mint-ucan.js';

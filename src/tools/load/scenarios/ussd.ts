@@ -1,3 +1,4 @@
+// Thread: main
 // USSD: each journey is one caller (its own session id and phone number) dialling and walking a menu path, one
 // POST per input with the whole history in `text` as a telecom gateway sends it, thinking between steps.
 import type autocannon from 'autocannon';

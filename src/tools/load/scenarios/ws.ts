@@ -1,3 +1,4 @@
+// Thread: main
 // WebSocket clients: each journey creates a chat session, opens the native event channel (/ws) on it, holds the
 // connection for --ws-hold, pings every --ws-ping (the round trip is a request) and sends --ws-turns chat
 // messages whose events (router_update, reasoning, ...) it counts by name.

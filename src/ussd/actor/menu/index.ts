@@ -1,4 +1,5 @@
-// Actor hosts. The USSD menu: the session actor's one entry to the service engine (services/engine.ts). A new
+// Thread: actor host
+// The USSD menu: the session actor's one entry to the service engine (services/engine.ts). A new
 // dial gets the service its code picks, a live session the version it is pinned to; with no catalog in the
 // deps, the built-in service (ussd-services/builtin.yaml) alone.
 import { ENDED_STATE, type UssdDial, type UssdSession } from '../../session.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): Africa's Talking's end-of-session notification (the "events callback" it posts,
+// Thread: main (front door)
+// Africa's Talking's end-of-session notification (the "events callback" it posts,
 // form-encoded, once a session is over): counted by status with its duration, and recorded on the session.
 import * as v from 'valibot';
 import { declarer } from '../../../http/route.js';

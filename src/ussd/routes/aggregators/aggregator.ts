@@ -1,4 +1,5 @@
-// Front door (main thread): what every aggregator adapter shares. An adapter maps its provider's request to a
+// Thread: main (front door)
+// What every aggregator adapter shares. An adapter maps its provider's request to a
 // step of the same session actor the Africa's Talking route drives (a dial, an input, or the gateway's end of
 // the session) and the screen back to the provider's answer. Field mappings and sources: docs/ussd-aggregators.md.
 import * as v from 'valibot';

@@ -1,4 +1,5 @@
-// Front door (main thread): Arkesel's USSD format. `newSession` marks the dial (then `userData` is the dialled
+// Thread: main (front door)
+// Arkesel's USSD format. `newSession` marks the dial (then `userData` is the dialled
 // code); later requests carry only the latest input in `userData`.
 import * as v from 'valibot';
 import { type Aggregator, digits, dialTurn, echo, flag, shown } from './aggregator.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): Beem Africa's USSD hub format. `command` is initiate, continue or terminate; the
+// Thread: main (front door)
+// Beem Africa's USSD hub format. `command` is initiate, continue or terminate; the
 // latest input is `payload.response`. Beem sends no service code: USSD_BEEM_SERVICE_CODE names the one dialled.
 import * as v from 'valibot';
 import { type Aggregator, digits, dialTurn, echo, endTurn, shown } from './aggregator.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): a gateway's word that a session is over (Africa's Talking's end-of-session
+// Thread: main (front door)
+// A gateway's word that a session is over (Africa's Talking's end-of-session
 // notification, a Hubtel release or timeout, a Beem terminate): counted by status, its duration observed when
 // the gateway gives one, and recorded on the session by its actor (a live session ends there).
 import type { HttpRequest } from '../../../http/types.js';

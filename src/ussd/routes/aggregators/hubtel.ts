@@ -1,4 +1,5 @@
-// Front door (main thread): Hubtel's USSD / Programmable Services format (and the gateways that copy it:
+// Thread: main (front door)
+// Hubtel's USSD / Programmable Services format (and the gateways that copy it:
 // Emergent, Cross-Switch). Hubtel sends only the latest input in `Message` and numbers requests in `Sequence`.
 import * as v from 'valibot';
 import { type Aggregator, digits, dialTurn, echo, endTurn, serviceCodeOf, shown } from './aggregator.js';

@@ -1,4 +1,5 @@
-// Front door (main thread): the routes of the aggregators other than Africa's Talking (each one module: its
+// Thread: main (front door)
+// The routes of the aggregators other than Africa's Talking (each one module: its
 // request and answer format), and Africa's Talking's end-of-session notification.
 import { mountRoutes, plainContext } from '../../../http/route.js';
 import type { Router } from '../../../http/router.js';

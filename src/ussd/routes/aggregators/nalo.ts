@@ -1,4 +1,5 @@
-// Front door (main thread): Nalo Solutions' USSD format. `MSGTYPE` true marks the dial (then `USERDATA` is the
+// Thread: main (front door)
+// Nalo Solutions' USSD format. `MSGTYPE` true marks the dial (then `USERDATA` is the
 // dialled code); later requests carry only the latest input in `USERDATA`. The answer's `MSGTYPE`: true continues.
 import * as v from 'valibot';
 import { type Aggregator, digits, dialTurn, echo, flag, shown } from './aggregator.js';

@@ -1,4 +1,5 @@
-// Actor hosts: one POST of JSON to an operator's endpoint, bounded in every way a bad upstream can stretch it: the
+// Thread: any
+// One POST of JSON to an operator's endpoint, bounded in every way a bad upstream can stretch it: the
 // whole call (connection retries included) within `timeoutMs`, the answer read to at most `maxBytes`, and every
 // failure an outcome, never a throw. Used by the `http` action (answer awaited in the step) and the outbox.
 

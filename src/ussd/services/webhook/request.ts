@@ -1,4 +1,5 @@
-// Actor hosts: the `http` and `notify` actions of a service (docs/ussd-actions.md). Both send the same JSON: the
+// Thread: any
+// The `http` and `notify` actions of a service (docs/ussd-actions.md). Both send the same JSON: the
 // service, state, session, phone number, language, the values the state names and an idempotency key made of the
 // session id and the step's number. `http` waits for the answer within the step and branches on it; `notify`
 // leaves a notification for the outbox, which the step's own commit stores.

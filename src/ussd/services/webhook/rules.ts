@@ -1,4 +1,5 @@
-// Both threads (load and the checker): the rules of an `http` or `notify` state: it has a `request` (no other action
+// Thread: any (load and the checker)
+// The rules of an `http` or `notify` state: it has a `request` (no other action
 // has one), sends no PIN, and saves the answer only from `http`.
 import { isRequestAction } from '../actions.js';
 import type { StateDefinition } from '../definition.js';

@@ -1,4 +1,5 @@
-// Actor hosts: an `http` or `notify` state run inside the engine's step. `http` waits for its endpoint within the
+// Thread: actor host
+// An `http` or `notify` state run inside the engine's step. `http` waits for its endpoint within the
 // step's time left; `notify` only adds a notification to the step, which the step's commit stores (the outbox
 // delivers it after the answer). Either way the outcome is part of the step the actor commits: replayed, never redone.
 import type { ActionResult, RequestAction } from '../actions.js';
