@@ -1,5 +1,6 @@
 // Thread: actor host
 // The actor kinds every actor host can run, one per face that keeps sessions, and what their hosts give them.
+import type { RestQuery } from './chain-rest.js';
 import type { ClusterConnection } from './cluster/connection.js';
 import type { Config } from './config.js';
 import type { ActorKind } from './runtime/actor-host.js';
@@ -15,5 +16,7 @@ declare module './runtime/actor-host.js' {
     readonly config: Config;
     /** Cluster mode (NATS_URL): this host's own NATS connection (a connection cannot cross threads); undefined on one node. */
     readonly cluster?: ClusterConnection;
+    /** A Cosmos REST path answered in process by the main thread's gateway face (the USSD `query` action). */
+    readonly chainRest?: RestQuery;
   }
 }

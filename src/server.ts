@@ -30,7 +30,8 @@ import { openStore, type Store } from './store/env.js';
 import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './store/write-guard.js';
 import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
-import { createGatewayFace } from './gateway/index.js';
+import type { MainThreadCalls } from './chain-rest.js';
+import { createGatewayFace, notStarted, type GatewayFace } from './gateway/index.js';
 import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
@@ -130,7 +131,12 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   });
   const config: Config = { ...baseConfig, PIN_ENCRYPTION_KEY: keys.pinKey.key.toString('hex') };
 
-  const runtime = new ActorRuntime({ threads: config.ACTOR_THREADS, config, log });
+  // The actor hosts start before the faces: their calls to the gateway (the USSD `query` action) find it once made.
+  let gateway: GatewayFace | undefined;
+  const hostCalls: MainThreadCalls = {
+    chainRest: (path, timeoutMs) => gateway?.query(path, timeoutMs) ?? Promise.resolve(notStarted()),
+  };
+  const runtime = new ActorRuntime({ threads: config.ACTOR_THREADS, config, log, hostCalls });
   await runtime.start();
   log.info({ hosts: runtime.hostCount }, 'actor hosts started');
 
@@ -152,7 +158,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   // Each face made by name, so what one gives another is wired here, typed: the faces never import each other.
   const ussd = await createUssdFace(context);
   const oracle = await createOracleFace(context);
-  const gateway = createGatewayFace(context);
+  gateway = createGatewayFace(context);
   /** In the order their routes are registered. */
   const faces: readonly Face[] = [ussd, oracle, gateway];
   for (const face of faces) await face.start?.();

@@ -45,6 +45,7 @@ t.test('schemas/ussd-service.schema.json is what the valibot schema generates', 
     'version',
   ]);
   t.ok(schema.$defs.MenuState && schema.$defs.Text, 'states and texts are named definitions');
+  t.same(schema.$defs.Query.required, ['path'], "a query action's query is named too: its path required");
 });
 
 t.test('a valid file parses, defaults filled in', async (t) => {

@@ -10,14 +10,15 @@ import { reportHostMetrics } from '../src/metrics/host-report.js';
 import { timeStoreCommits } from '../src/metrics/store.js';
 import { ActorHost, type HostContext } from '../src/runtime/actor-host.js';
 import { batchingEndpoint } from '../src/runtime/batching-endpoint.js';
-import { serve } from '../src/runtime/rpc.js';
+import { RpcClient, serve, type CallPolicy } from '../src/runtime/rpc.js';
+import type { MainThreadCalls, RestQuery } from '../src/chain-rest.js';
 import type { HostInit } from '../src/runtime/messages.js';
 import type { Config } from '../src/config.js';
 import { openStore } from '../src/store/env.js';
 import { startTracing, stopTracing } from '../src/telemetry/index.js';
 
 // The main thread passes the whole configuration (HostInit types only the runtime's slice of it).
-const { hostIndex, config, rpcPort, eventPort, metricsPort } = workerData as HostInit & { config: Config };
+const { hostIndex, config, rpcPort, eventPort, metricsPort, mainPort } = workerData as HostInit & { config: Config };
 const log = createLogger(config.LOG_LEVEL).child({ host: hostIndex });
 // Tracing: this thread's own SDK, exporting to the same collector as the main thread (telemetry/index.ts).
 const node = clusterModeOn(config) ? nodeIdOf(config, config.PORT) : undefined;
@@ -34,6 +35,7 @@ const context: HostContext = {
   store,
   log,
   ...(cluster ? { cluster } : {}),
+  ...(mainPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(mainPort))) } : {}),
   publish: (topic, event, data) => eventPort.postMessage({ topic, event, data }),
 };
 const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000, {
@@ -48,6 +50,16 @@ const host = new ActorHost(actorKinds, context, config.ACTOR_IDLE_SECONDS * 1000
 });
 
 serve(host, batchingEndpoint(rpcPort));
+
+/** The main thread's gateway, called over the call port; it answers by the deadline, this side waits a little more. */
+function chainRestOver(main: RpcClient<MainThreadCalls>): RestQuery {
+  const policy: CallPolicy = {
+    graceMs: 250,
+    timedOut: (timeoutMs) => new Error(`the main thread did not answer a chain query within ${timeoutMs} ms`),
+    fromRemote: (error) => error,
+  };
+  return (path, timeoutMs) => main.call('chainRest', [path, timeoutMs], timeoutMs, policy);
+}
 if (metricsPort) {
   timeStoreCommits(store);
   reportHostMetrics(metricsPort, () => host.load());

@@ -37,17 +37,23 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
     const key = `${req.path}?${req.rawQuery}\n${height ?? ''}`;
     // Identical requests share the first one's call, and so its span (under the first request's trace).
     return inFlight.run(key, () =>
-      answer(options, req.path.slice(options.prefix.length), req.rawQuery, height, req.trace),
+      dispatch(options, req.path.slice(options.prefix.length), req.rawQuery, height, undefined, req.trace),
     );
   };
 }
 
-async function answer(
-  options: GatewayHandlerOptions,
+/**
+ * One path (after the prefix) and query string -> its answer; every refusal throws its HttpError. `timeoutMs`
+ * shortens the upstream deadline (GATEWAY_TIMEOUT_MS) for this call. The HTTP routes and the in-process
+ * queries (query.ts) both answer here.
+ */
+export async function dispatch(
+  options: Pick<GatewayHandlerOptions, 'table' | 'upstream' | 'json'>,
   path: string,
   rawQuery: string,
   height: string | undefined,
-  trace: Context | undefined,
+  timeoutMs?: number,
+  trace?: Context,
 ): Promise<Reply> {
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
@@ -55,7 +61,7 @@ async function answer(
   const request = mapper.encode(match.bound, rawQuery);
   let answered: Awaited<ReturnType<typeof options.upstream.call>>;
   try {
-    answered = await options.upstream.call(method.grpcPath, request, height, undefined, trace);
+    answered = await options.upstream.call(method.grpcPath, request, height, undefined, timeoutMs, trace);
   } catch (error) {
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, heightHeaders(failure.height));

@@ -4,6 +4,7 @@
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
 // GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { RestAnswer } from '../chain-rest.js';
 import type { GatewayConfig } from '../config.js';
 import type { Face, FaceContext } from '../face.js';
 import type { Router } from '../http/router.js';
@@ -13,6 +14,7 @@ import { createKeyGate } from './gate.js';
 import { createGatewayHandler } from './handler.js';
 import { LocalQueryNode } from './local-node/server.js';
 import { gatewayOpenApi } from './openapi.js';
+import { queryInProcess } from './query.js';
 import { reflectedSchema } from './reflection-client.js';
 import { RouteTable } from './route-table.js';
 import { Upstream } from './upstream.js';
@@ -130,6 +132,15 @@ export class GatewayFace implements Face {
     return this.#upstream;
   }
 
+  /**
+   * A Cosmos REST path (with its query string) answered in process, as its GET would be, within `timeoutMs`: the
+   * USSD `query` action's way to the chain (src/chain-rest.ts). Before start() finished: 503, code UNAVAILABLE.
+   */
+  query(pathAndQuery: string, timeoutMs: number): Promise<RestAnswer> {
+    if (!this.#table || !this.#upstream || !this.#json) return Promise.resolve(notStarted());
+    return queryInProcess({ table: this.#table, upstream: this.#upstream, json: this.#json }, pathAndQuery, timeoutMs);
+  }
+
   routes(router: Router): void {
     if (!this.#table || !this.#upstream || !this.#json) throw new Error('gateway: start() must finish before routes()');
     const prefix = this.context.config.GATEWAY_PREFIX;
@@ -166,5 +177,11 @@ export class GatewayFace implements Face {
     this.#node = undefined;
   }
 }
+
+/** The in-process answer while the gateway is not started (or stopped): 503, code UNAVAILABLE. */
+export const notStarted = (): RestAnswer => ({
+  status: 503,
+  body: JSON.stringify({ code: GrpcStatus.UNAVAILABLE, message: 'the gateway is not started', details: [] }),
+});
 
 export const createGatewayFace = (context: FaceContext<GatewayConfig>): GatewayFace => new GatewayFace(context);

@@ -77,13 +77,15 @@ export class Upstream {
 
   /**
    * One unary call with the gateway's deadline; rejects with an UpstreamError. `maxResponseBytes` overrides the
-   * limit for one call (the start-up descriptor read: a whole app's descriptors pass a few MB).
+   * limit for one call (the start-up descriptor read: a whole app's descriptors pass a few MB); `timeoutMs` shortens
+   * the deadline for one call (a USSD step's time left), never lengthens it.
    */
   async call(
     path: string,
     request: Uint8Array,
     height?: string,
     maxResponseBytes?: number,
+    timeoutMs?: number,
     parent?: Context,
   ): Promise<UpstreamAnswer> {
     const started = performance.now();
@@ -97,7 +99,8 @@ export class Upstream {
       metadata = { ...metadata };
       tracing!.inject(metadata, tracing!.contextOf(span, parent));
     }
-    const outcome = await this.#channel.call(path, request, metadata, this.#timeoutMs, maxResponseBytes);
+    const deadline = timeoutMs === undefined ? this.#timeoutMs : Math.max(1, Math.min(timeoutMs, this.#timeoutMs));
+    const outcome = await this.#channel.call(path, request, metadata, deadline, maxResponseBytes);
     const name = STATUS_NAMES[outcome.code] ?? String(outcome.code);
     observeUpstream(path, name, (performance.now() - started) / 1000);
     if (span) {

@@ -93,6 +93,18 @@ export const ussdWebhookDuration = new HistogramFamily(
   ['service'],
   LATENCY_BUCKETS,
 );
+/** The `query` action of USSD services: Cosmos REST paths answered in process by the gateway (docs/ussd-actions.md). */
+export const ussdQueryCalls = new CounterFamily(
+  'ussd_query_calls_total',
+  'USSD `query` action calls by service, outcome (ok, not_found, unreachable) and reason (ok, the gRPC status in snake case, no_route, timeout, not_json, no_gateway)',
+  ['service', 'outcome', 'reason'],
+);
+export const ussdQueryDuration = new HistogramFamily(
+  'ussd_query_duration_seconds',
+  'Time of USSD `query` action calls, by service',
+  ['service'],
+  LATENCY_BUCKETS,
+);
 export const ussdOutboxPending = new GaugeFamily(
   'ussd_outbox_pending',
   'USSD notifications committed and not yet delivered or given up (on this node)',
@@ -240,6 +252,8 @@ export const ALL_FAMILIES = [
   ussdServicesLoaded,
   ussdWebhookCalls,
   ussdWebhookDuration,
+  ussdQueryCalls,
+  ussdQueryDuration,
   ussdOutboxPending,
   ussdOutboxDelivered,
   ussdOutboxGivenUp,

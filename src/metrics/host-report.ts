@@ -22,6 +22,8 @@ import {
   ussdOutboxPending,
   ussdWebhookCalls,
   ussdWebhookDuration,
+  ussdQueryCalls,
+  ussdQueryDuration,
 } from './catalogue.js';
 import type { GaugeFamily, TakenHistogram } from './families.js';
 
@@ -44,6 +46,7 @@ const HOST_COUNTERS = [
   ussdWebhookCalls,
   ussdOutboxDelivered,
   ussdOutboxGivenUp,
+  ussdQueryCalls,
 ];
 
 /** What an actor host holds right now. */
@@ -61,6 +64,7 @@ export interface HostReport extends HostLoad {
   counters: [string[], number][][];
   storeCommits: TakenHistogram;
   webhookDurations: TakenHistogram;
+  queryDurations: TakenHistogram;
 }
 
 /** Worker side: posts a report every REPORT_INTERVAL_MS until the thread ends. */
@@ -73,6 +77,7 @@ export function reportHostMetrics(port: MessagePort, load: () => HostLoad): void
       counters: HOST_COUNTERS.map((counter) => counter.take()),
       storeCommits: storeCommitDuration.take(),
       webhookDurations: ussdWebhookDuration.take(),
+      queryDurations: ussdQueryDuration.take(),
     };
     port.postMessage(report);
   }, REPORT_INTERVAL_MS);
@@ -115,6 +120,7 @@ export function applyHostReport(host: number, report: HostReport): void {
   });
   storeCommitDuration.add(report.storeCommits);
   ussdWebhookDuration.add(report.webhookDurations ?? []);
+  ussdQueryDuration.add(report.queryDurations ?? []);
 }
 
 /** Main side: a host that exited holds no actors and no messages any more. */

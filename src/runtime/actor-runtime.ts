@@ -12,7 +12,7 @@ import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableEr
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import type { ActorProtocol, ProtocolShape } from './protocol.js';
 import { ActorRef, type Actors, type ActorStream } from './router.js';
-import { RpcClient, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
+import { RpcClient, serve, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
 import { type Context, tracing } from '../telemetry/index.js';
 
@@ -54,6 +54,7 @@ class HostHandle {
     private readonly config: RuntimeConfig,
     private readonly log: Logger,
     private readonly onEvent: (event: ActorEvent) => void,
+    private readonly hostCalls: object | undefined,
   ) {
     const timedOut = (timeoutMs: number) => new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
     const fromRemote = (error: Error, timeoutMs: number) => this.#fromHost(error, timeoutMs);
@@ -77,6 +78,14 @@ class HostHandle {
       init.metricsPort = metrics.port2;
       transferList.push(metrics.port2);
     }
+    // The other way round: the host calls the main thread (rpc.ts), which answers with `hostCalls`' methods.
+    const calls = this.hostCalls ? new MessageChannel() : undefined;
+    if (calls && this.hostCalls) {
+      serve(this.hostCalls, batchingEndpoint(calls.port1));
+      calls.port1.unref();
+      init.mainPort = calls.port2;
+      transferList.push(calls.port2);
+    }
     const worker = new Worker(HOST_ENTRY, { workerData: init, transferList });
     this.#worker = worker;
     const client = new RpcClient<HostApi>(batchingEndpoint(rpc.port1));
@@ -89,6 +98,7 @@ class HostHandle {
       rpc.port1.close();
       events.port1.close();
       metrics?.port1.close();
+      calls?.port1.close();
       forgetHost(this.index);
       client.failAll(new HostUnavailableError(this.index, `exited with code ${code}`));
       if (this.#worker !== worker) return;
@@ -185,6 +195,11 @@ export interface ActorRuntimeOptions {
   log: Logger;
   /** An actor that does not answer within this time fails the call (default 15 s). */
   callTimeoutMs?: number;
+  /**
+   * What the main thread serves the hosts: an object whose methods a host calls over its call port (rpc.ts), the
+   * other way round from the actors' calls. The runtime knows none of them (the composition root fills it in).
+   */
+  hostCalls?: object;
 }
 
 export class ActorRuntime implements Actors {
@@ -202,7 +217,7 @@ export class ActorRuntime implements Actors {
     };
     this.#hosts = Array.from(
       { length: options.threads },
-      (_, index) => new HostHandle(index, options.config, options.log, dispatch),
+      (_, index) => new HostHandle(index, options.config, options.log, dispatch, options.hostCalls),
     );
   }
 

@@ -14,6 +14,8 @@ export interface HostInit {
   eventPort: MessagePort;
   /** Port on which the host posts its metrics reports (src/metrics/host-report.ts); absent with METRICS_ENABLED=false. */
   metricsPort?: MessagePort;
+  /** Port on which the host calls what the main thread serves it (ActorRuntimeOptions.hostCalls), when it serves any. */
+  mainPort?: MessagePort;
 }
 
 /** An event an actor publishes to every socket subscribed to `topic` (for example a chat session). */

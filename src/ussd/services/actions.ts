@@ -47,6 +47,8 @@ export const ACTION_SPECS: Record<ActionName, ActionSpec> = {
   // The values they send and save are the state's own (its `request`): webhook/run.ts, docs/ussd-actions.md.
   http: { reads: [], typedPin: false, outcomes: ['ok', 'failed', 'timeout'], writes: [], says: [] },
   notify: { reads: [], typedPin: false, outcomes: ['queued'], writes: [], says: [] },
+  // Its path and the values it saves are the state's own (its `query`): query/step.ts, docs/ussd-actions.md.
+  query: { reads: [], typedPin: false, outcomes: ['ok', 'not_found', 'unreachable'], writes: [], says: [] },
 };
 
 /** The actions that call out of the server: run by the engine with the state's `request`. */
@@ -81,7 +83,7 @@ type Maybe<T> = T | Promise<T>;
 const LOGGED_OUT = { isAuthenticated: false, customerId: undefined };
 
 export function runAction(
-  name: Exclude<ActionName, RequestAction>,
+  name: Exclude<ActionName, RequestAction | 'query'>,
   call: ActionCall,
   deps: ActionDeps,
 ): Maybe<ActionResult> {

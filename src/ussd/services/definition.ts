@@ -137,11 +137,15 @@ export const ACTIONS = [
   'logOut',
   'http',
   'notify',
+  'query',
 ] as const;
 
 /** An environment variable's name: where a secret comes from (a definition file never holds one). */
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,63}$/;
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+
+/** Value name → field of a JSON answer (a dotted path: `balance`, `account.name`), as `http` and `query` save. */
+const SaveSchema = v.record(valueName, v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,100}$/, 'a field path')));
 
 /**
  * The endpoint of an `http` or `notify` action (docs/ussd-actions.md). `headers` take their values from the
@@ -164,20 +168,37 @@ export const RequestSchema = v.strictObject({
   /** The whole call's time, retries included (default 2000 ms). */
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(50), v.maxValue(10_000))),
   /** `http`: value name → field of the answer (a dotted path). */
-  save: v.optional(v.record(valueName, v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,100}$/, 'a field path')))),
+  save: v.optional(SaveSchema),
   /** `notify`: deliveries tried before giving up (default 8). */
   attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20))),
 });
 
 /**
+ * The chain query of a `query` action (docs/ussd-actions.md): a Cosmos REST path of the protocol gateway, answered
+ * in process. Its `{{name}}`s are session values, each URL-encoded within its path segment or query value;
+ * `save` maps a value name to a field of the JSON answer, as `http` does.
+ */
+export const QuerySchema = v.strictObject({
+  path: v.pipe(
+    v.string(),
+    v.maxLength(500),
+    v.regex(/^\/[^\s#]*$/, 'path: a Cosmos REST path like /cosmos/bank/v1beta1/balances/{{address}}'),
+  ),
+  save: v.optional(SaveSchema),
+  /** The call's time (default 2000 ms), within the step's. */
+  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(50), v.maxValue(10_000))),
+});
+
+/**
  * A built-in action, then a branch on its outcome. Which values each reads and which outcomes it has are listed
  * in ACTION_SPECS (services/actions.ts), docs/ussd-services.md and docs/ussd-actions.md; `http` and `notify`
- * need a `request`.
+ * need a `request`, `query` a `query`.
  */
 export const ActionStateSchema = v.strictObject({
   type: v.literal('action'),
   action: v.picklist(ACTIONS),
   request: v.optional(RequestSchema),
+  query: v.optional(QuerySchema),
   outcomes: v.record(name('an outcome'), BranchSchema),
   ...common,
 });
@@ -223,6 +244,20 @@ export const ServiceCodeSchema = v.union([
   }),
 ]);
 
+/** The longest a saved point of a timed-out session may be offered for (the cluster bucket's max age). */
+export const MAX_RESUME_SECONDS = 3600;
+
+/**
+ * Offered on a dial when the same phone left the same service mid-flow (a timeout, or the gateway ended it) less
+ * than `withinSeconds` before (docs/ussd-resume.md): `text` above the continue and restart options.
+ */
+export const ResumeSchema = v.strictObject({
+  withinSeconds: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_RESUME_SECONDS)),
+  text: TextSchema,
+  continue: v.strictObject({ key: key('1'), text: TextSchema }),
+  restart: v.strictObject({ key: key('2'), text: TextSchema }),
+});
+
 export const ServiceDefinitionSchema = v.strictObject({
   /** Optional pointer to the JSON Schema, for editors. */
   $schema: v.optional(v.string()),
@@ -252,6 +287,8 @@ export const ServiceDefinitionSchema = v.strictObject({
   /** Where a state that requires login sends a user who is not logged in (the home state when absent). */
   loginRequired: v.optional(stateRef),
   states: v.pipe(v.record(stateRef, StateSchema), v.minEntries(1, 'states: at least one')),
+  /** Continue after a timeout: off when absent. */
+  resume: v.optional(ResumeSchema),
 });
 
 export type Text = v.InferOutput<typeof TextSchema>;
@@ -262,12 +299,14 @@ export type Validation = v.InferOutput<typeof ValidationSchema>;
 export type Refusal = (typeof REFUSALS)[number];
 export type ActionName = (typeof ACTIONS)[number];
 export type RequestDefinition = v.InferOutput<typeof RequestSchema>;
+export type QueryDefinition = v.InferOutput<typeof QuerySchema>;
 export type StateDefinition = v.InferOutput<typeof StateSchema>;
 export type MenuState = v.InferOutput<typeof MenuStateSchema>;
 export type InputState = v.InferOutput<typeof InputStateSchema>;
 export type ActionState = v.InferOutput<typeof ActionStateSchema>;
 export type LanguageState = v.InferOutput<typeof LanguageStateSchema>;
 export type EndState = v.InferOutput<typeof EndStateSchema>;
+export type ResumeDefinition = v.InferOutput<typeof ResumeSchema>;
 export type ServiceDefinition = v.InferOutput<typeof ServiceDefinitionSchema>;
 /** The file as written (before defaults are filled in). */
 export type ServiceDefinitionInput = v.InferInput<typeof ServiceDefinitionSchema>;

@@ -14,14 +14,17 @@ import {
   type UssdSession,
 } from '../session.js';
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
-import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
+import type { RestQuery } from '../../chain-rest.js';
+import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
-import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
+import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
+import { offerValues, resumeChoice } from './resume.js';
+import type { ResumePoints } from './resume-points.js';
 import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
 import { loadAccount, lookupOf } from './step-lookup.js';
 import { changed, kept, nextSession, shown } from './step-session.js';
-import { runRequest } from './webhook/step.js';
+import { runStateAction } from './run-action.js';
 
 export interface EngineDeps extends ActionDeps {
   /** Inactivity after which the session expires (USSD_SESSION_TTL_SECONDS). */
@@ -36,8 +39,12 @@ export interface EngineDeps extends ActionDeps {
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
   unknownCodeScreen?: string;
-  /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
+  /** The time the `http` and `query` calls of one step may take together (default 5000 ms): within its deadline. */
   stepBudgetMs?: number;
+  /** Where phones left services with `resume` (resume.ts); nothing is offered when absent. */
+  resumePoints?: Pick<ResumePoints, 'get'>;
+  /** The gateway's Cosmos REST paths, answered in process (the `query` action); absent: every query is unreachable. */
+  chainRest?: RestQuery;
 }
 
 export interface MenuStep {
@@ -48,6 +55,8 @@ export interface MenuStep {
   ended: boolean;
   /** Why it ended: an END screen of the service, or the user's exit key. */
   endReason?: 'end' | 'exit';
+  /** A dial read a saved point (resume.ts), offered or not. */
+  resumeFound?: boolean;
 }
 
 /** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
@@ -75,7 +84,7 @@ export interface Step {
   context: UssdContext;
   account: Record<string, string> | undefined;
   deps: EngineDeps;
-  /** When this step's `http` calls must be done by (epoch ms). */
+  /** When this step's `http` and `query` calls must be done by (epoch ms). */
   deadline: number;
   /** The notifications this step leaves for the outbox. */
   outbox: OutboxNotification[] | undefined;
@@ -96,7 +105,9 @@ export function welcome(
 ): Maybe<MenuStep> {
   // A one-language service has nothing to look up.
   const remembered = service.languages.length > 1 ? deps.languageOf?.(service.id, dial.phoneNumber) : undefined;
-  return andThen(remembered, (chosen) => {
+  const saved = service.resume ? deps.resumePoints?.get(service.id, dial.phoneNumber) : undefined;
+  const read = andThen(remembered, (chosen) => andThen(saved, (point) => ({ chosen, point })));
+  return andThen(read, ({ chosen, point }) => {
     const now = deps.now();
     const language = languageIndex(service, chosen);
     const context: UssdContext = {
@@ -120,8 +131,11 @@ export function welcome(
       updatedAt: now,
       expiresAt: now + deps.sessionTtlSeconds * 1000,
     };
-    const step = stepOf(service, session, '', deps, {});
-    return settle(step, { to: start }, session.history);
+    const offer = offerValues(service, point, start, now);
+    const step = stepOf(service, session, '', deps, offer ?? {});
+    const to = (offer && service.states.get(RESUME_STATE)) || start;
+    const first = settle(step, { to }, session.history);
+    return point ? andThen(first, (done) => ({ ...done, resumeFound: true })) : first;
   });
 }
 
@@ -260,6 +274,7 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
   const chosen = choices?.find((option) => !option.when || holds(option.when, lookup));
   if (!chosen) return { to: state, notice: message(service.messages.invalidChoice, step) };
   if (chosen.set) assign(step, chosen.set);
+  if (chosen.resume) return { to: resumeChoice(service, step.values, chosen.resume) };
   if (chosen.language === undefined) return { to: chosen.next };
   step.language = chosen.language;
   const code = service.languages[chosen.language] ?? '';
@@ -290,10 +305,7 @@ function settle(step: Step, move: Move, history: ConsumedHistory, hops = 0): May
   const { to } = move;
   if (to.action && hops < MAX_HOPS) {
     const action = to.action;
-    const result: Maybe<ActionResult> = isRequestAction(action.name)
-      ? runRequest(step, to, action.name, action.request)
-      : runAction(action.name, { session: step.session, values: step.values, input: step.input }, step.deps);
-    return andThen(result, (done) => {
+    return andThen(runStateAction(step, to), (done) => {
       if (done.values) Object.assign(step.values, done.values);
       if (done.said) step.said = { ...step.said, ...done.said };
       if (done.context) step.context = changed(step.context, done.context);

@@ -7,6 +7,8 @@ import { ACTION_SPECS } from './actions.js';
 import type { ServiceDefinition, StateDefinition, Text } from './definition.js';
 import type { Problem } from './parse.js';
 import { compileTemplate, slotsOf } from './template.js';
+import { queryProblems } from './query/rules.js';
+import { flowValues } from './values.js';
 import { requestProblems } from './webhook/rules.js';
 
 type Path = (string | number)[];
@@ -69,9 +71,22 @@ export function ruleProblems(
     codes.add(code);
     if (typeof entry !== 'string') exists(entry.start, ['serviceCodes', index, 'start']);
   });
+  const resume = definition.resume;
+  if (resume) {
+    text(resume.text, ['resume', 'text']);
+    text(resume.continue.text, ['resume', 'continue', 'text']);
+    text(resume.restart.text, ['resume', 'restart', 'text']);
+    if (resume.continue.key === resume.restart.key)
+      add(['resume', 'restart', 'key'], `continue and restart share the key ${resume.continue.key}`);
+    for (const option of ['continue', 'restart'] as const)
+      if (resume[option].key === definition.navigation.more)
+        add(['resume', option, 'key'], `the key ${resume[option].key} is the more key: it is never chosen`);
+  }
+  const values = flowValues(definition);
   for (const [name, state] of Object.entries(states)) {
     stateProblems(name, state, { add, exists, text });
     requestProblems(state, secrets, (path, message) => add(['states', name, ...path], message));
+    queryProblems(state, values, secrets, (path, message) => add(['states', name, ...path], message));
   }
   return problems;
 }

@@ -119,7 +119,7 @@ export async function runHttp(
 }
 
 /** The answer's fields the request saves: strings, numbers and booleans as text, cut to MAX_SAVED_LENGTH. */
-function savedFields(save: CompiledRequest['save'], json: unknown): Record<string, string> {
+export function savedFields(save: CompiledRequest['save'], json: unknown): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [name, path] of save) {
     let at: unknown = json;
