@@ -7,7 +7,7 @@ import t from 'tap';
 import { createRequire } from 'node:module';
 import { OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { startTestServer } from './helpers/server.js';
-import { createSession, newUser, openStream, readSse, startOracleServer } from './helpers/oracle.js';
+import { createSession, newUser, openStream, sseEvents, type SseItem, startOracleServer } from './helpers/oracle.js';
 import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 // The SDK's own variable (read from the process environment by every thread's BatchSpanProcessor): export soon.
@@ -150,7 +150,10 @@ t.test('a chat turn: provider calls, the tool call and the SSE stream in one tra
     sse([toolCall('call_1', 'set_user_preferences', '{"userName":"Ada"}'), chunk({}, 'tool_calls')]),
     sse([chunk({ content: 'Hello ' }), chunk({ content: 'Ada.' }, 'stop')]),
   );
-  const items = await readSse(await openStream(server, ada, sessionId, { message: 'call me Ada' }));
+  // Every frame the client receives, the run's own (`run`, first) included.
+  const items: SseItem[] = [];
+  for await (const item of sseEvents(await openStream(server, ada, sessionId, { message: 'call me Ada' }), true))
+    items.push(item);
   t.equal(items.at(-1)?.event, 'done');
 
   const spans = await receiver.waitFor('the chat turn', (spans) => {
@@ -159,7 +162,9 @@ t.test('a chat turn: provider calls, the tool call and the SSE stream in one tra
     // The host thread and the main thread export on their own schedules: wait for both.
     const trace = receiver.trace(stream.traceId);
     return (
-      trace.filter((s) => s.name === 'llm.call').length === 2 && trace.some((s) => s.name.startsWith('actor stream '))
+      trace.filter((s) => s.name === 'llm.call').length === 2 &&
+      trace.some((s) => s.name.startsWith('actor stream ')) &&
+      trace.some((s) => s.name.startsWith('actor signal '))
     );
   });
   const stream = spans.find((span) => span.name === 'sse.stream')!;
@@ -168,13 +173,20 @@ t.test('a chat turn: provider calls, the tool call and the SSE stream in one tra
   t.ok(http, 'the HTTP span of the message');
   t.equal(stream.parentSpanId, http.spanId, 'the stream is the request child');
   t.match(stream.attributes, { 'sse.ended': 'server_end' });
-  t.comment(`stream: ${JSON.stringify(stream.attributes)}, ${items.length} events read`);
-  t.ok((stream.attributes['sse.frames'] as number) >= 3, 'its frames (writes; one may hold several events)');
+  t.comment(`stream: ${JSON.stringify(stream.attributes)}, ${items.length} frames read`);
+  t.equal(stream.attributes['sse.frames'], items.length, 'its frames, each one the client read (not its writes)');
   t.ok((stream.attributes['sse.bytes'] as number) > 0, 'its bytes');
 
   const [actor] = trace.filter((span) => span.name.startsWith('actor stream '));
   t.ok(actor, 'the actor stream span');
   t.equal(actor.parentSpanId, http.spanId);
+  // The message first stops any turn in flight: a signal, outside the mailbox, with a span like a call's.
+  const [signal] = trace.filter((span) => span.name.startsWith('actor signal '));
+  t.ok(signal, 'the superseding signal has a span');
+  t.equal(signal.parentSpanId, http.spanId, 'the request child, across the thread boundary');
+  t.match(signal.resource, { 'thread.name': 'actor-host-0' });
+  t.match(signal.attributes, { 'actor.id': sessionId, 'actor.host': 0, 'actor.delivered': true });
+  t.ok(signal.startMs <= actor.startMs, 'it reached the host before the turn');
   const calls = named(trace, 'llm.call');
   t.same(calls.map((call) => call.attributes['llm.step']).sort(), [1, 2], 'two provider calls');
   const byId = new Map(trace.map((span) => [span.spanId, span]));

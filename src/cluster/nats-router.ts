@@ -24,7 +24,6 @@
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import type { Msg, Subscription } from '@nats-io/transport-node';
 import { isNoResponders } from './no-responders.js';
-import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRouter, ActorStream } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
@@ -36,11 +35,13 @@ import {
   type StreamOpen,
 } from './remote-stream.js';
 import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
+import { asUnavailable, remainingOf } from './request-time.js';
 import { unavailable } from './unavailable.js';
 import { routedCall } from '../metrics/catalogue.js';
-import { LinkLostError, LinkNotDeliveredError, type NodeLinks } from './node-link/peers.js';
+import { LinkNotDeliveredError, type NodeLinks } from './node-link/peers.js';
 import { carrierOf, inServeSpan, natsHeadersOf, tracedHop, type Hop, type Took } from './route-tracing.js';
 import type { MsgHdrs } from '@nats-io/transport-node';
+import type { Context } from '../telemetry/index.js';
 
 export interface NatsActorRouterOptions {
   connection: ClusterConnection;
@@ -135,20 +136,28 @@ export class NatsActorRouter implements ActorRouter {
     return `${this.#connection.prefix}.actor.${partition}`;
   }
 
-  send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
-    return this.#route({ op: 'send', kind, actorId, message, timeoutMs });
+  send(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    timeoutMs = this.#timeoutMs,
+    trace?: Context,
+  ): Promise<unknown> {
+    return this.#route({ op: 'send', kind, actorId, message, timeoutMs }, trace);
   }
 
-  signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
-    return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs });
+  signal(kind: string, actorId: string, message: unknown, trace?: Context): Promise<unknown> {
+    return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs }, trace);
   }
 
   /** A local partition's stream stays in-process; another node's is relayed over NATS (remote-stream.ts). */
-  stream(kind: string, actorId: string, message: unknown, timeoutMs?: number): ActorStream {
-    if (this.#leases.owns(this.#partitionOf(actorId))) return this.#local.stream(kind, actorId, message, timeoutMs);
+  stream(kind: string, actorId: string, message: unknown, timeoutMs?: number, trace?: Context): ActorStream {
+    if (this.#leases.owns(this.#partitionOf(actorId)))
+      return this.#local.stream(kind, actorId, message, timeoutMs, trace);
+    const request = { op: 'stream' as const, kind, actorId, message, timeoutMs: this.#timeoutMs };
+    // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
     return openRemoteStream(this.#connection.nc, this.#liveness, (open) =>
-      // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
-      this.#route({ op: 'stream', kind, actorId, message, timeoutMs: this.#timeoutMs, stream: { ...open, timeoutMs } }),
+      this.#route({ ...request, stream: { ...open, timeoutMs } }, trace),
     );
   }
 
@@ -163,7 +172,7 @@ export class NatsActorRouter implements ActorRouter {
     return partitionOf(actorId, this.#leases.partitions);
   }
 
-  async #route(request: ActorRequest): Promise<unknown> {
+  async #route(request: ActorRequest, trace: Context | undefined): Promise<unknown> {
     const partition = this.#partitionOf(request.actorId);
     const deadline = Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
@@ -182,7 +191,7 @@ export class NatsActorRouter implements ActorRouter {
     };
     for (;;) {
       if (this.#leases.owns(partition) && request.op !== 'stream')
-        return this.#runLocally(request, Math.max(1, deadline - Date.now()));
+        return this.#runLocally(request, Math.max(1, deadline - Date.now()), trace);
       const tried = this.#leases.ownerOf(partition);
       if (tried !== undefined && !this.#leases.isLive(tried)) {
         // Its lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now would only be
@@ -191,7 +200,8 @@ export class NatsActorRouter implements ActorRouter {
         continue;
       }
       try {
-        return await this.#request(partition, { ...request, timeoutMs: Math.max(1, deadline - Date.now()) }, tried);
+        const timeoutMs = Math.max(1, deadline - Date.now());
+        return await this.#request(partition, { ...request, timeoutMs }, tried, trace);
       } catch (error) {
         if (!(error instanceof NotServedError)) throw error;
         await awaitNextOwner(error.formerOwner ?? tried, error.message);
@@ -200,20 +210,22 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   /** Opens the stream on this node's runtime and relays it to the caller's inbox; the open's answer is null. */
-  #relayStream(request: ActorRequest, open: StreamOpen & { timeoutMs?: number }): null {
-    const local = this.#local.stream(request.kind, request.actorId, request.message, open.timeoutMs);
+  #relayStream(request: ActorRequest, open: StreamOpen & { timeoutMs?: number }, trace: Context | undefined): null {
+    const local = this.#local.stream(request.kind, request.actorId, request.message, open.timeoutMs, trace);
     relayToCaller(this.#connection.nc, open, local, this.#streamCancel);
     return null;
   }
 
-  #runLocally(request: ActorRequest, timeoutMs: number): Promise<unknown> {
+  #runLocally(request: ActorRequest, timeoutMs: number, trace: Context | undefined): Promise<unknown> {
     return request.op === 'send'
-      ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs)
-      : this.#local.signal(request.kind, request.actorId, request.message);
+      ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs, trace)
+      : this.#local.signal(request.kind, request.actorId, request.message, trace);
   }
 
-  async #request(partition: number, request: ActorRequest, owner: string | undefined): Promise<unknown> {
-    return tracedHop(partition, owner, request.op, (trace, took) => this.#hop(partition, request, owner, trace, took));
+  #request(partition: number, request: ActorRequest, owner: string | undefined, parent: Context | undefined) {
+    return tracedHop(partition, owner, request.op, parent, (trace, took) =>
+      this.#hop(partition, request, owner, trace, took),
+    );
   }
 
   async #hop(partition: number, request: ActorRequest, owner: string | undefined, trace: Hop, took: Took) {
@@ -335,10 +347,14 @@ export class NatsActorRouter implements ActorRouter {
    * partition this node does not hold (any more) is answered "moved": the caller asks the next owner.
    */
   answer(request: ActorRequest, subjectPartition?: number, headers?: MsgHdrs): Promise<ActorReply> {
-    return inServeSpan(request, headers, () => this.#answerHere(request, subjectPartition));
+    return inServeSpan(request, headers, (trace) => this.#answerHere(request, subjectPartition, trace));
   }
 
-  async #answerHere(request: ActorRequest, subjectPartition?: number): Promise<ActorReply> {
+  async #answerHere(
+    request: ActorRequest,
+    subjectPartition: number | undefined,
+    trace: Context | undefined,
+  ): Promise<ActorReply> {
     try {
       const partition = subjectPartition ?? this.#partitionOf(request.actorId);
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.
@@ -346,7 +362,9 @@ export class NatsActorRouter implements ActorRouter {
       const timeoutMs = remainingOf(request);
       if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
       return {
-        value: request.stream ? this.#relayStream(request, request.stream) : await this.#runLocally(request, timeoutMs),
+        value: request.stream
+          ? this.#relayStream(request, request.stream, trace)
+          : await this.#runLocally(request, timeoutMs, trace),
       };
     } catch (error) {
       return { error: toWire(error) };
@@ -358,24 +376,6 @@ export class NatsActorRouter implements ActorRouter {
 export function notServedHere(nodeId: string, partition?: number): ActorReply {
   const which = partition === undefined ? 'the partition' : `partition ${partition}`;
   return { error: { name: MOVED, message: `${which} is not served by node ${nodeId}`, details: { node: nodeId } } };
-}
-
-/** A call that got no answer: the runtime's HostUnavailableError (a DomainError it threw stays as it is). */
-function asUnavailable(error: unknown, partition: number, request: ActorRequest, via: string): Error {
-  if (error instanceof HostUnavailableError) return error;
-  if (error instanceof Error && error.name === 'TimeoutError')
-    return unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
-  if (error instanceof LinkLostError) return unavailable(error.message);
-  return unavailable(`request on ${via} failed: ${(error as Error).message}`);
-}
-
-/** Nodes' clocks may differ this much (NTP keeps them far closer): a request is judged late only beyond it. */
-const CLOCK_SKEW_MS = 250;
-
-/** What is left of a request's time on arrival: its relative deadline, cut short when it arrived late. */
-function remainingOf(request: ActorRequest): number {
-  if (request.deadlineAt === undefined) return request.timeoutMs;
-  return Math.min(request.timeoutMs, request.deadlineAt - Date.now() + CLOCK_SKEW_MS);
 }
 
 /** No node answered for the partition (its owner died or it is moving); the caller may try again. */

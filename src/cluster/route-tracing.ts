@@ -14,14 +14,15 @@ export type Hop = RouteTrace | undefined;
 /** Says which way the hop went (an attribute of its span). */
 export type Took = (via: 'nats' | 'link') => void;
 
-/** Runs one hop to `owner` inside the caller's span of it (off, or outside a trace: no span). */
+/** Runs one hop to `owner` inside a span under the caller's context `parent` (off, or none: no span). */
 export async function tracedHop<T>(
   partition: number,
   owner: string | undefined,
   op: string,
+  parent: Context | undefined,
   hop: (trace: Hop, took: Took) => Promise<T>,
 ): Promise<T> {
-  const trace = startRouteSpan(partition, owner, op);
+  const trace = parent && startRouteSpan(partition, owner, op, parent);
   let via: 'nats' | 'link' = 'nats';
   try {
     const answer = await hop(trace, (used) => void (via = used));
@@ -33,11 +34,10 @@ export async function tracedHop<T>(
   }
 }
 
-/** The caller's span of one hop (off, or outside a trace: undefined). */
-function startRouteSpan(partition: number, owner: string | undefined, op: string): RouteTrace | undefined {
+/** The caller's span of one hop (off: undefined). */
+function startRouteSpan(partition: number, owner: string | undefined, op: string, parent: Context): Hop {
   const t = tracing;
-  const parent = t?.active();
-  if (!t || !parent) return undefined;
+  if (!t) return undefined;
   const span = t.start(
     `cluster.route ${op}`,
     'client',
@@ -77,21 +77,22 @@ function callerContext(headers: MsgHdrs | undefined, carrier: string | undefined
 }
 
 /**
- * Runs the owner's side of a routed call in a span under the caller's context (off, or the caller sent none:
- * `run` alone); an answer that carries an error marks the span failed.
+ * Runs the owner's side of a routed call in a span under the caller's context, `run` given the span's context
+ * for the calls it makes (off, or the caller sent none: `run(undefined)`); an answer that carries an error marks
+ * the span failed.
  */
 export async function inServeSpan<T extends object>(
   request: { kind: string; op: string; actorId: string; trace?: string },
   headers: MsgHdrs | undefined,
-  run: () => Promise<T>,
+  run: (trace: Context | undefined) => Promise<T>,
 ): Promise<T> {
   const t = tracing;
   const caller = callerContext(headers, request.trace);
-  if (!t || !caller) return run();
+  if (!t || !caller) return run(undefined);
   const attributes = { 'actor.kind': request.kind, 'actor.id': request.actorId, 'cluster.op': request.op };
   const span = t.start('cluster.serve', 'server', attributes, caller);
   try {
-    const answer = await t.run(t.contextOf(span, caller), run);
+    const answer = await run(t.contextOf(span, caller));
     if ('error' in answer) t.failed(span, (answer as { error: { message: string } }).error.message);
     return answer;
   } finally {

@@ -9,6 +9,7 @@ import { cosmosError, fromGrpcError, gatewayErrors } from './errors.js';
 import type { Gate } from './gate.js';
 import type { RouteTable } from './route-table.js';
 import type { Upstream, UpstreamError } from './upstream.js';
+import type { Context } from '../telemetry/index.js';
 
 const HEIGHT = /^\d{1,20}$/;
 /** The height header as our clients send it, and as grpc-gateway (a v0.50 node's REST) spells it. */
@@ -34,7 +35,10 @@ export function createGatewayHandler(options: GatewayHandlerOptions): Handler {
       throw gatewayErrors.invalidArgument('x-cosmos-block-height must be a block height (a non-negative integer)');
     }
     const key = `${req.path}?${req.rawQuery}\n${height ?? ''}`;
-    return inFlight.run(key, () => dispatch(options, req.path.slice(options.prefix.length), req.rawQuery, height));
+    // Identical requests share the first one's call, and so its span (under the first request's trace).
+    return inFlight.run(key, () =>
+      dispatch(options, req.path.slice(options.prefix.length), req.rawQuery, height, undefined, req.trace),
+    );
   };
 }
 
@@ -49,6 +53,7 @@ export async function dispatch(
   rawQuery: string,
   height: string | undefined,
   timeoutMs?: number,
+  trace?: Context,
 ): Promise<Reply> {
   const match = options.table.match(path);
   if (!match) throw gatewayErrors.routeNotFound();
@@ -56,7 +61,7 @@ export async function dispatch(
   const request = mapper.encode(match.bound, rawQuery);
   let answered: Awaited<ReturnType<typeof options.upstream.call>>;
   try {
-    answered = await options.upstream.call(method.grpcPath, request, height, undefined, timeoutMs);
+    answered = await options.upstream.call(method.grpcPath, request, height, undefined, timeoutMs, trace);
   } catch (error) {
     const failure = error as UpstreamError;
     throw fromGrpcError(failure, heightHeaders(failure.height));

@@ -5,7 +5,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { observeUpstream } from '../metrics/upstream.js';
 import { H2Channel, parseTarget, tlsContext, type ChannelState, type H2Outcome, type TlsFiles } from './grpc-h2.js';
-import { tracing } from '../telemetry/index.js';
+import { type Context, tracing } from '../telemetry/index.js';
 
 const HEIGHT_KEY = 'x-cosmos-block-height';
 const NO_METADATA: Record<string, string> = {};
@@ -86,13 +86,14 @@ export class Upstream {
     height?: string,
     maxResponseBytes?: number,
     timeoutMs?: number,
+    parent?: Context,
   ): Promise<UpstreamAnswer> {
     const started = performance.now();
     let metadata = height === undefined ? NO_METADATA : { [HEIGHT_KEY]: height };
-    // Tracing on, inside a trace: the call's span, whose context (traceparent, tracestate) the node receives.
-    const parent = tracing?.active();
+    // Tracing on, the caller in a recorded trace: the call's span, whose context (traceparent, tracestate) the
+    // node receives.
     const span = parent
-      ? tracing!.start(`grpc ${path}`, 'client', { 'rpc.system': 'grpc', 'rpc.method': path }, parent)
+      ? tracing?.start(`grpc ${path}`, 'client', { 'rpc.system': 'grpc', 'rpc.method': path }, parent)
       : undefined;
     if (span) {
       metadata = { ...metadata };

@@ -41,9 +41,10 @@ export abstract class Exchange implements HttpResponse {
   #observed = false;
   /** Cluster mode: the count every node shares, asked while the body is read. */
   #admitted: Promise<number> | undefined;
-  /** Tracing on: the request's server span and the context its handler runs in. */
+  /** Tracing on: the request's server span. */
   #span: Span | undefined;
-  #trace: Context | undefined;
+  /** Tracing on and the request sampled: the context its handler's calls are made in (HttpRequest.trace). */
+  trace: Context | undefined;
 
   constructor(
     readonly door: DoorCore,
@@ -67,7 +68,9 @@ export abstract class Exchange implements HttpResponse {
   #traced(t: NonNullable<typeof tracing>): void {
     const route = this.steps.route;
     const headers = this.headers;
-    const parent = t.extract((name) => headers[name]) ?? null;
+    const parent = t.extract((name) => headers[name]);
+    // A new trace that is not sampled: no span at all (nothing is allocated for the 99% at 1% sampling).
+    if (!parent && !t.sampleRoot()) return;
     this.#span = t.start(
       `${this.method} ${route.pattern}`,
       'server',
@@ -79,9 +82,8 @@ export abstract class Exchange implements HttpResponse {
       },
       parent,
     );
-    // Not sampled: nothing under it would be recorded, so its handler runs outside any context (no thread hop
-    // carries it, and AsyncLocalStorage is not entered: its cost on every promise is what 1% sampling would pay).
-    if (this.#span.isRecording()) this.#trace = t.contextOf(this.#span, parent ?? undefined);
+    // A caller's unsampled trace: nothing under it is recorded, so its handler gets no context (no hop carries one).
+    if (this.#span.isRecording()) this.trace = t.contextOf(this.#span, parent);
   }
 
   /** Writes the whole answer; `closeConnection` drops the connection after it (the rest of a body is not read). */
@@ -201,10 +203,7 @@ export abstract class Exchange implements HttpResponse {
     const request = new IncomingRequest(this, decoded);
     let result: ReturnType<RouteSteps['route']['handler']>;
     try {
-      const trace = this.#trace;
-      result = trace
-        ? tracing!.run(trace, () => this.steps.route.handler(request, this))
-        : this.steps.route.handler(request, this);
+      result = this.steps.route.handler(request, this);
     } catch (error) {
       return this.send(this.door.errorReply(error, this.requestId));
     }
@@ -231,6 +230,7 @@ class IncomingRequest implements HttpRequest {
   readonly requestId: string;
   readonly body: unknown;
   readonly bodyError?: string;
+  readonly trace: Context | undefined;
 
   constructor(
     private readonly exchange: Exchange,
@@ -244,6 +244,7 @@ class IncomingRequest implements HttpRequest {
     this.ip = exchange.ip;
     this.requestId = exchange.requestId;
     this.body = decoded.body;
+    this.trace = exchange.trace;
     if (decoded.bodyError !== undefined) this.bodyError = decoded.bodyError;
   }
 

@@ -95,6 +95,8 @@ class NodeExchange extends Exchange {
       this.requestId,
       () => this.finish(),
       signal.aborted,
+      this.trace,
+      headers['Content-Type'],
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {

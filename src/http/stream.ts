@@ -5,7 +5,7 @@ import { sseStreamsActive } from '../metrics/catalogue.js';
 import type { Logger } from '../log.js';
 import type { StreamLimits } from './front-door.js';
 import type { StreamWriter } from './types.js';
-import { type Span, tracing } from '../telemetry/index.js';
+import { type Context, type Span, tracing } from '../telemetry/index.js';
 
 const sseStreams = sseStreamsActive.with();
 
@@ -33,6 +33,8 @@ export function openStreamWriter(
   requestId: string,
   finish: () => void,
   alreadyClosed: boolean,
+  trace: Context | undefined,
+  contentType: string | undefined,
 ): OpenedStream {
   const drainListeners: (() => void)[] = [];
   const closeListeners: (() => void)[] = [];
@@ -43,8 +45,11 @@ export function openStreamWriter(
   let stall: NodeJS.Timeout | undefined;
   if (!closed) sseStreams.inc();
   // Tracing on, inside the request's trace: the stream's life (frames, bytes, how it ended) as a span of its own.
-  const parent = tracing?.active();
-  const span: Span | undefined = parent && !closed ? tracing!.start('sse.stream', 'internal', {}, parent) : undefined;
+  const span: Span | undefined =
+    trace && tracing && !closed ? tracing.start('sse.stream', 'internal', {}, trace) : undefined;
+  // An SSE chunk may hold several frames (a batch of events, a re-join's backlog): each ends with a blank line.
+  // Any other streamed answer (a JSON list written as it is read) counts its writes.
+  const framesIn = contentType?.startsWith('text/event-stream') ? sseFrames : () => 1;
   let frames = 0;
   let bytes = 0;
   let ending = 'client_gone';
@@ -79,7 +84,7 @@ export function openStreamWriter(
     write(chunk) {
       if (closed) return false;
       if (span) {
-        frames++;
+        frames += framesIn(chunk);
         bytes += Buffer.byteLength(chunk);
       }
       const ok = socket.write(chunk);
@@ -104,4 +109,11 @@ export function openStreamWriter(
     },
   };
   return { writer, closed: close };
+}
+
+/** The SSE frames `chunk` holds: each (an event, or a comment such as a heartbeat) ends with a blank line. */
+export function sseFrames(chunk: string): number {
+  let count = 0;
+  for (let at = chunk.indexOf('\n\n'); at >= 0; at = chunk.indexOf('\n\n', at + 2)) count++;
+  return count;
 }

@@ -1,5 +1,6 @@
 // Thread: main
 // What a route handler sees and returns. Only src/http/ touches uWebSockets.js; faces use these types.
+import type { Context } from '../telemetry/index.js';
 
 export interface HttpRequest {
   readonly method: string; // upper case: GET, POST, ...
@@ -20,6 +21,11 @@ export interface HttpRequest {
   readonly bodyError?: string;
   /** Aborted when the client goes away before the answer is complete. */
   readonly signal: AbortSignal;
+  /**
+   * Tracing on and this request sampled: the context of its server span, to pass to the calls it makes (actor
+   * calls, the gateway's upstream call) so that their spans are its children. Otherwise undefined.
+   */
+  readonly trace?: Context;
 }
 
 export interface Reply {

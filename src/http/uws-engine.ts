@@ -107,6 +107,8 @@ class UwsExchange extends Exchange {
       this.requestId,
       () => this.finish(),
       signal.aborted,
+      this.trace,
+      headers['Content-Type'],
     );
     signal.addEventListener('abort', closed, { once: true });
     if (!signal.aborted) {

@@ -3,6 +3,7 @@
 // Nothing here knows about HTTP, uWebSockets.js or threads: the chat actor runs it on a worker thread.
 import type { ModelAttachment } from './attachments.js';
 import type { UserPreferences } from './plugins/user-preferences/schema.js';
+import type { Context } from '../telemetry/index.js';
 
 /** A tool call the model asked for; `arguments` is the JSON text exactly as the model produced it. */
 export interface ToolCallRequest {
@@ -29,6 +30,8 @@ export interface ProviderRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** Tracing on, in a recorded trace: the provider call's context, sent on to the LLM server (traceparent). */
+  trace?: Context;
 }
 
 export type ProviderEvent =
@@ -63,6 +66,8 @@ export interface TurnContext {
   preferences?: UserPreferences | null;
   /** The turn is run again after its node died (runs/open-runs.ts): it was charged the first time. */
   readonly recovery?: boolean;
+  /** Tracing on, in a recorded trace: the context of the turn's actor span (its provider and tool calls' parent). */
+  readonly trace?: Context;
 }
 
 export interface ToolCallContext extends TurnContext {

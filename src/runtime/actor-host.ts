@@ -10,7 +10,7 @@ import { DeadlineSignals } from './deadline-signals.js';
 import { HostClosingError } from './errors.js';
 import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi, TraceCarrier } from './messages.js';
-import { tracing } from '../telemetry/index.js';
+import { type Context, tracing } from '../telemetry/index.js';
 import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
 
 /**
@@ -28,6 +28,9 @@ export interface HostContext {
 }
 
 export type { Actor } from './protocol.js';
+
+/** A mailbox task that hands its actor the call's trace context (the actor span's; undefined when untraced). */
+type ActorTask<T> = (cancelled?: AbortSignal, trace?: Context) => ReturnType<MailboxTask<T>>;
 
 /** How a host creates the actors of one kind; `name` is its protocol's kind (declared once, in the protocol). */
 export interface ActorKind<S extends ProtocolShape = ProtocolShape> {
@@ -141,7 +144,7 @@ export class ActorHost implements HostApi {
     } catch (error) {
       return Promise.reject(error);
     }
-    const task: MailboxTask<unknown> = (cancelled) => cell.actor.receive(message, cancelled);
+    const task: ActorTask<unknown> = (cancelled, context) => cell.actor.receive(message, cancelled, context);
     return trace && tracing
       ? this.#traced('send', cell, actorId, deadline, trace, task)
       : this.#post(cell, deadline, task);
@@ -161,9 +164,9 @@ export class ActorHost implements HostApi {
     const actor = cell.actor;
     if (!actor.stream) throw new Error(`Actor kind ${kind} does not stream`);
     let started = false;
-    const task: MailboxTask<void> = (cancelled) => {
+    const task: ActorTask<void> = (cancelled, context) => {
       started = true;
-      return actor.stream!(message, port, cancelled);
+      return actor.stream!(message, port, cancelled, context);
     };
     const posted =
       trace && tracing
@@ -181,13 +184,38 @@ export class ActorHost implements HostApi {
    * generation and no waiting tool call (actors with work in flight are never evicted), so there is nothing
    * for the signal to reach. The answer is then `undefined`, which every caller reads as "not delivered".
    */
-  async signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
+  signal(kind: string, actorId: string, message: unknown, trace?: TraceCarrier): Promise<unknown> {
     const cell = this.#cells.get(`${kind}\0${actorId}`);
-    if (!cell?.actor.signal) {
-      this.context.log?.debug({ kind, actorId }, 'signal not delivered: actor not in memory');
-      return undefined;
-    }
-    return cell.actor.signal(message);
+    const deliver = async () => {
+      if (!cell?.actor.signal) {
+        this.context.log?.debug({ kind, actorId }, 'signal not delivered: actor not in memory');
+        return undefined;
+      }
+      return cell.actor.signal(message);
+    };
+    const t = tracing;
+    const parent = trace && t?.fromCarrier(trace);
+    if (!t || !parent) return deliver();
+    // Like a call's span, under the caller's context: the signal's time in the actor, and whether it reached one.
+    const span = t.start(
+      `actor signal ${kind}`,
+      'internal',
+      {
+        'actor.kind': kind,
+        'actor.id': actorId,
+        'actor.host': this.context.hostIndex,
+        'actor.delivered': cell?.actor.signal !== undefined,
+      },
+      parent,
+    );
+    return deliver().then(
+      (value) => (span.end(), value),
+      (error: unknown) => {
+        t.failed(span, error);
+        span.end();
+        throw error;
+      },
+    );
   }
 
   stats() {
@@ -275,10 +303,12 @@ export class ActorHost implements HostApi {
     actorId: string,
     deadline: number | undefined,
     carrier: TraceCarrier,
-    task: MailboxTask<T>,
+    task: ActorTask<T>,
   ): Promise<T> {
     const t = tracing!;
     const parent = t.fromCarrier(carrier);
+    // A carrier that names no valid context (never sent so): the call untraced.
+    if (!parent) return this.#post(cell, deadline, task);
     const arrived = performance.now();
     const span = t.start(
       `actor ${op} ${cell.kind}`,
@@ -288,7 +318,7 @@ export class ActorHost implements HostApi {
         'actor.id': actorId,
         'actor.host': this.context.hostIndex,
       },
-      parent ?? null,
+      parent,
     );
     const context = t.contextOf(span, parent);
     let started = 0;
@@ -302,7 +332,7 @@ export class ActorHost implements HostApi {
     };
     return this.#post(cell, deadline, (cancelled) => {
       started = performance.now();
-      return t.run(context, () => task(cancelled));
+      return task(cancelled, context);
     }).then(
       (value) => (ended(), value),
       (error: unknown) => {
@@ -313,7 +343,7 @@ export class ActorHost implements HostApi {
     );
   }
 
-  #post<T>(cell: Cell, deadline: number | undefined, task: MailboxTask<T>): Promise<T> {
+  #post<T>(cell: Cell, deadline: number | undefined, task: ActorTask<T>): Promise<T> {
     // Same clock as the caller's (threads of one process): both sides see the deadline pass together.
     return cell.mailbox.post(task, deadline === undefined ? undefined : this.#deadlines.at(deadline));
   }

@@ -14,7 +14,7 @@ import type { ActorProtocol, ProtocolShape } from './protocol.js';
 import { ActorRef, type Actors, type ActorStream } from './router.js';
 import { RpcClient, serve, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
-import { tracing } from '../telemetry/index.js';
+import { type Context, tracing } from '../telemetry/index.js';
 
 export { ActorBusyError, DomainError, HostUnavailableError } from './errors.js';
 export { ActorRef, type ActorRouter, type Actors, type ActorStream } from './router.js';
@@ -236,8 +236,8 @@ export class ActorRuntime implements Actors {
   }
 
   /** The actor `actorId` of the kind `protocol` declares: what it is sent and what it answers are typed. */
-  ref<S extends ProtocolShape>(protocol: ActorProtocol<S>, actorId: string): ActorRef<S> {
-    return new ActorRef(this, protocol.kind, actorId);
+  ref<S extends ProtocolShape>(protocol: ActorProtocol<S>, actorId: string, trace?: Context): ActorRef<S> {
+    return new ActorRef(this, protocol.kind, actorId, trace);
   }
 
   /**
@@ -245,31 +245,38 @@ export class ActorRuntime implements Actors {
    * mailbox or its host's queue is full; after `timeoutMs` the work is cancelled (dropped if queued, not
    * committed if running). A refusal of the actor rejects with its DomainError.
    */
-  send(kind: string, actorId: string, message: unknown, timeoutMs = this.#timeoutMs): Promise<unknown> {
+  send(
+    kind: string,
+    actorId: string,
+    message: unknown,
+    timeoutMs = this.#timeoutMs,
+    trace?: Context,
+  ): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    const trace = tracing?.carrier();
+    const carrier = trace && tracing?.carrier(trace);
     const deadline = Date.now() + timeoutMs;
     return host.post(
       'send',
-      trace ? [kind, actorId, message, deadline, trace] : [kind, actorId, message, deadline],
+      carrier ? [kind, actorId, message, deadline, carrier] : [kind, actorId, message, deadline],
       timeoutMs,
     );
   }
 
   /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */
-  signal(kind: string, actorId: string, message: unknown): Promise<unknown> {
+  signal(kind: string, actorId: string, message: unknown, trace?: Context): Promise<unknown> {
     const host = this.#hosts[this.hostOf(actorId)];
-    return host.call('signal', [kind, actorId, message], this.#timeoutMs);
+    const carrier = trace && tracing?.carrier(trace);
+    return host.call('signal', carrier ? [kind, actorId, message, carrier] : [kind, actorId, message], this.#timeoutMs);
   }
 
   /** Opens a stream from an actor: it writes frames to the returned channel (a MessagePort whose other end it holds). */
-  stream(kind: string, actorId: string, message: unknown, timeoutMs = 24 * 3600_000): ActorStream {
+  stream(kind: string, actorId: string, message: unknown, timeoutMs = 24 * 3600_000, trace?: Context): ActorStream {
     const { port1, port2 } = new MessageChannel();
     const host = this.#hosts[this.hostOf(actorId)];
-    const trace = tracing?.carrier();
+    const carrier = trace && tracing?.carrier(trace);
     const deadline = Date.now() + timeoutMs;
-    const args: ArgsOf<HostApi, 'stream'> = trace
-      ? [kind, actorId, message, port2, deadline, trace]
+    const args: ArgsOf<HostApi, 'stream'> = carrier
+      ? [kind, actorId, message, port2, deadline, carrier]
       : [kind, actorId, message, port2, deadline];
     const done = host.post('stream', args, timeoutMs, [port2]);
     return { channel: port1, done };

@@ -48,7 +48,7 @@ export interface HostApi {
     trace?: TraceCarrier,
   ): Promise<void>;
   /** Bypasses the mailbox: for signals that must reach a busy actor (abort). `undefined`: no such actor in memory. */
-  signal(kind: string, actorId: string, message: unknown): Promise<unknown>;
+  signal(kind: string, actorId: string, message: unknown, trace?: TraceCarrier): Promise<unknown>;
   stats(): { actors: number; hostIndex: number };
   /** Graceful stop: no new messages, drain the mailboxes (up to `timeoutMs`), close the host's LMDB. */
   close(timeoutMs: number): Promise<{ drained: boolean }>;

@@ -4,6 +4,7 @@
 // declaration: the main thread sends through an ActorRef (runtime.ref), whose reply type follows from the
 // message's `type`; the actor implements Actor<Shape> and receives only the declared messages.
 import type { StreamChannel } from './stream-channel.js';
+import type { Context } from '../telemetry/index.js';
 
 /** One message and its reply. */
 export interface Call<M = unknown, R = unknown> {
@@ -45,11 +46,13 @@ export interface Actor<S extends ProtocolShape = ProtocolShape> {
   /**
    * Handles one message; runs in the actor's mailbox, so never concurrently with another. `cancelled` fires
    * when the caller gave up: check it (`cancelled?.throwIfAborted()`) right before committing. Refusals are
-   * thrown as DomainError (runtime/errors.ts); each face maps them to its wire answer.
+   * thrown as DomainError (runtime/errors.ts); each face maps them to its wire answer. `trace`: tracing on and
+   * the call part of a recorded trace, the context of the call's span, for the spans of what it does (a commit,
+   * a provider call); undefined otherwise.
    */
-  receive(message: MessageOf<S['calls']>, cancelled?: AbortSignal): Promise<S['calls']['reply']>;
+  receive(message: MessageOf<S['calls']>, cancelled?: AbortSignal, trace?: Context): Promise<S['calls']['reply']>;
   /** Handles one message whose answer is a stream of frames written to `channel`; runs in the mailbox. */
-  stream?(message: S['stream'], channel: StreamChannel, cancelled?: AbortSignal): Promise<void>;
+  stream?(message: S['stream'], channel: StreamChannel, cancelled?: AbortSignal, trace?: Context): Promise<void>;
   /** Handles a signal outside the mailbox (e.g. abort while a stream is running). */
   signal?(message: MessageOf<S['signals']>): S['signals']['reply'];
   /** False while the actor holds work that must not be dropped. */

@@ -36,12 +36,12 @@ export class TurnCommit {
    * Runs `apply` inside the transaction of this turn's end (it may read and write any database of the root,
    * synchronously, and nothing else: it runs again, alone, when its turn's transaction fails) and resolves with
    * what it returned once that transaction is on disk. A write whose `apply` throws, or whose commit fails, is
-   * refused with that error and leaves nothing behind; the other writes of its turn still commit.
+   * refused with that error and leaves nothing behind; the other writes of its turn still commit. `trace`: the
+   * writer's context (tracing on, in a recorded trace), for the commit's span.
    */
-  write<T>(apply: () => T): Promise<T> {
+  write<T>(apply: () => T, trace?: Context): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const queued: Queued = { apply, resolve: resolve as (result: unknown) => void, reject };
-      const trace = tracing?.active();
       if (trace) queued.trace = trace;
       if (this.#queued.push(queued) === 1) setImmediate(this.#commitTurn);
     });

@@ -4,7 +4,10 @@
 // starts its own (the main thread in server.ts, each actor host in workers/actor-host.ts), exporting to the same
 // collector: finished spans are batched and sent from the thread that made them, so the front door's thread does
 // not pay for the actor hosts' spans. Contexts cross threads as a compact carrier string inside the RPC message
-// (`carrier` / `fromCarrier`), and nodes as W3C headers (`inject` / `extract`).
+// (`carrier` / `fromCarrier`), and nodes as W3C headers (`inject` / `extract`). Within a thread they are passed
+// explicitly, as arguments (a request's `trace`, an actor call's `trace`): no context manager is registered, so
+// no async hook runs on any promise, sampled or not. An undefined context means "not in a recorded trace":
+// nothing is made for it.
 import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api';
 import { type TelemetryConfig, tracesUrl } from './config.js';
 
@@ -20,20 +23,21 @@ export interface TracingIdentity {
 }
 
 export interface Tracing {
-  /** Starts a span under `parent` (default: the active context; null: a new trace). */
+  /**
+   * Whether a new trace (no caller context) starting now is recorded: the configured sampler's ratio, decided
+   * before any span is made, so that an unsampled request makes none. Ask it before starting a root span.
+   */
+  sampleRoot(): boolean;
+  /** Starts a span under `parent` (undefined or null: a new trace, recorded: ask sampleRoot first). */
   start(name: string, kind: SpanKindName, attributes?: Attributes, parent?: Context | null, startTime?: number): Span;
-  /** The context of this async call chain; undefined outside every span. */
-  active(): Context | undefined;
-  /** `parent` (default: the active context) with `span` as its current span. */
+  /** `parent` (undefined: a new trace) with `span` as its current span: what the span's callees are given. */
   contextOf(span: Span, parent?: Context): Context;
-  /** Runs `fn` with `ctx` active (for everything it awaits too). */
-  run<T>(ctx: Context, fn: () => T): T;
-  /** Writes the W3C headers (traceparent, tracestate) of `ctx` (default: the active context) into `carrier`. */
-  inject(carrier: Record<string, string>, ctx?: Context): void;
+  /** Writes the W3C headers (traceparent, tracestate) of `ctx` into `carrier`. */
+  inject(carrier: Record<string, string>, ctx: Context): void;
   /** The remote context W3C headers name; undefined when there is none or it is malformed. */
   extract(get: (name: string) => string | undefined): Context | undefined;
-  /** A thread hop's carrier: `traceparent[ tracestate]` of `ctx` (default: the active context). */
-  carrier(ctx?: Context): string | undefined;
+  /** A thread hop's carrier: `traceparent[ tracestate]` of `ctx`. */
+  carrier(ctx: Context): string | undefined;
   fromCarrier(carrier: string): Context | undefined;
   /** The span context `ctx` holds (for a link). */
   spanContextOf(ctx: Context): SpanContext | undefined;
@@ -72,22 +76,22 @@ export async function stopTracing(): Promise<void> {
 }
 
 /**
- * Runs `fn` inside a child span of the active context, ended when it settles (failed when it throws). Off, or
- * outside any trace: `fn` alone.
+ * Runs `fn` inside a child span of `parent`, ended when it settles (failed when it throws); `fn` is given the span
+ * and the context its own callees take. Off, or no parent (outside any recorded trace): `fn` alone.
  */
 export function inSpan<T>(
   name: string,
+  parent: Context | undefined,
   attributes: Attributes | undefined,
-  fn: (span: Span | undefined) => T,
+  fn: (span: Span | undefined, trace: Context | undefined) => T,
   kind: SpanKindName = 'internal',
 ): T {
   const t = tracing;
-  const parent = t?.active();
-  if (!t || !parent) return fn(undefined);
+  if (!t || !parent) return fn(undefined, undefined);
   const span = t.start(name, kind, attributes, parent);
   let result: T;
   try {
-    result = t.run(t.contextOf(span, parent), () => fn(span));
+    result = fn(span, t.contextOf(span, parent));
   } catch (error) {
     t.failed(span, error);
     span.end();

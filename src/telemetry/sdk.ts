@@ -1,13 +1,14 @@
 // Thread: any
 // The OpenTelemetry SDK, loaded (dynamic import from index.ts) only when tracing is on: a tracer
 // provider exporting OTLP/HTTP protobuf in batches, the sampler the OTEL_TRACES_SAMPLER variables name, W3C
-// propagation, and this thread's active context in an AsyncLocalStorage. Nothing is registered globally: the
-// spans this server makes go through this module's tracer only, and the contexts travel explicitly between
-// threads (the RPC message) and nodes (NATS headers, the node link's request).
-import { AsyncLocalStorage } from 'node:async_hooks';
+// propagation. Nothing is registered globally, no context manager either: the spans this server makes go through
+// this module's tracer only, and the contexts travel explicitly, as arguments within a thread, in the RPC message
+// between threads and in NATS headers or the node link's request between nodes. (An AsyncLocalStorage would do
+// it implicitly, but on Node 20 once a thread has entered one every promise it makes runs a hook, sampled or not.)
 import {
   type Attributes,
   type Context,
+  isSpanContextValid,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -26,6 +27,8 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
@@ -67,6 +70,38 @@ function samplerOf(config: TelemetryConfig): Sampler {
   }
 }
 
+/** The share of new traces (no caller context) that the configured sampler keeps. */
+function rootRatioOf(config: TelemetryConfig): number {
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_off':
+    case 'parentbased_always_off':
+      return 0;
+    case 'traceidratio':
+    case 'parentbased_traceidratio':
+      return config.OTEL_TRACES_SAMPLER_ARG;
+    default:
+      return 1;
+  }
+}
+
+/**
+ * The SDK's sampler: a new trace was already decided by `sampleRoot` before its span was asked for (so an
+ * unsampled request makes no span, no ids, nothing): kept; a span with a parent goes to the configured sampler.
+ */
+class DecidedRoots implements Sampler {
+  constructor(private readonly configured: Sampler) {}
+
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const parent = trace.getSpanContext(args[0]);
+    if (parent && isSpanContextValid(parent)) return this.configured.shouldSample(...args);
+    return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+  }
+
+  toString(): string {
+    return `DecidedRoots{${this.configured.toString()}}`;
+  }
+}
+
 export function createTracing(config: TelemetryConfig, url: string, identity: TracingIdentity): Tracing {
   const resource = resourceFromAttributes({
     'service.name': config.OTEL_SERVICE_NAME,
@@ -75,33 +110,27 @@ export function createTracing(config: TelemetryConfig, url: string, identity: Tr
   });
   const provider = new BasicTracerProvider({
     resource,
-    sampler: samplerOf(config),
+    sampler: new DecidedRoots(samplerOf(config)),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   const tracer = provider.getTracer('session-actor-runtime');
-  const storage = new AsyncLocalStorage<Context>();
   const propagator = new W3CTraceContextPropagator();
+  const rootRatio = rootRatioOf(config);
 
   const tracing: Tracing = {
+    sampleRoot: () => rootRatio >= 1 || Math.random() < rootRatio,
     start(name, kind, attributes, parent, startTime) {
-      const ctx = parent === null ? ROOT_CONTEXT : (parent ?? storage.getStore() ?? ROOT_CONTEXT);
-      return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, ctx);
+      return tracer.startSpan(name, { kind: KINDS[kind], attributes, startTime }, parent ?? ROOT_CONTEXT);
     },
-    active: () => storage.getStore(),
-    contextOf: (span, parent) => trace.setSpan(parent ?? storage.getStore() ?? ROOT_CONTEXT, span),
-    run: (ctx, fn) => storage.run(ctx, fn),
-    inject(carrier, ctx) {
-      const from = ctx ?? storage.getStore();
-      if (from) propagator.inject(from, carrier, setter);
-    },
+    contextOf: (span, parent) => trace.setSpan(parent ?? ROOT_CONTEXT, span),
+    inject: (carrier, ctx) => propagator.inject(ctx, carrier, setter),
     extract(get) {
       if (get('traceparent') === undefined) return undefined;
       const ctx = propagator.extract(ROOT_CONTEXT, get, getter);
       return trace.getSpanContext(ctx) ? ctx : undefined;
     },
     carrier(ctx) {
-      const from = ctx ?? storage.getStore();
-      const span = from && trace.getSpanContext(from);
+      const span = trace.getSpanContext(ctx);
       if (!span) return undefined;
       const parent = `00-${span.traceId}-${span.spanId}-0${span.traceFlags & 1}`;
       const state = span.traceState?.serialize();

@@ -8,9 +8,6 @@ export interface Traced {
   trace?: Context | undefined;
 }
 
-/** The context an append() call came with (tracing off, or outside a trace: undefined). */
-export const appendContext = (): Context | undefined => tracing?.active();
-
 export async function tracedAppend<R>(batch: readonly Traced[], subject: string, append: () => Promise<R>): Promise<R> {
   const t = tracing;
   const traced = t ? batch.filter((record) => record.trace) : [];

@@ -15,7 +15,8 @@
 // record of its key acknowledged before, however many nodes believe they own the partition (a pause, a network
 // partition); the leases make that one node in practice. An append whose acknowledgement timed out may have landed:
 // it is sent again as it was, and one that landed is found on the subject and counts as appended (own-append.ts).
-import { appendContext, tracedAppend, type Traced } from './append-tracing.js';
+import { tracedAppend, type Traced } from './append-tracing.js';
+import type { Context } from '../../telemetry/index.js';
 import { randomBytes } from 'node:crypto';
 import { journalAppends, journalFenced, journalLoads, journalRecords } from '../../metrics/catalogue.js';
 import type { Series } from '../../metrics/families.js';
@@ -155,11 +156,11 @@ export class PartitionJournal<T> {
   /**
    * Appends `value` for `key` if the key is still at revision `expected` (0: no record) and its partition is still
    * this writer's; resolves with the new revision once a quorum fsynced it. RevisionConflictError otherwise.
+   * `trace`: the caller's context (tracing on, in a recorded trace), for the append's span.
    */
-  append(key: string, value: T, expected: number): Promise<number> {
+  append(key: string, value: T, expected: number, trace?: Context): Promise<number> {
     return new Promise((resolve, reject) => {
-      const record = { partition: this.options.partitionOf(key), key, value, expected, resolve, reject };
-      this.#queue.push({ ...record, trace: appendContext() });
+      this.#queue.push({ partition: this.options.partitionOf(key), key, value, expected, resolve, reject, trace });
       if (!this.#flushing) void this.#flush();
     });
   }

@@ -38,6 +38,7 @@ import { RunWriter } from '../runs/run-writer.js';
 import { STREAM_WINDOW } from '../chat-protocol.js';
 import type { OpenRun } from '../runs/open-runs.js';
 import { claimRun } from './run-recovery.js';
+import type { Context } from '../../telemetry/index.js';
 
 const notFound = () => chatRefusal('session_not_found', SESSION_NOT_FOUND);
 
@@ -53,14 +54,18 @@ class ChatActor implements Actor<ChatShape> {
     private readonly services: ChatServices,
   ) {}
 
-  async receive(request: ChatActorMessage, cancelled?: AbortSignal): Promise<ChatShape['calls']['reply']> {
+  async receive(
+    request: ChatActorMessage,
+    cancelled?: AbortSignal,
+    trace?: Context,
+  ): Promise<ChatShape['calls']['reply']> {
     switch (request.type) {
       case 'create':
         return this.#create(request, cancelled);
       case 'delete':
         return this.#delete(request, cancelled);
       case 'turn':
-        return this.#turn(request, undefined, cancelled);
+        return this.#turn(request, undefined, cancelled, undefined, trace);
       case 'recover':
         return this.#recover(request);
       case 'owns':
@@ -71,13 +76,13 @@ class ChatActor implements Actor<ChatShape> {
     }
   }
 
-  async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal): Promise<void> {
+  async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal, trace?: Context): Promise<void> {
     const { runStream, log } = this.services;
     const info = { runId: turn.turnId, sessionId: this.sessionId, userDid: turn.userDid, requestId: turn.requestId };
     const run = runStream && new RunWriter(runStream, info, log);
     const sender = new FrameSender(port, () => this.#abort(turn.turnId), STREAM_WINDOW, run);
     try {
-      await this.#turn(turn, sender, cancelled);
+      await this.#turn(turn, sender, cancelled, undefined, trace);
     } catch (error) {
       // A refusal before the stream opened is handed back as data; the main thread answers it.
       if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
@@ -218,6 +223,7 @@ class ChatActor implements Actor<ChatShape> {
     out?: FrameSender,
     cancelled?: AbortSignal,
     recovery?: OpenRun,
+    trace?: Context,
   ): Promise<TurnReply> {
     out?.started();
     const session = await this.#load();
@@ -233,7 +239,8 @@ class ChatActor implements Actor<ChatShape> {
     const stop = () => generation.controller.abort();
     cancelled?.addEventListener('abort', stop, { once: true });
     try {
-      const done = await runTurn({ services: this.services, session, request, generation, out, cancelled, recovery });
+      const input = { services: this.services, session, request, generation, out, cancelled, recovery, trace };
+      const done = await runTurn(input);
       return done.reply;
     } catch (error) {
       // Another writer moved the session (a stale owner in cluster mode): forget it, the next message reloads it.

@@ -23,6 +23,7 @@ import type { FrameSender } from './frame-sender.js';
 import type { TurnMessage, TurnReply } from '../chat-protocol.js';
 import type { ChatServices } from './services.js';
 import type { OpenRun } from '../runs/open-runs.js';
+import type { Context } from '../../telemetry/index.js';
 
 /** The generation in flight; aborting its controller stops the provider and the tools. */
 export interface Generation {
@@ -44,6 +45,8 @@ export interface TurnInput {
   cancelled?: AbortSignal;
   /** The open run this turn takes over (its node died mid-turn). */
   recovery?: OpenRun;
+  /** Tracing on, in a recorded trace: the context of the actor span the turn runs in. */
+  trace?: Context;
 }
 
 export interface TurnDone {
@@ -60,6 +63,7 @@ export async function runTurn({
   out,
   cancelled,
   recovery,
+  trace,
 }: TurnInput): Promise<TurnDone> {
   const session = state.record;
   const signal = generation.controller.signal;
@@ -71,6 +75,7 @@ export async function runTurn({
     signal,
     timezone: request.timezone,
     recovery: recovery !== undefined,
+    ...(trace ? { trace } : {}),
   };
   // A turn that is stale before it starts answers at once and is not recorded (nothing was generated).
   if (signal.aborted) {

@@ -58,11 +58,11 @@ export function messageRoutes(deps: OracleRouteDeps) {
         200: { description: '`success: true` when a generation was found and stopped', schema: AbortAnswerSchema },
         ...AUTH_RESPONSES,
       },
-      async handler({ identity: { did }, body: { sessionId } }) {
+      async handler({ identity: { did }, body: { sessionId }, req }) {
         // The actor stops only its own user's generation; unknown, foreign or idle sessions answer false alike.
         const stop: AbortSignalMessage = { type: 'abort', userDid: did };
         const found = await actors
-          .ref(CHAT_ACTOR, sessionId)
+          .ref(CHAT_ACTOR, sessionId, req.trace)
           .signal(stop)
           .catch((error: unknown) => {
             // A host that is restarting runs no generation.
@@ -127,7 +127,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
           returnAllMessages: body.returnAllMessages === true && body.stream !== true,
         };
         // One generation per session: the newest message stops the one in flight and any queued before it.
-        const actor = actors.ref(CHAT_ACTOR, sessionId);
+        const actor = actors.ref(CHAT_ACTOR, sessionId, req.trace);
         supersede(actor, user.did, turn);
         return body.stream
           ? streamTurn(deps, actor, turn, sessionId, res)
@@ -157,7 +157,7 @@ export function messageRoutes(deps: OracleRouteDeps) {
       async handler({ identity: user, params: { sessionId }, req, res }) {
         // Read through the session's actor; unknown and someone else's answer alike, so ids cannot be probed. The
         // first part is read before the answer starts, so that refusal is still a JSON 404.
-        const part = (from: number) => actorCall(() => reads.messagesPart(sessionId, user.did, from));
+        const part = (from: number) => actorCall(() => reads.messagesPart(sessionId, user.did, from, req.trace));
         const first = await part(0);
         const writer = res.stream(200, { 'Content-Type': 'application/json; charset=utf-8' });
         await streamMessageList(writer, first, part, deps.log, req.requestId);

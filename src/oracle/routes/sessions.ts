@@ -36,9 +36,9 @@ export function sessionRoutes(deps: OracleRouteDeps) {
           schema: ErrorBodySchema,
         },
       },
-      async handler({ identity: { did } }) {
+      async handler({ identity: { did }, req }) {
         const message: CreateSessionMessage = { type: 'create', userDid: did, ...oracle };
-        const created = await actorCall(() => actors.ref(CHAT_ACTOR, randomUUID()).send(message));
+        const created = await actorCall(() => actors.ref(CHAT_ACTOR, randomUUID(), req.trace).send(message));
         return reply.json(201, created.session);
       },
     }),
@@ -79,8 +79,8 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         },
         ...AUTH_RESPONSES,
       },
-      async handler({ identity: user, params: { sessionId }, query }) {
-        return reply.json(200, await actorCall(() => reads.history(sessionId, user.did, query)));
+      async handler({ identity: user, params: { sessionId }, query, req }) {
+        return reply.json(200, await actorCall(() => reads.history(sessionId, user.did, query, req.trace)));
       },
     }),
 
@@ -96,10 +96,10 @@ export function sessionRoutes(deps: OracleRouteDeps) {
         404: { description: 'No such session of this user', schema: ErrorBodySchema },
         ...AUTH_RESPONSES,
       },
-      async handler({ identity: user, params: { sessionId } }) {
+      async handler({ identity: user, params: { sessionId }, req }) {
         // Asked of the session's actor (routes/session-reads.ts), answered at once even while a turn runs; the
         // actor checks again when it deletes.
-        if (!(await actorCall(() => reads.owns(sessionId, user.did)))) throw oracleErrors.sessionNotFound();
+        if (!(await actorCall(() => reads.owns(sessionId, user.did, req.trace)))) throw oracleErrors.sessionNotFound();
         // Stop a generation in flight and every message still queued, then delete in the actor's mailbox.
         const stop: AbortSignalMessage = {
           type: 'abort',
@@ -107,7 +107,7 @@ export function sessionRoutes(deps: OracleRouteDeps) {
           supersededBy: randomUUID(),
           at: Date.now(),
         };
-        const actor = actors.ref(CHAT_ACTOR, sessionId);
+        const actor = actors.ref(CHAT_ACTOR, sessionId, req.trace);
         await actorCall(() => actor.signal(stop));
         await actorCall(() => actor.send({ type: 'delete', userDid: user.did }));
         return reply.json(200, { message: 'Session deleted successfully' });

@@ -40,6 +40,7 @@ import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
 import type { JournalUssdSessionRepository } from '../sessions/journal-repository.js';
 import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
+import type { Context } from '../../telemetry/index.js';
 
 interface UssdServices {
   sessions: UssdSessionRepository;
@@ -126,12 +127,13 @@ class UssdActor implements Actor<UssdShape> {
       | OutboxRecordMessage
       | OutboxResumeMessage,
     cancelled?: AbortSignal,
+    trace?: Context,
   ): Promise<string | AskNeeded | SessionView | null | GatewayEndOutcome | boolean | number> {
-    if (message.type === 'dial') return this.#dial(message, cancelled);
+    if (message.type === 'dial') return this.#dial(message, cancelled, trace);
     if (message.type === 'askAnswer') return this.#askAnswer(message);
     if (message.type === 'outboxRecord') return this.#outboxRecord(message);
     if (message.type === 'outboxResume') return this.#outboxResume();
-    return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message);
+    return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message, trace);
   }
 
   /**
@@ -185,7 +187,7 @@ class UssdActor implements Actor<UssdShape> {
    * Records how the gateway ended the session (once: a repeated notification changes nothing); a session still
    * live ends here, counted with the reason `gateway`.
    */
-  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage): Promise<GatewayEndOutcome> {
+  async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage, trace?: Context): Promise<GatewayEndOutcome> {
     const { sessions, deps } = this.services;
     for (let attempt = 0; ; attempt++) {
       const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
@@ -206,7 +208,7 @@ class UssdActor implements Actor<UssdShape> {
           }
         : { ...session, gatewayEnd: { ...end, at: now } };
       try {
-        this.#stored = { value: next, revision: await sessions.update(next, stored) };
+        this.#stored = { value: next, revision: await sessions.update(next, stored, trace) };
       } catch (error) {
         this.#stored = undefined;
         if (attempt === 0 && isRevisionConflict(error)) continue;
@@ -247,16 +249,16 @@ class UssdActor implements Actor<UssdShape> {
    * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
    * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
    */
-  async #dial(dial: DialMessage, cancelled?: AbortSignal): Promise<string | AskNeeded> {
+  async #dial(dial: DialMessage, cancelled?: AbortSignal, trace?: Context): Promise<string | AskNeeded> {
     const cluster = !this.services.cachesSessions;
     // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
     // which refuses to replace a live session, is the check.
     const assumed = cluster && this.#stored === undefined && dial.text === '' && !dial.latest ? null : undefined;
     const held = cluster && (this.#stored != null || assumed === null);
-    const first = await this.#step(dial, held, cancelled, assumed);
+    const first = await this.#step(dial, held, cancelled, trace, assumed);
     return first !== STALE
       ? first
-      : ((this.#stored = undefined), this.#step(dial, false, cancelled) as Promise<string | AskNeeded>);
+      : ((this.#stored = undefined), this.#step(dial, false, cancelled, trace) as Promise<string | AskNeeded>);
   }
 
   /**
@@ -280,7 +282,8 @@ class UssdActor implements Actor<UssdShape> {
   async #step(
     dial: DialMessage,
     held: boolean,
-    cancelled?: AbortSignal,
+    cancelled: AbortSignal | undefined,
+    trace: Context | undefined,
     assumed?: null,
   ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions, deps } = this.services;
@@ -337,7 +340,7 @@ class UssdActor implements Actor<UssdShape> {
     const saving = resume && this.services.resumePoints.write(resume.serviceId, resume.phoneNumber, resume.point);
     saving?.catch(() => undefined); // awaited below; a refused step must not leave it unhandled
     try {
-      const revision = live ? await sessions.update(next, live) : await sessions.begin(next, now);
+      const revision = live ? await sessions.update(next, live, trace) : await sessions.begin(next, now, trace);
       await saving;
       this.#stored = { value: next, revision };
     } catch (error) {

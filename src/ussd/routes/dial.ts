@@ -16,6 +16,7 @@ import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
 import type { ServedServices } from '../services/served.js';
 import { isAskNeeded } from '../services/ask.js';
 import { askAnswered } from './ask.js';
+import type { Context } from '../../telemetry/index.js';
 
 const UssdAnswerSchema = v.pipe(
   v.string(),
@@ -27,10 +28,10 @@ const UssdAnswerSchema = v.pipe(
 const route = declarer<void>();
 
 /** The step's screen from the session's actor, within the step deadline (a rejection past it). */
-export async function stepOf(deps: UssdRouteDeps, message: DialMessage): Promise<string> {
+export async function stepOf(deps: UssdRouteDeps, message: DialMessage, trace: Context | undefined): Promise<string> {
   const { actors, stepTimeoutMs = 15_000 } = deps;
   const reply = await withinDeadline(
-    actors.ref(USSD_ACTOR, message.sessionId).send(message, stepTimeoutMs),
+    actors.ref(USSD_ACTOR, message.sessionId, trace).send(message, stepTimeoutMs),
     stepTimeoutMs,
   );
   // An ask state's question: the agent's answer, or `working` when it takes longer than the step's budget.
@@ -78,7 +79,7 @@ export function dialRoutes(deps: UssdRouteDeps) {
       async handler({ body: { sessionId, phoneNumber, serviceCode, text }, req }) {
         const message: DialMessage = { type: 'dial', sessionId, phoneNumber, serviceCode, text };
         try {
-          return reply.text(200, await stepOf(deps, message));
+          return reply.text(200, await stepOf(deps, message, req.trace));
         } catch (err) {
           return reply.text(200, failedStep(deps, err, message, req));
         }

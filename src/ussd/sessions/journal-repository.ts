@@ -11,6 +11,7 @@ import { openJournalStream } from '../../cluster/journal/stream.js';
 import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
 import { isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
+import type { Context } from '../../telemetry/index.js';
 
 /** Kept beyond a session's longest life before the stream drops it: covers clock differences between machines. */
 export const SESSION_JOURNAL_MARGIN_MS = 60_000;
@@ -54,15 +55,15 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
     return this.journal.read(sessionId);
   }
 
-  async begin(session: UssdSession, now: number): Promise<Revision> {
+  async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
     // What this host holds once the partition is loaded; if another writer fenced it since, the append is refused.
     const held = await this.journal.holding(session.sessionId);
     if (held && held.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
-    return this.journal.append(session.sessionId, session, held?.revision ?? 0);
+    return this.journal.append(session.sessionId, session, held?.revision ?? 0, trace);
   }
 
-  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {
-    return this.journal.append(session.sessionId, session, read.revision);
+  update(session: UssdSession, read: Versioned<UssdSession>, trace?: Context): Promise<Revision> {
+    return this.journal.append(session.sessionId, session, read.revision, trace);
   }
 
   /** Whether this host still writes the session's partition (no newer claim fenced it); never takes it over. */

@@ -32,6 +32,7 @@
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
 import type { TurnCommit } from '../../store/turn-commit.js';
+import type { Context } from '../../telemetry/index.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { LiveSession, UssdSessionRepository } from './repository.js';
@@ -105,14 +106,14 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
     return this.#read(sessionId);
   }
 
-  async begin(session: UssdSession, now: number): Promise<Revision> {
+  async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
     const current = this.#read(session.sessionId);
     if (current && current.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
-    return this.#write(session, current);
+    return this.#write(session, current, trace);
   }
 
-  update(session: UssdSession, read: Versioned<UssdSession>): Promise<Revision> {
-    return this.#write(session, read);
+  update(session: UssdSession, read: Versioned<UssdSession>, trace?: Context): Promise<Revision> {
+    return this.#write(session, read, trace);
   }
 
   /** Reads the record of each entry marked LIVE in now's bucket and after, for its exact expiry. */
@@ -179,9 +180,13 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
    * (store/turn-commit.ts): one synchronous transaction for the steps of an event-loop turn, synced to disk before
    * the promise resolves; the version check is LMDB's, inside that transaction.
    */
-  async #write(session: UssdSession, replaced: Versioned<UssdSession> | undefined): Promise<Revision> {
+  async #write(
+    session: UssdSession,
+    replaced: Versioned<UssdSession> | undefined,
+    trace: Context | undefined,
+  ): Promise<Revision> {
     const revision = (replaced?.revision ?? 0) + 1;
-    const applied = await this.#turn.write(() => this.#apply(session, revision, replaced));
+    const applied = await this.#turn.write(() => this.#apply(session, revision, replaced), trace);
     if (!applied) throw new RevisionConflictError(session.sessionId, replaced?.revision);
     return revision;
   }

@@ -6,7 +6,7 @@ import { createParser } from 'eventsource-parser';
 import { ProviderError, throwIfAborted } from '../../agent-errors.js';
 import { withAttachmentsText } from '../../attachments.js';
 import { ToolCallAssembler, type ToolCallFragment } from './tool-call-assembler.js';
-import { tracing } from '../../../telemetry/index.js';
+import { type Context, tracing } from '../../../telemetry/index.js';
 import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../agent-types.js';
 
 export interface OpenAiProviderOptions {
@@ -78,11 +78,17 @@ function excerpt(text: string): string {
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }
 
-async function post(url: string, body: unknown, apiKey: string | undefined, signal: AbortSignal): Promise<Response> {
+async function post(
+  url: string,
+  body: unknown,
+  apiKey: string | undefined,
+  signal: AbortSignal,
+  trace: Context | undefined,
+): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  // Tracing on: the provider call's context (traceparent, tracestate) goes to the LLM server.
-  tracing?.inject(headers);
+  // Tracing on, in a recorded trace: the provider call's context (traceparent, tracestate) goes to the LLM server.
+  if (trace) tracing?.inject(headers, trace);
   try {
     return await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
   } catch (error) {
@@ -151,7 +157,7 @@ export function openAiProvider(options: OpenAiProviderOptions): Provider {
         messages: request.messages.map((message) => toWireMessage(message, options.vision === true)),
       };
       if (request.tools.length > 0) body.tools = request.tools.map(toWireTool);
-      const response = await post(url, body, options.apiKey, request.signal);
+      const response = await post(url, body, options.apiKey, request.signal, request.trace);
       if (!response.ok) {
         const text = await response.text().catch(() => '');
         throw new ProviderError(

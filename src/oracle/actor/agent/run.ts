@@ -7,13 +7,14 @@
 // stream port may be full). Failures never throw: they are reported as an `error` event and in the result.
 import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from '../../agent-errors.js';
 import { ToolRegistry } from './tool-registry.js';
-import { inSpan } from '../../../telemetry/index.js';
+import { type Context, inSpan } from '../../../telemetry/index.js';
 import type {
   AgentEvent,
   AgentResult,
   ChatMessage,
   CompletedToolCall,
   Provider,
+  ProviderRequest,
   Tool,
   ToolCallRequest,
   TurnContext,
@@ -41,13 +42,12 @@ async function runStep(
   registry: ToolRegistry,
   emit: Emit,
   partial: { text: string; reasoning: string },
+  trace: Context | undefined,
 ): Promise<ToolCallRequest[]> {
   const calls: ToolCallRequest[] = [];
-  const stream = options.provider.stream({
-    messages: conversation,
-    tools: registry.specs(),
-    signal: options.context.signal,
-  });
+  const request: ProviderRequest = { messages: conversation, tools: registry.specs(), signal: options.context.signal };
+  if (trace) request.trace = trace;
+  const stream = options.provider.stream(request);
   for await (const event of stream) {
     if (event.type === 'text') {
       partial.text += event.delta;
@@ -157,9 +157,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       const step = result.steps;
       const calls = await inSpan(
         'llm.call',
+        context.trace,
         { 'llm.provider': options.provider.name, 'llm.step': step },
-        async (span) => {
-          const asked = await runStep(options, conversation, registry, emit, partial);
+        async (span, trace) => {
+          const asked = await runStep(options, conversation, registry, emit, partial, trace);
           span?.setAttributes({ 'llm.tool_calls': asked.length, 'llm.text_chars': partial.text.length });
           return asked;
         },
@@ -177,7 +178,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       unanswered = [...calls];
       for (const call of calls) {
         running = call;
-        const done = await inSpan('tool.call', { 'tool.name': call.name }, async (span) => {
+        const done = await inSpan('tool.call', context.trace, { 'tool.name': call.name }, async (span) => {
           const completed = await executeCall(call, registry, context, emit);
           span?.setAttributes({ 'tool.kind': completed.kind, 'tool.status': completed.status });
           return completed;

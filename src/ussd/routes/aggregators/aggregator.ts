@@ -157,7 +157,7 @@ export function mountAggregator(router: Router, adapter: Aggregator, deps: UssdR
       }
       let screen: string;
       try {
-        screen = await stepOf(deps, turn.dial);
+        screen = await stepOf(deps, turn.dial, req.trace);
       } catch (err) {
         screen = failedStep(deps, err, turn.dial, req);
       }

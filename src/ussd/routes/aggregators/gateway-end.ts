@@ -47,7 +47,7 @@ async function record(
   const message = phoneNumber === undefined ? { end } : { end, phoneNumber };
   try {
     return await within(
-      actors.ref(USSD_ACTOR, sessionId).send({ type: 'gatewayEnd', ...message }, stepTimeoutMs),
+      actors.ref(USSD_ACTOR, sessionId, req.trace).send({ type: 'gatewayEnd', ...message }, stepTimeoutMs),
       stepTimeoutMs,
       () => new Error(`recording the end took longer than ${stepTimeoutMs} ms`),
     );
