@@ -54,3 +54,15 @@ export const httpErrors = {
       'Retry-After': String(retryAfterSeconds),
     }),
 };
+
+/** Each of httpErrors in one line, for docs/errors.md (`npm run docs:errors`). */
+export const HTTP_ERROR_MEANINGS: { readonly [K in keyof typeof httpErrors]: string } = {
+  badRequest: 'A request the route refuses for a reason it names',
+  unauthorized: 'A credential is missing or wrong',
+  forbidden: 'The credential is right but not for this',
+  notFound: 'No such resource',
+  payloadTooLarge: 'The body is larger than the limit of its route',
+  tooManyRequests: 'RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_SECONDS and client address exceeded',
+  internal: 'An unexpected error (logged with the request id)',
+  temporarilyUnavailable: 'A passing outage (NATS out of reach, a full disk): try again here or on another node',
+};

@@ -44,6 +44,18 @@ export const oracleErrors = {
   agentFailed: (message: string) => HttpError.of(502, message),
 };
 
+/** Each of oracleErrors in one line, for docs/errors.md (`npm run docs:errors`). */
+export const ORACLE_ERROR_MEANINGS: { readonly [K in keyof typeof oracleErrors]: string } = {
+  sessionNotFound: "Unknown session, or someone else's",
+  validation: "The body, query or path does not match the route's schema: one message per problem",
+  badRequest: 'A request the route refuses for a reason it names',
+  malformedBody: 'The body is not JSON',
+  delegationRefused: 'The delegation given to POST /delegation was refused; `reason` says why',
+  chatUnavailable: "The session's actor host is restarting",
+  chatBusy: "The session's mailbox or its actor host's queue is full",
+  agentFailed: 'The agent failed on a message that was not streamed',
+};
+
 /**
  * The oracle's answer to each failure on each of its wire faces, declared once: the HTTP error (status and
  * body of the wire format) here, the SSE and WebSocket texts in chat-failures.ts. A new code fails to compile
