@@ -7,15 +7,18 @@ import { STATUS_CODES } from 'node:http';
 const dist = new URL('../dist/src/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
-const [http, door, oracle, chat, auth, gateway, grpc, ussd] = await Promise.all([
+const [http, door, operator, oracle, chat, auth, calls, gateway, grpc, ussd, ussdOperator] = await Promise.all([
   load('http/errors.js'),
   load('http/door-core.js'),
+  load('http/operator-guard.js'),
   load('oracle/errors.js'),
   load('oracle/chat-failures.js'),
   load('oracle/auth/messages.js'),
+  load('oracle/calls/errors.js'),
   load('gateway/errors.js'),
   import('@grpc/grpc-js'),
   load('ussd/answers.js'),
+  load('ussd/routes/operator.js'),
 ]);
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -52,6 +55,15 @@ const chatRows = chat.CHAT_FAILURE_CODES.map((code) => {
   const answer = oracle.chatAnswers.http[code]({ code, message: 'm' });
   return [`\`${code}\``, status(answer.status), kind(answer), chat.CHAT_FAILURE_MEANINGS[code]];
 });
+
+const { refused, ...callFactories } = calls.callErrors;
+const callRows = [
+  ...factoryRows(callFactories, calls.CALL_ERROR_MEANINGS),
+  ...Object.entries(calls.CALL_REFUSAL_MEANINGS).map(([code, meaning]) => {
+    const answer = refused({ status: Number(code), message: 'm' });
+    return ['`refused`', status(answer.status), kind(answer), meaning];
+  }),
+];
 
 const grpcName = Object.fromEntries(Object.entries(grpc.status).map(([name, code]) => [code, name]));
 const grpcRows = Object.entries(gateway.GRPC_ANSWERS)
@@ -91,6 +103,11 @@ const page = [
     ['`SHUTTING_DOWN`', status(door.SHUTTING_DOWN.status), kind(door.SHUTTING_DOWN), 'The server is draining'],
   ]),
   '',
+  'The operator routes (`/metrics`, the USSD debug routes) answer with `operatorErrors`',
+  '(`src/http/operator-guard.ts`):',
+  '',
+  ...table(HEAD, factoryRows(operator.operatorErrors, operator.OPERATOR_ERROR_MEANINGS)),
+  '',
   '## Oracle: chat failures',
   '',
   'Every way a chat call fails, by its stable code (`CHAT_FAILURE_CODES`, `src/oracle/chat-failures.ts`). Over',
@@ -108,6 +125,12 @@ const page = [
     ...factoryRows(oracle.oracleErrors, oracle.ORACLE_ERROR_MEANINGS),
     ...factoryRows(auth.authErrors, auth.AUTH_ERROR_MEANINGS),
   ]),
+  '',
+  '## Oracle: live calls',
+  '',
+  'The live-call routes (`callErrors`, `src/oracle/calls/errors.ts`; [live-calls.md](live-calls.md)).',
+  '',
+  ...table(HEAD, callRows),
   '',
   '## Protocol query gateway',
   '',
@@ -130,6 +153,10 @@ const page = [
     ['answer', 'text', 'meaning'],
     ussd.USSD_ENDS.map(({ name, text, meaning }) => [`\`${name}\``, `\`${text}\``, meaning]),
   ),
+  '',
+  'The USSD operator routes answer JSON; their own error (`ussdOperatorErrors`, `src/ussd/routes/operator.ts`):',
+  '',
+  ...table(HEAD, factoryRows(ussdOperator.ussdOperatorErrors, ussdOperator.USSD_OPERATOR_ERROR_MEANINGS)),
   '',
 ];
 

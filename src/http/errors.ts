@@ -42,6 +42,8 @@ export const httpErrors = {
   unauthorized: (message: string) => HttpError.of(401, message),
   forbidden: (message: string) => HttpError.of(403, message),
   notFound: (message: string) => HttpError.of(404, message),
+  /** No route matches the method and path. */
+  noRoute: (method: string, path: string) => HttpError.of(404, `Cannot ${method} ${path}`),
   payloadTooLarge: (limit: number) => HttpError.of(413, `Request body larger than ${limit} bytes`),
   tooManyRequests: (retryAfterSeconds: number) =>
     HttpError.of(429, 'Too many requests, please try again later.', undefined, {
@@ -61,6 +63,7 @@ export const HTTP_ERROR_MEANINGS: { readonly [K in keyof typeof httpErrors]: str
   unauthorized: 'A credential is missing or wrong',
   forbidden: 'The credential is right but not for this',
   notFound: 'No such resource',
+  noRoute: 'No route matches the method and path (`Cannot GET /x`)',
   payloadTooLarge: 'The body is larger than the limit of its route',
   tooManyRequests: 'RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_SECONDS and client address exceeded',
   internal: 'An unexpected error (logged with the request id)',
