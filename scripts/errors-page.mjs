@@ -7,19 +7,21 @@ import { STATUS_CODES } from 'node:http';
 const dist = new URL('../dist/src/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
-const [http, door, operator, oracle, chat, auth, calls, gateway, grpc, ussd, ussdOperator] = await Promise.all([
-  load('http/errors.js'),
-  load('http/door-core.js'),
-  load('http/operator-guard.js'),
-  load('oracle/errors.js'),
-  load('oracle/chat-failures.js'),
-  load('oracle/auth/messages.js'),
-  load('oracle/calls/errors.js'),
-  load('gateway/errors.js'),
-  import('@grpc/grpc-js'),
-  load('ussd/answers.js'),
-  load('ussd/routes/operator.js'),
-]);
+const [http, door, protocol, operator, oracle, chat, auth, calls, gateway, grpc, ussd, ussdOperator] =
+  await Promise.all([
+    load('http/errors.js'),
+    load('http/door-core.js'),
+    load('http/node-client-error.js'),
+    load('http/operator-guard.js'),
+    load('oracle/errors.js'),
+    load('oracle/chat-failures.js'),
+    load('oracle/auth/messages.js'),
+    load('oracle/calls/errors.js'),
+    load('gateway/errors.js'),
+    import('@grpc/grpc-js'),
+    load('ussd/answers.js'),
+    load('ussd/routes/operator.js'),
+  ]);
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 const status = (code) => `${code} ${STATUS_CODES[code] ?? ''}`.trim();
@@ -102,6 +104,11 @@ const page = [
     ...factoryRows(http.httpErrors, http.HTTP_ERROR_MEANINGS),
     ['`SHUTTING_DOWN`', status(door.SHUTTING_DOWN.status), kind(door.SHUTTING_DOWN), 'The server is draining'],
   ]),
+  '',
+  'What the portable engine (`HTTP_ENGINE=node`) answers a request its parser refuses, before any route,',
+  'closing the connection (`protocolErrors`, `src/http/node-client-error.ts`):',
+  '',
+  ...table(HEAD, factoryRows(protocol.protocolErrors, protocol.PROTOCOL_ERROR_MEANINGS)),
   '',
   'The operator routes (`/metrics`, the USSD debug routes) answer with `operatorErrors`',
   '(`src/http/operator-guard.ts`):',
