@@ -2,8 +2,9 @@
 // each reading its own services directory. Two services, paging and a language choice across the nodes (a session's
 // steps round-robin, the choice read on another node); a reload on any one node (file change, SIGHUP) published
 // through JetStream and served by all, while a running session finishes on its version; a broken reload refused
-// on its node with the cluster's version still served; kill -9 of a node mid-session.
-import { writeFileSync } from 'node:fs';
+// on its node with the cluster's version still served; kill -9 of a node mid-session; a sign-up left mid-way
+// offered to continue on another node (the saved point in the KV bucket ussd_resume).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
@@ -16,6 +17,8 @@ t.setTimeout(240_000);
 
 const env = { RATE_LIMIT_ALLOWLIST: '127.0.0.1', OPERATOR_TOKEN: 'op', LOG_LEVEL: 'info' };
 const dirs = [servicesDir(t), servicesDir(t), servicesDir(t)];
+for (const dir of dirs)
+  writeFileSync(join(dir, 'signup.yaml'), readFileSync('test/fixtures/ussd-services/signup.yaml'));
 const refusals: string[] = [];
 const nats = await startTestNatsCluster(t);
 const cluster = await startTestNodes(t, nats, {
@@ -82,6 +85,20 @@ t.test('two services, paging and a language choice, each step on another node', 
     const again = new GatewaySession(node.url, `c-lang-${index}`, '+254733000001', SHOP_CODE);
     t.match(await again.send(), /^CON Karibu duka la Mama Mboga\n/, `the choice, read on ${node.nodeId}`);
   }
+});
+
+t.test('a sign-up left mid-way is offered on another node and continues with the name typed', async (t) => {
+  const phone = '+254733000009';
+  const left = new Spread('c-resume-1', phone, '*600#');
+  t.equal(await left.send(), 'CON Sign-up. Choose:\n1. Sign up\n*. Exit', 'node 1');
+  await left.send('1');
+  t.equal(await left.send('Amina Juma'), 'CON Hi Amina Juma. Your town:\n0. Back', 'node 3');
+  const again = new Spread('c-resume-2', phone, '*600#', 1);
+  t.equal(await again.send(), 'CON You left your sign-up unfinished.\n1. Continue\n2. Start again', 'node 2');
+  t.equal(await again.send('1'), 'CON Hi Amina Juma. Your town:\n0. Back', 'continued on node 3');
+  t.equal(await again.send('Moshi'), 'CON Choose a 5-digit PIN:', 'the next step, on node 1');
+  const other = new Spread('c-resume-3', '+254733000010', '*600#', 2);
+  t.equal(await other.send(), 'CON Sign-up. Choose:\n1. Sign up\n*. Exit', 'another phone: not offered');
 });
 
 t.test('a reload on any node is published to all; a running session stays on its version', async (t) => {

@@ -27,6 +27,9 @@ export const DATABASES = [
   'ussd-services',
   /** The language each phone number chose (src/ussd/services/languages.ts). */
   'ussd-languages',
+  /** Where a phone left a USSD service, and their expiry index (src/ussd/services/resume-points.ts). */
+  'ussd-resume-points',
+  'ussd-resume-expiry',
   /** USSD notifications not yet delivered, written with their step (src/ussd/outbox/lmdb-store.ts). */
   'ussd-outbox',
   'health',

@@ -10,6 +10,7 @@ import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
 import { LiveUssdSessions } from './sessions/journal-repository.js';
 import { openPublishedServices } from './services/published.js';
+import { openResumePoints } from './services/resume-points.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 
@@ -33,10 +34,15 @@ export const createUssdFace: FaceFactory<UssdConfig> = async ({ config, store, a
       }
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
+      const resumePoints = await openResumePoints(store);
       sweeper = setInterval(() => {
         sessions.removeExpired(Date.now(), countTimedOut).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
+        );
+        resumePoints.removeExpired(Date.now()).then(
+          (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
+          (err) => log.error({ err }, 'USSD resume points sweep failed'),
         );
       }, every);
       sweeper.unref();

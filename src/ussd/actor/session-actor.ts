@@ -30,6 +30,7 @@ import { answer, type MenuDeps } from './menu/index.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
+import { openResumePoints, type ResumePoints } from '../services/resume-points.js';
 import { openPublishedServices } from '../services/published.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
@@ -43,6 +44,8 @@ interface UssdServices {
   live?: LiveSessions;
   /** Delivers the notifications of committed steps (`notify` actions). */
   outbox: Outbox;
+  /** Where phones left services with `resume`. */
+  resumePoints: ResumePoints;
 }
 
 /** Services shared by the USSD actors of one host: LMDB, or the cluster's JetStream buckets (repositories.ts). */
@@ -50,11 +53,12 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
   const { config, store, cluster } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
-  const [sessions, customers, published, languages] = await Promise.all([
+  const [sessions, customers, published, languages, resumePoints] = await Promise.all([
     openUssdSessions(store, config, cluster, { index: host.hostIndex, count: config.ACTOR_THREADS }),
     openCustomers(store, cluster),
     openPublishedServices(store, cluster),
     openLanguageChoices(store, cluster),
+    openResumePoints(store, cluster),
   ]);
   const hostCatalog = await openHostCatalog(published, host.log);
   const live =
@@ -75,6 +79,7 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
     cachesSessions: !cluster,
     live,
     outbox,
+    resumePoints,
     deps: {
       customers: new CustomerAccounts(customers, pinCipher, { pinLockMinutes: config.PIN_LOCK_MINUTES }),
       pinCipher,
@@ -84,6 +89,7 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       readVersion: hostCatalog.readVersion,
       languageOf: languages.get,
       rememberLanguage: languages.set,
+      resumePoints,
       unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
       // The step's webhook calls end well before the front door's deadline answers END for it.
       stepBudgetMs: Math.max(50, Math.floor(config.USSD_STEP_TIMEOUT_MS / 2)),
@@ -227,8 +233,13 @@ class UssdActor implements Actor<UssdShape> {
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
     cancelled?.throwIfAborted();
     // A new session replaces an expired one (or none); a live one moves from the revision this actor read.
+    // The saved point joins the step's transaction on one node (the same turn): written before the answer.
+    const resume = step.resume;
+    const saving = resume && this.services.resumePoints.write(resume.serviceId, resume.phoneNumber, resume.point);
+    saving?.catch(() => undefined); // awaited below; a refused step must not leave it unhandled
     try {
       const revision = live ? await sessions.update(next, live) : await sessions.begin(next, now);
+      await saving;
       this.#stored = { value: next, revision };
     } catch (error) {
       this.#stored = undefined; // another writer came first (or the write failed): read again next time

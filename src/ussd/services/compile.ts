@@ -4,6 +4,7 @@
 // ready, and the screens that depend on nothing rendered (and paged) in advance. A step is then lookups and
 // template fills. The definition must have passed the rules (rules.ts): a dangling reference throws here.
 import type { ActionName, Branch, Condition, ServiceDefinition, StateDefinition, Text } from './definition.js';
+import { ACTION_SPECS } from './actions.js';
 import { compileCheck, type InputCheck } from './input-checks.js';
 import { paginate, type Layout } from './paging.js';
 import { compileTemplate, slotsOf, type Template } from './template.js';
@@ -27,7 +28,17 @@ export interface CompiledOption {
   line: PerLanguage<Template>;
   /** Set for the options of a `language` state: the language chosen. */
   language?: number;
+  /** Set for the options of the resume offer (RESUME_STATE). */
+  resume?: 'continue' | 'restart';
 }
+
+/**
+ * The state of a session shown the resume offer: a menu compiled from the definition's `resume` (never a name in a
+ * file: names start with a letter). Its session holds the saved values and these two, read by the choice.
+ */
+export const RESUME_STATE = '@resume';
+export const RESUME_AT = '@state';
+export const RESUME_START = '@start';
 
 export interface CompiledState {
   name: string;
@@ -85,7 +96,21 @@ export interface CompiledService {
   states: ReadonlyMap<string, CompiledState>;
   /** Service code → the state it starts at. */
   codes: ReadonlyMap<string, CompiledState>;
+  /** Continue after a timeout (resume.ts); absent when the definition has no `resume`. */
+  resume?: CompiledResume;
   definition: ServiceDefinition;
+}
+
+export interface CompiledResume {
+  withinMs: number;
+  /** The offer: a menu of the continue and restart options, in `states` under RESUME_STATE. */
+  offer: CompiledState;
+  /** The values a saved point never holds: PINs, and what actions give (ussd-resume.md). */
+  forget: ReadonlySet<string>;
+  /** The values saved by a PIN input: while the session holds one, the saved point does not move. */
+  secrets: ReadonlySet<string>;
+  /** The states a saved point may be at: screens showing no account field and no forgotten value. */
+  resumable: ReadonlySet<CompiledState>;
 }
 
 /** Compiles a definition that passed the rules. */
@@ -96,7 +121,8 @@ export function compileService(definition: ServiceDefinition): CompiledService {
   const literal = (text: Text): PerLanguage<string> =>
     languages.map((language) => (typeof text === 'string' ? text : (text[language] ?? '')));
   const states = new Map<string, CompiledState>();
-  for (const name of Object.keys(definition.states)) states.set(name, { name } as CompiledState);
+  const entries = stateEntries(definition);
+  for (const [name] of entries) states.set(name, { name } as CompiledState);
   const state = (name: string): CompiledState => {
     const found = states.get(name);
     if (!found) throw new Error(`${definition.id}: no state ${JSON.stringify(name)}`);
@@ -117,7 +143,7 @@ export function compileService(definition: ServiceDefinition): CompiledService {
 
   /** The states whose screens depend on nothing: paged once their longest notice is known. */
   const fixed: (CompiledState & Record<string, unknown>)[] = [];
-  for (const [name, def] of Object.entries(definition.states)) {
+  for (const [name, def] of entries) {
     const target = states.get(name) as CompiledState & Record<string, unknown>;
     const options: CompiledOption[] =
       def.type === 'menu'
@@ -216,7 +242,9 @@ export function compileService(definition: ServiceDefinition): CompiledService {
     if (typeof code === 'string') codes.set(code, start);
     else codes.set(code.code, state(code.start));
   }
+  const resume = definition.resume && compileResume(definition, states);
   return {
+    ...(resume ? { resume } : {}),
     id: definition.id,
     version: definition.version,
     key: `${definition.id}@${definition.version}`,
@@ -253,6 +281,42 @@ export function layoutOf(
     nav: state.nav[l] ?? [],
     hasBack: state.back !== undefined,
   };
+}
+
+/** The definition's states, and the resume offer when it has one (a menu whose options the engine answers). */
+function stateEntries(definition: ServiceDefinition): [string, StateDefinition][] {
+  const entries = Object.entries(definition.states);
+  const resume = definition.resume;
+  if (!resume) return entries;
+  const { continue: go, restart } = resume;
+  const options = [go, restart].map((option) => ({ ...option, next: definition.start }));
+  return [...entries, [RESUME_STATE, { type: 'menu', text: resume.text, options }]];
+}
+
+function compileResume(definition: ServiceDefinition, states: Map<string, CompiledState>): CompiledResume {
+  const offer = states.get(RESUME_STATE) as CompiledState;
+  const [go, restart] = offer.options as (CompiledOption & { resume?: string })[];
+  if (go) go.resume = 'continue';
+  if (restart) restart.resume = 'restart';
+  const secrets = new Set<string>();
+  const forget = new Set<string>();
+  for (const state of Object.values(definition.states)) {
+    if (state.type === 'input' && state.validate?.kind === 'pin' && state.save) secrets.add(state.save);
+    if (state.type !== 'action') continue;
+    const spec = ACTION_SPECS[state.action];
+    for (const name of [...spec.writes, ...spec.says, ...Object.keys(state.request?.save ?? {})]) forget.add(name);
+    for (const outcome of Object.values(state.outcomes))
+      for (const name of Object.keys(outcome.set ?? {})) forget.add(name);
+  }
+  for (const name of secrets) forget.add(name);
+  const resumable = new Set<CompiledState>();
+  for (const state of states.values()) {
+    if (state.name === RESUME_STATE || state.requiresLogin || state.readsAccount) continue;
+    if (state.type !== 'menu' && state.type !== 'input' && state.type !== 'language') continue;
+    const texts = [...state.body, ...state.options.flatMap((option) => option.line)];
+    if (!texts.some((text) => slotsOf(text).some((slot) => forget.has(slot)))) resumable.add(state);
+  }
+  return { withinMs: (definition.resume?.withinSeconds ?? 0) * 1000, offer, forget, secrets, resumable };
 }
 
 function assignments(set: Record<string, string>): (readonly [string, Template])[] {

@@ -223,6 +223,20 @@ export const ServiceCodeSchema = v.union([
   }),
 ]);
 
+/** The longest a saved point of a timed-out session may be offered for (the cluster bucket's max age). */
+export const MAX_RESUME_SECONDS = 3600;
+
+/**
+ * Offered on a dial when the same phone left the same service mid-flow (a timeout, or the gateway ended it) less
+ * than `withinSeconds` before (docs/ussd-resume.md): `text` above the continue and restart options.
+ */
+export const ResumeSchema = v.strictObject({
+  withinSeconds: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_RESUME_SECONDS)),
+  text: TextSchema,
+  continue: v.strictObject({ key: key('1'), text: TextSchema }),
+  restart: v.strictObject({ key: key('2'), text: TextSchema }),
+});
+
 export const ServiceDefinitionSchema = v.strictObject({
   /** Optional pointer to the JSON Schema, for editors. */
   $schema: v.optional(v.string()),
@@ -252,6 +266,8 @@ export const ServiceDefinitionSchema = v.strictObject({
   /** Where a state that requires login sends a user who is not logged in (the home state when absent). */
   loginRequired: v.optional(stateRef),
   states: v.pipe(v.record(stateRef, StateSchema), v.minEntries(1, 'states: at least one')),
+  /** Continue after a timeout: off when absent. */
+  resume: v.optional(ResumeSchema),
 });
 
 export type Text = v.InferOutput<typeof TextSchema>;
@@ -268,6 +284,7 @@ export type InputState = v.InferOutput<typeof InputStateSchema>;
 export type ActionState = v.InferOutput<typeof ActionStateSchema>;
 export type LanguageState = v.InferOutput<typeof LanguageStateSchema>;
 export type EndState = v.InferOutput<typeof EndStateSchema>;
+export type ResumeDefinition = v.InferOutput<typeof ResumeSchema>;
 export type ServiceDefinition = v.InferOutput<typeof ServiceDefinitionSchema>;
 /** The file as written (before defaults are filled in). */
 export type ServiceDefinitionInput = v.InferInput<typeof ServiceDefinitionSchema>;

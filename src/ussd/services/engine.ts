@@ -16,7 +16,9 @@ import {
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
 import { isRequestAction, runAction, type ActionDeps, type ActionResult } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
-import type { CompiledBranch, CompiledService, CompiledState } from './compile.js';
+import { RESUME_STATE, type CompiledBranch, type CompiledService, type CompiledState } from './compile.js';
+import { offerValues, resumeChoice } from './resume.js';
+import type { ResumePoints } from './resume-points.js';
 import { holds, pagesOf } from './render.js';
 import { fill, type Template } from './template.js';
 import { loadAccount, lookupOf } from './step-lookup.js';
@@ -38,6 +40,8 @@ export interface EngineDeps extends ActionDeps {
   unknownCodeScreen?: string;
   /** The time the `http` calls of one step may take together (default 5000 ms): within the step's deadline. */
   stepBudgetMs?: number;
+  /** Where phones left services with `resume` (resume.ts); nothing is offered when absent. */
+  resumePoints?: Pick<ResumePoints, 'get'>;
 }
 
 export interface MenuStep {
@@ -48,6 +52,8 @@ export interface MenuStep {
   ended: boolean;
   /** Why it ended: an END screen of the service, or the user's exit key. */
   endReason?: 'end' | 'exit';
+  /** A dial read a saved point (resume.ts), offered or not. */
+  resumeFound?: boolean;
 }
 
 /** A value now or later: most steps never wait, and a promise per step costs a microtask turn and a frame. */
@@ -96,7 +102,9 @@ export function welcome(
 ): Maybe<MenuStep> {
   // A one-language service has nothing to look up.
   const remembered = service.languages.length > 1 ? deps.languageOf?.(service.id, dial.phoneNumber) : undefined;
-  return andThen(remembered, (chosen) => {
+  const saved = service.resume ? deps.resumePoints?.get(service.id, dial.phoneNumber) : undefined;
+  const read = andThen(remembered, (chosen) => andThen(saved, (point) => ({ chosen, point })));
+  return andThen(read, ({ chosen, point }) => {
     const now = deps.now();
     const language = languageIndex(service, chosen);
     const context: UssdContext = {
@@ -120,8 +128,11 @@ export function welcome(
       updatedAt: now,
       expiresAt: now + deps.sessionTtlSeconds * 1000,
     };
-    const step = stepOf(service, session, '', deps, {});
-    return settle(step, { to: start }, session.history);
+    const offer = offerValues(service, point, start, now);
+    const step = stepOf(service, session, '', deps, offer ?? {});
+    const to = (offer && service.states.get(RESUME_STATE)) || start;
+    const first = settle(step, { to }, session.history);
+    return point ? andThen(first, (done) => ({ ...done, resumeFound: true })) : first;
   });
 }
 
@@ -260,6 +271,7 @@ function handle(step: Step, state: CompiledState): Maybe<Move> {
   const chosen = choices?.find((option) => !option.when || holds(option.when, lookup));
   if (!chosen) return { to: state, notice: message(service.messages.invalidChoice, step) };
   if (chosen.set) assign(step, chosen.set);
+  if (chosen.resume) return { to: resumeChoice(service, step.values, chosen.resume) };
   if (chosen.language === undefined) return { to: chosen.next };
   step.language = chosen.language;
   const code = service.languages[chosen.language] ?? '';

@@ -5,7 +5,7 @@
 // a screen at line boundaries, so what cannot fit is an option line or a word longer than a page, or an END text
 // (never paged) longer than the limit. The same renderer as a step (render.ts) draws every screen here.
 import { ACTION_SPECS } from './actions.js';
-import type { CompiledService, CompiledState, PerLanguage } from './compile.js';
+import { RESUME_STATE, type CompiledService, type CompiledState, type PerLanguage } from './compile.js';
 import type { ServiceDefinition, Validation } from './definition.js';
 import type { Problem } from './parse.js';
 import { pagesOf, type Lookup } from './render.js';
@@ -118,7 +118,7 @@ export function screenProblems(
   const room = service.limit - 4;
   const over = (text: string) => `${text.length + 4} characters, over the limit of ${service.limit}`;
   for (const state of service.states.values()) {
-    const at = ['states', state.name];
+    const at = state.name === RESUME_STATE ? ['resume'] : ['states', state.name];
     service.languages.forEach((language, l) => {
       if (state.exit) {
         const text = fill(state.exit[l] ?? '', lookup);
@@ -146,7 +146,11 @@ export function screenProblems(
           const line = longestLine(page);
           const option = state.options.findIndex((o) => fill(o.line[l] ?? '', lookup) === line);
           add(
-            option >= 0 ? [...at, 'options', option, 'text'] : at,
+            option < 0
+              ? at
+              : state.name === RESUME_STATE
+                ? ['resume', option === 0 ? 'continue' : 'restart', 'text']
+                : [...at, 'options', option, 'text'],
             `page ${p + 1} of ${pages.length} (${language})${under} is ${over(page)}: its longest line is ${line.length} characters (${JSON.stringify(line.length > 40 ? `${line.slice(0, 37)}...` : line)})`,
           );
         });

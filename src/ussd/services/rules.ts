@@ -69,6 +69,17 @@ export function ruleProblems(
     codes.add(code);
     if (typeof entry !== 'string') exists(entry.start, ['serviceCodes', index, 'start']);
   });
+  const resume = definition.resume;
+  if (resume) {
+    text(resume.text, ['resume', 'text']);
+    text(resume.continue.text, ['resume', 'continue', 'text']);
+    text(resume.restart.text, ['resume', 'restart', 'text']);
+    if (resume.continue.key === resume.restart.key)
+      add(['resume', 'restart', 'key'], `continue and restart share the key ${resume.continue.key}`);
+    for (const option of ['continue', 'restart'] as const)
+      if (resume[option].key === definition.navigation.more)
+        add(['resume', option, 'key'], `the key ${resume[option].key} is the more key: it is never chosen`);
+  }
   for (const [name, state] of Object.entries(states)) {
     stateProblems(name, state, { add, exists, text });
     requestProblems(state, secrets, (path, message) => add(['states', name, ...path], message));

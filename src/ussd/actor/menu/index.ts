@@ -5,6 +5,7 @@
 import { ENDED_STATE, type UssdDial, type UssdSession } from '../../session.js';
 import { builtinCatalog, builtinService, type ServiceCatalog } from '../../services/catalog.js';
 import type { CompiledService } from '../../services/compile.js';
+import { resumeAfter, type ResumeWrite } from '../../services/resume.js';
 import {
   andThen,
   apply,
@@ -15,7 +16,7 @@ import {
   type MenuStep,
 } from '../../services/engine.js';
 
-export type { MenuStep };
+export type { MenuStep, ResumeWrite };
 export type MenuDeps = EngineDeps;
 export { ENDED_STATE };
 
@@ -54,7 +55,15 @@ export function welcome(dial: UssdDial, deps: MenuDeps): Maybe<MenuStep & { unkn
     };
     return { session, screen: deps.unknownCodeScreen ?? NO_SERVICE, ended: true, unknownCode: true };
   }
-  return begin(dial, deps, dialled.service, dialled.start);
+  const service = dialled.service;
+  return andThen(begin(dial, deps, service, dialled.start), (step) =>
+    withResume(step, resumeAfter(service, undefined, step.session, step.ended, step.resumeFound === true)),
+  );
+}
+
+/** The step with the change it makes to its saved point (resume.ts), when it makes one. */
+function withResume<T extends MenuStep>(step: T, resume: ResumeWrite | undefined): T & { resume?: ResumeWrite } {
+  return resume ? { ...step, resume } : step;
 }
 
 /** Applies one input to the session (its consumed history unchanged). Never throws for bad input. */
@@ -70,9 +79,15 @@ export function answer(
   existing: UssdSession | undefined,
   dial: UssdDial,
   deps: MenuDeps,
-): Maybe<MenuStep & { retry: boolean; unknownCode?: boolean }> {
+): Maybe<MenuStep & { retry: boolean; unknownCode?: boolean; resume?: ResumeWrite }> {
   if (!existing) return andThen(welcome(dial, deps), (step) => ({ ...step, retry: false }));
-  return andThen(serviceOf(existing, deps), (service) => continueSession(existing, dial, service, deps));
+  return andThen(serviceOf(existing, deps), (service) =>
+    andThen(continueSession(existing, dial, service, deps), (step) =>
+      step.retry || !service.resume
+        ? step
+        : withResume(step, resumeAfter(service, existing, step.session, step.ended, false)),
+    ),
+  );
 }
 
 /**
