@@ -4,29 +4,52 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { HttpError } from '../http/errors.js';
 
-const HTTP_STATUS: Readonly<Record<number, number>> = {
-  [GrpcStatus.OK]: 200,
-  [GrpcStatus.CANCELLED]: 408,
-  [GrpcStatus.UNKNOWN]: 500,
-  [GrpcStatus.INVALID_ARGUMENT]: 400,
-  [GrpcStatus.DEADLINE_EXCEEDED]: 504,
-  [GrpcStatus.NOT_FOUND]: 404,
-  [GrpcStatus.ALREADY_EXISTS]: 409,
-  [GrpcStatus.PERMISSION_DENIED]: 403,
-  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
-  [GrpcStatus.FAILED_PRECONDITION]: 400,
-  [GrpcStatus.ABORTED]: 409,
-  [GrpcStatus.OUT_OF_RANGE]: 400,
-  [GrpcStatus.UNIMPLEMENTED]: 501,
-  [GrpcStatus.INTERNAL]: 500,
-  [GrpcStatus.UNAVAILABLE]: 503,
-  [GrpcStatus.DATA_LOSS]: 500,
-  [GrpcStatus.UNAUTHENTICATED]: 401,
+/** A gRPC status as the gateway answers it: its HTTP status, whether asking again may help, what it means. */
+export interface GrpcAnswer {
+  readonly http: number;
+  readonly retryable: boolean;
+  readonly meaning: string;
+}
+
+/**
+ * Every gRPC status code with the HTTP status grpc-gateway answers for it (the reference's table), whether the
+ * same request may succeed later, and its meaning in one line (docs/errors.md, `npm run docs:errors`).
+ */
+export const GRPC_ANSWERS: Readonly<Record<number, GrpcAnswer>> = {
+  [GrpcStatus.OK]: { http: 200, retryable: false, meaning: 'Not an error' },
+  [GrpcStatus.CANCELLED]: { http: 408, retryable: true, meaning: 'The call was cancelled before it finished' },
+  [GrpcStatus.UNKNOWN]: { http: 500, retryable: false, meaning: 'The node failed without a known code' },
+  [GrpcStatus.INVALID_ARGUMENT]: { http: 400, retryable: false, meaning: 'A path or query value the node refused' },
+  [GrpcStatus.DEADLINE_EXCEEDED]: {
+    http: 504,
+    retryable: true,
+    meaning: 'The node did not answer within GATEWAY_TIMEOUT_MS',
+  },
+  [GrpcStatus.NOT_FOUND]: { http: 404, retryable: false, meaning: 'No such route, or no such object on chain' },
+  [GrpcStatus.ALREADY_EXISTS]: { http: 409, retryable: false, meaning: 'The object exists already' },
+  [GrpcStatus.PERMISSION_DENIED]: { http: 403, retryable: false, meaning: 'The caller may not ask this' },
+  [GrpcStatus.RESOURCE_EXHAUSTED]: {
+    http: 429,
+    retryable: true,
+    meaning: "The node's quota is spent (502 when the answer is past GATEWAY_MAX_RESPONSE_BYTES: terminal)",
+  },
+  [GrpcStatus.FAILED_PRECONDITION]: { http: 400, retryable: false, meaning: 'The node is not in a state to answer' },
+  [GrpcStatus.ABORTED]: { http: 409, retryable: true, meaning: 'The call was aborted by a concurrent one' },
+  [GrpcStatus.OUT_OF_RANGE]: { http: 400, retryable: false, meaning: 'A value past the valid range (a height)' },
+  [GrpcStatus.UNIMPLEMENTED]: { http: 501, retryable: false, meaning: 'The node does not serve this method' },
+  [GrpcStatus.INTERNAL]: {
+    http: 500,
+    retryable: false,
+    meaning: 'The node failed, or its answer is not the declared response type',
+  },
+  [GrpcStatus.UNAVAILABLE]: { http: 503, retryable: true, meaning: 'The node cannot be reached now' },
+  [GrpcStatus.DATA_LOSS]: { http: 500, retryable: false, meaning: 'The node lost or corrupted data' },
+  [GrpcStatus.UNAUTHENTICATED]: { http: 401, retryable: false, meaning: 'No API key, or the node wants credentials' },
 };
 
 /** The HTTP status grpc-gateway answers for a gRPC status code (unknown codes: 500). */
 export function httpStatusOf(code: number): number {
-  return HTTP_STATUS[code] ?? 500;
+  return GRPC_ANSWERS[code]?.http ?? 500;
 }
 
 /** The body of every gateway error. */

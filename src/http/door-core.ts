@@ -204,5 +204,5 @@ export const NOT_FOUND: Route = {
   method: 'GET',
   pattern: '/*',
   paramNames: [],
-  handler: (req) => HttpError.of(404, `Cannot ${req.method} ${req.path}`).toReply(),
+  handler: (req) => httpErrors.noRoute(req.method, req.path).toReply(),
 };

@@ -42,6 +42,8 @@ export const httpErrors = {
   unauthorized: (message: string) => HttpError.of(401, message),
   forbidden: (message: string) => HttpError.of(403, message),
   notFound: (message: string) => HttpError.of(404, message),
+  /** No route matches the method and path. */
+  noRoute: (method: string, path: string) => HttpError.of(404, `Cannot ${method} ${path}`),
   payloadTooLarge: (limit: number) => HttpError.of(413, `Request body larger than ${limit} bytes`),
   tooManyRequests: (retryAfterSeconds: number) =>
     HttpError.of(429, 'Too many requests, please try again later.', undefined, {
@@ -53,4 +55,17 @@ export const httpErrors = {
     HttpError.of(503, 'The service is temporarily unavailable; try again in a moment', undefined, {
       'Retry-After': String(retryAfterSeconds),
     }),
+};
+
+/** Each of httpErrors in one line, for docs/errors.md (`npm run docs:errors`). */
+export const HTTP_ERROR_MEANINGS: { readonly [K in keyof typeof httpErrors]: string } = {
+  badRequest: 'A request the route refuses for a reason it names',
+  unauthorized: 'A credential is missing or wrong',
+  forbidden: 'The credential is right but not for this',
+  notFound: 'No such resource',
+  noRoute: 'No route matches the method and path (`Cannot GET /x`)',
+  payloadTooLarge: 'The body is larger than the limit of its route',
+  tooManyRequests: 'RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_SECONDS and client address exceeded',
+  internal: 'An unexpected error (logged with the request id)',
+  temporarilyUnavailable: 'A passing outage (NATS out of reach, a full disk): try again here or on another node',
 };

@@ -26,19 +26,39 @@ export function answerClientError(error: ParserError, socket: Duplex, limits: Cl
   answerSocketAndClose(socket, refusalOf(error, limits), [], !head);
 }
 
+/**
+ * What the portable engine answers a request its parser refused, before any route (docs/errors.md,
+ * `npm run docs:errors`). Each closes the connection.
+ */
+export const protocolErrors = {
+  requestTimeout: (limits: ClientErrorLimits) =>
+    HttpError.of(
+      408,
+      `The request did not arrive in time: its headers within ${limits.headersTimeoutMs} ms, ` +
+        `all of it within ${limits.requestTimeoutMs} ms`,
+    ),
+  headersTooLarge: (limits: ClientErrorLimits) =>
+    HttpError.of(431, `The request line and headers are larger than ${limits.maxHeaderBytes} bytes`),
+  chunkExtensionsTooLarge: () => HttpError.of(413, 'The chunk extensions of the body are too large'),
+  malformed: (reason: string) => HttpError.of(400, `Malformed HTTP request: ${reason}`),
+};
+
+export const PROTOCOL_ERROR_MEANINGS: { readonly [K in keyof typeof protocolErrors]: string } = {
+  requestTimeout: 'The headers or the whole request did not arrive within their time limits (a slow client)',
+  headersTooLarge: 'The request line and headers are over the size limit',
+  chunkExtensionsTooLarge: "A chunked body's chunk extensions are too large",
+  malformed: 'The request is not HTTP/1.1 the parser accepts',
+};
+
 function refusalOf(error: ParserError, limits: ClientErrorLimits): HttpError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return HttpError.of(
-        408,
-        `The request did not arrive in time: its headers within ${limits.headersTimeoutMs} ms, ` +
-          `all of it within ${limits.requestTimeoutMs} ms`,
-      );
+      return protocolErrors.requestTimeout(limits);
     case 'HPE_HEADER_OVERFLOW':
-      return HttpError.of(431, `The request line and headers are larger than ${limits.maxHeaderBytes} bytes`);
+      return protocolErrors.headersTooLarge(limits);
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return HttpError.of(413, 'The chunk extensions of the body are too large');
+      return protocolErrors.chunkExtensionsTooLarge();
     default:
-      return HttpError.of(400, `Malformed HTTP request: ${error.reason ?? error.code ?? error.message}`);
+      return protocolErrors.malformed(error.reason ?? error.code ?? error.message);
   }
 }

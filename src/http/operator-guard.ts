@@ -12,19 +12,36 @@ export type OperatorGuard = (req: HttpRequest) => void;
 export const OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY =
   'Operator routes are disabled: a trusted proxy is configured (TRUST_PROXY_ENABLED, TRUST_PROXY_HOPS or TRUSTED_PROXIES), so set OPERATOR_TOKEN to use them';
 
+/** Every answer of the guard, and its meaning (docs/errors.md, `npm run docs:errors`). */
+export const operatorErrors = {
+  behindProxy: () => HttpError.of(403, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY),
+  notLoopback: () =>
+    HttpError.of(
+      403,
+      'Operator routes are served to loopback callers only (set OPERATOR_TOKEN to allow remote operators)',
+    ),
+  tokenRequired: () =>
+    HttpError.of(401, 'Operator token required: Authorization: Bearer <OPERATOR_TOKEN>', undefined, {
+      'WWW-Authenticate': 'Bearer',
+    }),
+};
+
+export const OPERATOR_ERROR_MEANINGS: { readonly [K in keyof typeof operatorErrors]: string } = {
+  behindProxy: 'An operator route, a trusted proxy configured and no OPERATOR_TOKEN: served to no one',
+  notLoopback: 'An operator route from a remote address while OPERATOR_TOKEN is not set',
+  tokenRequired: 'An operator route without `Authorization: Bearer <OPERATOR_TOKEN>`, or with another token',
+};
+
 export function createOperatorGuard(token: string | undefined, behindProxy: boolean): OperatorGuard {
   if (!token && behindProxy) {
     return function refused() {
-      throw HttpError.of(403, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY);
+      throw operatorErrors.behindProxy();
     };
   }
   if (!token) {
     return function loopbackOnly(req) {
       if (!isLoopback(req.ip)) {
-        throw HttpError.of(
-          403,
-          'Operator routes are served to loopback callers only (set OPERATOR_TOKEN to allow remote operators)',
-        );
+        throw operatorErrors.notLoopback();
       }
     };
   }
@@ -34,9 +51,7 @@ export function createOperatorGuard(token: string | undefined, behindProxy: bool
     const given = header.startsWith('Bearer ') ? header.slice(7) : '';
     // Compare digests so the comparison takes the same time whatever the length of the given token.
     if (!given || !timingSafeEqual(createHash('sha256').update(given).digest(), expected)) {
-      throw HttpError.of(401, 'Operator token required: Authorization: Bearer <OPERATOR_TOKEN>', undefined, {
-        'WWW-Authenticate': 'Bearer',
-      });
+      throw operatorErrors.tokenRequired();
     }
   };
 }

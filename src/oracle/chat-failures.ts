@@ -32,6 +32,20 @@ export const CHAT_FAILURE_CODES = [
 ] as const;
 export type ChatFailureCode = (typeof CHAT_FAILURE_CODES)[number];
 
+/** Each failure in one line, for docs/errors.md (`npm run docs:errors`). */
+export const CHAT_FAILURE_MEANINGS: { readonly [C in ChatFailureCode]: string } = {
+  session_not_found: "No such session, or someone else's (the same answer for both)",
+  session_exists: 'A session with this id exists already',
+  credits_exhausted: "The user's credits are spent; `details` says how many are left",
+  session_limit: 'The user has as many sessions as the server keeps; delete one first',
+  transcript_full: "The session's transcript reached its limit; start a new session",
+  actor_busy: "The session's mailbox or its actor host's queue is full (backpressure): refused before any work",
+  host_unavailable: "The session's actor host is restarting, or the cluster is out of reach",
+  session_changed: 'Another node wrote the session since its actor read it (cluster): nothing was stored',
+  storage_unavailable: 'The disk is too full or its commit failed: nothing was stored',
+  internal: 'Anything else (logged with the request id)',
+};
+
 /** A failed chat call as plain data (it crosses threads in a stream's ending). */
 export interface ChatFailure {
   code: ChatFailureCode;

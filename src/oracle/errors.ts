@@ -42,6 +42,24 @@ export const oracleErrors = {
     }),
   /** The agent failed on a non-streamed message (the stream reports it as an `error` frame instead). */
   agentFailed: (message: string) => HttpError.of(502, message),
+  /** GET /runs/:runId of a run this node does not hold (never was, or no longer kept). */
+  runNotFound: () => HttpError.of(404, 'Run not found'),
+  /** GET /sessions/:sessionId/run with no turn being answered. */
+  noRunInProgress: () => HttpError.of(404, 'No run in progress'),
+};
+
+/** Each of oracleErrors in one line, for docs/errors.md (`npm run docs:errors`). */
+export const ORACLE_ERROR_MEANINGS: { readonly [K in keyof typeof oracleErrors]: string } = {
+  sessionNotFound: "Unknown session, or someone else's",
+  validation: "The body, query or path does not match the route's schema: one message per problem",
+  badRequest: 'A request the route refuses for a reason it names',
+  malformedBody: 'The body is not JSON',
+  delegationRefused: 'The delegation given to POST /delegation was refused; `reason` says why',
+  chatUnavailable: "The session's actor host is restarting",
+  chatBusy: "The session's mailbox or its actor host's queue is full",
+  agentFailed: 'The agent failed on a message that was not streamed',
+  runNotFound: 'No such run on this node: never started, or no longer kept',
+  noRunInProgress: 'The session has no turn being answered',
 };
 
 /**

@@ -15,3 +15,18 @@ export function answerOf(_error: unknown): string {
   ussdStep.unavailable.inc();
   return SERVICE_UNAVAILABLE;
 }
+
+/** The END texts by name with their meaning, for docs/errors.md (`npm run docs:errors`). */
+export const USSD_ENDS: readonly { name: string; text: string; meaning: string }[] = [
+  {
+    name: 'INVALID_INPUT',
+    text: INVALID_INPUT,
+    meaning: 'A request without the fields of its form, or a choice the menu has not',
+  },
+  {
+    name: 'SERVICE_UNAVAILABLE',
+    text: SERVICE_UNAVAILABLE,
+    meaning: 'Any failed step (busy mailbox or host queue, a host restarting, a crash, the node draining or starting)',
+  },
+  { name: 'SESSION_EXPIRED', text: SESSION_EXPIRED, meaning: 'The session ended or timed out; the user dials again' },
+];

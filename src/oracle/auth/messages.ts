@@ -20,3 +20,11 @@ export const authErrors = {
       'Retry-After': '1',
     }),
 };
+
+/** Each of authErrors in one line, for docs/errors.md (`npm run docs:errors`). */
+export const AUTH_ERROR_MEANINGS: { readonly [K in keyof typeof authErrors]: string } = {
+  missing: 'No UCAN invocation nor delegation on a route that needs one',
+  invalid: 'The UCAN invocation was refused (signature, expiry, audience, capability, revocation); see `reason`',
+  invalidDelegation: 'The delegation authenticating alone was refused; see `reason`',
+  revocationsUnavailable: 'The revocation list cannot be read now (cluster, NATS out of reach): nothing was decided',
+};

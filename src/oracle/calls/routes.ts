@@ -4,7 +4,6 @@
 // SDK 1.4.0's useLiveAgent calls. Each change is read, decided (lifecycle.ts) and written revision-checked, redone
 // when another write got in first.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { HttpError } from '../../http/errors.js';
 import { declarer } from '../../http/route.js';
 import type { HttpRequest } from '../../http/types.js';
 import { reply } from '../../http/types.js';
@@ -13,7 +12,8 @@ import { ErrorBodySchema } from '../answer-schemas.js';
 import { oracleErrors } from '../errors.js';
 import { actorCall, AUTH_RESPONSES, route } from '../routes/deps.js';
 import type { SessionReads } from '../routes/session-reads.js';
-import { CALL_NOT_FOUND, CallRefusal, syncedCall, updatedCall, type CallContent } from './lifecycle.js';
+import { callErrors } from './errors.js';
+import { CallRefusal, syncedCall, updatedCall, type CallContent } from './lifecycle.js';
 import { CALLS_PER_SESSION_MAX, type CallRecord, type CallRepository } from './records.js';
 import {
   CallIdParamsSchema,
@@ -43,7 +43,7 @@ async function decided<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof CallRefusal) throw HttpError.of(error.status, error.message);
+    if (error instanceof CallRefusal) throw callErrors.refused(error);
     throw error;
   }
 }
@@ -151,8 +151,6 @@ export interface LiveAgent {
   readonly liveAgent: true;
 }
 
-export const LIVE_AGENT_KEY_OFF = 'Live-agent access is off: LIVE_AGENT_AUTH_API_KEY is not set';
-
 /**
  * The x-api-key guard of the key route: 403 while no key is configured (the route then serves no one), 401 without
  * the header or with another key. Keys are compared as SHA-256 digests in constant time.
@@ -160,11 +158,10 @@ export const LIVE_AGENT_KEY_OFF = 'Live-agent access is off: LIVE_AGENT_AUTH_API
 export function liveAgentGuard(apiKey: string | undefined): (req: HttpRequest) => LiveAgent {
   const expected = apiKey === undefined ? undefined : digest(apiKey);
   return function liveAgentKey(req) {
-    if (!expected) throw HttpError.of(403, LIVE_AGENT_KEY_OFF);
+    if (!expected) throw callErrors.keyOff();
     const given = req.headers['x-api-key'];
-    if (typeof given !== 'string' || given === '')
-      throw HttpError.of(401, 'Missing API key: send it in the x-api-key header');
-    if (!timingSafeEqual(digest(given), expected)) throw HttpError.of(401, 'Invalid API key');
+    if (typeof given !== 'string' || given === '') throw callErrors.missingKey();
+    if (!timingSafeEqual(digest(given), expected)) throw callErrors.invalidKey();
     return { liveAgent: true };
   };
 }
@@ -189,8 +186,8 @@ export function callKeyRoutes({ calls, oracleDid }: { calls: CallRepository; ora
       },
       async handler({ params: { callId } }) {
         const call = (await calls.get(callId))?.value;
-        if (!call) throw HttpError.of(404, CALL_NOT_FOUND);
-        if (!call.encryptionKey) throw HttpError.of(404, 'This call was synced without an encryption key');
+        if (!call) throw callErrors.callNotFound();
+        if (!call.encryptionKey) throw callErrors.noEncryptionKey();
         return reply.json(200, { encryptionKey: call.encryptionKey, oracleDid, userDid: call.userDid });
       },
     }),

@@ -4,14 +4,12 @@
 // streamed them (runs/registry.ts); in cluster mode every run is also kept in the runs stream, where a re-join
 // through any node reads it (runs/cluster-runs.ts), also after the node that streamed it died.
 import * as v from 'valibot';
-import { HttpError } from '../../http/errors.js';
+import { oracleErrors } from '../errors.js';
 import { reply } from '../../http/types.js';
 import { ErrorBodySchema, RunStatusSchema, SseStreamSchema } from '../answer-schemas.js';
 import { SessionIdParamsSchema } from '../schemas.js';
 import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 import { SSE_HEADERS } from './stream-relay.js';
-
-const RUN_NOT_FOUND = 'Run not found';
 
 const RunParamsSchema = v.object({
   runId: v.pipe(v.string(), v.nonEmpty('should not be empty'), v.maxLength(128, 'must be at most 128 characters')),
@@ -56,11 +54,11 @@ export function runRoutes(deps: OracleRouteDeps) {
         if ((!run || missed === undefined) && deps.keptRuns) {
           // Cluster mode: not streamed by this node (or its frames are gone here): the runs stream keeps it.
           const kept = await deps.keptRuns.join(runId, user.did, after);
-          if (!kept) throw HttpError.of(404, RUN_NOT_FOUND);
+          if (!kept) throw oracleErrors.runNotFound();
           const { requestId } = kept.info;
           return kept.pipe(res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': requestId }));
         }
-        if (!run || missed === undefined) throw HttpError.of(404, RUN_NOT_FOUND);
+        if (!run || missed === undefined) throw oracleErrors.runNotFound();
         // The answer's id is the run's: the client keeps adding to the same message.
         const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId, 'X-Request-Id': run.info.requestId });
         reader.write(run.runFrame(run.partialLength()) + missed);
@@ -86,7 +84,7 @@ export function runRoutes(deps: OracleRouteDeps) {
         const run = local
           ? { runId: local.info.runId, status: local.status }
           : await deps.keptRuns?.running(sessionId, user.did);
-        if (!run) throw HttpError.of(404, 'No run in progress');
+        if (!run) throw oracleErrors.noRunInProgress();
         return reply.json(200, { run });
       },
     }),

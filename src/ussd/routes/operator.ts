@@ -14,6 +14,14 @@ import type { UssdRouteDeps } from './index.js';
 /** Operator routes identify no one: the guard only lets the operator through. */
 const route = declarer<void>();
 
+/** The operator routes' one error of their own, and its meaning (docs/errors.md, `npm run docs:errors`). */
+export const ussdOperatorErrors = {
+  busy: () => HttpError.of(503, 'The USSD session is busy; try again in a moment', undefined, { 'Retry-After': '1' }),
+};
+export const USSD_OPERATOR_ERROR_MEANINGS: { readonly [K in keyof typeof ussdOperatorErrors]: string } = {
+  busy: "GET /api/ussd/debug/:sessionId while the session's actor cannot answer (mailbox full, host restarting)",
+};
+
 /** Identifiers of the live sessions, in identifier order. */
 async function liveSessionIds(sessions: UssdSessionRepository): Promise<string[]> {
   return (await sessions.live(Date.now())).map(({ sessionId }) => sessionId).sort();
@@ -25,7 +33,7 @@ async function inspect(actors: Actors, sessionId: string): Promise<SessionView |
     return await actors.ref(USSD_ACTOR, sessionId).send({ type: 'inspect' });
   } catch (error) {
     if (error instanceof ActorBusyError || error instanceof HostUnavailableError) {
-      throw HttpError.of(503, 'The USSD session is busy; try again in a moment', undefined, { 'Retry-After': '1' });
+      throw ussdOperatorErrors.busy();
     }
     throw error;
   }
