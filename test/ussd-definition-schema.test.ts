@@ -4,16 +4,9 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { serviceJsonSchemaText } from '../dist/src/ussd/services/json-schema.js';
 import { parseServiceText } from '../dist/src/ussd/services/parse.js';
+import { englishServiceHead } from './helpers/ussd-services.js';
 
-const MINIMAL = `id: demo
-version: 1.0.0
-serviceCodes: ['*500#']
-languages: { en: English }
-defaultLanguage: en
-labels: { back: Back, home: Home, exit: Exit, more: More }
-messages: { invalidChoice: Invalid choice., loginRequired: Please log in first. }
-start: hello
-states:
+const MINIMAL = `${englishServiceHead('demo', '*500#', 'hello')}states:
   hello:
     type: menu
     text: Hello

@@ -16,21 +16,14 @@ import { checkServiceText } from '../dist/src/ussd/services/check.js';
 import { scrape } from './helpers/metrics.js';
 import { startTestServer } from './helpers/server.js';
 import { serviceDir } from './helpers/ussd-backend.js';
+import { englishServiceHead } from './helpers/ussd-services.js';
 
 const AGENT = 'ixo1agent2b4d6f8h0j2l4n6p8r0t2v4x6z8b0d2f4h6';
 const DOWN = 'END The chain cannot be reached, try later.';
 const UNKNOWN = 'END No such account.';
 
 const wallet = (path = '/cosmos/auth/v1beta1/accounts/{{address}}') => `
-id: wallet
-version: 1.0.0
-serviceCodes: ['*600#']
-languages: { en: English }
-defaultLanguage: en
-labels: { back: Back, home: Home, exit: Exit, more: More }
-messages: { invalidChoice: Invalid choice., loginRequired: Please log in first. }
-start: menu
-states:
+${englishServiceHead('wallet', '*600#', 'menu')}states:
   menu:
     type: menu
     text: Wallet

@@ -1,5 +1,6 @@
 // The `ask` tests' service (docs/ussd-ask.md): make an account, log in, ask the agent; and a dial through the
 // Africa's Talking route (POST /api/ussd, form-encoded, the whole text so far), as that gateway sends it.
+import { englishServiceHead } from './ussd-services.js';
 export const ASK_PIN = '24680';
 
 /** The stand-in's model in the catalogue beside the built-in agent (ORACLE_MODELS). */
@@ -16,15 +17,7 @@ export const ASK_MODELS = JSON.stringify({
  * 2 the catalogue's `stand-in` model with a step budget of `slowBudgetMs`.
  */
 export function askService(slowBudgetMs = 300): string {
-  return `id: agent
-version: 1.0.0
-serviceCodes: ['*600#']
-languages: { en: English }
-defaultLanguage: en
-labels: { back: Back, home: Home, exit: Exit, more: More }
-messages: { invalidChoice: Invalid choice., loginRequired: Please log in first. }
-start: welcome
-states:
+  return `${englishServiceHead('agent', '*600#', 'welcome')}states:
   welcome:
     type: menu
     text: 'Agent. Choose:'

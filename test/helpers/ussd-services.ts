@@ -6,6 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 
+/** The head of a one-language (English) service definition, everything above its `states:`, for tests' own services. */
+export const englishServiceHead = (id: string, code: string, start: string): string => `id: ${id}
+version: 1.0.0
+serviceCodes: ['${code}']
+languages: { en: English }
+defaultLanguage: en
+labels: { back: Back, home: Home, exit: Exit, more: More }
+messages: { invalidChoice: Invalid choice., loginRequired: Please log in first. }
+start: ${start}
+`;
+
 export const BUILTIN_FILE = 'ussd-services/builtin.yaml';
 export const SHOP_FILE = 'test/fixtures/ussd-services/shop.yaml';
 export const SHOP_CODE = '*500#';

@@ -1,6 +1,7 @@
 // A USSD service whose actions call a backend (test/helpers/ussd-backend.ts) at `base`: one menu option per way
 // the backend answers, each an `http` action branching to a screen of the answer's fields, an error END or a
 // timeout END; option 7 leaves an SMS notification (`notify`) and ends.
+import { englishServiceHead } from './ussd-services.js';
 export const SORRY = 'END Service unavailable, try later.';
 export const TIMED_OUT = 'END The service is slow, try later.';
 
@@ -19,15 +20,7 @@ const httpState = (base: string, path: string, extra = '') => `
 
 export function shopService(base: string, sms = base, options: { attempts?: number } = {}): string {
   return `
-id: shop
-version: 1.0.0
-serviceCodes: ['*500#']
-languages: { en: English }
-defaultLanguage: en
-labels: { back: Back, home: Home, exit: Exit, more: More }
-messages: { invalidChoice: Invalid choice., loginRequired: Please log in first. }
-start: menu
-states:
+${englishServiceHead('shop', '*500#', 'menu')}states:
   menu:
     type: menu
     text: Shop
