@@ -32,15 +32,23 @@ export function slotsOf(template: Template): string[] {
   return typeof template === 'string' ? [] : template.flatMap((part) => (typeof part === 'string' ? [] : [part.name]));
 }
 
-/** The text with each slot replaced by `lookup(name)`, or its fallback when that is undefined or empty. */
-export function fill(template: Template, lookup: (name: string) => string | undefined): string {
+/**
+ * The text with each slot replaced by `lookup(name)`, or its fallback when that is undefined or empty; `encode`
+ * (a query path's URL-encoding) applies to what fills a slot, never to the template's own text.
+ */
+export function fill(
+  template: Template,
+  lookup: (name: string) => string | undefined,
+  encode?: (value: string) => string,
+): string {
   if (typeof template === 'string') return template;
   let text = '';
   for (const part of template) {
     if (typeof part === 'string') text += part;
     else {
       const value = lookup(part.name);
-      text += value === undefined || value === '' ? part.fallback : value;
+      const filled = value === undefined || value === '' ? part.fallback : value;
+      text += encode ? encode(filled) : filled;
     }
   }
   return text;

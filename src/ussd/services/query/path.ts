@@ -5,7 +5,7 @@
 // substitution: a name is looked up, never evaluated.
 import type { QueryDefinition } from '../definition.js';
 import type { Lookup } from '../render.js';
-import { compileTemplate, type Template } from '../template.js';
+import { compileTemplate, fill, type Template } from '../template.js';
 
 /** The default time of a query: well under a gateway's few seconds. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 2_000;
@@ -47,14 +47,5 @@ export function pathProblems(path: string): string[] {
 
 /** The path with each placeholder's value (its fallback when missing or empty) URL-encoded. */
 export function fillPath(template: Template, lookup: Lookup): string {
-  if (typeof template === 'string') return template;
-  let text = '';
-  for (const part of template) {
-    if (typeof part === 'string') text += part;
-    else {
-      const value = lookup(part.name);
-      text += encodeURIComponent(value === undefined || value === '' ? part.fallback : value);
-    }
-  }
-  return text;
+  return fill(template, lookup, encodeURIComponent);
 }
