@@ -160,7 +160,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const ussd = await createUssdFace(context, ussdLinks);
   const oracle = await createOracleFace(context);
   // The USSD `ask` states' chat turns run on the oracle's chat actors (docs/ussd-ask.md).
-  ussdLinks.agent = oracle.hostedTurn;
+  ussdLinks.agent = oracle.hostedTurns;
   gateway = createGatewayFace(context);
   /** In the order their routes are registered. */
   const faces: readonly Face[] = [ussd, oracle, gateway];

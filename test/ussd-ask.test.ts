@@ -37,13 +37,21 @@ async function newAccount(url: string, sessionId: string, phone: string, name: s
 }
 
 /** Logs an existing account in on a new dial: the text so far. */
-async function logIn(t: Tap, url: string, sessionId: string, phone: string, customerId: string, agent = '1') {
+async function logIn(
+  t: Tap,
+  url: string,
+  sessionId: string,
+  phone: string,
+  customerId: string,
+  agent = '1',
+  screen = /^CON Ask /,
+) {
   await dialAt(url, sessionId, '', phone);
   await dialAt(url, sessionId, '2', phone);
   await dialAt(url, sessionId, `2*${customerId}`, phone);
   await dialAt(url, sessionId, `2*${customerId}*${ASK_PIN}`, phone);
   const text = `2*${customerId}*${ASK_PIN}*${agent}`;
-  t.match((await dialAt(url, sessionId, text, phone)).text, /^CON Ask /);
+  t.match((await dialAt(url, sessionId, text, phone)).text, screen);
   return text;
 }
 
@@ -192,6 +200,15 @@ t.test('a slow provider: "still working" within the budget, then the answer at t
   );
 });
 
+/** Inputs on the ask state (`text` so far, one more key each) until the answer shows: the text and the screen. */
+async function untilShown(url: string, session: string, phone: string, text: string, answer: string, shown = '') {
+  for (let attempt = 0; attempt < 50 && !shown.startsWith(answer); attempt++) {
+    text += '*1';
+    shown = (await dialAt(url, session, text, phone)).text;
+  }
+  return { text, shown };
+}
+
 t.test('a slow answer the user hung up on shows at the next dial, once', async (t) => {
   const { url } = await server();
   const phone = '+254700000075';
@@ -203,23 +220,37 @@ t.test('a slow answer the user hung up on shows at the next dial, once', async (
   t.match(asked.text, /^CON Still working/, 'working; the user hangs up');
   await held.running;
 
-  // A new dial, logged in again; the answer comes meanwhile. Back and into the ask state until it is kept.
+  // A new dial, logged in again while the turn runs: the ask state waits for that turn (the account keeps it).
   const second = `ask-redial-2-${process.pid}`;
-  let text = await logIn(t, url, second, phone, account.customerId, '2');
+  const entered = await logIn(t, url, second, phone, account.customerId, '2', /^CON Still working/);
+  t.pass('the new dial waits for the turn asked on the first');
   held.release();
-  let shown = '';
-  for (let attempt = 0; attempt < 30 && !shown.startsWith('CON Sell'); attempt++) {
-    text += '*0';
-    await dialAt(url, second, text, phone);
-    text += '*2';
-    shown = (await dialAt(url, second, text, phone)).text;
-    if (!shown.startsWith('CON Sell')) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const { text, shown } = await untilShown(url, second, phone, entered, 'CON Sell');
   t.equal(shown, 'CON Sell the maize in July, and the rest.\n0. Back\n00. Home', 'the answer on the next dial');
   await dialAt(url, second, `${text}*0`, phone);
   t.equal((await dialAt(url, second, `${text}*0*2`, phone)).text, 'CON Ask the slow one:\n0. Back\n00. Home', 'once');
   t.equal(llm.requests.filter((r) => r.body?.messages?.at(-1)?.content === 'when to sell').length, 1, 'asked once');
-  // The first session still waited: its next input shows nothing twice either (it takes the session's copy).
+  // The first session still waited: its next input shows the answer too (its own copy), asking nothing.
   const late = await dialAt(url, first, `${account.text}*when to sell*1`, phone);
   t.equal(late.text, shown, 'the first session, still live, shows its own copy');
+
+  // Hung up again on a slow answer that ends before the next dial: that dial's ask state shows it, once.
+  const slower = heldAnswer('Dry it well, ');
+  llm.script(slower.responder);
+  const again = await dialAt(url, first, `${account.text}*when to sell*1*how to store`, phone);
+  t.match(again.text, /^CON Still working/, 'working again');
+  await slower.running;
+  slower.release();
+  const third = `ask-redial-3-${process.pid}`;
+  await logIn(t, url, third, phone, account.customerId, '2', /^CON (Dry|Still working)/);
+  const entering = `2*${account.customerId}*${ASK_PIN}*2`;
+  const retried = (await dialAt(url, third, entering, phone)).text; // a retry: the screen the step committed
+  const dry = await untilShown(url, third, phone, entering, 'CON Dry', retried);
+  t.equal(dry.shown, 'CON Dry it well, and the rest.\n0. Back\n00. Home', 'the second answer on the third dial');
+  await dialAt(url, third, `${dry.text}*0`, phone);
+  t.equal(
+    (await dialAt(url, third, `${dry.text}*0*2`, phone)).text,
+    'CON Ask the slow one:\n0. Back\n00. Home',
+    'once',
+  );
 });

@@ -52,6 +52,8 @@ export interface TurnMessage extends OracleRef {
   /** The client's own invocations for protected MCP tools, by offered tool name (`<server>__<tool>`). */
   mcpInvocations?: Record<string, string>;
   returnAllMessages?: boolean;
+  /** The id its human entry gets; absent: a new one. A hosted turn names it so its answer is found by it. */
+  humanId?: string;
 }
 
 /**
@@ -111,8 +113,25 @@ export interface RecoverReply {
   outcome: 'recovered' | 'interrupted' | 'none';
 }
 
+/**
+ * The stored answer of the turn whose human entry is `turnId` (a hosted turn: phone-turns.ts), read in the mailbox,
+ * so after the turn in flight; in cluster mode a turn whose node died is first taken over (its open run). `found`
+ * false: the session holds no such turn among its recent ones (cut and not run again, or never run).
+ */
+export interface TurnAnswerMessage {
+  type: 'turn-answer';
+  userDid: string;
+  turnId: string;
+}
+export interface TurnAnswerReply {
+  found: boolean;
+  /** The answer's text; null when the turn failed, was stopped or answered nothing. */
+  answer: string | null;
+}
+
 export type ChatActorMessage =
   | CreateSessionMessage
+  | TurnAnswerMessage
   | DeleteSessionMessage
   | TurnMessage
   | SessionReadMessage
@@ -173,7 +192,8 @@ export const CHAT_ACTOR = declareProtocol<{
     | Call<OwnsSessionMessage, boolean>
     | Call<MessagesPageMessage, MessagesPart>
     | Call<HistoryPageMessage, HistoryPage>
-    | Call<RecoverRunMessage, RecoverReply>;
+    | Call<RecoverRunMessage, RecoverReply>
+    | Call<TurnAnswerMessage, TurnAnswerReply>;
   signals:
     | Call<AbortSignalMessage, boolean>
     | Call<ChannelSignal, boolean>

@@ -28,15 +28,15 @@ import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { openOracleRepositories } from './repositories.js';
 import { callKeyRoutes, callRoutes, liveAgentGuard } from './calls/routes.js';
-import { hostedTurns, type HostedTurn } from './phone-turns.js';
+import { hostedTurns, type HostedTurns } from './phone-turns.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;
   /** Shared with the event channel, which authenticates its handshakes the same way. */
   readonly authenticator: UcanAuthenticator;
   readonly auth: OracleRouteAuth;
-  /** Runs a chat turn another face asks for, under the DID it vouches for (phone-turns.ts). */
-  readonly hostedTurn: (turn: HostedTurn) => Promise<string | null>;
+  /** Runs (and finds) the chat turns another face asks for, under the DID it vouches for (phone-turns.ts). */
+  readonly hostedTurns: HostedTurns;
   /** The WebSocket event channel, once the front door is attached (`sockets`). */
   readonly events: RunningEventChannel | undefined;
 }
@@ -118,7 +118,7 @@ export const createOracleFace = async ({
   return {
     name: 'oracle',
     identity,
-    hostedTurn: hostedTurns({ actors, oracle: deps.oracle, models: deps.models, log: deps.log }),
+    hostedTurns: hostedTurns({ ...deps, cluster: cluster !== undefined }),
     authenticator,
     auth,
     get events() {

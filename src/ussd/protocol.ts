@@ -51,9 +51,14 @@ export interface OutboxResumeMessage {
 export interface AskAnswerMessage {
   type: 'askAnswer';
   turnId: string;
-  /** The agent's answer; null when it failed (the state's `failed` text shows). */
-  answer: string | null;
+  /**
+   * The agent's answer; null when it failed (the state's `failed` text shows). Undefined: not known yet, the step
+   * answered `working`: the account keeps the turn as pending, for the next dial (nothing is shown).
+   */
+  answer?: string | null;
   late: boolean;
+  /** The account holds the turn (pending): shown now, it is taken off the account. */
+  kept?: boolean;
   /** Where a late answer is kept when the session no longer waits for it: the account, per service. */
   customerId: string;
   serviceId: string;

@@ -30,6 +30,8 @@ import {
   type RecoverReply,
   type RecoverRunMessage,
   type RunAliveMessage,
+  type TurnAnswerMessage,
+  type TurnAnswerReply,
 } from '../chat-protocol.js';
 import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
@@ -68,6 +70,8 @@ class ChatActor implements Actor<ChatShape> {
         return this.#turn(request, undefined, cancelled, undefined, trace);
       case 'recover':
         return this.#recover(request);
+      case 'turn-answer':
+        return this.#turnAnswer(request);
       case 'owns':
       case 'messages':
       case 'history':
@@ -118,6 +122,24 @@ class ChatActor implements Actor<ChatShape> {
       await this.#closeOpenRun(request.runId);
     }
     return { outcome: 'recovered' };
+  }
+
+  /** A hosted turn's stored answer; cluster mode: a turn cut by its node's death is taken over first. */
+  async #turnAnswer({ userDid, turnId }: TurnAnswerMessage): Promise<TurnAnswerReply> {
+    const committed = async () => {
+      const session = await this.#load();
+      return session?.record.userDid === userDid ? session.committedTurn(turnId) : undefined;
+    };
+    let turn = await committed();
+    const open = !turn && this.services.runStream ? await this.services.openRuns.get(this.sessionId) : undefined;
+    if (open?.value.runId === turnId) {
+      await this.#recover({ type: 'recover', userDid, runId: turnId });
+      turn = await committed();
+    }
+    if (!turn) return { found: false, answer: null };
+    const answer = turn.answer;
+    const ok = answer !== undefined && !answer.aborted && answer.error === undefined && answer.content !== '';
+    return { found: true, answer: ok ? answer.content : null };
   }
 
   async #closeOpenRun(runId: string): Promise<void> {

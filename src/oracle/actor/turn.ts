@@ -88,7 +88,7 @@ export async function runTurn({
   // A message that alone would fill the transcript is refused before any work (a JSON 413, even for a stream);
   // one whose answer would is refused when it is committed (SessionState.commit).
   state.admit(entryBytes(humanEntry(request, preciseNow())));
-  const humanId = recovery?.humanId ?? randomUUID();
+  const humanId = recovery?.humanId ?? request.humanId ?? randomUUID();
   if (recovery) {
     const committed = await state.committedTurn(humanId);
     if (committed) return replayCommitted(out, new SseFrameBuilder(session.sessionId, request.requestId), committed);

@@ -12,6 +12,7 @@ import {
   type Customer,
   type CustomerRecord,
   type CustomerRepository,
+  type KeptAnswer,
 } from '../customers/repository.js';
 import type { PinCipher } from './pin-cipher.js';
 
@@ -131,30 +132,38 @@ export class CustomerAccounts {
     });
   }
 
-  /** Keeps a late answer for the account's next visit to the service's ask state (one per service: the newest). */
-  keepAnswer(customerId: string, serviceId: string, turnId: string, answer: string | null): Promise<boolean> {
-    return this.#readModifyWrite(customerId, false, (record): [boolean, CustomerRecord] => [
-      true,
-      { ...record, answers: { ...record.answers, [serviceId]: { turnId, answer } } },
-    ]);
+  /**
+   * Keeps a turn that outlasted its step for the account's next visit to the service's ask state (one per service:
+   * the newest): `pending` (no answer yet) when the step answered `working`, then its answer, which replaces only
+   * that pending turn (not one shown and taken off already, nor a newer one). Whether it was written.
+   */
+  keepAnswer(
+    customerId: string,
+    serviceId: string,
+    turnId: string,
+    answer: string | null | undefined,
+  ): Promise<boolean> {
+    return this.#readModifyWrite(customerId, false, (record): [boolean, CustomerRecord?] => {
+      const kept = record.answers?.[serviceId];
+      if (answer !== undefined && !(kept?.turnId === turnId && kept.pending)) return [false];
+      const next: KeptAnswer = answer === undefined ? { turnId, answer: null, pending: true } : { turnId, answer };
+      return [true, { ...record, answers: { ...record.answers, [serviceId]: next } }];
+    });
   }
 
   /**
-   * The answer kept for the service, removed from the account as it is read; undefined when none. With `turnId`,
-   * only that turn's (its session showed it).
+   * The turn kept for the service, removed from the account as it is read (a pending one stays, until its answer is
+   * shown); undefined when none. With `turnId`, only that turn's (its session showed it), pending or not.
    */
-  takeAnswer(customerId: string, serviceId: string, turnId?: string): Promise<{ answer: string | null } | undefined> {
-    return this.#readModifyWrite(
-      customerId,
-      undefined,
-      (record): [{ answer: string | null } | undefined, CustomerRecord?] => {
-        const kept = record.answers?.[serviceId];
-        if (!kept || (turnId !== undefined && kept.turnId !== turnId)) return [undefined];
-        const { [serviceId]: _taken, ...others } = record.answers ?? {};
-        const { answers: _all, ...rest } = record;
-        return [{ answer: kept.answer }, Object.keys(others).length > 0 ? { ...rest, answers: others } : rest];
-      },
-    );
+  takeAnswer(customerId: string, serviceId: string, turnId?: string): Promise<KeptAnswer | undefined> {
+    return this.#readModifyWrite(customerId, undefined, (record): [KeptAnswer | undefined, CustomerRecord?] => {
+      const kept = record.answers?.[serviceId];
+      if (!kept || (turnId !== undefined && kept.turnId !== turnId)) return [undefined];
+      if (kept.pending && turnId === undefined) return [kept];
+      const { [serviceId]: _taken, ...others } = record.answers ?? {};
+      const { answers: _all, ...rest } = record;
+      return [kept, Object.keys(others).length > 0 ? { ...rest, answers: others } : rest];
+    });
   }
 
   /** A fresh Ed25519 key: its did:key, and the private key encrypted with the PIN cipher for this account. */

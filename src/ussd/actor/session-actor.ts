@@ -1,13 +1,7 @@
 // Thread: actor host
 // The USSD session actor, one per session id, on the actor host its id hashes to. It owns the
 // session record; every change is committed through the UssdSessionRepository before the screen is answered.
-import {
-  ussdServiceSessionsEnded,
-  ussdServiceSteps,
-  ussdSessionsActive,
-  ussdStep,
-  ussdUnknownCodes,
-} from '../../metrics/catalogue.js';
+import { ussdServiceSessionsEnded, ussdSessionsActive, ussdStep, ussdUnknownCodes } from '../../metrics/catalogue.js';
 import { actorKind, preparedPerHost, type Actor } from '../../runtime/actor-host.js';
 import { shardOf } from '../../runtime/shard.js';
 import { INVALID_INPUT, SESSION_EXPIRED } from '../answers.js';
@@ -30,7 +24,8 @@ import { isRevisionConflict, type Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
 import { answer, answerAsk, type MenuDeps } from './menu/index.js';
-import { chatSessionIdOf, type AskedTurn, type AskNeeded } from '../services/ask.js';
+import type { AskNeeded } from '../services/ask.js';
+import { askOf, countStep, countTimedOut } from './step-outcomes.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import { openLanguageChoices } from '../services/languages.js';
@@ -220,14 +215,17 @@ class UssdActor implements Actor<UssdShape> {
     }
   }
 
-  /** Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. */
+  /**
+   * Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. No
+   * answer yet (the step answered `working`): the account keeps the turn as pending, for the next dial.
+   */
   async #askAnswer(message: AskAnswerMessage): Promise<string | null> {
-    const { turnId, answer, late } = message;
+    const { turnId, answer, late, customerId, serviceId } = message;
     const { sessions, deps } = this.services;
     // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
     // again. Whichever shows it first takes it off the account.
-    if (late) await deps.customers.keepAnswer(message.customerId, message.serviceId, turnId, answer);
-    for (let attempt = 0; ; attempt++) {
+    if (late || answer === undefined) await deps.customers.keepAnswer(customerId, serviceId, turnId, answer);
+    for (let attempt = 0; answer !== undefined; attempt++) {
       const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
       if (!stored || !isLive(stored.value, deps.now())) return null;
       const step = await answerAsk(stored.value, deps, turnId, answer, late);
@@ -240,8 +238,11 @@ class UssdActor implements Actor<UssdShape> {
         throw error;
       }
       this.services.live?.committed(this.sessionId, step.session);
+      // Shown now: a turn the account kept (pending) is taken off it.
+      if (message.kept && !late) await deps.customers.takeAnswer(customerId, serviceId, turnId);
       return step.screen;
     }
+    return null;
   }
 
   /**
@@ -359,28 +360,8 @@ class UssdActor implements Actor<UssdShape> {
   }
 }
 
-/** The chat turn a step asked for, as the front door runs it: the ask state's model and budget. */
-function askOf(asked: AskedTurn, userDid: string, session: UssdSession): AskNeeded['ask'] {
-  const customerId = session.context.customerId ?? '';
-  const serviceId = session.serviceId ?? 'builtin';
-  return { ...asked, customerId, serviceId, userDid, chatSessionId: chatSessionIdOf(userDid, serviceId) };
-}
-
 /** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */
 const endedScreen = (screen: string) => (screen.startsWith('END ') ? screen : SESSION_EXPIRED);
-
-/** The service's funnel: the state a step left the session in, and where and why a session ended. */
-function countStep(before: UssdSession | undefined, after: UssdSession, reason: 'end' | 'exit' | undefined): void {
-  const service = after.serviceId ?? 'builtin';
-  ussdServiceSteps.with(service, after.state).inc();
-  if (after.state === ENDED_STATE)
-    ussdServiceSessionsEnded.with(service, before?.state ?? after.state, reason ?? 'end').inc();
-}
-
-/** A session that expired without ending: the user stopped answering. */
-function countTimedOut(session: UssdSession): void {
-  ussdServiceSessionsEnded.with(session.serviceId ?? 'builtin', session.state, 'timeout').inc();
-}
 
 /** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
 const STALE = Symbol('stale');

@@ -21,10 +21,17 @@ export interface CustomerRecord {
   /** Its Ed25519 private key (PKCS#8, base64url) encrypted like the PIN, bound to the customer ID. */
   identityKey?: string;
   /**
-   * Per service: the answer of a chat turn that ended after its session did (docs/ussd-ask.md), kept for the
-   * account's next visit to that service's ask state; null when the agent failed.
+   * Per service: the chat turn that outlasted its step (docs/ussd-ask.md), kept for the account's next visit to
+   * that service's ask state: `pending` until its answer is kept here (null when the agent failed).
    */
-  answers?: Record<string, { turnId: string; answer: string | null }>;
+  answers?: Record<string, KeptAnswer>;
+}
+
+export interface KeptAnswer {
+  turnId: string;
+  answer: string | null;
+  /** The turn's answer is not known yet: the oracle has it (its chat session's transcript). */
+  pending?: true;
 }
 
 /** A customer as the rest of the code sees it: everything but the PIN and the identity's private key. */

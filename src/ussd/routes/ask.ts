@@ -1,9 +1,10 @@
 // Thread: main (front door)
-// Runs the chat turn an `ask` state's step asked for (services/ask.ts) through the agent
-// the oracle face links (oracle/phone-turns.ts: its chat actor, as the REST and SSE routes use), under the
-// account's did:key. The step waits
-// for the answer up to its budget; past it the gateway is answered the `working` screen the step committed, the
-// turn goes on, and its answer is handed to the USSD session when it comes (shown at the next input).
+// Runs the chat turn an `ask` state's step asked for (services/ask.ts) through the agent the oracle face links
+// (oracle/phone-turns.ts: a run on its chat actor, as a streamed POST /messages is), under the account's did:key,
+// or finds the answer of the turn the session waits for (asked before, perhaps through a front door that died
+// since). The step waits for the answer up to its budget; past it the gateway is answered the `working` screen the
+// step committed, the account keeps the turn as pending (for the next dial), and the answer is handed to the USSD
+// session when it comes. Any front door finds it at the next input or dial: the oracle keeps the turn's run.
 import { USSD_ACTOR } from '../protocol.js';
 import type { AskNeeded, AskRequest } from '../services/ask.js';
 import type { UssdRouteDeps } from './index.js';
@@ -12,36 +13,56 @@ import type { UssdRouteDeps } from './index.js';
 export async function askAnswered(deps: UssdRouteDeps, sessionId: string, needed: AskNeeded): Promise<string> {
   const stepTimeoutMs = deps.stepTimeoutMs ?? 15_000;
   const budget = Math.min(needed.ask.budgetMs ?? stepTimeoutMs, Math.floor(stepTimeoutMs / 2));
-  const answering = runTurn(deps, needed.ask);
+  const { ask } = needed;
+  const answering = answerOf(deps, ask);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<typeof LATE>((resolve) => {
     timer = setTimeout(() => resolve(LATE), budget);
   });
   const first = await Promise.race([answering, late]);
   clearTimeout(timer);
-  if (first === LATE) {
-    void answering
-      .then((answer) => deliver(deps, sessionId, needed.ask, answer, true))
-      .catch((err: unknown) => deps.log.warn({ err, sessionId }, 'a late USSD ask answer was not kept'));
+  if (first === LATE || first === undefined) {
+    // A turn asked now: the account keeps it as pending before the gateway is told `working` (the user may hang up).
+    const keeping = ask.question === undefined ? Promise.resolve(null) : deliver(deps, sessionId, ask, undefined);
+    const kept = await keeping.then(
+      () => true,
+      (err: unknown) => (deps.log.warn({ err, sessionId }, 'a pending USSD ask turn was not kept'), false),
+    );
+    if (kept && first === LATE)
+      void answering
+        .then((answer) => (answer === undefined ? null : deliver(deps, sessionId, ask, answer, true)))
+        .catch((err: unknown) => deps.log.warn({ err, sessionId }, 'a late USSD ask answer was not kept'));
     return needed.screen;
   }
-  return (await deliver(deps, sessionId, needed.ask, first, false)) ?? needed.screen;
+  return (await deliver(deps, sessionId, ask, first, false)) ?? needed.screen;
 }
 
 const LATE = Symbol('late');
 
-/** Hands the answer (null: the agent failed) to the USSD session; the screen that shows it, or null. */
-function deliver(deps: UssdRouteDeps, sessionId: string, ask: AskRequest, answer: string | null, late: boolean) {
+/**
+ * Hands the answer (null: the agent failed; undefined: none yet, keep the turn as pending) to the USSD session; the
+ * screen that shows it, or null.
+ */
+function deliver(
+  deps: UssdRouteDeps,
+  sessionId: string,
+  ask: AskRequest,
+  answer: string | null | undefined,
+  late = false,
+) {
   const { turnId, customerId, serviceId } = ask;
+  // A turn asked before is the account's (pending) until its answer shows.
+  const kept = ask.question === undefined;
   return deps.actors
     .ref(USSD_ACTOR, sessionId)
-    .send({ type: 'askAnswer', turnId, answer, late, customerId, serviceId }, deps.stepTimeoutMs ?? 15_000);
+    .send({ type: 'askAnswer', turnId, answer, late, kept, customerId, serviceId }, deps.stepTimeoutMs ?? 15_000);
 }
 
-/** The agent's answer to the question (null: it failed, or no agent is linked). */
-async function runTurn(deps: UssdRouteDeps, ask: AskRequest): Promise<string | null> {
+/** The agent's answer to the question, or to the turn asked before (null: it failed, or no agent is linked). */
+async function answerOf(deps: UssdRouteDeps, ask: AskRequest): Promise<string | null | undefined> {
   const agent = deps.agent?.();
   if (!agent) return null;
   const { userDid, chatSessionId: sessionId, turnId, question: message, model } = ask;
-  return agent({ userDid, sessionId, turnId, message, ...(model === undefined ? {} : { model }) });
+  if (message === undefined) return agent.find({ userDid, sessionId, turnId });
+  return agent.ask({ userDid, sessionId, turnId, message, ...(model === undefined ? {} : { model }) });
 }

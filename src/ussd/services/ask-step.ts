@@ -10,12 +10,15 @@ import type { Maybe } from './maybe.js';
 import { lookupOf } from './step-lookup.js';
 import { fill } from './template.js';
 
-/** An input on an ask state: a question, unless a turn is awaited (its answer, or `working`, shows again). */
+/**
+ * An input on an ask state: a question, unless a turn is awaited: then its answer shows, or `working` again while
+ * the front door looks for it (the turn's own front door may have died: the oracle keeps the run).
+ */
 export function askMove(step: Step, state: CompiledState): Maybe<Move> {
   const { values, input } = step;
   const turnId = values[ASK_TURN];
   if (turnId !== undefined) {
-    if (values[ASK_ANSWER] === undefined) return { to: state };
+    if (values[ASK_ANSWER] === undefined) return awaiting(step, state, turnId);
     // Shown here: off the account, where it was kept in case the session ended first.
     delete values[ASK_TURN];
     const taking = step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id, turnId);
@@ -29,10 +32,25 @@ export function askMove(step: Step, state: CompiledState): Maybe<Move> {
   return { to: state };
 }
 
-/** The answer kept on the account for this service's ask state, now in the step's values (and off the account). */
+/** The step asks the front door for the answer of `turnId`, asked before; the screen shows `working` meanwhile. */
+function awaiting(step: Step, state: CompiledState, turnId: string): Move {
+  const budgetMs = state.ask?.budgetMs;
+  step.ask = { turnId, ...(budgetMs ? { budgetMs } : {}) };
+  return { to: state };
+}
+
+/**
+ * The turn kept on the account for this service's ask state: its answer, now in the step's values (and off the
+ * account), or, still pending, awaited as the session's own turn.
+ */
 export function takeKept(step: Step, state: CompiledState): Promise<void> {
   return step.deps.customers.takeAnswer(step.context.customerId ?? '', step.service.id).then((kept) => {
     if (!kept) return;
+    if (kept.pending) {
+      step.values[ASK_TURN] = kept.turnId;
+      awaiting(step, state, kept.turnId);
+      return;
+    }
     step.values[ASK_ANSWER] =
       kept.answer === null ? fill(state.ask?.failed[step.language] ?? '', lookupOf(step)) : answerText(kept.answer);
   });

@@ -12,13 +12,17 @@ import { fill } from './template.js';
 export const ASK_TURN = 'ask.turn';
 export const ASK_ANSWER = 'ask.answer';
 
-/** What a step on an ask state asks the front door to run: one chat turn. */
+/**
+ * What a step on an ask state asks the front door for: one chat turn to run, or (no `question`) the answer of the
+ * turn the session waits for, asked before (its front door may have died since).
+ */
 export interface AskRequest {
   turnId: string;
   /** The account asking and the service: a late answer its session no longer waits for is kept on the account. */
   customerId: string;
   serviceId: string;
-  question: string;
+  /** The question; absent: the turn was asked before and only its answer is wanted. */
+  question?: string;
   /** The account's did:key: the oracle keeps the chat session and preferences under it. */
   userDid: string;
   /** The phone's chat session in this service (chatSessionIdOf). */
@@ -31,14 +35,21 @@ export interface AskRequest {
 /** The turn a step asked for, before the actor adds the account's identity. */
 export type AskedTurn = Omit<AskRequest, 'userDid' | 'chatSessionId' | 'customerId' | 'serviceId'>;
 
-/** Runs one chat turn as `userDid` in chat session `sessionId`: the answer's text, null when it failed. */
-export type AskAgent = (turn: {
-  userDid: string;
-  sessionId: string;
-  turnId: string;
-  message: string;
-  model?: string;
-}) => Promise<string | null>;
+/**
+ * The oracle's chat turns as this face uses them (oracle/phone-turns.ts, linked by the server): `ask` runs one as
+ * `userDid` in chat session `sessionId`, `find` reads the answer of one asked before (waiting while it runs). The
+ * answer's text, null when it failed or is not known, undefined when the oracle could not tell (ask again later).
+ */
+export interface AskAgent {
+  ask(turn: {
+    userDid: string;
+    sessionId: string;
+    turnId: string;
+    message: string;
+    model?: string;
+  }): Promise<string | null | undefined>;
+  find(turn: { userDid: string; sessionId: string; turnId: string }): Promise<string | null | undefined>;
+}
 
 /** A dial's answer when its step asked the agent: the screen if the answer comes late, and the turn to run. */
 export interface AskNeeded {
