@@ -3,7 +3,11 @@
 // and SMS service. The owner killed (kill -9) during an `http` call: the gateway's retry through another node calls
 // again with the same key, and once committed never again. The owner killed between a step's commit and its
 // notification's delivery: the node that inherits the partition delivers it, once; and once that delivery is
-// recorded, a later takeover does not send it again.
+// recorded, a later takeover does not send it again. A partition handed over cleanly (a node joining): the node that
+// claims it delivers what its records hold. And the `ask` state (docs/ussd-ask.md): a slow answer whose front door is
+// killed mid-turn shows at the next input through another node.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf } from '../dist/src/cluster/partition-leases.js';
@@ -14,8 +18,11 @@ import { scrape } from './helpers/metrics.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { freePort, json, serviceDir, startBackend, type Handler } from './helpers/ussd-backend.js';
 import { dialShop, shopService } from './helpers/ussd-shop.js';
+import { ASK_MODELS, ASK_PIN, askService, dialAt } from './helpers/ussd-ask.js';
+import { heldAnswer, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
+import { chatSessionIdOf } from '../dist/src/ussd/services/ask.js';
 
-t.setTimeout(120_000);
+t.setTimeout(180_000);
 
 const balance: Handler = (_req, res) => json(res, 200, { account: { balance: '9', holder: 'Zawadi' } });
 const BALANCE_SCREEN = 'CON Balance 9 for Zawadi\n0. Back';
@@ -28,6 +35,10 @@ const backend = await startBackend(t, {
 // The SMS service is down until the owner of the notification's session has died.
 const smsPort = await freePort();
 const resumed: string[] = [];
+const llm = await startLlmStandIn();
+t.teardown(() => llm.close());
+const services = serviceDir(t, shopService(backend.url, `http://127.0.0.1:${smsPort}`));
+writeFileSync(join(services, 'ask.yaml'), askService());
 const nats = await startTestNatsCluster(t);
 const cluster = await startTestNodes(t, nats, {
   env: {
@@ -35,7 +46,9 @@ const cluster = await startTestNodes(t, nats, {
     OPERATOR_TOKEN: 'op',
     LOG_LEVEL: 'info',
     H41_TOKEN: 'sms-key',
-    USSD_SERVICES_DIR: serviceDir(t, shopService(backend.url, `http://127.0.0.1:${smsPort}`)),
+    USSD_SERVICES_DIR: services,
+    LLM_BASE_URL: llm.baseUrl,
+    ORACLE_MODELS: ASK_MODELS,
     // A failed delivery waits a minute: within the test only a takeover delivers it.
     USSD_OUTBOX_BACKOFF_MS: '60000',
   },
@@ -48,11 +61,27 @@ const nodes = cluster.nodes;
 const connection = await connectCluster({ NATS_URL: nats.urls.split(','), NATS_PREFIX: 'sar' }, 'outbox-observer');
 t.teardown(() => connection.nc.close());
 const leases = await KvRecordStore.open<{ owner: string | null }>(connection, { name: 'leases' });
+const customers = await KvRecordStore.open<{ did?: string }>(connection, { name: 'ussd_customers' });
 // The sessions journal, read as a front door reads it (never taking a partition over).
 const journal = await LiveUssdSessions.open(connection, { maxLifetimeMs: 300_000 });
 const pendingIn = async (sessionId: string) => (await journal.read(sessionId))?.value.outbox?.map(({ id }) => id);
 const ownerOf = async (sessionId: string) =>
   (await leases.get(['partition', String(partitionOf(sessionId, 128))]))?.value.owner ?? undefined;
+/** A session id of the prefix whose partition passes `test`. */
+function sessionIn(prefix: string, test: (partition: number) => boolean, skip = 0): string {
+  for (let i = 0; ; i++) if (test(partitionOf(`${prefix}-${i}`, 128)) && skip-- <= 0) return `${prefix}-${i}`;
+}
+/** Until the live nodes own every partition, each its share (within one). */
+const settled = (live: readonly LocalNode[]) =>
+  until(
+    'the partitions to settle',
+    async () => {
+      const owned = await Promise.all(live.map(async (node) => (await health(node)).cluster.partitions.owned ?? 0));
+      const share = Math.floor(128 / live.length);
+      return owned.reduce((a, b) => a + b, 0) === 128 && owned.every((n) => n >= share) ? owned : undefined;
+    },
+    30_000,
+  );
 /** A session id whose partition `nodeId` owns now (from the lease table). */
 async function sessionOwnedBy(nodeId: string, prefix: string): Promise<string> {
   for (let i = 0; ; i++) if ((await ownerOf(`${prefix}-${i}`)) === nodeId) return `${prefix}-${i}`;
@@ -128,4 +157,85 @@ t.test('the owner killed between the commit and the delivery: delivered once by 
   t.match(line, /"sessions":0/, 'no session with a pending notification');
   t.equal(sms.callsTo('/sms').length, 1, 'delivered once');
   t.equal(await metric(owner, 'ussd_outbox_pending'), 0);
+});
+
+t.test('a partition handed over cleanly: the node that claims it delivers what its records hold', async (t) => {
+  // Left by the test before: node 1 alone owns every partition, and the SMS service is down.
+  const [owner, joining] = [nodes[0], nodes[1]];
+  await settled([owner]);
+  // A node joining takes the highest-numbered partitions of the one that holds them all (partition-leases.ts).
+  const moving = [0, 1, 2].map((skip) => sessionIn('c-hand', (p) => p >= 64, skip));
+  const staying = sessionIn('c-stay', (p) => p < 64);
+  for (const sessionId of [...moving, staying]) {
+    await dialShop(owner.url, sessionId, '');
+    t.equal((await dialShop(owner.url, sessionId, '7')).text, SENT);
+  }
+  // Each first delivery failed (recorded): the next is a minute away.
+  for (const sessionId of [...moving, staying])
+    await until(`${sessionId}'s first attempt`, async () => {
+      const record = await journal.read(sessionId);
+      return (record?.value.outbox?.[0]?.tried ?? 0) >= 1 || undefined;
+    });
+  const sms = await startBackend(t, { '/sms': (_req, res) => json(res, 202, { queued: true }) }, smsPort);
+  const before = resumed.length;
+  await joining.restart();
+  await settled([owner, joining]);
+  for (const sessionId of moving) t.equal(await ownerOf(sessionId), joining.nodeId, `${sessionId} moved`);
+  t.equal(await ownerOf(staying), owner.nodeId, 'the other stayed');
+  const keys = moving.map((sessionId) => `${sessionId}:2:1`).sort();
+  const delivered = await until('the moved notifications to be delivered', async () => {
+    const seen = sms.callsTo('/sms').map((call) => String(call.headers['idempotency-key']));
+    return keys.every((key) => seen.includes(key)) ? seen.sort() : undefined;
+  });
+  t.same(delivered, keys, 'each moved one delivered once by its new owner; the one that stayed waits its backoff');
+  const sessions = resumed
+    .slice(before)
+    .filter((line) => line.startsWith(`${joining.nodeId} `))
+    .map((line) => (JSON.parse(line.slice(joining.nodeId.length + 1)) as { sessions: number }).sessions);
+  t.equal(
+    sessions.reduce((a, b) => a + b, 0),
+    3,
+    `the joining node resumed the three sessions (${sessions.length} claims)`,
+  );
+  for (const sessionId of moving)
+    await until(
+      `${sessionId}'s delivery to be recorded`,
+      async () => (await pendingIn(sessionId)) === undefined || undefined,
+    );
+});
+
+t.test('ask: a slow answer whose front door is killed mid-turn shows at the next input elsewhere', async (t) => {
+  await nodes[2].restart();
+  await settled(nodes);
+  const owner = nodes[0];
+  const sessionId = await sessionOwnedBy(owner.nodeId, 'c-ask');
+  const phone = '+254733000091';
+  for (const text of ['', '1', '1*Amani']) await dialAt(owner.url, sessionId, text, phone);
+  const created = await dialAt(owner.url, sessionId, `1*Amani*${ASK_PIN}`, phone);
+  const customerId = /PIN for (C[0-9A-F]{8})/.exec(created.text)?.[1] ?? '';
+  await dialAt(owner.url, sessionId, `1*Amani*${ASK_PIN}*${ASK_PIN}`, phone);
+  const entered = `1*Amani*${ASK_PIN}*${ASK_PIN}*2`;
+  t.equal((await dialAt(owner.url, sessionId, entered, phone)).text, 'CON Ask the slow one:\n0. Back\n00. Home');
+  const did = (await customers.get([customerId]))?.value.did ?? '';
+  t.match(did, /^did:key:z6Mk/, "the account's did:key, in the cluster's customers bucket");
+  // The front door: neither the USSD session's owner nor the chat session's.
+  const chatOwner = await ownerOf(chatSessionIdOf(did, 'agent'));
+  const front = nodes.find((node) => node.nodeId !== owner.nodeId && node.nodeId !== chatOwner)!;
+  const held = heldAnswer('Harvest in August, ');
+  llm.script(held.responder);
+  const asked = await dialAt(front.url, sessionId, `${entered}*when to harvest`, phone);
+  t.match(asked.text, /^CON Still working/, `working, through ${front.nodeId}`);
+  await held.running;
+  await front.kill('SIGKILL');
+  held.release();
+  const survivor = nodes.find((node) => node !== front)!;
+  let text = `${entered}*when to harvest`;
+  const shown = await until('the answer at the next input', async () => {
+    text += '*1';
+    const screen = (await dialAt(survivor.url, sessionId, text, phone)).text;
+    return screen.startsWith('CON Still working') ? undefined : screen;
+  });
+  t.equal(shown, 'CON Harvest in August, and the rest.\n0. Back\n00. Home', `shown through ${survivor.nodeId}`);
+  const asks = llm.requests.filter((r) => r.body?.messages?.at(-1)?.content === 'when to harvest');
+  t.equal(asks.length, 1, 'one model call');
 });

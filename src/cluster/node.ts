@@ -58,6 +58,11 @@ export type ClusterHealth = v.InferOutput<typeof ClusterHealthSchema>;
 export interface InheritedActors {
   /** Calls `listener` each time this node takes partitions of a dead node, with a test of the actor ids in them. */
   onInherited(listener: (inherited: (actorId: string) => boolean) => void): void;
+  /**
+   * Calls `listener` each time this node takes partitions however it got them (free, handed over cleanly by a node
+   * joining or stopping, or inherited), with a test of the actor ids in them.
+   */
+  onClaimed(listener: (claimed: (actorId: string) => boolean) => void): void;
 }
 
 export interface ClusterNode {
@@ -157,6 +162,10 @@ export async function startClusterNode(
       const inherited: InheritedActors = {
         onInherited: (listener) =>
           joined.on('inherited', (partitions) =>
+            listener((actorId) => partitions.has(partitionOf(actorId, joined.partitions))),
+          ),
+        onClaimed: (listener) =>
+          joined.on('claimed', (partitions) =>
             listener((actorId) => partitions.has(partitionOf(actorId, joined.partitions))),
           ),
       };

@@ -68,6 +68,8 @@ interface LeaseEvents {
   table: [];
   /** This node took these partitions from an owner whose lease lapsed (it died, or lost NATS): work it left. */
   inherited: [partitions: ReadonlySet<number>];
+  /** This node took these partitions, however: free, handed over cleanly, or inherited (also told `inherited`). */
+  claimed: [partitions: ReadonlySet<number>];
 }
 
 export class PartitionLeases extends EventEmitter<LeaseEvents> {
@@ -284,6 +286,7 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
     const mine = [...this.#owned].sort((a, b) => a - b);
     const writes: Promise<unknown>[] = [];
     const orphaned: number[] = [];
+    const claims: number[] = [];
     // Heartbeats of nodes gone for ten leases are removed (revision-checked: not one that came back), so node ids
     // that never return (a container's random hostname) do not pile up. Their partitions are free either way.
     for (const [id, lease] of this.#nodes) {
@@ -309,11 +312,14 @@ export class PartitionLeases extends EventEmitter<LeaseEvents> {
       // Those a lapsed node still held: the work it left there is this node's now (told once the claims are in).
       for (const partition of picks) if (this.#parts.get(partition)?.owner) orphaned.push(partition);
       for (const partition of picks) writes.push(this.#setOwner(partition, this.nodeId));
+      claims.push(...picks);
     }
     await Promise.allSettled(writes);
     this.#publish();
     const inherited = new Set(orphaned.filter((partition) => this.#owned.has(partition)));
     if (inherited.size > 0) this.emit('inherited', inherited);
+    const claimed = new Set(claims.filter((partition) => this.#owned.has(partition)));
+    if (claimed.size > 0) this.emit('claimed', claimed);
   }
 
   /** A revision-checked write of a partition's owner; losing a race is normal (the watch brings the winner). */

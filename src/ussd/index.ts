@@ -30,17 +30,18 @@ export const createUssdFace = async (
   const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
   // Checked and published before any route answers: a bad definition stops the start (exit 78).
   const served = await startServedServices(config.USSD_SERVICES_DIR, await openPublishedServices(store, cluster), log);
-  // Cluster mode: the partitions of a node that died are this node's now, and so are the notifications their
-  // sessions' records still hold: each such session's actor (here now) hands them to its host's outbox.
+  // Cluster mode: the partitions this node claims (a dead node's, or handed over cleanly by a node joining or
+  // stopping) are this node's now, and so are the notifications their sessions' records still hold: each such
+  // session's actor (here now) hands them to its host's outbox. (An old owner drops them at its next attempt.)
   if (shared)
-    inherited?.onInherited((isInherited) => {
-      void shared.withPendingOutbox(isInherited).then(
+    inherited?.onClaimed((isClaimed) => {
+      void shared.withPendingOutbox(isClaimed).then(
         async (sessionIds) => {
           const sent = sessionIds.map((sessionId) => actors.ref(USSD_ACTOR, sessionId).send({ type: 'outboxResume' }));
           const failed = (await Promise.allSettled(sent)).filter((each) => each.status === 'rejected').length;
-          log.info({ sessions: sessionIds.length, failed }, 'inherited partitions: pending USSD notifications resumed');
+          log.info({ sessions: sessionIds.length, failed }, 'claimed partitions: pending USSD notifications resumed');
         },
-        (err: unknown) => log.warn({ err }, 'the notifications of inherited partitions were not resumed'),
+        (err: unknown) => log.warn({ err }, 'the notifications of claimed partitions were not resumed'),
       );
     });
   let sweeper: NodeJS.Timeout | undefined;
