@@ -10,6 +10,7 @@ import { scrape } from './helpers/metrics.js';
 import { startTestServer } from './helpers/server.js';
 import { freePort, json, serviceDir, startBackend, type Handler } from './helpers/ussd-backend.js';
 import { dialShop, shopService } from './helpers/ussd-shop.js';
+import { englishServiceHead } from './helpers/ussd-services.js';
 
 process.env.H41_TOKEN = 'sms-key';
 const SENT = 'END We will send you an SMS.';
@@ -101,4 +102,66 @@ t.test('kill -9 between the commit and the delivery: delivered once after the re
     ussd_outbox_pending: 0,
   });
   t.equal(sms.callsTo('/sms').length, 1, 'delivered once');
+});
+
+t.test('a session id dialled again after it expired: its steps go on, no notification is dropped', async (t) => {
+  let open = false;
+  const sms = await startBackend(t, { '/sms': (_req, res) => json(res, open ? 202 : 503, {}) });
+  const service = `${englishServiceHead('remind', '*501#', 'menu')}states:
+  menu:
+    type: menu
+    text: Remind
+    options:
+      - { key: '1', text: SMS me, next: sms }
+  sms:
+    type: action
+    action: notify
+    request: { url: '${sms.url}/sms' }
+    outcomes:
+      queued: { next: menu }
+`;
+  const server = await startTestServer(t, {
+    env: { USSD_SERVICES_DIR: serviceDir(t, service), USSD_OUTBOX_BACKOFF_MS: '200', USSD_SESSION_TTL_SECONDS: '1' },
+  });
+  const sessionId = `h41-reuse-${process.pid}`;
+  const dial = async (text: string) => {
+    const body = { sessionId, serviceCode: '*501#', phoneNumber: '+254700000042', text };
+    const res = await fetch(`${server.url}/api/ussd`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return res.text();
+  };
+  t.equal(await dial(''), 'CON Remind\n1. SMS me');
+  t.equal(await dial('1'), 'CON Remind\n1. SMS me', 'the notification is committed; the session goes on');
+  await sms.nextCall('/sms');
+  // Refused once, so still pending; the session is left idle past its TTL (a clock, not an event: 1 s).
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(await dial(''), 'CON Remind\n1. SMS me', 'the same id dialled again: a new session');
+  t.equal(await dial('1'), 'CON Remind\n1. SMS me');
+  open = true;
+  const from = sms.callsTo('/sms').length;
+  const keys = [`${sessionId}:2:1`, `${sessionId}:4:1`];
+  const accepted = async () => {
+    const seen = () => [
+      ...sms
+        .callsTo('/sms')
+        .slice(from)
+        .map((call) => String(call.headers['idempotency-key'])),
+    ];
+    // Each call is awaited; past 15 s without both, what came is the answer.
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, 15_000).unref());
+    while (!keys.every((key) => seen().includes(key))) {
+      const next = sms.nextCall('/sms', sms.callsTo('/sms').length);
+      if ((await Promise.race([next.then(() => true), deadline.then(() => false)])) === false) break;
+    }
+    return seen().sort();
+  };
+  t.same(await accepted(), keys, 'both accepted once, each under its own key: the new session numbers on (dial = 3)');
+  const steps = sms
+    .callsTo('/sms')
+    .slice(from)
+    .map((call) => (call.body as { step: number }).step);
+  t.same(steps.sort(), [2, 4], "each notification's step, accepted once");
 });

@@ -121,6 +121,11 @@ export interface UssdDial {
    * input alone, and the session extends the history it keeps with it. Absent for Africa's Talking (whole history).
    */
   latest?: LatestInput;
+  /**
+   * Set by the session actor on a new dial that replaces an expired session of the same id (or whose notifications
+   * still wait): the steps that one took. The new session numbers its steps on from there, so no key repeats.
+   */
+  stepsBefore?: number;
 }
 
 export interface LatestInput {

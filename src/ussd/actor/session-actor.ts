@@ -277,6 +277,15 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
+   * A new session over an expired one of the same id, or over notifications of it still waiting on this host,
+   * numbers its steps on from theirs: its webhook and notification keys never repeat theirs.
+   */
+  #renumbered(dial: DialMessage, replaced: UssdSession | undefined): DialMessage {
+    const before = Math.max(replaced?.step ?? 0, this.services.outbox.lastStep(this.sessionId));
+    return before > 0 ? { ...dial, stepsBefore: before } : dial;
+  }
+
+  /**
    * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
    * session to start from instead of loading it (null: none).
    */
@@ -308,7 +317,11 @@ class UssdActor implements Actor<UssdShape> {
 
     let step: Awaited<ReturnType<typeof answer>>;
     try {
-      const answering = answer(live?.value, dial, held ? this.#confirming(deps, stored ?? null, now) : deps);
+      const answering = answer(
+        live?.value,
+        this.#renumbered(dial, live ? undefined : stored?.value),
+        held ? this.#confirming(deps, stored ?? null, now) : deps,
+      );
       step = answering instanceof Promise ? await answering : answering;
     } catch (error) {
       if (error instanceof StaleCopyError) return STALE;

@@ -50,6 +50,15 @@ export class Outbox {
         this.#schedule({ notification, sessionId, tried: notification.tried ?? 0 }, 0);
   }
 
+  /** The highest step number of the session's notifications waiting here (ids `<sessionId>:<step>:<n>`); 0: none. */
+  lastStep(sessionId: string): number {
+    let last = 0;
+    for (const queued of this.#pending.values())
+      if (queued.sessionId === sessionId)
+        last = Math.max(last, Number(queued.notification.id.slice(sessionId.length + 1).split(':')[0]) || 0);
+    return last;
+  }
+
   /** How many wait for delivery on this host. */
   get size(): number {
     return this.#pending.size;

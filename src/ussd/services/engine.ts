@@ -135,6 +135,7 @@ export function welcome(
       createdAt: now,
       updatedAt: now,
       expiresAt: now + deps.sessionTtlSeconds * 1000,
+      ...(dial.stepsBefore ? { step: dial.stepsBefore } : {}),
     };
     const offer = offerValues(service, point, start, now);
     const step = stepOf(service, session, '', deps, offer ?? {});

@@ -58,7 +58,10 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
   async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
     // What this host holds once the partition is loaded; if another writer fenced it since, the append is refused.
     const held = await this.journal.holding(session.sessionId);
-    if (held && held.value.expiresAt > now) throw new RevisionConflictError(session.sessionId, undefined);
+    // Nor one whose steps it does not number on from (a cold actor assumed none): redone from a read, which carries on
+    // its notifications and numbers on from its steps (session-actor.ts).
+    if (held && (held.value.expiresAt > now || (session.step ?? 0) <= (held.value.step ?? 0)))
+      throw new RevisionConflictError(session.sessionId, undefined);
     return this.journal.append(session.sessionId, session, held?.revision ?? 0, trace);
   }
 
