@@ -60,7 +60,7 @@ export interface InheritedActors {
   onInherited(listener: (inherited: (actorId: string) => boolean) => void): void;
   /**
    * Calls `listener` each time this node takes partitions however it got them (free, handed over cleanly by a node
-   * joining or stopping, or inherited), with a test of the actor ids in them.
+   * joining or stopping, or inherited), with a test of the actor ids in them; at once for those it owns already.
    */
   onClaimed(listener: (claimed: (actorId: string) => boolean) => void): void;
 }
@@ -164,10 +164,14 @@ export async function startClusterNode(
           joined.on('inherited', (partitions) =>
             listener((actorId) => partitions.has(partitionOf(actorId, joined.partitions))),
           ),
-        onClaimed: (listener) =>
+        onClaimed: (listener) => {
           joined.on('claimed', (partitions) =>
             listener((actorId) => partitions.has(partitionOf(actorId, joined.partitions))),
-          ),
+          );
+          // Those claimed before the listener came (a face made after the node joined) are told at once.
+          const owned = new Set(joined.owned);
+          if (owned.size > 0) listener((actorId) => owned.has(partitionOf(actorId, joined.partitions)));
+        },
       };
       return { actors: actorsOver(router, events), events, inherited };
     },
