@@ -31,7 +31,7 @@ const config = loadConfig({ DATA_DIR: dir, PIN_ENCRYPTION_KEY: randomBytes(32).t
 const store = openStore(dir);
 const host = new ActorHost(
   [ussdActorKind],
-  { hostIndex: 0, config, store, records: openRecords(store), log: createLogger('warn'), publish() {} },
+  { hostIndex: 0, config, store, records: openRecords(store, config), log: createLogger('warn'), publish() {} },
   60_000,
   {
     mailboxLimit: config.ACTOR_MAILBOX_LIMIT,

@@ -151,7 +151,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const context: FaceContext = {
     config,
     store,
-    records: openRecords(store, cluster?.connection),
+    records: openRecords(store, config, cluster?.connection),
     log,
     actors: routed?.actors ?? runtime,
     cpuPool,

@@ -34,7 +34,7 @@ const context: HostContext = {
   hostIndex,
   config,
   store,
-  records: openRecords(store, cluster),
+  records: openRecords(store, config, cluster),
   log,
   ...(cluster ? { cluster } : {}),
   ...(mainPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(mainPort))) } : {}),
