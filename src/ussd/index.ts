@@ -8,6 +8,7 @@ import { trustsProxies } from '../http/proxy-trust.js';
 import { ussdServiceSessionsEnded, ussdSessionsActive } from '../metrics/catalogue.js';
 import { addMainThreadPart } from '../metrics/host-report.js';
 import { registerUssdRoutes } from './routes/index.js';
+import type { ResumePoints } from './services/resume-points.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 import { USSD_ACTOR } from './protocol.js';
@@ -50,16 +51,23 @@ export const createUssdFace = async (
       // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space (a store
       // that expires its own records, such as the journal's or a bucket's max age, answers 0).
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
-      const resumePoints = await records.ussd.resumePoints();
+      // Opened at the first sweep, so the start waits on no bucket of its own.
+      let resumePoints: Promise<ResumePoints> | undefined;
       sweeper = setInterval(() => {
         sessions.removeExpired(Date.now(), countTimedOut).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
         );
-        resumePoints.removeExpired(Date.now()).then(
-          (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
-          (err) => log.error({ err }, 'USSD resume points sweep failed'),
-        );
+        // A failed opening is tried again at the next sweep.
+        (resumePoints ??= records.ussd.resumePoints().catch((error: unknown) => {
+          resumePoints = undefined;
+          throw error;
+        }))
+          .then((points) => points.removeExpired(Date.now()))
+          .then(
+            (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
+            (err) => log.error({ err }, 'USSD resume points sweep failed'),
+          );
       }, every);
       sweeper.unref();
     },
