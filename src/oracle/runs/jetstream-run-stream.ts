@@ -10,6 +10,7 @@
 // plus the longest a turn runs (RUN_STREAM_TURN_MS), so an ended run stays re-joinable for about its retention.
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { untilStreamLed, whilePassing } from '../../cluster/passing.js';
+import type { SseFrame } from '../sse-frames.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunStreamLimits {
@@ -29,11 +30,21 @@ export interface RunStream {
   subject(runId: string, part: 'open' | 'f'): string;
 }
 
-/** What the frames subject carries: `n` frames numbered from `id`, without their `id:` lines. */
+/** What the frames subject carries: frames (as data: encoded by each reader) numbered from `id`. */
 export interface RunBatch {
   id: number;
-  n: number;
-  text: string;
+  frames: SseFrame[];
+}
+
+/** The frames of a stored batch; undefined when it is not one (read as a gap). */
+export function framesOf(batch: unknown): SseFrame[] | undefined {
+  const { id, frames } = (batch ?? {}) as Partial<RunBatch>;
+  if (typeof id !== 'number' || !Array.isArray(frames)) return undefined;
+  return frames.every(
+    (frame) => typeof frame?.event === 'string' && typeof frame.data === 'object' && frame.data !== null,
+  )
+    ? frames
+    : undefined;
 }
 
 /** The longest a turn is expected to run: frames older than it plus the retention may be gone. */
@@ -86,5 +97,6 @@ export async function nextFrameOf(
     : null;
   if (!message) return { info, id: 1, ended: false };
   const batch = message.json<RunBatch>();
-  return { info, id: batch.id + batch.n, ended: batch.text.includes('event: done\n') };
+  const frames = framesOf(batch) ?? [];
+  return { info, id: batch.id + frames.length, ended: frames.some((frame) => frame.event === 'done') };
 }

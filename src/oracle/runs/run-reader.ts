@@ -9,8 +9,8 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { StreamWriter } from '../../http/types.js';
 import type { Logger } from '../../log.js';
-import { HEARTBEAT } from '../routes/stream-relay.js';
-import { type RunBatch, type RunStream, runInfoOf } from './jetstream-run-stream.js';
+import { answerLength, encodeSseFrame, endStatusOf, HEARTBEAT } from '../sse-frames.js';
+import { framesOf, type RunBatch, type RunStream, runInfoOf } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunReadOptions {
@@ -27,10 +27,6 @@ export interface KeptRun {
   /** Writes the run to `writer` until `done`, a gap or a long silence; stops when `writer` closes. */
   pipe(writer: StreamWriter): void;
 }
-
-const DONE = 'event: done\ndata: ';
-const RUN = 'event: run\ndata: ';
-const MESSAGE = 'event: message\ndata: ';
 
 /** The run `runId` of `userDid` from frame `after` on; undefined when there is none or its frames are gone. */
 export async function keptRun(
@@ -104,21 +100,21 @@ export async function keptRun(
     };
     const take = (batch: RunBatch): boolean => {
       // A batch that starts past the next id: one was not stored. Ending lets the client re-join (from what it has).
-      if (batch.id > expected) return false;
+      const frames = framesOf(batch);
+      if (!frames || batch.id > expected) return false;
       let id = batch.id;
-      for (const frame of batch.text.split(/(?<=\n\n)/)) {
-        if (frame === '') continue;
+      for (const frame of frames) {
         const number = id++;
         if (number < expected) continue;
         expected = number + 1;
-        if (frame.startsWith(RUN) && frame.includes('"recovering"')) {
+        if (frame.event === 'run' && frame.data.status === 'recovering') {
           status = 'recovering';
           partial = 0;
-        } else if (frame.startsWith(DONE)) {
-          status = statusOf(frame.slice(DONE.length));
+        } else if (frame.event === 'done') {
+          status = endStatusOf(frame)!;
           ended = true;
-        } else if (frame.startsWith(MESSAGE)) partial += contentLength(frame.slice(MESSAGE.length));
-        if (number > after) backlog += `id: ${number}\n${frame}`;
+        } else partial += answerLength(frame);
+        if (number > after) backlog += encodeSseFrame(frame, number);
       }
       return true;
     };
@@ -127,7 +123,10 @@ export async function keptRun(
       backlog = '';
     };
     const runFrame = () =>
-      `${RUN}${JSON.stringify({ runId, requestId: info!.requestId, resumed: false, partialLength: partial, status })}\n\n`;
+      encodeSseFrame({
+        event: 'run',
+        data: { runId, requestId: info!.requestId, resumed: false, partialLength: partial, status },
+      });
     try {
       // Nothing kept yet (a run whose first frames are on their way): the run frame alone, then live.
       if (live) writer.write(runFrame());
@@ -147,23 +146,5 @@ export async function keptRun(
     } finally {
       finish();
     }
-  }
-}
-
-function statusOf(data: string): string {
-  try {
-    const status = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { status?: unknown }).status;
-    return typeof status === 'string' ? status : 'finished';
-  } catch {
-    return 'finished';
-  }
-}
-
-function contentLength(data: string): number {
-  try {
-    const content = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { content?: unknown }).content;
-    return typeof content === 'string' ? content.length : 0;
-  } catch {
-    return 0;
   }
 }

@@ -7,13 +7,13 @@
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
 import type { Logger } from '../../log.js';
+import type { SseFrame } from '../sse-frames.js';
 import type { RunBatch, RunStream } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
 
 export class RunWriter {
   #nextId: number;
-  #pending = '';
-  #pendingCount = 0;
+  #pending: SseFrame[] = [];
   #pendingStored: (() => void)[] = [];
   #inFlight: Promise<void> | undefined;
   #opening = false;
@@ -37,11 +37,15 @@ export class RunWriter {
     this.#inFlight ??= this.#drain();
   }
 
-  /** Queues `count` frames (SSE text, each ending with a blank line); `stored` runs once they are kept. */
-  write(text: string, count: number, stored?: () => void): void {
-    if (count === 0 && !stored) return;
-    this.#pending += text;
-    this.#pendingCount += count;
+  /** The id the next frame written gets (the frame sender numbers its frames from it). */
+  get nextId(): number {
+    return this.#nextId + this.#pending.length;
+  }
+
+  /** Queues frames, numbered on from the last; `stored` runs once they are kept. */
+  write(frames: readonly SseFrame[], stored?: () => void): void {
+    if (frames.length === 0 && !stored) return;
+    for (const frame of frames) this.#pending.push(frame);
     if (stored) this.#pendingStored.push(stored);
     this.#inFlight ??= this.#drain();
   }
@@ -59,14 +63,13 @@ export class RunWriter {
           .publish(this.stream.subject(this.info.runId, 'open'), JSON.stringify(this.info))
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
-      while (this.#pendingCount > 0 || this.#pendingStored.length > 0) {
-        const batch: RunBatch = { id: this.#nextId, n: this.#pendingCount, text: this.#pending };
-        this.#nextId += batch.n;
+      while (this.#pending.length > 0 || this.#pendingStored.length > 0) {
+        const batch: RunBatch = { id: this.#nextId, frames: this.#pending };
+        this.#nextId += batch.frames.length;
         const stored = this.#pendingStored;
-        this.#pending = '';
-        this.#pendingCount = 0;
+        this.#pending = [];
         this.#pendingStored = [];
-        if (batch.n > 0) await this.#publish(batch);
+        if (batch.frames.length > 0) await this.#publish(batch);
         for (const callback of stored) callback();
         await this.#bound().catch((error: unknown) =>
           this.log.warn({ err: error, runId: this.info.runId }, 'a run was not trimmed to its bound'),
@@ -98,11 +101,4 @@ export class RunWriter {
       keep: this.#kept.length,
     });
   }
-}
-
-/** Frames in `text` (each ends with a blank line and holds none). */
-export function frameCount(text: string): number {
-  let count = 0;
-  for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) count++;
-  return count;
 }
