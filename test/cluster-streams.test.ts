@@ -16,7 +16,7 @@ import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leas
 import { loadConfig } from '../dist/src/config.js';
 import { CHAT_ACTOR, STREAM_WINDOW, type StreamMessage } from '../dist/src/oracle/chat-protocol.js';
 import { createLogger } from '../dist/src/log.js';
-import { encodeSseFrames } from '../dist/src/oracle/sse-frames.js';
+import { encodeBatch, toBatch } from '../dist/src/oracle/frame-batch.js';
 import { ActorRuntime, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
 import type { ActorStream } from '../dist/src/runtime/router.js';
 import type { ActorEvent } from '../dist/src/runtime/messages.js';
@@ -118,8 +118,8 @@ function reader(stream: ActorStream, acking = true) {
   stream.channel.on('message', (message: StreamMessage) => {
     state.messages.push(message);
     if (message.type === 'frames') {
-      state.frames += message.frames.length;
-      state.text += encodeSseFrames(message.frames);
+      state.frames += message.batch.events.length;
+      state.text += encodeBatch(message.batch, 0, false);
       if (state.acking) ack();
     }
     for (const wake of waiters.splice(0)) wake();
@@ -328,7 +328,7 @@ t.test('a message lost in transit fails the stream instead of leaving a hole in 
       msg.subject,
       JSON.stringify({
         s: 1_000,
-        m: { type: 'frames', first: 1, frames: [{ event: 'message', data: { content: 'bogus' } }] },
+        m: { type: 'frames', batch: toBatch(1, [{ event: 'message', data: { content: 'bogus' } }]) },
       }),
     );
   t.match(await stream.done.catch((e: unknown) => e), { name: 'HostUnavailableError', message: /lost messages/ });

@@ -82,14 +82,6 @@ export function encodeSseFrame(frame: SseFrame, id?: number): string {
   return `${idLine}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
 }
 
-/** Frames numbered from `first` (none: without `id:` lines), encoded as one string: one write. */
-export function encodeSseFrames(frames: readonly SseFrame[], first?: number): string {
-  let text = '';
-  for (let i = 0; i < frames.length; i++)
-    text += encodeSseFrame(frames[i]!, first === undefined ? undefined : first + i);
-  return text;
-}
-
 export class SseFrameBuilder {
   #failed = false;
 

@@ -1,6 +1,6 @@
 // Thread: actor host
-// The actor's end of a stream port: posts SSE frames to the main thread as objects, numbered from 1 (a recovered
-// run: on from its writer's), at most STREAM_WINDOW of them unacknowledged. Frames travel in batches (a thread hop
+// The actor's end of a stream port: posts SSE frames to the main thread as batches (frame-batch.ts), numbered from 1
+// (a recovered run: on from its writer's), at most STREAM_WINDOW of them unacknowledged. Frames travel in batches (a thread hop
 // and an acknowledgement per frame were a fifth of the actor thread's CPU in a turn): those sent within one 0 ms
 // timer (about a millisecond, several event-loop turns, as a provider's deltas arrive one per turn) go as one
 // message, flushed by that timer, when the window is full, and before the end. The end message carries the closing
@@ -13,8 +13,9 @@
 // continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
-import { STREAM_WINDOW, type StreamClosing, type StreamControl, type StreamMessage } from '../chat-protocol.js';
-import { endStatusOf, type SseFrame } from '../sse-frames.js';
+import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { type FrameBatch, toBatch } from '../frame-batch.js';
+import type { SseFrame } from '../sse-frames.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';
 import type { RunWriter } from '../runs/run-writer.js';
 
@@ -96,17 +97,17 @@ export class FrameSender {
     if (this.#ended) return;
     this.#flush();
     this.#ended = true;
-    let closing: StreamClosing | undefined;
+    let closing: FrameBatch | undefined;
     if (this.#opened) {
       const frames = closingFrames(ending);
-      closing = { first: this.#take(frames.length), frames, status: endStatusOf(frames.at(-1)) ?? 'finished' };
+      closing = toBatch(this.#take(frames.length), frames);
     }
     const finish = () => {
       this.port?.postMessage({ type: 'end', ending, closing } satisfies StreamMessage);
       this.port?.close();
     };
     // In cluster mode the client gets the end only once the runs stream stored the closing frames.
-    if (closing && this.run) this.run.write(closing.frames, finish);
+    if (closing && this.run) this.run.write(closing, finish);
     else finish();
   }
 
@@ -119,16 +120,14 @@ export class FrameSender {
 
   #flush = (): void => {
     if (this.#pending.length === 0) return;
-    const frames = this.#pending;
+    const batch = toBatch(this.#take(this.#pending.length), this.#pending);
     this.#pending = [];
-    const first = this.#take(frames.length);
-    if (this.run) this.run.write(frames, () => this.#frames(first, frames));
-    else this.#frames(first, frames);
+    if (this.run) this.run.write(batch, () => this.#frames(batch));
+    else this.#frames(batch);
   };
 
-  #frames(first: number, frames: SseFrame[]): void {
-    if (!this.#cancelled && !this.#detached)
-      this.port?.postMessage({ type: 'frames', first, frames } satisfies StreamMessage);
+  #frames(batch: FrameBatch): void {
+    if (!this.#cancelled && !this.#detached) this.port?.postMessage({ type: 'frames', batch } satisfies StreamMessage);
   }
 
   #post(message: StreamMessage): void {

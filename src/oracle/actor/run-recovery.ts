@@ -6,6 +6,7 @@
 // A run that cannot be run again (its session is gone, or it was taken over too often already) is closed with
 // `done { status: "interrupted" }`; so is a run whose open record was replaced by a later turn.
 import { isRevisionConflict } from '../../store/revision.js';
+import { toBatch } from '../frame-batch.js';
 import { INTERRUPTED_FRAME } from '../sse-frames.js';
 import { nextFrameOf, type RunStream } from '../runs/jetstream-run-stream.js';
 import type { OpenRun } from '../runs/open-runs.js';
@@ -54,13 +55,14 @@ export async function claimRun(
   const writer = new RunWriter(stream, next.info, services.log, next.id);
   writer.open();
   const { runId, requestId } = next.info;
-  writer.write([{ event: 'run', data: { runId, requestId, resumed: true, partialLength: 0, status: 'recovering' } }]);
+  const frame = { runId, requestId, resumed: true, partialLength: 0, status: 'recovering' };
+  writer.write(toBatch(writer.nextId, [{ event: 'run', data: frame }]));
   services.log.info({ sessionId, runId, attempt: claimed.attempt }, 'taking over a run whose node died');
   return { kind: 'claimed', open: claimed, writer };
 }
 
 async function closeInterrupted(stream: RunStream, info: RunInfo, nextId: number, services: ChatServices) {
   const writer = new RunWriter(stream, info, services.log, nextId);
-  writer.write([INTERRUPTED_FRAME]);
+  writer.write(toBatch(nextId, [INTERRUPTED_FRAME]));
   await writer.settled();
 }

@@ -1,14 +1,15 @@
 // Thread: main (front door)
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
-// open -> an SSE stream), then hands each batch of frames (objects, numbered) to its sink in one call, acknowledges
+// open -> an SSE stream), then hands each batch of frames (frame-batch.ts) to its sink in one call, acknowledges
 // frames while the sink takes them (the actor's backpressure window), asks for heartbeats, and ends every stream
 // with closing frames (stream-ending.ts): those the actor's end message carries, or a failure's when its host died.
 // The sink (frame-sink.ts: the run log, or a bare socket) encodes them.
 import { DomainError } from '../../runtime/errors.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
-import { STREAM_ACK_EVERY, type StreamClosing, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { closingFrameAt, type FrameBatch, toBatch } from '../frame-batch.js';
 import type { FrameSink } from '../frame-sink.js';
-import { HEARTBEAT, type SseFrame } from '../sse-frames.js';
+import { HEARTBEAT } from '../sse-frames.js';
 import { closingFrames } from '../stream-ending.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -80,16 +81,16 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         });
       }
     };
-    const write = (first: number, frames: readonly SseFrame[]) => {
-      if (writer && !writer.closed) taken(writer.frames(first, frames));
-      next = first + frames.length;
+    const write = (batch: FrameBatch) => {
+      if (writer && !writer.closed) taken(writer.frames(batch));
+      next = batch.first + batch.events.length;
     };
     /** Ends the stream: the closing frames each in a write of its own, `done` last (none: cut, the client re-joins). */
-    const finish = (closing?: StreamClosing) => {
+    const finish = (closing?: FrameBatch) => {
       if (finished) return;
       finished = true;
       if (writer && !writer.closed) {
-        for (let i = 0; closing && i < closing.frames.length; i++) write(closing.first + i, [closing.frames[i]!]);
+        for (let i = 0; closing && i < closing.events.length; i++) write(closingFrameAt(closing, i));
         writer.end(closing?.status);
       }
       clearInterval(heartbeat);
@@ -116,8 +117,8 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
           heartbeat.unref();
           return outcome({ kind: 'streaming', finished: finishedPromise });
         case 'frames':
-          write(message.first, message.frames);
-          written += message.frames.length;
+          write(message.batch);
+          written += message.batch.events.length;
           if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
           return;
         case 'end':
@@ -127,8 +128,9 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
       if (writer !== undefined && options.hostLost?.() === true) return finish();
-      const frames = closingFrames({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } });
-      finish({ first: next, frames, status: 'failed' });
+      finish(
+        toBatch(next, closingFrames({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } })),
+      );
     });
   });
 }

@@ -2,21 +2,14 @@
 // One streamed turn (a run) as its frames came: numbered (SSE `id:` lines, from 1), kept up to a byte bound, and
 // written to every reader attached (the POST that started it, and clients re-joining with GET /runs/:id?after=).
 // A reader that goes away only detaches: the turn goes on (abort stays explicit). The relay writes into `sink`
-// (frame-sink.ts) the frames as objects with the actor's numbers, and at the end the status the stream ended with;
-// the log keeps the objects and encodes each batch once, for every reader attached, and what a re-joining reader
-// missed again for it. Its backpressure is that of the attached readers (none attached: none), so a slow reader
+// (frame-sink.ts) the frames in batches with the actor's numbers (frame-batch.ts), and at the end the status the
+// stream ended with; the log keeps the batches and encodes each once, for every reader attached, and what a
+// re-joining reader missed again for it. Its backpressure is that of the attached readers (none attached: none), so a slow reader
 // still slows its own generation and a dropped one no longer holds it.
 import type { StreamWriter } from '../../http/types.js';
 import type { FrameSink } from '../frame-sink.js';
-import {
-  answerLength,
-  encodeSseFrame,
-  encodeSseFrames,
-  HEARTBEAT,
-  INTERRUPTED_FRAME,
-  type EndStatus,
-  type SseFrame,
-} from '../sse-frames.js';
+import { encodeBatch, type FrameBatch } from '../frame-batch.js';
+import { encodeSseFrame, HEARTBEAT, INTERRUPTED_FRAME, type EndStatus } from '../sse-frames.js';
 
 /**
  * `queued`: taken by the front door, not started by the session's actor yet (it waits for the session's previous
@@ -82,10 +75,9 @@ export class RunLog {
     if (this.#interrupted) return encodeSseFrame(INTERRUPTED_FRAME, after + 1);
     if (after + 1 < this.#firstId) return undefined;
     let text = '';
-    for (const batch of this.#batches) {
-      const skip = after + 1 - batch.firstId;
-      if (skip >= batch.frames.length) continue;
-      text += encodeSseFrames(skip > 0 ? batch.frames.slice(skip) : batch.frames, batch.firstId + Math.max(skip, 0));
+    for (const { batch } of this.#batches) {
+      const skip = after + 1 - batch.first;
+      if (skip < batch.events.length) text += encodeBatch(batch, Math.max(skip, 0));
     }
     return text;
   }
@@ -119,7 +111,7 @@ export class RunLog {
 
   /** What the relay writes to: frames are kept and passed on, encoded; heartbeats only passed on. */
   readonly sink: FrameSink = {
-    frames: (first, frames) => this.#append(first, frames),
+    frames: (batch) => this.#append(batch),
     heartbeat: () => this.#send(HEARTBEAT),
     onDrain: (listener) => {
       if (this.#blocked.size === 0) queueMicrotask(listener);
@@ -133,26 +125,23 @@ export class RunLog {
     },
   };
 
-  #append(first: number, frames: readonly SseFrame[]): boolean {
-    // Frames the log has already (numbers at or below the newest) are not kept twice.
-    const skip = this.#nextId - first;
-    if (skip > 0) [first, frames] = [first + skip, frames.slice(skip)];
-    if (frames.length === 0) return this.#blocked.size === 0;
-    const text = encodeSseFrames(frames, first);
-    let partial = 0;
-    for (const frame of frames) partial += answerLength(frame);
-    if (this.#batches.length === 0) this.#firstId = first;
-    this.#nextId = first + frames.length;
+  #append(batch: FrameBatch): boolean {
+    const count = batch.events.length;
+    // Frames the log has already (a batch numbered below the newest) are not kept twice.
+    if (count === 0 || batch.first + count <= this.#nextId) return this.#blocked.size === 0;
+    const text = encodeBatch(batch);
+    if (this.#batches.length === 0) this.#firstId = batch.first;
+    this.#nextId = batch.first + count;
     const before = this.#bytes;
-    this.#batches.push({ firstId: first, frames, bytes: text.length, partial });
+    this.#batches.push({ batch, bytes: text.length });
     this.#bytes += text.length;
-    this.#partial += partial;
+    this.#partial += batch.answer;
     // Bounded: the oldest batches go first (a re-join that needs them is then refused); the newest always stays.
     while (this.#bytes > this.maxBytes && this.#batches.length > 1) {
       const dropped = this.#batches.shift()!;
       this.#bytes -= dropped.bytes;
-      this.#partial -= dropped.partial;
-      this.#firstId = dropped.firstId + dropped.frames.length;
+      this.#partial -= dropped.batch.answer;
+      this.#firstId = dropped.batch.first + dropped.batch.events.length;
     }
     this.onSizeChange(this.#bytes - before);
     return this.#send(text);
@@ -204,10 +193,7 @@ export class RunLog {
 }
 
 interface Batch {
-  firstId: number;
-  frames: readonly SseFrame[];
-  /** Their encoded length, `id:` lines included. */
+  batch: FrameBatch;
+  /** Its encoded length, `id:` lines included. */
   bytes: number;
-  /** Characters of answer text in them. */
-  partial: number;
 }

@@ -7,13 +7,14 @@
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
 import type { Logger } from '../../log.js';
-import type { SseFrame } from '../sse-frames.js';
-import type { RunBatch, RunStream } from './jetstream-run-stream.js';
+import type { FrameBatch } from '../frame-batch.js';
+import type { RunStream } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
 
 export class RunWriter {
   #nextId: number;
-  #pending: SseFrame[] = [];
+  /** Frames queued, numbered when they are published. */
+  #pending: FrameBatch = emptyBatch();
   #pendingStored: (() => void)[] = [];
   #inFlight: Promise<void> | undefined;
   #opening = false;
@@ -39,13 +40,19 @@ export class RunWriter {
 
   /** The id the next frame written gets (the frame sender numbers its frames from it). */
   get nextId(): number {
-    return this.#nextId + this.#pending.length;
+    return this.#nextId + this.#pending.events.length;
   }
 
-  /** Queues frames, numbered on from the last; `stored` runs once they are kept. */
-  write(frames: readonly SseFrame[], stored?: () => void): void {
-    if (frames.length === 0 && !stored) return;
-    for (const frame of frames) this.#pending.push(frame);
+  /** Queues a batch's frames, numbered on from the last (as the frame sender numbers them); `stored` runs once kept. */
+  write(batch: FrameBatch, stored?: () => void): void {
+    if (batch.events.length === 0 && !stored) return;
+    const pending = this.#pending;
+    for (let i = 0; i < batch.events.length; i++) {
+      pending.events.push(batch.events[i]!);
+      pending.data.push(batch.data[i]!);
+    }
+    pending.answer += batch.answer;
+    if (batch.status) pending.status = batch.status;
     if (stored) this.#pendingStored.push(stored);
     this.#inFlight ??= this.#drain();
   }
@@ -63,13 +70,13 @@ export class RunWriter {
           .publish(this.stream.subject(this.info.runId, 'open'), JSON.stringify(this.info))
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
-      while (this.#pending.length > 0 || this.#pendingStored.length > 0) {
-        const batch: RunBatch = { id: this.#nextId, frames: this.#pending };
-        this.#nextId += batch.frames.length;
+      while (this.#pending.events.length > 0 || this.#pendingStored.length > 0) {
+        const batch = { ...this.#pending, first: this.#nextId };
+        this.#nextId += batch.events.length;
         const stored = this.#pendingStored;
-        this.#pending = [];
+        this.#pending = emptyBatch();
         this.#pendingStored = [];
-        if (batch.frames.length > 0) await this.#publish(batch);
+        if (batch.events.length > 0) await this.#publish(batch);
         for (const callback of stored) callback();
         await this.#bound().catch((error: unknown) =>
           this.log.warn({ err: error, runId: this.info.runId }, 'a run was not trimmed to its bound'),
@@ -80,7 +87,7 @@ export class RunWriter {
     }
   }
 
-  async #publish(batch: RunBatch): Promise<void> {
+  async #publish(batch: FrameBatch): Promise<void> {
     const body = JSON.stringify(batch);
     try {
       await this.stream.connection.js.publish(this.stream.subject(this.info.runId, 'f'), body);
@@ -101,4 +108,8 @@ export class RunWriter {
       keep: this.#kept.length,
     });
   }
+}
+
+function emptyBatch(): FrameBatch {
+  return { first: 0, events: [], data: [], answer: 0 };
 }
