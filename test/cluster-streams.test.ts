@@ -16,6 +16,7 @@ import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leas
 import { loadConfig } from '../dist/src/config.js';
 import { CHAT_ACTOR, STREAM_WINDOW, type StreamMessage } from '../dist/src/oracle/chat-protocol.js';
 import { createLogger } from '../dist/src/log.js';
+import { encodeBatch, toBatch } from '../dist/src/oracle/frame-batch.js';
 import { ActorRuntime, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
 import type { ActorStream } from '../dist/src/runtime/router.js';
 import type { ActorEvent } from '../dist/src/runtime/messages.js';
@@ -117,8 +118,8 @@ function reader(stream: ActorStream, acking = true) {
   stream.channel.on('message', (message: StreamMessage) => {
     state.messages.push(message);
     if (message.type === 'frames') {
-      state.frames += message.count;
-      state.text += message.text;
+      state.frames += message.batch.events.length;
+      state.text += encodeBatch(message.batch, 0, false);
       if (state.acking) ack();
     }
     for (const wake of waiters.splice(0)) wake();
@@ -323,7 +324,13 @@ t.test('a message lost in transit fails the stream instead of leaving a hole in 
   const stream = b.router.stream(CHAT, sessionId, turn(sessionId, longMessage(200)));
   const read = reader(stream, false);
   for await (const msg of seen)
-    spy.nc.publish(msg.subject, JSON.stringify({ s: 1_000, m: { type: 'frames', text: 'bogus', count: 1 } }));
+    spy.nc.publish(
+      msg.subject,
+      JSON.stringify({
+        s: 1_000,
+        m: { type: 'frames', batch: toBatch(1, [{ event: 'message', data: { content: 'bogus' } }]) },
+      }),
+    );
   t.match(await stream.done.catch((e: unknown) => e), { name: 'HostUnavailableError', message: /lost messages/ });
   t.notOk(read.state.text.includes('bogus'), 'the out-of-sequence message was not delivered');
   stream.channel.close();

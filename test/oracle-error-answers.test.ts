@@ -4,6 +4,7 @@ import t from 'tap';
 import { HttpError } from '../dist/src/http/errors.js';
 import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
 import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
+import { encodeSseFrame } from '../dist/src/oracle/sse-frames.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
@@ -84,11 +85,13 @@ t.test('each face answers from the table', async (t) => {
   const unexpected = new Error('bug');
   t.equal(chatFailure(unexpected), unexpected, 'internal: handed to the router as it is (logged, 500)');
 
-  const [error, done] = closingFrames(failedEnding(new HostUnavailableError(1, 'exited with code 1')));
+  const [error, done] = closingFrames(failedEnding(new HostUnavailableError(1, 'exited with code 1'))).map((frame) =>
+    encodeSseFrame(frame),
+  );
   t.match(error, /^event: error\ndata: \{"error":"The chat service stopped while answering/);
   t.equal(done, 'event: done\ndata: {"status":"failed","failed":true}\n\n', 'done says the turn failed');
   t.match(
-    closingFrames(failedEnding(new Error('secret detail')))[0],
+    encodeSseFrame(closingFrames(failedEnding(new Error('secret detail')))[0]!),
     /could not be completed/,
     'internal details stay in the log',
   );

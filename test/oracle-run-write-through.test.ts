@@ -10,6 +10,7 @@ import { nextFrameOf, openRunStream, type RunStream } from '../dist/src/oracle/r
 import { RunWriter } from '../dist/src/oracle/runs/run-writer.js';
 import { relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
+import { socketSink } from '../dist/src/oracle/frame-sink.js';
 import { createLogger } from '../dist/src/log.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
@@ -76,13 +77,13 @@ t.test('frames reach the client only once stored; done only after the closing fr
   const sender = new FrameSender(channel.port2, () => undefined, 32, writer);
   const socket = new Socket();
   const outcome = relayStream(channel.port1, {
-    open: () => socket,
+    open: () => socketSink(socket),
     heartbeatMs: 60_000,
     done: new Promise(() => undefined),
   });
 
   sender.open();
-  await sender.send('event: message\ndata: {"content":"Half"}\n\n');
+  await sender.send({ event: 'message', data: { content: 'Half' } });
   await until('the batch to wait on its publish', () => held() === 1);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.notMatch(socket.text, /Half/, 'not on the socket while the runs stream has not stored it');
@@ -90,7 +91,7 @@ t.test('frames reach the client only once stored; done only after the closing fr
   await until('the frame on the socket', () => socket.text.includes('Half'));
   t.equal((await nextFrameOf(real, runId)).id, 2, 'stored before it was shown: frame 1');
 
-  await sender.send('event: message\ndata: {"content":" and more"}\n\n');
+  await sender.send({ event: 'message', data: { content: ' and more' } });
   sender.end({ type: 'turn', sessionId: 's-1', requestId: 'r-1' });
   t.match(await outcome, { kind: 'streaming' });
   await until('the end', () => socket.closed);

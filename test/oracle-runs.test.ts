@@ -9,6 +9,8 @@ import { chunk, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { startOracleServer } from './helpers/oracle.js';
 import { sdkFrames, sdkSend, sdkUser, type SdkFrame } from './helpers/sdk-client.js';
 import { RunRegistry } from '../dist/src/oracle/runs/registry.js';
+import { toBatch } from '../dist/src/oracle/frame-batch.js';
+import type { SseFrame } from '../dist/src/oracle/sse-frames.js';
 
 /** A model answer sent in parts, each after the previous `next()`; the first at once. */
 function gatedAnswer(parts: string[]) {
@@ -176,15 +178,15 @@ t.test(
     const registry = new RunRegistry({ maxBytes: 400, retentionMs: 50, totalBytes: 10_000 });
     t.teardown(() => registry.stop());
     const run = registry.start({ runId: 'r1', sessionId: 's1', userDid: 'did:key:ada', requestId: 'q1' });
-    const frame = (i: number) => `event: message\ndata: ${JSON.stringify({ content: `delta ${i}` })}\n\n`;
-    for (let i = 0; i < 20; i++) run.writer.write(frame(i));
+    const frame = (i: number): SseFrame => ({ event: 'message', data: { content: `delta ${i}` } });
+    for (let i = 0; i < 20; i++) run.sink.frames(toBatch(i + 1, [frame(i)]));
     t.ok(run.bytes <= 400, `kept ${run.bytes} bytes`);
     t.equal(run.nextId, 21);
     t.equal(run.framesAfter(0), undefined, 'the first frames are gone: a re-join from 0 is refused');
     t.match(run.framesAfter(19), /^id: 20\nevent: message\ndata: \{"content":"delta 19"\}\n\n$/);
     t.equal(registry.get('r1', 'did:key:bob'), undefined, "someone else's run is not found");
-    run.writer.write('event: done\ndata: {"status":"finished"}\n\n');
-    run.writer.end();
+    run.sink.frames(toBatch(21, [{ event: 'done', data: { status: 'finished' } }]));
+    run.sink.end('finished');
     t.equal(run.status, 'finished');
     t.equal(registry.get('r1', 'did:key:ada'), run);
     await new Promise((resolve) => setTimeout(resolve, 80));
@@ -193,10 +195,10 @@ t.test(
     const small = new RunRegistry({ maxBytes: 1000, retentionMs: 60_000, totalBytes: 1200 });
     t.teardown(() => small.stop());
     const ended = small.start({ runId: 'a', sessionId: 's', userDid: 'u', requestId: 'q' });
-    for (let i = 0; i < 10; i++) ended.writer.write(frame(i));
-    ended.writer.end();
+    for (let i = 0; i < 10; i++) ended.sink.frames(toBatch(i + 1, [frame(i)]));
+    ended.sink.end('finished');
     const live = small.start({ runId: 'b', sessionId: 's2', userDid: 'u', requestId: 'q' });
-    for (let i = 0; i < 20; i++) live.writer.write(frame(i));
+    for (let i = 0; i < 20; i++) live.sink.frames(toBatch(i + 1, [frame(i)]));
     t.equal(small.get('a', 'u'), undefined, 'past the total, the ended run is forgotten first');
     t.equal(small.get('b', 'u'), live);
     t.ok(small.size.bytes <= 1200, `${small.size.bytes} bytes kept in all`);

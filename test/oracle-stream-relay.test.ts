@@ -7,6 +7,8 @@ import { DomainError } from '../dist/src/runtime/errors.js';
 import { STREAM_WINDOW } from '../dist/src/oracle/chat-protocol.js';
 import { HEARTBEAT, relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
+import { socketSink } from '../dist/src/oracle/frame-sink.js';
+import { encodeSseFrame, type SseFrame } from '../dist/src/oracle/sse-frames.js';
 import { eventually } from './helpers/oracle.js';
 
 /** A socket that accepts every write but says "full" while `full` is set, then drains on demand. */
@@ -42,8 +44,11 @@ class SocketStandIn implements StreamWriter {
   }
 }
 
+/** Frame `i` of a producer. */
+const frame = (i: number): SseFrame => ({ event: 'message', data: { content: `frame ${i}` } });
+
 /** Frames written so far: the actor posts a turn's frames as one message, written in one write. */
-const framesIn = (socket: SocketStandIn) => socket.chunks.join('').match(/^frame \d+$/gm)?.length ?? 0;
+const framesIn = (socket: SocketStandIn) => socket.chunks.join('').match(/"content":"frame \d+"/g)?.length ?? 0;
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -54,7 +59,7 @@ function pair(options: { heartbeatMs?: number; done?: Promise<void> } = {}) {
   const sender = new FrameSender(channel.port2, () => cancelled.count++);
   const controller = new AbortController();
   const outcome = relayStream(channel.port1, {
-    open: () => socket,
+    open: () => socketSink(socket),
     signal: controller.signal,
     heartbeatMs: options.heartbeatMs ?? 60_000,
     done: options.done ?? new Promise(() => undefined),
@@ -70,7 +75,7 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   let produced = 0;
   const producer = (async () => {
     for (let i = 0; i < 100; i++) {
-      await sender.send(`frame ${i}\n\n`);
+      await sender.send(frame(i));
       produced++;
     }
     sender.end({ type: 'turn', sessionId: 's1', requestId: 'r1', aborted: true });
@@ -88,7 +93,7 @@ t.test('a full socket stops the producer after one window; draining resumes it, 
   await producer;
   await eventually(() => socket.ended, 'the stream to end');
   t.equal(framesIn(socket), 100);
-  t.ok(socket.chunks.join('').startsWith('frame 0\n\nframe 1\n\nframe 2\n\n'), 'in order');
+  t.ok(socket.chunks.join('').startsWith([0, 1, 2].map((i) => encodeSseFrame(frame(i))).join('')), 'in order');
   t.equal(
     socket.chunks.at(-1),
     'event: done\ndata: {"status":"aborted","aborted":true,"partialText":""}\n\n',
@@ -102,7 +107,7 @@ t.test('a client that hangs up cancels the producer, even one waiting for the wi
   await outcome;
   socket.full = true;
   const producer = (async () => {
-    for (let i = 0; i < 100 && !sender.cancelled; i++) await sender.send(`frame ${i}\n\n`);
+    for (let i = 0; i < 100 && !sender.cancelled; i++) await sender.send(frame(i));
   })();
   await eventually(() => framesIn(socket) === STREAM_WINDOW, 'one window of frames');
   socket.hangUp();
@@ -130,7 +135,7 @@ t.test('an actor that dies mid-stream: the relay writes error then done and ends
   const { socket, sender, outcome } = pair({ done });
   sender.open();
   await outcome;
-  await sender.send('event: message\ndata: {"content":"a"}\n\n');
+  await sender.send({ event: 'message', data: { content: 'a' } });
   await eventually(() => socket.chunks.length === 1, 'the first frame');
   fail(new Error('host exited'));
   await eventually(() => socket.ended, 'the stream to end');

@@ -9,6 +9,7 @@ import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
 import type * as v from 'valibot';
 import type { SessionView } from './sessions/records.js';
 import type { HistoryPage, MessageItem, MessagesPart } from './sessions/transcript.js';
+import type { FrameBatch } from './frame-batch.js';
 import type { StreamEnding } from './stream-ending.js';
 import type { Attachment } from './attachments.js';
 
@@ -218,10 +219,14 @@ export type StreamMessage =
   /** The actor took the turn (it no longer waits for the session's previous one): the run is no longer `queued`. */
   | { type: 'started' }
   | { type: 'open' }
-  /** `count` SSE frames (those the actor produced within about a millisecond), written in one write. */
-  | { type: 'frames'; text: string; count: number }
-  /** Last message: how the stream ended decides its closing frames (stream-ending.ts). */
-  | { type: 'end'; ending?: StreamEnding };
+  /** Frames (those the actor produced within about a millisecond, frame-batch.ts), written in one write. */
+  | { type: 'frames'; batch: FrameBatch }
+  /**
+   * Last message: the ending the actor reports, and an opened stream's closing frames built from it
+   * (stream-ending.ts), numbered on from the last frames, with the status its `done` says; a stream that never
+   * opened has none.
+   */
+  | { type: 'end'; ending?: StreamEnding; closing?: FrameBatch };
 
 /** Main -> actor over the stream port. */
 export type StreamControl =

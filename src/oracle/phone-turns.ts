@@ -115,7 +115,7 @@ async function streamed(deps: HostedTurnDeps, turn: HostedTurn): Promise<string>
     },
     open: () => {
       run.status = 'running';
-      return run.writer;
+      return run.sink;
     },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,

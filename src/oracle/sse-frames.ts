@@ -6,8 +6,31 @@ import { toolErrorContent } from './agent-errors.js';
 import type { AgentEvent } from './agent-types.js';
 
 export interface SseFrame {
-  event: 'reasoning' | 'message' | 'tool_call' | 'action_call' | 'error' | 'done';
+  /** `run` says where a reader is in a run (runs/run-log.ts; a takeover's `recovering`); the others are the turn's. */
+  event: 'run' | 'reasoning' | 'message' | 'tool_call' | 'action_call' | 'error' | 'done';
   data: Record<string, unknown>;
+}
+
+/** A comment that keeps a quiet stream open: not a frame (neither numbered nor kept). */
+export const HEARTBEAT = ': heartbeat\n\n';
+
+/** How a stream ended, as its `done` frame says; `interrupted`: cut by its node's death and not run again. */
+export type EndStatus = 'finished' | 'aborted' | 'failed' | 'interrupted';
+
+/** How a run cut and not run again ends (client SDK 1.4.0 reads `status: "interrupted"`). */
+export const INTERRUPTED_FRAME: SseFrame = { event: 'done', data: { status: 'interrupted', interrupted: true } };
+
+/** The status a `done` frame says (`finished` when it says none); undefined for any other frame. */
+export function endStatusOf(frame: SseFrame | undefined): EndStatus | undefined {
+  if (frame?.event !== 'done') return undefined;
+  const { status } = frame.data;
+  return status === 'aborted' || status === 'failed' || status === 'interrupted' ? status : 'finished';
+}
+
+/** Characters of answer text a frame adds (a `message` delta's): what a `run` frame's `partialLength` counts. */
+export function answerLength(frame: SseFrame): number {
+  const content = frame.event === 'message' ? frame.data.content : undefined;
+  return typeof content === 'string' ? content.length : 0;
 }
 
 /** How a turn ended, as far as the frames care. */

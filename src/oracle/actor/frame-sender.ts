@@ -1,18 +1,21 @@
 // Thread: actor host
-// The actor's end of a stream port: posts SSE frames to the main thread, at most STREAM_WINDOW of them
-// unacknowledged. Frames travel in batches (a thread hop and an acknowledgement per frame were a fifth of the
-// actor thread's CPU in a turn): those sent within one 0 ms timer (about a millisecond, several event-loop
-// turns, as a provider's deltas arrive one per turn) go as one message, flushed by that timer, when the
-// window is full, and before the end. When the socket on the main thread is full, acknowledgements stop and
-// `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client gone)
-// ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run as any
-// node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes on; a
-// recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and the
-// end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
+// The actor's end of a stream port: posts SSE frames to the main thread as batches (frame-batch.ts), numbered from 1
+// (a recovered run: on from its writer's), at most STREAM_WINDOW of them unacknowledged. Frames travel in batches (a thread hop
+// and an acknowledgement per frame were a fifth of the actor thread's CPU in a turn): those sent within one 0 ms
+// timer (about a millisecond, several event-loop turns, as a provider's deltas arrive one per turn) go as one
+// message, flushed by that timer, when the window is full, and before the end. The end message carries the closing
+// frames and the status they say (stream-ending.ts). When the socket on the main thread is full, acknowledgements
+// stop and `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client
+// gone) ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run
+// as any node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes
+// on; a recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and
+// the end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
 // continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError } from '../../runtime/errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { type FrameBatch, toBatch } from '../frame-batch.js';
+import type { SseFrame } from '../sse-frames.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';
 import type { RunWriter } from '../runs/run-writer.js';
 
@@ -25,9 +28,10 @@ export class FrameSender {
   #ended = false;
   #opened = false;
   #wake?: () => void;
-  /** Frames sent but not posted yet: their text joined, and how many. */
-  #pending = '';
-  #pendingCount = 0;
+  /** The number of the next frame. */
+  #nextId: number;
+  /** Frames sent but not posted yet. */
+  #pending: SseFrame[] = [];
 
   constructor(
     private readonly port: MessagePort | undefined,
@@ -37,6 +41,7 @@ export class FrameSender {
     readonly run?: RunWriter,
   ) {
     this.#detached = port === undefined;
+    this.#nextId = run?.nextId ?? 1;
     port?.on('message', (control: StreamControl) => {
       if (control.type === 'ack') this.#acked = Math.max(this.#acked, control.frames);
       else if (run) this.#detached = true;
@@ -75,48 +80,54 @@ export class FrameSender {
   }
 
   /** Queues one frame for this turn's message, first waiting while the window is full. */
-  async send(text: string): Promise<void> {
+  async send(frame: SseFrame): Promise<void> {
     while (!this.#cancelled && !this.#detached && this.#sent - this.#acked >= this.window) {
       this.#flush();
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;
     }
     if (this.#cancelled) return;
-    if (this.#pendingCount === 0) setTimeout(this.#flush, 0);
-    this.#pending += text;
-    this.#pendingCount++;
+    if (this.#pending.length === 0) setTimeout(this.#flush, 0);
+    this.#pending.push(frame);
     this.#sent++;
   }
 
-  /** Last message, saying how the stream ended (the relay writes the closing frames); the port closes after it. */
+  /** Last message: the closing frames of `ending` and the status they say (an opened stream); the port closes after it. */
   end(ending?: StreamEnding): void {
     if (this.#ended) return;
     this.#flush();
     this.#ended = true;
+    let closing: FrameBatch | undefined;
+    if (this.#opened) {
+      const frames = closingFrames(ending);
+      closing = toBatch(this.#take(frames.length), frames);
+    }
     const finish = () => {
-      this.port?.postMessage({ type: 'end', ending } satisfies StreamMessage);
+      this.port?.postMessage({ type: 'end', ending, closing } satisfies StreamMessage);
       this.port?.close();
     };
-    // The run's closing frames are the relay's (stream-ending.ts), written here too for the run kept in the stream.
-    if (this.#opened && this.run) {
-      const closing = closingFrames(ending);
-      this.run.write(closing.join(''), closing.length, finish);
-    } else finish();
+    // In cluster mode the client gets the end only once the runs stream stored the closing frames.
+    if (closing && this.run) this.run.write(closing, finish);
+    else finish();
+  }
+
+  /** Numbers `count` frames: the id of the first. */
+  #take(count: number): number {
+    const first = this.#nextId;
+    this.#nextId += count;
+    return first;
   }
 
   #flush = (): void => {
-    if (this.#pendingCount === 0) return;
-    const text = this.#pending;
-    const count = this.#pendingCount;
-    this.#pending = '';
-    this.#pendingCount = 0;
-    if (this.run) this.run.write(text, count, () => this.#frames(text, count));
-    else this.#frames(text, count);
+    if (this.#pending.length === 0) return;
+    const batch = toBatch(this.#take(this.#pending.length), this.#pending);
+    this.#pending = [];
+    if (this.run) this.run.write(batch, () => this.#frames(batch));
+    else this.#frames(batch);
   };
 
-  #frames(text: string, count: number): void {
-    if (!this.#cancelled && !this.#detached)
-      this.port?.postMessage({ type: 'frames', text, count } satisfies StreamMessage);
+  #frames(batch: FrameBatch): void {
+    if (!this.#cancelled && !this.#detached) this.port?.postMessage({ type: 'frames', batch } satisfies StreamMessage);
   }
 
   #post(message: StreamMessage): void {

@@ -6,7 +6,8 @@
 // A run that cannot be run again (its session is gone, or it was taken over too often already) is closed with
 // `done { status: "interrupted" }`; so is a run whose open record was replaced by a later turn.
 import { isRevisionConflict } from '../../store/revision.js';
-import { encodeSseFrame } from '../sse-frames.js';
+import { toBatch } from '../frame-batch.js';
+import { INTERRUPTED_FRAME } from '../sse-frames.js';
 import { nextFrameOf, type RunStream } from '../runs/jetstream-run-stream.js';
 import type { OpenRun } from '../runs/open-runs.js';
 import { RunWriter } from '../runs/run-writer.js';
@@ -20,8 +21,6 @@ export type RunClaim =
   | { kind: 'claimed'; open: OpenRun; writer: RunWriter }
   | { kind: 'interrupted' }
   | { kind: 'none' };
-
-export const INTERRUPTED_FRAME = encodeSseFrame({ event: 'done', data: { status: 'interrupted', interrupted: true } });
 
 /**
  * Claims the session's open run `runId` for this node (`owned`: the session exists and is the asker's). Nothing to
@@ -57,13 +56,13 @@ export async function claimRun(
   writer.open();
   const { runId, requestId } = next.info;
   const frame = { runId, requestId, resumed: true, partialLength: 0, status: 'recovering' };
-  writer.write(`event: run\ndata: ${JSON.stringify(frame)}\n\n`, 1);
+  writer.write(toBatch(writer.nextId, [{ event: 'run', data: frame }]));
   services.log.info({ sessionId, runId, attempt: claimed.attempt }, 'taking over a run whose node died');
   return { kind: 'claimed', open: claimed, writer };
 }
 
 async function closeInterrupted(stream: RunStream, info: RunInfo, nextId: number, services: ChatServices) {
   const writer = new RunWriter(stream, info, services.log, nextId);
-  writer.write(INTERRUPTED_FRAME, 1);
+  writer.write(toBatch(nextId, [INTERRUPTED_FRAME]));
   await writer.settled();
 }

@@ -9,7 +9,7 @@
 // running it again: one answer is stored.
 import { randomUUID } from 'node:crypto';
 import { runAgent } from './agent/run.js';
-import { encodeSseFrame, SseFrameBuilder } from '../sse-frames.js';
+import { SseFrameBuilder } from '../sse-frames.js';
 import { prepareTurn } from './agent/turn.js';
 import type { AgentResult, TurnContext } from '../agent-types.js';
 import { preciseNow, titleFrom, UNTITLED, type SessionRecord } from '../sessions/records.js';
@@ -124,7 +124,7 @@ export async function runTurn({
   events.route('agent');
   if (out) {
     out.open();
-    await out.send(encodeSseFrame(frames.start()));
+    await out.send(frames.start());
   }
   const result = await runAgent({
     provider: services.provider(request.model),
@@ -135,7 +135,7 @@ export async function runTurn({
     onEvent: (event) => {
       const frame = frames.frame(event);
       events.agentEvent(event, frame);
-      return out?.send(encodeSseFrame(frame));
+      return out?.send(frame);
     },
   });
 
@@ -159,8 +159,8 @@ async function replayCommitted(
 ): Promise<TurnDone> {
   if (out) {
     out.open();
-    await out.send(encodeSseFrame(frames.start()));
-    if (answer?.content) await out.send(encodeSseFrame(frames.frame({ type: 'message', delta: answer.content })));
+    await out.send(frames.start());
+    if (answer?.content) await out.send(frames.frame({ type: 'message', delta: answer.content }));
   }
   const result: AgentResult = { ...NOT_RUN, text: answer?.content ?? '', aborted: answer?.aborted === true };
   if (answer?.error !== undefined) result.error = answer.error;
@@ -177,7 +177,7 @@ async function streamClosing(
   if (!out) return;
   if (!out.opened) {
     out.open();
-    await out.send(encodeSseFrame(frames.start()));
+    await out.send(frames.start());
   }
   const { sessionId, requestId } = frames;
   const partialText = result.aborted || result.error !== undefined ? result.text : undefined;

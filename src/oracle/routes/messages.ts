@@ -191,7 +191,7 @@ async function streamTurn(
       run.status = 'running';
       const reader = res.stream(200, { ...SSE_HEADERS, 'X-Run-Id': runId });
       run.attach(reader, run.runFrame(0));
-      return run.writer;
+      return run.sink;
     },
     heartbeatMs: deps.heartbeatMs,
     done: stream.done,

@@ -1,13 +1,16 @@
 // Thread: main (front door)
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
-// open -> an SSE stream), then writes each batch of frames to the socket in one write, acknowledges frames
-// while the socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
-// frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
-import type { StreamWriter } from '../../http/types.js';
+// open -> an SSE stream), then hands each batch of frames (frame-batch.ts) to its sink in one call, acknowledges
+// frames while the sink takes them (the actor's backpressure window), asks for heartbeats, and ends every stream
+// with closing frames (stream-ending.ts): those the actor's end message carries, or a failure's when its host died.
+// The sink (frame-sink.ts: the run log, or a bare socket) encodes them.
 import { DomainError } from '../../runtime/errors.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
-import { closingFrames, type StreamEnding } from '../stream-ending.js';
+import { closingFrameAt, type FrameBatch, toBatch } from '../frame-batch.js';
+import type { FrameSink } from '../frame-sink.js';
+import { HEARTBEAT } from '../sse-frames.js';
+import { closingFrames } from '../stream-ending.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream',
@@ -16,7 +19,7 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
-export const HEARTBEAT = ': heartbeat\n\n';
+export { HEARTBEAT };
 
 export type RelayOutcome =
   /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
@@ -26,8 +29,8 @@ export type RelayOutcome =
   | { kind: 'failed'; error: unknown };
 
 export interface RelayOptions {
-  /** Opens the HTTP stream (status 200, SSE_HEADERS). */
-  open(): StreamWriter;
+  /** Opens the HTTP stream (status 200, SSE_HEADERS): where the frames go. */
+  open(): FrameSink;
   /** The actor took the turn out of its mailbox (before its own checks and hooks). */
   started?(): void;
   /** Aborted when the turn must stop because its caller went away (absent: only the actor ends it). */
@@ -45,7 +48,9 @@ export interface RelayOptions {
 
 export function relayStream(port: StreamChannel, options: RelayOptions): Promise<RelayOutcome> {
   return new Promise<RelayOutcome>((resolveOutcome) => {
-    let writer: StreamWriter | undefined;
+    let writer: FrameSink | undefined;
+    /** The number the next frame gets (the actor's sequence, continued by a failure's closing frames). */
+    let next = 1;
     let settled = false;
     let finished = false;
     let resolveFinished!: () => void;
@@ -67,9 +72,8 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
       settled = true;
       resolveOutcome(value);
     };
-    const write = (text: string) => {
-      if (!writer || writer.closed) return;
-      if (!writer.write(text) && !blocked) {
+    const taken = (ok: boolean) => {
+      if (!ok && !blocked && writer) {
         blocked = true;
         writer.onDrain(() => {
           blocked = false;
@@ -77,12 +81,17 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         });
       }
     };
-    const finish = (ending?: StreamEnding, closing = true) => {
+    const write = (batch: FrameBatch) => {
+      if (writer && !writer.closed) taken(writer.frames(batch));
+      next = batch.first + batch.events.length;
+    };
+    /** Ends the stream: the closing frames each in a write of its own, `done` last (none: cut, the client re-joins). */
+    const finish = (closing?: FrameBatch) => {
       if (finished) return;
       finished = true;
       if (writer && !writer.closed) {
-        if (closing) for (const frame of closingFrames(ending)) write(frame);
-        writer.end();
+        for (let i = 0; closing && i < closing.events.length; i++) write(closingFrameAt(closing, i));
+        writer.end(closing?.status);
       }
       clearInterval(heartbeat);
       options.signal?.removeEventListener('abort', cancel);
@@ -101,22 +110,27 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
         case 'open':
           writer = options.open();
           writer.onClose(cancel);
-          heartbeat = setInterval(() => !blocked && write(HEARTBEAT), options.heartbeatMs);
+          heartbeat = setInterval(
+            () => !blocked && writer && !writer.closed && taken(writer.heartbeat()),
+            options.heartbeatMs,
+          );
           heartbeat.unref();
           return outcome({ kind: 'streaming', finished: finishedPromise });
         case 'frames':
-          write(message.text);
-          written += message.count;
+          write(message.batch);
+          written += message.batch.events.length;
           if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
           return;
         case 'end':
-          return finish(message.ending);
+          return finish(message.closing);
       }
     });
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
-      const lost = writer !== undefined && options.hostLost?.() === true;
-      finish({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } }, !lost);
+      if (writer !== undefined && options.hostLost?.() === true) return finish();
+      finish(
+        toBatch(next, closingFrames({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } })),
+      );
     });
   });
 }

@@ -1,15 +1,16 @@
 // Thread: any, cluster mode
 // The stream that keeps every node's runs (`<prefix>_oracle_runs`), so that a run
 // outlives the node that streamed it. A run is two subjects: `<prefix>.oracle-run.<runId>.open`, one message saying
-// whose run it is (RunInfo), and `<prefix>.oracle-run.<runId>.f`, its frames in batches, each batch numbered from
-// the id of its first frame (the SSE `id:` lines, as the front door's run log numbers them). The actor running the
-// turn writes both (run-writer.ts); any node's front door reads them (run-reader.ts).
+// whose run it is (RunInfo), and `<prefix>.oracle-run.<runId>.f`, its frames in batches (frame-batch.ts), each
+// numbered from the id of its first frame (the SSE `id:` lines, as the front door's run log numbers them). The
+// actor running the turn writes both (run-writer.ts); any node's front door reads them (run-reader.ts).
 //
 // Bounds, as the run log's: a run keeps at most RUN_MAX_BYTES of frames (its writer purges the oldest batches past
 // it), the stream at most RUNS_MAX_BYTES (the oldest messages go first) and a message at most RUN_RETENTION_SECONDS
 // plus the longest a turn runs (RUN_STREAM_TURN_MS), so an ended run stays re-joinable for about its retention.
 import type { ClusterConnection } from '../../cluster/connection.js';
 import { untilStreamLed, whilePassing } from '../../cluster/passing.js';
+import { batchOf } from '../frame-batch.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunStreamLimits {
@@ -27,13 +28,6 @@ export interface RunStream {
   readonly limits: RunStreamLimits;
   /** The subject of a run's opening message or of its frames. */
   subject(runId: string, part: 'open' | 'f'): string;
-}
-
-/** What the frames subject carries: `n` frames numbered from `id`, without their `id:` lines. */
-export interface RunBatch {
-  id: number;
-  n: number;
-  text: string;
 }
 
 /** The longest a turn is expected to run: frames older than it plus the retention may be gone. */
@@ -85,6 +79,8 @@ export async function nextFrameOf(
         .catch(() => null)
     : null;
   if (!message) return { info, id: 1, ended: false };
-  const batch = message.json<RunBatch>();
-  return { info, id: batch.id + batch.n, ended: batch.text.includes('event: done\n') };
+  const batch = batchOf(message.json());
+  // A last batch that cannot be read: not continued (its numbers are unknown).
+  if (!batch) return { info, id: 1, ended: true };
+  return { info, id: batch.first + batch.events.length, ended: batch.status !== undefined };
 }

@@ -1,11 +1,15 @@
 // Thread: main (front door)
 // One streamed turn (a run) as its frames came: numbered (SSE `id:` lines, from 1), kept up to a byte bound, and
 // written to every reader attached (the POST that started it, and clients re-joining with GET /runs/:id?after=).
-// A reader that goes away only detaches: the turn goes on (abort stays explicit). The relay writes into `writer`,
-// a StreamWriter whose backpressure is that of the attached readers (none attached: none), so a slow reader still
-// slows its own generation and a dropped one no longer holds it.
+// A reader that goes away only detaches: the turn goes on (abort stays explicit). The relay writes into `sink`
+// (frame-sink.ts) the frames in batches with the actor's numbers (frame-batch.ts), and at the end the status the
+// stream ended with; the log keeps the batches and encodes each once, for every reader attached, and what a
+// re-joining reader missed again for it. Its backpressure is that of the attached readers (none attached: none), so a slow reader
+// still slows its own generation and a dropped one no longer holds it.
 import type { StreamWriter } from '../../http/types.js';
-import { HEARTBEAT } from '../routes/stream-relay.js';
+import type { FrameSink } from '../frame-sink.js';
+import { encodeBatch, type FrameBatch } from '../frame-batch.js';
+import { encodeSseFrame, HEARTBEAT, INTERRUPTED_FRAME, type EndStatus } from '../sse-frames.js';
 
 /**
  * `queued`: taken by the front door, not started by the session's actor yet (it waits for the session's previous
@@ -22,21 +26,18 @@ export interface RunInfo {
   requestId: string;
 }
 
-const DONE_PREFIX = 'event: done\ndata: ';
-/** How a run cut and not run again ends (client SDK 1.4.0 reads `status: "interrupted"`). */
-export const INTERRUPTED_DONE = `${DONE_PREFIX}${JSON.stringify({ status: 'interrupted', interrupted: true })}\n\n`;
-const MESSAGE_PREFIX = 'event: message\ndata: ';
-
 export class RunLog {
   status: RunStatus = 'running';
   endedAt: number | undefined;
-  /** Frames kept, with their `id:` lines, a batch (what the relay wrote at once) per entry, oldest first. */
+  /** Frames kept, a batch (what the relay wrote at once) per entry, oldest first. */
   readonly #batches: Batch[] = [];
   #firstId = 1;
   #nextId = 1;
   /** The `run` frame of a reader not written to yet: it goes out with the first frames (one write). */
   readonly #greeting = new Map<StreamWriter, string>();
   #bytes = 0;
+  /** Characters of answer text in the frames kept. */
+  #partial = 0;
   #interrupted = false;
   readonly #readers = new Set<StreamWriter>();
   /** Readers that said "full", and what waits for them to drain (or leave). */
@@ -69,40 +70,30 @@ export class RunLog {
     this.#end();
   }
 
-  /** Frames with an id above `after`, joined; undefined when some of them are no longer kept. */
+  /** Frames with an id above `after`, encoded; undefined when some of them are no longer kept. */
   framesAfter(after: number): string | undefined {
-    if (this.#interrupted) return `id: ${after + 1}\n${INTERRUPTED_DONE}`;
+    if (this.#interrupted) return encodeSseFrame(INTERRUPTED_FRAME, after + 1);
     if (after + 1 < this.#firstId) return undefined;
     let text = '';
-    for (const batch of this.#batches) {
-      const last = batch.firstId + batch.count - 1;
-      if (last <= after) continue;
-      text +=
-        batch.firstId > after
-          ? batch.text
-          : framesOf(batch.text)
-              .slice(after + 1 - batch.firstId)
-              .join('');
+    for (const { batch } of this.#batches) {
+      const skip = after + 1 - batch.first;
+      if (skip < batch.events.length) text += encodeBatch(batch, Math.max(skip, 0));
     }
     return text;
   }
 
   /** Characters of answer text in the frames kept (`message` deltas): the `run` frame's `partialLength`. */
   partialLength(): number {
-    let length = 0;
-    for (const frame of this.#batches.flatMap((batch) => framesOf(batch.text))) {
-      const at = frame.indexOf(MESSAGE_PREFIX);
-      if (at < 0) continue;
-      const data = JSON.parse(frame.slice(at + MESSAGE_PREFIX.length)) as { content?: unknown };
-      if (typeof data.content === 'string') length += data.content.length;
-    }
-    return length;
+    return this.#partial;
   }
 
   /** The `run` frame a reader gets first (not numbered: it is about the connection, not the run). */
   runFrame(partialLength: number): string {
     const { runId, requestId } = this.info;
-    return `event: run\ndata: ${JSON.stringify({ runId, requestId, resumed: false, partialLength, status: this.status })}\n\n`;
+    return encodeSseFrame({
+      event: 'run',
+      data: { runId, requestId, resumed: false, partialLength, status: this.status },
+    });
   }
 
   /** Adds a reader (`greeting`: what it gets first, with the next frames); when the run has ended the caller ends it instead. */
@@ -118,45 +109,42 @@ export class RunLog {
     else this.#ended.push(listener);
   }
 
-  /** What the relay writes to: frames are numbered, kept and passed on; heartbeats only passed on. */
-  readonly writer: StreamWriter = {
-    write: (chunk) => (chunk === HEARTBEAT ? this.#send(chunk) : this.#append(chunk)),
+  /** What the relay writes to: frames are kept and passed on, encoded; heartbeats only passed on. */
+  readonly sink: FrameSink = {
+    frames: (batch) => this.#append(batch),
+    heartbeat: () => this.#send(HEARTBEAT),
     onDrain: (listener) => {
       if (this.#blocked.size === 0) queueMicrotask(listener);
       else this.#drained.push(listener);
     },
-    // The run's writer never closes under the relay: a reader leaving detaches (the turn goes on).
+    // The run's sink never closes under the relay: a reader leaving detaches (the turn goes on).
     onClose: () => undefined,
-    end: () => this.#end(),
+    end: (status) => this.#end(status),
     get closed() {
       return false;
     },
   };
 
-  #append(chunk: string): boolean {
-    // Each frame ends with a blank line and holds none (its data is one line of JSON): number them in one pass.
-    const firstId = this.#nextId;
-    let numbered = '';
-    for (let start = 0; start < chunk.length; ) {
-      const end = chunk.indexOf('\n\n', start);
-      const stop = end < 0 ? chunk.length : end + 2;
-      numbered += `id: ${this.#nextId++}\n${chunk.slice(start, stop)}`;
-      start = stop;
-    }
-    const done = chunk.indexOf(DONE_PREFIX);
-    if (done >= 0)
-      this.status = statusOf(chunk.slice(done + DONE_PREFIX.length, chunk.indexOf('\n', done + DONE_PREFIX.length)));
+  #append(batch: FrameBatch): boolean {
+    const count = batch.events.length;
+    // Frames the log has already (a batch numbered below the newest) are not kept twice.
+    if (count === 0 || batch.first + count <= this.#nextId) return this.#blocked.size === 0;
+    const text = encodeBatch(batch);
+    if (this.#batches.length === 0) this.#firstId = batch.first;
+    this.#nextId = batch.first + count;
     const before = this.#bytes;
-    this.#batches.push({ firstId, count: this.#nextId - firstId, text: numbered });
-    this.#bytes += numbered.length;
+    this.#batches.push({ batch, bytes: text.length });
+    this.#bytes += text.length;
+    this.#partial += batch.answer;
     // Bounded: the oldest batches go first (a re-join that needs them is then refused); the newest always stays.
     while (this.#bytes > this.maxBytes && this.#batches.length > 1) {
       const dropped = this.#batches.shift()!;
-      this.#bytes -= dropped.text.length;
-      this.#firstId = dropped.firstId + dropped.count;
+      this.#bytes -= dropped.bytes;
+      this.#partial -= dropped.batch.answer;
+      this.#firstId = dropped.batch.first + dropped.batch.events.length;
     }
     this.onSizeChange(this.#bytes - before);
-    return this.#send(numbered);
+    return this.#send(text);
   }
 
   #send(text: string): boolean {
@@ -183,10 +171,11 @@ export class RunLog {
     this.#unblock(reader);
   }
 
-  #end(): void {
+  #end(status?: EndStatus): void {
     if (this.endedAt !== undefined) return;
     this.endedAt = Date.now();
-    if (this.status === 'running' || this.status === 'queued') this.status = 'finished';
+    if (status) this.status = status;
+    else if (this.status === 'running' || this.status === 'queued') this.status = 'finished';
     for (const reader of this.#readers) if (!reader.closed) reader.end();
     this.#readers.clear();
     this.#blocked.clear();
@@ -198,27 +187,13 @@ export class RunLog {
   release(): void {
     this.onSizeChange(-this.#bytes);
     this.#bytes = 0;
+    this.#partial = 0;
     this.#batches.length = 0;
   }
 }
 
 interface Batch {
-  firstId: number;
-  count: number;
-  /** The frames with their `id:` lines. */
-  text: string;
-}
-
-/** The frames of a batch, each with its blank line. */
-function framesOf(text: string): string[] {
-  return text.split(/(?<=\n\n)/);
-}
-
-function statusOf(data: string): RunStatus {
-  try {
-    const status = (JSON.parse(data) as { status?: unknown }).status;
-    return status === 'aborted' || status === 'failed' || status === 'interrupted' ? status : 'finished';
-  } catch {
-    return 'finished';
-  }
+  batch: FrameBatch;
+  /** Its encoded length, `id:` lines included. */
+  bytes: number;
 }

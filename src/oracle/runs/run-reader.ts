@@ -9,8 +9,9 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { StreamWriter } from '../../http/types.js';
 import type { Logger } from '../../log.js';
-import { HEARTBEAT } from '../routes/stream-relay.js';
-import { type RunBatch, type RunStream, runInfoOf } from './jetstream-run-stream.js';
+import { batchOf, encodeBatch } from '../frame-batch.js';
+import { encodeSseFrame, HEARTBEAT } from '../sse-frames.js';
+import { type RunStream, runInfoOf } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
 
 export interface RunReadOptions {
@@ -27,10 +28,6 @@ export interface KeptRun {
   /** Writes the run to `writer` until `done`, a gap or a long silence; stops when `writer` closes. */
   pipe(writer: StreamWriter): void;
 }
-
-const DONE = 'event: done\ndata: ';
-const RUN = 'event: run\ndata: ';
-const MESSAGE = 'event: message\ndata: ';
 
 /** The run `runId` of `userDid` from frame `after` on; undefined when there is none or its frames are gone. */
 export async function keptRun(
@@ -53,9 +50,9 @@ export async function keptRun(
   const messages = await consumer.consume();
   const iterator = messages[Symbol.asyncIterator]();
   const first = newest === 0 ? undefined : await iterator.next();
-  const firstBatch = first && !first.done ? first.value.json<RunBatch>() : undefined;
+  const firstBatch = first && !first.done ? batchOf(first.value.json()) : undefined;
   // Frames above `after` must all be kept: a client missing some would show a hole in its answer.
-  if ((firstBatch && firstBatch.id > after + 1) || (!firstBatch && after > 0)) {
+  if ((firstBatch && firstBatch.first > after + 1) || (!firstBatch && after > 0)) {
     await messages.close();
     return undefined;
   }
@@ -70,7 +67,7 @@ export async function keptRun(
   };
 
   async function relay(writer: StreamWriter): Promise<void> {
-    let expected = firstBatch?.id ?? 1;
+    let expected = firstBatch?.first ?? 1;
     let backlog = '';
     let status = 'running';
     let partial = 0;
@@ -102,24 +99,24 @@ export async function keptRun(
       stop();
       if (!writer.closed) writer.end();
     };
-    const take = (batch: RunBatch): boolean => {
+    const take = (value: unknown): boolean => {
       // A batch that starts past the next id: one was not stored. Ending lets the client re-join (from what it has).
-      if (batch.id > expected) return false;
-      let id = batch.id;
-      for (const frame of batch.text.split(/(?<=\n\n)/)) {
-        if (frame === '') continue;
-        const number = id++;
-        if (number < expected) continue;
-        expected = number + 1;
-        if (frame.startsWith(RUN) && frame.includes('"recovering"')) {
-          status = 'recovering';
-          partial = 0;
-        } else if (frame.startsWith(DONE)) {
-          status = statusOf(frame.slice(DONE.length));
-          ended = true;
-        } else if (frame.startsWith(MESSAGE)) partial += contentLength(frame.slice(MESSAGE.length));
-        if (number > after) backlog += `id: ${number}\n${frame}`;
+      const batch = batchOf(value);
+      if (!batch || batch.first > expected) return false;
+      const skip = expected - batch.first;
+      if (skip >= batch.events.length) return true;
+      // The only numbered `run` frame is a takeover's, first in its batch: a new answer starts there.
+      if (skip === 0 && batch.events[0] === 'run') {
+        status = 'recovering';
+        partial = 0;
       }
+      partial += batch.answer;
+      if (batch.status) {
+        status = batch.status;
+        ended = true;
+      }
+      expected = batch.first + batch.events.length;
+      if (expected - 1 > after) backlog += encodeBatch(batch, Math.max(skip, after + 1 - batch.first, 0));
       return true;
     };
     const flush = () => {
@@ -127,7 +124,10 @@ export async function keptRun(
       backlog = '';
     };
     const runFrame = () =>
-      `${RUN}${JSON.stringify({ runId, requestId: info!.requestId, resumed: false, partialLength: partial, status })}\n\n`;
+      encodeSseFrame({
+        event: 'run',
+        data: { runId, requestId: info!.requestId, resumed: false, partialLength: partial, status },
+      });
     try {
       // Nothing kept yet (a run whose first frames are on their way): the run frame alone, then live.
       if (live) writer.write(runFrame());
@@ -135,7 +135,7 @@ export async function keptRun(
       while (!next.done) {
         const message = next.value;
         heardAt = quietAt = performance.now();
-        if (!take(message.json<RunBatch>())) break;
+        if (!take(message.json())) break;
         if (!live && message.seq >= newest) {
           live = true;
           backlog = runFrame() + backlog;
@@ -147,23 +147,5 @@ export async function keptRun(
     } finally {
       finish();
     }
-  }
-}
-
-function statusOf(data: string): string {
-  try {
-    const status = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { status?: unknown }).status;
-    return typeof status === 'string' ? status : 'finished';
-  } catch {
-    return 'finished';
-  }
-}
-
-function contentLength(data: string): number {
-  try {
-    const content = (JSON.parse(data.slice(0, data.indexOf('\n'))) as { content?: unknown }).content;
-    return typeof content === 'string' ? content.length : 0;
-  } catch {
-    return 0;
   }
 }

@@ -7,13 +7,14 @@
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
 import type { Logger } from '../../log.js';
-import type { RunBatch, RunStream } from './jetstream-run-stream.js';
+import type { FrameBatch } from '../frame-batch.js';
+import type { RunStream } from './jetstream-run-stream.js';
 import type { RunInfo } from './run-log.js';
 
 export class RunWriter {
   #nextId: number;
-  #pending = '';
-  #pendingCount = 0;
+  /** Frames queued, numbered when they are published. */
+  #pending: FrameBatch = emptyBatch();
   #pendingStored: (() => void)[] = [];
   #inFlight: Promise<void> | undefined;
   #opening = false;
@@ -37,11 +38,21 @@ export class RunWriter {
     this.#inFlight ??= this.#drain();
   }
 
-  /** Queues `count` frames (SSE text, each ending with a blank line); `stored` runs once they are kept. */
-  write(text: string, count: number, stored?: () => void): void {
-    if (count === 0 && !stored) return;
-    this.#pending += text;
-    this.#pendingCount += count;
+  /** The id the next frame written gets (the frame sender numbers its frames from it). */
+  get nextId(): number {
+    return this.#nextId + this.#pending.events.length;
+  }
+
+  /** Queues a batch's frames, numbered on from the last (as the frame sender numbers them); `stored` runs once kept. */
+  write(batch: FrameBatch, stored?: () => void): void {
+    if (batch.events.length === 0 && !stored) return;
+    const pending = this.#pending;
+    for (let i = 0; i < batch.events.length; i++) {
+      pending.events.push(batch.events[i]!);
+      pending.data.push(batch.data[i]!);
+    }
+    pending.answer += batch.answer;
+    if (batch.status) pending.status = batch.status;
     if (stored) this.#pendingStored.push(stored);
     this.#inFlight ??= this.#drain();
   }
@@ -59,14 +70,13 @@ export class RunWriter {
           .publish(this.stream.subject(this.info.runId, 'open'), JSON.stringify(this.info))
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
-      while (this.#pendingCount > 0 || this.#pendingStored.length > 0) {
-        const batch: RunBatch = { id: this.#nextId, n: this.#pendingCount, text: this.#pending };
-        this.#nextId += batch.n;
+      while (this.#pending.events.length > 0 || this.#pendingStored.length > 0) {
+        const batch = { ...this.#pending, first: this.#nextId };
+        this.#nextId += batch.events.length;
         const stored = this.#pendingStored;
-        this.#pending = '';
-        this.#pendingCount = 0;
+        this.#pending = emptyBatch();
         this.#pendingStored = [];
-        if (batch.n > 0) await this.#publish(batch);
+        if (batch.events.length > 0) await this.#publish(batch);
         for (const callback of stored) callback();
         await this.#bound().catch((error: unknown) =>
           this.log.warn({ err: error, runId: this.info.runId }, 'a run was not trimmed to its bound'),
@@ -77,7 +87,7 @@ export class RunWriter {
     }
   }
 
-  async #publish(batch: RunBatch): Promise<void> {
+  async #publish(batch: FrameBatch): Promise<void> {
     const body = JSON.stringify(batch);
     try {
       await this.stream.connection.js.publish(this.stream.subject(this.info.runId, 'f'), body);
@@ -100,9 +110,6 @@ export class RunWriter {
   }
 }
 
-/** Frames in `text` (each ends with a blank line and holds none). */
-export function frameCount(text: string): number {
-  let count = 0;
-  for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) count++;
-  return count;
+function emptyBatch(): FrameBatch {
+  return { first: 0, events: [], data: [], answer: 0 };
 }
