@@ -110,8 +110,11 @@ function connectionCounts(list: string): number[] {
   return [...new Set(counts)];
 }
 
-/** Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). */
-const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' };
+/**
+ * Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). A
+ * node is stopped once nothing sends to it: no quiet second to wait for (SHUTDOWN_QUIET_MS).
+ */
+const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1', SHUTDOWN_QUIET_MS: '0' };
 
 const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
 
@@ -374,8 +377,7 @@ export async function main(argv: string[]): Promise<void> {
       else await measureCluster(round).then(() => measureControl(round));
     }
   } finally {
-    await cluster?.stop();
-    await Promise.all(controlServers.map((server) => server.stop()));
+    await Promise.all([cluster?.stop(), ...controlServers.map((server) => server.stop())]);
   }
 
   // One group of rows per case: USSD once per connection count (the first count's rows keep their plain names, so
