@@ -110,11 +110,8 @@ function connectionCounts(list: string): number[] {
   return [...new Set(counts)];
 }
 
-/**
- * Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). A
- * node is stopped once nothing sends to it: no quiet second to wait for (SHUTDOWN_QUIET_MS).
- */
-const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1', SHUTDOWN_QUIET_MS: '0' };
+/** Every node the same shape: one actor host, loopback exempt from the rate limit (as bench/lib/process.ts does). */
+const NODE_ENV = { ACTOR_THREADS: '1', RATE_LIMIT_ALLOWLIST: '127.0.0.0/8,::1' };
 
 const sum = (pids: number[], read: (pid: number) => number) => pids.reduce((total, pid) => total + read(pid), 0);
 
