@@ -27,6 +27,7 @@ import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
+import { openRecords } from './records.js';
 import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './store/write-guard.js';
 import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
@@ -150,6 +151,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const context: FaceContext = {
     config,
     store,
+    records: openRecords(store, config, cluster?.connection),
     log,
     actors: routed?.actors ?? runtime,
     cpuPool,

@@ -6,7 +6,7 @@ import type { ClusterConnection } from '../../dist/src/cluster/connection.js';
 import { RECORDS_PER_MESSAGE } from '../../dist/src/cluster/journal/image.js';
 import { journalState, readJournal, type JournalStream } from '../../dist/src/cluster/journal/stream.js';
 import { DEFAULT_PARTITIONS, partitionOf } from '../../dist/src/cluster/partition-leases.js';
-import { USSD_JOURNAL } from '../../dist/src/ussd/sessions/journal-repository.js';
+import { USSD_JOURNAL } from '../../dist/src/cluster/records/ussd/sessions.js';
 
 interface StoredStep {
   state?: string;
