@@ -4,8 +4,8 @@
 // while the socket takes them (the actor's backpressure window), writes `: heartbeat` comments, and writes the closing
 // frames of every stream (stream-ending.ts): the ending the actor reports, or a failure when its host died.
 import type { StreamWriter } from '../../http/types.js';
-import { DomainError } from '../../runtime/errors.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
+import { fromWire } from '../../runtime/wire-errors.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';
 
@@ -19,8 +19,8 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 export const HEARTBEAT = ': heartbeat\n\n';
 
 export type RelayOutcome =
-  /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
-  | { kind: 'refused'; error: DomainError }
+  /** Refused before it opened (a DomainError or a TransientError); the route answers it (oracle/errors.ts). */
+  | { kind: 'refused'; error: Error }
   | { kind: 'streaming'; finished: Promise<void> }
   /** The actor failed before it said anything (its host died): nothing was written. */
   | { kind: 'failed'; error: unknown };
@@ -94,7 +94,7 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
     port.on('message', (message: StreamMessage) => {
       switch (message.type) {
         case 'refused':
-          outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
+          outcome({ kind: 'refused', error: fromWire(message.error) });
           return finish();
         case 'started':
           return options.started?.();
