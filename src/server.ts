@@ -14,7 +14,6 @@ import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
 import { transientAnswer } from './http/errors.js';
 import { Router } from './http/router.js';
-import { reply } from './http/types.js';
 import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
 import { compileProxyTrust } from './http/proxy-trust.js';
@@ -34,6 +33,7 @@ import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace, type UssdFaceLinks } from './ussd/index.js';
+import { USSD_DRAIN_REFUSALS } from './ussd/routes/dial.js';
 import { checkedKeys } from './keys-at-start.js';
 import { startTracing, stopTracing } from './telemetry/index.js';
 
@@ -192,7 +192,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
     drainServeMs: config.SHUTDOWN_SERVE_MS,
     // Past the serving deadline a USSD step gets the contract's fault answer, which a gateway shows the user.
-    drainRefusals: { 'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }) },
+    drainRefusals: USSD_DRAIN_REFUSALS,
     streamLimits: {
       maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
       stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000,

@@ -6,7 +6,7 @@ import { declarer } from '../../http/route.js';
 import { reply, type HttpRequest } from '../../http/types.js';
 import { failureKind, HostUnavailableError } from '../../runtime/errors.js';
 import { isStorageUnavailable } from '../../store/write-guard.js';
-import { answerOf, INVALID_INPUT } from '../answers.js';
+import { answerOf, INVALID_INPUT, SERVICE_UNAVAILABLE } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
@@ -22,6 +22,14 @@ const UssdAnswerSchema = v.pipe(
   v.regex(/^(CON|END) /),
   v.examples(['CON Welcome\n1. Know More\n2. Account', INVALID_INPUT]),
 );
+
+/**
+ * What the front door answers a USSD step once a drain stopped serving (past SHUTDOWN_SERVE_MS): the contract's
+ * fault answer, which a gateway shows the user, never the door's 503.
+ */
+export const USSD_DRAIN_REFUSALS = {
+  'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }),
+};
 
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
