@@ -109,3 +109,48 @@ t.test('a turn is one LMDB commit, and a record that moved leaves no entries beh
   t.equal(await stores.transcripts.length('s'), 2, 'the refused turn appended nothing');
   t.match(await stores.sessions.get('s'), { value: { title: 'Elsewhere' }, revision: 3 });
 });
+
+t.test(
+  'reads beside a commit written one entry at a time (as on JetStream) see none of it until it is done',
+  async (t) => {
+    const store = tempStore(t, 'session-state-');
+    const lmdb = openLmdbSessionStores(store);
+    // Cluster mode's commit: the entries one key after another, then the record. Held after the first when `hold`.
+    let hold = false;
+    let firstWritten!: () => void;
+    const written = new Promise<void>((resolve) => (firstWritten = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const stores = {
+      ...lmdb,
+      bounds: NO_BOUNDS,
+      commitTurn: async (next: typeof record, revision: number, from: number, entries: readonly TranscriptEntry[]) => {
+        for (const [i, entry] of entries.entries()) {
+          await lmdb.transcripts.append(next.sessionId, from + i, [entry]);
+          if (i === 0 && hold) firstWritten(), await released;
+        }
+        return lmdb.sessions.update(next, revision);
+      },
+    };
+    const state = await SessionState.create(stores, record, 50);
+    await state.commit({ ...record, lastUpdatedAt: 2 }, turn(0));
+    hold = true;
+    const committing = state.commit({ ...record, lastUpdatedAt: 3 }, turn(1));
+    await written;
+    t.equal(await lmdb.transcripts.length('s'), 3, 'the question is in the store, its answer not yet');
+    const contents = (page: { messages: { content: string }[] }) => page.messages.map((m) => m.content);
+    t.same(contents(await state.messages(0)), ['question 0', 'answer 0'], 'GET /messages: the turn before only');
+    t.same(contents(await state.messages(2)), [], 'nothing from the commit being written');
+    t.same(JSON.parse(`[${(await state.messagesPart(0)).json}]`).length, 2, 'a part of GET /messages: the same');
+    const page = await state.historyPage({ limit: 10 });
+    t.same(contents(page), ['question 0', 'answer 0'], 'a history page: the same');
+    t.equal(page.hasNewer, false);
+    release();
+    await committing;
+    t.same(
+      contents(await state.messages(0)),
+      ['question 0', 'answer 0', 'question 1', 'answer 1'],
+      'then the whole turn',
+    );
+  },
+);

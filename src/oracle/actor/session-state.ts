@@ -21,6 +21,7 @@ import {
   type AiEntry,
   type TranscriptEntry,
 } from '../sessions/transcript.js';
+import type { TranscriptPage } from '../sessions/transcript-repository.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 
 /** Entries read per page when the actor loads its recent turns or a client lists the transcript. */
@@ -36,6 +37,11 @@ export type BoundedStores = SessionStores & { readonly bounds: ChatBounds };
 export class SessionState {
   /** Loaded on the first turn: the transcript's length and (oldest first) its last `recentTurns` turns. */
   #transcript: { length: number; recent: TranscriptEntry[] } | undefined;
+  /**
+   * While a turn's entries are written, the transcript's length before them. JetStream writes them one key at a
+   * time, so a read beside the commit stops there: a reader never sees a question without its answer.
+   */
+  #writingFrom: number | undefined;
 
   private constructor(
     private readonly stores: BoundedStores,
@@ -123,7 +129,12 @@ export class SessionState {
     this.admit(bytes);
     const transcript = await this.#loaded();
     const counted = { ...next, transcriptBytes: (this.record.transcriptBytes ?? 0) + bytes };
-    this.stored = await this.stores.commitTurn(counted, this.stored.revision, transcript.length, added);
+    this.#writingFrom = transcript.length;
+    try {
+      this.stored = await this.stores.commitTurn(counted, this.stored.revision, transcript.length, added);
+    } finally {
+      this.#writingFrom = undefined;
+    }
     transcript.length += added.length;
     transcript.recent.push(...added);
     transcript.recent.splice(0, recentStart(transcript.recent, this.recentTurns));
@@ -136,8 +147,17 @@ export class SessionState {
 
   /** One page of the transcript as GET /messages lists it, oldest first. */
   async messages(from: number, limit = PAGE): Promise<MessagesPage> {
-    const { entries, next } = await this.stores.transcripts.read(this.record.sessionId, { from, limit });
+    const { entries, next } = await this.#read(from, limit);
     return next === undefined ? { messages: entries.map(itemOf) } : { messages: entries.map(itemOf), next };
+  }
+
+  /** Up to `limit` entries from `from` on, never past the entries of a commit being written (#writingFrom). */
+  async #read(from: number, limit: number): Promise<TranscriptPage> {
+    const end = this.#writingFrom;
+    const count = end === undefined ? limit : Math.min(limit, end - from);
+    if (count <= 0) return { entries: [] };
+    const page = await this.stores.transcripts.read(this.record.sessionId, { from, limit: count });
+    return end !== undefined && page.next !== undefined && page.next >= end ? { entries: page.entries } : page;
   }
 
   /**
@@ -146,7 +166,6 @@ export class SessionState {
    * numbers, removed from the top down), so the part's next number is `from` plus its count.
    */
   async messagesPart(from: number): Promise<MessagesPart> {
-    const sessionId = this.record.sessionId;
     let json = '';
     let count = 0;
     for (let at = from; ; ) {
@@ -154,7 +173,7 @@ export class SessionState {
       // entry read past the part's end is decoded for nothing, and entries may be hundreds of kilobytes each.
       const limit =
         count === 0 ? 1 : Math.min(PART_READ_MAX, Math.ceil((PART_CHARS - json.length) / (json.length / count)));
-      const { entries, next } = await this.stores.transcripts.read(sessionId, { from: at, limit });
+      const { entries, next } = await this.#read(at, limit);
       for (const [i, entry] of entries.entries()) {
         json += (count > 0 ? ',' : '') + JSON.stringify(itemOf(entry));
         count++;
@@ -170,12 +189,12 @@ export class SessionState {
   /**
    * One page for GET /sessions/:id/messages: entries [first, first + n) of a transcript of `length`, the
    * cursors clamped to it. The length is read from the store, not this state's copy: a read beside a running
-   * turn sees what is committed.
+   * turn sees what is committed (and not the entries of a commit still being written).
    */
   async historyPage(query: { limit: number; before?: number; after?: number }): Promise<HistoryPage> {
     const { transcripts } = this.stores;
     const sessionId = this.record.sessionId;
-    const length = await transcripts.length(sessionId);
+    const length = Math.min(await transcripts.length(sessionId), this.#writingFrom ?? Number.POSITIVE_INFINITY);
     let first: number;
     let entries: TranscriptEntry[];
     if (query.after !== undefined) {
