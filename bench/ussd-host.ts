@@ -22,6 +22,7 @@ const from = (path: string) => import(join(root, 'dist/src', path));
 const { loadConfig } = await from('config.js');
 const { openStore } = await from('store/env.js');
 const { ActorHost } = await from('runtime/actor-host.js');
+const { openRecords } = await from('records.js');
 const { ussdActorKind } = await from('ussd/actor/session-actor.js');
 const { createLogger } = await from('log.js');
 
@@ -30,7 +31,7 @@ const config = loadConfig({ DATA_DIR: dir, PIN_ENCRYPTION_KEY: randomBytes(32).t
 const store = openStore(dir);
 const host = new ActorHost(
   [ussdActorKind],
-  { hostIndex: 0, config, store, log: createLogger('warn'), publish() {} },
+  { hostIndex: 0, config, store, records: openRecords(store, config), log: createLogger('warn'), publish() {} },
   60_000,
   {
     mailboxLimit: config.ACTOR_MAILBOX_LIMIT,

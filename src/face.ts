@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { Router } from './http/router.js';
 import type { SocketFrontDoor } from './http/websocket.js';
 import type { Logger } from './log.js';
+import type { Records } from './records.js';
 import type { Actors } from './runtime/router.js';
 import type { CpuPool } from './runtime/cpu-pool.js';
 import type { Store } from './store/env.js';
@@ -16,6 +17,8 @@ import type { Store } from './store/env.js';
 export interface FaceContext<C = Config> {
   readonly config: C;
   readonly store: Store;
+  /** The faces' record families, on the engine the composition root picked (records.ts). */
+  readonly records: Records;
   readonly log: Logger;
   /** The session actors: this node's runtime, or in cluster mode the router to whichever node runs each one. */
   readonly actors: Actors;

@@ -17,7 +17,7 @@ import type { Store } from './store/env.js';
 import { LmdbKeyChecks } from './store/key-checks.js';
 import { resolvePinKey, type PinKey } from './ussd/pin-key.js';
 import { checkPinKey, samplePin } from './ussd/pin-key-check.js';
-import { openCustomers } from './ussd/repositories.js';
+import { openRecords } from './records.js';
 
 export interface CheckedKeys {
   pinKey: PinKey;
@@ -37,7 +37,7 @@ export async function checkedKeys(
   );
   const checks = cluster ? await JetStreamKeyChecks.open(cluster) : new LmdbKeyChecks(store);
   const where = cluster ? "the cluster's JetStream" : `DATA_DIR (${config.DATA_DIR})`;
-  const customers = await openCustomers(store, cluster);
+  const customers = await openRecords(store, config, cluster).ussd.customers();
   const sample = () => samplePin(customers);
   if ((await checkPinKey(checks, pinKey, sample, where)) === 'recorded')
     log.info('PIN key check value recorded beside the records');

@@ -25,6 +25,7 @@ import { ActorRuntime } from './runtime/actor-runtime.js';
 import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
+import { openRecords } from './records.js';
 import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
 import type { MainThreadCalls } from './chain-rest.js';
@@ -148,6 +149,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
   const context: FaceContext = {
     config,
     store,
+    records: openRecords(store, config, cluster?.connection),
     log,
     actors: routed?.actors ?? runtime,
     cpuPool,

@@ -13,7 +13,7 @@ import { connectCluster, type ClusterConnection } from '../dist/src/cluster/conn
 import { JetStreamKeyChecks } from '../dist/src/cluster/key-checks.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
-import { JetStreamCustomerRepository } from '../dist/src/ussd/customers/jetstream-repository.js';
+import { JetStreamCustomerRepository } from '../dist/src/cluster/records/ussd/customers.js';
 import type { CustomerRecord } from '../dist/src/ussd/customers/repository.js';
 import { PIN_CHECK, PIN_ROTATION } from '../dist/src/ussd/pin-key-check.js';
 import { rotatePinKey } from '../dist/src/ussd/pin-rotation.js';

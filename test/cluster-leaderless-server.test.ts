@@ -11,7 +11,7 @@ import t from 'tap';
 import { connectCluster, type ClusterConnection } from '../dist/src/cluster/connection.js';
 import { journalState, openJournalStream } from '../dist/src/cluster/journal/stream.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { JetStreamRevocationRepository } from '../dist/src/oracle/jetstream-revocations.js';
+import { JetStreamRevocationRepository } from '../dist/src/cluster/records/oracle/revocations.js';
 import type { Revocation } from '../dist/src/oracle/revocations.js';
 import { startTestNatsCluster, whilePaused } from './helpers/nats-cluster.js';
 

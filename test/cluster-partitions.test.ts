@@ -23,6 +23,7 @@ import { chatLoad, checkChat } from './helpers/chat-load.js';
 import { until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 import { createNet } from './helpers/netns.js';
+import { sessionJournal } from './helpers/session-journal.js';
 import { postUssd } from './helpers/ussd-gateway.js';
 
 t.setTimeout(170_000);
@@ -37,6 +38,8 @@ const ANSWER_BOUND_MS = STEP_TIMEOUT_MS + 1_500;
 const RECOVERY_BOUND_MS = 10_000;
 /** How long the accounts' logins after a scenario may take in all, every node tried in turn. */
 const LOGIN_BOUND_MS = 45_000;
+/** How long a fault is held (unless its scenario waits for what the fault must bring about). */
+const FAULT_MS = 6_000;
 /** Each scenario's chat user starts with these; a turn costs one, so the later turns of a scenario may be refused. */
 const CREDITS = 8;
 
@@ -58,6 +61,10 @@ const cluster = await startLocalNodes({
     CREDITS_ENABLED: 'true',
     CREDITS_INITIAL: String(CREDITS),
     CREDITS_PER_MESSAGE: '1',
+    // No chain: a target never dialled (no request reaches the gateway) instead of an embedded query node, and the
+    // bundled descriptors instead of asking it for reflection. Each node starts seconds sooner on a busy machine.
+    GATEWAY_GRPC_TARGET: '127.0.0.1:9',
+    GATEWAY_DESCRIPTORS: 'bundled',
   },
 });
 t.teardown(() => cluster.stop());
@@ -74,7 +81,21 @@ interface Attempt {
   startedAt: number;
   ms: number;
   outcome: 'ok' | 'unavailable' | 'error';
+  /** The request's text and the start of the screen answered (for a failure message). */
+  text?: string;
+  screen?: string;
 }
+
+/** An account's creation: each input of a session, and what the screen answering it must say. */
+const CREATION: readonly { input: string | ((c: number) => string); screen: RegExp }[] = [
+  { input: '', screen: /^CON Welcome!/ },
+  { input: '2', screen: /^CON Account Menu/ },
+  { input: '2', screen: /^CON Enter your full name:/ },
+  { input: (c) => `User ${String.fromCharCode(65 + c)}`, screen: /^CON Enter your email address, or 00 to skip:/ },
+  { input: '00', screen: /^CON Choose a 5-digit PIN:/ },
+  { input: PIN, screen: /^CON Enter the same PIN again to confirm:/ },
+  { input: PIN, screen: /^CON Account created!/ },
+];
 
 const customerIdIn = (screen: string) => /C[0-9A-F]{8}/.exec(screen)?.[0];
 const allCustomerIds: string[] = [];
@@ -99,7 +120,8 @@ async function step(
     ).catch(() => undefined);
     const outcome =
       answer === undefined || answer.status !== 200 ? 'error' : answer.body === UNAVAILABLE ? 'unavailable' : 'ok';
-    attempts.push({ node: node.nodeId, startedAt, ms: Date.now() - startedAt, outcome });
+    const screen = answer?.body.slice(0, 48);
+    attempts.push({ node: node.nodeId, startedAt, ms: Date.now() - startedAt, outcome, text, screen });
     if (outcome === 'ok') return answer!.body;
     if (attempt % nodes.length === nodes.length - 1) await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -110,22 +132,39 @@ function load(label: string, clients = 6) {
   let stopped = false;
   const acknowledged: string[] = [];
   const attempts: Attempt[] = [];
-  /** Sessions whose account-creating step answered something else than the new account. */
-  const wrong: string[] = [];
+  /** Sessions with a step answered something else than what follows on from the steps before. */
+  const wrong: { sessionId: string; summary: string }[] = [];
   const client = async (c: number) => {
     for (let round = 0; !stopped; round++) {
       const sessionId = `${label}-${c}-${round}`;
       const inputs: string[] = [];
+      /** This session's requests, for a failure message. */
+      const mine: Attempt[] = [];
       let turn = c + round;
       const until = () => stopped;
-      let screen = await step(sessionId, '', turn++, attempts, until);
-      for (const input of ['2', '2', `User ${String.fromCharCode(65 + c)}`, '00', PIN, PIN]) {
-        inputs.push(input);
-        screen = await step(sessionId, inputs.join('*'), turn++, attempts, until);
+      for (const [k, { input, screen: expected }] of CREATION.entries()) {
+        if (k > 0) inputs.push(typeof input === 'string' ? input : input(c));
+        const before = mine.length;
+        let screen: string;
+        try {
+          screen = await step(sessionId, inputs.join('*'), turn++, mine, until);
+        } finally {
+          attempts.push(...mine.slice(before));
+        }
+        const customerId = k === CREATION.length - 1 ? customerIdIn(screen) : undefined;
+        if (customerId) acknowledged.push(customerId);
+        if (expected.test(screen) && (customerId || k < CREATION.length - 1)) continue;
+        // The session does not follow on from its acknowledged steps: what each request was answered, by which
+        // node (the journal's records of the session are added once the scenario is over).
+        const requests = mine.map(
+          (a) => `${a.node} ${a.outcome} after ${a.ms} ms: ${JSON.stringify(a.text)} -> ${JSON.stringify(a.screen)}`,
+        );
+        wrong.push({
+          sessionId,
+          summary: `step ${k} answered ${JSON.stringify(screen)}, not ${expected}; its requests:\n    ${requests.join('\n    ')}`,
+        });
+        break;
       }
-      const customerId = customerIdIn(screen);
-      if (customerId) acknowledged.push(customerId);
-      else wrong.push(`${sessionId}: ${JSON.stringify(screen)}`);
     }
   };
   // A client stopped in the middle of a session (the cluster not answering at all) ends without an account.
@@ -217,9 +256,9 @@ async function leaseTable(): Promise<string> {
 }
 
 /**
- * Runs the load, makes the fault once some accounts went through, holds it `faultMs`, heals (and, given `watched`,
- * times how soon after the heal that node answers a fresh dial, the load still running), and waits for the
- * cluster to create accounts again; returns what the load saw.
+ * Runs the load, makes the fault once some accounts went through, holds it (FAULT_MS, or until `hold` resolves),
+ * heals (and, given `watched`, times how soon after the heal that node answers a fresh dial, the load still
+ * running), and waits for the cluster to create accounts again; returns what the load saw.
  */
 async function scenario(
   t: Test,
@@ -227,7 +266,7 @@ async function scenario(
   fault: () => Promise<void> | void,
   heal: () => Promise<void> | void,
   watched?: LocalNode,
-  faultMs = 6_000,
+  hold: () => Promise<unknown> = () => new Promise((resolve) => setTimeout(resolve, FAULT_MS)),
 ) {
   const running = load(label);
   const chat = await chatLoad(nodes, oracleDid, label);
@@ -242,7 +281,7 @@ async function scenario(
     );
     faultAt = Date.now();
     await fault();
-    await new Promise((resolve) => setTimeout(resolve, faultMs));
+    await hold();
     const during = running.acknowledged.length;
     await heal();
     healedAt = Date.now();
@@ -271,12 +310,22 @@ async function scenario(
     running.attempts.some((a) => a.outcome === 'error'),
     `${label}: every answer was a screen or the END text (no error, no hang)`,
   );
-  for (const session of running.wrong) t.comment(`${label}: session one step behind: ${session}`);
   // Once seen under a node cut before requests carried their deadline: an old step, held by the isolated node's
-  // NATS client and delivered on reconnect, ran on the owner and moved its session back one step.
-  t.same(running.wrong, [], `${label}: every session's steps follow on from its acknowledged ones`);
-  await checkHistory(t, label, running.acknowledged);
-  await checkChat(t, label, chat, nodes, observer, CREDITS);
+  // NATS client and delivered on reconnect, ran on the owner and moved its session back one step. Seen once since,
+  // in meta-cut (a full-suite run): the last PIN answered "That email address is not valid". Each step's screen is
+  // now checked, so a failure names the first step that did not follow on, with the journal's records.
+  for (const { sessionId, summary } of running.wrong)
+    t.comment(`${label}: ${sessionId} did not follow on: ${summary}\n${await sessionJournal(observer, sessionId)}`);
+  t.same(
+    running.wrong.map((w) => w.sessionId),
+    [],
+    `${label}: every session's steps follow on from its acknowledged ones`,
+  );
+  // The accounts' logins and the chat histories are read at once (neither writes what the other reads).
+  await Promise.all([
+    checkHistory(t, label, running.acknowledged),
+    checkChat(t, label, chat, nodes, observer, CREDITS),
+  ]);
   return { faultAt, healedAt, back, attempts: running.attempts };
 }
 
@@ -304,6 +353,23 @@ async function answersAgain(node: LocalNode, since: number): Promise<number> {
 }
 
 const metaLeader = async () => nats.waitForMetaLeader();
+
+/** The meta leader both servers but `cut` name, once they agree on one that is not `cut`. */
+async function electedWithout(cut: number): Promise<string | undefined> {
+  const leaders = await Promise.all(
+    nats.monitorUrls
+      .split(',')
+      .filter((_, i) => i !== cut)
+      .map(async (url) => {
+        const jsz = await fetch(`${url}/jsz`, { signal: AbortSignal.timeout(1_000) })
+          .then((answer) => answer.json() as Promise<{ meta_cluster?: { leader?: string } }>)
+          .catch(() => undefined);
+        return jsz?.meta_cluster?.leader;
+      }),
+  );
+  const [first] = leaders;
+  return first && first !== nats.servers[cut].name && leaders.every((leader) => leader === first) ? first : undefined;
+}
 const serverIndex = (name: string) => nats.servers.findIndex((server) => server.name === name);
 
 t.test(
@@ -332,14 +398,18 @@ t.test(
 
 t.test('the JetStream meta leader cut off: the others elect a new one, sessions go on', async (t) => {
   const leader = serverIndex(await metaLeader());
+  let elected: string | undefined;
+  // Held until the other two elect a meta leader (4-9 s, nats-server's election timeout), so the heal always meets
+  // a cut server that still believes it leads.
   const { back } = await scenario(
     t,
     'meta-cut',
     () => net.cut(leader),
     () => net.healAll(),
-
     nodes[0],
+    async () => (elected = await until('the others to elect a meta leader', () => electedWithout(leader), 30_000)),
   );
+  t.ok(elected, `while ${nats.servers[leader].name} was cut off, the others elected ${elected}`);
   await nats.waitForMetaLeader(60_000);
   t.comment(
     `meta leader ${nats.servers[leader].name} was cut; after the heal the cluster agrees on ${await metaLeader()}`,

@@ -6,7 +6,7 @@ import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { DEFAULT_PARTITIONS, partitionOf } from '../dist/src/cluster/partition-leases.js';
-import { JournalUssdSessionRepository } from '../dist/src/ussd/sessions/journal-repository.js';
+import { JournalUssdSessionRepository } from '../dist/src/cluster/records/ussd/sessions.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';

@@ -8,7 +8,7 @@ import t from 'tap';
 import { connectCluster } from '../dist/src/cluster/connection.js';
 import { partitionOf } from '../dist/src/cluster/partition-leases.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { LiveUssdSessions } from '../dist/src/ussd/sessions/journal-repository.js';
+import { LiveUssdSessions } from '../dist/src/cluster/records/ussd/sessions.js';
 import { health, startTestNodes, until, type LocalNode } from './helpers/cluster-nodes.js';
 import { scrape } from './helpers/metrics.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';

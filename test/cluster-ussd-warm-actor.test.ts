@@ -16,8 +16,8 @@ import { formatKey, generateKey } from '../dist/src/oracle/auth/mint.js';
 import { ActorRuntime } from '../dist/src/runtime/actor-runtime.js';
 import { INVALID_INPUT } from '../dist/src/ussd/answers.js';
 import { USSD_ACTOR } from '../dist/src/ussd/protocol.js';
-import { LiveUssdSessions } from '../dist/src/ussd/sessions/journal-repository.js';
-import { openPublishedServices } from '../dist/src/ussd/services/published.js';
+import { LiveUssdSessions } from '../dist/src/cluster/records/ussd/sessions.js';
+import { JetStreamPublished } from '../dist/src/cluster/records/ussd/published.js';
 import { startServedServices } from '../dist/src/ussd/services/served.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { json, serviceDir, startBackend } from './helpers/ussd-backend.js';
@@ -61,11 +61,7 @@ const servicesDir = serviceDir(t, shopService(backend.url));
 copyFileSync(join(process.cwd(), 'ussd-services', 'builtin.yaml'), join(servicesDir, 'builtin.yaml'));
 const publisher = await connectCluster({ NATS_URL: [nats.servers[2].url], NATS_PREFIX: PREFIX }, 'warm-publisher');
 t.teardown(() => publisher.close());
-const served = await startServedServices(
-  servicesDir,
-  await openPublishedServices(undefined as never, publisher),
-  createLogger('silent'),
-);
+const served = await startServedServices(servicesDir, await JetStreamPublished.open(publisher), createLogger('silent'));
 t.teardown(() => served.stop());
 
 const [a, b] = [await startRuntime('node-a', 0), await startRuntime('node-b', 1)];

@@ -349,10 +349,11 @@ t.test('an unreachable node: 503 UNAVAILABLE; reflection mode refuses to start w
     GATEWAY_DESCRIPTORS: 'reflection',
     GATEWAY_TIMEOUT_MS: '2000',
   });
-  // The face needs neither the actor runtime nor the CPU pool.
+  // The face needs neither the actor runtime, the CPU pool nor record families.
   const face = await createGatewayFace({
     config,
     store,
+    records: undefined as never,
     log: createLogger('silent'),
     actors: undefined as never,
     cpuPool: undefined as never,

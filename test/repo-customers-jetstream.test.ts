@@ -6,7 +6,7 @@ import { isRevisionConflict } from '../dist/src/store/revision.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
-import { JetStreamCustomerRepository, type CreationBinding } from '../dist/src/ussd/customers/jetstream-repository.js';
+import { JetStreamCustomerRepository, type CreationBinding } from '../dist/src/cluster/records/ussd/customers.js';
 import type { CustomerRecord } from '../dist/src/ussd/customers/repository.js';
 import { customerRepositoryContract } from './contracts/customers.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';

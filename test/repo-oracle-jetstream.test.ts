@@ -3,15 +3,15 @@
 // nodes on different servers racing on one user's credits, one user's session list, one session's turn, and a
 // revocation made on one node refused at once on the others.
 import t from 'tap';
-import { openJetStreamOracleRepositories } from '../dist/src/oracle/jetstream-repositories.js';
-import { openJetStreamDelegations } from '../dist/src/oracle/jetstream-delegations.js';
-import { JetStreamRevocationRepository } from '../dist/src/oracle/jetstream-revocations.js';
-import { openJetStreamCredits } from '../dist/src/oracle/plugins/credits/jetstream-repository.js';
-import { openJetStreamPreferences } from '../dist/src/oracle/plugins/user-preferences/jetstream-repository.js';
+import { openJetStreamOracleRepositories } from '../dist/src/cluster/records/oracle/index.js';
+import { openJetStreamDelegations } from '../dist/src/cluster/records/oracle/delegations.js';
+import { JetStreamRevocationRepository } from '../dist/src/cluster/records/oracle/revocations.js';
+import { openJetStreamCredits } from '../dist/src/cluster/records/oracle/credits.js';
+import { openJetStreamPreferences } from '../dist/src/cluster/records/oracle/preferences.js';
 import type { CreditAccount } from '../dist/src/oracle/plugins/credits/repository.js';
-import { JetStreamSessionRepository } from '../dist/src/oracle/sessions/jetstream-repository.js';
-import { JetStreamTranscriptRepository } from '../dist/src/oracle/sessions/jetstream-transcript-repository.js';
-import { openJetStreamSessionStores } from '../dist/src/oracle/sessions/jetstream-turn-commit.js';
+import { JetStreamSessionRepository } from '../dist/src/cluster/records/oracle/sessions.js';
+import { JetStreamTranscriptRepository } from '../dist/src/cluster/records/oracle/transcripts.js';
+import { openJetStreamSessionStores } from '../dist/src/cluster/records/oracle/turn-commit.js';
 import { creditLedger } from '../dist/src/oracle/plugins/credits/ledger.js';
 import type { SessionRecord } from '../dist/src/oracle/sessions/records.js';
 import { SessionLimitError } from '../dist/src/oracle/sessions/repository.js';
@@ -25,7 +25,7 @@ import { revocationRepositoryContract } from './contracts/revocations.js';
 import { preferencesRepositoryContract } from './contracts/preferences.js';
 import { creditRepositoryContract } from './contracts/credits.js';
 import { callRepositoryContract, pendingCall } from './contracts/calls.js';
-import { openJetStreamCalls } from '../dist/src/oracle/calls/jetstream-repository.js';
+import { openJetStreamCalls } from '../dist/src/cluster/records/oracle/calls.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { connectTo, freshDeployment } from './helpers/nats-repositories.js';
 

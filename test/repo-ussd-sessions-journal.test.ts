@@ -8,10 +8,9 @@ import {
   JournalUssdSessionRepository,
   LiveUssdSessions,
   SESSION_JOURNAL_MARGIN_MS,
-} from '../dist/src/ussd/sessions/journal-repository.js';
-import type { UssdSessionRepository } from '../dist/src/ussd/sessions/repository.js';
+} from '../dist/src/cluster/records/ussd/sessions.js';
 import { isRevisionConflict } from '../dist/src/store/revision.js';
-import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
+import { session, T0, ussdSessionRepositoryContract, type UssdSessionsUnderTest } from './contracts/ussd-sessions.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { connectTo, freshDeployment } from './helpers/nats-repositories.js';
 
@@ -27,13 +26,13 @@ interface Opened {
   writer: JournalUssdSessionRepository;
   live: LiveUssdSessions;
   /** The writer for get/begin/update and the front door's view for the live set: one node's sessions. */
-  repository: UssdSessionRepository;
+  repository: UssdSessionsUnderTest;
 }
 
 async function open(connection: ClusterConnection, maxLifetimeMs = FIVE_MINUTES, marginMs?: number): Promise<Opened> {
   const writer = await JournalUssdSessionRepository.open(connection, { maxLifetimeMs, marginMs, partitionOf });
   const live = await LiveUssdSessions.open(connection, { maxLifetimeMs, marginMs });
-  const repository: UssdSessionRepository = {
+  const repository: UssdSessionsUnderTest = {
     get: (sessionId) => writer.get(sessionId),
     begin: (value, now) => writer.begin(value, now),
     update: (value, read) => writer.update(value, read),

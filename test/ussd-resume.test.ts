@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { checkServiceText } from '../dist/src/ussd/services/check.js';
-import { openResumePoints } from '../dist/src/ussd/services/resume-points.js';
+import { openLmdbResumePoints } from '../dist/src/ussd/services/resume-points.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tempStore } from './helpers/store.js';
 import { GatewaySession } from './helpers/ussd-gateway.js';
@@ -98,7 +98,7 @@ t.test('a restart of the server in between still offers it', async (t) => {
 });
 
 t.test('the sweep removes expired points only, by their expiry index', async (t) => {
-  const points = await openResumePoints(tempStore(t));
+  const points = openLmdbResumePoints(tempStore(t));
   const point = (savedAt: number, withinMs: number) => ({
     version: '1.0.0',
     state: 'askTown',

@@ -14,6 +14,7 @@ import { RpcClient, serve, type CallPolicy } from '../src/runtime/rpc.js';
 import type { MainThreadCalls, RestQuery } from '../src/chain-rest.js';
 import type { HostInit } from '../src/runtime/messages.js';
 import type { Config } from '../src/config.js';
+import { openRecords } from '../src/records.js';
 import { openStore } from '../src/store/env.js';
 import { startTracing, stopTracing } from '../src/telemetry/index.js';
 
@@ -33,6 +34,7 @@ const context: HostContext = {
   hostIndex,
   config,
   store,
+  records: openRecords(store, config, cluster),
   log,
   ...(cluster ? { cluster } : {}),
   ...(mainPort ? { chainRest: chainRestOver(new RpcClient<MainThreadCalls>(batchingEndpoint(mainPort))) } : {}),

@@ -26,7 +26,6 @@ const RUN_PROBE_MS = 2_000;
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
-import { openOracleRepositories } from './repositories.js';
 import { callKeyRoutes, callRoutes, liveAgentGuard } from './calls/routes.js';
 import { hostedTurns, type HostedTurn } from './phone-turns.js';
 
@@ -43,7 +42,7 @@ export interface OracleFace extends Face {
 
 export const createOracleFace = async ({
   config,
-  store,
+  records,
   log,
   actors,
   cpuPool,
@@ -52,7 +51,7 @@ export const createOracleFace = async ({
   inherited,
 }: FaceContext<OracleConfig>): Promise<OracleFace> => {
   const identity = await loadOracleIdentity(config, log);
-  const repositories = await openOracleRepositories(store, cluster);
+  const repositories = await records.oracle();
   const { revocations } = repositories;
   const authenticator = createOracleAuthenticator(identity, {
     maxTtlSeconds: config.UCAN_AUTH_MAX_TTL_SECONDS,

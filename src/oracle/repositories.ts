@@ -1,13 +1,11 @@
 // Thread: any
-// The oracle's record families, each behind its repository, as the composition roots open them
-// (index.ts on the front door, actor/services.ts in each actor host) through openOracleRepositories, the one
-// place that chooses LMDB or (cluster mode) JetStream. Code past these roots gets repositories, never the Store.
-import type { ClusterConnection } from '../cluster/connection.js';
+// The oracle's record families, each behind its repository: the port the face declares. The composition root
+// picks the engine (src/records.ts: these LMDB ones, or JetStream's in src/cluster/records/oracle/), and the face's
+// roots (index.ts on the front door, actor/services.ts in each actor host) get repositories, never the Store.
 import type { Store } from '../store/env.js';
 import { openLmdbCalls } from './calls/lmdb-repository.js';
 import type { CallRepository } from './calls/records.js';
 import type { DelegationRepository } from './delegations.js';
-import { openJetStreamOracleRepositories } from './jetstream-repositories.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
 import { openLmdbRevocations } from './lmdb-revocations.js';
 import { openLmdbCredits } from './plugins/credits/lmdb-repository.js';
@@ -42,9 +40,4 @@ export function openLmdbOracleRepositories(store: Store): OracleRepositories {
     calls: openLmdbCalls(store),
     openRuns: openLmdbOpenRuns(store),
   };
-}
-
-/** The node's LMDB, or in cluster mode the JetStream buckets every node shares (jetstream-repositories.ts). */
-export async function openOracleRepositories(store: Store, cluster?: ClusterConnection): Promise<OracleRepositories> {
-  return cluster ? openJetStreamOracleRepositories(cluster) : openLmdbOracleRepositories(store);
 }

@@ -18,7 +18,7 @@ import { ORACLE_CHECK } from '../oracle/identity-check.js';
 import { lockDataDir } from '../store/data-dir-lock.js';
 import { openStore } from '../store/env.js';
 import { LmdbKeyChecks, type KeyChecks } from '../store/key-checks.js';
-import { JetStreamCustomerRepository } from '../ussd/customers/jetstream-repository.js';
+import { JetStreamCustomerRepository } from '../cluster/records/ussd/customers.js';
 import { LmdbCustomerRepository } from '../ussd/customers/lmdb-repository.js';
 import type { CustomerRepository } from '../ussd/customers/repository.js';
 import type { PendingCreations } from '../ussd/pin-rotation-pending.js';

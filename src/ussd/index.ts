@@ -7,11 +7,8 @@ import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';
 import { ussdServiceSessionsEnded, ussdSessionsActive } from '../metrics/catalogue.js';
 import { addMainThreadPart } from '../metrics/host-report.js';
-import { openUssdSessions } from './repositories.js';
 import { registerUssdRoutes } from './routes/index.js';
-import { LiveUssdSessions } from './sessions/journal-repository.js';
-import { openPublishedServices } from './services/published.js';
-import { openResumePoints } from './services/resume-points.js';
+import type { ResumePoints } from './services/resume-points.js';
 import { startServedServices } from './services/served.js';
 import { ENDED_STATE, type UssdSession } from './session.js';
 import { USSD_ACTOR } from './protocol.js';
@@ -22,51 +19,55 @@ export interface UssdFaceLinks {
 }
 
 export const createUssdFace = async (
-  { config, store, actors, log, cluster, inherited }: FaceContext<UssdConfig>,
+  { config, records, actors, log, inherited }: FaceContext<UssdConfig>,
   links: UssdFaceLinks = {},
 ): Promise<Face> => {
   // The operator listing reads the live set: in cluster mode the front door reads it from the sessions journal.
-  const sessions = await openUssdSessions(store, config, cluster);
-  const shared = sessions instanceof LiveUssdSessions ? sessions : undefined;
+  const sessions = await records.ussd.liveSessions();
   // Checked and published before any route answers: a bad definition stops the start (exit 78).
-  const served = await startServedServices(config.USSD_SERVICES_DIR, await openPublishedServices(store, cluster), log);
+  const served = await startServedServices(config.USSD_SERVICES_DIR, await records.ussd.published(), log);
   // Cluster mode: the partitions of a node that died are this node's now, and so are the notifications their
   // sessions' records still hold: each such session's actor (here now) hands them to its host's outbox.
-  if (shared)
-    inherited?.onInherited((isInherited) => {
-      void shared.withPendingOutbox(isInherited).then(
-        async (sessionIds) => {
-          const sent = sessionIds.map((sessionId) => actors.ref(USSD_ACTOR, sessionId).send({ type: 'outboxResume' }));
-          const failed = (await Promise.allSettled(sent)).filter((each) => each.status === 'rejected').length;
-          log.info({ sessions: sessionIds.length, failed }, 'inherited partitions: pending USSD notifications resumed');
-        },
-        (err: unknown) => log.warn({ err }, 'the notifications of inherited partitions were not resumed'),
-      );
-    });
+  inherited?.onInherited((isInherited) => {
+    void sessions.withPendingOutbox(isInherited).then(
+      async (sessionIds) => {
+        const sent = sessionIds.map((sessionId) => actors.ref(USSD_ACTOR, sessionId).send({ type: 'outboxResume' }));
+        const failed = (await Promise.allSettled(sent)).filter((each) => each.status === 'rejected').length;
+        log.info({ sessions: sessionIds.length, failed }, 'inherited partitions: pending USSD notifications resumed');
+      },
+      (err: unknown) => log.warn({ err }, 'the notifications of inherited partitions were not resumed'),
+    );
+  });
   let sweeper: NodeJS.Timeout | undefined;
   let stopCounting = () => {};
   return {
     name: 'ussd',
     async start() {
-      if (shared) {
-        // Cluster mode: the journal's max age does the expiry (no sweep), and the gauge is counted here from the
-        // journal (the hosts keep no live set): every node reports the whole cluster's live sessions.
-        if (config.METRICS_ENABLED)
-          stopCounting = addMainThreadPart(ussdSessionsActive, () => shared.liveCount(Date.now()));
-        return;
-      }
-      // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space.
+      // Where the hosts keep no live set (cluster mode), the gauge is counted here from the live index: every node
+      // reports the whole cluster's live sessions.
+      const { liveCount } = sessions;
+      if (config.METRICS_ENABLED && liveCount)
+        stopCounting = addMainThreadPart(ussdSessionsActive, () => liveCount.call(sessions, Date.now()));
+      // Expired sessions are invisible at once (every read checks expiresAt); the sweep frees their space (a store
+      // that expires its own records, such as the journal's or a bucket's max age, answers 0).
       const every = Math.min(60_000, config.USSD_SESSION_TTL_SECONDS * 1000);
-      const resumePoints = await openResumePoints(store);
+      // Opened at the first sweep, so the start waits on no bucket of its own.
+      let resumePoints: Promise<ResumePoints> | undefined;
       sweeper = setInterval(() => {
         sessions.removeExpired(Date.now(), countTimedOut).then(
           (removed) => removed && log.debug({ removed }, 'expired USSD sessions removed'),
           (err) => log.error({ err }, 'USSD expiry sweep failed'),
         );
-        resumePoints.removeExpired(Date.now()).then(
-          (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
-          (err) => log.error({ err }, 'USSD resume points sweep failed'),
-        );
+        // A failed opening is tried again at the next sweep.
+        (resumePoints ??= records.ussd.resumePoints().catch((error: unknown) => {
+          resumePoints = undefined;
+          throw error;
+        }))
+          .then((points) => points.removeExpired(Date.now()))
+          .then(
+            (removed) => removed && log.debug({ removed }, 'expired USSD resume points removed'),
+            (err) => log.error({ err }, 'USSD resume points sweep failed'),
+          );
       }, every);
       sweeper.unref();
     },

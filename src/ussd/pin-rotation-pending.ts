@@ -1,6 +1,6 @@
 // Thread: main
 // npm run rotate-pin-key in cluster mode (src/tools/keys.ts), before the accounts: the PINs in pending creation
-// bindings. A keyed account create in JetStream (customers/jetstream-repository.ts) first binds the creation key to
+// bindings. A keyed account create in JetStream (src/cluster/records/ussd/customers.ts) first binds the creation key to
 // the whole record it is about to write, PIN included; a node that died before confirming leaves it pending, and the
 // request's retry finishes it from that record. Left under the old key, such a retry would create an account whose
 // PIN no key opens. And when the account was written already (step 2), the retry holds the account to be the pending
@@ -10,9 +10,15 @@
 // under the new key on resumption and copies it to the other.
 import { isDeepStrictEqual } from 'node:util';
 import type { PinCipher } from './actor/pin-cipher.js';
-import type { PendingCreation } from './customers/jetstream-repository.js';
 import type { CustomerRecord, CustomerRepository } from './customers/repository.js';
 import type { Revision } from '../store/revision.js';
+
+/** A creation binding still pending (its node died before step 3): it holds a whole record, the PIN too. */
+export interface PendingCreation {
+  creationKey: string;
+  pending: CustomerRecord;
+  revision: Revision;
+}
 
 /** Where pending bindings are: JetStreamCustomerRepository (LMDB's creations hold only IDs, written with the account). */
 export interface PendingCreations {

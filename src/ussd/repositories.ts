@@ -1,42 +1,41 @@
 // Thread: any
-// Where the USSD record families live, chosen in one place: the node's LMDB, or in cluster mode
-// (a NATS connection given) the replicated JetStream KV buckets every node shares.
-import type { ClusterConnection } from '../cluster/connection.js';
-import type { Config } from '../config.js';
-import { shardOf } from '../runtime/shard.js';
+// The USSD record families, the port the face declares: the sessions (the actors' store and the front door's live
+// index), the customers, the published services, the phones' languages and resume points. The composition root
+// picks the engine (src/records.ts): these LMDB ones, or JetStream's (src/cluster/records/ussd/).
 import type { Store } from '../store/env.js';
-import { JetStreamCustomerRepository } from './customers/jetstream-repository.js';
 import { LmdbCustomerRepository } from './customers/lmdb-repository.js';
 import type { CustomerRepository } from './customers/repository.js';
-import { ENDED_RETENTION_MS } from './session.js';
-import { DEFAULT_PARTITIONS, partitionOf } from '../cluster/partition-leases.js';
-import { JournalUssdSessionRepository, LiveUssdSessions } from './sessions/journal-repository.js';
+import { openLmdbLanguageChoices, type LanguageChoices } from './services/languages.js';
+import { LmdbPublished, type PublishedServices } from './services/published.js';
+import { openLmdbResumePoints, type ResumePoints } from './services/resume-points.js';
 import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
-import type { UssdSessionRepository } from './sessions/repository.js';
+import type { UssdLiveIndex, UssdSessionRepository } from './sessions/repository.js';
 
-/**
- * The sessions. In cluster mode an actor host (`host`: its index and the hosts' count) appends its sessions' steps to
- * the sessions journal and holds them; the front door (no `host`) keeps only the cluster's live set (operator
- * listing, gauge), read from the journal.
- */
-export async function openUssdSessions(
-  store: Store,
-  config: Pick<Config, 'USSD_SESSION_TTL_SECONDS'> & Partial<Pick<Config, 'CLUSTER_JOURNAL_LINGER_MS'>>,
-  cluster: ClusterConnection | undefined,
-  host?: { index: number; count: number },
-): Promise<UssdSessionRepository> {
-  if (!cluster) return new LmdbUssdSessionRepository(store);
-  // The longest a record must outlive its last write: a live session's TTL, or an ended one's retention.
-  const maxLifetimeMs = Math.max(config.USSD_SESSION_TTL_SECONDS * 1000, ENDED_RETENTION_MS);
-  if (!host) return LiveUssdSessions.open(cluster, { maxLifetimeMs });
-  return JournalUssdSessionRepository.open(cluster, {
-    maxLifetimeMs,
-    partitionOf: (sessionId) => partitionOf(sessionId, DEFAULT_PARTITIONS),
-    serves: (sessionId) => shardOf(sessionId, host.count) === host.index,
-    lingerMs: config.CLUSTER_JOURNAL_LINGER_MS,
-  });
+/** An actor host: its index and the hosts' count (its share of the session ids). */
+export interface HostShare {
+  index: number;
+  count: number;
 }
 
-export async function openCustomers(store: Store, cluster: ClusterConnection | undefined): Promise<CustomerRepository> {
-  return cluster ? JetStreamCustomerRepository.open(cluster) : new LmdbCustomerRepository(store);
+export interface UssdRecords {
+  /** The sessions as the actors of `host` read and write them (cluster mode: held by this host, fenced). */
+  sessions(host: HostShare): Promise<UssdSessionRepository>;
+  /** The front door's live set: the operator listing, the gauge, the sweep, inherited notifications. */
+  liveSessions(): Promise<UssdLiveIndex>;
+  customers(): Promise<CustomerRepository>;
+  published(): Promise<PublishedServices>;
+  languages(): Promise<LanguageChoices>;
+  resumePoints(): Promise<ResumePoints>;
+}
+
+/** The node's LMDB: one repository is both the actors' store and the live index. */
+export function lmdbUssdRecords(store: Store): UssdRecords {
+  return {
+    sessions: async () => new LmdbUssdSessionRepository(store),
+    liveSessions: async () => new LmdbUssdSessionRepository(store),
+    customers: async () => new LmdbCustomerRepository(store),
+    published: async () => new LmdbPublished(store),
+    languages: async () => openLmdbLanguageChoices(store),
+    resumePoints: async () => openLmdbResumePoints(store),
+  };
 }

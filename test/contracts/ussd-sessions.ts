@@ -1,12 +1,16 @@
-// The behaviour every UssdSessionRepository must have (begin, revision-checked updates, the live set, expiry),
-// run against LMDB by test/repo-ussd-sessions.test.ts; a replicated implementation runs the same suite.
+// The behaviour the USSD sessions must have, through the actors' store (UssdSessionRepository: begin,
+// revision-checked updates) and the live index beside it (UssdLiveIndex: the live set, expiry), run against LMDB by
+// test/repo-ussd-sessions.test.ts and the sessions journal by test/repo-ussd-sessions-journal.test.ts.
 import type { Test } from 'tap';
 import type { UssdSession } from '../../dist/src/ussd/session.js';
-import type { UssdSessionRepository } from '../../dist/src/ussd/sessions/repository.js';
+import type { UssdLiveIndex, UssdSessionRepository } from '../../dist/src/ussd/sessions/repository.js';
 import { rejectsWithConflict } from './revision.js';
 
+/** One node's sessions: the actors' store and the live index over it. */
+export type UssdSessionsUnderTest = UssdSessionRepository & Pick<UssdLiveIndex, 'live' | 'removeExpired'>;
+
 /** A fresh, empty repository; the factory tears down what it opens when `t` ends. */
-export type UssdSessionRepositoryFactory = (t: Test) => Promise<UssdSessionRepository>;
+export type UssdSessionRepositoryFactory = (t: Test) => Promise<UssdSessionsUnderTest>;
 
 export const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 

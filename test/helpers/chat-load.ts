@@ -4,7 +4,7 @@
 // otherwise, and in doubt when no stream opened and no 402 came (an error, a 5xx, a timeout: charged or not).
 import type { Test } from 'tap';
 import type { ClusterConnection } from '../../dist/src/cluster/connection.js';
-import { openJetStreamCredits } from '../../dist/src/oracle/plugins/credits/jetstream-repository.js';
+import { openJetStreamCredits } from '../../dist/src/cluster/records/oracle/credits.js';
 import { until } from './cluster-nodes.js';
 import { call, newUser, openStream, sseEvents, type User } from './oracle.js';
 

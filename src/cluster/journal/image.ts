@@ -24,6 +24,8 @@ export class JournalImage<T> {
   #readTo = 0;
   #catchingUp: Promise<void> | undefined;
   #wanted = false;
+  /** The sequence the next read must reach at least (catchUp's `through`). */
+  #through = 0;
   /** Records held since expired ones were last forgotten. */
   #heldSince = 0;
 
@@ -65,20 +67,23 @@ export class JournalImage<T> {
   }
 
   /**
-   * Reads what the stream holds beyond what was read, through its last message as of this call: afterwards every
-   * record acknowledged before the call is held. Calls that arrive while one reads wait for the next read.
+   * Reads what the stream holds beyond what was read, through its last message as of this call and through
+   * `through` (a sequence a quorum acknowledged) at least: afterwards every record acknowledged before the call is
+   * held. Calls that arrive while one reads wait for the next read.
    */
-  catchUp(): Promise<void> {
+  catchUp(through = 0): Promise<void> {
     this.#wanted = true;
+    this.#through = Math.max(this.#through, through);
     this.#catchingUp ??= (async () => {
       try {
         while (this.#wanted) {
           this.#wanted = false;
           const { lastSeq, firstSeq } = await journalState(this.stream);
-          await readJournal<T>(this.stream, { from: Math.max(this.#readTo + 1, firstSeq), to: lastSeq }, (read) =>
+          const to = Math.max(lastSeq, this.#through);
+          await readJournal<T>(this.stream, { from: Math.max(this.#readTo + 1, firstSeq), to }, (read) =>
             this.apply(read),
           );
-          this.#readTo = Math.max(this.#readTo, lastSeq);
+          this.#readTo = Math.max(this.#readTo, to);
           this.#forgetExpired();
         }
       } finally {

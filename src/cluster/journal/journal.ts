@@ -118,16 +118,27 @@ export class PartitionJournal<T> {
 
   /**
    * The newest record of `key`: every record acknowledged before this call, on any node, is seen (its partition
-   * loaded if needed, and no fence waiting on this writer's subject: one request to the stream leader).
+   * loaded if needed, and no fence waiting on this writer's subject: #confirm, one append).
    */
   async read(key: string): Promise<Versioned<T> | undefined> {
     const partition = this.options.partitionOf(key);
     for (let attempt = 1; ; attempt++) {
       await this.#load(partition);
-      await this.#readTail(await lastOnSubject(this.stream, this.subject));
+      await this.#confirm();
       if (this.#loaded.has(partition)) return this.held(key);
       if (attempt >= MAX_LOAD_ATTEMPTS) throw this.#fencedAgain(partition);
     }
+  }
+
+  /**
+   * Makes sure no fence waits unread on this writer's subject: an empty message ({ o: 1 }) appended to it, expecting
+   * its last sequence, which only a quorum acknowledges; a fence found meanwhile is read (its partitions unloaded).
+   * Asking the stream leader for the subject's last sequence is no proof: a leader cut from its peers answers as one
+   * for 10-20 s (its lost-quorum check) after they elected another, without the fences acknowledged meanwhile
+   * (test/cluster-journal-deposed-leader).
+   */
+  #confirm(): Promise<unknown> {
+    return this.#exclusive(() => this.#appendOwn(() => ({ o: 1 })));
   }
 
   /**
@@ -258,12 +269,14 @@ export class PartitionJournal<T> {
       const by = claim!.seq;
       const { subjects } = await journalState(this.stream, true);
       const fence = encodeMessage<T>({ f: partitions, by });
-      await Promise.all(
+      const fenced = await Promise.all(
         subjects
           .filter((subject) => subject !== this.subject)
           .map((subject) => this.stream.connection.js.publish(subject, fence)),
       );
-      await this.#image.catchUp();
+      // Read through the claim and the fences at least (a quorum acknowledged them, so every record acknowledged
+      // before lies below), whatever last sequence a deposed stream leader still answers with.
+      await this.#image.catchUp(Math.max(by, ...fenced.map((ack) => ack.seq)));
       // A newer claim's fence read meanwhile wins: such a partition stays unloaded.
       for (const partition of partitions)
         if ((this.#newestFence.get(partition) ?? 0) < by) this.#loaded.set(partition, by);

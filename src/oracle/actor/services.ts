@@ -7,7 +7,6 @@ import { providersOf } from './agent/provider.js';
 import { loadModelCatalogue } from '../models.js';
 import type { Provider } from '../agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
-import { openOracleRepositories } from '../repositories.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 import type { ChatBounds } from '../sessions/bounds.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
@@ -44,9 +43,9 @@ export interface ChatServices extends SessionStores {
 }
 
 export const chatServices = preparedPerHost(async (host): Promise<ChatServices> => {
-  const { config, store } = host;
+  const { config } = host;
   const log = host.log.child({ face: 'oracle' });
-  const repositories = await openOracleRepositories(store, host.cluster);
+  const repositories = await host.records.oracle();
   const minter = ucanMinterFor({ config, delegations: repositories.delegations });
   const runStream =
     host.cluster &&

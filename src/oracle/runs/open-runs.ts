@@ -3,7 +3,7 @@
 // the agent runs and removed once its `done` is kept. What is left after a node died is a turn cut mid-way: in
 // cluster mode the partition's next owner runs it again from the stored message (actor/run-recovery.ts); on one
 // node, restarted, it ended `interrupted` (oracle/index.ts). LMDB database `oracle-open-runs`, or (cluster mode) the JetStream bucket
-// `<prefix>_oracle_open_runs` (jetstream-open-runs.ts).
+// `<prefix>_oracle_open_runs` (src/cluster/records/oracle/open-runs.ts).
 import type { Database } from 'lmdb';
 import type { Store } from '../../store/env.js';
 import {

@@ -4,13 +4,13 @@
 // keep each live session's expiry as they commit it, and the count is one pass over this map, on the host,
 // once a second.
 import { isLive, type UssdSession } from '../session.js';
-import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { UssdLiveIndex } from '../sessions/repository.js';
 
 export class LiveSessions {
   readonly #expiresAt = new Map<string, number>();
 
   /** Seeds the live sessions this host owns (they may predate it: a restarted host, a restarted server). */
-  constructor(sessions: UssdSessionRepository, owns: (sessionId: string) => boolean, now = Date.now()) {
+  constructor(sessions: Pick<UssdLiveIndex, 'live'>, owns: (sessionId: string) => boolean, now = Date.now()) {
     sessions.live(now).then(
       (live) => {
         // A session committed since the read is newer than what the read saw.

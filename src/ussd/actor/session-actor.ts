@@ -23,7 +23,6 @@ import {
   type SessionView,
   type UssdShape,
 } from '../protocol.js';
-import { openCustomers, openUssdSessions } from '../repositories.js';
 import { ENDED_RETENTION_MS, ENDED_STATE, isLive, type UssdSession } from '../session.js';
 import type { UssdSessionRepository } from '../sessions/repository.js';
 import { isRevisionConflict, type Versioned } from '../../store/revision.js';
@@ -33,12 +32,9 @@ import { answer, answerAsk, type MenuDeps } from './menu/index.js';
 import { chatSessionIdOf, type AskedTurn, type AskNeeded } from '../services/ask.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
-import { openLanguageChoices } from '../services/languages.js';
-import { openResumePoints, type ResumePoints } from '../services/resume-points.js';
-import { openPublishedServices } from '../services/published.js';
+import type { ResumePoints } from '../services/resume-points.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
-import type { JournalUssdSessionRepository } from '../sessions/journal-repository.js';
 import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
 import type { Context } from '../../telemetry/index.js';
 
@@ -57,30 +53,33 @@ interface UssdServices {
 
 /** Services shared by the USSD actors of one host: LMDB, or the cluster's JetStream buckets (repositories.ts). */
 const services = preparedPerHost(async (host): Promise<UssdServices> => {
-  const { config, store, cluster } = host;
+  const { config, store, cluster, records } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
   const [sessions, customers, published, languages, resumePoints] = await Promise.all([
-    openUssdSessions(store, config, cluster, { index: host.hostIndex, count: config.ACTOR_THREADS }),
-    openCustomers(store, cluster),
-    openPublishedServices(store, cluster),
-    openLanguageChoices(store, cluster),
-    openResumePoints(store, cluster),
+    records.ussd.sessions({ index: host.hostIndex, count: config.ACTOR_THREADS }),
+    records.ussd.customers(),
+    records.ussd.published(),
+    records.ussd.languages(),
+    records.ussd.resumePoints(),
   ]);
   const hostCatalog = await openHostCatalog(published, host.log);
   const live =
     config.METRICS_ENABLED && !cluster
-      ? new LiveSessions(sessions, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex)
+      ? new LiveSessions(
+          await records.ussd.liveSessions(),
+          (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
+        )
       : undefined;
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
   // One node: pending notifications are in LMDB with their steps. Cluster mode: in the session records (each step
   // carries them on), delivered while this host still writes the session's partition (outbox-records.ts).
-  const journal = cluster ? (sessions as JournalUssdSessionRepository) : undefined;
-  const outbox = new Outbox(journal ? recordsInSessions(host) : new LmdbOutboxStore(store), host.log, {
+  const { holds } = sessions;
+  const outbox = new Outbox(cluster ? recordsInSessions(host) : new LmdbOutboxStore(store), host.log, {
     backoffMs: config.USSD_OUTBOX_BACKOFF_MS,
     serves: (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
-    ...(journal ? { holds: (sessionId: string) => journal.holds(sessionId) } : {}),
+    ...(holds ? { holds: (sessionId: string) => holds.call(sessions, sessionId) } : {}),
   });
   outbox.start();
   countPending(outbox);

@@ -9,7 +9,7 @@ import type { OperatorGuard } from '../../http/operator-guard.js';
 import { reply } from '../../http/types.js';
 import type { Actors } from '../../runtime/router.js';
 import { INVALID_INPUT } from '../answers.js';
-import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { UssdLiveIndex } from '../sessions/repository.js';
 import { registerAggregatorRoutes } from './aggregators/index.js';
 import { dialRoutes } from './dial.js';
 import { operatorRoutes } from './operator.js';
@@ -19,7 +19,7 @@ import type { AskAgent } from '../services/ask.js';
 
 export interface UssdRouteDeps {
   actors: Actors;
-  sessions: UssdSessionRepository;
+  sessions: UssdLiveIndex;
   operatorOnly: OperatorGuard;
   log: Logger;
   /** USSD_STEP_TIMEOUT_MS: a step not answered by then is answered with the END text. */

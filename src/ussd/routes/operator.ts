@@ -8,7 +8,7 @@ import type { Actors } from '../../runtime/router.js';
 import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
 import { fitsKey } from '../../store/keys.js';
 import { USSD_ACTOR, type SessionView } from '../protocol.js';
-import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { UssdLiveIndex } from '../sessions/repository.js';
 import type { UssdRouteDeps } from './index.js';
 
 /** Operator routes identify no one: the guard only lets the operator through. */
@@ -23,7 +23,7 @@ export const USSD_OPERATOR_ERROR_MEANINGS: { readonly [K in keyof typeof ussdOpe
 };
 
 /** Identifiers of the live sessions, in identifier order. */
-async function liveSessionIds(sessions: UssdSessionRepository): Promise<string[]> {
+async function liveSessionIds(sessions: UssdLiveIndex): Promise<string[]> {
   return (await sessions.live(Date.now())).map(({ sessionId }) => sessionId).sort();
 }
 

@@ -1,9 +1,7 @@
-// Thread: actor host
+// Thread: any (the actor hosts read and write it)
 // The language each phone number chose, kept with the other USSD records so the next dial (any day,
 // any node) opens in it. One node: LMDB database `ussd-languages`; cluster mode: the replicated JetStream KV
-// bucket `ussd_languages`. A choice is committed (synced) before the screen that follows it is answered.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
+// bucket `ussd_languages` (src/cluster/records/ussd/languages.ts). A choice is committed (synced) before the screen that follows it is answered.
 import type { Store } from '../../store/env.js';
 
 export interface LanguageChoices {
@@ -12,17 +10,10 @@ export interface LanguageChoices {
   set(serviceId: string, phoneNumber: string, language: string): Promise<void>;
 }
 
-export async function openLanguageChoices(store: Store, cluster?: ClusterConnection): Promise<LanguageChoices> {
-  if (!cluster) {
-    const db = store.db<string>('ussd-languages');
-    return {
-      get: (serviceId, phoneNumber) => db.get(`${serviceId}/${phoneNumber}`),
-      set: async (serviceId, phoneNumber, language) => void (await db.put(`${serviceId}/${phoneNumber}`, language)),
-    };
-  }
-  const kv = await KvRecordStore.open<{ language: string }>(cluster, { name: 'ussd_languages' });
+export function openLmdbLanguageChoices(store: Store): LanguageChoices {
+  const db = store.db<string>('ussd-languages');
   return {
-    get: async (serviceId, phoneNumber) => (await kv.get([serviceId, phoneNumber]))?.value.language,
-    set: async (serviceId, phoneNumber, language) => void (await kv.put([serviceId, phoneNumber], { language })),
+    get: (serviceId, phoneNumber) => db.get(`${serviceId}/${phoneNumber}`),
+    set: async (serviceId, phoneNumber, language) => void (await db.put(`${serviceId}/${phoneNumber}`, language)),
   };
 }

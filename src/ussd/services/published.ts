@@ -2,12 +2,11 @@
 // The service definitions a gateway serves, as published: every version by `id@version` (a session
 // pinned to one reads it after a reload or a restart) and the current set new dials get. One node: LMDB database
 // `ussd-services`, and a BroadcastChannel tells the actor hosts of this process that the set changed. Cluster mode:
-// the replicated JetStream KV bucket `ussd_services`, watched by every node's hosts, so all serve one version.
+// the replicated JetStream KV bucket `ussd_services`, watched by every node's hosts, so all serve one version
+// (src/cluster/records/ussd/published.ts).
 // A version is immutable: publishing other content under a published `id@version` is refused.
 import { isDeepStrictEqual } from 'node:util';
 import { BroadcastChannel } from 'node:worker_threads';
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
 import type { Store } from '../../store/env.js';
 import type { ServiceDefinition } from './definition.js';
 
@@ -37,15 +36,7 @@ export class VersionClash extends Error {
 export const keyOf = (definition: ServiceDefinition) => `${definition.id}@${definition.version}`;
 
 const CHANNEL = 'ussd-services';
-/** The cluster's current set, under a prefix of its own: a KV watch takes a prefix (`current.>`), never one key. */
-const CURRENT_PREFIX = ['current'];
-const CURRENT = ['current', 'set'];
-
-export async function openPublishedServices(store: Store, cluster?: ClusterConnection): Promise<PublishedServices> {
-  return cluster ? JetStreamPublished.open(cluster) : new LmdbPublished(store);
-}
-
-class LmdbPublished implements PublishedServices {
+export class LmdbPublished implements PublishedServices {
   readonly #db;
 
   constructor(store: Store) {
@@ -82,39 +73,5 @@ class LmdbPublished implements PublishedServices {
     channel.onmessage = () => onChange();
     (channel as unknown as { unref?: () => void }).unref?.();
     return { stop: () => channel.close() };
-  }
-}
-
-class JetStreamPublished implements PublishedServices {
-  private constructor(private readonly kv: KvRecordStore<ServiceDefinition | CurrentSet>) {}
-
-  static async open(connection: ClusterConnection): Promise<JetStreamPublished> {
-    return new JetStreamPublished(await KvRecordStore.open(connection, { name: 'ussd_services' }));
-  }
-
-  async publish(definitions: readonly ServiceDefinition[], now = Date.now()): Promise<void> {
-    for (const definition of definitions) {
-      const key = keyOf(definition);
-      const stored = await this.kv.get(['version', key]);
-      if (stored && !isDeepStrictEqual(stored.value, definition)) throw new VersionClash(key);
-      if (!stored) await this.kv.put(['version', key], definition);
-    }
-    // Written last: a node that sees the new set finds every version of it.
-    await this.kv.put(CURRENT, { keys: definitions.map(keyOf), publishedAt: now });
-  }
-
-  async current(): Promise<ServiceDefinition[] | undefined> {
-    const set = (await this.kv.get(CURRENT))?.value as CurrentSet | undefined;
-    if (!set) return undefined;
-    const found = await Promise.all(set.keys.map((key) => this.version(key)));
-    return found.filter((definition): definition is ServiceDefinition => definition !== undefined);
-  }
-
-  async version(key: string): Promise<ServiceDefinition | undefined> {
-    return (await this.kv.get(['version', key]))?.value as ServiceDefinition | undefined;
-  }
-
-  watch(onChange: () => void): Promise<{ stop(): void }> {
-    return this.kv.watch(CURRENT_PREFIX, () => onChange());
   }
 }

@@ -4,12 +4,10 @@
 // written in the transaction of the step that moves it (the actor host's turn commit, synced before the answer),
 // and `ussd-resume-expiry`, its index by expiry (`<bucket, 15 digits>:<service>/<phone>`, the bucket the expiry
 // rounded up to a minute) that the front door's sweep reads up to now, never the whole database. Cluster mode: the
-// replicated JetStream KV bucket `ussd_resume`, whose max age (the longest `withinSeconds`) removes them.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
+// replicated JetStream KV bucket `ussd_resume`, whose max age (the longest `withinSeconds`) removes them
+// (src/cluster/records/ussd/resume-points.ts).
 import type { Store } from '../../store/env.js';
 import { freeingSpace } from '../../store/write-guard.js';
-import { MAX_RESUME_SECONDS } from './definition.js';
 import type { ResumePoint } from './resume.js';
 
 export interface ResumePoints {
@@ -27,8 +25,7 @@ const time = (ms: number) => String(Math.ceil(ms / BUCKET_MS) * BUCKET_MS).padSt
 const keyOf = (serviceId: string, phoneNumber: string) => `${serviceId}/${phoneNumber}`;
 const entryOf = (key: string, point: ResumePoint) => `${time(point.expiresAt)}:${key}`;
 
-export async function openResumePoints(store: Store, cluster?: ClusterConnection): Promise<ResumePoints> {
-  if (cluster) return openKvResumePoints(cluster);
+export function openLmdbResumePoints(store: Store): ResumePoints {
   const points = store.db<ResumePoint>('ussd-resume-points');
   const index = store.db<number>('ussd-resume-expiry');
   return {
@@ -67,15 +64,5 @@ export async function openResumePoints(store: Store, cluster?: ClusterConnection
         if (keys.length < SWEEP_BATCH) return count;
       }
     },
-  };
-}
-
-async function openKvResumePoints(cluster: ClusterConnection): Promise<ResumePoints> {
-  const kv = await KvRecordStore.open<ResumePoint>(cluster, { name: 'ussd_resume', ttlMs: MAX_RESUME_SECONDS * 1000 });
-  return {
-    get: async (serviceId, phoneNumber) => (await kv.get([serviceId, phoneNumber]))?.value,
-    write: async (serviceId, phoneNumber, point) =>
-      void (point ? await kv.put([serviceId, phoneNumber], point) : await kv.delete([serviceId, phoneNumber])),
-    removeExpired: async () => 0,
   };
 }

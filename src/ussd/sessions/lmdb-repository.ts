@@ -35,7 +35,7 @@ import type { TurnCommit } from '../../store/turn-commit.js';
 import type { Context } from '../../telemetry/index.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import type { LiveSession, UssdSessionRepository } from './repository.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionRepository } from './repository.js';
 import { freeingSpace } from '../../store/write-guard.js';
 import { OUTBOX_DB, putInStep, type QueuedNotification } from '../outbox/lmdb-store.js';
 
@@ -85,7 +85,7 @@ type ConditionalRemove = (key: string, ifVersion: number) => boolean;
 
 const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
 
-export class LmdbUssdSessionRepository implements UssdSessionRepository {
+export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiveIndex {
   readonly #records: Database<UssdSession, string>;
   readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
@@ -125,6 +125,11 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository {
       if (isLive(session, now)) live.push({ sessionId: sessionIdIn(key), expiresAt: session.expiresAt });
     }
     return live;
+  }
+
+  /** None: one node's notifications are in the LMDB outbox, beside the records (outbox/lmdb-store.ts). */
+  async withPendingOutbox(): Promise<string[]> {
+    return [];
   }
 
   async removeExpired(now: number, removed?: (session: UssdSession) => void): Promise<number> {

@@ -10,11 +10,11 @@
 //   after them; the transcript stays one numbered sequence and no acknowledged turn is touched. What the user sees
 //   is the turn's message and answer although the request that made them failed, and the session's time and title
 //   as before it.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { isRevisionConflict } from '../../store/revision.js';
-import { JetStreamSessionRepository } from './jetstream-repository.js';
-import { JetStreamTranscriptRepository } from './jetstream-transcript-repository.js';
-import type { SessionStores } from './turn-commit.js';
+import type { ClusterConnection } from '../../connection.js';
+import { isRevisionConflict } from '../../../store/revision.js';
+import { JetStreamSessionRepository } from './sessions.js';
+import { JetStreamTranscriptRepository } from './transcripts.js';
+import type { SessionStores } from '../../../oracle/sessions/turn-commit.js';
 
 export async function openJetStreamSessionStores(connection: ClusterConnection): Promise<SessionStores> {
   const sessions = await JetStreamSessionRepository.open(connection);

@@ -3,10 +3,10 @@
 // the oracle's plain record families (preferences, credits). The KV revision is the record's revision; create and
 // update are the record store's (create-only, revision-checked with its fencing for nats-server 2.9), so two nodes
 // racing on one record cannot both win: the loser re-reads (changeRecord) and no credit is spent twice.
-import type { ClusterConnection } from '../cluster/connection.js';
-import type { RecordKey } from '../cluster/keys.js';
-import { KvRecordStore } from '../cluster/record-store.js';
-import type { RevisionedRecords } from './revisions.js';
+import type { ClusterConnection } from '../../connection.js';
+import type { RecordKey } from '../../keys.js';
+import { KvRecordStore } from '../../record-store.js';
+import type { RevisionedRecords } from '../../../oracle/revisions.js';
 
 export async function openJetStreamRevisionedRecords<K, V>(
   connection: ClusterConnection,

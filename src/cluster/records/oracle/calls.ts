@@ -4,9 +4,9 @@
 // index entry per call of a session. KV has no transaction over two keys, so the index entry is written first and
 // the record decides: an entry whose record is missing or names another user or session is not listed, and a call
 // whose entry was written is listed once its record is.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
-import { bySync, type CallRecord, type CallRepository } from './records.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore } from '../../record-store.js';
+import { bySync, type CallRecord, type CallRepository } from '../../../oracle/calls/records.js';
 
 type CallEntry = CallRecord | { callId: string };
 

@@ -2,9 +2,9 @@
 // The open runs (open-runs.ts) in the JetStream bucket
 // `<prefix>_oracle_open_runs`, keyed `r.<session>`. A recovery's claim is a revision-checked update, so of two
 // nodes taking one turn over (the partition moved twice) one runs it.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
-import type { OpenRun, OpenRunRepository } from './open-runs.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore } from '../../record-store.js';
+import type { OpenRun, OpenRunRepository } from '../../../oracle/runs/open-runs.js';
 
 export async function openJetStreamOpenRuns(connection: ClusterConnection): Promise<OpenRunRepository> {
   const store = await KvRecordStore.open<OpenRun>(connection, { name: 'oracle_open_runs' });

@@ -11,11 +11,11 @@
 // An append checks every number first (a taken one: refused, nothing written), then creates its entries, the first
 // alone (writers racing from one number are decided by it); if a racing writer takes one of the others meanwhile,
 // the entries it did create are deleted again before it is refused.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore, type LatestWrite } from '../../cluster/record-store.js';
-import { isRevisionConflict, RevisionConflictError, type Revision } from '../../store/revision.js';
-import type { TranscriptEntry } from './transcript.js';
-import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore, type LatestWrite } from '../../record-store.js';
+import { isRevisionConflict, RevisionConflictError, type Revision } from '../../../store/revision.js';
+import type { TranscriptEntry } from '../../../oracle/sessions/transcript.js';
+import type { TranscriptPage, TranscriptRepository } from '../../../oracle/sessions/transcript-repository.js';
 
 /** Entry numbers are zero-padded so that key order is number order (for anyone listing the bucket). */
 const WIDTH = 10;

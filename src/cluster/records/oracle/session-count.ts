@@ -9,9 +9,9 @@
 // the user reaches the cap: if the counter has not moved for QUIET_MS (no create can still be between its two
 // writes) and the user's index lists fewer sessions, the counter is set back to what is listed.
 // A user with no counter yet (sessions made before it existed) starts from what the index lists.
-import type { KvRecordStore } from '../../cluster/record-store.js';
-import { isRevisionConflict, type Versioned } from '../../store/revision.js';
-import { SessionLimitError } from './repository.js';
+import type { KvRecordStore } from '../../record-store.js';
+import { isRevisionConflict, type Versioned } from '../../../store/revision.js';
+import { SessionLimitError } from '../../../oracle/sessions/repository.js';
 
 export interface SessionCounter {
   count: number;

@@ -10,20 +10,19 @@
 // binding is pending nobody has been told its ID, so its account can only have changed if another account took
 // that ID first: then the binding is dropped and the caller is told the ID is taken.
 import { isDeepStrictEqual } from 'node:util';
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { scanRecords } from '../../cluster/record-scan.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
-import { isRevisionConflict, type Revision, type Versioned } from '../../store/revision.js';
-import type { CreateOutcome, CustomerPage, CustomerRecord, CustomerRepository } from './repository.js';
+import type { ClusterConnection } from '../../connection.js';
+import { scanRecords } from '../../record-scan.js';
+import { KvRecordStore } from '../../record-store.js';
+import { isRevisionConflict, type Revision, type Versioned } from '../../../store/revision.js';
+import type {
+  CreateOutcome,
+  CustomerPage,
+  CustomerRecord,
+  CustomerRepository,
+} from '../../../ussd/customers/repository.js';
+import type { PendingCreation } from '../../../ussd/pin-rotation-pending.js';
 
 export type CreationBinding = { pending: CustomerRecord } | { customerId: string };
-
-/** A creation binding still pending (its node died before step 3): it holds a whole record, the PIN too. */
-export interface PendingCreation {
-  creationKey: string;
-  pending: CustomerRecord;
-  revision: Revision;
-}
 
 /** Each round that does not answer saw another writer's committed step; the bound only catches a bug. */
 const MAX_CREATE_ROUNDS = 16;

@@ -5,9 +5,9 @@
 // stream leader answers), so a revocation acknowledged on any node before the check is refused here too; without a
 // leader the check fails rather than trust a server cut off from the others. Checks that arrive while such a probe
 // is in flight share the next one: at most one probe is outstanding, however many requests authenticate.
-import type { ClusterConnection } from '../cluster/connection.js';
-import { KvRecordStore, type RecordChange } from '../cluster/record-store.js';
-import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore, type RecordChange } from '../../record-store.js';
+import { stillRevoked, type Revocation, type RevocationRepository } from '../../../oracle/revocations.js';
 
 /** How long a check waits for the watch to deliver a write the bucket already holds. */
 const CATCH_UP_TIMEOUT_MS = 5_000;

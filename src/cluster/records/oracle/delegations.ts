@@ -1,9 +1,9 @@
 // Thread: any, cluster mode (the front door stores, the actors mint from them)
 // Delegations in the JetStream KV bucket
 // `oracle_delegations`, keyed `<userDid>.<oracleDid>`. The last one stored wins, so writes are plain puts.
-import type { ClusterConnection } from '../cluster/connection.js';
-import { KvRecordStore } from '../cluster/record-store.js';
-import type { DelegationRepository, StoredDelegation } from './delegations.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore } from '../../record-store.js';
+import type { DelegationRepository, StoredDelegation } from '../../../oracle/delegations.js';
 
 /** The bucket, opened once; the answer gives the repository of one oracle's delegations. */
 export async function openJetStreamDelegations(

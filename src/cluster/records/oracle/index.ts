@@ -3,15 +3,15 @@
 // OracleRepositories the LMDB roots open (repositories.ts), so the composition roots choose one or the other.
 // Buckets (each created with the connection's replicas, or opened when another node made it) and why each is
 // shaped as it is: docs/cluster-records.md, "What is stored where".
-import type { ClusterConnection } from '../cluster/connection.js';
-import { openJetStreamCalls } from './calls/jetstream-repository.js';
-import { openJetStreamDelegations } from './jetstream-delegations.js';
-import { JetStreamRevocationRepository } from './jetstream-revocations.js';
-import { openJetStreamCredits } from './plugins/credits/jetstream-repository.js';
-import { openJetStreamPreferences } from './plugins/user-preferences/jetstream-repository.js';
-import type { OracleRepositories } from './repositories.js';
-import { openJetStreamSessionStores } from './sessions/jetstream-turn-commit.js';
-import { openJetStreamOpenRuns } from './runs/jetstream-open-runs.js';
+import type { ClusterConnection } from '../../connection.js';
+import { openJetStreamCalls } from './calls.js';
+import { openJetStreamDelegations } from './delegations.js';
+import { JetStreamRevocationRepository } from './revocations.js';
+import { openJetStreamCredits } from './credits.js';
+import { openJetStreamPreferences } from './preferences.js';
+import type { OracleRepositories } from '../../../oracle/repositories.js';
+import { openJetStreamSessionStores } from './turn-commit.js';
+import { openJetStreamOpenRuns } from './open-runs.js';
 
 /** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
 export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {

@@ -4,14 +4,14 @@
 // newest record of each of its sessions in memory, so a step reads nothing from NATS. The stream's max age does the
 // expiry (a session's record is rewritten on every step). The front door keeps the live set by reading the stream
 // (only while it is asked for, from where it last stopped).
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { JournalImage } from '../../cluster/journal/image.js';
-import { PartitionJournal } from '../../cluster/journal/journal.js';
-import { openJournalStream } from '../../cluster/journal/stream.js';
-import { RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
-import { isLive, type UssdSession } from '../session.js';
-import type { LiveSession, UssdSessionRepository } from './repository.js';
-import type { Context } from '../../telemetry/index.js';
+import type { ClusterConnection } from '../../connection.js';
+import { JournalImage } from '../../journal/image.js';
+import { PartitionJournal } from '../../journal/journal.js';
+import { openJournalStream } from '../../journal/stream.js';
+import { RevisionConflictError, type Revision, type Versioned } from '../../../store/revision.js';
+import { isLive, type UssdSession } from '../../../ussd/session.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionRepository } from '../../../ussd/sessions/repository.js';
+import type { Context } from '../../../telemetry/index.js';
 
 /** Kept beyond a session's longest life before the stream drops it: covers clock differences between machines. */
 export const SESSION_JOURNAL_MARGIN_MS = 60_000;
@@ -70,15 +70,6 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
   holds(sessionId: string): Promise<boolean> {
     return this.journal.holds(sessionId);
   }
-
-  live(): Promise<LiveSession[]> {
-    return Promise.reject(new Error("an actor host keeps no live set: the front door's LiveUssdSessions does"));
-  }
-
-  /** The stream's max age removes expired records. Answers 0. */
-  async removeExpired(): Promise<number> {
-    return 0;
-  }
 }
 
 /**
@@ -86,7 +77,7 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
  * last write before each listing (so a listing includes every step acknowledged before it on any node). Reading
  * costs what was written since the last read; nothing runs between listings and scrapes.
  */
-export class LiveUssdSessions implements UssdSessionRepository {
+export class LiveUssdSessions implements UssdLiveIndex {
   private constructor(private readonly image: JournalImage<UssdSession>) {}
 
   static async open(
@@ -131,18 +122,6 @@ export class LiveUssdSessions implements UssdSessionRepository {
     let count = 0;
     for (const [, { value }] of this.image.records()) if (isLive(value, now)) count++;
     return count;
-  }
-
-  get(): Promise<Versioned<UssdSession> | undefined> {
-    return Promise.reject(new Error('the front door reads sessions through their actors'));
-  }
-
-  begin(): Promise<Revision> {
-    return Promise.reject(new Error('the front door writes no session: their actors do'));
-  }
-
-  update(): Promise<Revision> {
-    return this.begin();
   }
 
   /** The stream's max age removes expired records. Answers 0. */

@@ -20,12 +20,12 @@
 //   names a deleted session. If the record moved between the check and its delete (a stale writer, since a
 //   session's actor is its only writer), its entry is written back and the removal refused. Last, the user's
 //   place on the counter is given back.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { KvRecordStore } from '../../cluster/record-store.js';
-import { isRevisionConflict, RevisionConflictError, type Revision, type Versioned } from '../../store/revision.js';
-import { viewOf, type SessionRecord, type SessionView } from './records.js';
-import type { SessionPage, SessionRepository } from './repository.js';
-import { UserSessionCount, type SessionCounter } from './jetstream-session-count.js';
+import type { ClusterConnection } from '../../connection.js';
+import { KvRecordStore } from '../../record-store.js';
+import { isRevisionConflict, RevisionConflictError, type Revision, type Versioned } from '../../../store/revision.js';
+import { viewOf, type SessionRecord, type SessionView } from '../../../oracle/sessions/records.js';
+import type { SessionPage, SessionRepository } from '../../../oracle/sessions/repository.js';
+import { UserSessionCount, type SessionCounter } from './session-count.js';
 
 interface IndexEntry {
   /** lastUpdatedAt with its sub-millisecond part (the view's ISO string has milliseconds only). */
