@@ -5,6 +5,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { coalesceNatsWrites } from './coalesced-writes.js';
+import { readOutOfReach } from './out-of-reach.js';
 import { settleAnsweredRequestsQuietly } from './settled-requests.js';
 import type { ClusterEnv } from './config.js';
 
@@ -62,6 +63,8 @@ export async function connectCluster(
   const timeout = options.apiTimeoutMs ?? 5_000;
   coalesceNatsWrites();
   settleAnsweredRequestsQuietly();
+  // The client's timeouts and lost connections read as `cluster_unreachable` on this thread (out-of-reach.ts).
+  readOutOfReach();
   let nc: NatsConnection;
   try {
     nc = await connect({

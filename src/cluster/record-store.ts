@@ -24,7 +24,7 @@ import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
-import { passingTimeout } from './out-of-reach.js';
+import { clusterUnreachable } from './out-of-reach.js';
 import { PASSING_WAIT_MS, untilStreamLed, whilePassing } from './passing.js';
 import { watchRecords, type RecordChange } from './record-watch.js';
 
@@ -276,10 +276,10 @@ export class KvRecordStore<T> {
         }
         const short = `the reader of ${stream} under ${filter} delivered through sequence ${through} of ${newest}`;
         // whilePassing takes "timeout" for a passing state: a new reader, placed anew, while its wait lasts.
-        if (received === 0) throw passingTimeout(`timeout: ${short}`);
+        if (received === 0) throw clusterUnreachable(`timeout: ${short}`);
         // Without "timeout" in the message, whilePassing gives up at once.
         if (Date.now() - started > PASSING_WAIT_MS)
-          throw passingTimeout(`${short}, still behind after ${Date.now() - started} ms`);
+          throw clusterUnreachable(`${short}, still behind after ${Date.now() - started} ms`);
         batch = Math.min(newest - through, 4_096);
       }
     });
