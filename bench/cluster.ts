@@ -374,8 +374,7 @@ export async function main(argv: string[]): Promise<void> {
       else await measureCluster(round).then(() => measureControl(round));
     }
   } finally {
-    await cluster?.stop();
-    await Promise.all(controlServers.map((server) => server.stop()));
+    await Promise.all([cluster?.stop(), ...controlServers.map((server) => server.stop())]);
   }
 
   // One group of rows per case: USSD once per connection count (the first count's rows keep their plain names, so

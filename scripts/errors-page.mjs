@@ -7,21 +7,39 @@ import { STATUS_CODES } from 'node:http';
 const dist = new URL('../dist/src/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
-const [http, door, protocol, operator, oracle, chat, auth, calls, gateway, grpc, ussd, ussdOperator] =
-  await Promise.all([
-    load('http/errors.js'),
-    load('http/door-core.js'),
-    load('http/node-client-error.js'),
-    load('http/operator-guard.js'),
-    load('oracle/errors.js'),
-    load('oracle/chat-failures.js'),
-    load('oracle/auth/messages.js'),
-    load('oracle/calls/errors.js'),
-    load('gateway/errors.js'),
-    import('@grpc/grpc-js'),
-    load('ussd/answers.js'),
-    load('ussd/routes/operator.js'),
-  ]);
+const [
+  http,
+  door,
+  protocol,
+  operator,
+  oracle,
+  chat,
+  auth,
+  calls,
+  gateway,
+  grpc,
+  ussd,
+  ussdOperator,
+  errors,
+  waiting,
+  dial,
+] = await Promise.all([
+  load('http/errors.js'),
+  load('http/door-core.js'),
+  load('http/node-client-error.js'),
+  load('http/operator-guard.js'),
+  load('oracle/errors.js'),
+  load('oracle/chat-failures.js'),
+  load('oracle/auth/messages.js'),
+  load('oracle/calls/errors.js'),
+  load('gateway/errors.js'),
+  import('@grpc/grpc-js'),
+  load('ussd/answers.js'),
+  load('ussd/routes/operator.js'),
+  load('errors.js'),
+  load('cluster/waiting-room.js'),
+  load('ussd/routes/dial.js'),
+]);
 
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 const status = (code) => `${code} ${STATUS_CODES[code] ?? ''}`.trim();
@@ -81,6 +99,34 @@ const gatewayOwn = Object.entries(gateway.gatewayErrors).map(([name, make]) => {
   return [`\`${name}\``, `${answer.body.code} \`${grpcName[answer.body.code]}\``, status(answer.status)];
 });
 
+/** Each transient code as every face answers it: the front door's 503, the oracle's chat answer, the USSD END. */
+const transientRows = Object.entries(errors.TRANSIENT_CODES).map(([code, { meaning }]) => {
+  const error = new errors.TransientError(code, 'm');
+  const front = http.transientAnswer(error);
+  const answer = oracle.chatFailure(error);
+  const failure = chat.failureOf(error);
+  return [
+    `\`${code}\``,
+    `${status(front.status)}, Retry-After ${front.headers['Retry-After']} s`,
+    `${status(answer.status)} (\`${failure.code}\`)`,
+    ussd.answerOf(error) === ussd.SERVICE_UNAVAILABLE ? '`SERVICE_UNAVAILABLE`' : 'other',
+    meaning,
+  ];
+});
+
+const waitingRetry = String(waiting.WAITING_ROOM_RETRY_AFTER_SECONDS);
+const [drainRoute, drainReply] = Object.entries(dial.USSD_DRAIN_REFUSALS)[0];
+const ussdWhen = [
+  ['A step that failed (any failure: terminal, transient or fault)', status(200), 'none', '`SERVICE_UNAVAILABLE`'],
+  [
+    `The node draining, past SHUTDOWN_SERVE_MS (\`${drainRoute}\`)`,
+    status(drainReply.status),
+    `${drainReply.headers['Retry-After']} s`,
+    `\`${ussd.USSD_ENDS.find(({ text }) => text === drainReply.body)?.name ?? drainReply.body}\``,
+  ],
+  ['The node starting, waiting for NATS (cluster mode)', status(200), `${waitingRetry} s`, '`SERVICE_UNAVAILABLE`'],
+];
+
 const HEAD = ['answer', 'HTTP', 'kind', 'meaning'];
 const page = [
   '# Errors',
@@ -96,6 +142,16 @@ const page = [
   '`{ code, message, details }` (grpc-gateway); the USSD routes always answer 200 with an END text.',
   'See [api.md](api.md) for the routes.',
   '',
+  '## The failure contract',
+  '',
+  'Every failure is one of three, by its type (`failureKind`, `src/errors.ts`), the same on every thread and',
+  'node (the one codec, `src/runtime/wire-errors.ts`): **terminal**, a `DomainError` with a code (the refusals',
+  'below); **transient**, a `TransientError` with a code and `retryAfterSeconds`; or a **fault**, anything else',
+  '(logged as an error, answered 500 or the USSD END). The transient codes (`TRANSIENT_CODES`) and how each',
+  'face answers them: the front door when no face did (`transientAnswer`, `src/http/errors.ts`), the oracle, USSD:',
+  '',
+  ...table(['code', 'front door', 'oracle HTTP', 'USSD', 'meaning'], transientRows),
+  '',
   '## Every face: the front door',
   '',
   'Answers of any route, from `httpErrors` (`src/http/errors.ts`) and the door itself (`src/http/door-core.ts`).',
@@ -103,7 +159,18 @@ const page = [
   ...table(HEAD, [
     ...factoryRows(http.httpErrors, http.HTTP_ERROR_MEANINGS),
     ['`SHUTTING_DOWN`', status(door.SHUTTING_DOWN.status), kind(door.SHUTTING_DOWN), 'The server is draining'],
+    [
+      '`WAITING_ROOM`',
+      status(waiting.WAITING_ROOM_ANSWER.status),
+      `transient, Retry-After ${waitingRetry} s`,
+      waiting.WAITING_ROOM_ANSWER.meaning,
+    ],
   ]),
+  '',
+  'A Socket.IO (Engine.IO) handshake or long-poll over the rate limit gets the same `tooManyRequests` answer,',
+  `${status(http.httpErrors.tooManyRequests(1).status)} with Retry-After and the CORS headers of its origin, on`,
+  'either engine (`src/http/uws-socket-io.ts`, `src/http/node-socket-io.ts`), not the 403 `{"code":4}` of',
+  'Engine.IO.',
   '',
   'What the portable engine (`HTTP_ENGINE=node`) answers a request its parser refuses, before any route,',
   'closing the connection (`protocolErrors`, `src/http/node-client-error.ts`):',
@@ -160,6 +227,11 @@ const page = [
     ['answer', 'text', 'meaning'],
     ussd.USSD_ENDS.map(({ name, text, meaning }) => [`\`${name}\``, `\`${text}\``, meaning]),
   ),
+  '',
+  'When the USSD step route answers the fault END (`/api/ussd`; the drain answer is `USSD_DRAIN_REFUSALS`,',
+  "`src/ussd/routes/dial.ts`, the waiting room's `src/cluster/waiting-room.ts`):",
+  '',
+  ...table(['when', 'HTTP', 'Retry-After', 'answer'], ussdWhen),
   '',
   'The USSD operator routes answer JSON; their own error (`ussdOperatorErrors`, `src/ussd/routes/operator.ts`):',
   '',

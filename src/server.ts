@@ -6,16 +6,14 @@ import type { Config } from './config.js';
 import { clusterModeOn, nodeIdOf } from './cluster/config.js';
 import { startClusterNode, type ClusterNode } from './cluster/node.js';
 import { ClusterRateLimiter } from './cluster/rate-limit.js';
-import { isClusterOutOfReach } from './cluster/out-of-reach.js';
 import { openWaitingRoom } from './cluster/waiting-room.js';
 import { SERVICE_UNAVAILABLE } from './ussd/answers.js';
 import { registerDocsRoutes } from './docs/index.js';
 import type { Face, FaceContext } from './face.js';
 import { registerHealthRoutes } from './health.js';
 import { AddressList } from './http/client-address.js';
-import { httpErrors } from './http/errors.js';
+import { transientAnswer } from './http/errors.js';
 import { Router } from './http/router.js';
-import { reply } from './http/types.js';
 import { createHttpServer, logEngine, type HttpServer } from './http/server.js';
 import { createOperatorGuard, OPERATOR_TOKEN_REQUIRED_BEHIND_PROXY } from './http/operator-guard.js';
 import { compileProxyTrust } from './http/proxy-trust.js';
@@ -28,7 +26,6 @@ import { CpuPool } from './runtime/cpu-pool.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import { openStore, type Store } from './store/env.js';
 import { openRecords } from './records.js';
-import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from './store/write-guard.js';
 import { StorageWatch } from './store/writable.js';
 import { createChainClient } from './chain-client.js';
 import type { MainThreadCalls } from './chain-rest.js';
@@ -37,6 +34,7 @@ import { createOracleFace } from './oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from './playground/index.js';
 import { createIxoDidResolver } from './oracle/auth/ixo-resolver.js';
 import { createUssdFace, type UssdFaceLinks } from './ussd/index.js';
+import { USSD_DRAIN_REFUSALS } from './ussd/routes/dial.js';
 import { checkedKeys } from './keys-at-start.js';
 import { startTracing, stopTracing } from './telemetry/index.js';
 
@@ -196,7 +194,7 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
     drainQuietMs: config.SHUTDOWN_QUIET_MS,
     drainServeMs: config.SHUTDOWN_SERVE_MS,
     // Past the serving deadline a USSD step gets the contract's fault answer, which a gateway shows the user.
-    drainRefusals: { 'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }) },
+    drainRefusals: USSD_DRAIN_REFUSALS,
     streamLimits: {
       maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
       stallTimeoutMs: config.SSE_STALL_TIMEOUT_SECONDS * 1000,
@@ -209,11 +207,9 @@ async function startOwner(baseConfig: Config, log: Logger): Promise<RunningServe
       exemptToken: config.OPERATOR_TOKEN,
     },
     ...(sharedLimiter ? { sharedRateLimit: (ip: string) => sharedLimiter.hit(ip) } : {}),
-    // A route that met NATS out of reach (a partition, an election) or a full disk answers 503 with Retry-After.
-    passingOutage: (error: unknown) =>
-      (cluster && isClusterOutOfReach(error)) || isStorageUnavailable(error)
-        ? httpErrors.temporarilyUnavailable(isStorageUnavailable(error) ? STORAGE_RETRY_AFTER_SECONDS : 1)
-        : undefined,
+    // A route that met a failure that passes (errors.ts: NATS out of reach, a full disk, a busy or restarting host)
+    // and no answer of its face answers 503 with its Retry-After.
+    passingOutage: transientAnswer,
     log,
   });
   logEngine(http.engine, config.HTTP_ENGINE, log);

@@ -23,6 +23,9 @@ import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { logIn } from './helpers/ussd-gateway.js';
 
 t.setTimeout(240_000);
+// The tests share only the NATS server (each is its own deployment) and spend their time starting processes and
+// waiting on NATS: they run side by side.
+t.jobs = 3;
 const ROOT = join(import.meta.dirname, '..');
 const hexKey = () => randomBytes(32).toString('hex');
 const nats = await startTestNatsCluster(t, 1);

@@ -11,6 +11,11 @@ import { processAlive, until } from './helpers/cluster-nodes.js';
 import { ensureNatsServer } from './helpers/nats-cluster.js';
 
 t.setTimeout(150_000);
+// The first test's script takes the default ports (NATS 4222-4224, nodes 3001-3003); the others start once it holds
+// them, so theirs pick free ports (as they would beside a running cluster) and each start overlaps the first's run.
+t.jobs = 3;
+let firstHoldsPorts = () => {};
+const portsTaken = new Promise<void>((resolve) => (firstHoldsPorts = resolve));
 
 /** Gone: no such process, or a zombie (dead, waiting for its new parent to reap it). */
 function gone(pid: number): boolean {
@@ -29,6 +34,8 @@ function childrenOf(pid: number): number[] {
 
 t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of them', async (t) => {
   ensureNatsServer();
+  // However this test goes, the others run.
+  t.teardown(firstHoldsPorts);
   const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (script.exitCode === null) script.kill('SIGKILL');
@@ -41,6 +48,7 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
       output += chunk;
       const ready = /cluster ready: (.*) \(Ctrl-C/.exec(output);
       if (ready) resolve(ready[1].split(' '));
+      if (ready) firstHoldsPorts();
     });
     void exited.then((code) => reject(new Error(`the script exited with ${code}:\n${output}`)));
   });
@@ -84,6 +92,7 @@ t.test(
   'killed with SIGKILL (no handler runs), even before it is ready, the script takes every child with it',
   async (t) => {
     ensureNatsServer();
+    await portsTaken;
     const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: 'ignore' });
     const exited = new Promise((resolve) => script.once('exit', resolve));
     let children: number[] = [];
@@ -124,6 +133,7 @@ t.test(
   'with its output piped (| tee), Ctrl-C at the terminal stops the nodes before NATS and removes the data',
   async (t) => {
     ensureNatsServer();
+    await portsTaken;
     const dir = mkdtempSync(join(tmpdir(), 'cluster-pipe-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const log = join(dir, 'log');

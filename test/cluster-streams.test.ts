@@ -243,7 +243,11 @@ t.test('a refusal of the remote actor arrives as the stream`s first message afte
   await read.until(() => read.state.messages.length > 0);
   await read.until(() => read.state.messages.length > 1);
   t.equal(read.state.messages[0].type, 'started', 'the turn left the mailbox');
-  t.match(read.state.messages[1], { type: 'refused', code: 'session_not_found' }, 'and was refused');
+  t.match(
+    read.state.messages[1],
+    { type: 'refused', error: { name: 'DomainError', code: 'session_not_found' } },
+    'and was refused',
+  );
   await stream.done;
   stream.channel.close();
 });

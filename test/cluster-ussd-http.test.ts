@@ -83,8 +83,8 @@ t.test(
   "one session's steps round-robin over three nodes give the same screens as one node; retries apply once",
   async (t) => {
     const single = await startTestServer(t);
-    const alone = await script('alone', () => single.url);
-    const spread = await script('spread', roundRobin(nodes));
+    // Sessions of their own: the one node's walk and the cluster's run at once.
+    const [alone, spread] = await Promise.all([script('alone', () => single.url), script('spread', roundRobin(nodes))]);
     t.same(spread.screens, alone.screens, 'the same screens, step by step');
     t.equal(alone.screens.length, 15);
     t.match(spread.screens[6], /^CON Account created!\nYour customer ID: C########/);

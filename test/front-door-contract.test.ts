@@ -7,7 +7,8 @@
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
-import { isClusterOutOfReach } from '../dist/src/cluster/out-of-reach.js';
+import { TimeoutError } from '@nats-io/transport-node';
+import { outOfReach } from '../dist/src/cluster/out-of-reach.js';
 import { httpErrors } from '../dist/src/http/errors.js';
 import { compileProxyTrust } from '../dist/src/http/proxy-trust.js';
 import { Router } from '../dist/src/http/router.js';
@@ -43,7 +44,7 @@ function router(): Router {
       throw new Error('boom');
     })
     .get('/nats-timeout', () => {
-      throw Object.assign(new Error('TIMEOUT'), { name: 'TimeoutError' });
+      throw new TimeoutError();
     })
     .get('/sse', (_req, res) => {
       const writer = res.stream(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
@@ -269,7 +270,7 @@ t.test('an error that means NATS is out of reach answers 503 with Retry-After wh
   const engines = native.module ? (['uws', 'node'] as const) : (['node'] as const);
   for (const engine of engines) {
     const clustered = await start(t, engine, {
-      passingOutage: (error) => (isClusterOutOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined),
+      passingOutage: (error) => (outOfReach(error) ? httpErrors.temporarilyUnavailable() : undefined),
     });
     const outage = await fetch(`http://127.0.0.1:${clustered.port}/nats-timeout`);
     t.equal(outage.status, 503, `${engine}: 503`);

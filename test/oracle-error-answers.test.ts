@@ -8,6 +8,8 @@ import { encodeSseFrame } from '../dist/src/oracle/sse-frames.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';
 import { errors as natsErrors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
+import { jserrors } from '@nats-io/jetstream/internal';
+import { readOutOfReach } from '../dist/src/cluster/out-of-reach.js';
 import { fromWire, toWire } from '../dist/src/runtime/wire-errors.js';
 import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
 import { RevisionConflictError } from '../dist/src/store/revision.js';
@@ -61,14 +63,15 @@ t.test('each face answers from the table', async (t) => {
   t.equal(busy.status, 503);
   t.same(busy.headers, { 'Retry-After': '1' });
   // A node cut off from its NATS cluster (a partition, a leader election): a passing state, 503 with Retry-After.
+  // The client's errors read so on a thread that connected to NATS (connectCluster adds the reading).
+  readOutOfReach();
   for (const error of [new natsErrors.TimeoutError(), new natsErrors.NoRespondersError('x')]) {
     const answer = chatFailure(error);
     t.ok(answer instanceof HttpError && answer.status === 503 && answer.headers?.['Retry-After'], `${error.name}: 503`);
   }
   // Seen in cluster-partitions' logs as 500s: a publish with no JetStream responder (credits' charge) and
   // JetStream without a meta leader (a session's read), also after crossing a node (a remote stream's ending).
-  // The JetStream client's class is not exported; it names itself so.
-  const jetStreamNotEnabled = Object.assign(new Error('jetstream is not enabled'), { name: 'JetStreamNotEnabled' });
+  const jetStreamNotEnabled = new jserrors.JetStreamNotEnabled('jetstream is not enabled');
   const notNow = new JetStreamApiError({
     code: 503,
     err_code: 10008,

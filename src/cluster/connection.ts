@@ -5,6 +5,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { coalesceNatsWrites } from './coalesced-writes.js';
+import { readOutOfReach } from './out-of-reach.js';
 import { settleAnsweredRequestsQuietly } from './settled-requests.js';
 import type { ClusterEnv } from './config.js';
 
@@ -56,12 +57,14 @@ export function replicasFor(
 export async function connectCluster(
   settings: ConnectSettings,
   name: string,
-  options: { apiTimeoutMs?: number } = {},
+  options: { apiTimeoutMs?: number; probeTimeoutMs?: number } = {},
 ): Promise<ClusterConnection> {
   // How long a JetStream call (a write's acknowledgement, a read) waits; one that timed out may still have landed.
   const timeout = options.apiTimeoutMs ?? 5_000;
   coalesceNatsWrites();
   settleAnsweredRequestsQuietly();
+  // The client's timeouts and lost connections read as `cluster_unreachable` on this thread (out-of-reach.ts).
+  readOutOfReach();
   let nc: NatsConnection;
   try {
     nc = await connect({
@@ -83,8 +86,11 @@ export async function connectCluster(
     throw new Error(`cannot connect to NATS at ${settings.NATS_URL.join(',')}: ${(error as Error).message}`);
   }
   try {
-    const jsm = await jetstreamManager(nc, { timeout });
-    await jsm.getAccountInfo();
+    // The check may wait less than a call: without a meta leader it is never answered (see connectClusterWhenReady).
+    await (
+      await jetstreamManager(nc, { timeout: options.probeTimeoutMs ?? timeout, checkAPI: false })
+    ).getAccountInfo();
+    const jsm = await jetstreamManager(nc, { timeout, checkAPI: false });
     const js = jetstream(nc, { timeout });
     return {
       nc,
@@ -103,10 +109,18 @@ export async function connectCluster(
 }
 
 /**
+ * How long the start-up check waits for JetStream to answer. Without a meta leader (a quorum of servers down, or
+ * electing) a request is never answered: each check would wait out the call timeout (5 s) and a node would see the
+ * quorum back up to that much late. A JetStream slower than this counts as unavailable in /health as well.
+ */
+export const JETSTREAM_PROBE_MS = 2_000;
+
+/**
  * connectCluster until it works: NATS not reachable yet, JetStream not answering (no meta leader while a server is
  * down or being elected), or one of this deployment's streams without a leader yet (its calls would time out) is
- * waited out with backoff from 250 ms to `maxDelayMs`, `onWait` told each time why. A node started before NATS, or
- * during NATS maintenance, thus starts once a quorum is there instead of exiting.
+ * waited out, `onWait` told each time why: attempts start 250 ms apart, the gap doubling to `maxDelayMs` (2 s; a
+ * check that timed out spent its gap waiting). A node started before NATS, or during NATS maintenance, thus starts
+ * within about 2 s of a quorum being there instead of exiting.
  */
 export async function connectClusterWhenReady(
   settings: ConnectSettings,
@@ -120,10 +134,11 @@ export async function connectClusterWhenReady(
 ): Promise<ClusterConnection> {
   const giveUpAt = options.giveUpAfterMs ? Date.now() + options.giveUpAfterMs : Infinity;
   let connection: ClusterConnection | undefined;
-  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 5_000, delay * 2)) {
+  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(options.maxDelayMs ?? 2_000, delay * 2)) {
+    const startedAt = Date.now();
     let reason: string;
     try {
-      connection ??= await connectCluster(settings, name, options);
+      connection ??= await connectCluster(settings, name, { probeTimeoutMs: JETSTREAM_PROBE_MS, ...options });
       const leaderless = await streamsWithoutLeader(connection);
       if (leaderless.length === 0) return connection;
       reason = `JetStream streams without a leader yet: ${leaderless.join(', ')}`;
@@ -134,8 +149,9 @@ export async function connectClusterWhenReady(
       await connection?.nc.close();
       throw new Error(`gave up waiting for NATS JetStream after ${options.giveUpAfterMs} ms: ${reason}`);
     }
-    options.onWait(reason, delay, attempt);
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    const pause = Math.max(0, delay - (Date.now() - startedAt));
+    options.onWait(reason, pause, attempt);
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
 

@@ -9,7 +9,7 @@ import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';
 import { natsConnected, partitionsOwned } from '../metrics/catalogue.js';
 import { checkAckDurability, UnsyncedAcksError } from './ack-durability.js';
-import { connectClusterWhenReady, type ClusterConnection } from './connection.js';
+import { connectClusterWhenReady, JETSTREAM_PROBE_MS, type ClusterConnection } from './connection.js';
 import { ClusterEventBus } from './event-bus.js';
 import { NatsActorRouter, notServedHere, type ActorRequest } from './nats-router.js';
 import { NodeLinks } from './node-link/peers.js';
@@ -17,8 +17,6 @@ import type { LinkServer } from './node-link/server.js';
 import { startLinkServer } from './node-link/start.js';
 import { PartitionLeases, partitionOf } from './partition-leases.js';
 
-/** A JetStream call slower than this counts as JetStream unavailable in /health. */
-const PROBE_TIMEOUT_MS = 2_000;
 /** The longest a shutdown waits for the partitions to be handed back. */
 const LEAVE_WAIT_MS = 2_000;
 
@@ -132,7 +130,7 @@ export async function startClusterNode(
         () => true,
         () => false,
       ),
-      new Promise<false>((resolve) => setTimeout(resolve, PROBE_TIMEOUT_MS, false).unref()),
+      new Promise<false>((resolve) => setTimeout(resolve, JETSTREAM_PROBE_MS, false).unref()),
     ]);
 
   return {

@@ -12,7 +12,7 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, prefixFilter, type RecordKey } from './keys.js';
-import { passingTimeout } from './out-of-reach.js';
+import { clusterUnreachable } from './out-of-reach.js';
 import { whilePassing } from './passing.js';
 import type { StoredRecord } from './record-store.js';
 
@@ -69,7 +69,8 @@ export function scanRecords<T>(
         if (through >= newest) break;
       }
       // whilePassing takes "timeout" for a passing state: a new reader, placed anew.
-      if (received === 0) throw passingTimeout(`timeout: the reader of ${stream} delivered nothing after ${through}`);
+      if (received === 0)
+        throw clusterUnreachable(`timeout: the reader of ${stream} delivered nothing after ${through}`);
     }
     return through < newest ? { records, next: through } : { records };
   });

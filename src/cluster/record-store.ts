@@ -19,12 +19,12 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { KV, KvEntry } from '@nats-io/kv';
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import { headers, type Payload } from '@nats-io/transport-node';
 import { RevisionConflictError, type Revision, type Versioned } from '../store/revision.js';
 import type { ClusterConnection } from './connection.js';
 import { decodeKey, encodeKey, prefixFilter, type RecordKey } from './keys.js';
-import { passingTimeout } from './out-of-reach.js';
+import { clusterUnreachable } from './out-of-reach.js';
 import { PASSING_WAIT_MS, untilStreamLed, whilePassing } from './passing.js';
 import { watchRecords, type RecordChange } from './record-watch.js';
 
@@ -75,6 +75,8 @@ const conflict = (key: RecordKey, expected: number | undefined) =>
 export class KvRecordStore<T> {
   private constructor(
     private readonly kv: KV,
+    /** The same bucket through the reader client: a watch's consumer is a reader, made again when unanswered. */
+    private readonly watched: KV,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     /** Creates the readers of `all` (connection.ts: a reader placed on a dead server is made again). */
@@ -110,7 +112,8 @@ export class KvRecordStore<T> {
       }
     });
     await untilStreamLed(connection.jsm, `KV_${bucket}`);
-    return new KvRecordStore<T>(kv, connection.js, connection.jsm, connection.reader, bucket);
+    const watched = await new Kvm(connection.reader).open(bucket, { allow_direct: false });
+    return new KvRecordStore<T>(kv, watched, connection.js, connection.jsm, connection.reader, bucket);
   }
 
   async get(key: RecordKey): Promise<Versioned<T> | undefined> {
@@ -273,10 +276,10 @@ export class KvRecordStore<T> {
         }
         const short = `the reader of ${stream} under ${filter} delivered through sequence ${through} of ${newest}`;
         // whilePassing takes "timeout" for a passing state: a new reader, placed anew, while its wait lasts.
-        if (received === 0) throw passingTimeout(`timeout: ${short}`);
+        if (received === 0) throw clusterUnreachable(`timeout: ${short}`);
         // Without "timeout" in the message, whilePassing gives up at once.
         if (Date.now() - started > PASSING_WAIT_MS)
-          throw passingTimeout(`${short}, still behind after ${Date.now() - started} ms`);
+          throw clusterUnreachable(`${short}, still behind after ${Date.now() - started} ms`);
         batch = Math.min(newest - through, 4_096);
       }
     });
@@ -307,6 +310,6 @@ export class KvRecordStore<T> {
 
   /** Every record under `prefix`, then every write after it, in the bucket's order (see record-watch.ts). */
   watch(prefix: RecordKey, onChange: (change: RecordChange<T>) => void): Promise<{ stop(): void }> {
-    return watchRecords(this.kv, prefix, onChange, () => this.lastWrite(prefix));
+    return watchRecords(this.watched, prefix, onChange, () => this.lastWrite(prefix));
   }
 }

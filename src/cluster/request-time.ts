@@ -3,13 +3,14 @@
 // (its deadline, allowing for clock skew between nodes), and a call that got no answer as HostUnavailableError.
 import { HostUnavailableError } from '../runtime/errors.js';
 import type { ActorRequest } from './nats-router.js';
-import { LinkLostError } from './node-link/peers.js';
+import { TimeoutError } from '@nats-io/transport-node';
+import { LinkLostError, LinkTimeoutError } from './node-link/peers.js';
 import { unavailable } from './unavailable.js';
 
 /** A call that got no answer: the runtime's HostUnavailableError (a DomainError it threw stays as it is). */
 export function asUnavailable(error: unknown, partition: number, request: ActorRequest, via: string): Error {
   if (error instanceof HostUnavailableError) return error;
-  if (error instanceof Error && error.name === 'TimeoutError')
+  if (error instanceof TimeoutError || error instanceof LinkTimeoutError)
     return unavailable(`partition ${partition}'s owner gave no answer within ${request.timeoutMs} ms`);
   if (error instanceof LinkLostError) return unavailable(error.message);
   return unavailable(`request on ${via} failed: ${(error as Error).message}`);

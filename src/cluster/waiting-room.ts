@@ -24,10 +24,24 @@ export interface WaitingRoomOptions {
   environment?: string;
 }
 
+/** Seconds in Retry-After unless told otherwise. */
+export const WAITING_ROOM_RETRY_AFTER_SECONDS = 5;
+
+/** The waiting room's answer to a request other than `/`, `/health` and a plain answer's path, as docs/errors.md says. */
+export const WAITING_ROOM_ANSWER = {
+  status: 503,
+  meaning: 'Cluster mode: the node waits for NATS JetStream at start-up; every route but / and /health (503 too)',
+  body: (reason: string) => ({
+    error: 'Service Unavailable',
+    message: `The node is starting (${reason}); retry in a moment`,
+    statusCode: 503,
+  }),
+};
+
 /** Listens on host:port; resolves once it does. A port taken by another process is an error (as it would be later). */
 export async function openWaitingRoom(options: WaitingRoomOptions): Promise<WaitingRoom> {
   let reason = 'connecting to NATS JetStream';
-  const retryAfter = String(options.retryAfterSeconds ?? 5);
+  const retryAfter = String(options.retryAfterSeconds ?? WAITING_ROOM_RETRY_AFTER_SECONDS);
   const server: Server = createServer((request, response) => {
     // The body is not needed: drain it so the connection can carry the answer.
     request.resume();
@@ -60,12 +74,8 @@ export async function openWaitingRoom(options: WaitingRoomOptions): Promise<Wait
             database: 'disconnected',
             starting: reason,
           }
-        : {
-            error: 'Service Unavailable',
-            message: `The node is starting (${reason}); retry in a moment`,
-            statusCode: 503,
-          };
-    response.writeHead(503, {
+        : WAITING_ROOM_ANSWER.body(reason);
+    response.writeHead(WAITING_ROOM_ANSWER.status, {
       'content-type': 'application/json; charset=utf-8',
       'retry-after': retryAfter,
       connection: 'close',

@@ -2,6 +2,7 @@
 // One error type that knows its answer. The default body follows the NestJS shape existing clients parse:
 // { statusCode, message, error }.
 import { STATUS_CODES } from 'node:http';
+import { transientOf } from '../errors.js';
 import { reply, type Reply } from './types.js';
 
 export class HttpError extends Error {
@@ -69,3 +70,12 @@ export const HTTP_ERROR_MEANINGS: { readonly [K in keyof typeof httpErrors]: str
   internal: 'An unexpected error (logged with the request id)',
   temporarilyUnavailable: 'A passing outage (NATS out of reach, a full disk): try again here or on another node',
 };
+
+/**
+ * The front door's answer to a failure that passes (errors.ts: a TransientError, or a library's error read as one)
+ * which no face answered: 503 with its Retry-After, at least 1 s. Undefined for any other failure (a 500).
+ */
+export function transientAnswer(error: unknown): HttpError | undefined {
+  const transient = transientOf(error);
+  return transient && httpErrors.temporarilyUnavailable(Math.max(1, transient.retryAfterSeconds));
+}

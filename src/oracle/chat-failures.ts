@@ -2,11 +2,7 @@
 // How a chat call fails, as plain data that crosses threads (a stream's ending), and
 // the words each streaming face (SSE frame, WebSocket event) answers it with. The HTTP answers live in errors.ts,
 // which is front-door code; actor code reads only this file.
-import { DomainError } from '../errors.js';
-import { ActorBusyError, HostUnavailableError } from '../runtime/errors.js';
-import { isRevisionConflict } from '../store/revision.js';
-import { isStorageUnavailable, STORAGE_RETRY_AFTER_SECONDS } from '../store/write-guard.js';
-import { isClusterOutOfReach } from '../cluster/out-of-reach.js';
+import { DomainError, transientOf } from '../errors.js';
 import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
@@ -57,17 +53,29 @@ export interface ChatFailure {
 
 const isChatErrorCode = (code: string): code is ChatErrorCode => (CHAT_ERROR_CODES as readonly string[]).includes(code);
 
+/**
+ * A failure as the chat face answers it, by its kind (errors.ts, failureKind): a terminal DomainError of the chat
+ * actor by its code; a transient one by its code (the busy, the lost race and the full disk each have their own
+ * answer; every other, a host restarting or the cluster out of reach, is `host_unavailable`); anything else
+ * `internal`.
+ */
 export function failureOf(error: unknown): ChatFailure {
   if (error instanceof DomainError && isChatErrorCode(error.code))
     return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof ActorBusyError)
-    return { code: 'actor_busy', message, retryAfterSeconds: error.retryAfterSeconds };
-  if (error instanceof HostUnavailableError || isClusterOutOfReach(error)) return { code: 'host_unavailable', message };
-  if (isRevisionConflict(error)) return { code: 'session_changed', message };
-  if (isStorageUnavailable(error))
-    return { code: 'storage_unavailable', message, retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS };
-  return { code: 'internal', message };
+  const transient = transientOf(error);
+  switch (transient?.code) {
+    case undefined:
+      return { code: 'internal', message };
+    case 'actor_busy':
+      return { code: 'actor_busy', message, retryAfterSeconds: transient.retryAfterSeconds };
+    case 'revision_conflict':
+      return { code: 'session_changed', message };
+    case 'storage_unavailable':
+      return { code: 'storage_unavailable', message, retryAfterSeconds: transient.retryAfterSeconds };
+    default:
+      return { code: 'host_unavailable', message };
+  }
 }
 
 export type AnswerTable<T> = { readonly [C in ChatFailureCode]: (failure: ChatFailure) => T };

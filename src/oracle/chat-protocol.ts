@@ -3,6 +3,7 @@
 // typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
 // thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.
 import { DomainError } from '../runtime/errors.js';
+import type { WireError } from '../runtime/wire-errors.js';
 import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
 import type { ChannelSignal } from './channel-protocol.js';
 import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
@@ -214,8 +215,8 @@ export const STREAM_ACK_EVERY = 8;
 
 /** Actor -> main over the stream port. */
 export type StreamMessage =
-  /** Refused before it opened: a DomainError as plain data (code, message, details). */
-  | { type: 'refused'; code: string; message: string; details?: Record<string, unknown> }
+  /** Refused before it opened (terminal or transient): the error as the one codec has it (wire-errors.ts). */
+  | { type: 'refused'; error: WireError }
   /** The actor took the turn (it no longer waits for the session's previous one): the run is no longer `queued`. */
   | { type: 'started' }
   | { type: 'open' }

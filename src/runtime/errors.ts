@@ -1,21 +1,22 @@
 // Thread: any
 // The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
 // and the main thread turns them back into these classes (wire-errors.ts), so faces can map them to their answers.
+// A full mailbox and an unavailable host pass: they are TransientErrors.
+import { TransientError } from '../errors.js';
 
 /** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */
-export class ActorBusyError extends Error {
+export class ActorBusyError extends TransientError<'actor_busy'> {
   override readonly name = 'ActorBusyError';
-  readonly retryAfterSeconds = 1;
   constructor(message: string) {
-    super(message);
+    super('actor_busy', message);
   }
 }
 
 /** The host cannot take the call: restarting after a crash, stopping, or it did not answer in time. */
-export class HostUnavailableError extends Error {
+export class HostUnavailableError extends TransientError<'host_unavailable'> {
   override readonly name = 'HostUnavailableError';
   constructor(hostIndex: number, reason: string) {
-    super(`Actor host ${hostIndex} unavailable: ${reason}`);
+    super('host_unavailable', `Actor host ${hostIndex} unavailable: ${reason}`);
   }
 }
 
@@ -36,4 +37,4 @@ export class HostClosingError extends Error {
 }
 
 // DomainError lives on the ground floor (src/errors.ts): storage throws it too, and storage knows no runtime.
-export { DomainError } from '../errors.js';
+export { DomainError, failureKind, TransientError, transientOf } from '../errors.js';

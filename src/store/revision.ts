@@ -5,7 +5,7 @@
 // nats-server 2.9.10's own check lets racing writers through; LMDB keeps the revision on the record and checks it
 // inside the write transaction (writeIfRevision below).
 import type { Database } from 'lmdb';
-import { DomainError } from '../errors.js';
+import { TransientError } from '../errors.js';
 
 /** Increases with every write of one record; 0 for a record written before revisions were kept. */
 export type Revision = number;
@@ -15,15 +15,21 @@ export interface Versioned<T> {
   readonly revision: Revision;
 }
 
-/** An update named a revision that is no longer the record's (another writer came first, or it is gone). */
-export class RevisionConflictError extends DomainError<'revision_conflict'> {
+/**
+ * An update named a revision that is no longer the record's (another writer came first, or it is gone): transient,
+ * since the same call made again reads the record anew (retryOnConflict does, at once).
+ */
+export class RevisionConflictError extends TransientError<'revision_conflict'> {
   constructor(key: string, expected: Revision | undefined) {
-    super('revision_conflict', `${key} changed since revision ${expected ?? 'none'}`, { key, expected });
+    super('revision_conflict', `${key} changed since revision ${expected ?? 'none'}`, undefined, {
+      key,
+      expected,
+    });
   }
 }
 
 export function isRevisionConflict(error: unknown): boolean {
-  return error instanceof DomainError && error.code === 'revision_conflict';
+  return error instanceof TransientError && error.code === 'revision_conflict';
 }
 
 /** How LMDB stores a versioned record: the value's own fields plus `revision`. */

@@ -10,23 +10,27 @@
 // rejected after it): that crashed the actor hosts. Each asynchronous write's failure is handled here and answered
 // with the same StorageUnavailableError, which the faces turn into their "try again later" answers.
 import type { Database, RootDatabase } from 'lmdb';
-import { DomainError } from '../errors.js';
+import { TRANSIENT_CODES, TransientError } from '../errors.js';
 import { storeWritesRefused } from '../metrics/catalogue.js';
 import type { FreeSpace } from './free-space.js';
 
 /** Seconds a client is told to wait before trying a refused write again (Retry-After). */
-export const STORAGE_RETRY_AFTER_SECONDS = 5;
+export const STORAGE_RETRY_AFTER_SECONDS = TRANSIENT_CODES.storage_unavailable.retryAfterSeconds;
 
 /** A write refused because DATA_DIR's disk is (nearly) full, or whose commit failed: nothing of it was stored. */
-export class StorageUnavailableError extends DomainError<'storage_unavailable'> {
+export class StorageUnavailableError extends TransientError<'storage_unavailable'> {
   constructor(reason: 'low_space' | 'commit_failed', message: string, details: Record<string, unknown> = {}) {
-    super('storage_unavailable', message, { reason, retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS, ...details });
+    super('storage_unavailable', message, STORAGE_RETRY_AFTER_SECONDS, {
+      reason,
+      retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS,
+      ...details,
+    });
   }
 }
 
-/** True for a StorageUnavailableError, also after it crossed threads (a DomainError with its code). */
-export function isStorageUnavailable(error: unknown): error is DomainError<'storage_unavailable'> {
-  return error instanceof DomainError && error.code === 'storage_unavailable';
+/** True for a StorageUnavailableError, also after it crossed threads (a TransientError with its code). */
+export function isStorageUnavailable(error: unknown): error is TransientError<'storage_unavailable'> {
+  return error instanceof TransientError && error.code === 'storage_unavailable';
 }
 
 /** Calls that add records: refused below the floor when called outside a transaction. */

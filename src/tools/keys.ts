@@ -52,7 +52,7 @@ async function rotate(pageSize: number): Promise<void> {
       ...(records.pending ? { pending: records.pending } : {}),
       // Cluster mode: the rotation is recorded, so from now on no node starts; one that started just before, or
       // serves still, is looked for again (a node checks the record once more after joining the leases).
-      recorded: () => records.refuseWhileServing(),
+      recorded: () => records.refuseWhileServing({ newcomers: false }),
       onPage: (progress) => console.log(`rewritten ${progress.rewritten} PINs`),
       afterPage: () => crashPoint('pin-rotation-page'),
       afterPages: () => crashPoint('pin-rotation-pages'),
@@ -74,9 +74,11 @@ async function adoptOracleKey(): Promise<void> {
     const recorded = await records.checks.get<{ keyDid: string }>(ORACLE_CHECK);
     await records.checks.remove(ORACLE_CHECK);
     // A node that started meanwhile with the old key records it again (its check after joining the leases).
-    await records.refuseWhileServing(
-      'it may have recorded its key again: stop it and run npm run adopt-oracle-key again',
-    );
+    // Nodes joining now are watched for too: one started with the old key records it again after joining.
+    await records.refuseWhileServing({
+      ifFound: 'it may have recorded its key again: stop it and run npm run adopt-oracle-key again',
+      newcomers: true,
+    });
     console.log(
       recorded
         ? `forgot the oracle key ${recorded.keyDid}: the next start records the key it is given (UCANs delegated to the old DID are refused from then on)`
@@ -94,8 +96,11 @@ interface KeyRecords {
   where: string;
   /** What to start afterwards. */
   servers: string;
-  /** Cluster mode: refuses (exit 78) while any node serves; `then` says what follows from one found. */
-  refuseWhileServing(then?: string): Promise<void>;
+  /**
+   * Cluster mode: refuses (exit 78) while any node serves; `ifFound` says what follows from one found, `newcomers`
+   * whether nodes joining during the look count (cluster/serving-nodes.ts).
+   */
+  refuseWhileServing(options?: { ifFound?: string; newcomers?: boolean }): Promise<void>;
 }
 
 function withRecords(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
@@ -123,15 +128,16 @@ async function withDataDir(config: Config, use: (records: KeyRecords) => Promise
 async function withCluster(config: Config, use: (records: KeyRecords) => Promise<void>): Promise<void> {
   const connection = await connectCluster(config, 'key-tool');
   try {
-    const refuseWhileServing = async (then = 'nothing was changed') => {
-      console.log('looking for serving nodes in the lease table (a few seconds)');
-      const serving = await servingNodes(connection);
+    const refuseWhileServing = async ({ ifFound = 'nothing was changed', newcomers = false } = {}) => {
+      console.log('looking for serving nodes in the lease table (up to a few seconds)');
+      const serving = await servingNodes(connection, { newcomers });
       if (serving.length > 0)
         throw new RotationRefused(
           `nodes serve the deployment (NATS_PREFIX=${connection.prefix}): ${serving.join(', ')} renewed their lease ` +
-            `just now; stop every node first (docs/operations.md, "Changing keys"); ${then}`,
+            `just now; stop every node first (docs/operations.md, "Changing keys"); ${ifFound}`,
         );
     };
+    // A node joining meanwhile is seen by the second look (after the change is recorded), or sees the change itself.
     await refuseWhileServing();
     const customers = await JetStreamCustomerRepository.open(connection);
     await use({

@@ -5,7 +5,8 @@
 // process launched (not another server on the port), not a fixed wait.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -250,7 +251,8 @@ export async function startLocalNodes(options: LocalNodesOptions): Promise<Local
     stopped = true;
     await Promise.all(slots.map((slot) => stopSlot(slot, 'SIGTERM', stopTimeoutMs)));
     process.off('exit', killAll);
-    if (ownsRoot) rmSync(root, { recursive: true, force: true });
+    // The promise API's rm unlinks concurrently: much faster than rmSync on a busy disk.
+    if (ownsRoot) await rm(root, { recursive: true, force: true });
   };
 
   const nodes: LocalNode[] = slots.map((slot) => ({

@@ -8,7 +8,8 @@ export type { LocalNode, LocalNodes } from '../../dist/src/tools/local-nodes.js'
 /**
  * Starts `options.count` (default 3) nodes on `nats` and waits until each answers /health with 200. Nodes get one
  * actor host each (ACTOR_THREADS=1: the machine runs three NATS servers besides) and stop without waiting for a
- * quiet second (SHUTDOWN_QUIET_MS=0) unless `env` says otherwise.
+ * quiet second (SHUTDOWN_QUIET_MS=0) unless `env` says otherwise. Teardown kills them (SIGKILL) and removes their
+ * data dirs: a test of the drain stops its nodes itself.
  */
 export async function startTestNodes(
   t: { teardown(fn: () => unknown): void },
@@ -22,7 +23,11 @@ export async function startTestNodes(
     // Nothing sends to a node while a test stops or restarts it: no second of quiet to wait for (SHUTDOWN_QUIET_MS).
     env: { ACTOR_THREADS: '1', SHUTDOWN_QUIET_MS: '0', ...options.env },
   });
-  t.teardown(() => cluster.stop());
+  // The file is done with them and their data dirs go: kill -9 instead of a drain nothing waits for.
+  t.teardown(async () => {
+    await Promise.all(cluster.nodes.map((node) => node.kill('SIGKILL')));
+    await cluster.stop();
+  });
   return cluster;
 }
 

@@ -25,11 +25,18 @@ export function ensureNatsServer(): string {
   return (ensured = ensureSystemTool('nats-server', 'nats-server'));
 }
 
-/** Starts the cluster and waits for its JetStream meta leader; `t.teardown` stops it and removes its store dirs. */
+/**
+ * Starts the cluster and waits for its JetStream meta leader; `t.teardown` stops it and removes its store dirs. The
+ * stores are thrown away, so teardown kills the servers (SIGKILL) instead of a graceful stop nothing waits for;
+ * teardowns run last-registered first, so the file's nodes and clients are gone by then.
+ */
 export async function startTestNatsCluster(t: { teardown(fn: () => unknown): void }, size = 3): Promise<NatsCluster> {
   const binary = ensureNatsServer();
   const cluster = await startNatsCluster({ size, binary });
-  t.teardown(() => cluster.stop());
+  t.teardown(async () => {
+    await Promise.all(cluster.servers.map((_, index) => cluster.kill(index)));
+    await cluster.stop();
+  });
   return cluster;
 }
 

@@ -4,7 +4,7 @@
 // `<prefix>_journal_<name>`, subjects `<prefix>.journal.<name>.<writer>`: each writer appends to its own subject.
 import { DeliverPolicy, type MsgRequest } from '@nats-io/jetstream';
 import type { ClusterConnection } from '../connection.js';
-import { passingTimeout } from '../out-of-reach.js';
+import { clusterUnreachable } from '../out-of-reach.js';
 import { untilStreamLed, whilePassing } from '../passing.js';
 
 /**
@@ -149,7 +149,7 @@ export async function journalState(
     withSubjects ? { subjects_filter: `${stream.base}.*` } : undefined,
   );
   if (cluster && !cluster.leader)
-    throw passingTimeout(`timeout: journal ${stream.name} has no leader, its state may be stale`);
+    throw clusterUnreachable(`timeout: journal ${stream.name} has no leader, its state may be stale`);
   return {
     lastSeq: state.messages === 0 ? 0 : state.last_seq,
     firstSeq: state.first_seq,

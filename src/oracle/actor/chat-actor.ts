@@ -4,7 +4,7 @@
 // the reply completes. Signals (outside the mailbox) abort the generation in flight.
 import type { MessagePort } from 'node:worker_threads';
 import { actorKind, type Actor } from '../../runtime/actor-host.js';
-import { DomainError } from '../../runtime/errors.js';
+import { DomainError, transientOf } from '../../runtime/errors.js';
 import { SESSION_NOT_FOUND } from '../chat-failures.js';
 import { preciseNow, viewOf, UNTITLED, type SessionRecord } from '../sessions/records.js';
 import { SessionLimitError } from '../sessions/repository.js';
@@ -88,11 +88,16 @@ class ChatActor implements Actor<ChatShape> {
     try {
       await this.#turn(turn, sender, cancelled, undefined, trace);
     } catch (error) {
-      // A refusal before the stream opened is handed back as data; the main thread answers it.
-      if (error instanceof DomainError && !sender.opened) return sender.refuse(error);
-      // A refusal after the stream opened (a transcript full once the answer is in) is an answer, not a fault.
-      if (!(error instanceof DomainError))
+      // A refusal, or a failure that passes (failureKind), is an answer: before the stream opened it is handed back
+      // as data and the main thread answers it; after (a transcript full once the answer is in) it ends the stream.
+      // A full disk is told once, by the storage watch (store/writable.ts).
+      const transient = transientOf(error);
+      if (transient && transient.code !== 'storage_unavailable')
+        this.services.log.warn({ err: error, sessionId: this.sessionId }, 'chat turn failed for now');
+      else if (!transient && !(error instanceof DomainError))
         this.services.log.error({ err: error, sessionId: this.sessionId }, 'chat turn failed');
+      const refusal = error instanceof DomainError ? error : transient;
+      if (refusal && !sender.opened) return sender.refuse(refusal);
       if (!sender.opened) throw error;
       sender.end(failedEnding(error));
     } finally {

@@ -12,7 +12,8 @@
 // the end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
 // continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
-import type { DomainError } from '../../runtime/errors.js';
+import type { DomainError, TransientError } from '../../runtime/errors.js';
+import { toWire } from '../../runtime/wire-errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
 import { type FrameBatch, toBatch } from '../frame-batch.js';
 import type { SseFrame } from '../sse-frames.js';
@@ -59,8 +60,8 @@ export class FrameSender {
   }
 
   /** The turn was refused before the stream opened: the main thread answers it (its face's mapping). */
-  refuse(error: DomainError): void {
-    this.#post({ type: 'refused', code: error.code, message: error.message, details: error.details });
+  refuse(error: DomainError | TransientError): void {
+    this.#post({ type: 'refused', error: toWire(error) });
   }
 
   /** Whether the HTTP stream was opened (after that, failures are frames). */

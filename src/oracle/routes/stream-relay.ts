@@ -4,8 +4,8 @@
 // frames while the sink takes them (the actor's backpressure window), asks for heartbeats, and ends every stream
 // with closing frames (stream-ending.ts): those the actor's end message carries, or a failure's when its host died.
 // The sink (frame-sink.ts: the run log, or a bare socket) encodes them.
-import { DomainError } from '../../runtime/errors.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
+import { fromWire } from '../../runtime/wire-errors.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
 import { closingFrameAt, type FrameBatch, toBatch } from '../frame-batch.js';
 import type { FrameSink } from '../frame-sink.js';
@@ -22,8 +22,8 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 export { HEARTBEAT };
 
 export type RelayOutcome =
-  /** Refused before it opened; the route answers it (oracle/errors.ts maps it). */
-  | { kind: 'refused'; error: DomainError }
+  /** Refused before it opened (a DomainError or a TransientError); the route answers it (oracle/errors.ts). */
+  | { kind: 'refused'; error: Error }
   | { kind: 'streaming'; finished: Promise<void> }
   /** The actor failed before it said anything (its host died): nothing was written. */
   | { kind: 'failed'; error: unknown };
@@ -103,7 +103,7 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
     port.on('message', (message: StreamMessage) => {
       switch (message.type) {
         case 'refused':
-          outcome({ kind: 'refused', error: new DomainError(message.code, message.message, message.details) });
+          outcome({ kind: 'refused', error: fromWire(message.error) });
           return finish();
         case 'started':
           return options.started?.();

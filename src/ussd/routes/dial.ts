@@ -4,10 +4,9 @@ import * as v from 'valibot';
 import { TOO_MANY_REQUESTS } from '../../docs/index.js';
 import { declarer } from '../../http/route.js';
 import { reply, type HttpRequest } from '../../http/types.js';
-import { ActorBusyError, HostUnavailableError } from '../../runtime/errors.js';
-import { isRevisionConflict } from '../../store/revision.js';
+import { failureKind, HostUnavailableError } from '../../runtime/errors.js';
 import { isStorageUnavailable } from '../../store/write-guard.js';
-import { answerOf, INVALID_INPUT } from '../answers.js';
+import { answerOf, INVALID_INPUT, SERVICE_UNAVAILABLE } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
@@ -23,6 +22,14 @@ const UssdAnswerSchema = v.pipe(
   v.regex(/^(CON|END) /),
   v.examples(['CON Welcome\n1. Know More\n2. Account', INVALID_INPUT]),
 );
+
+/**
+ * What the front door answers a USSD step once a drain stopped serving (past SHUTDOWN_SERVE_MS): the contract's
+ * fault answer, which a gateway shows the user, never the door's 503.
+ */
+export const USSD_DRAIN_REFUSALS = {
+  'POST /api/ussd': reply.text(200, SERVICE_UNAVAILABLE, { 'Retry-After': '1' }),
+};
 
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
@@ -43,11 +50,10 @@ export async function stepOf(deps: UssdRouteDeps, message: DialMessage, trace: C
  * gateway answers a screen, never a 5xx.
  */
 export function failedStep({ log, services }: UssdRouteDeps, err: unknown, message: DialMessage, req: HttpRequest) {
-  // Backpressure, a host or node going away and a lost race are what an operator expects under load and
-  // failover: a warning. A full disk is told once, by the storage watch (store/writable.ts). Anything else
-  // is a fault.
-  const expected = err instanceof ActorBusyError || err instanceof HostUnavailableError || isRevisionConflict(err);
-  const level = isStorageUnavailable(err) ? 'debug' : expected ? 'warn' : 'error';
+  // A failure that passes (backpressure, a host or node going away, a lost race, the cluster out of reach) is what
+  // an operator expects under load and failover: a warning. A full disk is told once, by the storage watch
+  // (store/writable.ts). Anything else (a fault, or a refusal no USSD screen answers) is an error.
+  const level = isStorageUnavailable(err) ? 'debug' : failureKind(err) === 'transient' ? 'warn' : 'error';
   log[level]({ err, reqId: req.requestId, sessionId: message.sessionId }, 'USSD actor failed');
   // The END answer ends the session for the user: counted for the service the code names.
   const reason = err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
