@@ -127,7 +127,7 @@ async function streamed(deps: HostedTurnDeps, turn: HostedTurn): Promise<string>
     return 'ended';
   }
   deps.runs.forget(runId);
-  if (outcome.kind === 'refused') return outcome.error.code;
+  if (outcome.kind === 'refused') return outcome.error instanceof DomainError ? outcome.error.code : 'refused';
   // Its host died before a word: in cluster mode the turn may be taken over still.
   if (deps.cluster) return 'ended';
   throw outcome.error;
