@@ -11,6 +11,7 @@ import t, { type Test } from 'tap';
 import { loadConfig } from '../dist/src/config.js';
 import { openStore } from '../dist/src/store/env.js';
 import { LmdbKeyChecks } from '../dist/src/store/key-checks.js';
+import { identityContext } from '../dist/src/ussd/account-secrets.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
 import { PIN_CHECK, PIN_ROTATION } from '../dist/src/ussd/pin-key-check.js';
@@ -71,6 +72,9 @@ async function refused(t: Test, env: Record<string, string>, dir: string) {
 }
 
 /** `count` customers with PIN 12345, encrypted under `key`, written as the server writes them. */
+/** The seeded accounts that also hold an identity key (their did:key), sealed by the same key as their PIN. */
+const hasIdentity = (customerId: string) => /[05]$/.test(customerId);
+
 async function seedCustomers(dir: string, key: string, count: number): Promise<string[]> {
   const store = openStore(dir);
   const cipher = new PinCipher(Buffer.from(key, 'hex'));
@@ -83,6 +87,9 @@ async function seedCustomers(dir: string, key: string, count: number): Promise<s
         fullName: `Customer ${customerId}`,
         phoneNumber: '+254700000001',
         pin: cipher.encrypt('12345', customerId),
+        ...(hasIdentity(customerId)
+          ? { identityKey: cipher.encrypt(`identity of ${customerId}`, identityContext(customerId)) }
+          : {}),
         failedPinAttempts: 0,
         createdAt: Date.now(),
       }),
@@ -97,19 +104,29 @@ async function census(dir: string, keys: Record<string, string>) {
   const store = openStore(dir);
   const ciphers = Object.entries(keys).map(([name, key]) => [name, new PinCipher(Buffer.from(key, 'hex'))] as const);
   const counts: Record<string, number> = Object.fromEntries(Object.keys(keys).map((name) => [name, 0]));
+  const identities: Record<string, number> = { ...counts };
+  let apart = 0;
   const repo = new LmdbCustomerRepository(store);
   let after: string | undefined;
   do {
     const page = await repo.page(after, 1000);
     for (const { value } of page.records)
-      for (const [name, cipher] of ciphers) if (cipher.opens(value.pin, value.customerId)) counts[name]++;
+      for (const [name, cipher] of ciphers) {
+        const pin = cipher.opens(value.pin, value.customerId);
+        if (pin) counts[name]++;
+        if (value.identityKey === undefined) continue;
+        const identity = cipher.decrypt(value.identityKey, identityContext(value.customerId));
+        if (identity === `identity of ${value.customerId}`) identities[name]++;
+        if (pin !== (identity !== undefined)) apart++;
+      }
     after = page.next;
   } while (after !== undefined);
   const checks = new LmdbKeyChecks(store);
   const rotation = await checks.get(PIN_ROTATION);
   const check = await checks.get<{ check: string }>(PIN_CHECK);
   await store.close();
-  return { counts, rotation, check };
+  // `apart`: accounts whose PIN and identity key are under different keys (a rotation moves them together).
+  return { counts, identities, apart, rotation, check };
 }
 
 t.test('a PIN key typo exits 78 naming the variable, without echoing the key', async (t) => {
@@ -187,6 +204,7 @@ t.test('rotate-pin-key: a kill -9 mid-rotation, then resumed to the end; only th
   const midway = await census(dir, { a, b });
   t.ok(midway.counts.b > 0 && midway.counts.a > 0, `PINs under both keys: ${JSON.stringify(midway.counts)}`);
   t.equal(midway.counts.a + midway.counts.b, ids.length, 'every PIN opens with one of them');
+  t.equal(midway.apart, 0, "each account's identity key moves with its PIN");
   t.ok(midway.rotation, 'the rotation is recorded as unfinished');
   for (const key of [a, b]) {
     const start = await refused(t, { PIN_ENCRYPTION_KEY: key }, dir);
@@ -208,6 +226,11 @@ t.test('rotate-pin-key: a kill -9 mid-rotation, then resumed to the end; only th
   t.match(done.stdout, /done: \d+ PINs encrypted under the new key/);
   const after = await census(dir, { a, b });
   t.same([after.counts, after.rotation], [{ a: 0, b: ids.length }, undefined], 'finished');
+  t.same(
+    after.identities,
+    { a: 0, b: ids.filter(hasIdentity).length },
+    'every identity key under the new key, readable',
+  );
 
   t.match((await refused(t, { PIN_ENCRYPTION_KEY: a }, dir)).message, /is not the key/, 'the old key is refused');
   const server = await startTestServer(t, { dataDir: dir, env: { PIN_ENCRYPTION_KEY: b } });

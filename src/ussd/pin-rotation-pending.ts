@@ -9,6 +9,7 @@
 // ID is taken. So both get one new ciphertext, account first; a run killed between the two writes finds one of them
 // under the new key on resumption and copies it to the other.
 import { isDeepStrictEqual } from 'node:util';
+import { secretsOf, secretsUnder, withoutSecrets } from './account-secrets.js';
 import type { PinCipher } from './actor/pin-cipher.js';
 import type { CustomerRecord, CustomerRepository } from './customers/repository.js';
 import type { Revision } from '../store/revision.js';
@@ -33,7 +34,10 @@ export interface PendingOutcome {
   unreadable: string[];
 }
 
-/** Every pending binding's PIN (and its account's, when made from it) under `next`; revision-checked writes. */
+/**
+ * Every pending binding's secrets, its PIN and identity key (and its account's, when made from it), under `next`;
+ * revision-checked writes.
+ */
 export async function rotatePendingCreations(
   pending: PendingCreations,
   customers: CustomerRepository,
@@ -63,24 +67,34 @@ async function rotateOne(
   const record = binding.pending;
   const id = record.customerId;
   const account = await customers.get(id);
-  if (account && isDeepStrictEqual({ ...account.value, pin: '' }, { ...record, pin: '' })) {
-    // The account made from this binding: one ciphertext for both.
-    const pin = next.opens(account.value.pin, id)
-      ? account.value.pin
-      : next.opens(record.pin, id)
-        ? record.pin
-        : current.reencrypt(account.value.pin, id, next);
-    if (pin === undefined) return 'unreadable';
-    if (account.value.pin === pin && record.pin === pin) return 'already';
-    if (account.value.pin !== pin) await customers.update({ ...account.value, pin }, account.revision);
-    if (record.pin !== pin)
-      await pending.updatePendingCreation(binding.creationKey, { ...record, pin }, binding.revision);
+  if (account && isDeepStrictEqual(withoutSecrets(account.value), withoutSecrets(record))) {
+    // The account made from this binding: one ciphertext of each secret for both.
+    const secrets: Partial<CustomerRecord> = {};
+    for (const { field, context } of secretsOf(record)) {
+      const [mine, bound] = [account.value[field] as string, record[field] as string];
+      const chosen = next.opens(mine, context)
+        ? mine
+        : next.opens(bound, context)
+          ? bound
+          : current.reencrypt(mine, context, next);
+      if (chosen === undefined) return 'unreadable';
+      secrets[field] = chosen;
+    }
+    const [moved, rebound] = [
+      { ...account.value, ...secrets },
+      { ...record, ...secrets },
+    ];
+    const accountMoves = !isDeepStrictEqual(moved, account.value);
+    const bindingMoves = !isDeepStrictEqual(rebound, record);
+    if (!accountMoves && !bindingMoves) return 'already';
+    if (accountMoves) await customers.update(moved, account.revision);
+    if (bindingMoves) await pending.updatePendingCreation(binding.creationKey, rebound, binding.revision);
     return 'rewritten';
   }
   // No account yet (or another account's under that ID, which a retry finds as it would have): the binding alone.
-  if (next.opens(record.pin, id)) return 'already';
-  const pin = current.reencrypt(record.pin, id, next);
-  if (pin === undefined) return 'unreadable';
-  await pending.updatePendingCreation(binding.creationKey, { ...record, pin }, binding.revision);
+  const rebound = secretsUnder(record, current, next);
+  if (rebound === undefined) return 'unreadable';
+  if (rebound === record) return 'already';
+  await pending.updatePendingCreation(binding.creationKey, rebound, binding.revision);
   return 'rewritten';
 }

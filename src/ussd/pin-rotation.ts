@@ -1,6 +1,6 @@
 // Thread: main
 // npm run rotate-pin-key (src/tools/keys.ts), with the server (in cluster mode every node) stopped: every stored PIN
-// encrypted again under a new key, in DATA_DIR's LMDB or in cluster mode in JetStream. Resumable and safe under
+// (and each account's identity key with it, account-secrets.ts) encrypted again under a new key, in DATA_DIR's LMDB or in cluster mode in JetStream. Resumable and safe under
 // kill -9 at any point, because nothing depends on how far a killed run got:
 // - the rotation is recorded (both keys' check values) before the first PIN is rewritten, and while it is, no
 //   server starts (pin-key-check.ts) and no other pair of keys may rotate;
@@ -15,6 +15,7 @@
 // and a digest that no longer matches only makes the next input count as new (docs/operations.md).
 import type { KeyChecks } from '../store/key-checks.js';
 import { retryOnConflict, type Versioned } from '../store/revision.js';
+import { secretsUnder } from './account-secrets.js';
 import { PinCipher } from './actor/pin-cipher.js';
 import type { CustomerRecord, CustomerRepository } from './customers/repository.js';
 import { rotatePendingCreations, type PendingCreations } from './pin-rotation-pending.js';
@@ -122,8 +123,8 @@ export async function rotatePinKey(
 }
 
 /**
- * One account's PIN under `next`, revision-checked; when the account moved since it was read (a write the rotation
- * must not undo), it is read again and tested again.
+ * One account's secrets (its PIN and identity key) under `next`, revision-checked; when the account moved since it
+ * was read (a write the rotation must not undo), it is read again and tested again.
  */
 function rewritePin(
   customers: CustomerRepository,
@@ -138,10 +139,10 @@ function rewritePin(
     first = false;
     if (!record) return 'gone';
     const { value, revision } = record;
-    if (next.opens(value.pin, value.customerId)) return 'already';
-    const pin = current.reencrypt(value.pin, value.customerId, next);
-    if (pin === undefined) return 'unreadable';
-    await customers.update({ ...value, pin }, revision);
+    const moved = secretsUnder(value, current, next);
+    if (moved === undefined) return 'unreadable';
+    if (moved === value) return 'already';
+    await customers.update(moved, revision);
     return 'rewritten';
   });
 }

@@ -14,6 +14,7 @@ import {
   type CustomerRepository,
   type KeptAnswer,
 } from '../customers/repository.js';
+import { identityContext } from '../account-secrets.js';
 import type { PinCipher } from './pin-cipher.js';
 
 export type PinCheck =
@@ -214,4 +215,3 @@ function publicView(record: CustomerRecord): Customer {
 }
 
 /** What an identity key is bound to: its account, never the PIN's own context (a PIN cannot open as a key). */
-export const identityContext = (customerId: string) => `identity|${customerId}`;
