@@ -44,6 +44,11 @@ const AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ['logging (pino)', (f) => f.url.includes('pino')],
   ['actor runtime (src/runtime)', (f) => f.url.includes('/src/runtime/')],
   ['USSD (src/ussd)', (f) => f.url.includes('/src/ussd/')],
+  // Inclusive, so a span's end counts the batch export it sets off (the protobuf serialiser and the HTTP send).
+  [
+    'tracing (OpenTelemetry SDK and exporter, src/telemetry)',
+    (f) => f.url.includes('@opentelemetry') || f.url.includes('/src/telemetry/'),
+  ],
   ['garbage collector', (f) => f.functionName === '(garbage collector)'],
 ];
 
