@@ -69,7 +69,7 @@ t.test('ORACLE_PRIVATE_KEY and ORACLE_DID', async (t) => {
 });
 
 t.test('configuration: defaults and clear errors', async (t) => {
-  // The oracle's variables alone, as src/config.ts validates them (other faces' variables are not this test's).
+  // The oracle's variables alone, as src/app/config.ts validates them (other faces' variables are not this test's).
   const schema = v.object(oracleEnv);
   const load = (env: Record<string, string>) => v.parse(schema, env);
   const problems = (env: Record<string, string>) => {

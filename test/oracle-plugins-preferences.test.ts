@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openStore } from '../dist/src/store/env.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from '../dist/src/oracle/plugins/front.js';
 import { createPlugins, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
 import { mountRoutes } from '../dist/src/http/route.js';

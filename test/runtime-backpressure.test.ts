@@ -3,7 +3,7 @@
 // Slow actors are real ones: a chat turn waits on the local model stand-in, which holds its answer until released.
 import t from 'tap';
 import type { Test } from 'tap';
-import { loadConfig } from '../dist/src/config.js';
+import { loadConfig } from '../dist/src/app/config.js';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
 import { CHAT_ACTOR, type TurnMessage } from '../dist/src/oracle/chat-protocol.js';

@@ -1,8 +1,8 @@
 // Thread: main
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
-import type { OracleConfig } from '../config.js';
-import type { Face, FaceContext } from '../face.js';
+import type { OracleConfig } from '../app/config.js';
+import type { Face, FaceContext } from '../app/face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';

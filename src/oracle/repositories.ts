@@ -1,6 +1,6 @@
 // Thread: any
 // The oracle's record families, each behind its repository: the port the face declares. The composition root
-// picks the engine (src/records.ts: these LMDB ones, or JetStream's in src/cluster/records/oracle/), and the face's
+// picks the engine (src/app/records.ts: these LMDB ones, or JetStream's in src/cluster/records/oracle/), and the face's
 // roots (index.ts on the front door, actor/services.ts in each actor host) get repositories, never the Store.
 import type { Store } from '../store/env.js';
 import { openLmdbCalls } from './calls/lmdb-repository.js';

@@ -2,7 +2,7 @@
 // The event channel on the main thread, whatever the transport: who is connected to which session, the
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
 // actors publish (actors.onEvent) to every socket of the session, through each transport's own pub/sub.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError } from '../../runtime/errors.js';
 import type { Actors } from '../../runtime/router.js';

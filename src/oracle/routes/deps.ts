@@ -1,6 +1,6 @@
 // Thread: main
 // What the oracle's route modules share.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { declarer } from '../../http/route.js';
 import type { ActorRef, Actors } from '../../runtime/router.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';

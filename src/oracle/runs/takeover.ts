@@ -6,7 +6,7 @@
 // node that inherits a dead node's partitions, for every open run of a session in them (`takeOverInherited`).
 import type { Actors } from '../../runtime/router.js';
 import { CHAT_ACTOR } from '../chat-protocol.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { OpenRunRepository } from './open-runs.js';
 import type { RunInfo } from './run-log.js';
 
