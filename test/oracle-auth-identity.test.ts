@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import * as v from 'valibot';
 import { oracleEnv } from '../dist/src/oracle/config.js';
-import { loadOracleIdentity, ORACLE_KEY_FILE } from '../dist/src/oracle/identity.js';
+import { loadOracleIdentity, ORACLE_KEY_FILE } from '../dist/src/oracle/identity/identity.js';
 import { createOracleAuthenticator } from '../dist/src/oracle/auth/index.js';
 import { formatKey, generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 

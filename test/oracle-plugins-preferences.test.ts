@@ -21,7 +21,7 @@ import {
 import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
-import type { TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 import type { AuthIdentity } from '../dist/src/oracle/auth/index.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };

@@ -5,14 +5,14 @@
 import type { Store } from '../store/env.js';
 import { openLmdbCalls } from './calls/lmdb-repository.js';
 import type { CallRepository } from './calls/records.js';
-import type { DelegationRepository } from './delegations.js';
+import type { DelegationRepository } from './identity/delegations.js';
 import { openLmdbDelegations } from './lmdb-delegations.js';
 import { openLmdbRevocations } from './lmdb-revocations.js';
 import { openLmdbCredits } from './plugins/credits/lmdb-repository.js';
 import type { CreditRepository } from './plugins/credits/repository.js';
 import { openLmdbPreferences } from './plugins/user-preferences/lmdb-repository.js';
 import type { PreferencesRepository } from './plugins/user-preferences/repository.js';
-import type { RevocationRepository } from './revocations.js';
+import type { RevocationRepository } from './identity/revocations.js';
 import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './sessions/turn-commit.js';
 import { openLmdbOpenRuns, type OpenRunRepository } from './runs/open-runs.js';

@@ -14,7 +14,7 @@ import { JetStreamKeyChecks } from '../cluster/key-checks.js';
 import { servingNodes } from '../cluster/serving-nodes.js';
 import { crashPoint } from '../base/crash-point.js';
 import { StartupRefusal } from '../base/errors.js';
-import { ORACLE_CHECK } from '../oracle/identity-check.js';
+import { ORACLE_CHECK } from '../oracle/identity/identity-check.js';
 import { lockDataDir } from '../store/data-dir-lock.js';
 import { openStore } from '../store/env.js';
 import { LmdbKeyChecks, type KeyChecks } from '../store/key-checks.js';

@@ -6,7 +6,7 @@ import type { SocketFrontDoor } from '../../http/websocket.js';
 import type { Logger } from '../../base/log.js';
 import type { Actors } from '../../runtime/router.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
-import type { RevocationRepository } from '../revocations.js';
+import type { RevocationRepository } from '../identity/revocations.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { EventChannel, type TopicInterest } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';
