@@ -60,7 +60,10 @@ export async function startTracing(config: TelemetryConfig, identity: TracingIde
   if (!url) return false;
   if (!tracing) {
     const { createTracing } = await import('./sdk.js');
-    tracing ??= createTracing(config, url, identity);
+    const created = await createTracing(config, url, identity);
+    // Another start of this thread finished first (its warm-up too): the one kept is that one.
+    if (tracing) await created.shutdown();
+    else tracing = created;
   }
   users++;
   return true;

@@ -29,9 +29,11 @@ import {
   type Sampler,
   SamplingDecision,
   type SamplingResult,
+  type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
+import { discardingExporter, warmUp } from './warm-up.js';
 import type { SpanKindName, Tracing, TracingIdentity } from './index.js';
 
 const KINDS: Record<SpanKindName, SpanKind> = {
@@ -102,21 +104,28 @@ class DecidedRoots implements Sampler {
   }
 }
 
-export function createTracing(config: TelemetryConfig, url: string, identity: TracingIdentity): Tracing {
+export async function createTracing(config: TelemetryConfig, url: string, identity: TracingIdentity): Promise<Tracing> {
   const resource = resourceFromAttributes({
     'service.name': config.OTEL_SERVICE_NAME,
     'thread.name': identity.thread,
     ...(identity.node ? { 'service.instance.id': identity.node } : {}),
   });
-  const provider = new BasicTracerProvider({
-    resource,
-    sampler: new DecidedRoots(samplerOf(config)),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
-  });
+  const providerOf = (exporter: SpanExporter) =>
+    new BasicTracerProvider({
+      resource,
+      sampler: new DecidedRoots(samplerOf(config)),
+      spanProcessors: [new BatchSpanProcessor(exporter)],
+    });
+  const rootRatio = rootRatioOf(config);
+  // The same code first on a provider that exports nothing, so that it is optimized before traffic (warm-up.ts).
+  await warmUp(tracingOf(providerOf(discardingExporter()), rootRatio));
+  return tracingOf(providerOf(new OTLPTraceExporter({ url })), rootRatio);
+}
+
+/** A provider's Tracing: the few functions every span of this thread goes through. */
+function tracingOf(provider: BasicTracerProvider, rootRatio: number): Tracing {
   const tracer = provider.getTracer('session-actor-runtime');
   const propagator = new W3CTraceContextPropagator();
-  const rootRatio = rootRatioOf(config);
-
   const tracing: Tracing = {
     sampleRoot: () => rootRatio >= 1 || Math.random() < rootRatio,
     start(name, kind, attributes, parent, startTime) {
