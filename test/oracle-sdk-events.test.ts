@@ -17,7 +17,6 @@ interface Shown {
   content: unknown;
 }
 
-
 /** The components an app gives the hook (it shows nothing of socket events without them); never rendered here. */
 const UI_COMPONENTS = { ToolCall: () => null, Error: () => null };
 
@@ -68,10 +67,10 @@ t.test("another tab's turn: its tool call reaches handleNewEvent, its cache inva
 
   const toolMessageId = `${call.requestId}-tool_call-${call.eventId}`;
   await chat.until(() => firstShown.has(toolMessageId), 'the tool call as a message (handleNewEvent)');
-  t.match(
-    firstShown.get(toolMessageId),
-    { type: 'ai', content: { props: { isToolCall: true, payload: { sessionId, requestId: call.requestId } } } },
-  );
+  t.match(firstShown.get(toolMessageId), {
+    type: 'ai',
+    content: { props: { isToolCall: true, payload: { sessionId, requestId: call.requestId } } },
+  });
 
   const refetched = await chat.until(
     (c) =>
