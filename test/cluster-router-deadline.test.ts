@@ -13,7 +13,7 @@ import { partitionOf, type PartitionLeases } from '../dist/src/cluster/partition
 import { deadlineIn } from '../dist/src/runtime/deadline-signals.js';
 import { DeadlineExceededError, HostUnavailableError } from '../dist/src/runtime/errors.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { ussdServiceSessionsEnded } from '../dist/src/metrics/catalogue.js';
 import { actorsOver, type ActorRouter } from '../dist/src/runtime/router.js';
 import { SERVICE_UNAVAILABLE } from '../dist/src/ussd/answers.js';
