@@ -29,6 +29,8 @@ const MAX_RESTART_DELAY_MS = 5_000;
  * not on the caller.
  */
 const QUEUE_SLOT_GRACE_MS = 5_000;
+/** Beyond the shutdown timeout, how long a closing host may take to say it closed before it is terminated. */
+const CLOSE_GRACE_MS = 5_000;
 
 export interface HostClosed {
   host: number;
@@ -171,7 +173,7 @@ class HostHandle {
     if (!worker || !rpc) return { host: this.index, drained: true };
     let drained = false;
     try {
-      ({ drained } = await rpc.call('close', [timeoutMs], timeoutMs + QUEUE_SLOT_GRACE_MS, this.#direct));
+      ({ drained } = await rpc.call('close', [timeoutMs], timeoutMs + CLOSE_GRACE_MS, this.#direct));
     } catch (err) {
       this.log.warn({ err, host: this.index }, 'actor host did not close; terminating it');
     }
