@@ -9,7 +9,9 @@ import { openLmdbLanguageChoices, type LanguageChoices } from './services/langua
 import { LmdbPublished, type PublishedServices } from './services/published.js';
 import { openLmdbResumePoints, type ResumePoints } from './services/resume-points.js';
 import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
-import type { UssdLiveIndex, UssdSessionRepository } from './sessions/repository.js';
+import type { UssdLiveIndex, UssdSessionStore } from './sessions/repository.js';
+import { hasPending, LmdbOutboxStore } from './outbox/lmdb-store.js';
+import type { OutboxStore, RecordInSession } from './outbox/store.js';
 
 /** An actor host: its index and the hosts' count (its share of the session ids). */
 export interface HostShare {
@@ -19,9 +21,18 @@ export interface HostShare {
 
 export interface UssdRecords {
   /** The sessions as the actors of `host` read and write them (cluster mode: held by this host, fenced). */
-  sessions(host: HostShare): Promise<UssdSessionRepository>;
+  sessions(host: HostShare): Promise<UssdSessionStore>;
   /** The front door's live set: the operator listing, the gauge, the sweep, inherited notifications. */
   liveSessions(): Promise<UssdLiveIndex>;
+  /**
+   * The live set an actor host seeds its share of the gauge from (ussd/actor/live-sessions.ts); absent where the
+   * front door counts every host's (a cluster: UssdLiveIndex.liveCount).
+   */
+  hostLiveSessions?(): Promise<UssdLiveIndex>;
+  /** Where the outbox keeps notifications; `inRecord` records one in its session's record, where that is the store. */
+  outbox(inRecord: RecordInSession): OutboxStore;
+  /** Whether notifications committed before this start wait (the actor hosts then deliver them without a dial). */
+  pendingAtStart(): boolean;
   customers(): Promise<CustomerRepository>;
   published(): Promise<PublishedServices>;
   languages(): Promise<LanguageChoices>;
@@ -33,6 +44,9 @@ export function lmdbUssdRecords(store: Store): UssdRecords {
   return {
     sessions: async () => new LmdbUssdSessionRepository(store),
     liveSessions: async () => new LmdbUssdSessionRepository(store),
+    hostLiveSessions: async () => new LmdbUssdSessionRepository(store),
+    outbox: () => new LmdbOutboxStore(store),
+    pendingAtStart: () => hasPending(store),
     customers: async () => new LmdbCustomerRepository(store),
     published: async () => new LmdbPublished(store),
     languages: async () => openLmdbLanguageChoices(store),

@@ -9,7 +9,7 @@ import type { Logger } from '../../log.js';
 import type { OutboxNotification } from '../session.js';
 import { headersOf } from '../services/webhook/request.js';
 import { postJson } from '../services/webhook/client.js';
-import type { OutboxStore, QueuedNotification } from './lmdb-store.js';
+import type { OutboxStore, QueuedNotification } from './store.js';
 
 /** What an accepting endpoint's answer may be at most: it is read and dropped. */
 const MAX_ACK_BYTES = 16 * 1024;

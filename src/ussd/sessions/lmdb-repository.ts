@@ -35,9 +35,10 @@ import type { TurnCommit } from '../../store/turn-commit.js';
 import type { Context } from '../../telemetry/index.js';
 import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
 import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import type { LiveSession, UssdLiveIndex, UssdSessionRepository } from './repository.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionStore } from './repository.js';
 import { freeingSpace } from '../../store/write-guard.js';
-import { OUTBOX_DB, putInStep, type QueuedNotification } from '../outbox/lmdb-store.js';
+import { OUTBOX_DB, putInStep } from '../outbox/lmdb-store.js';
+import type { QueuedNotification } from '../outbox/store.js';
 
 const LIVE = 0;
 const ENDED = 1;
@@ -85,7 +86,7 @@ type ConditionalRemove = (key: string, ifVersion: number) => boolean;
 
 const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
 
-export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiveIndex {
+export class LmdbUssdSessionRepository implements UssdSessionStore, UssdLiveIndex {
   readonly #records: Database<UssdSession, string>;
   readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
@@ -104,6 +105,21 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiv
 
   async get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
     return this.#read(sessionId);
+  }
+
+  /** What is stored, read at once: on one node the actor is its session's only writer, so it is current. */
+  copy(sessionId: string): Versioned<UssdSession> | undefined {
+    return this.#read(sessionId);
+  }
+
+  /** The notifications wait apart, in the LMDB outbox: the record is written as the step made it. */
+  carried(_before: UssdSession | undefined, next: UssdSession): UssdSession {
+    return next;
+  }
+
+  /** One node: this host is the only writer of the sessions it serves. */
+  async holds(): Promise<boolean> {
+    return true;
   }
 
   async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
