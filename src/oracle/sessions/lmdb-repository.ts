@@ -95,6 +95,9 @@ export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
 
     listVersion: async (userDid) => versionOf(userDid),
 
+    // One node: only the session's actor writes its record.
+    vouchesFor: () => true,
+
     async listByUser(userDid, { offset, limit }) {
       const prefix = userPrefix(userDid);
       const sessions: SessionView[] = [];
