@@ -36,6 +36,9 @@ function run(t: { teardown(fn: () => unknown): void }, env: Record<string, strin
   return { child, exited, stop, stdout: () => stdout, stderr: () => stderr };
 }
 
+/** The last lines a process wrote: enough to see why it ended as it did. */
+const tail = (text: string) => text.trimEnd().split('\n').slice(-8).join('\n');
+
 t.test('npm start at a terminal prints where to go, and every address it prints answers', async (t) => {
   const server = run(t, { NODE_ENV: 'development' }, true);
   const banner = await new Promise<string>((resolve, reject) => {
@@ -65,7 +68,9 @@ t.test('npm start at a terminal prints where to go, and every address it prints 
     'the block comes after the log lines before it, uncut',
   );
   server.stop();
-  t.equal(await server.exited, 0, 'Ctrl-C drains and exits 0');
+  // What the server said last, shown beside a failure: why it did not exit 0.
+  const exited = await server.exited;
+  t.equal(exited, 0, 'Ctrl-C drains and exits 0', { said: tail(server.stdout() + server.stderr()) });
 });
 
 t.test('a production start without PIN_ENCRYPTION_KEY exits 78 with one line naming it', async (t) => {
