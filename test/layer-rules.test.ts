@@ -1,6 +1,6 @@
 // The layer rules (.dependency-cruiser.cjs, run by `npm run lint:layers`) fail on a tree that breaks them. Here the
-// storage port's wall: a face (src/ussd, src/oracle, src/gateway) importing src/cluster, even for a type, is named;
-// the composition root and src/cluster/records may import both. A tree that keeps the rules passes (`npm run lint`
+// storage port's wall: a face (src/ussd, src/oracle, src/gateway) importing an engine, src/cluster or the LMDB records
+// (src/records/), even for a type, is named; the composition root and the engines may import the faces' ports. A tree that keeps the rules passes (`npm run lint`
 // runs them on this repository).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
@@ -24,8 +24,12 @@ function cruise(files: Record<string, string>) {
       "import type { ClusterConnection } from '../../connection.js';\n" +
       "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
       'export const open = (c: ClusterConnection): UssdRecords => ({ sessions: async () => [c.prefix] });\n',
+    'src/records/lmdb/ussd/index.ts':
+      "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
+      "export const openLmdb = (): UssdRecords => ({ sessions: async () => ['lmdb'] });\n",
     'src/records.ts':
-      "import { open } from './cluster/records/ussd/index.js';\nexport const records = open({ prefix: 'p' });\n",
+      "import { open } from './cluster/records/ussd/index.js';\nimport { openLmdb } from './records/lmdb/ussd/index.js';\n" +
+      "export const records = [open({ prefix: 'p' }), openLmdb()];\n",
     ...files,
   };
   for (const [path, text] of Object.entries(all)) {
@@ -56,3 +60,21 @@ t.test('a face importing src/cluster fails the rules, named, even for a type', a
   t.match(output, /faces-know-no-cluster: src\/gateway\/index\.ts → src\/cluster\/records\/ussd\/index\.ts/);
   t.notMatch(output, /src\/records\.ts →/, 'the composition root may import the engines');
 });
+
+t.test(
+  'a face importing the LMDB records fails the rules, named; so do LMDB records importing the cluster',
+  async (t) => {
+    const { status, output } = cruise({
+      'src/oracle/index.ts': "import { openLmdb } from '../records/lmdb/ussd/index.js';\nexport const o = openLmdb;\n",
+      'src/records/lmdb/ussd/sessions.ts':
+        "import type { ClusterConnection } from '../../../cluster/connection.js';\nexport type C = ClusterConnection;\n",
+    });
+    t.ok(status !== 0 && status !== null, output);
+    t.match(output, /faces-know-no-lmdb-records: src\/oracle\/index\.ts → src\/records\/lmdb\/ussd\/index\.ts/);
+    t.match(
+      output,
+      /lmdb-records-know-no-cluster: src\/records\/lmdb\/ussd\/sessions\.ts → src\/cluster\/connection\.ts/,
+    );
+    t.notMatch(output, /src\/records\.ts →/, 'the composition root may import both engines');
+  },
+);

@@ -1,16 +1,13 @@
 // Thread: any
 // The USSD record families, the port the face declares: the sessions (the actors' store and the front door's live
 // index), the customers, the published services, the phones' languages and resume points. The composition root
-// picks the engine (src/records.ts): these LMDB ones, or JetStream's (src/cluster/records/ussd/).
-import type { Store } from '../store/env.js';
-import { LmdbCustomerRepository } from './customers/lmdb-repository.js';
+// picks the engine (src/records.ts): LMDB's (src/records/lmdb/ussd/) or JetStream's (src/cluster/records/ussd/),
+// both held to the contract suites (test/contracts/). A new family: its port here, an implementation in each.
 import type { CustomerRepository } from './customers/repository.js';
-import { openLmdbLanguageChoices, type LanguageChoices } from './services/languages.js';
-import { LmdbPublished, type PublishedServices } from './services/published.js';
-import { openLmdbResumePoints, type ResumePoints } from './services/resume-points.js';
-import { LmdbUssdSessionRepository } from './sessions/lmdb-repository.js';
+import type { LanguageChoices } from './services/languages.js';
+import type { PublishedServices } from './services/published.js';
+import type { ResumePoints } from './services/resume-points.js';
 import type { UssdLiveIndex, UssdSessionStore } from './sessions/repository.js';
-import { hasPending, LmdbOutboxStore } from './outbox/lmdb-store.js';
 import type { OutboxStore, RecordInSession } from './outbox/store.js';
 
 /** An actor host: its index and the hosts' count (its share of the session ids). */
@@ -37,19 +34,4 @@ export interface UssdRecords {
   published(): Promise<PublishedServices>;
   languages(): Promise<LanguageChoices>;
   resumePoints(): Promise<ResumePoints>;
-}
-
-/** The node's LMDB: one repository is both the actors' store and the live index. */
-export function lmdbUssdRecords(store: Store): UssdRecords {
-  return {
-    sessions: async () => new LmdbUssdSessionRepository(store),
-    liveSessions: async () => new LmdbUssdSessionRepository(store),
-    hostLiveSessions: async () => new LmdbUssdSessionRepository(store),
-    outbox: () => new LmdbOutboxStore(store),
-    pendingAtStart: () => hasPending(store),
-    customers: async () => new LmdbCustomerRepository(store),
-    published: async () => new LmdbPublished(store),
-    languages: async () => openLmdbLanguageChoices(store),
-    resumePoints: async () => openLmdbResumePoints(store),
-  };
 }

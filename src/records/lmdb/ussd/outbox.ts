@@ -1,11 +1,11 @@
 // Thread: any
 // The outbox's notifications in LMDB (`ussd-outbox`), keyed by notification id. The session
-// repository puts them in the transaction that commits their step (sessions/lmdb-repository.ts, through
+// repository puts them in the transaction that commits their step (sessions.ts, through
 // `putInStep`); the outbox reads them at start and removes each once delivered or given up, each write synced.
 import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
-import type { UssdSession } from '../session.js';
-import type { OutboxStore, QueuedNotification } from './store.js';
+import type { Store } from '../../../store/env.js';
+import type { UssdSession } from '../../../ussd/session.js';
+import type { OutboxStore, QueuedNotification } from '../../../ussd/outbox/store.js';
 
 export const OUTBOX_DB = 'ussd-outbox';
 

@@ -30,15 +30,15 @@
 // each record's exact expiry, finds every expired session, and the live listing, reading the buckets from now's on,
 // every live one.
 import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
-import type { TurnCommit } from '../../store/turn-commit.js';
-import type { Context } from '../../telemetry/index.js';
-import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
-import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import type { LiveSession, UssdLiveIndex, UssdSessionStore } from './repository.js';
-import { freeingSpace } from '../../store/write-guard.js';
-import { OUTBOX_DB, putInStep } from '../outbox/lmdb-store.js';
-import type { QueuedNotification } from '../outbox/store.js';
+import type { Store } from '../../../store/env.js';
+import type { TurnCommit } from '../../../store/turn-commit.js';
+import type { Context } from '../../../telemetry/index.js';
+import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../../store/revision.js';
+import { ENDED_STATE, isLive, type UssdSession } from '../../../ussd/session.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionStore } from '../../../ussd/sessions/repository.js';
+import { freeingSpace } from '../../../store/write-guard.js';
+import { OUTBOX_DB, putInStep } from './outbox.js';
+import type { QueuedNotification } from '../../../ussd/outbox/store.js';
 
 const LIVE = 0;
 const ENDED = 1;
@@ -91,7 +91,7 @@ export class LmdbUssdSessionRepository implements UssdSessionStore, UssdLiveInde
   readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
   readonly #turn: TurnCommit;
-  /** The notifications a step leaves, written in its transaction (outbox/lmdb-store.ts). */
+  /** The notifications a step leaves, written in its transaction (outbox.ts). */
   readonly #outbox: Database<QueuedNotification, string>;
 
   constructor(store: Store) {
@@ -143,7 +143,7 @@ export class LmdbUssdSessionRepository implements UssdSessionStore, UssdLiveInde
     return live;
   }
 
-  /** None: one node's notifications are in the LMDB outbox, beside the records (outbox/lmdb-store.ts). */
+  /** None: one node's notifications are in the LMDB outbox, beside the records (outbox.ts). */
   async withPendingOutbox(): Promise<string[]> {
     return [];
   }
