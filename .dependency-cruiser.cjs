@@ -1,20 +1,28 @@
 // Layer rules, checked by `npm run lint` (dependency-cruiser). The floors, bottom up:
-//   src/errors.ts, src/store/        storage and the ground-floor error (know no runtime, no face)
+//   src/base/                        the ground floor: errors, log, bounded map, env schema (import nothing above)
+//   src/store/                       storage (knows no runtime, no face)
 //   src/runtime/                     actors, hosts, rpc (knows no face and no cluster)
 //   src/cluster/                     NATS-backed pieces of the runtime, and the faces' records on JetStream
 //   src/ussd/ src/oracle/ src/gateway/  the faces (know no other face, nor the cluster: their storage is a port)
 //   src/records/                     the faces' records on LMDB (beside src/cluster/records/: the other engine)
 //   src/http/                        the front door (main thread only)
-//   src/server.ts, src/main.ts       the composition root: the one place that knows every face
+//   src/app/                         the composition root: the one place that knows every face
 // Type-only imports count here: a layer that names another's types depends on it. What a worker thread *loads*
 // is checked apart, by .dependency-cruiser.threads.cjs, where type-only imports (erased at build) do not count.
 const FACES = '(ussd|oracle|gateway)';
-/** The composition: the whole configuration, the actor kinds, the server (the ground floor, src/errors.ts, is not). */
-const ROOT = '^src/(config|actor-kinds|records|server|main|face)\\.ts$';
+/** The composition: the whole configuration, the actor kinds, the records' engine, the server. */
+const ROOT = '^src/app/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'ground-floor-imports-nothing-above',
+      comment: 'src/base/ is what every floor stands on: it imports nothing of src/ or workers/ outside itself.',
+      severity: 'error',
+      from: { path: '^src/base/' },
+      to: { path: '^(src|workers)/', pathNot: '^src/base/' },
+    },
     {
       name: 'runtime-knows-no-face',
       comment:
@@ -43,7 +51,7 @@ module.exports = {
       comment:
         'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts) and runs the ' +
         'same on either engine: fencing and staleness are the repositories\' (e.g. UssdSessionStore). JetStream ' +
-        '(src/cluster/records/) or LMDB (src/records/lmdb/) is picked by the composition root (src/records.ts). ' +
+        '(src/cluster/records/) or LMDB (src/records/lmdb/) is picked by the composition root (src/app/records.ts). ' +
         'Not yet: the chat failures read the cluster out-of-reach names (the failure contract, issue 43 goal 2) ' +
         'and the runs kept in the runs stream (the frame stream, goal 3).',
       severity: 'error',
@@ -56,7 +64,7 @@ module.exports = {
     {
       name: 'faces-know-no-lmdb-records',
       comment:
-        'Nor the LMDB engine: a face gets its repositories from the composition root (src/records.ts), never opens ' +
+        'Nor the LMDB engine: a face gets its repositories from the composition root (src/app/records.ts), never opens ' +
         'them itself. Not yet: the open runs (oracle/runs/open-runs.ts) keep their LMDB opener (the frame stream).',
       severity: 'error',
       from: { path: `^src/${FACES}/` },

@@ -1,7 +1,7 @@
 // The layer rules (.dependency-cruiser.cjs, run by `npm run lint:layers`) fail on a tree that breaks them. Here the
 // storage port's wall: a face (src/ussd, src/oracle, src/gateway) importing an engine, src/cluster or the LMDB records
-// (src/records/), even for a type, is named; the composition root and the engines may import the faces' ports. A tree that keeps the rules passes (`npm run lint`
-// runs them on this repository).
+// (src/records/), even for a type, is named; the composition root and the engines may import the faces' ports; the
+// ground floor imports nothing above it. A tree that keeps the rules passes (`npm run lint` runs them here).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,8 +27,8 @@ function cruise(files: Record<string, string>) {
     'src/records/lmdb/ussd/index.ts':
       "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
       "export const openLmdb = (): UssdRecords => ({ sessions: async () => ['lmdb'] });\n",
-    'src/records.ts':
-      "import { open } from './cluster/records/ussd/index.js';\nimport { openLmdb } from './records/lmdb/ussd/index.js';\n" +
+    'src/app/records.ts':
+      "import { open } from '../cluster/records/ussd/index.js';\nimport { openLmdb } from '../records/lmdb/ussd/index.js';\n" +
       "export const records = [open({ prefix: 'p' }), openLmdb()];\n",
     ...files,
   };
@@ -58,7 +58,17 @@ t.test('a face importing src/cluster fails the rules, named, even for a type', a
   t.ok(status !== 0 && status !== null, output);
   t.match(output, /faces-know-no-cluster: src\/ussd\/index\.ts → src\/cluster\/connection\.ts/);
   t.match(output, /faces-know-no-cluster: src\/gateway\/index\.ts → src\/cluster\/records\/ussd\/index\.ts/);
-  t.notMatch(output, /src\/records\.ts →/, 'the composition root may import the engines');
+  t.notMatch(output, /src\/app\/records\.ts →/, 'the composition root may import the engines');
+});
+
+t.test('the ground floor importing any floor above it fails the rules, named', async (t) => {
+  const { status, output } = cruise({
+    'src/base/log.ts': "import type { UssdRecords } from '../ussd/repositories.js';\nexport type R = UssdRecords;\n",
+    'src/base/errors.ts': "import type { R } from './log.js';\nexport type E = R;\n",
+  });
+  t.ok(status !== 0 && status !== null, output);
+  t.match(output, /ground-floor-imports-nothing-above: src\/base\/log\.ts → src\/ussd\/repositories\.ts/);
+  t.notMatch(output, /src\/base\/errors\.ts →/, 'the ground floor may import itself');
 });
 
 t.test(
@@ -75,6 +85,6 @@ t.test(
       output,
       /lmdb-records-know-no-cluster: src\/records\/lmdb\/ussd\/sessions\.ts → src\/cluster\/connection\.ts/,
     );
-    t.notMatch(output, /src\/records\.ts →/, 'the composition root may import both engines');
+    t.notMatch(output, /src\/app\/records\.ts →/, 'the composition root may import both engines');
   },
 );

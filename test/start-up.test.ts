@@ -17,11 +17,15 @@ function freshDataDir(t: { teardown(fn: () => unknown): void }): string {
 
 /** The server with stdout piped, or (`tty`) on a terminal of its own: script(1)'s pty, stdout and stderr both. */
 function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, tty = false) {
-  const command = `${process.execPath} dist/src/main.js`;
-  const child = spawn(tty ? 'script' : process.execPath, tty ? ['-qfec', command, '/dev/null'] : ['dist/src/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const command = `${process.execPath} dist/src/app/main.js`;
+  const child = spawn(
+    tty ? 'script' : process.execPath,
+    tty ? ['-qfec', command, '/dev/null'] : ['dist/src/app/main.js'],
+    {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });

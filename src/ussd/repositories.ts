@@ -1,7 +1,7 @@
 // Thread: any
 // The USSD record families, the port the face declares: the sessions (the actors' store and the front door's live
 // index), the customers, the published services, the phones' languages and resume points. The composition root
-// picks the engine (src/records.ts): LMDB's (src/records/lmdb/ussd/) or JetStream's (src/cluster/records/ussd/),
+// picks the engine (src/app/records.ts): LMDB's (src/records/lmdb/ussd/) or JetStream's (src/cluster/records/ussd/),
 // both held to the contract suites (test/contracts/). A new family: its port here, an implementation in each.
 import type { CustomerRepository } from './customers/repository.js';
 import type { LanguageChoices } from './services/languages.js';

@@ -6,7 +6,7 @@
 // The sink (frame-sink.ts: the run log, or a bare socket) encodes them.
 import type { StreamChannel } from '../../runtime/stream-channel.js';
 import { fromWire } from '../../runtime/wire-errors.js';
-import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat/chat-protocol.js';
 import { closingFrameAt, type FrameBatch, toBatch } from '../frame-batch.js';
 import type { FrameSink } from '../frame-sink.js';
 import { HEARTBEAT } from '../sse-frames.js';

@@ -7,7 +7,7 @@
 // or that is being taken over: `recovering`).
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ClusterConnection } from '../../cluster/connection.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { RunStream } from './jetstream-run-stream.js';
 import type { RunRegistry } from './registry.js';
 import type { OpenRunRepository } from './open-runs.js';

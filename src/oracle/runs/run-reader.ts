@@ -8,7 +8,7 @@
 // `done` and the client re-joins, as after any dropped stream. A gap (a batch that was not stored) ends it alike.
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { StreamWriter } from '../../http/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { batchOf, encodeBatch } from '../frame-batch.js';
 import { encodeSseFrame, HEARTBEAT } from '../sse-frames.js';
 import { type RunStream, runInfoOf } from './jetstream-run-stream.js';

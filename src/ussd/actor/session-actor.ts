@@ -35,7 +35,7 @@ import type { Context } from '../../telemetry/index.js';
 interface UssdServices {
   sessions: UssdSessionStore;
   deps: MenuDeps;
-  /** For ussd_sessions_active; absent with METRICS_ENABLED=false and where the front door counts (records.ts). */
+  /** For ussd_sessions_active; absent with METRICS_ENABLED=false and where the front door counts (app/records.ts). */
   live?: LiveSessions;
   /** Delivers the notifications of committed steps (`notify` actions). */
   outbox: Outbox;
@@ -43,7 +43,7 @@ interface UssdServices {
   resumePoints: ResumePoints;
 }
 
-/** Services shared by the USSD actors of one host, on the records the composition root picked (src/records.ts). */
+/** Services shared by the USSD actors of one host, on the records the composition root picked (src/app/records.ts). */
 const services = preparedPerHost(async (host): Promise<UssdServices> => {
   const { config, records } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.

@@ -5,9 +5,9 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@ucanto/principal';
 import type { DID, Signer } from '@ucanto/interface';
-import { StartupRefusal } from '../errors.js';
-import { generateSigner, parseSigner } from './auth/node-signer.js';
-import type { Logger } from '../log.js';
+import { StartupRefusal } from '../../base/errors.js';
+import { generateSigner, parseSigner } from '../auth/node-signer.js';
+import type { Logger } from '../../base/log.js';
 
 export const ORACLE_KEY_FILE = 'oracle-key';
 
