@@ -4,6 +4,7 @@
 //   src/runtime/                     actors, hosts, rpc (knows no face and no cluster)
 //   src/cluster/                     NATS-backed pieces of the runtime, and the faces' records on JetStream
 //   src/ussd/ src/oracle/ src/gateway/  the faces (know no other face, nor the cluster: their storage is a port)
+//   src/records/                     the faces' records on LMDB (beside src/cluster/records/: the other engine)
 //   src/http/                        the front door (main thread only)
 //   src/app/                         the composition root: the one place that knows every face
 // Type-only imports count here: a layer that names another's types depends on it. What a worker thread *loads*
@@ -29,14 +30,14 @@ module.exports = {
         'configuration (it reads its own slice, runtime/config.ts).',
       severity: 'error',
       from: { path: '^src/runtime/' },
-      to: { path: [`^src/${FACES}/`, '^src/cluster/', '^src/http/', ROOT] },
+      to: { path: [`^src/${FACES}/`, '^src/cluster/', '^src/records/', '^src/http/', ROOT] },
     },
     {
       name: 'store-knows-no-runtime-or-face',
       comment: 'src/store/ is storage: no runtime, no face, no front door.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: [`^src/${FACES}/`, '^src/runtime/', '^src/cluster/', '^src/http/', ROOT] },
+      to: { path: [`^src/${FACES}/`, '^src/runtime/', '^src/cluster/', '^src/records/', '^src/http/', ROOT] },
     },
     {
       name: 'no-face-imports-another',
@@ -48,8 +49,9 @@ module.exports = {
     {
       name: 'faces-know-no-cluster',
       comment:
-        'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts); the engine ' +
-        'under them, LMDB or JetStream (src/cluster/records/), is picked by the composition root (src/app/records.ts). ' +
+        'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts) and runs the ' +
+        'same on either engine: fencing and staleness are the repositories\' (e.g. UssdSessionStore). JetStream ' +
+        '(src/cluster/records/) or LMDB (src/records/lmdb/) is picked by the composition root (src/app/records.ts). ' +
         'Not yet: the runs kept in the runs stream (the frame stream, issue 43 goal 3).',
       severity: 'error',
       from: {
@@ -57,6 +59,24 @@ module.exports = {
         pathNot: '^src/oracle/runs/(cluster-runs|jetstream-run-stream)\\.ts$',
       },
       to: { path: '^src/cluster/' },
+    },
+    {
+      name: 'faces-know-no-lmdb-records',
+      comment:
+        'Nor the LMDB engine: a face gets its repositories from the composition root (src/app/records.ts), never opens ' +
+        'them itself. Not yet: the open runs (oracle/runs/open-runs.ts) keep their LMDB opener (the frame stream).',
+      severity: 'error',
+      from: { path: `^src/${FACES}/` },
+      to: { path: '^src/records/' },
+    },
+    {
+      name: 'lmdb-records-know-no-cluster',
+      comment:
+        'src/records/ is the faces\' records on the node\'s LMDB: it implements the faces\' ports over src/store/, ' +
+        'and knows neither the other engine (src/cluster/) nor the front door nor the composition root.',
+      severity: 'error',
+      from: { path: '^src/records/' },
+      to: { path: ['^src/cluster/', '^src/http/', ROOT] },
     },
     {
       name: 'actor-code-not-in-front-door',

@@ -13,7 +13,7 @@ import { openStore } from '../dist/src/store/env.js';
 import { LmdbKeyChecks } from '../dist/src/store/key-checks.js';
 import { identityContext } from '../dist/src/ussd/account-secrets.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
-import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../dist/src/records/lmdb/ussd/customers.js';
 import { PIN_CHECK, PIN_ROTATION } from '../dist/src/ussd/pin-key-check.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { logIn } from './helpers/ussd-gateway.js';

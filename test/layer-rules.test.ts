@@ -1,7 +1,7 @@
 // The layer rules (.dependency-cruiser.cjs, run by `npm run lint:layers`) fail on a tree that breaks them. Here the
-// storage port's wall: a face (src/ussd, src/oracle, src/gateway) importing src/cluster, even for a type, is named;
-// the composition root and src/cluster/records may import both. A tree that keeps the rules passes (`npm run lint`
-// runs them on this repository).
+// storage port's wall: a face (src/ussd, src/oracle, src/gateway) importing an engine, src/cluster or the LMDB records
+// (src/records/), even for a type, is named; the composition root and the engines may import the faces' ports; the
+// ground floor imports nothing above it. A tree that keeps the rules passes (`npm run lint` runs them here).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,8 +24,12 @@ function cruise(files: Record<string, string>) {
       "import type { ClusterConnection } from '../../connection.js';\n" +
       "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
       'export const open = (c: ClusterConnection): UssdRecords => ({ sessions: async () => [c.prefix] });\n',
+    'src/records/lmdb/ussd/index.ts':
+      "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
+      "export const openLmdb = (): UssdRecords => ({ sessions: async () => ['lmdb'] });\n",
     'src/app/records.ts':
-      "import { open } from '../cluster/records/ussd/index.js';\nexport const records = open({ prefix: 'p' });\n",
+      "import { open } from '../cluster/records/ussd/index.js';\nimport { openLmdb } from '../records/lmdb/ussd/index.js';\n" +
+      "export const records = [open({ prefix: 'p' }), openLmdb()];\n",
     ...files,
   };
   for (const [path, text] of Object.entries(all)) {
@@ -66,3 +70,21 @@ t.test('the ground floor importing any floor above it fails the rules, named', a
   t.match(output, /ground-floor-imports-nothing-above: src\/base\/log\.ts → src\/ussd\/repositories\.ts/);
   t.notMatch(output, /src\/base\/errors\.ts →/, 'the ground floor may import itself');
 });
+
+t.test(
+  'a face importing the LMDB records fails the rules, named; so do LMDB records importing the cluster',
+  async (t) => {
+    const { status, output } = cruise({
+      'src/oracle/index.ts': "import { openLmdb } from '../records/lmdb/ussd/index.js';\nexport const o = openLmdb;\n",
+      'src/records/lmdb/ussd/sessions.ts':
+        "import type { ClusterConnection } from '../../../cluster/connection.js';\nexport type C = ClusterConnection;\n",
+    });
+    t.ok(status !== 0 && status !== null, output);
+    t.match(output, /faces-know-no-lmdb-records: src\/oracle\/index\.ts → src\/records\/lmdb\/ussd\/index\.ts/);
+    t.match(
+      output,
+      /lmdb-records-know-no-cluster: src\/records\/lmdb\/ussd\/sessions\.ts → src\/cluster\/connection\.ts/,
+    );
+    t.notMatch(output, /src\/app\/records\.ts →/, 'the composition root may import both engines');
+  },
+);

@@ -1,7 +1,7 @@
 // The built-in agent: preference requests go through the real set_user_preferences tool path into LMDB,
 // and the next turn's system prompt (and reply) carries them.
 import t from 'tap';
-import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
+import { openLmdbOracleRepositories } from '../dist/src/records/lmdb/oracle/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

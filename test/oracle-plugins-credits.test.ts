@@ -1,8 +1,8 @@
 // The credits plugin: a per-user balance in LMDB; when it runs out the turn is refused with 402 carrying
 // claims / outstandingClaims, before the agent is built.
 import t from 'tap';
-import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
-import { openLmdbCredits } from '../dist/src/oracle/plugins/credits/lmdb-repository.js';
+import { openLmdbOracleRepositories } from '../dist/src/records/lmdb/oracle/index.js';
+import { openLmdbCredits } from '../dist/src/records/lmdb/oracle/credits.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@
 // GET /user-preferences served by the real uWebSockets.js front door.
 import t from 'tap';
 import { frontDoor } from './helpers/engine.js';
-import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
+import { openLmdbOracleRepositories } from '../dist/src/records/lmdb/oracle/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import {
   preferencesUpdateJsonSchema,
 } from '../dist/src/oracle/plugins/user-preferences/schema.js';
 import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
-import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
+import { openLmdbPreferences } from '../dist/src/records/lmdb/oracle/preferences.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import type { TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 import type { AuthIdentity } from '../dist/src/oracle/auth/index.js';

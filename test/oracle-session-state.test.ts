@@ -3,7 +3,7 @@
 // record in one LMDB commit; a writer holding an old revision is refused and writes nothing.
 import t from 'tap';
 import { SessionState } from '../dist/src/oracle/actor/session-state.js';
-import { openLmdbSessionStores } from '../dist/src/oracle/sessions/lmdb-turn-commit.js';
+import { openLmdbSessionStores } from '../dist/src/records/lmdb/oracle/turn-commit.js';
 import type { TranscriptEntry } from '../dist/src/oracle/sessions/transcript.js';
 import type { TranscriptRepository } from '../dist/src/oracle/sessions/transcript-repository.js';
 import { tempStore } from './helpers/store.js';

@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLmdbCalls } from '../dist/src/oracle/calls/lmdb-repository.js';
+import { openLmdbCalls } from '../dist/src/records/lmdb/oracle/calls.js';
 import { openStore } from '../dist/src/store/env.js';
 import { callRepositoryContract, pendingCall } from './contracts/calls.js';
 import { tempStore } from './helpers/store.js';

@@ -1,6 +1,6 @@
 // The chat session repository contract against LMDB.
 import t from 'tap';
-import { openLmdbSessionRepository } from '../dist/src/oracle/sessions/lmdb-repository.js';
+import { openLmdbSessionRepository } from '../dist/src/records/lmdb/oracle/sessions.js';
 import { sessionRepositoryContract } from './contracts/chat-sessions.js';
 import { tempStore } from './helpers/store.js';
 

@@ -1,6 +1,6 @@
 // The credit repository contract against LMDB.
 import t from 'tap';
-import { openLmdbCredits } from '../dist/src/oracle/plugins/credits/lmdb-repository.js';
+import { openLmdbCredits } from '../dist/src/records/lmdb/oracle/credits.js';
 import { creditRepositoryContract } from './contracts/credits.js';
 import { tempStore } from './helpers/store.js';
 

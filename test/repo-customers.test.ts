@@ -1,6 +1,6 @@
 // The CustomerRepository contract against LMDB.
 import t from 'tap';
-import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../dist/src/records/lmdb/ussd/customers.js';
 import { customerRepositoryContract } from './contracts/customers.js';
 import { tempStore } from './helpers/store.js';
 

@@ -1,6 +1,6 @@
 // The delegation repository contract against LMDB.
 import t from 'tap';
-import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
+import { openLmdbDelegations } from '../dist/src/records/lmdb/oracle/delegations.js';
 import { delegationRepositoryContract } from './contracts/delegations.js';
 import { tempStore } from './helpers/store.js';
 

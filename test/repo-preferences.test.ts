@@ -1,6 +1,6 @@
 // The preferences repository contract against LMDB.
 import t from 'tap';
-import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
+import { openLmdbPreferences } from '../dist/src/records/lmdb/oracle/preferences.js';
 import { preferencesRepositoryContract } from './contracts/preferences.js';
 import { tempStore } from './helpers/store.js';
 

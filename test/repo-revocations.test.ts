@@ -1,6 +1,6 @@
 // The revocation repository contract against LMDB.
 import t from 'tap';
-import { openLmdbRevocations } from '../dist/src/oracle/lmdb-revocations.js';
+import { openLmdbRevocations } from '../dist/src/records/lmdb/oracle/revocations.js';
 import { revocationRepositoryContract } from './contracts/revocations.js';
 import { tempStore } from './helpers/store.js';
 

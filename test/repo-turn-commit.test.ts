@@ -1,6 +1,6 @@
 // The turn commit contract against LMDB.
 import t from 'tap';
-import { openLmdbSessionStores } from '../dist/src/oracle/sessions/lmdb-turn-commit.js';
+import { openLmdbSessionStores } from '../dist/src/records/lmdb/oracle/turn-commit.js';
 import { turnCommitContract } from './contracts/turn-commit.js';
 import { tempStore } from './helpers/store.js';
 

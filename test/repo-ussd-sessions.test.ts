@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Store } from '../dist/src/store/env.js';
 import { isLive, type UssdSession } from '../dist/src/ussd/session.js';
-import { LmdbUssdSessionRepository } from '../dist/src/ussd/sessions/lmdb-repository.js';
+import { LmdbUssdSessionRepository } from '../dist/src/records/lmdb/ussd/sessions.js';
 import { rejectsWithConflict } from './contracts/revision.js';
 import { session, T0, ussdSessionRepositoryContract } from './contracts/ussd-sessions.js';
 import { tempStore } from './helpers/store.js';

@@ -11,7 +11,7 @@ import { openStore } from '../dist/src/store/env.js';
 import { identityContext } from '../dist/src/ussd/account-secrets.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
-import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../dist/src/records/lmdb/ussd/customers.js';
 import { ASK_MODELS, ASK_PIN, askService, dialAt } from './helpers/ussd-ask.js';
 import { chunk, heldAnswer, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { serviceDir } from './helpers/ussd-backend.js';

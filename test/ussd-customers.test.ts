@@ -8,7 +8,7 @@ import { openStore } from '../dist/src/store/env.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import { parseCustomerId } from '../dist/src/ussd/customers/repository.js';
-import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../dist/src/records/lmdb/ussd/customers.js';
 
 const MINUTE = 60_000;
 const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
@@ -180,7 +180,7 @@ t.test('wrong PINs from two threads at once are counted exactly', async (t) => {
           key: key.toString('hex'),
           env: moduleUrl('../dist/src/store/env.js'),
           customers: moduleUrl('../dist/src/ussd/actor/customer-accounts.js'),
-          repository: moduleUrl('../dist/src/ussd/customers/lmdb-repository.js'),
+          repository: moduleUrl('../dist/src/records/lmdb/ussd/customers.js'),
           cipher: moduleUrl('../dist/src/ussd/actor/pin-cipher.js'),
         },
       });

@@ -7,7 +7,7 @@
 import t from 'tap';
 import type { Store } from '../dist/src/store/env.js';
 import type { UssdSession } from '../dist/src/ussd/session.js';
-import { LmdbUssdSessionRepository } from '../dist/src/ussd/sessions/lmdb-repository.js';
+import { LmdbUssdSessionRepository } from '../dist/src/records/lmdb/ussd/sessions.js';
 import { T0, session } from './contracts/ussd-sessions.js';
 import { tempStore } from './helpers/store.js';
 

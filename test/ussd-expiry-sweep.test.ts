@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { openStore } from '../dist/src/store/env.js';
-import { LmdbUssdSessionRepository } from '../dist/src/ussd/sessions/lmdb-repository.js';
+import { LmdbUssdSessionRepository } from '../dist/src/records/lmdb/ussd/sessions.js';
 import { startTestServer } from './helpers/server.js';
 import { GatewaySession } from './helpers/ussd-gateway.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../dist/src/store/env.js';
 import { CustomerAccounts } from '../dist/src/ussd/actor/customer-accounts.js';
-import { LmdbCustomerRepository } from '../dist/src/ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../dist/src/records/lmdb/ussd/customers.js';
 import { PinCipher } from '../dist/src/ussd/actor/pin-cipher.js';
 import {
   answer,

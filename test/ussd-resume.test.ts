@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { checkServiceText } from '../dist/src/ussd/services/check.js';
-import { openLmdbResumePoints } from '../dist/src/ussd/services/resume-points.js';
+import { openLmdbResumePoints } from '../dist/src/records/lmdb/ussd/resume-points.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tempStore } from './helpers/store.js';
 import { GatewaySession } from './helpers/ussd-gateway.js';

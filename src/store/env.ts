@@ -8,7 +8,7 @@ import { TurnCommit } from './turn-commit.js';
 import { absorbCommitRejections, assertRoom, guardWrites } from './write-guard.js';
 
 export const DATABASES = [
-  /** USSD sessions by start (src/ussd/sessions/lmdb-repository.ts): records, session ID -> start, expiry index. */
+  /** USSD sessions by start (src/records/lmdb/ussd/sessions.ts): records, session ID -> start, expiry index. */
   'ussd-sessions-by-start',
   'ussd-session-starts',
   'ussd-session-expiry-index',
@@ -30,7 +30,7 @@ export const DATABASES = [
   /** Where a phone left a USSD service, and their expiry index (src/ussd/services/resume-points.ts). */
   'ussd-resume-points',
   'ussd-resume-expiry',
-  /** USSD notifications not yet delivered, written with their step (src/ussd/outbox/lmdb-store.ts). */
+  /** USSD notifications not yet delivered, written with their step (src/records/lmdb/ussd/outbox.ts). */
   'ussd-outbox',
   'health',
   'oracle-sessions',
@@ -40,7 +40,7 @@ export const DATABASES = [
   'oracle-preferences',
   'oracle-credits',
   'oracle-identity',
-  /** Live calls by id, and the index of each user's calls per session (src/oracle/calls/lmdb-repository.ts). */
+  /** Live calls by id, and the index of each user's calls per session (src/records/lmdb/oracle/calls.ts). */
   'oracle-calls',
   'oracle-call-sessions',
   /** Streamed turns in flight (src/oracle/runs/open-runs.ts). */

@@ -19,7 +19,7 @@ import { lockDataDir } from '../store/data-dir-lock.js';
 import { openStore } from '../store/env.js';
 import { LmdbKeyChecks, type KeyChecks } from '../store/key-checks.js';
 import { JetStreamCustomerRepository } from '../cluster/records/ussd/customers.js';
-import { LmdbCustomerRepository } from '../ussd/customers/lmdb-repository.js';
+import { LmdbCustomerRepository } from '../records/lmdb/ussd/customers.js';
 import type { CustomerRepository } from '../ussd/customers/repository.js';
 import type { PendingCreations } from '../ussd/pin-rotation-pending.js';
 import { keyFromValue, pinKeyProblem, resolvePinKey } from '../ussd/pin-key.js';

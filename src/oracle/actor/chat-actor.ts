@@ -161,11 +161,12 @@ class ChatActor implements Actor<ChatShape> {
     // A kept run's reader asks whether its turn runs here (run-reader.ts).
     if (request.type === 'run-alive') return this.#current?.turnId === request.runId;
     // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
-    // In cluster mode only while a turn runs (it re-read the session when it started): an idle actor's copy may
-    // be stale (the partition may have moved away and back), so the caller's call re-reads it.
+    // Only while it is current: the store vouches for it, or a turn runs (it refreshed the state when it started);
+    // otherwise (another node may have written since) the caller's call refreshes it.
     if (isSessionRead(request)) {
-      const fresh = this.services.cachesSessions || this.#current !== undefined;
-      return this.#session === undefined || !fresh ? Promise.resolve(undefined) : this.#read(request);
+      const held = this.#session;
+      const current = held && (this.#current !== undefined || held.current);
+      return current ? this.#read(request) : Promise.resolve(undefined);
     }
     if (request.type !== 'abort' || this.#session?.record.userDid !== request.userDid) return false;
     if (request.supersededBy) {
@@ -186,17 +187,15 @@ class ChatActor implements Actor<ChatShape> {
   }
 
   /**
-   * Runs in the mailbox only, so two loads never race. Cluster mode: the session's partition may have moved away
-   * and back since this actor last ran, with another node writing meanwhile, so every message re-reads the record
-   * (one KV read) and keeps the recent transcript only when the revision did not move.
+   * Runs in the mailbox only, so two loads never race. A state held is kept while the store vouches for it (one
+   * node); otherwise the session's partition may have moved away and back since this actor last ran, with another
+   * node writing meanwhile, so every message re-reads the record (refreshed: one read) and keeps the recent
+   * transcript only when the revision did not move. No session held (or none stored): read.
    */
   async #load(): Promise<SessionState | null> {
     const held = this.#session;
-    const { cachesSessions } = this.services;
-    if (held && !cachesSessions) return (this.#session = await held.refreshed());
-    if (held === undefined || !cachesSessions)
-      return (this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS));
-    return held;
+    if (held) return (this.#session = await held.refreshed());
+    return (this.#session = await SessionState.load(this.services, this.sessionId, HISTORY_TURNS));
   }
 
   #read(request: SessionReadMessage): Promise<boolean> | Promise<MessagesPart> | Promise<HistoryPage> {

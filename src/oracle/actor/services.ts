@@ -27,8 +27,6 @@ export interface ChatServices extends SessionStores {
   readonly maxSteps: number;
   /** Sessions per user and bytes per transcript (CHAT_SESSIONS_PER_USER_MAX, CHAT_TRANSCRIPT_MAX_BYTES). */
   readonly bounds: ChatBounds;
-  /** Whether an actor may keep its session between messages (one node: it is the only writer). */
-  readonly cachesSessions: boolean;
   /** How browser tools and actions reach the client and wait for its answer: the event channel. */
   readonly bridge: ChannelToolBridge;
   /** Sends an event to every socket of a session (the event channel, on the main thread). */
@@ -66,7 +64,6 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
       sessionsPerUser: config.CHAT_SESSIONS_PER_USER_MAX,
       transcriptBytes: config.CHAT_TRANSCRIPT_MAX_BYTES,
     },
-    cachesSessions: !host.cluster,
     bridge: new ChannelToolBridge(host.publish, config.BROWSER_TOOL_TIMEOUT_MS),
     publish: host.publish,
     minter,

@@ -66,12 +66,18 @@ export class SessionState {
     return state;
   }
 
+  /** Whether the store vouches that the record held is the stored one, without a read (SessionRepository). */
+  get current(): boolean {
+    return this.stores.sessions.vouchesFor(this.stored);
+  }
+
   /**
-   * Cluster mode, at the start of a message: the record as stored now (one read). The recent transcript stays
-   * only when the revision is the one this state holds (no other node wrote since); otherwise it is read again
-   * when needed. Null when the session is gone.
+   * At the start of a message: this state when current, else the record as stored now (one read). The recent
+   * transcript stays only when the revision is the one this state holds (no other node wrote since); otherwise it
+   * is read again when needed. Null when the session is gone.
    */
   async refreshed(): Promise<SessionState | null> {
+    if (this.current) return this;
     const stored = await this.stores.sessions.get(this.record.sessionId);
     if (!stored) return null;
     if (stored.revision !== this.stored.revision) {

@@ -23,6 +23,12 @@ export class SessionLimitError extends Error {
 export interface SessionRepository {
   get(sessionId: string): Promise<Versioned<SessionRecord> | undefined>;
   /**
+   * Whether `copy`, the record as its actor last read or wrote it, is known at once to be the stored one: on one
+   * node it is (the actor is its session's only writer); in a cluster only a read (`get`) can tell, as another node
+   * may have written since the session's partition moved away and back.
+   */
+  vouchesFor(copy: Versioned<SessionRecord>): boolean;
+  /**
    * Create-only: RevisionConflictError when the id is taken. With `maxPerUser`, SessionLimitError when the user
    * already holds that many sessions, counted in the same commit as the create, so racing creates cannot pass it.
    */

@@ -18,7 +18,7 @@ import {
   type UssdShape,
 } from '../protocol.js';
 import { ENDED_RETENTION_MS, ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import type { UssdSessionRepository } from '../sessions/repository.js';
+import type { UssdSessionStore } from '../sessions/repository.js';
 import { isRevisionConflict, type Versioned } from '../../store/revision.js';
 import { CustomerAccounts } from './customer-accounts.js';
 import { LiveSessions } from './live-sessions.js';
@@ -30,16 +30,13 @@ import { openHostCatalog } from '../services/host-catalog.js';
 import type { ResumePoints } from '../services/resume-points.js';
 import { underDeadline } from '../services/step-budget.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
-import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
-import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
+import { recordInSession, withOutboxRecord } from './outbox-records.js';
 import type { Context } from '../../telemetry/index.js';
 
 interface UssdServices {
-  sessions: UssdSessionRepository;
-  /** Whether an actor may keep its session between messages (one node: it is the only writer). */
-  cachesSessions: boolean;
+  sessions: UssdSessionStore;
   deps: MenuDeps;
-  /** For ussd_sessions_active; absent with METRICS_ENABLED=false and in cluster mode (the front door counts there). */
+  /** For ussd_sessions_active; absent with METRICS_ENABLED=false and where the front door counts (app/records.ts). */
   live?: LiveSessions;
   /** Delivers the notifications of committed steps (`notify` actions). */
   outbox: Outbox;
@@ -47,9 +44,9 @@ interface UssdServices {
   resumePoints: ResumePoints;
 }
 
-/** Services shared by the USSD actors of one host: LMDB, or the cluster's JetStream buckets (repositories.ts). */
+/** Services shared by the USSD actors of one host, on the records the composition root picked (src/app/records.ts). */
 const services = preparedPerHost(async (host): Promise<UssdServices> => {
-  const { config, store, cluster, records } = host;
+  const { config, records } = host;
   // The server resolved PIN_ENCRYPTION_KEY to 64 hex characters before starting the hosts.
   const pinCipher = new PinCipher(Buffer.from(config.PIN_ENCRYPTION_KEY ?? '', 'hex'));
   const [sessions, customers, published, languages, resumePoints] = await Promise.all([
@@ -60,28 +57,21 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
     records.ussd.resumePoints(),
   ]);
   const hostCatalog = await openHostCatalog(published, host.log);
+  const seed = config.METRICS_ENABLED ? await records.ussd.hostLiveSessions?.() : undefined;
   const live =
-    config.METRICS_ENABLED && !cluster
-      ? new LiveSessions(
-          await records.ussd.liveSessions(),
-          (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
-        )
-      : undefined;
+    seed && new LiveSessions(seed, (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex);
   // This host's value of the gauge, sent in its metrics reports (src/metrics/host-report.ts).
   if (live) ussdSessionsActive.collect = (gauge) => void (gauge.with().value = live.count());
-  // One node: pending notifications are in LMDB with their steps. Cluster mode: in the session records (each step
-  // carries them on), delivered while this host still writes the session's partition (outbox-records.ts).
-  const { holds } = sessions;
-  const outbox = new Outbox(cluster ? recordsInSessions(host) : new LmdbOutboxStore(store), host.log, {
+  // Delivered while this host still writes the session (the records say where notifications wait).
+  const outbox = new Outbox(records.ussd.outbox(recordInSession(host)), host.log, {
     backoffMs: config.USSD_OUTBOX_BACKOFF_MS,
     serves: (sessionId) => shardOf(sessionId, config.ACTOR_THREADS) === host.hostIndex,
-    ...(holds ? { holds: (sessionId: string) => holds.call(sessions, sessionId) } : {}),
+    holds: (sessionId) => sessions.holds(sessionId),
   });
   outbox.start();
   countPending(outbox);
   return {
     sessions,
-    cachesSessions: !cluster,
     live,
     outbox,
     resumePoints,
@@ -102,9 +92,15 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
   };
 });
 
+/**
+ * The actor steps from a copy of its session (as it last wrote it, or as its store holds it: sessions.copy) that
+ * another node may have moved on since (one node: never). The copy is trusted only through the write's revision
+ * check; a step that would answer without writing, or call an endpoint, confirms it with a read first; a step refused
+ * either way is redone once from a fresh read (STALE). Messages that may answer without writing read fresh.
+ */
 class UssdActor implements Actor<UssdShape> {
-  /** The session as last committed, with its revision; undefined until loaded, null when there is none. */
-  #stored: Versioned<UssdSession> | null | undefined;
+  /** The session as last committed or read, with its revision; undefined when not held (or there is none). */
+  #stored: Versioned<UssdSession> | undefined;
 
   constructor(
     private readonly sessionId: string,
@@ -130,15 +126,15 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
-   * Cluster mode: records what became of a notification in the session's record (from the copy held, then once
-   * from a fresh read). False when the record no longer holds it or the partition moved: not this host's any more.
+   * Records what became of a notification in the session's record (where the records are the outbox: from the copy
+   * held, then once from a fresh read). False when the record no longer holds it or the partition moved.
    */
   async #outboxRecord(message: OutboxRecordMessage): Promise<boolean> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const stored = await this.#load(attempt > 0);
       const next = stored && withOutboxRecord(stored.value, message);
       if (!next) {
-        if (attempt === 0 && stored) continue;
+        if (attempt === 0) continue;
         return false;
       }
       try {
@@ -152,7 +148,7 @@ class UssdActor implements Actor<UssdShape> {
     return false;
   }
 
-  /** Cluster mode, on a partition's new owner: hands the notifications the record still holds to this host's outbox. */
+  /** On a partition's new owner: hands the notifications the record still holds to this host's outbox. */
   async #outboxResume(): Promise<number> {
     const pending = (await this.#load(true))?.value.outbox ?? [];
     if (pending.length > 0) this.services.outbox.add(this.sessionId, pending);
@@ -160,17 +156,20 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
-   * The session as stored: at once when this actor holds it (no promise for the common step). `fresh`: read it
-   * from the store whatever this actor holds.
+   * The session: `fresh`, read (current); else the copy, at once when this actor holds it (no promise for the common
+   * step), or as the store holds it.
    */
-  #load(fresh = false): Versioned<UssdSession> | null | Promise<Versioned<UssdSession> | null> {
+  #load(fresh = false): Versioned<UssdSession> | undefined | Promise<Versioned<UssdSession> | undefined> {
     if (!fresh && this.#stored) return this.#stored;
-    return this.services.sessions.get(this.sessionId).then((stored) => (this.#stored = stored ?? null));
+    const { sessions } = this.services;
+    const loading = fresh ? sessions.get(this.sessionId) : sessions.copy(this.sessionId);
+    if (!(loading instanceof Promise)) return (this.#stored = loading);
+    return loading.then((stored) => (this.#stored = stored));
   }
 
   async #inspect(): Promise<SessionView | null> {
-    // Cluster mode: an answer that writes nothing has no revision check to prove the held copy current: read.
-    const session = (await this.#load(!this.services.cachesSessions))?.value;
+    // An answer that writes nothing has no revision check to prove a copy current: read.
+    const session = (await this.#load(true))?.value;
     if (!isLive(session, this.services.deps.now())) return null;
     const { state, context, createdAt, updatedAt, expiresAt } = session;
     return { state, context, createdAt, updatedAt, expiresAt };
@@ -183,7 +182,7 @@ class UssdActor implements Actor<UssdShape> {
   async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage, trace?: Context): Promise<GatewayEndOutcome> {
     const { sessions, deps } = this.services;
     for (let attempt = 0; ; attempt++) {
-      const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
+      const stored = await this.#load(true); // it may answer without writing: read
       const now = deps.now();
       if (!stored || stored.value.expiresAt <= now) return 'unknown';
       const session = stored.value;
@@ -225,7 +224,7 @@ class UssdActor implements Actor<UssdShape> {
     // again. Whichever shows it first takes it off the account.
     if (late || answer === undefined) await deps.customers.keepAnswer(customerId, serviceId, turnId, answer);
     for (let attempt = 0; answer !== undefined; attempt++) {
-      const stored = await this.#load(attempt > 0 || !this.services.cachesSessions);
+      const stored = await this.#load(true); // it may answer without writing: read
       if (!stored || !isLive(stored.value, deps.now())) return null;
       const step = await answerAsk(stored.value, deps, turnId, answer, late);
       if (!step) return null;
@@ -244,32 +243,23 @@ class UssdActor implements Actor<UssdShape> {
     return null;
   }
 
-  /**
-   * Cluster mode: a warm actor answers from the session as it last wrote it (no read). Its partition may have moved
-   * away and back since, with another node writing meanwhile, so that copy is only trusted through the write's
-   * revision check: a refused write, or an answer that writes nothing, is redone once from a fresh read.
-   */
+  /** A step from the copy, redone once from a fresh read when the copy proves stale (the class comment). */
   async #dial(dial: DialMessage, cancelled?: AbortSignal, trace?: Context): Promise<string | AskNeeded> {
-    const cluster = !this.services.cachesSessions;
-    // A dial (empty text) reaching a cold actor almost always starts a new session: it assumes none, and `begin`,
-    // which refuses to replace a live session, is the check.
-    const assumed = cluster && this.#stored === undefined && dial.text === '' && !dial.latest ? null : undefined;
-    const held = cluster && (this.#stored != null || assumed === null);
-    const first = await this.#step(dial, held, cancelled, trace, assumed);
+    const first = await this.#step(dial, true, cancelled, trace);
     return first !== STALE
       ? first
       : ((this.#stored = undefined), this.#step(dial, false, cancelled, trace) as Promise<string | AskNeeded>);
   }
 
   /**
-   * `deps` for a step run on a held copy (`held`: null for a session assumed new): before an `http` call the session
-   * is read fresh, and the step is given up as STALE (redone from that read) unless the copy is what is stored, so a
-   * step that another node committed meanwhile is replayed from its record and its endpoint never called again.
+   * `deps` for a step on a copy: before an `http` call the session is read, and the step is given up as STALE
+   * (redone from that read) unless the copy is what is stored, so a step that another node committed meanwhile is
+   * replayed from its record and its endpoint never called again.
    */
-  #confirming(deps: MenuDeps, held: Versioned<UssdSession> | null, now: number): MenuDeps {
+  #confirming(deps: MenuDeps, copy: Versioned<UssdSession> | undefined, now: number): MenuDeps {
     const beforeCall = async () => {
       const fresh = await this.services.sessions.get(this.sessionId);
-      const current = held ? fresh?.revision === held.revision : fresh === undefined || fresh.value.expiresAt <= now;
+      const current = copy ? fresh?.revision === copy.revision : fresh === undefined || fresh.value.expiresAt <= now;
       if (!current) throw new StaleCopyError();
     };
     return { ...deps, beforeCall };
@@ -284,22 +274,18 @@ class UssdActor implements Actor<UssdShape> {
     return before > 0 ? { ...dial, stepsBefore: before } : dial;
   }
 
-  /**
-   * One attempt at a step; STALE when it ran on a held copy (`held`) that a fresh read must confirm. `assumed`: the
-   * session to start from instead of loading it (null: none).
-   */
+  /** One attempt at a step: `held`, on the copy (STALE when it proves stale); else on a fresh read. */
   async #step(
     dial: DialMessage,
     held: boolean,
     cancelled: AbortSignal | undefined,
     trace: Context | undefined,
-    assumed?: null,
   ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions } = this.services;
     // The step's http and query calls take half of what is left of the call's deadline (step-budget.ts).
     const deps = underDeadline(this.services.deps, cancelled);
     const now = deps.now();
-    const loading = assumed === null ? null : this.#load();
+    const loading = this.#load(!held);
     const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
 
@@ -321,7 +307,7 @@ class UssdActor implements Actor<UssdShape> {
       const answering = answer(
         live?.value,
         this.#renumbered(dial, live ? undefined : stored?.value),
-        held ? this.#confirming(deps, stored ?? null, now) : deps,
+        held ? this.#confirming(deps, stored, now) : deps,
       );
       step = answering instanceof Promise ? await answering : answering;
     } catch (error) {
@@ -343,8 +329,8 @@ class UssdActor implements Actor<UssdShape> {
     const ended = step.ended
       ? { ...step.session, state: ENDED_STATE, expiresAt: now + ENDED_RETENTION_MS }
       : step.session;
-    // Cluster mode: the notifications of earlier steps not yet delivered stay in the record (outbox-records.ts).
-    const next = this.services.cachesSessions ? ended : carryOutbox(stored?.value, ended);
+    // Where the records are the outbox, the notifications of earlier steps not yet delivered stay in the record.
+    const next = sessions.carried(stored?.value, ended);
     // An ask state's question: the account's did:key (made now for an account older than identities).
     const did = step.ask && (await deps.customers.identity(step.session.context.customerId ?? ''));
     // The caller gave up (deadline passed): it answered END already, so this step must not be recorded.
@@ -377,10 +363,10 @@ class UssdActor implements Actor<UssdShape> {
 /** The screen a gateway-ended session answers a late request with: never a CON (the user has left). */
 const endedScreen = (screen: string) => (screen.startsWith('END ') ? screen : SESSION_EXPIRED);
 
-/** An attempt made on a held copy that the store did not confirm: redone from a fresh read. */
+/** An attempt made on a copy that the store did not confirm: redone from a fresh read. */
 const STALE = Symbol('stale');
 
-/** Thrown out of a step on a held copy that a fresh read found stale, before its `http` call. */
+/** Thrown out of a step on a copy that a fresh read found stale, before its `http` call. */
 class StaleCopyError extends Error {
   override readonly name = 'StaleCopyError';
 }
@@ -390,5 +376,5 @@ export const ussdActorKind = actorKind(
   (sessionId, host) => new UssdActor(sessionId, services.of(host)),
   services.prepare,
   // Notifications committed before a restart are delivered without waiting for a dial.
-  (host) => !host.cluster && hasPending(host.store),
+  (host) => host.records.ussd.pendingAtStart(),
 );

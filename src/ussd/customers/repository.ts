@@ -1,6 +1,6 @@
 // Thread: any
-// The customer accounts of the USSD face as a record family, behind an interface the LMDB
-// store implements today (lmdb-repository.ts) and a replicated store can implement for cluster mode. Writes
+// The customer accounts of the USSD face as a record family, behind an interface LMDB implements
+// (src/records/lmdb/ussd/customers.ts) and JetStream KV in cluster mode (src/cluster/records/ussd/). Writes
 // are create-only (a customer ID is never reused, a creation key names one account) or revision-checked.
 import type { Revision, Versioned } from '../../store/revision.js';
 

@@ -9,7 +9,7 @@ import type { Logger } from '../../base/log.js';
 import type { OutboxNotification } from '../session.js';
 import { headersOf } from '../services/webhook/request.js';
 import { postJson } from '../services/webhook/client.js';
-import type { OutboxStore, QueuedNotification } from './lmdb-store.js';
+import type { OutboxStore, QueuedNotification } from './store.js';
 
 /** What an accepting endpoint's answer may be at most: it is read and dropped. */
 const MAX_ACK_BYTES = 16 * 1024;
@@ -29,6 +29,11 @@ export interface OutboxOptions {
 
 export class Outbox {
   readonly #pending = new Map<string, QueuedNotification>();
+  /**
+   * Done with (delivered or given up) while the store has not yet recorded it: a resume reading the store meanwhile
+   * (a takeover told twice) still finds it there, and must not send it again.
+   */
+  readonly #finishing = new Set<string>();
   #stopped = false;
 
   constructor(
@@ -46,7 +51,7 @@ export class Outbox {
   /** The notifications a step just committed: delivered once its answer is on its way. */
   add(sessionId: string, notifications: readonly OutboxNotification[]): void {
     for (const notification of notifications)
-      if (!this.#pending.has(notification.id))
+      if (!this.#pending.has(notification.id) && !this.#finishing.has(notification.id))
         this.#schedule({ notification, sessionId, tried: notification.tried ?? 0 }, 0);
   }
 
@@ -95,6 +100,7 @@ export class Outbox {
     if (accepted || next.tried >= notification.attempts) {
       // Done: counted here, where it was delivered (or given up); its removal is the store's to finish.
       this.#pending.delete(notification.id);
+      this.#finishing.add(notification.id);
       (accepted ? ussdOutboxDelivered : ussdOutboxGivenUp).with(notification.service).inc();
       if (!accepted)
         this.log.warn(
@@ -116,12 +122,15 @@ export class Outbox {
 
   /** Removes a notification done with from the store, the write tried again (with backoff) while it fails. */
   async #removed(queued: QueuedNotification, failures: number): Promise<void> {
+    const { id } = queued.notification;
     try {
       await this.store?.remove(queued);
+      this.#finishing.delete(id);
     } catch (err) {
-      this.log.warn({ err, id: queued.notification.id }, 'outbox write failed');
+      this.log.warn({ err, id }, 'outbox write failed');
       if (!this.#stopped && failures < 8)
         setTimeout(() => void this.#removed(queued, failures + 1), this.#backoff(failures + 1)).unref();
+      else this.#finishing.delete(id); // still in the store: whoever resumes it sends it again, same key
     }
   }
 

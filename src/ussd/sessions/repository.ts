@@ -1,8 +1,8 @@
 // Thread: any
-// The USSD sessions as a record family, in two ports: the actor's store (UssdSessionRepository: only a session's
-// actor writes it, begin then revision-checked updates) and the front door's live index (UssdLiveIndex: the live
-// set, the expiry sweep). LMDB implements both in one (lmdb-repository.ts); cluster mode the partition journal's
-// writer and reader (src/cluster/records/ussd/sessions.ts).
+// The USSD sessions as a record family, in two ports: the actor's store (UssdSessionStore: only a session's actor
+// writes it, begin then revision-checked updates) and the front door's live index (UssdLiveIndex: the live set, the
+// expiry sweep). LMDB implements both in one (src/records/lmdb/ussd/sessions.ts); cluster mode the partition
+// journal's writer and reader (src/cluster/records/ussd/sessions.ts).
 import type { Revision, Versioned } from '../../store/revision.js';
 import type { UssdSession } from '../session.js';
 import type { Context } from '../../telemetry/index.js';
@@ -26,11 +26,31 @@ export interface UssdSessionRepository {
    * `read` to move the session's index entry without reading the record again.)
    */
   update(session: UssdSession, read: Versioned<UssdSession>, trace?: Context): Promise<Revision>;
+}
+
+/**
+ * The actor's store: the repository, and what the engine says about the copy an actor steps from. The actor runs the
+ * same on every engine (session-actor.ts): it steps from its copy, which the write's revision check proves; before it
+ * answers without writing or calls an endpoint it confirms the copy with `get`; a step refused either way is redone
+ * once from `get`. One node never refuses (the actor is its session's only writer); a cluster may (fencing).
+ */
+export interface UssdSessionStore extends UssdSessionRepository {
   /**
-   * Whether this host still writes the session's partition (no newer claim fenced it); never takes it over. Absent
-   * where this host is the session's only writer (one node).
+   * The session as this host holds it, with no proof that it is current (at once where it can: no promise for the
+   * common step). One node: what is stored. A cluster: what this host's writer last saw of it (another node may
+   * have written since; its partition is loaded first).
    */
-  holds?(sessionId: string): Promise<boolean>;
+  copy(sessionId: string): Versioned<UssdSession> | undefined | Promise<Versioned<UssdSession> | undefined>;
+  /**
+   * The record a step writes over `before`. Where the records are the outbox (a cluster), the notifications of
+   * `before` not yet delivered are carried on; one node keeps them apart (the LMDB outbox): `next` as it is.
+   */
+  carried(before: UssdSession | undefined, next: UssdSession): UssdSession;
+  /**
+   * Whether this host still writes the session: one node, always; a cluster, while no newer claim fenced its
+   * partition (never takes it over). Asked before each delivery of a notification.
+   */
+  holds(sessionId: string): Promise<boolean>;
 }
 
 /** The front door's view of the sessions: what it lists, counts, sweeps and resumes. */

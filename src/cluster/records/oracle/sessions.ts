@@ -57,6 +57,11 @@ export class JetStreamSessionRepository implements SessionRepository {
     return this.store.get(recordKey(sessionId)) as Promise<Versioned<SessionRecord> | undefined>;
   }
 
+  /** Another node may have written since: only a read tells. */
+  vouchesFor(): boolean {
+    return false;
+  }
+
   async create(record: SessionRecord, maxPerUser?: number): Promise<Versioned<SessionRecord>> {
     if (maxPerUser !== undefined) await this.#counts.take(record.userDid, maxPerUser);
     let revision: Revision;

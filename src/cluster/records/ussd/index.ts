@@ -11,6 +11,7 @@ import { JetStreamCustomerRepository } from './customers.js';
 import { openJetStreamLanguageChoices } from './languages.js';
 import { JetStreamPublished } from './published.js';
 import { openJetStreamResumePoints } from './resume-points.js';
+import { outboxInRecords } from './outbox.js';
 import { JournalUssdSessionRepository, LiveUssdSessions } from './sessions.js';
 
 export type UssdRecordsConfig = Pick<Config, 'USSD_SESSION_TTL_SECONDS'> &
@@ -18,7 +19,7 @@ export type UssdRecordsConfig = Pick<Config, 'USSD_SESSION_TTL_SECONDS'> &
 
 /**
  * An actor host appends its sessions' steps to the sessions journal and holds them; the front door keeps only the
- * cluster's live set (operator listing, gauge), read from the journal.
+ * cluster's live set (operator listing, gauge), read from the journal. Pending notifications ride in the records.
  */
 export function jetStreamUssdRecords(connection: ClusterConnection, config: UssdRecordsConfig): UssdRecords {
   // The longest a record must outlive its last write: a live session's TTL, or an ended one's retention.
@@ -32,6 +33,9 @@ export function jetStreamUssdRecords(connection: ClusterConnection, config: Ussd
         lingerMs: config.CLUSTER_JOURNAL_LINGER_MS,
       }),
     liveSessions: () => LiveUssdSessions.open(connection, { maxLifetimeMs }),
+    outbox: outboxInRecords,
+    // A partition's new owner resumes what its records hold (outboxResume), when it takes the partition over.
+    pendingAtStart: () => false,
     customers: () => JetStreamCustomerRepository.open(connection),
     published: () => JetStreamPublished.open(connection),
     languages: () => openJetStreamLanguageChoices(connection),

@@ -10,8 +10,9 @@ import { PartitionJournal } from '../../journal/journal.js';
 import { openJournalStream } from '../../journal/stream.js';
 import { RevisionConflictError, type Revision, type Versioned } from '../../../store/revision.js';
 import { isLive, type UssdSession } from '../../../ussd/session.js';
-import type { LiveSession, UssdLiveIndex, UssdSessionRepository } from '../../../ussd/sessions/repository.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionStore } from '../../../ussd/sessions/repository.js';
 import type { Context } from '../../../telemetry/index.js';
+import { carryOutbox } from './outbox.js';
 
 /** Kept beyond a session's longest life before the stream drops it: covers clock differences between machines. */
 export const SESSION_JOURNAL_MARGIN_MS = 60_000;
@@ -33,8 +34,11 @@ export interface JournalUssdSessionOptions {
 const maxAgeOf = (options: { maxLifetimeMs: number; marginMs?: number }) =>
   options.maxLifetimeMs + (options.marginMs ?? SESSION_JOURNAL_MARGIN_MS);
 
-/** An actor host's sessions: read, begun and moved on through its own writer of the journal. */
-export class JournalUssdSessionRepository implements UssdSessionRepository {
+/**
+ * An actor host's sessions: read, begun and moved on through its own writer of the journal. A copy (what the writer
+ * holds) may be stale while a fence waits unread; a write on it is refused, a read (`get`) sees past it.
+ */
+export class JournalUssdSessionRepository implements UssdSessionStore {
   private constructor(private readonly journal: PartitionJournal<UssdSession>) {}
 
   static async open(
@@ -55,11 +59,21 @@ export class JournalUssdSessionRepository implements UssdSessionRepository {
     return this.journal.read(sessionId);
   }
 
+  /** What the writer holds, its partition loaded first (no append to prove no fence waits: a write checks). */
+  copy(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
+    return this.journal.holding(sessionId);
+  }
+
+  /** The records are the outbox (outbox.ts): a step carries on what earlier steps left undelivered. */
+  carried(before: UssdSession | undefined, next: UssdSession): UssdSession {
+    return carryOutbox(before, next);
+  }
+
   async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
     // What this host holds once the partition is loaded; if another writer fenced it since, the append is refused.
     const held = await this.journal.holding(session.sessionId);
-    // Nor one whose steps it does not number on from (a cold actor assumed none): redone from a read, which carries on
-    // its notifications and numbers on from its steps (session-actor.ts).
+    // Nor one whose steps it does not number on from (a step on a stale copy that saw none): redone from a read,
+    // which carries on its notifications and numbers on from its steps (session-actor.ts).
     if (held && (held.value.expiresAt > now || (session.step ?? 0) <= (held.value.step ?? 0)))
       throw new RevisionConflictError(session.sessionId, undefined);
     return this.journal.append(session.sessionId, session, held?.revision ?? 0, trace);

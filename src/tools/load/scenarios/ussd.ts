@@ -29,7 +29,7 @@ export function ussdScenario(ctx: ScenarioContext): Scenario {
   const newCaller = () => {
     const n = ++callers;
     // Random, as an aggregator names sessions: a counter's IDs would sort the sessions in progress next to each
-    // other, which real traffic never does (see src/ussd/sessions/lmdb-repository.ts).
+    // other, which real traffic never does (see src/records/lmdb/ussd/sessions.ts).
     return {
       sessionId: gatewaySessionId(),
       phoneNumber: phonePrefix + String(n % 10 ** phoneDigits).padStart(phoneDigits, '0'),

@@ -4,8 +4,14 @@
 // before revisions existed read as revision 0 and keep their shape. Each check and write is one LMDB
 // transaction: serialised with every other writer of the environment, whatever thread it runs on.
 import type { Database } from 'lmdb';
-import { RevisionConflictError, versioned, writeIfRevision, type Revision, type Stored } from '../store/revision.js';
-import type { RevisionedRecords } from './revisions.js';
+import {
+  RevisionConflictError,
+  versioned,
+  writeIfRevision,
+  type Revision,
+  type Stored,
+} from '../../../store/revision.js';
+import type { RevisionedRecords } from '../../../oracle/revisions.js';
 
 export function lmdbRevisionedRecords<K, V extends object>(
   db: Database<Stored<V>, string>,

@@ -1,10 +1,10 @@
 // Thread: any (the chat actor writes)
 // The chat repositories in LMDB with a turn stored as one transaction,
 // so a turn is one commit (one sync) instead of two, and a conflict on the record leaves no entries behind.
-import type { Store } from '../../store/env.js';
-import { openLmdbSessionRepository } from './lmdb-repository.js';
-import { openLmdbTranscriptRepository } from './lmdb-transcript-repository.js';
-import type { SessionStores } from './turn-commit.js';
+import type { Store } from '../../../store/env.js';
+import { openLmdbSessionRepository } from './sessions.js';
+import { openLmdbTranscriptRepository } from './transcripts.js';
+import type { SessionStores } from '../../../oracle/sessions/turn-commit.js';
 
 export function openLmdbSessionStores(store: Store): SessionStores {
   const sessions = openLmdbSessionRepository(store);

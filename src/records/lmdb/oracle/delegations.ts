@@ -1,8 +1,8 @@
 // Thread: any (the front door stores, the actors mint from them)
 // Delegations in the LMDB database
 // `oracle-delegations`, keyed `<userDid>|<oracleDid>` (`|` cannot occur in a DID).
-import type { Store } from '../store/env.js';
-import type { DelegationRepository, StoredDelegation } from './identity/delegations.js';
+import type { Store } from '../../../store/env.js';
+import type { DelegationRepository, StoredDelegation } from '../../../oracle/identity/delegations.js';
 
 export function openLmdbDelegations(store: Store, oracleDid: string): DelegationRepository {
   const db = store.db<StoredDelegation>('oracle-delegations');

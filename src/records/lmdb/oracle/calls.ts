@@ -2,9 +2,15 @@
 // Live calls in the LMDB database `oracle-calls` (by call id, the revision on the record) and their
 // per-session index `oracle-call-sessions`, keyed `<userDid>|<sessionId>|<callId>` (`|` occurs in neither a DID
 // nor a session id, and call ids refuse it). A record and its index entry are written in one synced transaction.
-import type { Store } from '../../store/env.js';
-import { RevisionConflictError, versioned, writeIfRevision, type Revision, type Stored } from '../../store/revision.js';
-import { bySync, type CallRecord, type CallRepository } from './records.js';
+import type { Store } from '../../../store/env.js';
+import {
+  RevisionConflictError,
+  versioned,
+  writeIfRevision,
+  type Revision,
+  type Stored,
+} from '../../../store/revision.js';
+import { bySync, type CallRecord, type CallRepository } from '../../../oracle/calls/records.js';
 
 const sessionPrefix = (userDid: string, sessionId: string) => `${userDid}|${sessionId}|`;
 

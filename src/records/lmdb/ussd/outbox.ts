@@ -1,26 +1,11 @@
 // Thread: any
 // The outbox's notifications in LMDB (`ussd-outbox`), keyed by notification id. The session
-// repository puts them in the transaction that commits their step (sessions/lmdb-repository.ts, through
+// repository puts them in the transaction that commits their step (sessions.ts, through
 // `putInStep`); the outbox reads them at start and removes each once delivered or given up, each write synced.
 import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
-import type { OutboxNotification, UssdSession } from '../session.js';
-
-/** A notification as the outbox keeps it: which session it came from and the deliveries tried so far. */
-export interface QueuedNotification {
-  notification: OutboxNotification;
-  sessionId: string;
-  tried: number;
-}
-
-export interface OutboxStore {
-  /** The notifications not yet delivered (at start). */
-  pending(): QueuedNotification[];
-  /** Records a failed delivery; false: the store no longer holds it for this host (left to another). */
-  tried(queued: QueuedNotification): Promise<boolean | undefined>;
-  /** Removes a delivered (or given up) notification. */
-  remove(queued: QueuedNotification): Promise<boolean | undefined>;
-}
+import type { Store } from '../../../store/env.js';
+import type { UssdSession } from '../../../ussd/session.js';
+import type { OutboxStore, QueuedNotification } from '../../../ussd/outbox/store.js';
 
 export const OUTBOX_DB = 'ussd-outbox';
 

@@ -3,7 +3,7 @@
 // `ussd-account-creations` (creation key -> customer ID). Each write is one LMDB write transaction, which
 // LMDB serialises across threads and processes, so its checks (ID unused, key unbound, revision) are final.
 import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
+import type { Store } from '../../../store/env.js';
 import {
   RevisionConflictError,
   versioned,
@@ -11,8 +11,13 @@ import {
   type Revision,
   type Stored,
   type Versioned,
-} from '../../store/revision.js';
-import type { CreateOutcome, CustomerPage, CustomerRecord, CustomerRepository } from './repository.js';
+} from '../../../store/revision.js';
+import type {
+  CreateOutcome,
+  CustomerPage,
+  CustomerRecord,
+  CustomerRepository,
+} from '../../../ussd/customers/repository.js';
 
 export class LmdbCustomerRepository implements CustomerRepository {
   readonly #accounts: Database<Stored<CustomerRecord>, string>;

@@ -8,13 +8,19 @@
 //   v|<userDid>                                         -> the list's version (listVersion), +1 per write
 // A record, its index entry, the count and the version change in one transaction. `|` cannot occur in a DID,
 // so keys are unambiguous.
-import type { Store } from '../../store/env.js';
-import { RevisionConflictError, versioned, type Revision, type Stored, type Versioned } from '../../store/revision.js';
-import { viewOf, type SessionRecord, type SessionView } from './records.js';
-import { SessionLimitError, type SessionRepository } from './repository.js';
-import { freeingSpace } from '../../store/write-guard.js';
+import type { Store } from '../../../store/env.js';
+import {
+  RevisionConflictError,
+  versioned,
+  type Revision,
+  type Stored,
+  type Versioned,
+} from '../../../store/revision.js';
+import { viewOf, type SessionRecord, type SessionView } from '../../../oracle/sessions/records.js';
+import { SessionLimitError, type SessionRepository } from '../../../oracle/sessions/repository.js';
+import { freeingSpace } from '../../../store/write-guard.js';
 
-/** The LMDB repository, plus its update as a step of a larger transaction (lmdb-turn-commit.ts). */
+/** The LMDB repository, plus its update as a step of a larger transaction (turn-commit.ts). */
 export interface LmdbSessionRepository extends SessionRepository {
   /**
    * Inside a write transaction: checks the revision (RevisionConflictError when it moved) and answers the
@@ -94,6 +100,9 @@ export function openLmdbSessionRepository(store: Store): LmdbSessionRepository {
       ),
 
     listVersion: async (userDid) => versionOf(userDid),
+
+    // One node: only the session's actor writes its record.
+    vouchesFor: () => true,
 
     async listByUser(userDid, { offset, limit }) {
       const prefix = userPrefix(userDid);

@@ -2,13 +2,13 @@
 // Transcripts in the LMDB database `oracle-transcripts`,
 // one entry per message, keyed so that a session's entries are one ordered range:
 //   <sessionId>|<number, 10 digits> -> TranscriptEntry
-import type { Store } from '../../store/env.js';
-import { RevisionConflictError } from '../../store/revision.js';
-import type { TranscriptEntry } from './transcript.js';
-import type { TranscriptPage, TranscriptRepository } from './transcript-repository.js';
-import { freeingSpace } from '../../store/write-guard.js';
+import type { Store } from '../../../store/env.js';
+import { RevisionConflictError } from '../../../store/revision.js';
+import type { TranscriptEntry } from '../../../oracle/sessions/transcript.js';
+import type { TranscriptPage, TranscriptRepository } from '../../../oracle/sessions/transcript-repository.js';
+import { freeingSpace } from '../../../store/write-guard.js';
 
-/** The LMDB repository, plus its append as a step of a larger transaction (lmdb-turn-commit.ts). */
+/** The LMDB repository, plus its append as a step of a larger transaction (turn-commit.ts). */
 export interface LmdbTranscriptRepository extends TranscriptRepository {
   /**
    * Inside a write transaction: checks that every number is free (RevisionConflictError otherwise) and

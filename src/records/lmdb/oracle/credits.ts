@@ -2,9 +2,9 @@
 // Credit accounts in the LMDB database `oracle-credits`,
 // keyed by the user's DID.
 import type { Store } from '../../../store/env.js';
-import { lmdbRevisionedRecords } from '../../lmdb-revisioned-records.js';
+import { lmdbRevisionedRecords } from './revisioned-records.js';
 import type { Stored } from '../../../store/revision.js';
-import type { CreditAccount, CreditRepository } from './repository.js';
+import type { CreditAccount, CreditRepository } from '../../../oracle/plugins/credits/repository.js';
 
 export function openLmdbCredits(store: Store): CreditRepository {
   return lmdbRevisionedRecords(store.db<Stored<CreditAccount>>('oracle-credits'), (userDid: string) => userDid);

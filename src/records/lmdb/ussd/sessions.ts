@@ -30,14 +30,15 @@
 // each record's exact expiry, finds every expired session, and the live listing, reading the buckets from now's on,
 // every live one.
 import type { Database } from 'lmdb';
-import type { Store } from '../../store/env.js';
-import type { TurnCommit } from '../../store/turn-commit.js';
-import type { Context } from '../../telemetry/index.js';
-import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../store/revision.js';
-import { ENDED_STATE, isLive, type UssdSession } from '../session.js';
-import type { LiveSession, UssdLiveIndex, UssdSessionRepository } from './repository.js';
-import { freeingSpace } from '../../store/write-guard.js';
-import { OUTBOX_DB, putInStep, type QueuedNotification } from '../outbox/lmdb-store.js';
+import type { Store } from '../../../store/env.js';
+import type { TurnCommit } from '../../../store/turn-commit.js';
+import type { Context } from '../../../telemetry/index.js';
+import { RevisionConflictError, type Revision, type Stored, type Versioned } from '../../../store/revision.js';
+import { ENDED_STATE, isLive, type UssdSession } from '../../../ussd/session.js';
+import type { LiveSession, UssdLiveIndex, UssdSessionStore } from '../../../ussd/sessions/repository.js';
+import { freeingSpace } from '../../../store/write-guard.js';
+import { OUTBOX_DB, putInStep } from './outbox.js';
+import type { QueuedNotification } from '../../../ussd/outbox/store.js';
 
 const LIVE = 0;
 const ENDED = 1;
@@ -85,12 +86,12 @@ type ConditionalRemove = (key: string, ifVersion: number) => boolean;
 
 const isEmpty = (db: Database<unknown, string>) => [...db.getKeys({ limit: 1 })].length === 0;
 
-export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiveIndex {
+export class LmdbUssdSessionRepository implements UssdSessionStore, UssdLiveIndex {
   readonly #records: Database<UssdSession, string>;
   readonly #starts: Database<number, string>;
   readonly #index: Database<IndexValue, string>;
   readonly #turn: TurnCommit;
-  /** The notifications a step leaves, written in its transaction (outbox/lmdb-store.ts). */
+  /** The notifications a step leaves, written in its transaction (outbox.ts). */
   readonly #outbox: Database<QueuedNotification, string>;
 
   constructor(store: Store) {
@@ -104,6 +105,21 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiv
 
   async get(sessionId: string): Promise<Versioned<UssdSession> | undefined> {
     return this.#read(sessionId);
+  }
+
+  /** What is stored, read at once: on one node the actor is its session's only writer, so it is current. */
+  copy(sessionId: string): Versioned<UssdSession> | undefined {
+    return this.#read(sessionId);
+  }
+
+  /** The notifications wait apart, in the LMDB outbox: the record is written as the step made it. */
+  carried(_before: UssdSession | undefined, next: UssdSession): UssdSession {
+    return next;
+  }
+
+  /** One node: this host is the only writer of the sessions it serves. */
+  async holds(): Promise<boolean> {
+    return true;
   }
 
   async begin(session: UssdSession, now: number, trace?: Context): Promise<Revision> {
@@ -127,7 +143,7 @@ export class LmdbUssdSessionRepository implements UssdSessionRepository, UssdLiv
     return live;
   }
 
-  /** None: one node's notifications are in the LMDB outbox, beside the records (outbox/lmdb-store.ts). */
+  /** None: one node's notifications are in the LMDB outbox, beside the records (outbox.ts). */
   async withPendingOutbox(): Promise<string[]> {
     return [];
   }
