@@ -15,6 +15,7 @@ import type { PreferencesRepository } from './plugins/user-preferences/repositor
 import type { RevocationRepository } from './revocations.js';
 import { openLmdbSessionStores } from './sessions/lmdb-turn-commit.js';
 import type { SessionStores } from './sessions/turn-commit.js';
+import type { RunKeeping } from './runs/kept-runs.js';
 import { openLmdbOpenRuns, type OpenRunRepository } from './runs/open-runs.js';
 
 /** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
@@ -28,6 +29,8 @@ export interface OracleRepositories extends SessionStores {
   readonly calls: CallRepository;
   /** Streamed turns in flight (runs/open-runs.ts). */
   readonly openRuns: OpenRunRepository;
+  /** Cluster mode: where runs keep their frames, so that they outlive their node (runs/kept-runs.ts). */
+  readonly keptRuns?: RunKeeping;
 }
 
 export function openLmdbOracleRepositories(store: Store): OracleRepositories {

@@ -6,7 +6,7 @@
 // message, flushed by that timer, when the window is full, and before the end. The end message carries the closing
 // frames and the status they say (stream-ending.ts). When the socket on the main thread is full, acknowledgements
 // stop and `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client
-// gone) ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run
+// gone) ends the waiting. In cluster mode every frame also goes to the run's writer (runs/kept-runs.ts), the run
 // as any node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes
 // on; a recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and
 // the end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
@@ -18,7 +18,7 @@ import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-p
 import { type FrameBatch, toBatch } from '../frame-batch.js';
 import type { SseFrame } from '../sse-frames.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';
-import type { RunWriter } from '../runs/run-writer.js';
+import type { RunFrameWriter } from '../runs/kept-runs.js';
 
 export class FrameSender {
   #sent = 0;
@@ -39,7 +39,7 @@ export class FrameSender {
     onCancel: () => void,
     private readonly window = STREAM_WINDOW,
     /** Cluster mode: where the run's frames are kept for re-joins through any node. */
-    readonly run?: RunWriter,
+    readonly run?: RunFrameWriter,
   ) {
     this.#detached = port === undefined;
     this.#nextId = run?.nextId ?? 1;

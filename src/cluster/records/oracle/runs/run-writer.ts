@@ -1,17 +1,18 @@
-// Thread: actor host, cluster mode
-// Writes one run's frames to the runs stream (jetstream-run-stream.ts) as the actor produces them, numbered as the
+// Thread: any, cluster mode (runs in the actor hosts; both roots load it with the record families)
+// Writes one run's frames to the runs stream (run-stream.ts) as the actor produces them, numbered as the
 // front door's run log numbers the same frames, so a re-join through any node continues where the client was. One
 // publish is in flight at a time; what the actor produces meanwhile goes in the next one (a quorum fsync per batch,
 // not per delta). Past the run's byte bound the oldest batches are purged. A write's `stored` callback runs once its
 // batch was acknowledged (or failed), in the order written: the frame sender hands frames to the front door then.
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
-import type { Logger } from '../../log.js';
-import type { FrameBatch } from '../frame-batch.js';
-import type { RunStream } from './jetstream-run-stream.js';
-import type { RunInfo } from './run-log.js';
+import type { Logger } from '../../../../log.js';
+import type { FrameBatch } from '../../../../oracle/frame-batch.js';
+import type { RunFrameWriter } from '../../../../oracle/runs/kept-runs.js';
+import type { RunInfo } from '../../../../oracle/runs/run-log.js';
+import type { RunStream } from './run-stream.js';
 
-export class RunWriter {
+export class RunWriter implements RunFrameWriter {
   #nextId: number;
   /** Frames queued, numbered when they are published. */
   #pending: FrameBatch = emptyBatch();
