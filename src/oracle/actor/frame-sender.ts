@@ -80,13 +80,29 @@ export class FrameSender {
     this.#post({ type: 'open' });
   }
 
-  /** Queues one frame for this turn's message, first waiting while the window is full. */
-  async send(frame: SseFrame): Promise<void> {
-    while (!this.#cancelled && !this.#detached && this.#sent - this.#acked >= this.window) {
+  /**
+   * Queues one frame for this turn's message, first waiting while the window is full; a promise only then (most
+   * frames are queued at once: no promise per delta).
+   */
+  send(frame: SseFrame): Promise<void> | undefined {
+    if (this.#full()) return this.#sendWhenRoom(frame);
+    this.#queue(frame);
+  }
+
+  async #sendWhenRoom(frame: SseFrame): Promise<void> {
+    while (this.#full()) {
       this.#flush();
       await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = undefined;
     }
+    this.#queue(frame);
+  }
+
+  #full(): boolean {
+    return !this.#cancelled && !this.#detached && this.#sent - this.#acked >= this.window;
+  }
+
+  #queue(frame: SseFrame): void {
     if (this.#cancelled) return;
     if (this.#pending.length === 0) setTimeout(this.#flush, 0);
     this.#pending.push(frame);
