@@ -12,6 +12,7 @@ import type { Logger } from '../../../../log.js';
 import { batchOf, encodeBatch } from '../../../../oracle/frame-batch.js';
 import type { KeptRun, RunReadOptions } from '../../../../oracle/runs/kept-runs.js';
 import { encodeSseFrame, HEARTBEAT } from '../../../../oracle/sse-frames.js';
+import { SequenceIn } from '../../../../runtime/sequenced-stream.js';
 import { type RunStream, runInfoOf } from './run-stream.js';
 
 /** The run `runId` of `userDid` from frame `after` on; undefined when there is none or its frames are gone. */
@@ -52,7 +53,8 @@ export async function keptRun(
   };
 
   async function relay(writer: StreamWriter): Promise<void> {
-    let expected = firstBatch?.first ?? 1;
+    /** The run's numbers, from its first batch kept (runtime/sequenced-stream.ts). */
+    const ids = new SequenceIn(firstBatch?.first ?? 1);
     let backlog = '';
     let status = 'running';
     let partial = 0;
@@ -87,9 +89,11 @@ export async function keptRun(
     const take = (value: unknown): boolean => {
       // A batch that starts past the next id: one was not stored. Ending lets the client re-join (from what it has).
       const batch = batchOf(value);
-      if (!batch || batch.first > expected) return false;
-      const skip = expected - batch.first;
-      if (skip >= batch.events.length) return true;
+      if (!batch) return false;
+      const arrival = ids.take(batch.first, batch.events.length);
+      if (arrival.kind === 'gap') return false;
+      if (arrival.kind === 'seen') return true;
+      const { skip } = arrival;
       // The only numbered `run` frame is a takeover's, first in its batch: a new answer starts there.
       if (skip === 0 && batch.events[0] === 'run') {
         status = 'recovering';
@@ -99,9 +103,9 @@ export async function keptRun(
       if (batch.status) {
         status = batch.status;
         ended = true;
+        ids.end();
       }
-      expected = batch.first + batch.events.length;
-      if (expected - 1 > after) backlog += encodeBatch(batch, Math.max(skip, after + 1 - batch.first, 0));
+      if (ids.expected - 1 > after) backlog += encodeBatch(batch, Math.max(skip, after + 1 - batch.first, 0));
       return true;
     };
     const flush = () => {

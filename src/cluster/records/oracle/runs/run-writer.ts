@@ -10,10 +10,12 @@ import type { Logger } from '../../../../log.js';
 import type { FrameBatch } from '../../../../oracle/frame-batch.js';
 import type { RunFrameWriter } from '../../../../oracle/runs/kept-runs.js';
 import type { RunInfo } from '../../../../oracle/runs/run-log.js';
+import { SequenceOut } from '../../../../runtime/sequenced-stream.js';
 import type { RunStream } from './run-stream.js';
 
 export class RunWriter implements RunFrameWriter {
-  #nextId: number;
+  /** The numbers of the frames published (runtime/sequenced-stream.ts). */
+  readonly #ids: SequenceOut;
   /** Frames queued, numbered when they are published. */
   #pending: FrameBatch = emptyBatch();
   #pendingStored: (() => void)[] = [];
@@ -30,7 +32,7 @@ export class RunWriter implements RunFrameWriter {
     /** The id of the next frame (a recovered run continues its numbering). */
     nextId = 1,
   ) {
-    this.#nextId = nextId;
+    this.#ids = new SequenceOut(nextId);
   }
 
   /** Says whose run it is, before its first frame (a recovery says it again, unchanged). */
@@ -41,7 +43,7 @@ export class RunWriter implements RunFrameWriter {
 
   /** The id the next frame written gets (the frame sender numbers its frames from it). */
   get nextId(): number {
-    return this.#nextId + this.#pending.events.length;
+    return this.#ids.next + this.#pending.events.length;
   }
 
   /** Queues a batch's frames, numbered on from the last (as the frame sender numbers them); `stored` runs once kept. */
@@ -72,8 +74,7 @@ export class RunWriter implements RunFrameWriter {
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
       while (this.#pending.events.length > 0 || this.#pendingStored.length > 0) {
-        const batch = { ...this.#pending, first: this.#nextId };
-        this.#nextId += batch.events.length;
+        const batch = { ...this.#pending, first: this.#ids.take(this.#pending.events.length) };
         const stored = this.#pendingStored;
         this.#pending = emptyBatch();
         this.#pendingStored = [];
