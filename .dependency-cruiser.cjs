@@ -1,19 +1,27 @@
 // Layer rules, checked by `npm run lint` (dependency-cruiser). The floors, bottom up:
-//   src/errors.ts, src/store/        storage and the ground-floor error (know no runtime, no face)
+//   src/base/                        the ground floor: errors, log, bounded map, env schema (import nothing above)
+//   src/store/                       storage (knows no runtime, no face)
 //   src/runtime/                     actors, hosts, rpc (knows no face and no cluster)
 //   src/cluster/                     NATS-backed pieces of the runtime, and the faces' records on JetStream
 //   src/ussd/ src/oracle/ src/gateway/  the faces (know no other face, nor the cluster: their storage is a port)
 //   src/http/                        the front door (main thread only)
-//   src/server.ts, src/main.ts       the composition root: the one place that knows every face
+//   src/app/                         the composition root: the one place that knows every face
 // Type-only imports count here: a layer that names another's types depends on it. What a worker thread *loads*
 // is checked apart, by .dependency-cruiser.threads.cjs, where type-only imports (erased at build) do not count.
 const FACES = '(ussd|oracle|gateway)';
-/** The composition: the whole configuration, the actor kinds, the server (the ground floor, src/errors.ts, is not). */
-const ROOT = '^src/(config|actor-kinds|records|server|main|face)\\.ts$';
+/** The composition: the whole configuration, the actor kinds, the records' engine, the server. */
+const ROOT = '^src/app/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'ground-floor-imports-nothing-above',
+      comment: 'src/base/ is what every floor stands on: it imports nothing of src/ or workers/ outside itself.',
+      severity: 'error',
+      from: { path: '^src/base/' },
+      to: { path: '^(src|workers)/', pathNot: '^src/base/' },
+    },
     {
       name: 'runtime-knows-no-face',
       comment:
@@ -41,7 +49,7 @@ module.exports = {
       name: 'faces-know-no-cluster',
       comment:
         'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts); the engine ' +
-        'under them, LMDB or JetStream (src/cluster/records/), is picked by the composition root (src/records.ts). ' +
+        'under them, LMDB or JetStream (src/cluster/records/), is picked by the composition root (src/app/records.ts). ' +
         'Not yet: the chat failures read the cluster out-of-reach names (the failure contract, issue 43 goal 2).',
       severity: 'error',
       from: {

@@ -40,8 +40,8 @@ const percent = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100
 export async function benchTracing(bench: BenchOptions): Promise<Row[]> {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const mainRoot = process.env.BENCH_TRACING_BASELINE;
-  if (mainRoot && !existsSync(join(mainRoot, 'dist/src/main.js')))
-    throw new Error(`BENCH_TRACING_BASELINE=${mainRoot}: no dist/src/main.js there (build that checkout first)`);
+  if (mainRoot && !existsSync(join(mainRoot, 'dist/src/app/main.js')))
+    throw new Error(`BENCH_TRACING_BASELINE=${mainRoot}: no dist/src/app/main.js there (build that checkout first)`);
   const sink = await otlpSink();
   const traced = (ratio: string) => ({
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,

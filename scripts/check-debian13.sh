@@ -15,7 +15,7 @@ ROOT=${DEBIAN13_ROOT:-/var/cache/sar-debian13/root}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 [ "$(id -u)" -eq 0 ] || { echo "FAIL: run as root (debootstrap, chroot, mount)"; exit 1; }
-[ -f dist/src/main.js ] && [ -d node_modules/@btc-vision/uwebsockets.js ] || { echo "FAIL: run npm ci && npm run build first"; exit 1; }
+[ -f dist/src/app/main.js ] && [ -d node_modules/@btc-vision/uwebsockets.js ] || { echo "FAIL: run npm ci && npm run build first"; exit 1; }
 if [ ! -x "$ROOT/bin/sh" ]; then
   command -v debootstrap >/dev/null || { echo "FAIL: debootstrap is missing (apt-get install debootstrap)"; exit 1; }
   mkdir -p "$ROOT"

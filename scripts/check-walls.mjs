@@ -19,7 +19,7 @@ export const THREADS = ['main', 'actor host', 'CPU pool', 'any'];
 const HEADER = /^\/\/ Thread: (main|actor host|CPU pool|any)(?=$|[ ,(])/;
 /** Where each thread starts: a file one thread's entry reaches is loaded on that thread. */
 const ENTRIES = {
-  main: (root) => ['src/main.ts', ...list(root, 'src/tools', /\.ts$/, false)],
+  main: (root) => ['src/app/main.ts', ...list(root, 'src/tools', /\.ts$/, false)],
   'actor host': () => ['workers/actor-host.ts'],
   'CPU pool': () => ['workers/crypto.ts'],
 };

@@ -36,7 +36,7 @@ const [
   import('@grpc/grpc-js'),
   load('ussd/answers.js'),
   load('ussd/routes/operator.js'),
-  load('errors.js'),
+  load('base/errors.js'),
   load('cluster/waiting-room.js'),
   load('ussd/routes/dial.js'),
 ]);
@@ -144,7 +144,7 @@ const page = [
   '',
   '## The failure contract',
   '',
-  'Every failure is one of three, by its type (`failureKind`, `src/errors.ts`), the same on every thread and',
+  'Every failure is one of three, by its type (`failureKind`, `src/base/errors.ts`), the same on every thread and',
   'node (the one codec, `src/runtime/wire-errors.ts`): **terminal**, a `DomainError` with a code (the refusals',
   'below); **transient**, a `TransientError` with a code and `retryAfterSeconds`; or a **fault**, anything else',
   '(logged as an error, answered 500 or the USSD END). The transient codes (`TRANSIENT_CODES`) and how each',

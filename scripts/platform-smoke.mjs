@@ -134,7 +134,7 @@ try {
   const chainPort = Number((await chain.started)[1]);
   const oracleKey = await generateKey();
   server = start(
-    'dist/src/main.js',
+    'dist/src/app/main.js',
     {
       PORT: '0',
       HOST: '127.0.0.1',

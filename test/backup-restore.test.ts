@@ -26,10 +26,24 @@ function backup(args: string[], env: Record<string, string> = {}) {
 /** Opens an account through the menu; its customer ID once the server answered it. */
 async function openAccount(url: string, sessionId: string): Promise<string> {
   const s = new GatewaySession(url, sessionId);
-  for (const input of [undefined, '2', '2', 'Amina Wanjiru', '00', PIN]) await s.send(input);
-  const done = await s.send(PIN);
-  const id = /C[0-9A-F]{8}/.exec(done)?.[0];
-  if (!id) throw new Error(`no customer ID in ${JSON.stringify(done)}`);
+  // Each input with the screen it must lead to: a wrong screen is named where it appeared, not steps later.
+  const steps: [string | undefined, RegExp][] = [
+    [undefined, /^CON Welcome/],
+    ['2', /^CON Account Menu/],
+    ['2', /^CON Enter your full name/],
+    ['Amina Wanjiru', /^CON Enter your email/],
+    ['00', /^CON Choose a 5-digit PIN/],
+    [PIN, /^CON Enter the same PIN/],
+    [PIN, /^CON Account created!/],
+  ];
+  let screen = '';
+  for (const [input, expected] of steps) {
+    screen = await s.send(input);
+    if (!expected.test(screen))
+      throw new Error(`${sessionId}: after ${JSON.stringify(s.inputs)} the screen was ${JSON.stringify(screen)}`);
+  }
+  const id = /C[0-9A-F]{8}/.exec(screen)?.[0];
+  if (!id) throw new Error(`no customer ID in ${JSON.stringify(screen)}`);
   return id;
 }
 

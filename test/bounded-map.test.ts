@@ -1,7 +1,7 @@
-// The one bounded memo (src/bounded-map.ts): never more than its limit, the oldest key goes first, a known key
+// The one bounded memo (src/base/bounded-map.ts): never more than its limit, the oldest key goes first, a known key
 // is replaced in place without evicting another.
 import t from 'tap';
-import { BoundedMap } from '../dist/src/bounded-map.js';
+import { BoundedMap } from '../dist/src/base/bounded-map.js';
 
 t.test('a new key past the limit drops the oldest; hits do not move keys', async (t) => {
   const map = new BoundedMap<string, number>(3);

@@ -32,7 +32,7 @@ function check(root: string) {
 }
 
 const GOOD = {
-  'src/main.ts': "// Thread: main\nimport { shared } from './shared.js';\nconsole.log(shared);\n",
+  'src/app/main.ts': "// Thread: main\nimport { shared } from '../shared.js';\nconsole.log(shared);\n",
   'src/shared.ts': '// Thread: any (pure)\nexport const shared = 1;\n',
   'src/host-only.ts': '// Thread: actor host\nexport const hosted = 2;\n',
   'workers/actor-host.ts':
@@ -55,8 +55,8 @@ t.test('each broken wall fails the check, named', async (t) => {
     'src/bare.ts': 'export const bare = 3;\n',
     'src/wrong-form.ts': '// Main thread: a header in a form of its own.\nexport const form = 4;\n',
     'src/front.ts': '// Thread: main (front door)\nexport const front = 5;\n',
-    'src/main.ts':
-      "// Thread: main\nimport { shared } from './shared.js';\nimport { hosted } from './host-only.js';\nconsole.log(shared, hosted);\n",
+    'src/app/main.ts':
+      "// Thread: main\nimport { shared } from '../shared.js';\nimport { hosted } from '../host-only.js';\nconsole.log(shared, hosted);\n",
     'workers/actor-host.ts':
       "// Thread: actor host\nimport { front } from '../src/front.js';\nimport { hosted } from '../src/host-only.js';\nconsole.log(front, hosted);\n",
     'docs/long.md': '# Long\n'.repeat(301),
@@ -74,7 +74,7 @@ t.test('each broken wall fails the check, named', async (t) => {
   );
   t.match(
     errors,
-    /src\/host-only\.ts: says "Thread: actor host" but the main thread loads it: src\/main\.ts -> src\/host-only\.ts/,
+    /src\/host-only\.ts: says "Thread: actor host" but the main thread loads it: src\/app\/main\.ts -> src\/host-only\.ts/,
   );
   t.notMatch(errors, /src\/shared\.ts/, 'a file that says any may be loaded anywhere');
   t.match(errors, /6 wall\(s\) broken/);

@@ -156,7 +156,11 @@ t.test('rotate-pin-key in cluster mode: refused while a node serves; kill -9, re
   t.ok(midway.counts.a > 0 && midway.counts.b > 0, `PINs under both keys: ${JSON.stringify(midway.counts)}`);
   t.equal(midway.counts.a + midway.counts.b, ids.length + 3, 'every PIN opens with one of them');
   t.ok(midway.rotation, 'the rotation is recorded as unfinished');
-  const during = await runNode(t, ['dist/src/main.js'], { ...env, PIN_ENCRYPTION_KEY: b, ORACLE_PRIVATE_KEY: oracle });
+  const during = await runNode(t, ['dist/src/app/main.js'], {
+    ...env,
+    PIN_ENCRYPTION_KEY: b,
+    ORACLE_PRIVATE_KEY: oracle,
+  });
   t.equal(during.code, 78, 'no node starts meanwhile');
   t.match(during.stderr, /^PIN_ENCRYPTION_KEY: a PIN key rotation of the cluster's JetStream is unfinished/);
 
@@ -166,7 +170,11 @@ t.test('rotate-pin-key in cluster mode: refused while a node serves; kill -9, re
   const after = await census(connection, { a, b });
   t.same([after.counts, after.rotation], [{ a: 0, b: ids.length + 3 }, undefined], 'every PIN under the new key');
 
-  const oldKey = await runNode(t, ['dist/src/main.js'], { ...env, PIN_ENCRYPTION_KEY: a, ORACLE_PRIVATE_KEY: oracle });
+  const oldKey = await runNode(t, ['dist/src/app/main.js'], {
+    ...env,
+    PIN_ENCRYPTION_KEY: a,
+    ORACLE_PRIVATE_KEY: oracle,
+  });
   t.equal(oldKey.code, 78, 'the old key exits 78');
   t.match(oldKey.stderr.trim(), /^PIN_ENCRYPTION_KEY: PIN_ENCRYPTION_KEY is not the key the PINs in the cluster's/);
 
@@ -250,7 +258,7 @@ t.test(
     t.match(serving.stderr, /node-1 renewed their lease just now; stop every node first .*; nothing was changed/);
     await nodes.stop();
 
-    const changed = await runNode(t, ['dist/src/main.js'], {
+    const changed = await runNode(t, ['dist/src/app/main.js'], {
       ...env,
       PIN_ENCRYPTION_KEY: pin,
       ORACLE_PRIVATE_KEY: formatKey(second),
@@ -265,7 +273,7 @@ t.test(
       keys: { PIN_ENCRYPTION_KEY: pin, ORACLE_PRIVATE_KEY: formatKey(second) },
       env,
     });
-    const back = await runNode(t, ['dist/src/main.js'], {
+    const back = await runNode(t, ['dist/src/app/main.js'], {
       ...env,
       PIN_ENCRYPTION_KEY: pin,
       ORACLE_PRIVATE_KEY: formatKey(first),

@@ -12,7 +12,7 @@ import { connectCluster, type ClusterConnection } from '../dist/src/cluster/conn
 import { journalState, openJournalStream } from '../dist/src/cluster/journal/stream.js';
 import { KvRecordStore } from '../dist/src/cluster/record-store.js';
 import { JetStreamRevocationRepository } from '../dist/src/cluster/records/oracle/revocations.js';
-import type { Revocation } from '../dist/src/oracle/revocations.js';
+import type { Revocation } from '../dist/src/oracle/identity/revocations.js';
 import { startTestNatsCluster, whilePaused } from './helpers/nats-cluster.js';
 
 t.setTimeout(180_000);

@@ -2,7 +2,7 @@
 // budget per client, so 150 requests from one address spread over the nodes get about 100 answers, not 150.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { RateLimiter, withLocalFallback } from '../dist/src/http/rate-limit.js';
 import { AddressList } from '../dist/src/http/client-address.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';

@@ -12,9 +12,9 @@ import { NodeLinks } from '../dist/src/cluster/node-link/peers.js';
 import { LinkServer } from '../dist/src/cluster/node-link/server.js';
 import { routedCalls } from '../dist/src/metrics/catalogue.js';
 import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leases.js';
-import { loadConfig } from '../dist/src/config.js';
-import { CHAT_ACTOR } from '../dist/src/oracle/chat-protocol.js';
-import { createLogger } from '../dist/src/log.js';
+import { loadConfig } from '../dist/src/app/config.js';
+import { CHAT_ACTOR } from '../dist/src/oracle/chat/chat-protocol.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { ActorBusyError, ActorRuntime, DomainError, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 

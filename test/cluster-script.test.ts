@@ -109,7 +109,7 @@ t.test(
         children = childrenOf(script.pid!);
         const commands = children.map(cmdline).filter((c) => !c.startsWith('setpriv'));
         const nats = commands.filter((c) => /nats-server -c /.test(c)).length;
-        const nodes = commands.filter((c) => c.includes('dist/src/main.js')).length;
+        const nodes = commands.filter((c) => c.includes('dist/src/app/main.js')).length;
         return nats === 3 && nodes === 3 ? commands : undefined;
       },
       60_000,

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { pino } from 'pino';
-import { loadConfig } from '../dist/src/config.js';
+import { loadConfig } from '../dist/src/app/config.js';
 import { formatKey, generateKey } from '../dist/src/tools/mint-ucan.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 import { startTestServer } from './helpers/server.js';
@@ -19,7 +19,7 @@ const keys = {
 /** Runs the real server process with `env`; resolves its exit code and stderr. */
 function runServer(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/src/main.js'], {
+    const child = spawn(process.execPath, ['dist/src/app/main.js'], {
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: t.testdir(), ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

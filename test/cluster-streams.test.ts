@@ -13,9 +13,9 @@ import { NatsActorRouter, type ActorRequest } from '../dist/src/cluster/nats-rou
 import { NodeLinks } from '../dist/src/cluster/node-link/peers.js';
 import { LinkServer } from '../dist/src/cluster/node-link/server.js';
 import { PartitionLeases, partitionOf } from '../dist/src/cluster/partition-leases.js';
-import { loadConfig } from '../dist/src/config.js';
-import { CHAT_ACTOR, STREAM_WINDOW, type StreamMessage } from '../dist/src/oracle/chat-protocol.js';
-import { createLogger } from '../dist/src/log.js';
+import { loadConfig } from '../dist/src/app/config.js';
+import { CHAT_ACTOR, STREAM_WINDOW, type StreamMessage } from '../dist/src/oracle/chat/chat-protocol.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { encodeBatch, toBatch } from '../dist/src/oracle/frame-batch.js';
 import { ActorRuntime, HostUnavailableError } from '../dist/src/runtime/actor-runtime.js';
 import type { ActorStream } from '../dist/src/runtime/router.js';

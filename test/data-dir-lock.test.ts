@@ -1,5 +1,5 @@
 // One owner per DATA_DIR, and start-up failures an operator causes exit 78 with one line naming the variable: real
-// server processes (dist/src/main.js) on one directory, a kill -9 of the owner, a directory this user may not write,
+// server processes (dist/src/app/main.js) on one directory, a kill -9 of the owner, a directory this user may not write,
 // a full disk (a tmpfs filled up, in a mount namespace of the server's own), and locks left by processes elsewhere.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -27,13 +27,13 @@ interface Server {
   listening: Promise<void>;
 }
 
-/** `command` (default: node dist/src/main.js) with a server's environment. */
+/** `command` (default: node dist/src/app/main.js) with a server's environment. */
 function serve(
   t: { teardown(fn: () => unknown): void },
   dataDir: string,
   options: { command?: string[]; uid?: number; env?: Record<string, string> } = {},
 ): Server {
-  const [file, ...args] = options.command ?? [process.execPath, 'dist/src/main.js'];
+  const [file, ...args] = options.command ?? [process.execPath, 'dist/src/app/main.js'];
   const child = spawn(file, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...options.env },
@@ -138,7 +138,7 @@ t.test(
     // Through env(1): tap's NODE_OPTIONS (added to every spawn) make a child write into .tap/, which nobody cannot.
     const server = serve(t, join(parent, 'data'), {
       uid: 65534,
-      command: ['env', '-u', 'NODE_OPTIONS', process.execPath, 'dist/src/main.js'],
+      command: ['env', '-u', 'NODE_OPTIONS', process.execPath, 'dist/src/app/main.js'],
     });
     t.equal(await server.exited, 78);
     t.match(refusalLine(t, server), /^DATA_DIR=".*\/data": cannot be used: .*EACCES/);
@@ -153,7 +153,7 @@ t.test(
     // A mount namespace of the server's own: the tmpfs goes away with it, whatever happens to the test.
     const script =
       `mount -t tmpfs -o size=64k tmpfs "$MNT" && mkdir "$MNT/data" && ` +
-      `{ dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null; true; } && exec "$NODE" dist/src/main.js`;
+      `{ dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null; true; } && exec "$NODE" dist/src/app/main.js`;
     const server = serve(t, join(mountPoint, 'data'), {
       command: ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script],
       env: { MNT: mountPoint, NODE: process.execPath },

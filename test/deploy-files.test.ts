@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import type { Test } from 'tap';
-import { coreEnv, loadConfig, type Config } from '../dist/src/config.js';
+import { coreEnv, loadConfig, type Config } from '../dist/src/app/config.js';
 import { ussdEnv } from '../dist/src/ussd/config.js';
 import { oracleEnv } from '../dist/src/oracle/config.js';
 import { gatewayEnv } from '../dist/src/gateway/config.js';
@@ -44,7 +44,7 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const SERVER_IMAGE = `session-actor-runtime:${pkg.version}`;
 /** nats-server that fsyncs before acknowledging (docs/cluster.md, "What acknowledged means"). */
 const NATS_FLOOR = [2, 10, 23];
-/** src/main.ts: a drain that outlasts SHUTDOWN_TIMEOUT_MS is ended this long after it. */
+/** src/app/main.ts: a drain that outlasts SHUTDOWN_TIMEOUT_MS is ended this long after it. */
 const HARD_EXIT_SECONDS = 5;
 const HEALTH_CHECK = ['node', 'dist/src/tools/health-check.js', '--path', '/health'];
 

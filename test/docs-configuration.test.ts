@@ -2,7 +2,7 @@
 // its schema declares, and a literal default in the schema is the one the table gives.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { coreEnv } from '../dist/src/config.js';
+import { coreEnv } from '../dist/src/app/config.js';
 import { ussdEnv } from '../dist/src/ussd/config.js';
 import { oracleEnv } from '../dist/src/oracle/config.js';
 import { gatewayEnv } from '../dist/src/gateway/config.js';

@@ -25,7 +25,7 @@ t.test('every chat failure code and gRPC status is on the page', async (t) => {
 
 t.test('every transient code, the waiting room, the drain END and the Socket.IO 429 are on the page', async (t) => {
   const page = readFileSync(new URL('docs/errors.md', root), 'utf8');
-  const { TRANSIENT_CODES } = await import('../dist/src/errors.js');
+  const { TRANSIENT_CODES } = await import('../dist/src/base/errors.js');
   for (const code of Object.keys(TRANSIENT_CODES)) t.match(page, `| \`${code}\` | 503 Service Unavailable`, code);
   t.match(page, '| `WAITING_ROOM` | 503 Service Unavailable | transient, Retry-After 5 s |', 'the waiting room');
   t.match(page, /\| The node draining, [^|]+\| 200 OK \| 1 s \| `SERVICE_UNAVAILABLE` \|/, 'the drain END');

@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import t from 'tap';
 import * as grpc from '@grpc/grpc-js';
 import { Writable } from 'node:stream';
-import { createChainClient } from '../dist/src/chain-client.js';
+import { createChainClient } from '../dist/src/app/chain-client.js';
 import { pino } from 'pino';
 import { H2Channel, tlsContext } from '../dist/src/gateway/grpc-h2.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';

@@ -1,6 +1,6 @@
 // The front door through HTTP: errors, request ids, CORS, body limit, rate limit, health, configuration.
 import t from 'tap';
-import { ConfigError, loadConfig } from '../dist/src/config.js';
+import { ConfigError, loadConfig } from '../dist/src/app/config.js';
 import { sharedTestServer, startTestServer } from './helpers/server.js';
 
 /** The default configuration, for the tests that only read from it. */

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createOperatorGuard } from '../dist/src/http/operator-guard.js';
 import { compileProxyTrust, resolveForwarded, trustsProxies } from '../dist/src/http/proxy-trust.js';
-import { ConfigError, loadConfig } from '../dist/src/config.js';
+import { ConfigError, loadConfig } from '../dist/src/app/config.js';
 import { startTestServer } from './helpers/server.js';
 
 const trust = (env: Record<string, string>) => compileProxyTrust(loadConfig(env))!;

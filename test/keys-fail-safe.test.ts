@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { loadConfig } from '../dist/src/config.js';
+import { loadConfig } from '../dist/src/app/config.js';
 import { openStore } from '../dist/src/store/env.js';
 import { LmdbKeyChecks } from '../dist/src/store/key-checks.js';
 import { identityContext } from '../dist/src/ussd/account-secrets.js';
@@ -131,7 +131,7 @@ async function census(dir: string, keys: Record<string, string>) {
 
 t.test('a PIN key typo exits 78 naming the variable, without echoing the key', async (t) => {
   const lost = 'a'.repeat(63); // one character lost in a paste
-  const run = await runNode(['dist/src/main.js'], {
+  const run = await runNode(['dist/src/app/main.js'], {
     DATA_DIR: dataDir(t),
     NODE_ENV: 'production',
     PIN_ENCRYPTION_KEY: lost,
@@ -164,7 +164,7 @@ t.test('the key check value is recorded at the first start; another key then ref
   const passphrase = await refused(t, { PIN_ENCRYPTION_KEY: 'a passphrase that is long enough to be one' }, dir);
   t.match(passphrase.message, /recorded .* from a hex key/, 'says what kind of key the records have');
 
-  const process78 = await runNode(['dist/src/main.js'], { DATA_DIR: dir, PIN_ENCRYPTION_KEY: hexKey() });
+  const process78 = await runNode(['dist/src/app/main.js'], { DATA_DIR: dir, PIN_ENCRYPTION_KEY: hexKey() });
   t.equal(process78.code, 78, 'the real process exits 78');
   t.match(
     process78.stderr.trim(),

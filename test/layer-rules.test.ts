@@ -24,8 +24,8 @@ function cruise(files: Record<string, string>) {
       "import type { ClusterConnection } from '../../connection.js';\n" +
       "import type { UssdRecords } from '../../../ussd/repositories.js';\n" +
       'export const open = (c: ClusterConnection): UssdRecords => ({ sessions: async () => [c.prefix] });\n',
-    'src/records.ts':
-      "import { open } from './cluster/records/ussd/index.js';\nexport const records = open({ prefix: 'p' });\n",
+    'src/app/records.ts':
+      "import { open } from '../cluster/records/ussd/index.js';\nexport const records = open({ prefix: 'p' });\n",
     ...files,
   };
   for (const [path, text] of Object.entries(all)) {
@@ -54,5 +54,15 @@ t.test('a face importing src/cluster fails the rules, named, even for a type', a
   t.ok(status !== 0 && status !== null, output);
   t.match(output, /faces-know-no-cluster: src\/ussd\/index\.ts → src\/cluster\/connection\.ts/);
   t.match(output, /faces-know-no-cluster: src\/gateway\/index\.ts → src\/cluster\/records\/ussd\/index\.ts/);
-  t.notMatch(output, /src\/records\.ts →/, 'the composition root may import the engines');
+  t.notMatch(output, /src\/app\/records\.ts →/, 'the composition root may import the engines');
+});
+
+t.test('the ground floor importing any floor above it fails the rules, named', async (t) => {
+  const { status, output } = cruise({
+    'src/base/log.ts': "import type { UssdRecords } from '../ussd/repositories.js';\nexport type R = UssdRecords;\n",
+    'src/base/errors.ts': "import type { R } from './log.js';\nexport type E = R;\n",
+  });
+  t.ok(status !== 0 && status !== null, output);
+  t.match(output, /ground-floor-imports-nothing-above: src\/base\/log\.ts → src\/ussd\/repositories\.ts/);
+  t.notMatch(output, /src\/base\/errors\.ts →/, 'the ground floor may import itself');
 });

@@ -16,7 +16,7 @@ const ROOT = join(import.meta.dirname, '..');
 function serve(t: Test, node: string, env: Record<string, string>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-engine-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(node, ['dist/src/main.js'], {
+  const child = spawn(node, ['dist/src/app/main.js'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

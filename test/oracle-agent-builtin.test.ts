@@ -13,7 +13,7 @@ import { builtinProvider } from '../dist/src/oracle/actor/agent/builtin-provider
 import { readIntent, readPreferenceRequest } from '../dist/src/oracle/actor/agent/builtin-intents.js';
 import { buildSystemPrompt, readPreferencesSection } from '../dist/src/oracle/actor/agent/system-prompt.js';
 import { encodeSseFrame, SseFrameBuilder } from '../dist/src/oracle/sse-frames.js';
-import type { AgentResult, ChatMessage, TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { AgentResult, ChatMessage, TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };
 const ORACLE = 'did:key:zOracle';

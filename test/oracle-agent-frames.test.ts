@@ -4,7 +4,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { encodeSseFrame, SseFrameBuilder, type SseFrame } from '../dist/src/oracle/sse-frames.js';
 import { runAgent } from '../dist/src/oracle/actor/agent/run.js';
 import { builtinProvider } from '../dist/src/oracle/actor/agent/builtin-provider.js';
-import type { AgentEvent, Provider, Tool, TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { AgentEvent, Provider, Tool, TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 
 const TS = '2025-01-02T03:04:05.000Z';
 const builder = () => new SseFrameBuilder('s-1', 'r-1', () => TS);

@@ -12,7 +12,7 @@ import type {
   Tool,
   ToolCallContext,
   TurnContext,
-} from '../dist/src/oracle/agent-types.js';
+} from '../dist/src/oracle/chat/agent-types.js';
 import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 function context(signal = new AbortController().signal): TurnContext {

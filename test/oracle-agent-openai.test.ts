@@ -3,8 +3,8 @@ import t from 'tap';
 import { once } from 'node:events';
 import { openAiProvider } from '../dist/src/oracle/actor/agent/openai-provider.js';
 import { createProvider } from '../dist/src/oracle/actor/agent/provider.js';
-import { ProviderError } from '../dist/src/oracle/agent-errors.js';
-import type { ChatMessage, ProviderEvent, ToolSpec } from '../dist/src/oracle/agent-types.js';
+import { ProviderError } from '../dist/src/oracle/chat/agent-errors.js';
+import type { ChatMessage, ProviderEvent, ToolSpec } from '../dist/src/oracle/chat/agent-types.js';
 import { chunk, failWith, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 
 const weatherTool: ToolSpec = {

@@ -133,3 +133,20 @@ t.test('a failing pool is a server error, not a 401', async (t) => {
   };
   await t.rejects(auth.authenticate(headers), { name: 'VerifierUnavailable', message: /pool destroyed/ });
 });
+
+t.test('the node:crypto signer signs exactly as ucanto’s own, with the same key bytes and DID', async (t) => {
+  const { generateSigner, parseSigner } = await import('../dist/src/oracle/auth/node-signer.js');
+  for (let i = 0; i < 4; i++) {
+    const fast = generateSigner();
+    const formatted = ed25519.format(fast);
+    const slow = ed25519.parse(formatted); // ucanto's signer, signing with @noble/ed25519
+    t.equal(fast.did(), slow.did(), 'the DID comes from the public key ucanto reads');
+    t.equal(parseSigner(formatted).did(), fast.did(), 'the formatted key parses back');
+    const data = randomBytes(1 + i * 101);
+    const signature = await fast.sign(data);
+    t.same(Buffer.from(signature), Buffer.from(await slow.sign(data)), 'Ed25519 is deterministic: the same bytes');
+    t.equal(signature.code, Signature.EdDSA);
+    t.ok(await slow.verifier.verify(data, signature), 'ucanto verifies it');
+    t.ok(verifyEd25519(publicKeyOf(slow), data, signature.raw), 'so does node:crypto');
+  }
+});

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import * as v from 'valibot';
 import { oracleEnv } from '../dist/src/oracle/config.js';
-import { loadOracleIdentity, ORACLE_KEY_FILE } from '../dist/src/oracle/identity.js';
+import { loadOracleIdentity, ORACLE_KEY_FILE } from '../dist/src/oracle/identity/identity.js';
 import { createOracleAuthenticator } from '../dist/src/oracle/auth/index.js';
 import { formatKey, generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
 
@@ -69,7 +69,7 @@ t.test('ORACLE_PRIVATE_KEY and ORACLE_DID', async (t) => {
 });
 
 t.test('configuration: defaults and clear errors', async (t) => {
-  // The oracle's variables alone, as src/config.ts validates them (other faces' variables are not this test's).
+  // The oracle's variables alone, as src/app/config.ts validates them (other faces' variables are not this test's).
   const schema = v.object(oracleEnv);
   const load = (env: Record<string, string>) => v.parse(schema, env);
   const problems = (env: Record<string, string>) => {

@@ -2,7 +2,7 @@
 // face (HTTP, SSE error frame, WebSocket error event), and errors are sorted into those codes.
 import t from 'tap';
 import { HttpError } from '../dist/src/http/errors.js';
-import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat-protocol.js';
+import { CHAT_ERROR_CODES } from '../dist/src/oracle/chat/chat-protocol.js';
 import { closingFrames, failedEnding } from '../dist/src/oracle/stream-ending.js';
 import { encodeSseFrame } from '../dist/src/oracle/sse-frames.js';
 import { CHAT_FAILURE_CODES, chatAnswers, chatFailure, failureOf, wsErrorText } from '../dist/src/oracle/errors.js';

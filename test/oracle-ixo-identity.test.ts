@@ -8,7 +8,7 @@ import t from 'tap';
 import { base58btc } from '@ucanto/core';
 import { didKeyPublicKey } from '../dist/src/oracle/auth/did.js';
 import { AuthFailure } from '../dist/src/oracle/auth/failure.js';
-import { createChainClient } from '../dist/src/chain-client.js';
+import { createChainClient } from '../dist/src/app/chain-client.js';
 import { createIxoDidResolver, ed25519KeysOf } from '../dist/src/oracle/auth/ixo-resolver.js';
 import { LocalQueryNode } from '../dist/src/gateway/local-node/server.js';
 import { Upstream } from '../dist/src/gateway/upstream.js';

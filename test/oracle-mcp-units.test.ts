@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { openLmdbOracleRepositories } from '../dist/src/oracle/repositories.js';
 import { Delegation } from '@ucanto/core';
-import { ConfigError, loadConfig } from '../dist/src/config.js';
+import { ConfigError, loadConfig } from '../dist/src/app/config.js';
 import { openLmdbDelegations } from '../dist/src/oracle/lmdb-delegations.js';
 import { mcpResource, offeredName, resultText } from '../dist/src/oracle/actor/mcp/toolbox.js';
 import { createUcanMinter, ReauthorisationRequired, ucanMinterFor } from '../dist/src/oracle/actor/ucan-minting.js';

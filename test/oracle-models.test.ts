@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { chunk, sse, startLlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { startOracleServer } from './helpers/oracle.js';
 import { sdkReadAll, sdkSend, sdkUser, type SdkFrame } from './helpers/sdk-client.js';
-import { loadModelCatalogue } from '../dist/src/oracle/models.js';
+import { loadModelCatalogue } from '../dist/src/oracle/chat/models.js';
 
 const textOf = (frames: SdkFrame[]) =>
   frames

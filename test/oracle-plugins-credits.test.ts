@@ -14,7 +14,7 @@ import { creditLedger, PaymentRequiredError, MAX_OUTSTANDING } from '../dist/src
 import { chatFailure } from '../dist/src/oracle/errors.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import { prepareTurn } from '../dist/src/oracle/actor/agent/turn.js';
-import type { TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 
 // mkdtemp, not t.testdir(): lmdb treats a path whose last segment has a dot (".test.ts-...") as a file.
 function tempStore(t: { teardown(fn: () => unknown): void }) {

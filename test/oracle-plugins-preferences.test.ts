@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openStore } from '../dist/src/store/env.js';
 import { Router } from '../dist/src/http/router.js';
 import { httpErrors } from '../dist/src/http/errors.js';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from '../dist/src/oracle/plugins/front.js';
 import { createPlugins, pluginTools, runBeforeAgent } from '../dist/src/oracle/plugins/index.js';
 import { mountRoutes } from '../dist/src/http/route.js';
@@ -21,7 +21,7 @@ import {
 import { preferencesStore } from '../dist/src/oracle/plugins/user-preferences/store.js';
 import { openLmdbPreferences } from '../dist/src/oracle/plugins/user-preferences/lmdb-repository.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
-import type { TurnContext } from '../dist/src/oracle/agent-types.js';
+import type { TurnContext } from '../dist/src/oracle/chat/agent-types.js';
 import type { AuthIdentity } from '../dist/src/oracle/auth/index.js';
 
 const config = { CREDITS_ENABLED: false, CREDITS_INITIAL: 10, CREDITS_PER_MESSAGE: 1 };

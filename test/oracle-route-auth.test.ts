@@ -5,7 +5,7 @@ import { Router } from '../dist/src/http/router.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import type { HttpRequest } from '../dist/src/http/types.js';
 import { createAuthenticator, inProcessVerifier, MISSING_UCAN_MESSAGE } from '../dist/src/oracle/auth/index.js';
-import { exclusionMatcher, OracleRouteAuth } from '../dist/src/oracle/route-auth.js';
+import { exclusionMatcher, OracleRouteAuth } from '../dist/src/oracle/identity/route-auth.js';
 import { mountRoutes } from '../dist/src/http/route.js';
 import { refuseInput } from '../dist/src/oracle/errors.js';
 import { generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';

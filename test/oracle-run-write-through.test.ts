@@ -11,7 +11,7 @@ import { RunWriter } from '../dist/src/cluster/records/oracle/runs/run-writer.js
 import { relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
 import { socketSink } from '../dist/src/oracle/frame-sink.js';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import { startTestNatsCluster } from './helpers/nats-cluster.js';
 
 const nats = await startTestNatsCluster(t, 1);

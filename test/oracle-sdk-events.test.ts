@@ -16,6 +16,8 @@ interface Shown {
   type: string;
   content: unknown;
 }
+/** How the SDK shows a tool call: its ToolCall component's props. */
+type ToolCallContent = { props?: { isToolCall?: boolean } } | undefined;
 
 /** The components an app gives the hook (it shows nothing of socket events without them); never rendered here. */
 const UI_COMPONENTS = { ToolCall: () => null, Error: () => null };
@@ -48,6 +50,15 @@ t.test("another tab's turn: its tool call reaches handleNewEvent, its cache inva
   t.same(chat.current.messages, [], 'a new session: nothing to show');
   const before = fetched.length;
 
+  // Watched from before the turn: the tool call's message may be shown only until the refetch the invalidation
+  // triggers replaces the messages, which can happen before the other tab has read its whole stream.
+  const toolCallShown = chat.until(
+    (c) => c.messages.some((m: Shown) => (m.content as ToolCallContent)?.props?.isToolCall === true),
+    'the tool call as a message (handleNewEvent)',
+    30_000, // the turn's own time included
+  );
+  toolCallShown.catch(() => undefined); // awaited below, after the turn
+
   // The other tab (plain requests as the SDK makes them): a preferences request is a server tool call.
   const frames = await sdkReadAll(await sdkSend(server.url, ada, sessionId, { message: 'Call yourself Sage' }));
   const call = frames.find((frame) => frame.event === 'tool_call')?.data;
@@ -58,10 +69,7 @@ t.test("another tab's turn: its tool call reaches handleNewEvent, its cache inva
     .join('');
 
   const toolMessageId = `${call.requestId}-tool_call-${call.eventId}`;
-  const shown = await chat.until(
-    (c) => c.messages.some((m: Shown) => m.id === toolMessageId),
-    'the tool call as a message (handleNewEvent)',
-  );
+  const shown = await toolCallShown;
   t.match(
     shown.messages.find((m: Shown) => m.id === toolMessageId),
     { type: 'ai', content: { props: { isToolCall: true, payload: { sessionId, requestId: call.requestId } } } },

@@ -4,7 +4,7 @@ import t from 'tap';
 import { MessageChannel } from 'node:worker_threads';
 import { FrameSender } from '../dist/src/oracle/actor/frame-sender.js';
 import { DomainError } from '../dist/src/runtime/errors.js';
-import { STREAM_WINDOW } from '../dist/src/oracle/chat-protocol.js';
+import { STREAM_WINDOW } from '../dist/src/oracle/chat/chat-protocol.js';
 import { HEARTBEAT, relayStream } from '../dist/src/oracle/routes/stream-relay.js';
 import type { StreamWriter } from '../dist/src/http/types.js';
 import { socketSink } from '../dist/src/oracle/frame-sink.js';

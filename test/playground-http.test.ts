@@ -5,10 +5,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { loadConfig } from '../dist/src/config.js';
+import { loadConfig } from '../dist/src/app/config.js';
 import { HttpError } from '../dist/src/http/errors.js';
 import { Router } from '../dist/src/http/router.js';
-import { createLogger } from '../dist/src/log.js';
+import { createLogger } from '../dist/src/base/log.js';
 import type { OracleFace } from '../dist/src/oracle/index.js';
 import { playgroundEnabled, registerPlaygroundRoutes } from '../dist/src/playground/index.js';
 import { startTestServer } from './helpers/server.js';
@@ -81,7 +81,7 @@ t.test('only plain names of the bundle folder are served', async (t) => {
     t.match(await res.json(), { statusCode: 404, error: 'Not Found' });
   }
   t.equal(await rawGet(server.port, '/playground/../package.json'), 404, 'a raw .. segment');
-  t.equal(await rawGet(server.port, '/playground/../../dist/src/main.js'), 404);
+  t.equal(await rawGet(server.port, '/playground/../../dist/src/app/main.js'), 404);
 });
 
 t.test('PLAYGROUND_ENABLED=false, and production without it, answer 404', async (t) => {

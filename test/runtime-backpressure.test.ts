@@ -3,10 +3,10 @@
 // Slow actors are real ones: a chat turn waits on the local model stand-in, which holds its answer until released.
 import t from 'tap';
 import type { Test } from 'tap';
-import { loadConfig } from '../dist/src/config.js';
+import { loadConfig } from '../dist/src/app/config.js';
 import { ActorHost, type Actor, type HostContext } from '../dist/src/runtime/actor-host.js';
 import { Mailbox } from '../dist/src/runtime/mailbox.js';
-import { CHAT_ACTOR, type TurnMessage } from '../dist/src/oracle/chat-protocol.js';
+import { CHAT_ACTOR, type TurnMessage } from '../dist/src/oracle/chat/chat-protocol.js';
 import { openLmdbTranscriptRepository } from '../dist/src/oracle/sessions/lmdb-transcript-repository.js';
 import { chunk, heldAnswer, sse, startLlmStandIn, type LlmStandIn } from './oracle-agent-llm-stand-in.js';
 import { call, createSession, newUser, startOracleServer, type OracleServer, type User } from './helpers/oracle.js';

@@ -4,7 +4,7 @@
 import { TimeoutError } from '@nats-io/transport-node';
 import t from 'tap';
 import { outOfReach, readOutOfReach } from '../dist/src/cluster/out-of-reach.js';
-import { DomainError, failureKind, TransientError } from '../dist/src/errors.js';
+import { DomainError, failureKind, TransientError } from '../dist/src/base/errors.js';
 import { StorageUnavailableError } from '../dist/src/store/write-guard.js';
 import { RevisionConflictError } from '../dist/src/store/revision.js';
 import {

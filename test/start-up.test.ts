@@ -17,11 +17,15 @@ function freshDataDir(t: { teardown(fn: () => unknown): void }): string {
 
 /** The server with stdout piped, or (`tty`) on a terminal of its own: script(1)'s pty, stdout and stderr both. */
 function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, tty = false) {
-  const command = `${process.execPath} dist/src/main.js`;
-  const child = spawn(tty ? 'script' : process.execPath, tty ? ['-qfec', command, '/dev/null'] : ['dist/src/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const command = `${process.execPath} dist/src/app/main.js`;
+  const child = spawn(
+    tty ? 'script' : process.execPath,
+    tty ? ['-qfec', command, '/dev/null'] : ['dist/src/app/main.js'],
+    {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: freshDataDir(t), LOG_LEVEL: 'info', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
@@ -35,6 +39,9 @@ function run(t: { teardown(fn: () => unknown): void }, env: Record<string, strin
   const stop = () => (tty ? child.stdin.write('\x03') : child.kill('SIGTERM'));
   return { child, exited, stop, stdout: () => stdout, stderr: () => stderr };
 }
+
+/** The last lines a process wrote: enough to see why it ended as it did. */
+const tail = (text: string) => text.trimEnd().split('\n').slice(-8).join('\n');
 
 t.test('npm start at a terminal prints where to go, and every address it prints answers', async (t) => {
   const server = run(t, { NODE_ENV: 'development' }, true);
@@ -65,7 +72,9 @@ t.test('npm start at a terminal prints where to go, and every address it prints 
     'the block comes after the log lines before it, uncut',
   );
   server.stop();
-  t.equal(await server.exited, 0, 'Ctrl-C drains and exits 0');
+  // What the server said last, shown beside a failure: why it did not exit 0.
+  const exited = await server.exited;
+  t.equal(exited, 0, 'Ctrl-C drains and exits 0', { said: tail(server.stdout() + server.stderr()) });
 });
 
 t.test('a production start without PIN_ENCRYPTION_KEY exits 78 with one line naming it', async (t) => {

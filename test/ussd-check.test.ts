@@ -70,7 +70,7 @@ t.test('the same directories are refused at start: exit 78 with the same line', 
         ACTOR_THREADS: '1',
         USSD_SERVICES_DIR: join(FIXTURES, name),
       };
-      return [name, await run(['dist/src/main.js'], env)] as const;
+      return [name, await run(['dist/src/app/main.js'], env)] as const;
     }),
   );
   for (const [name, result] of results) {

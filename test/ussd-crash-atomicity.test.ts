@@ -11,7 +11,7 @@ import { GatewaySession } from './helpers/ussd-gateway.js';
 
 /** The compiled server as its own process; resolves once it listens. */
 async function startChild(t: { teardown(fn: () => unknown): void }, dataDir: string, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, ['dist/src/app/main.js'], {
     env: {
       ...process.env,
       PORT: '0',

@@ -34,7 +34,7 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
   for (let i = 0; i < SESSIONS; i++) {
     const session = new GatewaySession(server.url, `expiring-${i}`);
     t.match(await session.send(), /^CON /);
-    t.match(await session.send('1'), /^CON /);
+    t.match(await session.send('1'), /^CON Know More/);
   }
 
   const after = await eventually(
@@ -56,6 +56,7 @@ t.test('expired sessions leave no actor, no live entry and no record behind', as
     after.value('ussd_service_sessions_ended_total', { service: 'builtin', state: 'knowMore', reason: 'timeout' }),
     SESSIONS,
     'each counted once as ended by timeout, from the state the user left it in',
+    { ended: after.text.split('\n').filter((line) => line.startsWith('ussd_service_sessions_ended_total')) },
   );
 
   await server.shutdown();

@@ -239,7 +239,7 @@ t.test('an invalid definition at start: exit 78, each problem with its file and 
     shopText()
       .split('\n')
       .findIndex((text) => text.includes('Karibu duka la Mama Mboga')) + 1;
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, ['dist/src/app/main.js'], {
     env: {
       ...process.env,
       PORT: '0',

@@ -2,19 +2,19 @@
 // Worker entry of an actor host: opens LMDB (and in cluster mode its own NATS connection),
 // hosts the actors of its shard, answers the main thread's calls (rpc.ts) on its call port.
 import { workerData } from 'node:worker_threads';
-import { actorKinds } from '../src/actor-kinds.js';
+import { actorKinds } from '../src/app/actor-kinds.js';
 import { clusterModeOn, nodeIdOf } from '../src/cluster/config.js';
 import { connectCluster } from '../src/cluster/connection.js';
-import { createLogger } from '../src/log.js';
+import { createLogger } from '../src/base/log.js';
 import { reportHostMetrics } from '../src/metrics/host-report.js';
 import { timeStoreCommits } from '../src/metrics/store.js';
 import { ActorHost, type HostContext } from '../src/runtime/actor-host.js';
 import { batchingEndpoint } from '../src/runtime/batching-endpoint.js';
 import { RpcClient, serve, type CallPolicy } from '../src/runtime/rpc.js';
-import type { MainThreadCalls, RestQuery } from '../src/chain-rest.js';
+import type { MainThreadCalls, RestQuery } from '../src/base/chain-rest.js';
 import type { HostInit } from '../src/runtime/messages.js';
-import type { Config } from '../src/config.js';
-import { openRecords } from '../src/records.js';
+import type { Config } from '../src/app/config.js';
+import { openRecords } from '../src/app/records.js';
 import { openStore } from '../src/store/env.js';
 import { startTracing, stopTracing } from '../src/telemetry/index.js';
 

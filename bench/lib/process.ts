@@ -196,7 +196,7 @@ export async function startServerProcess(
 ): Promise<BenchProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sar-bench-'));
   const server = await startNode(
-    root ? join(root, 'dist/src/main.js') : 'dist/src/main.js',
+    root ? join(root, 'dist/src/app/main.js') : 'dist/src/app/main.js',
     {
       PORT: '0',
       HOST: '127.0.0.1',

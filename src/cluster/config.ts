@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as v from 'valibot';
-import { boolean, integer, list, text } from '../env-schema.js';
+import { boolean, integer, list, text } from '../base/env-schema.js';
 
 const NATS_URL_ENTRY = /^(nats|tls):\/\/[^\s/?#]+(:\d{1,5})?\/?$|^[^\s/:?#]+:\d{1,5}$/;
 

@@ -3,7 +3,7 @@
 // join the partition leases once the actor hosts run and route actors through NatsActorRouter, report the
 // connection, JetStream and the partitions in /health, leave the leases and close on shutdown.
 import * as v from 'valibot';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { ActorRuntime } from '../runtime/actor-runtime.js';
 import { actorsOver, type Actors } from '../runtime/router.js';
 import { nodeIdOf, type ClusterEnv } from './config.js';

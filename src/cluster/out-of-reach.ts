@@ -12,7 +12,7 @@ import {
   RequestError,
   TimeoutError,
 } from '@nats-io/transport-node';
-import { readTransient, TransientError } from '../errors.js';
+import { readTransient, TransientError } from '../base/errors.js';
 
 export type ClusterUnreachable = TransientError<'cluster_unreachable'>;
 

@@ -17,7 +17,7 @@ export interface ServingOptions {
   /**
    * Watch the whole wait for nodes that write their first heartbeat meanwhile (default true). False where such a
    * node can do no harm because it checks the records itself after joining the leases (a rotation recorded before
-   * the call, src/keys-at-start.ts) or a later call looks again: the wait then ends as soon as every heartbeat of the
+   * the call, src/app/keys-at-start.ts) or a later call looks again: the wait then ends as soon as every heartbeat of the
    * first read was renewed or removed, at once when there was none.
    */
   newcomers?: boolean;

@@ -2,7 +2,7 @@
 // GET /docs (Swagger UI), GET /docs/* (its files), GET /docs-json and GET /docs/json (the OpenAPI document, the
 // second where the reference runtime serves it). Register these
 // after every face registered its routes; the document is built on its first request, when all are known.
-import type { Face } from '../face.js';
+import type { Face } from '../app/face.js';
 import { HttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { declarer, mountRoutes, plainContext } from '../http/route.js';

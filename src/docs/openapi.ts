@@ -1,7 +1,7 @@
 // Thread: main
 // The OpenAPI 3.1 document of every route of the server: the Router's routes with their docs, plus what faces
 // describe themselves through `openApi()` (the protocol gateway's descriptor-driven routes).
-import type { Face } from '../face.js';
+import type { Face } from '../app/face.js';
 import type { Route } from '../http/router.js';
 import { SchemaConverter, type JsonObject } from './json-schema.js';
 import { operationIdOf, toOpenApiPath } from './paths.js';

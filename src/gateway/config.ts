@@ -1,8 +1,8 @@
 // Thread: main
-// Environment variables of the protocol query gateway (validated with the others in src/config.ts).
+// Environment variables of the protocol query gateway (validated with the others in src/app/config.ts).
 import { existsSync } from 'node:fs';
 import * as v from 'valibot';
-import { boolean, integer, list, oneOf } from '../env-schema.js';
+import { boolean, integer, list, oneOf } from '../base/env-schema.js';
 import { parseTarget } from './grpc-h2.js';
 
 /** A PEM file that exists (read at start-up). */

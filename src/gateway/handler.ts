@@ -3,7 +3,7 @@
 // passed through, and identical requests in flight sharing one upstream call.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { reply, type Handler, type Reply } from '../http/types.js';
-import { InFlight } from '../in-flight.js';
+import { InFlight } from '../base/in-flight.js';
 import type { CosmosJson } from './cosmos-json.js';
 import { cosmosError, fromGrpcError, gatewayErrors } from './errors.js';
 import type { Gate } from './gate.js';

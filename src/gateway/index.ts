@@ -4,9 +4,9 @@
 // and of the bundled .proto files for what the node does not describe (GATEWAY_DESCRIPTORS). Without
 // GATEWAY_GRPC_TARGET an embedded query node over sample data is the upstream.
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { RestAnswer } from '../chain-rest.js';
-import type { GatewayConfig } from '../config.js';
-import type { Face, FaceContext } from '../face.js';
+import type { RestAnswer } from '../base/chain-rest.js';
+import type { GatewayConfig } from '../app/config.js';
+import type { Face, FaceContext } from '../app/face.js';
 import type { Router } from '../http/router.js';
 import { CosmosJson } from './cosmos-json.js';
 import { bundledSchema, withFallback, type GatewaySchema } from './descriptors.js';
@@ -134,7 +134,7 @@ export class GatewayFace implements Face {
 
   /**
    * A Cosmos REST path (with its query string) answered in process, as its GET would be, within `timeoutMs`: the
-   * USSD `query` action's way to the chain (src/chain-rest.ts). Before start() finished: 503, code UNAVAILABLE.
+   * USSD `query` action's way to the chain (src/base/chain-rest.ts). Before start() finished: 503, code UNAVAILABLE.
    */
   query(pathAndQuery: string, timeoutMs: number): Promise<RestAnswer> {
     if (!this.#table || !this.#upstream || !this.#json) return Promise.resolve(notStarted());

@@ -1,9 +1,9 @@
 // Thread: main
-// The gateway answering one Cosmos REST path in process (src/chain-rest.ts), for the USSD `query`
+// The gateway answering one Cosmos REST path in process (src/base/chain-rest.ts), for the USSD `query`
 // action: the same route match, request mapping, upstream gRPC call and Cosmos JSON as an HTTP GET (handler.ts),
 // within the caller's deadline. No API key gate (the caller is this process) and no block height (the latest).
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { RestAnswer } from '../chain-rest.js';
+import type { RestAnswer } from '../base/chain-rest.js';
 import { HttpError } from '../http/errors.js';
 import { dispatch, type GatewayHandlerOptions } from './handler.js';
 

@@ -1,7 +1,7 @@
 // Thread: main
 // The route table, generated from the `google.api.http` GET templates of the schema's methods (plus the
 // legacy aliases when asked). Routes are tried in declaration order; the first match wins.
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { GatewaySchema, QueryMethod } from './descriptors.js';
 import { LEGACY_ALIASES } from './legacy-routes.js';
 import { matchSegments, parseTemplate, splitPath, type PathTemplate } from './path-template.js';

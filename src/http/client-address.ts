@@ -1,7 +1,7 @@
 // Thread: main
 // Client addresses: normalisation of what uWebSockets.js reports, loopback checks and allow-list (CIDR) matching.
 import { BlockList, isIP } from 'node:net';
-import { BoundedMap } from '../bounded-map.js';
+import { BoundedMap } from '../base/bounded-map.js';
 
 /** uWS reports IPv4 peers on a dual-stack socket as IPv4-mapped IPv6 (`0000:...:ffff:7f00:0001`). */
 export function normalizeAddress(raw: string): string {

@@ -2,7 +2,7 @@
 // One error type that knows its answer. The default body follows the NestJS shape existing clients parse:
 // { statusCode, message, error }.
 import { STATUS_CODES } from 'node:http';
-import { transientOf } from '../errors.js';
+import { transientOf } from '../base/errors.js';
 import { reply, type Reply } from './types.js';
 
 export class HttpError extends Error {

@@ -1,7 +1,7 @@
 // Thread: any
 // The front door as the rest of the server sees it: one interface, two engines (uws-engine.ts on
 // uWebSockets.js, node-engine.ts on node:http). Nothing outside src/http/ knows which one serves.
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { HttpError } from './errors.js';
 import type { ProxyTrust } from './proxy-trust.js';
 import type { SharedRateLimit } from './rate-limit.js';

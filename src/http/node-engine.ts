@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Server as SocketIoServer } from 'socket.io';
-import { BoundedMap } from '../bounded-map.js';
+import { BoundedMap } from '../base/bounded-map.js';
 import { bodyText } from './body.js';
 import { normalizeAddress } from './client-address.js';
 import { DoorCore, NOT_FOUND, PREFLIGHT, SHUTTING_DOWN, type RouteSteps } from './door-core.js';

@@ -1,11 +1,11 @@
 // Thread: main
 // Fixed-window request counter per client (an address; IPv6 by /64). Allow-listed addresses (telecom gateways)
 // are exempt. In cluster mode the front door asks the count shared by every node instead (withLocalFallback).
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { rateLimited } from '../metrics/catalogue.js';
 import { rateLimitKey, type AddressList } from './client-address.js';
-import { BoundedMap } from '../bounded-map.js';
-import { within } from '../within.js';
+import { BoundedMap } from '../base/bounded-map.js';
+import { within } from '../base/within.js';
 
 const refusals = rateLimited.with();
 

@@ -6,7 +6,7 @@ import type { ApiDocs, ResponseDoc } from '../docs/route-docs.js';
 import { HttpError } from './errors.js';
 import type { Method, Router } from './router.js';
 import type { Handler, HttpRequest, HttpResponse, Reply } from './types.js';
-import { BoundedMap } from '../bounded-map.js';
+import { BoundedMap } from '../base/bounded-map.js';
 
 /** Who may call a route: anyone, a UCAN-authenticated user, the operator, or an API-key holder. */
 export type RouteAuth = 'public' | 'ucan' | 'operator' | 'api-key';

@@ -1,8 +1,8 @@
 // Thread: main
 // The front door's engine, chosen at start-up (HTTP_ENGINE): uWS (native) when a native build loads here, else
 // the portable engine on node:http. Both implement FrontDoor (front-door.ts) and answer alike.
-import { StartupRefusal } from '../errors.js';
-import type { Logger } from '../log.js';
+import { StartupRefusal } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import type { FrontDoor, HttpEngine, HttpEngineChoice, HttpServerOptions } from './front-door.js';
 import { NodeFrontDoor } from './node-engine.js';
 import { UwsFrontDoor } from './uws-engine.js';

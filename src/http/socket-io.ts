@@ -3,7 +3,7 @@
 // routes; each engine attaches it (uws-socket-io.ts, node-socket-io.ts). Handshakes pass the front door's rate
 // limit; CORS follows CORS_ORIGIN.
 import { Server } from 'socket.io';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { corsOrigins } from './cors.js';
 import { FrameBudget, type SocketLimits } from './websocket.js';
 

@@ -2,7 +2,7 @@
 // A streamed answer (SSE) on either engine: the bounds on a reader that stops reading (bytes unsent since the
 // socket last took data, time unable to send) and the close/drain listeners. The engine supplies the socket side.
 import { sseStreamsActive } from '../metrics/catalogue.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { StreamLimits } from './front-door.js';
 import type { StreamWriter } from './types.js';
 import { type Context, type Span, tracing } from '../telemetry/index.js';

@@ -2,7 +2,7 @@
 // A uWS socket's peer address as text, from the binary form: uWS's text form would be decoded per request (the
 // getpeername under both is the same). Normalised addresses are remembered by peerKey.
 import type uWS from 'uWebSockets.js';
-import { BoundedMap } from '../bounded-map.js';
+import { BoundedMap } from '../base/bounded-map.js';
 import { addressOfBytes, peerKey } from './client-address.js';
 
 /** Past this many peers the oldest is forgotten, one at a time: a flood of new addresses never empties the memo. */

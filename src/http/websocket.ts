@@ -3,7 +3,7 @@
 // frames; each engine does the socket part (uws-websocket.ts, node-websocket.ts): asynchronous upgrade,
 // backpressure, idle timeout, frame size. The topics (publish to a session's sockets) are shared.
 import type { Server as SocketIoServer } from 'socket.io';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { SocketIoOptions } from './socket-io.js';
 
 /** What a face that accepts WebSockets gets of the front door (HttpServer implements it). */

@@ -1,6 +1,6 @@
 // Thread: main
-// Environment variables of /metrics (validated with the others in src/config.ts).
-import { boolean } from '../env-schema.js';
+// Environment variables of /metrics (validated with the others in src/app/config.ts).
+import { boolean } from '../base/env-schema.js';
 
 export const metricsEnv = {
   /** false: no /metrics route, no per-request timing and no reports from the actor hosts. */

@@ -2,8 +2,8 @@
 // How a chat call fails, as plain data that crosses threads (a stream's ending), and
 // the words each streaming face (SSE frame, WebSocket event) answers it with. The HTTP answers live in errors.ts,
 // which is front-door code; actor code reads only this file.
-import { DomainError, transientOf } from '../errors.js';
-import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat-protocol.js';
+import { DomainError, transientOf } from '../base/errors.js';
+import { CHAT_ERROR_CODES, type ChatErrorCode } from './chat/chat-protocol.js';
 
 export const SESSION_NOT_FOUND = 'Session not found';
 export const STORAGE_UNAVAILABLE =

@@ -2,7 +2,7 @@
 // Environment variables of the oracle face.
 import * as v from 'valibot';
 import { ed25519 } from '@ucanto/principal';
-import { boolean, integer, list, text } from '../env-schema.js';
+import { boolean, integer, list, text } from '../base/env-schema.js';
 import { mcpEnv } from './mcp-config.js';
 
 function isEd25519PrivateKey(value: string): boolean {

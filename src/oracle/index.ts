@@ -1,21 +1,21 @@
 // Thread: main
 // The oracle face: UCAN-authenticated chat sessions, messages (JSON or SSE), delegations and the plugins'
 // routes. The sessions themselves are chat actors on the actor hosts (actor/chat-actor.ts).
-import type { OracleConfig } from '../config.js';
-import type { Face, FaceContext } from '../face.js';
+import type { OracleConfig } from '../app/config.js';
+import type { Face, FaceContext } from '../app/face.js';
 import type { HttpRequest } from '../http/types.js';
 import { createOracleAuthenticator, type UcanAuthenticator } from './auth/index.js';
 import { startEventChannel, type RunningEventChannel } from './events/index.js';
-import { loadOracleIdentity, type OracleIdentity } from './identity.js';
+import { loadOracleIdentity, type OracleIdentity } from './identity/identity.js';
 import { createPluginFronts, pluginAuthExcludedRoutes, pluginRoutes } from './plugins/front.js';
-import { OracleRouteAuth } from './route-auth.js';
+import { OracleRouteAuth } from './identity/route-auth.js';
 import { mountRoutes } from '../http/route.js';
 import { refuseInput } from './errors.js';
 import { delegationRoutes } from './routes/delegation.js';
 import type { OracleRouteDeps } from './routes/deps.js';
 import { messageRoutes } from './routes/messages.js';
 import { modelRoutes } from './routes/models.js';
-import { loadModelCatalogue } from './models.js';
+import { loadModelCatalogue } from './chat/models.js';
 import { RunRegistry } from './runs/registry.js';
 import { takeOverInherited, takeOverWhenDead } from './runs/takeover.js';
 
@@ -25,7 +25,7 @@ import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { sessionReadsThrough } from './routes/session-reads.js';
 import { callKeyRoutes, callRoutes, liveAgentGuard } from './calls/routes.js';
-import { hostedTurns, type HostedTurns } from './phone-turns.js';
+import { hostedTurns, type HostedTurns } from './chat/phone-turns.js';
 
 export interface OracleFace extends Face {
   readonly identity: OracleIdentity;

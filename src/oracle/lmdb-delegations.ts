@@ -2,7 +2,7 @@
 // Delegations in the LMDB database
 // `oracle-delegations`, keyed `<userDid>|<oracleDid>` (`|` cannot occur in a DID).
 import type { Store } from '../store/env.js';
-import type { DelegationRepository, StoredDelegation } from './delegations.js';
+import type { DelegationRepository, StoredDelegation } from './identity/delegations.js';
 
 export function openLmdbDelegations(store: Store, oracleDid: string): DelegationRepository {
   const db = store.db<StoredDelegation>('oracle-delegations');

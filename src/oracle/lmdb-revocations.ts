@@ -1,7 +1,7 @@
 // Thread: any (each authentication reads it)
 // Revocations in the LMDB database `oracle-revocations`, by revocation key.
 import type { Store } from '../store/env.js';
-import { stillRevoked, type Revocation, type RevocationRepository } from './revocations.js';
+import { stillRevoked, type Revocation, type RevocationRepository } from './identity/revocations.js';
 
 export function openLmdbRevocations(store: Store): RevocationRepository {
   const db = store.db<Revocation>('oracle-revocations');

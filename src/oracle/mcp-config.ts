@@ -4,7 +4,7 @@
 // that names the entry and the field.
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { integer } from '../env-schema.js';
+import { integer } from '../base/env-schema.js';
 
 /** Server names become tool-name prefixes (`<server>__<tool>`): no double underscore, so the split stays clear. */
 const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;

@@ -2,8 +2,8 @@
 // Agent events -> SSE frames in the wire format existing clients parse (oracle-wire-format.md, "SSE stream"):
 // a `reasoning` ack first, then message / reasoning / tool_call / action_call frames, then either
 // `reasoning` (complete) + `done`, or `error` + `done`. `done` is always last, also after an abort (doneFrame).
-import { toolErrorContent } from './agent-errors.js';
-import type { AgentEvent } from './agent-types.js';
+import { toolErrorContent } from './chat/agent-errors.js';
+import type { AgentEvent } from './chat/agent-types.js';
 
 export interface SseFrame {
   /** `run` says where a reader is in a run (runs/run-log.ts; a takeover's `recovering`); the others are the turn's. */

@@ -2,7 +2,7 @@
 // PLAYGROUND_ENABLED: unset means "on outside production", so a production deployment never exposes the page
 // unless asked to.
 import * as v from 'valibot';
-import { boolean } from '../env-schema.js';
+import { boolean } from '../base/env-schema.js';
 
 export const playgroundEnv = {
   // The boolean parser without its default: unset stays undefined and follows NODE_ENV.

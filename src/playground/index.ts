@@ -11,7 +11,7 @@ import { HttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { declarer, mountRoutes, plainContext } from '../http/route.js';
 import { reply } from '../http/types.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 export { playgroundEnabled, playgroundEnv } from './config.js';
 

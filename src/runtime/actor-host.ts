@@ -4,7 +4,7 @@
 // A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the
 // running actor sees its AbortSignal fire and must not commit (the caller was told the call failed).
 import type { MessagePort } from 'node:worker_threads';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { Store } from '../store/env.js';
 import { DeadlineSignals } from './deadline-signals.js';
 import { HostClosingError } from './errors.js';
@@ -15,7 +15,7 @@ import type { Actor, ActorProtocol, ProtocolShape } from './protocol.js';
 
 /**
  * What a host gives its actor kinds. The runtime knows no face and no cluster: the configuration and the cluster
- * connection the kinds read are added to this interface by src/actor-kinds.ts, the one place that knows them all.
+ * connection the kinds read are added to this interface by src/app/actor-kinds.ts, the one place that knows them all.
  */
 export interface HostContext {
   readonly hostIndex: number;

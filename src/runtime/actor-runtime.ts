@@ -4,7 +4,7 @@
 // calls and is restarted, and its actors resume from LMDB on their next message.
 import { MessageChannel, Worker, type TransferListItem } from 'node:worker_threads';
 import type { RuntimeConfig } from './config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { actorHostRestarts } from '../metrics/catalogue.js';
 import { applyHostReport, forgetHost, type HostReport } from '../metrics/host-report.js';
 import { batchingEndpoint } from './batching-endpoint.js';

@@ -2,7 +2,7 @@
 // The runtime's errors, with stable names: they cross the thread boundary as { name, message } (rpc.ts)
 // and the main thread turns them back into these classes (wire-errors.ts), so faces can map them to their answers.
 // A full mailbox and an unavailable host pass: they are TransientErrors.
-import { TransientError } from '../errors.js';
+import { TransientError } from '../base/errors.js';
 
 /** A mailbox or a host's queue is full: the call was refused at once, before any work. Retry shortly. */
 export class ActorBusyError extends TransientError<'actor_busy'> {
@@ -36,5 +36,5 @@ export class HostClosingError extends Error {
   }
 }
 
-// DomainError lives on the ground floor (src/errors.ts): storage throws it too, and storage knows no runtime.
-export { DomainError, failureKind, TransientError, transientOf } from '../errors.js';
+// DomainError lives on the ground floor (src/base/errors.ts): storage throws it too, and storage knows no runtime.
+export { DomainError, failureKind, TransientError, transientOf } from '../base/errors.js';

@@ -6,7 +6,7 @@
 // so faces keep mapping it with instanceof. A library's error that reads as transient (transientOf: the NATS
 // client's timeouts) crosses as that TransientError. What an error *means* on arrival (a host's cancelled call is
 // its unavailability) is the receiver's policy, not the codec's.
-import { DomainError, TRANSIENT_CODES, TransientError, transientOf, type TransientCode } from '../errors.js';
+import { DomainError, TRANSIENT_CODES, TransientError, transientOf, type TransientCode } from '../base/errors.js';
 import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
 
 /** An error as it crosses. */

@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { StartupRefusal } from '../errors.js';
+import { StartupRefusal } from '../base/errors.js';
 
 export const LOCK_FILE = 'server.lock';
 const REFRESH_MS = 10_000;

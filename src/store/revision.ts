@@ -5,7 +5,7 @@
 // nats-server 2.9.10's own check lets racing writers through; LMDB keeps the revision on the record and checks it
 // inside the write transaction (writeIfRevision below).
 import type { Database } from 'lmdb';
-import { TransientError } from '../errors.js';
+import { TransientError } from '../base/errors.js';
 
 /** Increases with every write of one record; 0 for a record written before revisions were kept. */
 export type Revision = number;

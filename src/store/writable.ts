@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { storeWritable } from '../metrics/catalogue.js';
 import type { FreeSpace } from './free-space.js';
 

@@ -10,7 +10,7 @@
 // rejected after it): that crashed the actor hosts. Each asynchronous write's failure is handled here and answered
 // with the same StorageUnavailableError, which the faces turn into their "try again later" answers.
 import type { Database, RootDatabase } from 'lmdb';
-import { TRANSIENT_CODES, TransientError } from '../errors.js';
+import { TRANSIENT_CODES, TransientError } from '../base/errors.js';
 import { storeWritesRefused } from '../metrics/catalogue.js';
 import type { FreeSpace } from './free-space.js';
 

@@ -3,7 +3,7 @@
 // endpoint is set, off (no SDK loaded) otherwise. The SDK's own variables (OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_BSP_*) are read by the SDK from the process environment.
 import * as v from 'valibot';
-import { oneOf, text } from '../env-schema.js';
+import { oneOf, text } from '../base/env-schema.js';
 
 export const SAMPLERS = [
   'always_on',

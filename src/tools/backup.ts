@@ -3,7 +3,7 @@
 // server that serves it. docs/operations.md, "Backup and restore", says how to restore and what to keep with it.
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { coreEnv } from '../config.js';
+import { coreEnv } from '../app/config.js';
 import { backupDataDir, BackupProblem } from '../store/backup.js';
 
 const USAGE = `Usage: npm run backup -- --out DIR [--data-dir DIR]

@@ -7,14 +7,14 @@
 // Steps, and what to do after: docs/operations.md ("Changing keys"). Exit 78 when a variable, the directory or a
 // serving node is the problem (one line naming it), 1 on anything else.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../app/config.js';
 import { clusterModeOn } from '../cluster/config.js';
 import { connectCluster } from '../cluster/connection.js';
 import { JetStreamKeyChecks } from '../cluster/key-checks.js';
 import { servingNodes } from '../cluster/serving-nodes.js';
-import { crashPoint } from '../crash-point.js';
-import { StartupRefusal } from '../errors.js';
-import { ORACLE_CHECK } from '../oracle/identity-check.js';
+import { crashPoint } from '../base/crash-point.js';
+import { StartupRefusal } from '../base/errors.js';
+import { ORACLE_CHECK } from '../oracle/identity/identity-check.js';
 import { lockDataDir } from '../store/data-dir-lock.js';
 import { openStore } from '../store/env.js';
 import { LmdbKeyChecks, type KeyChecks } from '../store/key-checks.js';

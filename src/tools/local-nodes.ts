@@ -1,5 +1,5 @@
 // Thread: main (tooling)
-// Real server processes (`node dist/src/main.js`) in cluster mode on loopback, for the
+// Real server processes (`node dist/src/app/main.js`) in cluster mode on loopback, for the
 // tests, `npm run cluster` and bench/cluster. Each node has its own NODE_ID, DATA_DIR and port and the keys every
 // node must share; ready means its /health answers 200 (NATS connected, JetStream answering) with the pid of the
 // process launched (not another server on the port), not a fixed wait.
@@ -86,7 +86,7 @@ export interface LocalNodesOptions {
   hosts?: readonly LocalHost[];
 }
 
-const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../app/main.js', import.meta.url));
 const LOG_TAIL_CHARS = 64_000;
 // Not SIGHUP: a node reloads its USSD services on it.
 const TERMINATING = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGABRT']);

@@ -1,7 +1,7 @@
 // Thread: main (configuration)
 // The environment variables of the USSD face.
 import * as v from 'valibot';
-import { integer, text } from '../env-schema.js';
+import { integer, text } from '../base/env-schema.js';
 import { pinKeyProblem } from './pin-key.js';
 
 /** A PIN key variable: 64 hex characters, or a passphrase of at least 32 characters (pin-key.ts). */

@@ -1,7 +1,7 @@
 // Thread: main (front door)
 // The USSD face, its routes and the expiry sweep; the sessions themselves are actors.
-import type { UssdConfig } from '../config.js';
-import type { Face, FaceContext } from '../face.js';
+import type { UssdConfig } from '../app/config.js';
+import type { Face, FaceContext } from '../app/face.js';
 import type { AskAgent } from './services/ask.js';
 import { createOperatorGuard } from '../http/operator-guard.js';
 import { trustsProxies } from '../http/proxy-trust.js';

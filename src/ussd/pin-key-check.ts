@@ -3,7 +3,7 @@
 // with. Its check value (pin-key.ts) is recorded beside the records at the first start; a later start with another
 // key refuses (exit 78) instead of failing every login in silence. A store written before check values were kept is
 // tested against one stored PIN (AES-GCM tells whether a key opens it) before its check value is recorded.
-import { StartupRefusal } from '../errors.js';
+import { StartupRefusal } from '../base/errors.js';
 import type { KeyChecks } from '../store/key-checks.js';
 import { PinCipher } from './actor/pin-cipher.js';
 import type { CustomerRepository } from './customers/repository.js';

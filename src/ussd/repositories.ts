@@ -1,7 +1,7 @@
 // Thread: any
 // The USSD record families, the port the face declares: the sessions (the actors' store and the front door's live
 // index), the customers, the published services, the phones' languages and resume points. The composition root
-// picks the engine (src/records.ts): these LMDB ones, or JetStream's (src/cluster/records/ussd/).
+// picks the engine (src/app/records.ts): these LMDB ones, or JetStream's (src/cluster/records/ussd/).
 import type { Store } from '../store/env.js';
 import { LmdbCustomerRepository } from './customers/lmdb-repository.js';
 import type { CustomerRepository } from './customers/repository.js';

@@ -5,7 +5,7 @@ import {
   delegationStatus,
   type DelegationRepository,
   type StoredDelegation,
-} from '../../dist/src/oracle/delegations.js';
+} from '../../dist/src/oracle/identity/delegations.js';
 
 /** Opens the repository of `oracleDid`'s delegations; two calls in one test share the storage. */
 export type DelegationRepositoryFactory = (t: Test) => Promise<(oracleDid: string) => DelegationRepository>;

@@ -1,7 +1,7 @@
 // What every RevocationRepository does: a CID stays revoked until the delegation would have expired.
 import type { Test } from 'tap';
 import { revocationKey } from '../../dist/src/oracle/auth/index.js';
-import type { RevocationRepository } from '../../dist/src/oracle/revocations.js';
+import type { RevocationRepository } from '../../dist/src/oracle/identity/revocations.js';
 
 export type RevocationRepositoryFactory = (t: Test) => Promise<RevocationRepository>;
 

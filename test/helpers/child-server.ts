@@ -1,4 +1,4 @@
-// The real server as its own process (dist/src/main.js) on an ephemeral port with a fresh DATA_DIR, for
+// The real server as its own process (dist/src/app/main.js) on an ephemeral port with a fresh DATA_DIR, for
 // signal tests, on the engine of the test file (TEST_HTTP_ENGINE). It is killed and its data removed in teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ export async function startChildServer(
 ): Promise<ChildServer> {
   const dataDir = given ?? mkdtempSync(join(tmpdir(), 'sar-child-'));
   if (!given) t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, ['dist/src/app/main.js'], {
     env: {
       ...process.env,
       PORT: '0',

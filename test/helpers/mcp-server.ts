@@ -8,11 +8,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Delegation } from '@ucanto/core';
 import type { Signer } from '@ucanto/interface';
-import { ed25519, Verifier } from '@ucanto/principal';
+import { Verifier } from '@ucanto/principal';
 import { access, capability, Failure, Schema } from '@ucanto/validator';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as z from 'zod';
+import { generateKey } from '../../dist/src/oracle/auth/mint.js';
 
 export interface InvocationCheck {
   tool: string;
@@ -126,7 +127,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 export async function startMcpServer(options: McpServerOptions): Promise<TestMcpServer> {
-  const signer = options.signer ?? (await ed25519.generate());
+  const signer = options.signer ?? (await generateKey());
   const checks: InvocationCheck[] = [];
   const calls: ToolCallSeen[] = [];
   const verified = new Map<string, InvocationCheck>();

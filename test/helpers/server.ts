@@ -2,9 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../dist/src/config.js';
-import { createLogger, type Logger } from '../../dist/src/log.js';
-import { startServer, type RunningServer } from '../../dist/src/server.js';
+import { loadConfig } from '../../dist/src/app/config.js';
+import { createLogger, type Logger } from '../../dist/src/base/log.js';
+import { startServer, type RunningServer } from '../../dist/src/app/server.js';
 import { testEngine } from './engine.js';
 
 export interface TestServer extends RunningServer {

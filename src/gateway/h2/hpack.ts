@@ -5,7 +5,7 @@
 // real servers (grpc-go, grpc-js via nghttp2) use all of it; the encoder only sends static-table indexes and
 // literals without indexing, so the peer's table never has to be tracked.
 import { huffmanDecode } from './huffman.js';
-import { BoundedMap } from '../../bounded-map.js';
+import { BoundedMap } from '../../base/bounded-map.js';
 
 /** One decoded field: name (lower case, as HTTP/2 requires) and value, both Latin-1 as on the wire. */
 export type HeaderField = [name: string, value: string];

@@ -5,7 +5,7 @@
 // user the turn belongs to and only for its kind; the call fails after BROWSER_TOOL_TIMEOUT_MS, when the
 // session has no socket at all, or when the turn is aborted.
 import { NoEventChannelError, type ClientToolBridge, type ClientToolCall } from './client-tools.js';
-import type { ChannelSignal } from '../channel-protocol.js';
+import type { ChannelSignal } from '../chat/channel-protocol.js';
 
 export type Publish = (topic: string, event: string, data: unknown) => void;
 

@@ -11,7 +11,7 @@ import { SessionLimitError } from '../sessions/repository.js';
 import type { HistoryPage, MessagesPart } from '../sessions/transcript.js';
 import { SessionState } from './session-state.js';
 import { isRevisionConflict } from '../../store/revision.js';
-import { isChannelSignal, type ChannelSignal } from '../channel-protocol.js';
+import { isChannelSignal, type ChannelSignal } from '../chat/channel-protocol.js';
 import { FrameSender } from './frame-sender.js';
 import {
   CHAT_ACTOR,
@@ -32,11 +32,11 @@ import {
   type RunAliveMessage,
   type TurnAnswerMessage,
   type TurnAnswerReply,
-} from '../chat-protocol.js';
+} from '../chat/chat-protocol.js';
 import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
-import { STREAM_WINDOW } from '../chat-protocol.js';
+import { STREAM_WINDOW } from '../chat/chat-protocol.js';
 import type { OpenRun } from '../runs/open-runs.js';
 import { claimRun } from './run-recovery.js';
 import type { Context } from '../../telemetry/index.js';

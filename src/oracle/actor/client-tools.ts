@@ -3,8 +3,8 @@
 // (`agActions`) in the client's UI. Both are answered over the WebSocket event channel; the actor reaches
 // it through a ClientToolBridge (bridge.ts). Without a socket on the session, calls fail with a clear
 // error (NoEventChannelError) that the agent and the SSE stream report.
-import type { Tool, ToolCallContext } from '../agent-types.js';
-import type { TurnMessage } from '../chat-protocol.js';
+import type { Tool, ToolCallContext } from '../chat/agent-types.js';
+import type { TurnMessage } from '../chat/chat-protocol.js';
 
 export interface ClientToolCall {
   kind: 'browser' | 'action';

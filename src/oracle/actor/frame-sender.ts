@@ -15,7 +15,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { DomainError, TransientError } from '../../runtime/errors.js';
 import { Credit, SequenceOut } from '../../runtime/sequenced-stream.js';
 import { toWire } from '../../runtime/wire-errors.js';
-import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat/chat-protocol.js';
 import { type FrameBatch, toBatch } from '../frame-batch.js';
 import type { SseFrame } from '../sse-frames.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';

@@ -1,11 +1,11 @@
 // Thread: actor host
 // What the chat actors of one actor host share: repositories, plugins, the model provider and the bridge to
 // the client's tools. Built once per host, before it takes calls (ActorKind.prepare).
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { preparedPerHost, type HostContext } from '../../runtime/actor-host.js';
 import { providersOf } from './agent/provider.js';
-import { loadModelCatalogue } from '../models.js';
-import type { Provider } from '../agent-types.js';
+import { loadModelCatalogue } from '../chat/models.js';
+import type { Provider } from '../chat/agent-types.js';
 import { createPlugins, type OraclePlugin } from '../plugins/index.js';
 import type { SessionStores } from '../sessions/turn-commit.js';
 import type { ChatBounds } from '../sessions/bounds.js';

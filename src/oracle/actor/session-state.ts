@@ -5,11 +5,11 @@
 // moves the record (revision-checked) in one commit (SessionStores.commitTurn), so a writer that lost the
 // session to another cannot overwrite it. The record carries the transcript's bytes, moved in that same commit:
 // a turn that would take them past the bound is refused before anything is written (bounds.ts).
-import type { ChatMessage } from '../agent-types.js';
+import type { ChatMessage } from '../chat/agent-types.js';
 import type { Versioned } from '../../store/revision.js';
 import type { SessionRecord } from '../sessions/records.js';
 import { entriesBytes, type ChatBounds } from '../sessions/bounds.js';
-import { chatRefusal } from '../chat-protocol.js';
+import { chatRefusal } from '../chat/chat-protocol.js';
 import {
   historyOf,
   itemOf,

@@ -7,7 +7,7 @@
 //   message_cache_invalidation  the reply is stored: cached message lists are stale
 // `browser_tool_call` and `action_call` themselves are published by the bridge (bridge.ts) when a call starts.
 import type { SseFrame } from '../sse-frames.js';
-import type { AgentEvent } from '../agent-types.js';
+import type { AgentEvent } from '../chat/agent-types.js';
 import type { Publish } from './bridge.js';
 
 export type RouterStep = 'agent' | 'tools';

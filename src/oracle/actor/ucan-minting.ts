@@ -8,9 +8,9 @@ import { invoke } from '@ucanto/core';
 import type { Capability, Delegation, DID, Signer } from '@ucanto/interface';
 import { decodeArtifact } from '../auth/artifact.js';
 import { encodeArtifact } from '../auth/mint.js';
-import type { DelegationRepository } from '../delegations.js';
-import { loadOracleIdentity, type OracleIdentityEnv } from '../identity.js';
-import { BoundedMap } from '../../bounded-map.js';
+import type { DelegationRepository } from '../identity/delegations.js';
+import { loadOracleIdentity, type OracleIdentityEnv } from '../identity/identity.js';
+import { BoundedMap } from '../../base/bounded-map.js';
 
 /** Default lifetime of a minted invocation; it never outlives the user's delegation. */
 export const MINTED_TTL_SECONDS = 300;

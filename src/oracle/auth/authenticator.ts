@@ -11,7 +11,7 @@ import { didMethod, ixoResolverUnavailable, type DidResolver, type DidResolvers 
 import { AuthFailure, VerifierUnavailable } from './failure.js';
 import { fastAudience, verifyFastInvocation, type FastAudience } from './fast/invocation.js';
 import { verifyInvocation } from './invocation.js';
-import { InFlight } from '../../in-flight.js';
+import { InFlight } from '../../base/in-flight.js';
 import { ucanVerifications } from '../../metrics/catalogue.js';
 import { authErrors } from './messages.js';
 import { revocationKeyOf } from './revocation-key.js';

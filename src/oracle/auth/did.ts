@@ -3,7 +3,7 @@
 import { base58btc, DID } from '@ucanto/core';
 import { isUnsafeEd25519Key } from './ed25519.js';
 import { AuthFailure } from './failure.js';
-import { BoundedMap } from '../../bounded-map.js';
+import { BoundedMap } from '../../base/bounded-map.js';
 
 /** Finds the Ed25519 public keys (raw, 32 bytes each) that may sign for a DID. Throws AuthFailure with a reason. */
 export interface DidResolver {

@@ -2,7 +2,7 @@
 // Ed25519 signature checks with node:crypto (OpenSSL). ucanto's default verifier is pure JavaScript
 // (@noble/ed25519) and about 40 times slower. This file has no other imports so the piscina worker stays light.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { BoundedMap } from '../../bounded-map.js';
+import { BoundedMap } from '../../base/bounded-map.js';
 
 /** One signature to check: a raw 32-byte public key, the signed bytes and the raw 64-byte signature. */
 export interface SignatureCheck {

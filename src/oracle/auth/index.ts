@@ -1,7 +1,7 @@
 // Thread: main
 // UCAN authentication of the oracle face. Routes and the WebSocket channel use `UcanAuthenticator`;
 // build it once at start-up with `createOracleAuthenticator`.
-import type { OracleIdentity } from '../identity.js';
+import type { OracleIdentity } from '../identity/identity.js';
 import { UcanAuthenticator, type AuthenticatorOptions } from './authenticator.js';
 import type { DidResolvers } from './did.js';
 import { inProcessVerifier, poolVerifier, type TaskRunner } from './verifier.js';

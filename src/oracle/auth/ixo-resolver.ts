@@ -1,11 +1,11 @@
 // Thread: main
 // did:ixo identities: the Ed25519 keys of a DID come from its IidDocument in the chain's iid module, read
-// through the chain client the composition root hands in (src/chain-client.ts). Every verification method whose
+// through the chain client the composition root hands in (src/app/chain-client.ts). Every verification method whose
 // type names Ed25519 and whose `publicKeyMultibase` is base58btc (`z...`) is a key the DID may sign with; all
 // of them are tried. Answers are cached (a key rotation shows after at most `cacheSeconds`), and concurrent
 // lookups of one DID share one call.
 import { base58btc } from '@ucanto/core';
-import { InFlight } from '../../in-flight.js';
+import { InFlight } from '../../base/in-flight.js';
 import { ExpiringLru } from './cache.js';
 import { ED25519_PUB_PREFIX, type DidResolver } from './did.js';
 import { isUnsafeEd25519Key } from './ed25519.js';

@@ -6,6 +6,7 @@ import { delegate, invoke } from '@ucanto/core';
 import type { Capability, Delegation, DID, Principal, Signer } from '@ucanto/interface';
 import { ed25519 } from '@ucanto/principal';
 import { ORACLE_RESOURCE } from './invocation.js';
+import { generateSigner, parseSigner } from './node-signer.js';
 
 export const ORACLE_CAPABILITY = { can: '*', with: ORACLE_RESOURCE } as const;
 
@@ -26,10 +27,10 @@ const expirationOf = (options: MintOptions, defaultTtl: number) =>
   options.expiration ?? Math.floor(Date.now() / 1000) + (options.ttlSeconds ?? defaultTtl);
 
 /** A fresh Ed25519 user key. */
-export const generateKey = () => ed25519.generate();
+export const generateKey = async () => generateSigner();
 /** The key in ucanto's formatted form (what ORACLE_PRIVATE_KEY and key files hold). */
 export const formatKey = (signer: Signer) => ed25519.format(signer as ed25519.EdSigner);
-export const parseKey = (text: string) => ed25519.parse(text.trim());
+export const parseKey = (text: string) => parseSigner(text);
 
 /** A delegation (default: `{ can: '*', with: 'ixo:oracle' }` for one hour). */
 export function createDelegation(options: MintOptions & { capabilities?: Capability[] }): Promise<Delegation> {

@@ -8,7 +8,7 @@ import { declarer } from '../../http/route.js';
 import type { HttpRequest } from '../../http/types.js';
 import { reply } from '../../http/types.js';
 import { retryOnConflict } from '../../store/revision.js';
-import { ErrorBodySchema } from '../answer-schemas.js';
+import { ErrorBodySchema } from '../routes/answer-schemas.js';
 import { oracleErrors } from '../errors.js';
 import { actorCall, AUTH_RESPONSES, route } from '../routes/deps.js';
 import type { SessionReads } from '../routes/session-reads.js';

@@ -2,7 +2,7 @@
 // The live-call routes' input and answer schemas (valibot), which validate requests and feed the
 // OpenAPI document. Bounds keep every record small: a call is a few hundred bytes whatever a client sends.
 import * as v from 'valibot';
-import { SessionIdParamsSchema } from '../schemas.js';
+import { SessionIdParamsSchema } from '../routes/schemas.js';
 import { CALL_STATUSES, CALL_TYPES } from './records.js';
 
 export const CALL_ID_MAX = 512;

@@ -2,19 +2,19 @@
 // The event channel on the main thread, whatever the transport: who is connected to which session, the
 // client events (answered here or signalled to the session's chat actor), and the fan-out of the events
 // actors publish (actors.onEvent) to every socket of the session, through each transport's own pub/sub.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { wsConnectionsActive, wsEventsSent } from '../../metrics/catalogue.js';
 import { HostUnavailableError } from '../../runtime/errors.js';
 import type { Actors } from '../../runtime/router.js';
 import type { ActorEvent } from '../../runtime/messages.js';
-import { CHAT_ACTOR, chatRefusal } from '../chat-protocol.js';
+import { CHAT_ACTOR, chatRefusal } from '../chat/chat-protocol.js';
 import { SESSION_NOT_FOUND, wsErrorText } from '../chat-failures.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { CLIENT_CALL_EVENTS, payloads } from './catalogue.js';
 import { CredentialWatch, type CredentialEnd } from './credential-watch.js';
 import { ActionResultSchema, FrameError, parseData, SubscribeSchema, ToolResultSchema } from './frames.js';
 import type { ChannelIdentity } from './handshake.js';
-import type { ClientResultSignal, ClientUnreachableSignal } from '../channel-protocol.js';
+import type { ClientResultSignal, ClientUnreachableSignal } from '../chat/channel-protocol.js';
 
 export type TransportName = 'websocket' | 'socket.io';
 

@@ -1,12 +1,12 @@
 // Thread: main
 // The oracle's event channel (spec: Events): a native WebSocket at /ws and Socket.IO at /socket.io/ on the
 // front door's uWS app, one EventChannel behind both, fed by the events the chat actors publish.
-import type { Config } from '../../config.js';
+import type { Config } from '../../app/config.js';
 import type { SocketFrontDoor } from '../../http/websocket.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { Actors } from '../../runtime/router.js';
 import type { UcanAuthenticator } from '../auth/authenticator.js';
-import type { RevocationRepository } from '../revocations.js';
+import type { RevocationRepository } from '../identity/revocations.js';
 import type { SessionReads } from '../routes/session-reads.js';
 import { EventChannel, type TopicInterest } from './channel.js';
 import { authenticateHandshake, type HandshakeInput } from './handshake.js';

@@ -2,7 +2,7 @@
 // The native WebSocket transport at /ws: handshake from the query (`sessionId`, `invocation`,
 // `ucanDelegation`) and the headers, JSON text frames `{ "event", "data" }` both ways, uWS pub/sub topics
 // for the fan-out (one topic per session).
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { wsEventsSent } from '../../metrics/catalogue.js';
 import type { SocketConnection, WebSocketRoute } from '../../http/websocket.js';
 import { payloads } from './catalogue.js';

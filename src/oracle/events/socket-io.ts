@@ -6,7 +6,7 @@
 // second time, right after, as `{ eventName, payload }` on ENVELOPE_EVENT (catalogue.ts, docs/events.md).
 import type { Server, Socket } from 'socket.io';
 import { HttpError, httpErrors } from '../../http/errors.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { wsEventsSent } from '../../metrics/catalogue.js';
 import { ENVELOPE_EVENT, ENVELOPED_EVENTS } from './catalogue.js';
 import { ChannelClient, type EventChannel } from './channel.js';

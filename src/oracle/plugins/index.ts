@@ -1,6 +1,6 @@
 // Thread: actor host
 // The oracle's plugins (their actor halves) and the few operations over all of them. The front halves: front.ts.
-import type { Tool, TurnContext } from '../agent-types.js';
+import type { Tool, TurnContext } from '../chat/agent-types.js';
 import { creditsPlugin } from './credits/index.js';
 import type { OraclePlugin, PluginDeps } from './types.js';
 import { userPreferencesPlugin } from './user-preferences/index.js';

@@ -3,7 +3,7 @@
 // (OraclePlugin: tools and a before-agent hook, in the chat actor's host) and the front half (PluginFront: routes,
 // and routes that need no authentication, on the main thread). Actor code never loads a front half.
 import type { AnyRoute } from '../../http/route.js';
-import type { Tool, TurnContext } from '../agent-types.js';
+import type { Tool, TurnContext } from '../chat/agent-types.js';
 import type { AuthIdentity } from '../auth/index.js';
 import type { OracleRepositories } from '../repositories.js';
 

@@ -6,11 +6,11 @@ import {
   DelegationStatusSchema,
   DelegationStoredSchema,
   ErrorBodySchema,
-} from '../answer-schemas.js';
+} from './answer-schemas.js';
 import { oracleErrors } from '../errors.js';
 import { decodeArtifact, revocationKeyOf } from '../auth/index.js';
-import { StoreDelegationSchema } from '../schemas.js';
-import { delegationStatus } from '../delegations.js';
+import { StoreDelegationSchema } from './schemas.js';
+import { delegationStatus } from '../identity/delegations.js';
 import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 
 const tags = ['Delegation'];

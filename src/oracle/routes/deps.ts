@@ -1,19 +1,19 @@
 // Thread: main
 // What the oracle's route modules share.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { declarer } from '../../http/route.js';
 import type { ActorRef, Actors } from '../../runtime/router.js';
 import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
-import type { ChatShape, OracleRef, TurnMessage } from '../chat-protocol.js';
-import type { DelegationRepository } from '../delegations.js';
-import type { RevocationRepository } from '../revocations.js';
+import type { ChatShape, OracleRef, TurnMessage } from '../chat/chat-protocol.js';
+import type { DelegationRepository } from '../identity/delegations.js';
+import type { RevocationRepository } from '../identity/revocations.js';
 import { chatFailure } from '../errors.js';
 import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
-import type { ModelCatalogue } from '../models.js';
+import type { ModelCatalogue } from '../chat/models.js';
 import type { RunRegistry } from '../runs/registry.js';
 import type { KeptRuns } from '../runs/kept-runs.js';
-import { ErrorBodySchema } from '../answer-schemas.js';
+import { ErrorBodySchema } from './answer-schemas.js';
 
 export interface OracleRouteDeps {
   readonly actors: Actors;

@@ -5,7 +5,7 @@
 // slice, never the whole answer, and a reader that stops reading is cut off by the stream's own bounds
 // (SSE_MAX_BUFFER_BYTES, SSE_STALL_TIMEOUT_SECONDS).
 // The bytes are those of JSON.stringify({ messages }): `{"messages":[` then the items comma-separated, then `]}`.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { StreamWriter } from '../../http/types.js';
 import type { MessagesPart } from '../sessions/transcript.js';
 

@@ -12,14 +12,14 @@ import {
   MessageReplySchema,
   PaymentRequiredSchema,
   SseStreamSchema,
-} from '../answer-schemas.js';
+} from './answer-schemas.js';
 import {
   CHAT_ACTOR,
   type AbortSignalMessage,
   type ChatShape,
   type TurnMessage,
   type TurnReply,
-} from '../chat-protocol.js';
+} from '../chat/chat-protocol.js';
 import { relayStream, SSE_HEADERS } from './stream-relay.js';
 import { streamMessageList } from './message-list-stream.js';
 import { oracleErrors } from '../errors.js';
@@ -29,7 +29,7 @@ import {
   SessionIdParamsSchema,
   TimeZoneSchema,
   type SendMessageInput,
-} from '../schemas.js';
+} from './schemas.js';
 import * as v from 'valibot';
 import { actorCall, actorFailure, AUTH_RESPONSES, route, supersede, type OracleRouteDeps } from './deps.js';
 

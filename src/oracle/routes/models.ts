@@ -1,8 +1,8 @@
 // Thread: main
 // GET /models: the catalogue a client's model picker shows (the client SDK's useModels; public, as there).
 import { reply } from '../../http/types.js';
-import { ModelsResponseSchema } from '../answer-schemas.js';
-import type { ModelCatalogue } from '../models.js';
+import { ModelsResponseSchema } from './answer-schemas.js';
+import type { ModelCatalogue } from '../chat/models.js';
 import { route } from './deps.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -6,8 +6,8 @@
 import * as v from 'valibot';
 import { oracleErrors } from '../errors.js';
 import { reply } from '../../http/types.js';
-import { ErrorBodySchema, RunStatusSchema, SseStreamSchema } from '../answer-schemas.js';
-import { SessionIdParamsSchema } from '../schemas.js';
+import { ErrorBodySchema, RunStatusSchema, SseStreamSchema } from './answer-schemas.js';
+import { SessionIdParamsSchema } from './schemas.js';
 import { AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 import { SSE_HEADERS } from './stream-relay.js';
 

@@ -6,7 +6,7 @@
 // older than its version: a list is never stale after a write was acknowledged. The page is kept as UTF-8
 // bytes, which uWS writes as they are (a string it would encode again on every answer).
 import type { SessionRepository } from '../sessions/repository.js';
-import { BoundedMap } from '../../bounded-map.js';
+import { BoundedMap } from '../../base/bounded-map.js';
 
 interface CachedPage {
   version: number;

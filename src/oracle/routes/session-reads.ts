@@ -13,7 +13,7 @@ import {
   type HistoryPageMessage,
   type MessagesPageMessage,
   type OwnsSessionMessage,
-} from '../chat-protocol.js';
+} from '../chat/chat-protocol.js';
 import type { HistoryPage, MessagesPart } from '../sessions/transcript.js';
 
 export interface SessionReads {

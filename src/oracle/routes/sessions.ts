@@ -8,10 +8,10 @@ import {
   SessionDeletedSchema,
   SessionListSchema,
   SessionSchema,
-} from '../answer-schemas.js';
-import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat-protocol.js';
+} from './answer-schemas.js';
+import { CHAT_ACTOR, type AbortSignalMessage, type CreateSessionMessage } from '../chat/chat-protocol.js';
 import { oracleErrors } from '../errors.js';
-import { HistoryQuerySchema, SessionIdParamsSchema, SessionListQuerySchema } from '../schemas.js';
+import { HistoryQuerySchema, SessionIdParamsSchema, SessionListQuerySchema } from './schemas.js';
 import { actorCall, AUTH_RESPONSES, route, type OracleRouteDeps } from './deps.js';
 import { cachedSessionLists } from './session-list-cache.js';
 

@@ -7,7 +7,7 @@
 import { CreditGrant, SequenceIn } from '../../runtime/sequenced-stream.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
 import { fromWire } from '../../runtime/wire-errors.js';
-import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat-protocol.js';
+import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat/chat-protocol.js';
 import { closingFrameAt, type FrameBatch, toBatch } from '../frame-batch.js';
 import type { FrameSink } from '../frame-sink.js';
 import { HEARTBEAT } from '../sse-frames.js';

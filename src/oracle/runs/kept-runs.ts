@@ -4,7 +4,7 @@
 // src/cluster/records/oracle/runs/) comes with the oracle's record families (OracleRepositories.keptRuns), picked by
 // the composition root. One node keeps no runs but in its front door's run log (run-log.ts).
 import type { StreamWriter } from '../../http/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { FrameBatch } from '../frame-batch.js';
 import type { OpenRunRepository } from './open-runs.js';
 import type { RunRegistry } from './registry.js';

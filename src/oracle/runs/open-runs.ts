@@ -14,7 +14,7 @@ import {
   type Stored,
   type Versioned,
 } from '../../store/revision.js';
-import type { TurnMessage } from '../chat-protocol.js';
+import type { TurnMessage } from '../chat/chat-protocol.js';
 
 export interface OpenRun {
   runId: string;

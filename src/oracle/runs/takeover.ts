@@ -5,8 +5,8 @@
 // call is not awaited: the reader hears of the recovery by its frames. The same is done without any reader by the
 // node that inherits a dead node's partitions, for every open run of a session in them (`takeOverInherited`).
 import type { Actors } from '../../runtime/router.js';
-import { CHAT_ACTOR } from '../chat-protocol.js';
-import type { Logger } from '../../log.js';
+import { CHAT_ACTOR } from '../chat/chat-protocol.js';
+import type { Logger } from '../../base/log.js';
 import type { OpenRunRepository } from './open-runs.js';
 import type { RunInfo } from './run-log.js';
 

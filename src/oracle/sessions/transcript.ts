@@ -3,8 +3,8 @@
 // the history the model gets. Stored behind TranscriptRepository (transcript-repository.ts).
 // An ai entry keeps the provider messages of its turn (assistant and tool messages) so the history sent
 // to the model on later turns is exactly what the model produced, tool calls and results included.
-import type { ChatMessage, CompletedToolCall } from '../agent-types.js';
-import { forModel, type Attachment } from '../attachments.js';
+import type { ChatMessage, CompletedToolCall } from '../chat/agent-types.js';
+import { forModel, type Attachment } from '../chat/attachments.js';
 
 /** A user's message for the provider, its attachments with it. */
 export function userMessage(

@@ -5,7 +5,7 @@
 // read-modify-write is a revision-checked update, retried from a fresh read when another write came first.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { base58btc } from '@ucanto/core';
-import { crashPoint } from '../../crash-point.js';
+import { crashPoint } from '../../base/crash-point.js';
 import { retryOnConflict, type Versioned } from '../../store/revision.js';
 import {
   parseCustomerId,

@@ -5,7 +5,7 @@
 // cluster mode the store is the session's own record (actor/outbox-records.ts): what its steps committed, or what a
 // takeover found there, is delivered while this host still writes the session's partition.
 import { ussdOutboxDelivered, ussdOutboxGivenUp, ussdOutboxPending } from '../../metrics/catalogue.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { OutboxNotification } from '../session.js';
 import { headersOf } from '../services/webhook/request.js';
 import { postJson } from '../services/webhook/client.js';

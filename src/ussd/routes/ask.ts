@@ -1,6 +1,6 @@
 // Thread: main (front door)
 // Runs the chat turn an `ask` state's step asked for (services/ask.ts) through the agent the oracle face links
-// (oracle/phone-turns.ts: a run on its chat actor, as a streamed POST /messages is), under the account's did:key,
+// (oracle/chat/phone-turns.ts: a run on its chat actor, as a streamed POST /messages is), under the account's did:key,
 // or finds the answer of the turn the session waits for (asked before, perhaps through a front door that died
 // since). The step waits for the answer up to its budget; past it the gateway is answered the `working` screen the
 // step committed, the account keeps the turn as pending (for the next dial), and the answer is handed to the USSD

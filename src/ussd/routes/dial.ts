@@ -10,7 +10,7 @@ import { answerOf, INVALID_INPUT, SERVICE_UNAVAILABLE } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
-import { within } from '../../within.js';
+import { within } from '../../base/within.js';
 import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
 import type { ServedServices } from '../services/served.js';
 import { isAskNeeded } from '../services/ask.js';

@@ -1,7 +1,7 @@
 // Thread: main (front door)
 // The USSD face's routes, POST /api/ussd (dial.ts) and the operator routes
 // (operator.ts), mounted with the face's answer to invalid input; the other aggregators' routes (aggregators/).
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { ussdStep } from '../../metrics/catalogue.js';
 import { mountRoutes, type RouteContext } from '../../http/route.js';
 import type { Router } from '../../http/router.js';

@@ -36,7 +36,7 @@ export interface AskRequest {
 export type AskedTurn = Omit<AskRequest, 'userDid' | 'chatSessionId' | 'customerId' | 'serviceId'>;
 
 /**
- * The oracle's chat turns as this face uses them (oracle/phone-turns.ts, linked by the server): `ask` runs one as
+ * The oracle's chat turns as this face uses them (oracle/chat/phone-turns.ts, linked by the server): `ask` runs one as
  * `userDid` in chat session `sessionId`, `find` reads the answer of one asked before (waiting while it runs). The
  * answer's text, null when it failed or is not known, undefined when the oracle could not tell (ask again later).
  */

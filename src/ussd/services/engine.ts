@@ -14,7 +14,7 @@ import {
   type UssdSession,
 } from '../session.js';
 import { extendHistory, latestInput, newInputAfter, rememberHistory } from '../actor/text-history.js';
-import type { RestQuery } from '../../chain-rest.js';
+import type { RestQuery } from '../../base/chain-rest.js';
 import type { ActionDeps } from './actions.js';
 import type { ServiceCatalog } from './catalog.js';
 import { andThen, type Maybe } from './maybe.js';

@@ -2,7 +2,7 @@
 // The services this host serves, as published (published.ts): compiled at the host's start and again
 // whenever a new set is published; a session pinned to a version this host does not hold reads and compiles it.
 // A published set that does not compile here (it passed the checks where it was published) leaves the old one.
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { builtinService, ServiceCatalog } from './catalog.js';
 import { compileService, type CompiledService } from './compile.js';
 import type { ServiceDefinition } from './definition.js';

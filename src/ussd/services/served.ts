@@ -5,8 +5,8 @@
 // reads the directory again on SIGHUP and when a file in it changes: a set with a problem is refused with a log line
 // and the running one stays. It knows the current set for /health, /metrics and the service list.
 import { watch, type FSWatcher } from 'node:fs';
-import { StartupRefusal } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { StartupRefusal } from '../../base/errors.js';
+import type { Logger } from '../../base/log.js';
 import { ussdServicesLoaded } from '../../metrics/catalogue.js';
 import type { ServiceDefinition } from './definition.js';
 import { formatProblems, readServicesDir } from './load.js';

@@ -3,7 +3,7 @@
 // `oracle_delegations`, keyed `<userDid>.<oracleDid>`. The last one stored wins, so writes are plain puts.
 import type { ClusterConnection } from '../../connection.js';
 import { KvRecordStore } from '../../record-store.js';
-import type { DelegationRepository, StoredDelegation } from '../../../oracle/delegations.js';
+import type { DelegationRepository, StoredDelegation } from '../../../oracle/identity/delegations.js';
 
 /** The bucket, opened once; the answer gives the repository of one oracle's delegations. */
 export async function openJetStreamDelegations(

@@ -7,7 +7,7 @@
 // is in flight share the next one: at most one probe is outstanding, however many requests authenticate.
 import type { ClusterConnection } from '../../connection.js';
 import { KvRecordStore, type RecordChange } from '../../record-store.js';
-import { stillRevoked, type Revocation, type RevocationRepository } from '../../../oracle/revocations.js';
+import { stillRevoked, type Revocation, type RevocationRepository } from '../../../oracle/identity/revocations.js';
 
 /** How long a check waits for the watch to deliver a write the bucket already holds. */
 const CATCH_UP_TIMEOUT_MS = 5_000;

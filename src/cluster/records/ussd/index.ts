@@ -1,7 +1,7 @@
 // Thread: any holding a NATS connection, cluster mode
 // The USSD record families on JetStream, the same UssdRecords the LMDB engine gives (ussd/repositories.ts): the
 // sessions in the partition journal, the others in replicated KV buckets every node shares.
-import type { Config } from '../../../config.js';
+import type { Config } from '../../../app/config.js';
 import { ENDED_RETENTION_MS } from '../../../ussd/session.js';
 import type { UssdRecords } from '../../../ussd/repositories.js';
 import { shardOf } from '../../../runtime/shard.js';

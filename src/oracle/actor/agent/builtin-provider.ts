@@ -5,10 +5,10 @@
 // any offered tool, and confirms tool results on the following step.
 import { randomUUID } from 'node:crypto';
 import { parseToolArgs, readIntent, type PreferenceRequest } from './builtin-intents.js';
-import { TOOL_ERROR_PREFIX, throwIfAborted } from '../../agent-errors.js';
+import { TOOL_ERROR_PREFIX, throwIfAborted } from '../../chat/agent-errors.js';
 import { readPreferencesSection } from './system-prompt.js';
-import { describeAttachments } from '../../attachments.js';
-import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolCallRequest } from '../../agent-types.js';
+import { describeAttachments } from '../../chat/attachments.js';
+import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolCallRequest } from '../../chat/agent-types.js';
 
 const SET_USER_PREFERENCES = 'set_user_preferences';
 const FORMAL = new Set(['formal', 'semi-formal', 'professional', 'academic', 'technical']);

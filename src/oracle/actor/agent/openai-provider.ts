@@ -3,11 +3,11 @@
 // Ollama, llama.cpp server): POST {baseUrl}/chat/completions with `stream: true`, read the SSE answer with
 // eventsource-parser, assemble tool-call fragments, stop at `[DONE]`.
 import { createParser } from 'eventsource-parser';
-import { ProviderError, throwIfAborted } from '../../agent-errors.js';
-import { withAttachmentsText } from '../../attachments.js';
+import { ProviderError, throwIfAborted } from '../../chat/agent-errors.js';
+import { withAttachmentsText } from '../../chat/attachments.js';
 import { ToolCallAssembler, type ToolCallFragment } from './tool-call-assembler.js';
 import { type Context, tracing } from '../../../telemetry/index.js';
-import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../agent-types.js';
+import type { ChatMessage, Provider, ProviderEvent, ProviderRequest, ToolSpec } from '../../chat/agent-types.js';
 
 export interface OpenAiProviderOptions {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` */

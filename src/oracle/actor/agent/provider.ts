@@ -3,8 +3,8 @@
 // the catalogue's model a message asked for (models.ts).
 import { builtinProvider } from './builtin-provider.js';
 import { openAiProvider } from './openai-provider.js';
-import type { Provider } from '../../agent-types.js';
-import type { ModelCatalogue } from '../../models.js';
+import type { Provider } from '../../chat/agent-types.js';
+import type { ModelCatalogue } from '../../chat/models.js';
 
 /** The configuration the provider reads (a subset of Config). */
 export interface ProviderConfig {

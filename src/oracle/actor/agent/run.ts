@@ -5,7 +5,13 @@
 //
 // Events go to `onEvent` in order; when it returns a promise the loop waits for it (backpressure: the
 // stream port may be full). Failures never throw: they are reported as an `error` event and in the result.
-import { errorMessage, isAbortError, StepLimitError, throwIfAborted, toolErrorContent } from '../../agent-errors.js';
+import {
+  errorMessage,
+  isAbortError,
+  StepLimitError,
+  throwIfAborted,
+  toolErrorContent,
+} from '../../chat/agent-errors.js';
 import { ToolRegistry } from './tool-registry.js';
 import { type Context, inSpan } from '../../../telemetry/index.js';
 import type {
@@ -18,7 +24,7 @@ import type {
   Tool,
   ToolCallRequest,
   TurnContext,
-} from '../../agent-types.js';
+} from '../../chat/agent-types.js';
 
 export const DEFAULT_MAX_STEPS = 8;
 

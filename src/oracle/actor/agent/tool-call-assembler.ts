@@ -2,7 +2,7 @@
 // Chat-completions streams send a tool call in fragments: `delta.tool_calls[i]` carries an `index`, the `id`
 // and function `name` usually once, and pieces of the JSON `arguments` that must be concatenated in order.
 import { randomUUID } from 'node:crypto';
-import type { ToolCallRequest } from '../../agent-types.js';
+import type { ToolCallRequest } from '../../chat/agent-types.js';
 
 export interface ToolCallFragment {
   index?: number;

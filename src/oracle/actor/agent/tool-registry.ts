@@ -1,7 +1,7 @@
 // Thread: actor host
 // The tools of one turn, by name. The first tool of a name wins, so a client-declared browser tool or
 // action can never replace a server tool of the same name (pass server tools first).
-import type { Tool, ToolSpec } from '../../agent-types.js';
+import type { Tool, ToolSpec } from '../../chat/agent-types.js';
 
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();

@@ -4,8 +4,8 @@
 import { pluginTools, runBeforeAgent, type OraclePlugin } from '../../plugins/index.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { ToolRegistry } from './tool-registry.js';
-import type { ChatMessage, Tool, TurnContext } from '../../agent-types.js';
-import type { ModelAttachment } from '../../attachments.js';
+import type { ChatMessage, Tool, TurnContext } from '../../chat/agent-types.js';
+import type { ModelAttachment } from '../../chat/attachments.js';
 
 export interface PrepareTurnInput {
   plugins: readonly OraclePlugin[];

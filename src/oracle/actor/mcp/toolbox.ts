@@ -4,8 +4,8 @@
 // Calls to a protected server carry a UCAN invocation: the client's own (`mcpInvocations[<offered name>]`
 // of the message) when it sent one, otherwise one the oracle mints from the user's stored delegation.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../../../log.js';
-import type { Tool, ToolCallContext } from '../../agent-types.js';
+import type { Logger } from '../../../base/log.js';
+import type { Tool, ToolCallContext } from '../../chat/agent-types.js';
 import type { UcanMinter } from '../ucan-minting.js';
 import type { McpServerConfig } from '../../mcp-config.js';
 import { McpConnection, type ListedTool } from './connection.js';

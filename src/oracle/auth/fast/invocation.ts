@@ -13,7 +13,7 @@ import { cidText } from './cid-text.js';
 import { signedPayload } from './payload.js';
 import { OutOfShape } from './shape.js';
 import { readCommonUcan } from './ucan.js';
-import { BoundedMap } from '../../../bounded-map.js';
+import { BoundedMap } from '../../../base/bounded-map.js';
 
 export interface FastInvocationCheck {
   maxTtlSeconds: number;

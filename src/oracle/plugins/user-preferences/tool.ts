@@ -1,6 +1,6 @@
 // Thread: actor host
 // The `set_user_preferences` server tool: validates the model's arguments and merges them into the stored preferences.
-import type { Tool } from '../../agent-types.js';
+import type { Tool } from '../../chat/agent-types.js';
 import { parsePreferencesUpdate, preferencesUpdateJsonSchema } from './schema.js';
 import type { PreferencesStore } from './store.js';
 

@@ -5,7 +5,7 @@
 import type { HttpRequest } from '../../../http/types.js';
 import { GATEWAY_END_STATUSES, ussdGatewayEnds, ussdGatewaySessionDuration } from '../../../metrics/catalogue.js';
 import { fitsKey } from '../../../store/keys.js';
-import { within } from '../../../within.js';
+import { within } from '../../../base/within.js';
 import { type GatewayEndOutcome, USSD_ACTOR } from '../../protocol.js';
 import type { GatewayEnd } from '../../session.js';
 import type { UssdRouteDeps } from '../index.js';

@@ -1,8 +1,8 @@
 // Thread: actor host
 // A `query` state run inside the engine's step: its path filled from the session (path.ts), asked of
-// the main thread's gateway in process (src/chain-rest.ts) within the step's time left, and the answer's fields
+// the main thread's gateway in process (src/base/chain-rest.ts) within the step's time left, and the answer's fields
 // saved as `http` saves them. The outcome is part of the step the actor commits: a retry replays it, never asks again.
-import type { RestAnswer } from '../../../chain-rest.js';
+import type { RestAnswer } from '../../../base/chain-rest.js';
 import { ussdQueryCalls, ussdQueryDuration } from '../../../metrics/catalogue.js';
 import type { ActionResult } from '../actions.js';
 import type { CompiledState } from '../compile.js';

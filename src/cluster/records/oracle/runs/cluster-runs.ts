@@ -7,7 +7,7 @@
 // or that is being taken over: `recovering`).
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ClusterConnection } from '../../../connection.js';
-import type { Logger } from '../../../../log.js';
+import type { Logger } from '../../../../base/log.js';
 import type { KeptRun, KeptRuns, RunReadOptions } from '../../../../oracle/runs/kept-runs.js';
 import type { OpenRunRepository } from '../../../../oracle/runs/open-runs.js';
 import type { RunRegistry } from '../../../../oracle/runs/registry.js';

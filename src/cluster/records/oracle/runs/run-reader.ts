@@ -8,7 +8,7 @@
 // `done` and the client re-joins, as after any dropped stream. A gap (a batch that was not stored) ends it alike.
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { StreamWriter } from '../../../../http/types.js';
-import type { Logger } from '../../../../log.js';
+import type { Logger } from '../../../../base/log.js';
 import { batchOf, encodeBatch } from '../../../../oracle/frame-batch.js';
 import type { KeptRun, RunReadOptions } from '../../../../oracle/runs/kept-runs.js';
 import { encodeSseFrame, HEARTBEAT } from '../../../../oracle/sse-frames.js';

@@ -6,7 +6,7 @@
 // batch was acknowledged (or failed), in the order written: the frame sender hands frames to the front door then.
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
-import type { Logger } from '../../../../log.js';
+import type { Logger } from '../../../../base/log.js';
 import type { FrameBatch } from '../../../../oracle/frame-batch.js';
 import type { RunFrameWriter } from '../../../../oracle/runs/kept-runs.js';
 import type { RunInfo } from '../../../../oracle/runs/run-log.js';

@@ -1,17 +1,17 @@
 // Thread: any
 // A face is one of the server's three faces (USSD, oracle, protocol gateway): it contributes routes,
-// may start and stop resources, and may add fields to the health record. src/server.ts composes them.
-import type { ClusterConnection } from './cluster/connection.js';
-import type { ClusterEventBus } from './cluster/event-bus.js';
-import type { InheritedActors } from './cluster/node.js';
+// may start and stop resources, and may add fields to the health record. src/app/server.ts composes them.
+import type { ClusterConnection } from '../cluster/connection.js';
+import type { ClusterEventBus } from '../cluster/event-bus.js';
+import type { InheritedActors } from '../cluster/node.js';
 import type { Config } from './config.js';
-import type { Router } from './http/router.js';
-import type { SocketFrontDoor } from './http/websocket.js';
-import type { Logger } from './log.js';
+import type { Router } from '../http/router.js';
+import type { SocketFrontDoor } from '../http/websocket.js';
+import type { Logger } from '../base/log.js';
 import type { Records } from './records.js';
-import type { Actors } from './runtime/router.js';
-import type { CpuPool } from './runtime/cpu-pool.js';
-import type { Store } from './store/env.js';
+import type { Actors } from '../runtime/router.js';
+import type { CpuPool } from '../runtime/cpu-pool.js';
+import type { Store } from '../store/env.js';
 
 /** What a face is given; `C` the slice of the configuration it may read (its own variables and the server's). */
 export interface FaceContext<C = Config> {

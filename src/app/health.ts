@@ -2,15 +2,15 @@
 // GET / and GET /health: one record each, carrying the fields of both specs (USSD and oracle).
 import * as v from 'valibot';
 import type { Config } from './config.js';
-import { ClusterHealthSchema, type ClusterNode } from './cluster/node.js';
-import { declarer, mountRoutes, plainContext } from './http/route.js';
-import type { Router } from './http/router.js';
-import type { HttpEngine } from './http/front-door.js';
-import { reply } from './http/types.js';
-import { InFlight } from './in-flight.js';
-import type { Store } from './store/env.js';
-import type { StorageWatch } from './store/writable.js';
-import { within } from './within.js';
+import { ClusterHealthSchema, type ClusterNode } from '../cluster/node.js';
+import { declarer, mountRoutes, plainContext } from '../http/route.js';
+import type { Router } from '../http/router.js';
+import type { HttpEngine } from '../http/front-door.js';
+import { reply } from '../http/types.js';
+import { InFlight } from '../base/in-flight.js';
+import type { Store } from '../store/env.js';
+import type { StorageWatch } from '../store/writable.js';
+import { within } from '../base/within.js';
 
 /** A probe that takes longer than this (a stuck disk, a closed environment) counts as a failure. */
 const PROBE_TIMEOUT_MS = 2_000;

@@ -1,7 +1,7 @@
 // Thread: main
 // Entry point: configuration -> server; SIGTERM/SIGINT drain within a bounded time.
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger, stdoutDestination } from './log.js';
+import { createLogger, stdoutDestination } from '../base/log.js';
 import { startServer } from './server.js';
 import { startBanner } from './start-banner.js';
 

@@ -5,8 +5,9 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ed25519 } from '@ucanto/principal';
 import type { DID, Signer } from '@ucanto/interface';
-import { StartupRefusal } from '../errors.js';
-import type { Logger } from '../log.js';
+import { StartupRefusal } from '../../base/errors.js';
+import { generateSigner, parseSigner } from '../auth/node-signer.js';
+import type { Logger } from '../../base/log.js';
 
 export const ORACLE_KEY_FILE = 'oracle-key';
 
@@ -35,7 +36,7 @@ export async function loadOracleIdentity(
   log?: Pick<Logger, 'info' | 'warn'>,
 ): Promise<OracleIdentity> {
   const { key, keySource } = env.ORACLE_PRIVATE_KEY
-    ? { key: ed25519.parse(env.ORACLE_PRIVATE_KEY), keySource: 'env' as const }
+    ? { key: parseSigner(env.ORACLE_PRIVATE_KEY), keySource: 'env' as const }
     : await keyFromDataDir(env.DATA_DIR ?? './data', log);
   const keyDid = key.did();
   const did = env.ORACLE_DID || keyDid;
@@ -67,10 +68,10 @@ async function keyFromDataDir(dataDir: string, log?: Pick<Logger, 'info' | 'warn
       log?.warn({ path }, 'oracle key file is readable by others; restricting it to mode 0600');
       await chmod(path, 0o600);
     }
-    return { key: ed25519.parse(existing.trim()), keySource: 'file' as const };
+    return { key: parseSigner(existing), keySource: 'file' as const };
   }
   await mkdir(dataDir, { recursive: true });
-  const key = await ed25519.generate();
+  const key = generateSigner();
   try {
     // 'wx': two processes starting together must not overwrite each other's key.
     await writeFile(path, `${ed25519.format(key)}\n`, { mode: 0o600, flag: 'wx' });

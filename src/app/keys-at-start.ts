@@ -6,17 +6,17 @@
 // (src/tools/keys.ts) record a rotation, then look for nodes renewing a lease. A node whose first check came just
 // before the rotation was recorded is thus either seen by the command (which then refuses) or sees the rotation here
 // (and refuses to start): it can never serve with the old key while PINs move to the new one.
-import type { ClusterConnection } from './cluster/connection.js';
-import { JetStreamKeyChecks } from './cluster/key-checks.js';
+import type { ClusterConnection } from '../cluster/connection.js';
+import { JetStreamKeyChecks } from '../cluster/key-checks.js';
 import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { loadOracleIdentity } from './oracle/identity.js';
-import { checkOracleKey } from './oracle/identity-check.js';
-import type { CpuPool } from './runtime/cpu-pool.js';
-import type { Store } from './store/env.js';
-import { LmdbKeyChecks } from './store/key-checks.js';
-import { resolvePinKey, type PinKey } from './ussd/pin-key.js';
-import { checkPinKey, samplePin } from './ussd/pin-key-check.js';
+import type { Logger } from '../base/log.js';
+import { loadOracleIdentity } from '../oracle/identity/identity.js';
+import { checkOracleKey } from '../oracle/identity/identity-check.js';
+import type { CpuPool } from '../runtime/cpu-pool.js';
+import type { Store } from '../store/env.js';
+import { LmdbKeyChecks } from '../store/key-checks.js';
+import { resolvePinKey, type PinKey } from '../ussd/pin-key.js';
+import { checkPinKey, samplePin } from '../ussd/pin-key-check.js';
 import { openRecords } from './records.js';
 
 export interface CheckedKeys {

@@ -1,6 +1,6 @@
 // Thread: any
 // Building blocks for environment-variable schemas. Every face declares its variables with these,
-// and src/config.ts validates them all in one place.
+// and src/app/config.ts validates them all in one place.
 import * as v from 'valibot';
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);

@@ -2,8 +2,8 @@
 // The vocabulary of the agent: chat messages, tools, provider events and loop events.
 // Nothing here knows about HTTP, uWebSockets.js or threads: the chat actor runs it on a worker thread.
 import type { ModelAttachment } from './attachments.js';
-import type { UserPreferences } from './plugins/user-preferences/schema.js';
-import type { Context } from '../telemetry/index.js';
+import type { UserPreferences } from '../plugins/user-preferences/schema.js';
+import type { Context } from '../../telemetry/index.js';
 
 /** A tool call the model asked for; `arguments` is the JSON text exactly as the model produced it. */
 export interface ToolCallRequest {

@@ -3,16 +3,16 @@
 // a bad value stops start-up with a message naming the variable and what is wrong with it.
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { boolean, integer, list, oneOf, text } from './env-schema.js';
-import { isValidAddressPattern } from './http/client-address.js';
-import { isValidProxyPattern } from './http/proxy-trust.js';
-import { ussdConfigProblems, ussdEnv } from './ussd/config.js';
-import { oracleEnv } from './oracle/config.js';
-import { gatewayEnv } from './gateway/config.js';
-import { metricsEnv } from './metrics/config.js';
-import { playgroundEnv } from './playground/config.js';
-import { clusterConfigProblems, clusterEnv } from './cluster/config.js';
-import { telemetryEnv } from './telemetry/config.js';
+import { boolean, integer, list, oneOf, text } from '../base/env-schema.js';
+import { isValidAddressPattern } from '../http/client-address.js';
+import { isValidProxyPattern } from '../http/proxy-trust.js';
+import { ussdConfigProblems, ussdEnv } from '../ussd/config.js';
+import { oracleEnv } from '../oracle/config.js';
+import { gatewayEnv } from '../gateway/config.js';
+import { metricsEnv } from '../metrics/config.js';
+import { playgroundEnv } from '../playground/config.js';
+import { clusterConfigProblems, clusterEnv } from '../cluster/config.js';
+import { telemetryEnv } from '../telemetry/config.js';
 
 export const coreEnv = {
   NODE_ENV: text('development'),

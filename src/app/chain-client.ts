@@ -4,7 +4,7 @@
 // gateway started). Typed queries, so a face needs neither the gateway's .proto loading nor gRPC: the oracle
 // reads IidDocuments through it to resolve did:ixo identities, on the main thread (every UCAN check runs there;
 // the chat actors never resolve a DID).
-import { loadProtoFiles, type protobuf } from './gateway/proto-root.js';
+import { loadProtoFiles, type protobuf } from '../gateway/proto-root.js';
 
 /** A unary gRPC call to the chain node: full method path, request bytes -> response bytes (the gateway's Upstream). */
 export interface ChainQuery {

@@ -2,8 +2,8 @@
 // Which of the oracle plugins' routes are public. Plugins declare their routes like the face's own
 // (http/route.ts); a route named by a plugin (`getAuthExcludedRoutes()`) or by AUTH_EXCLUDED_ROUTES is mounted
 // and documented as public. Entries are uWS-style patterns or paths: `/webhooks/*`, `/hooks/:id`, `/docs/(.*)`.
-import type { AnyRoute } from '../http/route.js';
-import type { AuthIdentity, UcanAuthenticator } from './auth/index.js';
+import type { AnyRoute } from '../../http/route.js';
+import type { AuthIdentity, UcanAuthenticator } from '../auth/index.js';
 
 /** A path matcher for one exclusion entry. */
 export function exclusionMatcher(entry: string): RegExp {

@@ -3,7 +3,7 @@
 // try first. Kept apart from the log so the log stays one JSON record per line.
 import type { Config } from './config.js';
 import type { Face } from './face.js';
-import { playgroundEnabled } from './playground/config.js';
+import { playgroundEnabled } from '../playground/config.js';
 
 interface Started {
   readonly port: number;

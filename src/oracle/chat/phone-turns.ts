@@ -5,13 +5,13 @@
 // whose node dies is taken over by the partition's next owner. The caller's turn id is the run's id and its human
 // entry's, so its answer is found in the transcript (`find`) by any front door, also after this one died. The
 // session is made on the first turn; its id is the other face's (one per account and service).
-import { DomainError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Actors } from '../runtime/router.js';
+import { DomainError } from '../../base/errors.js';
+import type { Logger } from '../../base/log.js';
+import type { Actors } from '../../runtime/router.js';
 import { CHAT_ACTOR, type OracleRef, type TurnMessage } from './chat-protocol.js';
 import type { ModelCatalogue } from './models.js';
-import type { RunRegistry } from './runs/registry.js';
-import { relayStream } from './routes/stream-relay.js';
+import type { RunRegistry } from '../runs/registry.js';
+import { relayStream } from '../routes/stream-relay.js';
 
 export interface HostedTurn {
   userDid: string;

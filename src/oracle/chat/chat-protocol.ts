@@ -2,16 +2,16 @@
 // Everything that crosses between the oracle's routes (main thread) and a chat session actor (actor host),
 // typed in one place: the actor's protocol (messages and replies, signals), its refusals (ChatErrorCode,
 // thrown as DomainError and mapped to answers by errors.ts), and the stream port's messages.
-import { DomainError } from '../runtime/errors.js';
-import type { WireError } from '../runtime/wire-errors.js';
-import { declareProtocol, type Call, type ShapeOf } from '../runtime/protocol.js';
+import { DomainError } from '../../runtime/errors.js';
+import type { WireError } from '../../runtime/wire-errors.js';
+import { declareProtocol, type Call, type ShapeOf } from '../../runtime/protocol.js';
 import type { ChannelSignal } from './channel-protocol.js';
-import type { AgActionSchema, BrowserToolSchema } from './schemas.js';
+import type { AgActionSchema, BrowserToolSchema } from '../routes/schemas.js';
 import type * as v from 'valibot';
-import type { SessionView } from './sessions/records.js';
-import type { HistoryPage, MessageItem, MessagesPart } from './sessions/transcript.js';
-import type { FrameBatch } from './frame-batch.js';
-import type { StreamEnding } from './stream-ending.js';
+import type { SessionView } from '../sessions/records.js';
+import type { HistoryPage, MessageItem, MessagesPart } from '../sessions/transcript.js';
+import type { FrameBatch } from '../frame-batch.js';
+import type { StreamEnding } from '../stream-ending.js';
 import type { Attachment } from './attachments.js';
 
 /** Who the oracle is; the actor hosts start before the face loads its identity, so messages carry it. */

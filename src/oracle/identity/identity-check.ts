@@ -3,8 +3,8 @@
 // the oracle's DID, so a key changed by accident (ORACLE_PRIVATE_KEY set on a DATA_DIR that generated its own, a
 // paste of another deployment's) would refuse every user's delegation. The key's DID is recorded beside the records
 // at the first start; another key refuses to start (exit 78) until it is adopted on purpose (npm run adopt-oracle-key).
-import { StartupRefusal } from '../errors.js';
-import type { KeyChecks } from '../store/key-checks.js';
+import { StartupRefusal } from '../../base/errors.js';
+import type { KeyChecks } from '../../store/key-checks.js';
 import type { OracleIdentity } from './identity.js';
 
 export const ORACLE_CHECK = 'oracle';
