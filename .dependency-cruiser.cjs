@@ -49,13 +49,9 @@ module.exports = {
       name: 'faces-know-no-cluster',
       comment:
         'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts); the engine ' +
-        'under them, LMDB or JetStream (src/cluster/records/), is picked by the composition root (src/app/records.ts). ' +
-        'Not yet: the chat failures read the cluster out-of-reach names (the failure contract, issue 43 goal 2).',
+        'under them, LMDB or JetStream (src/cluster/records/), is picked by the composition root (src/app/records.ts).',
       severity: 'error',
-      from: {
-        path: `^src/${FACES}/`,
-        pathNot: ['^src/oracle/chat-failures\\.ts$'],
-      },
+      from: { path: `^src/${FACES}/` },
       to: { path: '^src/cluster/' },
     },
     {

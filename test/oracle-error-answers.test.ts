@@ -11,7 +11,12 @@ import { JetStreamApiError } from '@nats-io/jetstream';
 import { jserrors } from '@nats-io/jetstream/internal';
 import { readOutOfReach } from '../dist/src/cluster/out-of-reach.js';
 import { fromWire, toWire } from '../dist/src/runtime/wire-errors.js';
-import { ActorBusyError, DomainError, HostUnavailableError } from '../dist/src/runtime/errors.js';
+import {
+  ActorBusyError,
+  DeadlineExceededError,
+  DomainError,
+  HostUnavailableError,
+} from '../dist/src/runtime/errors.js';
 import { RevisionConflictError } from '../dist/src/store/revision.js';
 
 t.test('every declared code has an answer on every oracle face', async (t) => {
@@ -42,6 +47,9 @@ t.test(
     });
     t.match(failureOf(new ActorBusyError('full')), { code: 'actor_busy', retryAfterSeconds: 1 });
     t.match(failureOf(new HostUnavailableError(0, 'restarting')), { code: 'host_unavailable' });
+    t.match(failureOf(new DeadlineExceededError()), { code: 'deadline_exceeded', retryAfterSeconds: 1 });
+    const late = chatFailure(new DeadlineExceededError()) as HttpError;
+    t.match({ status: late.status, retryAfter: late.headers?.['Retry-After'] }, { status: 504, retryAfter: '1' });
     t.match(
       failureOf(new RevisionConflictError('session s1', 3)),
       { code: 'session_changed' },

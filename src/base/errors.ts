@@ -45,6 +45,10 @@ export const TRANSIENT_CODES = {
     retryAfterSeconds: 0,
     meaning: 'Another writer changed the record since it was read: nothing was stored; read it again and retry',
   },
+  deadline_exceeded: {
+    retryAfterSeconds: 1,
+    meaning: "The call was not answered by its deadline (the face's step or request time): dropped if not yet run",
+  },
   cluster_unreachable: {
     retryAfterSeconds: 1,
     meaning: 'NATS is out of reach (a partition, a leader being elected, a reconnect): cluster mode only',

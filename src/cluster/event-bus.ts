@@ -8,7 +8,7 @@
 //
 // Whether anyone follows a topic elsewhere (before an actor is told its browser-tool call has no client) is asked
 // with a request on the same subject: every follower answers, no responders means nobody does.
-import { nuid, type Msg, type Subscription } from '@nats-io/transport-node';
+import { nuid, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import type { ActorEvent } from '../runtime/messages.js';
 import type { ClusterConnection } from './connection.js';
 import { encodeKey } from './keys.js';
@@ -100,7 +100,7 @@ export class ClusterEventBus {
         await this.#connection.nc.request(this.subjectOf(topic), this.#id, { timeout: PROBE_TIMEOUT_MS });
         return true;
       } catch (error) {
-        if ((error as Error).name === 'TimeoutError') return true;
+        if (error instanceof TimeoutError) return true;
         if (performance.now() >= settledAt) return false;
         await new Promise((resolve) => setTimeout(resolve, NOBODY_RETRY_MS));
       }

@@ -8,12 +8,14 @@
 // them alike.
 //
 // Errors cross as { name, message, code, details } and come back as the runtime's classes (faces map them with
-// instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError, a timeout is the
-// HostUnavailableError a local timeout gives. No responder (the owner died, the partition is moving, or its new
-// owner is still subscribing) waits for the lease table to name another owner or for a backoff (25 ms doubling to
-// 500 ms), whichever comes first, and tries again, within failoverWaitMs and the call's deadline; then it fails
-// with HostUnavailableError. A call in flight
-// on a node whose lease lapses fails then with HostUnavailableError (not retried: it may have been committed).
+// instanceof): a DomainError keeps its code and details, ActorBusyError stays ActorBusyError. A call has one
+// deadline (runtime/deadline-signals.ts): its time travels to the owner, which runs the call under it, and the
+// caller stops waiting when it passes, with its DeadlineExceededError, wherever the call was. The router owns the
+// failover budget: no responder (the owner died, the partition is moving, or its new owner is still subscribing)
+// waits for the lease table to name another owner or for a backoff (25 ms doubling to 500 ms), whichever comes
+// first, and tries again, within failoverWaitMs and what is left of the deadline; then it fails with
+// HostUnavailableError. A call in flight on a node whose lease lapses fails then with HostUnavailableError (not
+// retried: it may have been committed).
 //
 // A stream for another node's partition is opened the same way (op 'stream', carrying the caller's inbox) and then
 // travels on its own pair of NATS subjects (remote-stream.ts); the failover of its opening is that of a send. (Over
@@ -24,7 +26,9 @@
 // Messages and replies travel as JSON: actor protocols are plain data (they already cross threads).
 import type { Msg, Subscription } from '@nats-io/transport-node';
 import { isNoResponders } from './no-responders.js';
-import type { ActorRouter, ActorStream } from '../runtime/router.js';
+import { deadlineIn, deadlineOfCall, timeLeft, timeOf, untilAborted } from '../runtime/deadline-signals.js';
+import { DeadlineExceededError } from '../runtime/errors.js';
+import type { ActorRouter, ActorStream, CallDeadline } from '../runtime/router.js';
 import type { ClusterConnection } from './connection.js';
 import { partitionOf, type PartitionLeases } from './partition-leases.js';
 import {
@@ -86,8 +90,11 @@ export interface ActorRequest {
 
 export type ActorReply = { value?: unknown } | { error: WireError };
 
-/** Beyond the call's own deadline, how long a caller waits for the owner to report that deadline's error. */
-const REPLY_GRACE_MS = 1_000;
+/**
+ * The NATS request and the link call wait this much past the deadline, so the deadline's own signal ends the wait
+ * first (with its reason) and the request only frees its inbox.
+ */
+const REQUEST_BACKSTOP_MS = 100;
 /** A new owner subscribes a few ms after the table names it: a no-responder is first retried this soon... */
 const RESUBSCRIBE_POLL_MS = 25;
 /** ...then less and less often (a dead owner's partitions wait for its lease to lapse: seconds). */
@@ -136,18 +143,15 @@ export class NatsActorRouter implements ActorRouter {
     return `${this.#connection.prefix}.actor.${partition}`;
   }
 
-  send(
-    kind: string,
-    actorId: string,
-    message: unknown,
-    timeoutMs = this.#timeoutMs,
-    trace?: Context,
-  ): Promise<unknown> {
-    return this.#route({ op: 'send', kind, actorId, message, timeoutMs }, trace);
+  send(kind: string, actorId: string, message: unknown, deadline?: CallDeadline, trace?: Context): Promise<unknown> {
+    const signal = deadlineOfCall(deadline, this.#timeoutMs);
+    const timeoutMs = timeLeft(signal, this.#timeoutMs);
+    return untilAborted(this.#route({ op: 'send', kind, actorId, message, timeoutMs }, trace, signal), signal);
   }
 
   signal(kind: string, actorId: string, message: unknown, trace?: Context): Promise<unknown> {
-    return this.#route({ op: 'signal', kind, actorId, message, timeoutMs: this.#timeoutMs }, trace);
+    const request = { op: 'signal' as const, kind, actorId, message, timeoutMs: this.#timeoutMs };
+    return this.#route(request, trace, deadlineIn(this.#timeoutMs));
   }
 
   /** A local partition's stream stays in-process; another node's is relayed over NATS (remote-stream.ts). */
@@ -157,7 +161,7 @@ export class NatsActorRouter implements ActorRouter {
     const request = { op: 'stream' as const, kind, actorId, message, timeoutMs: this.#timeoutMs };
     // Its opening goes over NATS even if the partition comes here meanwhile (this node answers its own subjects).
     return openRemoteStream(this.#connection.nc, this.#liveness, (open) =>
-      this.#route({ ...request, stream: { ...open, timeoutMs } }, trace),
+      this.#route({ ...request, stream: { ...open, timeoutMs } }, trace, deadlineIn(this.#timeoutMs)),
     );
   }
 
@@ -172,9 +176,9 @@ export class NatsActorRouter implements ActorRouter {
     return partitionOf(actorId, this.#leases.partitions);
   }
 
-  async #route(request: ActorRequest, trace: Context | undefined): Promise<unknown> {
+  async #route(request: ActorRequest, trace: Context | undefined, signal: AbortSignal): Promise<unknown> {
     const partition = this.#partitionOf(request.actorId);
-    const deadline = Date.now() + request.timeoutMs;
+    const deadline = timeOf(signal) ?? Date.now() + request.timeoutMs;
     let failoverUntil: number | undefined;
     let backoffMs = RESUBSCRIBE_POLL_MS;
     /**
@@ -190,8 +194,7 @@ export class NatsActorRouter implements ActorRouter {
       if (Date.now() >= failoverUntil) throw unavailable(`no node answers for partition ${partition} (${reason})`);
     };
     for (;;) {
-      if (this.#leases.owns(partition) && request.op !== 'stream')
-        return this.#runLocally(request, Math.max(1, deadline - Date.now()), trace);
+      if (this.#leases.owns(partition) && request.op !== 'stream') return this.#runLocally(request, signal, trace);
       const tried = this.#leases.ownerOf(partition);
       if (tried !== undefined && !this.#leases.isLive(tried)) {
         // Its lease lapsed (it died or paused; a survivor is about to claim): a request sent to it now would only be
@@ -201,8 +204,10 @@ export class NatsActorRouter implements ActorRouter {
       }
       try {
         const timeoutMs = Math.max(1, deadline - Date.now());
-        return await this.#request(partition, { ...request, timeoutMs }, tried, trace);
+        return await this.#request(partition, { ...request, timeoutMs, deadlineAt: deadline }, tried, trace);
       } catch (error) {
+        // The deadline passed on the way (the owner's answer or the wait for it): its reason, as the caller's.
+        if (signal.aborted) throw signal.reason;
         if (!(error instanceof NotServedError)) throw error;
         await awaitNextOwner(error.formerOwner ?? tried, error.message);
       }
@@ -216,9 +221,9 @@ export class NatsActorRouter implements ActorRouter {
     return null;
   }
 
-  #runLocally(request: ActorRequest, timeoutMs: number, trace: Context | undefined): Promise<unknown> {
+  #runLocally(request: ActorRequest, deadline: AbortSignal, trace: Context | undefined): Promise<unknown> {
     return request.op === 'send'
-      ? this.#local.send(request.kind, request.actorId, request.message, timeoutMs, trace)
+      ? this.#local.send(request.kind, request.actorId, request.message, deadline, trace)
       : this.#local.signal(request.kind, request.actorId, request.message, trace);
   }
 
@@ -229,8 +234,8 @@ export class NatsActorRouter implements ActorRouter {
   }
 
   async #hop(partition: number, request: ActorRequest, owner: string | undefined, trace: Hop, took: Took) {
-    const sent = { ...request, deadlineAt: Date.now() + request.timeoutMs };
-    const waitMs = request.timeoutMs + REPLY_GRACE_MS;
+    const sent = { ...request, deadlineAt: request.deadlineAt ?? Date.now() + request.timeoutMs };
+    const waitMs = request.timeoutMs + REQUEST_BACKSTOP_MS;
     // Every call to one owner takes the same way, so they arrive in the order they were made (a turn's supersede
     // signal before the turn: chat's routes/deps.ts). A stream's frames still come back over NATS.
     const link = owner && this.#links ? this.#leases.linkOf(owner) : undefined;
@@ -359,12 +364,13 @@ export class NatsActorRouter implements ActorRouter {
       const partition = subjectPartition ?? this.#partitionOf(request.actorId);
       // Between the release decision and the unsubscription a request can still arrive: send the caller on.
       if (!this.#leases.owns(partition)) return notServedHere(this.#leases.nodeId, partition);
+      // The caller's deadline, on this node's clock: the local runtime and its host run the call under it.
       const timeoutMs = remainingOf(request);
-      if (timeoutMs <= 0) throw unavailable(`the call reached partition ${partition}'s owner after its deadline`);
+      if (timeoutMs <= 0) throw new DeadlineExceededError(`The call reached partition ${partition}'s owner too late`);
       return {
         value: request.stream
           ? this.#relayStream(request, request.stream, trace)
-          : await this.#runLocally(request, timeoutMs, trace),
+          : await this.#runLocally(request, deadlineIn(timeoutMs), trace),
       };
     } catch (error) {
       return { error: toWire(error) };

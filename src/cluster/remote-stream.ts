@@ -20,7 +20,7 @@
 // no answer within silentMs fails `done` with HostUnavailableError; so a dead owner is noticed within pingMs plus a
 // round trip, a hung one within pingMs + silentMs. The owner cancels the actor's stream when the caller closes
 // before the stream ended (client gone), or when it heard nothing from the caller for silentMs (its node died).
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, TimeoutError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { ActorStream } from '../runtime/router.js';
 import { SequenceIn, SequenceOut } from '../runtime/sequenced-stream.js';
 import type { StreamChannel } from '../runtime/stream-channel.js';
@@ -199,7 +199,7 @@ class CallerEnd implements StreamChannel {
           this.#ping = setTimeout(() => this.#askOwner(greetingSince), GREETING_RETRY_MS);
           return void this.#ping.unref();
         }
-        const silent = error.name === 'TimeoutError';
+        const silent = error instanceof TimeoutError;
         this.fail(
           unavailable(
             silent

@@ -13,7 +13,8 @@ export const SESSION_CHANGED =
 
 /**
  * Every way a chat call can fail, by stable code: the chat actor's refusals (its DomainError codes), a full
- * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the session written
+ * mailbox or host queue (`actor_busy`), a host restarting or gone (`host_unavailable`), the call's deadline passed
+ * before it was answered (`deadline_exceeded`: nothing of it was committed), the session written
  * by another node since its actor read it (`session_changed`, cluster mode: nothing was stored, the actor
  * reloads, the message can be sent again), the disk too full to store it or its commit failed
  * (`storage_unavailable`: nothing was stored), anything else (`internal`).
@@ -22,6 +23,7 @@ export const CHAT_FAILURE_CODES = [
   ...CHAT_ERROR_CODES,
   'actor_busy',
   'host_unavailable',
+  'deadline_exceeded',
   'session_changed',
   'storage_unavailable',
   'internal',
@@ -37,6 +39,7 @@ export const CHAT_FAILURE_MEANINGS: { readonly [C in ChatFailureCode]: string } 
   transcript_full: "The session's transcript reached its limit; start a new session",
   actor_busy: "The session's mailbox or its actor host's queue is full (backpressure): refused before any work",
   host_unavailable: "The session's actor host is restarting, or the cluster is out of reach",
+  deadline_exceeded: "The answer was not done by the call's deadline, wherever it ran: nothing of it was stored",
   session_changed: 'Another node wrote the session since its actor read it (cluster): nothing was stored',
   storage_unavailable: 'The disk is too full or its commit failed: nothing was stored',
   internal: 'Anything else (logged with the request id)',
@@ -47,7 +50,7 @@ export interface ChatFailure {
   code: ChatFailureCode;
   message: string;
   details?: Record<string, unknown>;
-  /** actor_busy, storage_unavailable: when to retry. */
+  /** actor_busy, deadline_exceeded, storage_unavailable: when to retry. */
   retryAfterSeconds?: number;
 }
 
@@ -69,6 +72,8 @@ export function failureOf(error: unknown): ChatFailure {
       return { code: 'internal', message };
     case 'actor_busy':
       return { code: 'actor_busy', message, retryAfterSeconds: transient.retryAfterSeconds };
+    case 'deadline_exceeded':
+      return { code: 'deadline_exceeded', message, retryAfterSeconds: transient.retryAfterSeconds };
     case 'revision_conflict':
       return { code: 'session_changed', message };
     case 'storage_unavailable':
@@ -93,6 +98,7 @@ export const streamAnswers: { sse: AnswerTable<string>; websocket: AnswerTable<s
     transcript_full: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; please send your message again in a moment',
     host_unavailable: () => 'The chat service stopped while answering; please send your message again',
+    deadline_exceeded: () => 'The answer took longer than the chat service waits; please send your message again',
     session_changed: () => SESSION_CHANGED,
     storage_unavailable: () => STORAGE_UNAVAILABLE,
     internal: () => 'The answer could not be completed; please send your message again',
@@ -105,6 +111,7 @@ export const streamAnswers: { sse: AnswerTable<string>; websocket: AnswerTable<s
     transcript_full: ({ message }) => message,
     actor_busy: () => 'The chat service is busy; try again in a moment',
     host_unavailable: () => 'The chat service is restarting; the result was not delivered',
+    deadline_exceeded: () => 'The chat service did not answer in time; the result was not delivered',
     session_changed: () => SESSION_CHANGED,
     storage_unavailable: () => STORAGE_UNAVAILABLE,
     internal: () => 'Internal server error',

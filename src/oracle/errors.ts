@@ -35,6 +35,11 @@ export const oracleErrors = {
   /** The session's actor host is restarting: the client may retry at once. */
   chatUnavailable: () =>
     HttpError.of(503, 'The chat service is restarting; try again in a moment', undefined, { 'Retry-After': '1' }),
+  /** The call's deadline passed before the session's actor answered (nothing of it was stored): 504, retry later. */
+  chatTimedOut: (retryAfterSeconds: number) =>
+    HttpError.of(504, 'The chat service did not answer in time; try again in a moment', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
   /** The session's mailbox or its actor host's queue is full (backpressure): refused before any work. */
   chatBusy: (retryAfterSeconds: number) =>
     HttpError.of(503, 'The chat service is busy; try again in a moment', undefined, {
@@ -56,6 +61,7 @@ export const ORACLE_ERROR_MEANINGS: { readonly [K in keyof typeof oracleErrors]:
   malformedBody: 'The body is not JSON',
   delegationRefused: 'The delegation given to POST /delegation was refused; `reason` says why',
   chatUnavailable: "The session's actor host is restarting",
+  chatTimedOut: "The call's deadline passed before the session's actor answered; nothing was stored",
   chatBusy: "The session's mailbox or its actor host's queue is full",
   agentFailed: 'The agent failed on a message that was not streamed',
   runNotFound: 'No such run on this node: never started, or no longer kept',
@@ -76,6 +82,7 @@ export const chatAnswers: { http: AnswerTable<HttpError>; sse: AnswerTable<strin
     transcript_full: ({ message, details }) => HttpError.of(413, message, details),
     actor_busy: ({ retryAfterSeconds = 1 }) => oracleErrors.chatBusy(retryAfterSeconds),
     host_unavailable: () => oracleErrors.chatUnavailable(),
+    deadline_exceeded: ({ retryAfterSeconds = 1 }) => oracleErrors.chatTimedOut(retryAfterSeconds),
     session_changed: () => HttpError.of(409, SESSION_CHANGED),
     storage_unavailable: ({ retryAfterSeconds = 5 }) =>
       HttpError.of(503, STORAGE_UNAVAILABLE, undefined, { 'Retry-After': String(retryAfterSeconds) }),

@@ -1,12 +1,13 @@
 // Thread: actor host
 // The worker side of the actor runtime: hosts the session actors of one shard. Each actor has a bounded
 // mailbox; idle actors are dropped from memory (their state lives in LMDB) and come back on the next message.
-// A message may carry its caller's deadline: when it passes, the message leaves the mailbox unrun, or the
-// running actor sees its AbortSignal fire and must not commit (the caller was told the call failed).
+// A message may carry its caller's deadline (its time: deadline-signals.ts): when it passes, the message leaves the
+// mailbox unrun, or the running actor sees its AbortSignal fire and must not commit (the caller was told the call
+// failed, with the same DeadlineExceededError).
 import type { MessagePort } from 'node:worker_threads';
 import type { Logger } from '../base/log.js';
 import type { Store } from '../store/env.js';
-import { DeadlineSignals } from './deadline-signals.js';
+import { deadlineAt } from './deadline-signals.js';
 import { HostClosingError } from './errors.js';
 import { Mailbox, type MailboxTask } from './mailbox.js';
 import type { HostApi, TraceCarrier } from './messages.js';
@@ -99,7 +100,6 @@ export class ActorHost implements HostApi {
   readonly #kinds: Map<string, ActorKind>;
   readonly #cells = new Map<string, Cell>();
   readonly #sweeper: NodeJS.Timeout;
-  readonly #deadlines = new DeadlineSignals();
   /** Kinds whose services are ready, and those being prepared (ActorKind.prepare), by name. */
   readonly #prepared = new Set<string>();
   readonly #preparing = new Map<string, Promise<void>>();
@@ -261,7 +261,6 @@ export class ActorHost implements HostApi {
       clearTimeout(timer);
       for (const cell of this.#cells.values()) cell.actor.dispose?.();
       this.#cells.clear();
-      this.#deadlines.clear();
       await this.options.afterClose?.();
       return { drained };
     })());
@@ -344,8 +343,9 @@ export class ActorHost implements HostApi {
   }
 
   #post<T>(cell: Cell, deadline: number | undefined, task: ActorTask<T>): Promise<T> {
-    // Same clock as the caller's (threads of one process): both sides see the deadline pass together.
-    return cell.mailbox.post(task, deadline === undefined ? undefined : this.#deadlines.at(deadline));
+    // The caller's deadline, made again from its time on the same clock (threads of one process): both sides see it
+    // pass together, with the same reason (a DeadlineExceededError).
+    return cell.mailbox.post(task, deadline === undefined ? undefined : deadlineAt(deadline));
   }
 
   #cell(kindName: string, actorId: string): Cell {

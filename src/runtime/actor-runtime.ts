@@ -11,7 +11,8 @@ import { batchingEndpoint } from './batching-endpoint.js';
 import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import type { ActorProtocol, ProtocolShape } from './protocol.js';
-import { ActorRef, type Actors, type ActorStream } from './router.js';
+import { abortReason, deadlineOfCall, timeOf, untilAborted } from './deadline-signals.js';
+import { ActorRef, type Actors, type ActorStream, type CallDeadline } from './router.js';
 import { RpcClient, serve, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
 import { type Context, tracing } from '../telemetry/index.js';
@@ -22,12 +23,14 @@ export { ActorRef, type ActorRouter, type Actors, type ActorStream } from './rou
 const HOST_ENTRY = new URL('../../workers/actor-host.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 5_000;
 /**
- * How long after a call's deadline the main thread still waits for the host's own answer. The host cancels
- * mailbox work at the deadline itself (same clock), so the caller hears "cancelled" or, when the actor had
- * already committed, its real answer; never a failure for work that then commits. Only a host that says
- * nothing at all for this long is given up on.
+ * How long after a call's deadline its slot in the host's queue stays counted: the caller is answered at the
+ * deadline (its signal's reason), and the host cancels the work at the same deadline (same clock) and answers
+ * then; only a host that says nothing at all for this long more frees the slot unanswered. A bound on the queue,
+ * not on the caller.
  */
-const DEADLINE_GRACE_MS = 5_000;
+const QUEUE_SLOT_GRACE_MS = 5_000;
+/** Beyond the shutdown timeout, how long a closing host may take to say it closed before it is terminated. */
+const CLOSE_GRACE_MS = 5_000;
 
 export interface HostClosed {
   host: number;
@@ -46,7 +49,7 @@ class HostHandle {
   restarts = 0;
   /** Direct calls (signal, stats, close): the host answers them at once, so the timeout alone bounds them. */
   readonly #direct: CallPolicy;
-  /** Mailbox calls: counted against the queue limit; the host cancels them at their deadline, so wait a grace longer. */
+  /** Mailbox calls: counted against the queue limit until the host answers (or a grace past their deadline). */
   readonly #mailbox: CallPolicy;
 
   constructor(
@@ -59,7 +62,7 @@ class HostHandle {
     const timedOut = (timeoutMs: number) => new HostUnavailableError(this.index, `no answer within ${timeoutMs} ms`);
     const fromRemote = (error: Error, timeoutMs: number) => this.#fromHost(error, timeoutMs);
     this.#direct = { graceMs: 0, timedOut, fromRemote };
-    this.#mailbox = { graceMs: DEADLINE_GRACE_MS, timedOut, fromRemote, settled: () => void this.#queued-- };
+    this.#mailbox = { graceMs: QUEUE_SLOT_GRACE_MS, timedOut, fromRemote, settled: () => void this.#queued-- };
     // At 0 from the start: Prometheus's increase() sees no rise in a series that first appears at 1.
     actorHostRestarts.with(String(index));
   }
@@ -129,8 +132,8 @@ class HostHandle {
   }
 
   /**
-   * Mailbox work (send, stream): refused at once when the host's queue is full. Its deadline (now + timeoutMs)
-   * travels as the last argument and the host cancels the work there; this side waits a grace longer.
+   * Mailbox work (send, stream): refused at once when the host's queue is full. Its deadline's time travels in
+   * `args` and the host cancels the work there; the caller stops waiting at the same deadline (ActorRuntime.send).
    */
   post<M extends 'send' | 'stream'>(
     method: M,
@@ -170,7 +173,7 @@ class HostHandle {
     if (!worker || !rpc) return { host: this.index, drained: true };
     let drained = false;
     try {
-      ({ drained } = await rpc.call('close', [timeoutMs], timeoutMs + DEADLINE_GRACE_MS, this.#direct));
+      ({ drained } = await rpc.call('close', [timeoutMs], timeoutMs + CLOSE_GRACE_MS, this.#direct));
     } catch (err) {
       this.log.warn({ err, host: this.index }, 'actor host did not close; terminating it');
     }
@@ -193,7 +196,7 @@ export interface ActorRuntimeOptions {
   threads: number;
   config: RuntimeConfig;
   log: Logger;
-  /** An actor that does not answer within this time fails the call (default 15 s). */
+  /** The deadline of a call that comes without one (default 15 s). */
   callTimeoutMs?: number;
   /**
    * What the main thread serves the hosts: an object whose methods a host calls over its call port (rpc.ts), the
@@ -242,24 +245,22 @@ export class ActorRuntime implements Actors {
 
   /**
    * Sends `message` to the actor's mailbox (untyped: use ref()). Refused at once with ActorBusyError when its
-   * mailbox or its host's queue is full; after `timeoutMs` the work is cancelled (dropped if queued, not
-   * committed if running). A refusal of the actor rejects with its DomainError.
+   * mailbox or its host's queue is full. At its deadline (a signal's or ms from now: router.ts, CallDeadline) the
+   * call rejects with the deadline's reason, and the host, given the deadline's time, cancels the work then
+   * (dropped if queued, not committed if running). A refusal of the actor rejects with its DomainError.
    */
-  send(
-    kind: string,
-    actorId: string,
-    message: unknown,
-    timeoutMs = this.#timeoutMs,
-    trace?: Context,
-  ): Promise<unknown> {
+  send(kind: string, actorId: string, message: unknown, deadline?: CallDeadline, trace?: Context): Promise<unknown> {
+    const signal = deadlineOfCall(deadline, this.#timeoutMs);
+    if (signal.aborted) return Promise.reject(abortReason(signal));
     const host = this.#hosts[this.hostOf(actorId)];
     const carrier = trace && tracing?.carrier(trace);
-    const deadline = Date.now() + timeoutMs;
-    return host.post(
-      'send',
-      carrier ? [kind, actorId, message, deadline, carrier] : [kind, actorId, message, deadline],
-      timeoutMs,
-    );
+    const now = Date.now();
+    // A signal that is no deadline (a caller's own controller) ends the wait when it fires; the host gets the default.
+    const at = timeOf(signal) ?? now + this.#timeoutMs;
+    const args: ArgsOf<HostApi, 'send'> = carrier
+      ? [kind, actorId, message, at, carrier]
+      : [kind, actorId, message, at];
+    return untilAborted(host.post('send', args, Math.max(0, at - now)), signal);
   }
 
   /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */

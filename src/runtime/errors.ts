@@ -20,6 +20,17 @@ export class HostUnavailableError extends TransientError<'host_unavailable'> {
   }
 }
 
+/**
+ * A call's deadline passed (deadline-signals.ts): the reason its deadline signal fires with, on the caller's thread,
+ * in the host and on the owner node alike. Queued work is dropped; running work sees its signal and does not commit.
+ */
+export class DeadlineExceededError extends TransientError<'deadline_exceeded'> {
+  override readonly name = 'DeadlineExceededError';
+  constructor(message = 'The call was not answered by its deadline') {
+    super('deadline_exceeded', message);
+  }
+}
+
 /** The caller gave up (its deadline passed) before the actor committed: the work was dropped or rolled back. */
 export class CallCancelledError extends Error {
   override readonly name = 'CallCancelledError';

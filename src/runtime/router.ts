@@ -5,11 +5,19 @@
 // cluster mode routes the same calls to the node owning the actor (for example over NATS request/reply).
 // Faces get an Actors (a router that also makes typed references and carries the actors' events): the runtime
 // itself on one node, the cluster's router and event bus in cluster mode. Each call takes its caller's trace
-// context (HttpRequest.trace: tracing on and sampled), which the actor's span is made under.
+// context (HttpRequest.trace: tracing on and sampled), which the actor's span is made under, and a send its
+// deadline (deadline-signals.ts): the one deadline of the call, wherever it runs.
 import type { Context } from '../telemetry/index.js';
 import type { ActorEvent } from './messages.js';
 import type { ActorProtocol, ProtocolShape, ReplyOf, TypedMessage } from './protocol.js';
 import type { StreamChannel } from './stream-channel.js';
+
+/**
+ * A call's deadline: a deadline signal (deadlineIn, deadlineAt: it fires with a DeadlineExceededError at its time,
+ * which travels with the call to the host and the owner node), or ms from now. A face makes one per request and
+ * gives it to every call of that request.
+ */
+export type CallDeadline = AbortSignal | number;
 
 export interface ActorStream {
   /** Messages the actor writes, and the control messages back (acknowledgements, cancel); the actor closes it when done. */
@@ -21,10 +29,11 @@ export interface ActorStream {
 export interface ActorRouter {
   /**
    * Sends `message` to the actor's mailbox and resolves with its reply. Refused at once with ActorBusyError
-   * when the actor or its host is full; after `timeoutMs` the work is cancelled (dropped if queued, not
-   * committed if running). A refusal of the actor rejects with its DomainError.
+   * when the actor or its host is full. At its deadline the call rejects with the deadline's DeadlineExceededError
+   * and the work is cancelled (dropped if queued, not committed if running). A refusal of the actor rejects with
+   * its DomainError.
    */
-  send(kind: string, actorId: string, message: unknown, timeoutMs?: number, trace?: Context): Promise<unknown>;
+  send(kind: string, actorId: string, message: unknown, deadline?: CallDeadline, trace?: Context): Promise<unknown>;
   /** Reaches an actor outside its mailbox; resolves `undefined` when it is not in memory. */
   signal(kind: string, actorId: string, message: unknown, trace?: Context): Promise<unknown>;
   /** Opens a stream from the actor, running in its mailbox like a send. */
@@ -52,8 +61,8 @@ export class ActorRef<S extends ProtocolShape> {
   ) {}
 
   // The casts below are the thread boundary: the actor of this kind implements Actor<S> (the same declaration).
-  send<M extends TypedMessage<S['calls']>>(message: M, timeoutMs?: number): Promise<ReplyOf<S['calls'], M>> {
-    return this.router.send(this.kind, this.id, message, timeoutMs, this.trace) as Promise<ReplyOf<S['calls'], M>>;
+  send<M extends TypedMessage<S['calls']>>(message: M, deadline?: CallDeadline): Promise<ReplyOf<S['calls'], M>> {
+    return this.router.send(this.kind, this.id, message, deadline, this.trace) as Promise<ReplyOf<S['calls'], M>>;
   }
 
   /** `undefined`: the actor is not in memory, so the signal was not delivered. */
@@ -69,7 +78,7 @@ export class ActorRef<S extends ProtocolShape> {
 /** An Actors over `router` (send, signal, stream) whose events come from `events` (in cluster mode: the event bus). */
 export function actorsOver(router: ActorRouter, events: Pick<Actors, 'onEvent'>): Actors {
   const actors: Actors = {
-    send: (kind, actorId, message, timeoutMs, trace) => router.send(kind, actorId, message, timeoutMs, trace),
+    send: (kind, actorId, message, deadline, trace) => router.send(kind, actorId, message, deadline, trace),
     signal: (kind, actorId, message, trace) => router.signal(kind, actorId, message, trace),
     stream: (kind, actorId, message, timeoutMs, trace) => router.stream(kind, actorId, message, timeoutMs, trace),
     ref: (protocol, actorId, trace) => new ActorRef(actors, protocol.kind, actorId, trace),

@@ -7,7 +7,13 @@
 // client's timeouts) crosses as that TransientError. What an error *means* on arrival (a host's cancelled call is
 // its unavailability) is the receiver's policy, not the codec's.
 import { DomainError, TRANSIENT_CODES, TransientError, transientOf, type TransientCode } from '../base/errors.js';
-import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
+import {
+  ActorBusyError,
+  CallCancelledError,
+  DeadlineExceededError,
+  HostClosingError,
+  HostUnavailableError,
+} from './errors.js';
 
 /** An error as it crosses. */
 export interface WireError {
@@ -53,6 +59,9 @@ export function fromWire(wire: WireError): Error {
       break;
     case 'HostUnavailableError':
       error = new HostUnavailableError(-1, '');
+      break;
+    case 'DeadlineExceededError':
+      error = new DeadlineExceededError();
       break;
     case 'CallCancelledError':
       error = new CallCancelledError();

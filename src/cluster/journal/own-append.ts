@@ -4,6 +4,8 @@
 // makes them safe to send again: a publish with no responder did not land; one that timed out may have, and is
 // sent again as it was until what became of it is known.
 import { JetStreamApiCodes, JetStreamApiError, type PubAck } from '@nats-io/jetstream';
+import { jserrors } from '@nats-io/jetstream/internal';
+import { TimeoutError } from '@nats-io/transport-node';
 import { RevisionConflictError } from '../../store/revision.js';
 import type { ClusterConnection } from '../connection.js';
 import { encodeMessage, type JournalMessage, type JournalStream, lastOnSubject, nextOnSubject } from './stream.js';
@@ -29,10 +31,10 @@ export interface OwnSubject {
  * publish has no responder.
  */
 const LEADER_ELECTION_WAIT_MS = 8_000;
-/** The JetStream client's name for a publish that no server took (no responders: no stream leader now). */
-const noStreamLeader = (error: unknown) => error instanceof Error && error.name === 'JetStreamNotEnabled';
-/** The client's name for a request not answered within its API timeout: the publish may still have landed. */
-const timedOut = (error: unknown) => error instanceof Error && error.name === 'TimeoutError';
+/** The JetStream client's error for a publish that no server took (no responders: no stream leader now). */
+const noStreamLeader = (error: unknown) => error instanceof jserrors.JetStreamNotEnabled;
+/** The client's error for a request not answered within its API timeout: the publish may still have landed. */
+const timedOut = (error: unknown) => error instanceof TimeoutError;
 /**
  * nats-server >= 2.11's answer to a publish whose message id the stream leader holds in process (proposed, not
  * stored yet): "duplicate message id is in process". 2.10 answers a duplicate ack with sequence 0 instead.

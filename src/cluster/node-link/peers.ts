@@ -20,7 +20,7 @@ export class LinkLostError extends Error {
   override name = 'LinkLostError';
 }
 export class LinkTimeoutError extends Error {
-  override name = 'TimeoutError';
+  override name = 'LinkTimeoutError';
 }
 
 interface Call {

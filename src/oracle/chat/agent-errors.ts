@@ -22,8 +22,9 @@ export class StepLimitError extends Error {
   }
 }
 
+/** An abort (fetch's, or throwIfAborted's): the turn was stopped, not failed. By the DOMException's code, not a name. */
 export function isAbortError(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
+  return error instanceof DOMException && error.code === DOMException.ABORT_ERR;
 }
 
 /** Throws the signal's reason as an AbortError (what fetch does), so callers test one shape. */

@@ -99,6 +99,10 @@ export function messageRoutes(deps: OracleRouteDeps) {
             'The session actor is restarting or busy (mailbox or host queue full); retry after `Retry-After`',
           schema: ErrorBodySchema,
         },
+        504: {
+          description: "The answer was not done by the call's deadline; nothing stored; retry after `Retry-After`",
+          schema: ErrorBodySchema,
+        },
         ...AUTH_RESPONSES,
       },
       async handler({ identity: user, params: { sessionId }, body, req, res }) {

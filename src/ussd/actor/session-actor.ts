@@ -28,6 +28,7 @@ import { askOf, countStep, countTimedOut } from './step-outcomes.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import type { ResumePoints } from '../services/resume-points.js';
+import { underDeadline } from '../services/step-budget.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { hasPending, LmdbOutboxStore } from '../outbox/lmdb-store.js';
 import { carryOutbox, recordsInSessions, withOutboxRecord } from './outbox-records.js';
@@ -95,8 +96,6 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
       rememberLanguage: languages.set,
       resumePoints,
       unknownCodeScreen: `END ${config.USSD_UNKNOWN_CODE_TEXT}`,
-      // The step's webhook calls end well before the front door's deadline answers END for it.
-      stepBudgetMs: Math.max(50, Math.floor(config.USSD_STEP_TIMEOUT_MS / 2)),
       // The `query` action: the main thread's gateway, in process.
       ...(host.chainRest ? { chainRest: host.chainRest } : {}),
     },
@@ -124,7 +123,7 @@ class UssdActor implements Actor<UssdShape> {
     trace?: Context,
   ): Promise<string | AskNeeded | SessionView | null | GatewayEndOutcome | boolean | number> {
     if (message.type === 'dial') return this.#dial(message, cancelled, trace);
-    if (message.type === 'askAnswer') return this.#askAnswer(message);
+    if (message.type === 'askAnswer') return this.#askAnswer(message, cancelled);
     if (message.type === 'outboxRecord') return this.#outboxRecord(message);
     if (message.type === 'outboxResume') return this.#outboxResume();
     return message.type === 'inspect' ? this.#inspect() : this.#gatewayEnd(message, trace);
@@ -218,9 +217,10 @@ class UssdActor implements Actor<UssdShape> {
    * Shows (or keeps, when late) the answer of the chat turn the session waits for; null when it waits for none. No
    * answer yet (the step answered `working`): the account keeps the turn as pending, for the next dial.
    */
-  async #askAnswer(message: AskAnswerMessage): Promise<string | null> {
+  async #askAnswer(message: AskAnswerMessage, cancelled?: AbortSignal): Promise<string | null> {
     const { turnId, answer, late, customerId, serviceId } = message;
-    const { sessions, deps } = this.services;
+    const { sessions } = this.services;
+    const deps = underDeadline(this.services.deps, cancelled);
     // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
     // again. Whichever shows it first takes it off the account.
     if (late || answer === undefined) await deps.customers.keepAnswer(customerId, serviceId, turnId, answer);
@@ -295,7 +295,9 @@ class UssdActor implements Actor<UssdShape> {
     trace: Context | undefined,
     assumed?: null,
   ): Promise<string | AskNeeded | typeof STALE> {
-    const { sessions, deps } = this.services;
+    const { sessions } = this.services;
+    // The step's http and query calls take half of what is left of the call's deadline (step-budget.ts).
+    const deps = underDeadline(this.services.deps, cancelled);
     const now = deps.now();
     const loading = assumed === null ? null : this.#load();
     const stored = loading instanceof Promise ? await loading : loading;

@@ -4,13 +4,13 @@ import * as v from 'valibot';
 import { TOO_MANY_REQUESTS } from '../../docs/index.js';
 import { declarer } from '../../http/route.js';
 import { reply, type HttpRequest } from '../../http/types.js';
-import { failureKind, HostUnavailableError } from '../../runtime/errors.js';
+import { deadlineIn } from '../../runtime/deadline-signals.js';
+import { DeadlineExceededError, failureKind } from '../../runtime/errors.js';
 import { isStorageUnavailable } from '../../store/write-guard.js';
 import { answerOf, INVALID_INPUT, SERVICE_UNAVAILABLE } from '../answers.js';
 import { USSD_ACTOR, type DialMessage } from '../protocol.js';
 import { checkUssdRequest, UssdRequestSchema } from '../schema.js';
 import type { UssdRouteDeps } from './index.js';
-import { within } from '../../base/within.js';
 import { ussdServiceSessionsEnded } from '../../metrics/catalogue.js';
 import type { ServedServices } from '../services/served.js';
 import { isAskNeeded } from '../services/ask.js';
@@ -34,15 +34,17 @@ export const USSD_DRAIN_REFUSALS = {
 /** The gateway is not identified: the route is public (rate-limited by the front door). */
 const route = declarer<void>();
 
-/** The step's screen from the session's actor, within the step deadline (a rejection past it). */
+/**
+ * The step's screen from the session's actor, under the step's one deadline (USSD_STEP_TIMEOUT_MS from now): the
+ * actor runs under it wherever it is (its host, another node), and past it the step rejects with its
+ * DeadlineExceededError, which failedStep answers. A gateway must be answered before it gives up; a step that still
+ * lands later is what a gateway's retry of the same text then reads back.
+ */
 export async function stepOf(deps: UssdRouteDeps, message: DialMessage, trace: Context | undefined): Promise<string> {
-  const { actors, stepTimeoutMs = 15_000 } = deps;
-  const reply = await withinDeadline(
-    actors.ref(USSD_ACTOR, message.sessionId, trace).send(message, stepTimeoutMs),
-    stepTimeoutMs,
-  );
+  const deadline = deadlineIn(deps.stepTimeoutMs ?? 15_000);
+  const reply = await deps.actors.ref(USSD_ACTOR, message.sessionId, trace).send(message, deadline);
   // An ask state's question: the agent's answer, or `working` when it takes longer than the step's budget.
-  return isAskNeeded(reply) ? askAnswered(deps, message.sessionId, reply) : reply;
+  return isAskNeeded(reply) ? askAnswered(deps, message.sessionId, reply, deadline) : reply;
 }
 
 /**
@@ -56,7 +58,7 @@ export function failedStep({ log, services }: UssdRouteDeps, err: unknown, messa
   const level = isStorageUnavailable(err) ? 'debug' : failureKind(err) === 'transient' ? 'warn' : 'error';
   log[level]({ err, reqId: req.requestId, sessionId: message.sessionId }, 'USSD actor failed');
   // The END answer ends the session for the user: counted for the service the code names.
-  const reason = err instanceof HostUnavailableError && err.message.includes('took longer') ? 'timeout' : 'error';
+  const reason = err instanceof DeadlineExceededError ? 'timeout' : 'error';
   ussdServiceSessionsEnded.with(serviceOfCode(services, message.serviceCode), 'unknown', reason).inc();
   return answerOf(err);
 }
@@ -92,19 +94,6 @@ export function dialRoutes(deps: UssdRouteDeps) {
       },
     }),
   ];
-}
-
-/**
- * The step's answer, or a HostUnavailableError at the deadline: the router's own deadline is the same, but a
- * partition can add its failover waits to it, and a gateway must be answered before it gives up. A step that
- * still lands later is what a gateway's retry of the same text then reads back.
- */
-function withinDeadline<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
-  return within(
-    answer,
-    timeoutMs,
-    () => new HostUnavailableError(-1, `the USSD step took longer than ${timeoutMs} ms`),
-  );
 }
 
 /** The id of the service a code dials (its own, or the one of the code it extends); `unknown` when none. */

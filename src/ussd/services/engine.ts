@@ -42,8 +42,8 @@ export interface EngineDeps extends ActionDeps {
   readVersion?: (key: string) => Promise<CompiledService | undefined>;
   /** The answer to a dial of a code no service claims (USSD_UNKNOWN_CODE_TEXT). */
   unknownCodeScreen?: string;
-  /** The time the `http` and `query` calls of one step may take together (default 5000 ms): within its deadline. */
-  stepBudgetMs?: number;
+  /** When this step's `http` and `query` calls must be done by (epoch ms; step-budget.ts): 5 s from its start if unset. */
+  callsDeadline?: number;
   /**
    * Awaited before an `http` call (cluster mode, a step run on a held copy): throws when that copy is not the stored
    * session, so a step another node committed is replayed from the store, never called again.
@@ -270,7 +270,7 @@ function stepOf(
     context: session.context,
     account: undefined,
     deps,
-    deadline: deps.now() + (deps.stepBudgetMs ?? 5_000),
+    deadline: deps.callsDeadline ?? deps.now() + 5_000,
     outbox: undefined,
   };
 }
