@@ -51,13 +51,9 @@ module.exports = {
       comment:
         'A face declares its record families (its port: ussd/repositories.ts, oracle/repositories.ts) and runs the ' +
         'same on either engine: fencing and staleness are the repositories\' (e.g. UssdSessionStore). JetStream ' +
-        '(src/cluster/records/) or LMDB (src/records/lmdb/) is picked by the composition root (src/app/records.ts). ' +
-        'Not yet: the runs kept in the runs stream (the frame stream, issue 43 goal 3).',
+        '(src/cluster/records/) or LMDB (src/records/lmdb/) is picked by the composition root (src/app/records.ts).',
       severity: 'error',
-      from: {
-        path: `^src/${FACES}/`,
-        pathNot: '^src/oracle/runs/(cluster-runs|jetstream-run-stream)\\.ts$',
-      },
+      from: { path: `^src/${FACES}/` },
       to: { path: '^src/cluster/' },
     },
     {

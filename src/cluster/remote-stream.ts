@@ -6,7 +6,8 @@
 // the acknowledgement window works end to end: a slow reader on the caller holds the actor back on the owner.
 //
 // Core NATS keeps the order of one connection's messages to another, but drops what is in flight when a NATS server
-// dies, so every message carries a sequence number and a gap fails the stream instead of leaving a hole in it.
+// dies, so every message carries a sequence number and a gap fails the stream instead of leaving a hole in it
+// (runtime/sequenced-stream.ts; the credit is the relayed stream's own, end to end).
 // The owner may hear of the stream (over the node link) before the caller's subscription has crossed the route
 // between their NATS servers, and the caller before the owner's has: either's first messages would then be dropped.
 // So the caller's first word is a ping, asked again while nobody answers it, and the owner holds its messages until
@@ -21,6 +22,7 @@
 // before the stream ended (client gone), or when it heard nothing from the caller for silentMs (its node died).
 import { createInbox, TimeoutError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { ActorStream } from '../runtime/router.js';
+import { SequenceIn, SequenceOut } from '../runtime/sequenced-stream.js';
 import type { StreamChannel } from '../runtime/stream-channel.js';
 import { fromWire, toWire, type WireError } from '../runtime/wire-errors.js';
 import { isNoResponders } from './no-responders.js';
@@ -76,8 +78,10 @@ class CallerEnd implements StreamChannel {
   #listeners: ((message: unknown) => void)[] = [];
   /** Messages that arrived before the first listener (a MessagePort holds them the same way). */
   #early: unknown[] = [];
-  #received = 0;
-  #sent = 0;
+  /** The owner's messages, in order. */
+  readonly #received = new SequenceIn();
+  /** This end's control messages. */
+  readonly #sent = new SequenceOut();
   #ping: NodeJS.Timeout | undefined;
   readonly #out: Subscription;
 
@@ -107,7 +111,7 @@ class CallerEnd implements StreamChannel {
   postMessage(message: unknown): void {
     if (this.#closed) return;
     if (this.#queued) this.#queued.push(message);
-    else this.#publish({ s: ++this.#sent, m: message });
+    else this.#publish({ s: this.#sent.take(), m: message });
   }
 
   /** The reader is done: the owner cancels the actor's stream if it has not ended. */
@@ -127,7 +131,7 @@ class CallerEnd implements StreamChannel {
     const queued = this.#queued ?? [];
     this.#queued = undefined;
     if (this.#closed) return this.#publish({ close: true });
-    for (const message of queued) this.#publish({ s: ++this.#sent, m: message });
+    for (const message of queued) this.#publish({ s: this.#sent.take(), m: message });
     if (!this.#settled) this.#schedulePing();
   }
 
@@ -137,14 +141,16 @@ class CallerEnd implements StreamChannel {
 
   #arrived(message: OutMessage): void {
     if (this.#settled && !('m' in message)) return;
-    if (message.s !== this.#received + 1)
-      return this.fail(unavailable(`stream lost messages in transit (got ${message.s} after ${this.#received})`));
-    this.#received = message.s;
+    const after = this.#received.expected - 1;
+    if (this.#received.take(message.s).kind !== 'next')
+      return this.fail(unavailable(`stream lost messages in transit (got ${message.s} after ${after})`));
     if ('m' in message) {
       if (this.#closed) return;
       if (this.#listeners.length === 0) this.#early.push(message.m);
       else this.#deliver(message.m);
-    } else if ('done' in message) this.#settle(() => this.#resolve());
+    }
+    // How the handler ended may come before its port's last messages (numbered after it): they are still taken.
+    else if ('done' in message) this.#settle(() => this.#resolve());
     else this.fail(fromWire(message.error));
   }
 
@@ -180,10 +186,9 @@ class CallerEnd implements StreamChannel {
         if (this.#settled) return;
         // The owner's last message left before its answer (same connection pair): later than ours means lost.
         const last = Number(reply.string());
-        if (last > this.#received)
-          return this.fail(
-            unavailable(`stream lost messages in transit (owner sent ${last}, ${this.#received} arrived)`),
-          );
+        const arrived = this.#received.expected - 1;
+        if (last > arrived)
+          return this.fail(unavailable(`stream lost messages in transit (owner sent ${last}, ${arrived} arrived)`));
         if (greetingSince === undefined) this.#schedulePing();
         else this.#greeted();
       },
@@ -216,8 +221,8 @@ class CallerEnd implements StreamChannel {
  * stops a stream (posted to the actor when the caller left before the end). Call after the open is accepted.
  */
 export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: ActorStream, cancel: unknown): void {
-  let sent = 0;
-  let expected = 0;
+  const sent = new SequenceOut();
+  const received = new SequenceIn();
   let ended = false;
   let callerGone = false;
   let heardAt = performance.now();
@@ -225,7 +230,7 @@ export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: Actor
   let held: Omit<OutMessage, 's'>[] | undefined = [];
   const out = (message: Omit<OutMessage, 's'>) => {
     if (held) held.push(message);
-    else if (!nc.isClosed()) nc.publish(`${open.inbox}.out`, JSON.stringify({ s: ++sent, ...message }));
+    else if (!nc.isClosed()) nc.publish(`${open.inbox}.out`, JSON.stringify({ s: sent.take(), ...message }));
   };
   const heard = () => {
     const waiting = held ?? [];
@@ -249,12 +254,12 @@ export function relayToCaller(nc: NatsConnection, open: StreamOpen, local: Actor
       if (error || callerGone) return;
       heardAt = performance.now();
       // A ping is answered with what left before it; what was held leaves after the answer.
-      if (msg.reply) return void (msg.respond(String(sent)), heard());
+      if (msg.reply) return void (msg.respond(String(sent.next - 1)), heard());
       heard();
       const message = msg.json<InMessage>();
       if ('close' in message) return leave();
       // A lost control message (an acknowledgement, a cancel) would stall or run on: give up instead.
-      if (message.s !== ++expected) return leave();
+      if (received.take(message.s).kind !== 'next') return leave();
       local.channel.postMessage(message.m);
     },
   });

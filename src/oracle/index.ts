@@ -17,8 +17,6 @@ import { messageRoutes } from './routes/messages.js';
 import { modelRoutes } from './routes/models.js';
 import { loadModelCatalogue } from './chat/models.js';
 import { RunRegistry } from './runs/registry.js';
-import { ClusterRuns } from './runs/cluster-runs.js';
-import { openRunStream } from './runs/jetstream-run-stream.js';
 import { takeOverInherited, takeOverWhenDead } from './runs/takeover.js';
 
 /** How long a kept run may be quiet before its reader asks the session's actor whether it still runs. */
@@ -89,21 +87,17 @@ export const createOracleFace = async ({
     heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
     models: loadModelCatalogue(config),
     runs,
-    keptRuns:
-      cluster &&
-      new ClusterRuns(
-        cluster,
-        await openRunStream(cluster, runLimits),
-        runs,
-        repositories.openRuns,
-        {
-          heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
-          probeMs: RUN_PROBE_MS,
-          giveUpMs: config.SSE_HEARTBEAT_SECONDS * 2000 + 5000,
-          onQuiet: takeOverWhenDead(actors),
-        },
-        log.child({ face: 'oracle' }),
-      ),
+    keptRuns: await repositories.keptRuns?.front(runLimits, {
+      registry: runs,
+      openRuns: repositories.openRuns,
+      reading: {
+        heartbeatMs: config.SSE_HEARTBEAT_SECONDS * 1000,
+        probeMs: RUN_PROBE_MS,
+        giveUpMs: config.SSE_HEARTBEAT_SECONDS * 2000 + 5000,
+        onQuiet: takeOverWhenDead(actors),
+      },
+      log: log.child({ face: 'oracle' }),
+    }),
     log: log.child({ face: 'oracle' }),
   };
   // Cluster mode: the partitions of a node that died are this node's now, and so are the turns it left cut: they are

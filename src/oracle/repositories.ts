@@ -9,6 +9,7 @@ import type { CreditRepository } from './plugins/credits/repository.js';
 import type { PreferencesRepository } from './plugins/user-preferences/repository.js';
 import type { RevocationRepository } from './identity/revocations.js';
 import type { SessionStores } from './sessions/turn-commit.js';
+import type { RunKeeping } from './runs/kept-runs.js';
 import type { OpenRunRepository } from './runs/open-runs.js';
 
 /** Sessions, transcripts and a turn's commit over both (SessionStores), and the other families. */
@@ -22,4 +23,6 @@ export interface OracleRepositories extends SessionStores {
   readonly calls: CallRepository;
   /** Streamed turns in flight (runs/open-runs.ts). */
   readonly openRuns: OpenRunRepository;
+  /** Cluster mode: where runs keep their frames, so that they outlive their node (runs/kept-runs.ts). */
+  readonly keptRuns?: RunKeeping;
 }

@@ -36,7 +36,6 @@ import {
 import { chatServices, HISTORY_TURNS, type ChatServices } from './services.js';
 import { failedEnding } from '../stream-ending.js';
 import { runTurn, type Generation } from './turn.js';
-import { RunWriter } from '../runs/run-writer.js';
 import { STREAM_WINDOW } from '../chat/chat-protocol.js';
 import type { OpenRun } from '../runs/open-runs.js';
 import { claimRun } from './run-recovery.js';
@@ -81,9 +80,9 @@ class ChatActor implements Actor<ChatShape> {
   }
 
   async stream(turn: TurnMessage, port: MessagePort, cancelled?: AbortSignal, trace?: Context): Promise<void> {
-    const { runStream, log } = this.services;
+    const { keptRuns } = this.services;
     const info = { runId: turn.turnId, sessionId: this.sessionId, userDid: turn.userDid, requestId: turn.requestId };
-    const run = runStream && new RunWriter(runStream, info, log);
+    const run = keptRuns?.writer(info);
     const sender = new FrameSender(port, () => this.#abort(turn.turnId), STREAM_WINDOW, run);
     try {
       await this.#turn(turn, sender, cancelled, undefined, trace);
@@ -136,7 +135,7 @@ class ChatActor implements Actor<ChatShape> {
       return session?.record.userDid === userDid ? session.committedTurn(turnId) : undefined;
     };
     let turn = await committed();
-    const open = !turn && this.services.runStream ? await this.services.openRuns.get(this.sessionId) : undefined;
+    const open = !turn && this.services.keptRuns ? await this.services.openRuns.get(this.sessionId) : undefined;
     if (open?.value.runId === turnId) {
       await this.#recover({ type: 'recover', userDid, runId: turnId });
       turn = await committed();
@@ -158,7 +157,7 @@ class ChatActor implements Actor<ChatShape> {
   ): ChatShape['signals']['reply'] {
     // A client's answer to a browser tool or action this session's turn waits for.
     if (isChannelSignal(request)) return this.services.bridge.settle(this.sessionId, request);
-    // A kept run's reader asks whether its turn runs here (run-reader.ts).
+    // A kept run's reader asks whether its turn runs here (src/cluster/records/oracle/runs/run-reader.ts).
     if (request.type === 'run-alive') return this.#current?.turnId === request.runId;
     // Answered from the state in memory, beside a turn in the mailbox; not loaded yet: the caller sends a call.
     // Only while it is current: the store vouches for it, or a turn runs (it refreshed the state when it started);

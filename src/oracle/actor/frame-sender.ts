@@ -6,51 +6,53 @@
 // message, flushed by that timer, when the window is full, and before the end. The end message carries the closing
 // frames and the status they say (stream-ending.ts). When the socket on the main thread is full, acknowledgements
 // stop and `send` waits, so a slow client slows its own generation instead of filling memory. `cancel` (client
-// gone) ends the waiting. In cluster mode every frame also goes to the run's writer (runs/run-writer.ts), the run
+// gone) ends the waiting. In cluster mode every frame also goes to the run's writer (runs/kept-runs.ts), the run
 // as any node re-joins it: there a `cancel` only detaches the port (its caller's node is gone) and the turn goes
 // on; a recovered turn has no port at all. There a batch reaches the port only once the runs stream stored it (and
 // the end only after the closing frames): a client never holds a frame the stream lacks, so the numbers a takeover
 // continues from are never ones a client already has for other frames.
 import type { MessagePort } from 'node:worker_threads';
 import type { DomainError, TransientError } from '../../runtime/errors.js';
+import { Credit, SequenceOut } from '../../runtime/sequenced-stream.js';
 import { toWire } from '../../runtime/wire-errors.js';
 import { STREAM_WINDOW, type StreamControl, type StreamMessage } from '../chat/chat-protocol.js';
 import { type FrameBatch, toBatch } from '../frame-batch.js';
 import type { SseFrame } from '../sse-frames.js';
 import { closingFrames, type StreamEnding } from '../stream-ending.js';
-import type { RunWriter } from '../runs/run-writer.js';
+import type { RunFrameWriter } from '../runs/kept-runs.js';
 
 export class FrameSender {
-  #sent = 0;
-  #acked = 0;
+  /** The port's window (runtime/sequenced-stream.ts): released when nothing reads the port any more. */
+  readonly #credit: Credit;
+  /** The frames' numbers. */
+  readonly #ids: SequenceOut;
   #cancelled = false;
   /** The port's reader is gone but the run goes on (cluster mode): frames go to the run's writer only. */
   #detached = false;
   #ended = false;
   #opened = false;
-  #wake?: () => void;
-  /** The number of the next frame. */
-  #nextId: number;
   /** Frames sent but not posted yet. */
   #pending: SseFrame[] = [];
 
   constructor(
     private readonly port: MessagePort | undefined,
     onCancel: () => void,
-    private readonly window = STREAM_WINDOW,
+    window = STREAM_WINDOW,
     /** Cluster mode: where the run's frames are kept for re-joins through any node. */
-    readonly run?: RunWriter,
+    readonly run?: RunFrameWriter,
   ) {
+    this.#credit = new Credit(window);
+    this.#ids = new SequenceOut(run?.nextId ?? 1);
     this.#detached = port === undefined;
-    this.#nextId = run?.nextId ?? 1;
+    if (this.#detached) this.#credit.release();
     port?.on('message', (control: StreamControl) => {
-      if (control.type === 'ack') this.#acked = Math.max(this.#acked, control.frames);
-      else if (run) this.#detached = true;
+      if (control.type === 'ack') return this.#credit.granted(control.frames);
+      if (run) this.#detached = true;
       else if (!this.#cancelled) {
         this.#cancelled = true;
         onCancel();
       }
-      this.#wake?.();
+      this.#credit.release();
     });
   }
 
@@ -80,17 +82,28 @@ export class FrameSender {
     this.#post({ type: 'open' });
   }
 
-  /** Queues one frame for this turn's message, first waiting while the window is full. */
-  async send(frame: SseFrame): Promise<void> {
-    while (!this.#cancelled && !this.#detached && this.#sent - this.#acked >= this.window) {
+  /**
+   * Queues one frame for this turn's message, first waiting while the window is full; a promise only then (most
+   * frames are queued at once: no promise per delta).
+   */
+  send(frame: SseFrame): Promise<void> | undefined {
+    if (this.#credit.full) return this.#sendWhenRoom(frame);
+    this.#queue(frame);
+  }
+
+  async #sendWhenRoom(frame: SseFrame): Promise<void> {
+    while (this.#credit.full) {
       this.#flush();
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-      this.#wake = undefined;
+      await this.#credit.room();
     }
+    this.#queue(frame);
+  }
+
+  #queue(frame: SseFrame): void {
     if (this.#cancelled) return;
     if (this.#pending.length === 0) setTimeout(this.#flush, 0);
     this.#pending.push(frame);
-    this.#sent++;
+    this.#credit.sent();
   }
 
   /** Last message: the closing frames of `ending` and the status they say (an opened stream); the port closes after it. */
@@ -101,7 +114,7 @@ export class FrameSender {
     let closing: FrameBatch | undefined;
     if (this.#opened) {
       const frames = closingFrames(ending);
-      closing = toBatch(this.#take(frames.length), frames);
+      closing = toBatch(this.#ids.take(frames.length), frames);
     }
     const finish = () => {
       this.port?.postMessage({ type: 'end', ending, closing } satisfies StreamMessage);
@@ -112,16 +125,9 @@ export class FrameSender {
     else finish();
   }
 
-  /** Numbers `count` frames: the id of the first. */
-  #take(count: number): number {
-    const first = this.#nextId;
-    this.#nextId += count;
-    return first;
-  }
-
   #flush = (): void => {
     if (this.#pending.length === 0) return;
-    const batch = toBatch(this.#take(this.#pending.length), this.#pending);
+    const batch = toBatch(this.#ids.take(this.#pending.length), this.#pending);
     this.#pending = [];
     if (this.run) this.run.write(batch, () => this.#frames(batch));
     else this.#frames(batch);

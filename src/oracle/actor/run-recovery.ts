@@ -8,9 +8,8 @@
 import { isRevisionConflict } from '../../store/revision.js';
 import { toBatch } from '../frame-batch.js';
 import { INTERRUPTED_FRAME } from '../sse-frames.js';
-import { nextFrameOf, type RunStream } from '../runs/jetstream-run-stream.js';
+import type { RunFrameStore, RunFrameWriter } from '../runs/kept-runs.js';
 import type { OpenRun } from '../runs/open-runs.js';
-import { RunWriter } from '../runs/run-writer.js';
 import type { RunInfo } from '../runs/run-log.js';
 import type { ChatServices } from './services.js';
 
@@ -18,7 +17,7 @@ import type { ChatServices } from './services.js';
 export const MAX_RUN_ATTEMPTS = 3;
 
 export type RunClaim =
-  | { kind: 'claimed'; open: OpenRun; writer: RunWriter }
+  | { kind: 'claimed'; open: OpenRun; writer: RunFrameWriter }
   | { kind: 'interrupted' }
   | { kind: 'none' };
 
@@ -32,16 +31,16 @@ export async function claimRun(
   request: { runId: string; userDid: string },
   owned: boolean,
 ): Promise<RunClaim> {
-  const stream = services.runStream;
+  const stream = services.keptRuns;
   if (!stream) return { kind: 'none' };
-  const next = await nextFrameOf(stream, request.runId);
+  const next = await stream.next(request.runId);
   if (next.ended || next.info?.userDid !== request.userDid || next.info.sessionId !== sessionId)
     return { kind: 'none' };
   const stored = await services.openRuns.get(sessionId);
   const open = stored?.value.runId === request.runId ? stored.value : undefined;
   if (!open || !owned || open.attempt >= MAX_RUN_ATTEMPTS) {
     // Cut and not to be run again (or replaced by a later turn of the session): its readers are told so.
-    await closeInterrupted(stream, next.info, next.id, services);
+    await closeInterrupted(stream, next.info, next.id);
     if (open) await services.openRuns.remove(sessionId, open.runId);
     return { kind: 'interrupted' };
   }
@@ -52,7 +51,7 @@ export async function claimRun(
     if (isRevisionConflict(error)) return { kind: 'none' };
     throw error;
   }
-  const writer = new RunWriter(stream, next.info, services.log, next.id);
+  const writer = stream.writer(next.info, next.id);
   writer.open();
   const { runId, requestId } = next.info;
   const frame = { runId, requestId, resumed: true, partialLength: 0, status: 'recovering' };
@@ -61,8 +60,8 @@ export async function claimRun(
   return { kind: 'claimed', open: claimed, writer };
 }
 
-async function closeInterrupted(stream: RunStream, info: RunInfo, nextId: number, services: ChatServices) {
-  const writer = new RunWriter(stream, info, services.log, nextId);
+async function closeInterrupted(stream: RunFrameStore, info: RunInfo, nextId: number) {
+  const writer = stream.writer(info, nextId);
   writer.write(toBatch(nextId, [INTERRUPTED_FRAME]));
   await writer.settled();
 }

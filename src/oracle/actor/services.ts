@@ -12,7 +12,7 @@ import type { ChatBounds } from '../sessions/bounds.js';
 import { createMcpToolbox, type McpToolbox } from './mcp/toolbox.js';
 import { ucanMinterFor, type UcanMinter } from './ucan-minting.js';
 import { ChannelToolBridge } from './bridge.js';
-import { openRunStream, type RunStream } from '../runs/jetstream-run-stream.js';
+import type { RunFrameStore } from '../runs/kept-runs.js';
 import type { OpenRunRepository } from '../runs/open-runs.js';
 
 /** Turns of history sent to the model (older ones stay in the transcript). */
@@ -35,8 +35,8 @@ export interface ChatServices extends SessionStores {
   readonly minter: UcanMinter;
   /** The configured MCP servers' tools (clients on this host, tool lists cached). */
   readonly mcp: McpToolbox;
-  /** Cluster mode: where streamed turns keep their frames, so that they outlive this node (runs/). */
-  readonly runStream?: RunStream;
+  /** Cluster mode: where streamed turns keep their frames, so that they outlive this node (runs/kept-runs.ts). */
+  readonly keptRuns?: RunFrameStore;
   readonly log: Logger;
 }
 
@@ -45,13 +45,14 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
   const log = host.log.child({ face: 'oracle' });
   const repositories = await host.records.oracle();
   const minter = ucanMinterFor({ config, delegations: repositories.delegations });
-  const runStream =
-    host.cluster &&
-    (await openRunStream(host.cluster, {
+  const keptRuns = await repositories.keptRuns?.frames(
+    {
       maxBytes: config.RUN_MAX_BYTES,
       retentionMs: config.RUN_RETENTION_SECONDS * 1000,
       totalBytes: config.RUNS_MAX_BYTES,
-    }));
+    },
+    log,
+  );
   return {
     sessions: repositories.sessions,
     transcripts: repositories.transcripts,
@@ -68,7 +69,7 @@ export const chatServices = preparedPerHost(async (host): Promise<ChatServices> 
     publish: host.publish,
     minter,
     mcp: createMcpToolbox({ servers: config.MCP_SERVERS, timeoutMs: config.MCP_TIMEOUT_MS, minter, log }),
-    runStream,
+    keptRuns,
     log,
   };
 });

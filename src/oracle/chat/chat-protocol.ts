@@ -96,7 +96,7 @@ export const isSessionRead = (message: { type?: unknown }): message is SessionRe
   SESSION_READS.has(message.type);
 
 /**
- * Cluster mode, a run kept in the runs stream gone quiet (runs/run-reader.ts): `run-alive` (a signal) asks whether
+ * Cluster mode, a run kept in the runs stream gone quiet (runs/kept-runs.ts): `run-alive` (a signal) asks whether
  * the session's actor runs it now; when it does not, `recover` (a call, in the mailbox) has the partition's owner
  * take the turn over from its open run (runs/open-runs.ts), or close it `interrupted` when it cannot be run again.
  */

@@ -12,7 +12,7 @@ import type { SessionRepository } from '../sessions/repository.js';
 import type { SessionReads } from './session-reads.js';
 import type { ModelCatalogue } from '../chat/models.js';
 import type { RunRegistry } from '../runs/registry.js';
-import type { ClusterRuns } from '../runs/cluster-runs.js';
+import type { KeptRuns } from '../runs/kept-runs.js';
 import { ErrorBodySchema } from './answer-schemas.js';
 
 export interface OracleRouteDeps {
@@ -27,8 +27,8 @@ export interface OracleRouteDeps {
   readonly heartbeatMs: number;
   /** This node's streamed turns, re-joinable (runs/registry.ts). */
   readonly runs: RunRegistry;
-  /** Cluster mode: runs kept in the runs stream, re-joined through any node (runs/cluster-runs.ts). */
-  readonly keptRuns?: ClusterRuns;
+  /** Cluster mode: runs kept where every node reads them, re-joined through any node (runs/kept-runs.ts). */
+  readonly keptRuns?: KeptRuns;
   /** The models a message may name (models.ts). */
   readonly models: ModelCatalogue;
   readonly log: Logger;

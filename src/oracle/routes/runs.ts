@@ -2,7 +2,7 @@
 // GET /runs/:runId?after=<id> (re-join a streamed turn: what it produced after that frame, then live frames until
 // `done`) and GET /sessions/:sessionId/run (the session's run in progress). Runs live on the node whose front door
 // streamed them (runs/registry.ts); in cluster mode every run is also kept in the runs stream, where a re-join
-// through any node reads it (runs/cluster-runs.ts), also after the node that streamed it died.
+// through any node reads it (runs/kept-runs.ts), also after the node that streamed it died.
 import * as v from 'valibot';
 import { oracleErrors } from '../errors.js';
 import { reply } from '../../http/types.js';

@@ -1,9 +1,10 @@
 // Thread: main (front door)
 // The main thread's end of a chat stream: waits for the actor's first word (refused -> a JSON answer,
 // open -> an SSE stream), then hands each batch of frames (frame-batch.ts) to its sink in one call, acknowledges
-// frames while the sink takes them (the actor's backpressure window), asks for heartbeats, and ends every stream
+// frames while the sink takes them (the actor's credit: runtime/sequenced-stream.ts), asks for heartbeats, and ends every stream
 // with closing frames (stream-ending.ts): those the actor's end message carries, or a failure's when its host died.
 // The sink (frame-sink.ts: the run log, or a bare socket) encodes them.
+import { CreditGrant, SequenceIn } from '../../runtime/sequenced-stream.js';
 import type { StreamChannel } from '../../runtime/stream-channel.js';
 import { fromWire } from '../../runtime/wire-errors.js';
 import { STREAM_ACK_EVERY, type StreamControl, type StreamMessage } from '../chat/chat-protocol.js';
@@ -49,48 +50,45 @@ export interface RelayOptions {
 export function relayStream(port: StreamChannel, options: RelayOptions): Promise<RelayOutcome> {
   return new Promise<RelayOutcome>((resolveOutcome) => {
     let writer: FrameSink | undefined;
-    /** The number the next frame gets (the actor's sequence, continued by a failure's closing frames). */
-    let next = 1;
+    /** The actor's numbers, continued by a failure's closing frames. */
+    const ids = new SequenceIn();
     let settled = false;
     let finished = false;
     let resolveFinished!: () => void;
     const finishedPromise = new Promise<void>((resolve) => (resolveFinished = resolve));
-    let written = 0;
-    let acked = 0;
-    let blocked = false;
     let heartbeat: NodeJS.Timeout | undefined;
 
     const control = (message: StreamControl) => {
       if (!finished) port.postMessage(message);
     };
     const cancel = () => control({ type: 'cancel' });
-    const ack = () => {
-      if (written > acked) control({ type: 'ack', frames: (acked = written) });
-    };
+    const credit = new CreditGrant(STREAM_ACK_EVERY, (frames) => control({ type: 'ack', frames }));
     const outcome = (value: RelayOutcome) => {
       if (settled) return;
       settled = true;
       resolveOutcome(value);
     };
-    const taken = (ok: boolean) => {
-      if (!ok && !blocked && writer) {
-        blocked = true;
-        writer.onDrain(() => {
-          blocked = false;
-          ack();
-        });
-      }
+    /** The sink took `count` frames (or a heartbeat: 0); when it is full, no credit until it drains. */
+    const taken = (count: number, ok: boolean) => {
+      const blocked = credit.blocked;
+      credit.took(count, ok);
+      if (!blocked && credit.blocked) writer?.onDrain(() => credit.drained());
     };
-    const write = (batch: FrameBatch) => {
-      if (writer && !writer.closed) taken(writer.frames(batch));
-      next = batch.first + batch.events.length;
+    /** Writes a batch in order (`counted`: the actor's, which its credit counts); false on a gap. */
+    const write = (batch: FrameBatch, counted: boolean): boolean => {
+      const count = batch.events.length;
+      const arrival = ids.take(batch.first, count);
+      if (arrival.kind === 'gap') return false;
+      const ok = arrival.kind !== 'next' || !writer || writer.closed || writer.frames(batch);
+      taken(counted ? count : 0, ok);
+      return true;
     };
     /** Ends the stream: the closing frames each in a write of its own, `done` last (none: cut, the client re-joins). */
     const finish = (closing?: FrameBatch) => {
       if (finished) return;
       finished = true;
       if (writer && !writer.closed) {
-        for (let i = 0; closing && i < closing.events.length; i++) write(closingFrameAt(closing, i));
+        for (let i = 0; closing && i < closing.events.length; i++) write(closingFrameAt(closing, i), false);
         writer.end(closing?.status);
       }
       clearInterval(heartbeat);
@@ -111,26 +109,26 @@ export function relayStream(port: StreamChannel, options: RelayOptions): Promise
           writer = options.open();
           writer.onClose(cancel);
           heartbeat = setInterval(
-            () => !blocked && writer && !writer.closed && taken(writer.heartbeat()),
+            () => !credit.blocked && writer && !writer.closed && taken(0, writer.heartbeat()),
             options.heartbeatMs,
           );
           heartbeat.unref();
           return outcome({ kind: 'streaming', finished: finishedPromise });
         case 'frames':
-          write(message.batch);
-          written += message.batch.events.length;
-          if (!blocked && written - acked >= STREAM_ACK_EVERY) ack();
+          // Never on a worker port, which keeps order; were it to happen, the stream fails rather than show a hole.
+          if (!write(message.batch, true)) failed('the stream lost frames in transit');
           return;
         case 'end':
           return finish(message.closing);
       }
     });
+    /** Ends the stream with a failure's closing frames, numbered on from the actor's. */
+    const failed = (message: string) =>
+      finish(toBatch(ids.expected, closingFrames({ type: 'failed', failure: { code: 'host_unavailable', message } })));
     options.done.catch((error: unknown) => {
       if (!settled) outcome({ kind: 'failed', error });
       if (writer !== undefined && options.hostLost?.() === true) return finish();
-      finish(
-        toBatch(next, closingFrames({ type: 'failed', failure: { code: 'host_unavailable', message: String(error) } })),
-      );
+      failed(String(error));
     });
   });
 }

@@ -13,7 +13,7 @@ import { encodeSseFrame, HEARTBEAT, INTERRUPTED_FRAME, type EndStatus } from '..
 
 /**
  * `queued`: taken by the front door, not started by the session's actor yet (it waits for the session's previous
- * turn); `running`; `recovering` (cluster mode, its node died and another runs it again: run-reader.ts); how it
+ * turn); `running`; `recovering` (cluster mode, its node died and another runs it again: runs/kept-runs.ts); how it
  * ended: `finished`, `aborted`, `failed`, or `interrupted` (cut by its node's death and not run again).
  */
 export type RunStatus = 'queued' | 'running' | 'recovering' | 'finished' | 'aborted' | 'failed' | 'interrupted';

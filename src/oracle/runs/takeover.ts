@@ -1,5 +1,5 @@
 // Thread: main (front door), cluster mode
-// What a kept run's reader does while the run is quiet (run-reader.ts): asks the session's actor, on whichever node
+// What a kept run's reader does while the run is quiet (kept-runs.ts): asks the session's actor, on whichever node
 // owns its partition now, whether it runs that turn (a signal, answered beside the mailbox); when it does not, the
 // turn's node died mid-turn, and a `recover` call has the owner take the turn over (actor/run-recovery.ts). The
 // call is not awaited: the reader hears of the recovery by its frames. The same is done without any reader by the

@@ -12,6 +12,7 @@ import { openJetStreamPreferences } from './preferences.js';
 import type { OracleRepositories } from '../../../oracle/repositories.js';
 import { openJetStreamSessionStores } from './turn-commit.js';
 import { openJetStreamOpenRuns } from './open-runs.js';
+import { jetStreamRunKeeping } from './runs/index.js';
 
 /** Opens (or creates) every bucket; the revocations' watch ends with the connection. */
 export async function openJetStreamOracleRepositories(connection: ClusterConnection): Promise<OracleRepositories> {
@@ -23,5 +24,6 @@ export async function openJetStreamOracleRepositories(connection: ClusterConnect
   const credits = await openJetStreamCredits(connection);
   const calls = await openJetStreamCalls(connection);
   const openRuns = await openJetStreamOpenRuns(connection);
-  return { ...stores, revocations, delegations, preferences, credits, calls, openRuns };
+  const keptRuns = jetStreamRunKeeping(connection);
+  return { ...stores, revocations, delegations, preferences, credits, calls, openRuns, keptRuns };
 }

@@ -39,7 +39,8 @@ export interface RunAgentOptions {
   maxSteps?: number;
 }
 
-type Emit = (event: AgentEvent) => Promise<void>;
+/** Reports an event; a promise only when the loop must wait for it (none per delta while the stream has room). */
+type Emit = (event: AgentEvent) => void | Promise<void>;
 
 /** Streams one provider call; `partial.text` holds the text so far even if the stream fails midway. */
 async function runStep(
@@ -57,10 +58,12 @@ async function runStep(
   for await (const event of stream) {
     if (event.type === 'text') {
       partial.text += event.delta;
-      await emit({ type: 'message', delta: event.delta });
+      const waiting = emit({ type: 'message', delta: event.delta });
+      if (waiting) await waiting;
     } else if (event.type === 'reasoning') {
       partial.reasoning += event.delta;
-      await emit({ type: 'reasoning', delta: event.delta });
+      const waiting = emit({ type: 'reasoning', delta: event.delta });
+      if (waiting) await waiting;
     } else if (event.type === 'tool_call') {
       calls.push(event.call);
     }
@@ -138,9 +141,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const { context } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   const registry = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools);
-  const emit: Emit = async (event) => {
-    await options.onEvent?.(event);
-  };
+  const emit: Emit = (event) => options.onEvent?.(event);
   const conversation = [...options.messages];
   const result: AgentResult = { text: '', reasoning: '', toolCalls: [], messages: [], steps: 0, aborted: false };
   const add = (message: ChatMessage) => {
@@ -212,7 +213,11 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       result.aborted = true;
     } else {
       result.error = errorMessage(error);
-      await emit({ type: 'error', message: result.error }).catch(() => undefined);
+      try {
+        await emit({ type: 'error', message: result.error });
+      } catch {
+        // Its reader is gone: the failure is in the result all the same.
+      }
     }
   }
   return result;

@@ -3,24 +3,17 @@
 // outlives the node that streamed it. A run is two subjects: `<prefix>.oracle-run.<runId>.open`, one message saying
 // whose run it is (RunInfo), and `<prefix>.oracle-run.<runId>.f`, its frames in batches (frame-batch.ts), each
 // numbered from the id of its first frame (the SSE `id:` lines, as the front door's run log numbers them). The
-// actor running the turn writes both (run-writer.ts); any node's front door reads them (run-reader.ts).
+// actor running the turn writes both (run-writer.ts); any node's front door reads them (run-reader.ts). The oracle
+// face's port for it: oracle/runs/kept-runs.ts.
 //
 // Bounds, as the run log's: a run keeps at most RUN_MAX_BYTES of frames (its writer purges the oldest batches past
 // it), the stream at most RUNS_MAX_BYTES (the oldest messages go first) and a message at most RUN_RETENTION_SECONDS
 // plus the longest a turn runs (RUN_STREAM_TURN_MS), so an ended run stays re-joinable for about its retention.
-import type { ClusterConnection } from '../../cluster/connection.js';
-import { untilStreamLed, whilePassing } from '../../cluster/passing.js';
-import { batchOf } from '../frame-batch.js';
-import type { RunInfo } from './run-log.js';
-
-export interface RunStreamLimits {
-  /** Frames one run keeps (bytes). */
-  maxBytes: number;
-  /** How long an ended run stays re-joinable. */
-  retentionMs: number;
-  /** Frames all runs keep together (bytes). */
-  totalBytes: number;
-}
+import type { ClusterConnection } from '../../../connection.js';
+import { untilStreamLed, whilePassing } from '../../../passing.js';
+import { batchOf } from '../../../../oracle/frame-batch.js';
+import type { RunStreamLimits } from '../../../../oracle/runs/kept-runs.js';
+import type { RunInfo } from '../../../../oracle/runs/run-log.js';
 
 export interface RunStream {
   readonly connection: ClusterConnection;

@@ -1,4 +1,4 @@
-// Thread: main (front door), cluster mode
+// Thread: any, cluster mode (runs on the front door; both roots load it with the record families)
 // Runs across nodes. A run's frames are kept in the runs stream by the actor running its turn (run-writer.ts), so a
 // re-join through any node reads them there (run-reader.ts), also after the node that streamed it died. While a
 // kept run is quiet, the reader asks the session's actor whether the run still runs (`onQuiet`, run takeover).
@@ -6,14 +6,15 @@
 // (`<prefix>.runs-by-session`; only the holder answers), then the session's open run (a run whose front door died,
 // or that is being taken over: `recovering`).
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { ClusterConnection } from '../../cluster/connection.js';
-import type { Logger } from '../../base/log.js';
-import type { RunStream } from './jetstream-run-stream.js';
-import type { RunRegistry } from './registry.js';
-import type { OpenRunRepository } from './open-runs.js';
-import { keptRun, type KeptRun, type RunReadOptions } from './run-reader.js';
+import type { ClusterConnection } from '../../../connection.js';
+import type { Logger } from '../../../../base/log.js';
+import type { KeptRun, KeptRuns, RunReadOptions } from '../../../../oracle/runs/kept-runs.js';
+import type { OpenRunRepository } from '../../../../oracle/runs/open-runs.js';
+import type { RunRegistry } from '../../../../oracle/runs/registry.js';
+import type { RunStream } from './run-stream.js';
+import { keptRun } from './run-reader.js';
 
-export class ClusterRuns {
+export class ClusterRuns implements KeptRuns {
   readonly #nc: NatsConnection;
   /** Every node answers here for the runs in progress it streamed (GET /sessions/:id/run through another node). */
   readonly #sessions: Subscription;

@@ -1,18 +1,21 @@
-// Thread: actor host, cluster mode
-// Writes one run's frames to the runs stream (jetstream-run-stream.ts) as the actor produces them, numbered as the
+// Thread: any, cluster mode (runs in the actor hosts; both roots load it with the record families)
+// Writes one run's frames to the runs stream (run-stream.ts) as the actor produces them, numbered as the
 // front door's run log numbers the same frames, so a re-join through any node continues where the client was. One
 // publish is in flight at a time; what the actor produces meanwhile goes in the next one (a quorum fsync per batch,
 // not per delta). Past the run's byte bound the oldest batches are purged. A write's `stored` callback runs once its
 // batch was acknowledged (or failed), in the order written: the frame sender hands frames to the front door then.
 // `settled` resolves once everything written was acknowledged (or failed: a lost batch is a gap that readers see,
 // and re-join past).
-import type { Logger } from '../../base/log.js';
-import type { FrameBatch } from '../frame-batch.js';
-import type { RunStream } from './jetstream-run-stream.js';
-import type { RunInfo } from './run-log.js';
+import type { Logger } from '../../../../base/log.js';
+import type { FrameBatch } from '../../../../oracle/frame-batch.js';
+import type { RunFrameWriter } from '../../../../oracle/runs/kept-runs.js';
+import type { RunInfo } from '../../../../oracle/runs/run-log.js';
+import { SequenceOut } from '../../../../runtime/sequenced-stream.js';
+import type { RunStream } from './run-stream.js';
 
-export class RunWriter {
-  #nextId: number;
+export class RunWriter implements RunFrameWriter {
+  /** The numbers of the frames published (runtime/sequenced-stream.ts). */
+  readonly #ids: SequenceOut;
   /** Frames queued, numbered when they are published. */
   #pending: FrameBatch = emptyBatch();
   #pendingStored: (() => void)[] = [];
@@ -29,7 +32,7 @@ export class RunWriter {
     /** The id of the next frame (a recovered run continues its numbering). */
     nextId = 1,
   ) {
-    this.#nextId = nextId;
+    this.#ids = new SequenceOut(nextId);
   }
 
   /** Says whose run it is, before its first frame (a recovery says it again, unchanged). */
@@ -40,7 +43,7 @@ export class RunWriter {
 
   /** The id the next frame written gets (the frame sender numbers its frames from it). */
   get nextId(): number {
-    return this.#nextId + this.#pending.events.length;
+    return this.#ids.next + this.#pending.events.length;
   }
 
   /** Queues a batch's frames, numbered on from the last (as the frame sender numbers them); `stored` runs once kept. */
@@ -71,8 +74,7 @@ export class RunWriter {
           .catch((error: unknown) => this.log.warn({ err: error, runId: this.info.runId }, 'a run was not opened'));
       }
       while (this.#pending.events.length > 0 || this.#pendingStored.length > 0) {
-        const batch = { ...this.#pending, first: this.#nextId };
-        this.#nextId += batch.events.length;
+        const batch = { ...this.#pending, first: this.#ids.take(this.#pending.events.length) };
         const stored = this.#pendingStored;
         this.#pending = emptyBatch();
         this.#pendingStored = [];

@@ -1,5 +1,5 @@
-// Thread: main (front door), cluster mode
-// Re-joins a run kept in the runs stream (jetstream-run-stream.ts) through any node: the run's frames numbered above
+// Thread: any, cluster mode (runs on the front door; both roots load it with the record families)
+// Re-joins a run kept in the runs stream (run-stream.ts) through any node: the run's frames numbered above
 // `after`, then the live ones until `done`. The `run` frame first says the run's state: `running`, `recovering` (its
 // node died and the partition's new owner runs the turn again: a numbered `run` frame with `resumed: true` and
 // `partialLength: 0` marks where the new answer starts, so a client drops the old one), or how it ended. While no
@@ -7,27 +7,13 @@
 // and has it taken over when not); after `giveUpMs` of silence with no word that it runs, the answer ends without
 // `done` and the client re-joins, as after any dropped stream. A gap (a batch that was not stored) ends it alike.
 import { DeliverPolicy } from '@nats-io/jetstream';
-import type { StreamWriter } from '../../http/types.js';
-import type { Logger } from '../../base/log.js';
-import { batchOf, encodeBatch } from '../frame-batch.js';
-import { encodeSseFrame, HEARTBEAT } from '../sse-frames.js';
-import { type RunStream, runInfoOf } from './jetstream-run-stream.js';
-import type { RunInfo } from './run-log.js';
-
-export interface RunReadOptions {
-  heartbeatMs: number;
-  probeMs: number;
-  /** How long a run may be quiet with no word that it still runs before the answer ends (the client re-joins). */
-  giveUpMs: number;
-  /** Whether the run still runs (its actor answers for it); asked while it is quiet. */
-  onQuiet(info: RunInfo): Promise<boolean>;
-}
-
-export interface KeptRun {
-  info: RunInfo;
-  /** Writes the run to `writer` until `done`, a gap or a long silence; stops when `writer` closes. */
-  pipe(writer: StreamWriter): void;
-}
+import type { StreamWriter } from '../../../../http/types.js';
+import type { Logger } from '../../../../base/log.js';
+import { batchOf, encodeBatch } from '../../../../oracle/frame-batch.js';
+import type { KeptRun, RunReadOptions } from '../../../../oracle/runs/kept-runs.js';
+import { encodeSseFrame, HEARTBEAT } from '../../../../oracle/sse-frames.js';
+import { SequenceIn } from '../../../../runtime/sequenced-stream.js';
+import { type RunStream, runInfoOf } from './run-stream.js';
 
 /** The run `runId` of `userDid` from frame `after` on; undefined when there is none or its frames are gone. */
 export async function keptRun(
@@ -67,7 +53,8 @@ export async function keptRun(
   };
 
   async function relay(writer: StreamWriter): Promise<void> {
-    let expected = firstBatch?.first ?? 1;
+    /** The run's numbers, from its first batch kept (runtime/sequenced-stream.ts). */
+    const ids = new SequenceIn(firstBatch?.first ?? 1);
     let backlog = '';
     let status = 'running';
     let partial = 0;
@@ -102,9 +89,11 @@ export async function keptRun(
     const take = (value: unknown): boolean => {
       // A batch that starts past the next id: one was not stored. Ending lets the client re-join (from what it has).
       const batch = batchOf(value);
-      if (!batch || batch.first > expected) return false;
-      const skip = expected - batch.first;
-      if (skip >= batch.events.length) return true;
+      if (!batch) return false;
+      const arrival = ids.take(batch.first, batch.events.length);
+      if (arrival.kind === 'gap') return false;
+      if (arrival.kind === 'seen') return true;
+      const { skip } = arrival;
       // The only numbered `run` frame is a takeover's, first in its batch: a new answer starts there.
       if (skip === 0 && batch.events[0] === 'run') {
         status = 'recovering';
@@ -114,9 +103,9 @@ export async function keptRun(
       if (batch.status) {
         status = batch.status;
         ended = true;
+        ids.end();
       }
-      expected = batch.first + batch.events.length;
-      if (expected - 1 > after) backlog += encodeBatch(batch, Math.max(skip, after + 1 - batch.first, 0));
+      if (ids.expected - 1 > after) backlog += encodeBatch(batch, Math.max(skip, after + 1 - batch.first, 0));
       return true;
     };
     const flush = () => {
