@@ -60,7 +60,7 @@ module.exports = {
       name: 'faces-know-no-lmdb-records',
       comment:
         'Nor the LMDB engine: a face gets its repositories from the composition root (src/app/records.ts), never opens ' +
-        'them itself. Not yet: the open runs (oracle/runs/open-runs.ts) keep their LMDB opener (the frame stream).',
+        'them itself.',
       severity: 'error',
       from: { path: `^src/${FACES}/` },
       to: { path: '^src/records/' },

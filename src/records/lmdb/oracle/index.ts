@@ -1,7 +1,7 @@
 // Thread: any
 // The oracle's record families on the node's LMDB, the OracleRepositories the face declares (oracle/repositories.ts).
 import type { OracleRepositories } from '../../../oracle/repositories.js';
-import { openLmdbOpenRuns } from '../../../oracle/runs/open-runs.js';
+import { openLmdbOpenRuns } from './open-runs.js';
 import type { Store } from '../../../store/env.js';
 import { openLmdbCalls } from './calls.js';
 import { openLmdbCredits } from './credits.js';
