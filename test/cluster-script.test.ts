@@ -80,7 +80,7 @@ t.test('npm run cluster starts 3 NATS + 3 nodes, and SIGINT stops every one of t
   const children = childrenOf(script.pid!);
   const commands = children.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '));
   t.equal(commands.filter((c) => /nats-server/.test(c)).length, 3, 'three nats-server children');
-  t.equal(commands.filter((c) => /dist\/src\/main\.js/.test(c)).length, 3, 'three node children');
+  t.equal(commands.filter((c) => /dist\/src\/app\/main\.js/.test(c)).length, 3, 'three node children');
 
   script.kill('SIGINT');
   t.equal(await exited, 0, 'exits 0 on Ctrl-C');

@@ -102,7 +102,7 @@ t.test('the systemd units: exit 78 is never restarted, the drain fits the stop t
       exampleEnv(example);
       continue;
     }
-    t.match(start, / dist\/src\/main\.js$/, `${path} runs the server`);
+    t.match(start, / dist\/src\/app\/main\.js$/, `${path} runs the server`);
     t.same(unit.get('Service')?.get('RestartPreventExitStatus'), ['78'], `${path}: a configuration error stays down`);
     t.equal(unitValue(unit, 'Service', 'KillSignal'), 'SIGTERM', `${path} drains on stop`);
     const config = serverConfig(t, example, exampleEnv(example));
