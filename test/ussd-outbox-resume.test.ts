@@ -49,7 +49,8 @@ t.test('a notification added again before its removal is recorded is not sent tw
   const outbox = new Outbox(store, quiet, { backoffMs: 10, serves: () => true, holds: async () => true });
   t.teardown(() => outbox.stop());
   outbox.add('s-1', [notification]);
-  await until(() => sms.callsTo('/sms').length === 1, 'the delivery');
+  // Done with once the endpoint's answer is read, a moment after the endpoint saw the call.
+  await until(() => sms.callsTo('/sms').length === 1 && outbox.size === 0, 'the delivery, done with');
   t.equal(outbox.size, 0, 'done with');
   // The removal is not recorded yet: a resume reads the store and hands the notification over again.
   outbox.add('s-1', [notification]);
