@@ -93,6 +93,33 @@ export function abortReason(signal: AbortSignal): Error {
 }
 
 /**
+ * Callbacks waiting on each signal, behind one 'abort' listener of its own: every call of a slice waits on the same
+ * signal, and an EventTarget adds a listener object per call and walks them all to remove one.
+ */
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `onAbort` once `signal` fires; the answered function stops that (O(1), whatever the number waiting). */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let callbacks = waiting.get(signal);
+  if (!callbacks) {
+    const created = new Set<() => void>();
+    waiting.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const callback of created) callback();
+        created.clear();
+      },
+      { once: true },
+    );
+    callbacks = created;
+  }
+  const added = callbacks;
+  added.add(onAbort);
+  return () => void added.delete(onAbort);
+}
+
+/**
  * `promise`'s outcome, or a rejection with the signal's reason once it fires, whichever comes first. The promise
  * runs on; its late outcome is ignored (handled, so a late rejection is not an unhandled one).
  */
@@ -102,11 +129,10 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
     return Promise.reject(abortReason(signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stop = whenAborted(signal, () => reject(abortReason(signal)));
     promise.then(
-      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
-      (error: unknown) => (signal.removeEventListener('abort', onAbort), reject(error)),
+      (value) => (stop(), resolve(value)),
+      (error: unknown) => (stop(), reject(error)),
     );
   });
 }
