@@ -8,6 +8,7 @@ import { createAuthenticator, poolVerifier, VERIFY_TASK, type SignatureCheck } f
 import { CpuPool } from '../dist/src/runtime/cpu-pool.js';
 import { verifyEd25519Batch } from '../dist/workers/crypto.js';
 import { generateKey, mintInvocation } from '../dist/src/tools/mint-ucan.js';
+import { generateSigner, parseSigner } from '../dist/src/oracle/auth/node-signer.js';
 
 /** The raw 32-byte key ucanto's Ed25519 verifier keeps (its type does not declare it). */
 const publicKeyOf = (signer: Awaited<ReturnType<typeof ed25519.generate>>) =>
@@ -135,7 +136,6 @@ t.test('a failing pool is a server error, not a 401', async (t) => {
 });
 
 t.test('the node:crypto signer signs exactly as ucanto’s own, with the same key bytes and DID', async (t) => {
-  const { generateSigner, parseSigner } = await import('../dist/src/oracle/auth/node-signer.js');
   for (let i = 0; i < 4; i++) {
     const fast = generateSigner();
     const formatted = ed25519.format(fast);

@@ -30,13 +30,9 @@ function signingNatively(signer: EdSigner): EdSigner {
 /** A fresh Ed25519 key as a ucanto signer. */
 export function generateSigner(): EdSigner {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const raw = (key: { export(options: { format: 'jwk' }): { d?: string; x?: string } }, part: 'd' | 'x') =>
-    Buffer.from(key.export({ format: 'jwk' })[part] as string, 'base64url');
-  const bytes = new Uint8Array(PRIVATE_TAG.length + KEY_BYTES + PUBLIC_TAG.length + KEY_BYTES);
-  bytes.set(PRIVATE_TAG, 0);
-  bytes.set(raw(privateKey, 'd'), PRIVATE_TAG.length);
-  bytes.set(PUBLIC_TAG, PRIVATE_TAG.length + KEY_BYTES);
-  bytes.set(raw(publicKey, 'x'), PRIVATE_TAG.length + KEY_BYTES + PUBLIC_TAG.length);
+  const seed = Buffer.from(privateKey.export({ format: 'jwk' }).d as string, 'base64url');
+  const key = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url');
+  const bytes = new Uint8Array(Buffer.concat([Buffer.from(PRIVATE_TAG), seed, Buffer.from(PUBLIC_TAG), key]));
   return signingNatively(ed25519.decode(bytes));
 }
 
