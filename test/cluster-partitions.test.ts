@@ -195,6 +195,8 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
   const gaveUpAt = Date.now() + LOGIN_BOUND_MS;
   const gaveUp = () => Date.now() > gaveUpAt;
   const stuck: string[] = [];
+  /** Logins answered with another screen than the account's menu: which, on which node, after which steps. */
+  const refused: string[] = [];
   const logins = await Promise.all(
     acknowledged.map(async (customerId, i) => {
       const attempts: Attempt[] = [];
@@ -205,7 +207,10 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
         let screen = '';
         for (let k = 1; k <= inputs.length; k++)
           screen = await step(sessionId, inputs.slice(0, k).join('*'), i + k, attempts, gaveUp);
-        return /^CON Hello User/.test(screen);
+        if (/^CON Hello User/.test(screen)) return true;
+        const steps = attempts.map((a) => `${a.node} ${a.outcome} ${a.ms} ms "${a.text}" -> ${a.screen}`);
+        refused.push(`${sessionId} (${customerId}) answered ${JSON.stringify(screen)}; steps: ${steps.join('; ')}`);
+        return false;
       } catch {
         const last = attempts.slice(-6).map((a) => `${a.node} ${a.outcome} ${a.ms} ms`);
         stuck.push(`${sessionId} (${customerId}): ${attempts.length} attempts, the last: ${last.join(', ')}`);
@@ -222,6 +227,7 @@ async function checkHistory(t: Test, label: string, acknowledged: string[]) {
     logins.filter(Boolean).length,
     acknowledged.length,
     `${label}: all ${acknowledged.length} acknowledged accounts log in`,
+    { said: [...refused, ...stuck.map((line) => `no node served ${line}`)].join('\n') },
   );
 }
 

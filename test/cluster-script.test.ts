@@ -93,8 +93,12 @@ t.test(
   async (t) => {
     ensureNatsServer();
     await portsTaken;
-    const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: 'ignore' });
+    const script = spawn(process.execPath, ['scripts/cluster.mjs'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise((resolve) => script.once('exit', resolve));
+    // What it said, shown if its children never all run.
+    let said = '';
+    script.stdout.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
+    script.stderr.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
     let children: number[] = [];
     t.teardown(() => {
       script.kill('SIGKILL');
@@ -113,7 +117,13 @@ t.test(
         return nats === 3 && nodes === 3 ? commands : undefined;
       },
       60_000,
-    );
+    ).catch((error: Error) => {
+      t.fail(error.message, {
+        said: said.trimEnd().split('\n').slice(-12).join('\n'),
+        children: children.map((pid) => (gone(pid) ? `${pid} gone` : cmdline(pid))),
+      });
+      throw error;
+    });
     // Nothing removes its temp data: the script dies before it could.
     const dataDir = /-c (\S+)\/nats\/n\d\.conf/.exec(commands.join('\n'))?.[1];
     t.teardown(() => dataDir && rmSync(dataDir, { recursive: true, force: true }));

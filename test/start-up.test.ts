@@ -17,7 +17,9 @@ function freshDataDir(t: { teardown(fn: () => unknown): void }): string {
 
 /** The server with stdout piped, or (`tty`) on a terminal of its own: script(1)'s pty, stdout and stderr both. */
 function run(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, tty = false) {
-  const command = `${process.execPath} dist/src/app/main.js`;
+  // script(1) runs it through $SHELL -c. exec: the terminal's Ctrl-C must reach the server alone, since dash (CI's
+  // /bin/sh) stays its parent otherwise and dies of the same SIGINT (script then exits 130).
+  const command = `exec ${process.execPath} dist/src/app/main.js`;
   const child = spawn(
     tty ? 'script' : process.execPath,
     tty ? ['-qfec', command, '/dev/null'] : ['dist/src/app/main.js'],
@@ -34,7 +36,10 @@ function run(t: { teardown(fn: () => unknown): void }, env: Record<string, strin
   // A terminal ends its lines with CR LF.
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk.replaceAll('\r\n', '\n')));
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // The exit code, or the signal that ended it.
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   /** SIGTERM, or at a terminal Ctrl-C (the terminal's SIGINT), as a person stops it. */
   const stop = () => (tty ? child.stdin.write('\x03') : child.kill('SIGTERM'));
   return { child, exited, stop, stdout: () => stdout, stderr: () => stderr };
