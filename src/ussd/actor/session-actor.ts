@@ -28,7 +28,7 @@ import { askOf, countStep, countTimedOut } from './step-outcomes.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import type { ResumePoints } from '../services/resume-points.js';
-import { underDeadline } from '../services/step-budget.js';
+import { callsDeadline, stepDeps } from '../services/step-budget.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { recordInSession, withOutboxRecord } from './outbox-records.js';
 import type { Context } from '../../telemetry/index.js';
@@ -219,7 +219,7 @@ class UssdActor implements Actor<UssdShape> {
   async #askAnswer(message: AskAnswerMessage, cancelled?: AbortSignal): Promise<string | null> {
     const { turnId, answer, late, customerId, serviceId } = message;
     const { sessions } = this.services;
-    const deps = underDeadline(this.services.deps, cancelled);
+    const deps = stepDeps(this.services.deps, callsDeadline(cancelled, this.services.deps.now()), undefined);
     // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
     // again. Whichever shows it first takes it off the account.
     if (late || answer === undefined) await deps.customers.keepAnswer(customerId, serviceId, turnId, answer);
@@ -252,17 +252,16 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   /**
-   * `deps` for a step on a copy: before an `http` call the session is read, and the step is given up as STALE
+   * The check before an `http` call of a step on a copy: the session is read, and the step is given up as STALE
    * (redone from that read) unless the copy is what is stored, so a step that another node committed meanwhile is
    * replayed from its record and its endpoint never called again.
    */
-  #confirming(deps: MenuDeps, copy: Versioned<UssdSession> | undefined, now: number): MenuDeps {
-    const beforeCall = async () => {
+  #confirming(copy: Versioned<UssdSession> | undefined, now: number): () => Promise<void> {
+    return async () => {
       const fresh = await this.services.sessions.get(this.sessionId);
       const current = copy ? fresh?.revision === copy.revision : fresh === undefined || fresh.value.expiresAt <= now;
       if (!current) throw new StaleCopyError();
     };
-    return { ...deps, beforeCall };
   }
 
   /**
@@ -282,9 +281,9 @@ class UssdActor implements Actor<UssdShape> {
     trace: Context | undefined,
   ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions } = this.services;
+    const now = this.services.deps.now();
     // The step's http and query calls take half of what is left of the call's deadline (step-budget.ts).
-    const deps = underDeadline(this.services.deps, cancelled);
-    const now = deps.now();
+    const calls = callsDeadline(cancelled, now);
     const loading = this.#load(!held);
     const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
@@ -302,13 +301,10 @@ class UssdActor implements Actor<UssdShape> {
       return SESSION_EXPIRED;
     }
 
+    const deps = stepDeps(this.services.deps, calls, held ? this.#confirming(stored, now) : undefined);
     let step: Awaited<ReturnType<typeof answer>>;
     try {
-      const answering = answer(
-        live?.value,
-        this.#renumbered(dial, live ? undefined : stored?.value),
-        held ? this.#confirming(deps, stored, now) : deps,
-      );
+      const answering = answer(live?.value, this.#renumbered(dial, live ? undefined : stored?.value), deps);
       step = answering instanceof Promise ? await answering : answering;
     } catch (error) {
       if (error instanceof StaleCopyError) return STALE;
