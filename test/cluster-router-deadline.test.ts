@@ -48,12 +48,15 @@ interface Seen {
   calls: number;
   abortedAfterMs?: number;
   reason?: unknown;
+  /** Settles when the deadline of a call fired on this side (awaited, not slept on: a loaded machine is late). */
+  aborted: Promise<void>;
 }
 
 /** A node whose local runtime answers `answer` (never, when undefined: a stalled actor) and records its deadline. */
 async function node(t: Test, id: string, leases: ReturnType<typeof table>, answer?: string, failoverWaitMs?: number) {
   const connection = await connectCluster({ NATS_URL: [nats.servers[0].url], NATS_PREFIX: 'dl' }, id);
-  const seen: Seen = { calls: 0 };
+  let aborted = () => {};
+  const seen: Seen = { calls: 0, aborted: new Promise<void>((resolve) => (aborted = resolve)) };
   const local = {
     send: (_kind: string, _id: string, _message: unknown, deadline: AbortSignal) => {
       seen.calls++;
@@ -61,6 +64,7 @@ async function node(t: Test, id: string, leases: ReturnType<typeof table>, answe
       deadline.addEventListener('abort', () => {
         seen.abortedAfterMs = performance.now() - started;
         seen.reason = deadline.reason;
+        aborted();
       });
       return answer === undefined ? new Promise(() => {}) : Promise.resolve(answer);
     },
@@ -98,12 +102,13 @@ t.test(
     const { error, ms } = await elapsed(caller.router.send('kind', ACTOR, { n: 1 }, deadlineIn(800)));
     t.ok(error instanceof DeadlineExceededError, 'the deadline is the reason');
     t.match(error, { code: 'deadline_exceeded', retryAfterSeconds: 1 });
-    t.ok(ms >= 790 && ms < 1_100, `answered at the deadline (${ms.toFixed(0)} ms of 800), no grace after it`);
+    // The bound tells the deadline from the 5 s grace that came after it once, with room for a loaded machine.
+    t.ok(ms >= 790 && ms < 1_800, `answered at the deadline (${ms.toFixed(0)} ms of 800), no grace after it`);
     t.equal(stalled.seen.calls, 1, 'the owner ran it once: a call that may have run is not retried elsewhere');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await stalled.seen.aborted;
     t.ok(stalled.seen.reason instanceof DeadlineExceededError, "the owner's deadline fired, with the same reason");
     t.ok(
-      stalled.seen.abortedAfterMs !== undefined && stalled.seen.abortedAfterMs < 850,
+      stalled.seen.abortedAfterMs !== undefined && stalled.seen.abortedAfterMs < 1_800,
       `at the caller's deadline, on the owner's side (${stalled.seen.abortedAfterMs?.toFixed(0)} ms after it began)`,
     );
   },
@@ -131,7 +136,7 @@ t.test('nobody answers and no owner comes: the deadline bounds the failover wait
   const caller = await node(t, 'caller', table('caller', owner), undefined, 10_000);
   const { error, ms } = await elapsed(caller.router.send('kind', ACTOR, { n: 3 }, deadlineIn(600)));
   t.ok(error instanceof DeadlineExceededError, 'the deadline, not the failover wait (10 s), ends it');
-  t.ok(ms >= 590 && ms < 1_000, `at the deadline (${ms.toFixed(0)} ms of 600)`);
+  t.ok(ms >= 590 && ms < 2_500, `at the deadline (${ms.toFixed(0)} ms of 600)`);
   // A shorter failover budget than the deadline is the router's own answer, before the deadline.
   const impatient = await node(t, 'impatient', table('impatient', owner), undefined, 200);
   const early = await elapsed(impatient.router.send('kind', ACTOR, { n: 4 }, deadlineIn(3_000)));
@@ -163,8 +168,8 @@ t.test('a USSD step whose owner stalls answers the END text once, at USSD_STEP_T
     ),
   );
   t.equal(screen, SERVICE_UNAVAILABLE, "the contract's unavailable text");
-  t.ok(ms >= 690 && ms < 1_000, `at the step's deadline (${ms.toFixed(0)} ms of 700), not a grace later`);
+  t.ok(ms >= 690 && ms < 1_800, `at the step's deadline (${ms.toFixed(0)} ms of 700), not a grace later`);
   t.equal(timedOut.value - before, 1, 'counted once, as a timeout');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await stalled.seen.aborted;
   t.ok(stalled.seen.reason instanceof DeadlineExceededError, "the owner's work was aborted with the same reason");
 });
