@@ -169,7 +169,7 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   async #inspect(): Promise<SessionView | null> {
-    // An answer that writes nothing has no revision check to prove a copy current: read.
+    // An answer that writes nothing has no revision check to prove a copy current: read, unless the store vouches.
     const session = (await this.#load(!this.services.sessions.copyCurrent))?.value;
     if (!isLive(session, this.services.deps.now())) return null;
     const { state, context, createdAt, updatedAt, expiresAt } = session;
