@@ -136,6 +136,9 @@ t.test(`${FLOODERS} never-read sockets flooding list-events: closed, /health p99
   t.teardown(() => {
     for (const client of flooders) (client.socket as unknown as WebSocket).terminate();
   });
+  // The same probe first without the flood: what this machine's load alone adds, so the bound below is the
+  // flood's share (a server stalled by it answers seconds late), not the neighbours'.
+  const quiet = percentile((await probeHealth(`${server.url}/health`, 1500)).latencies, 99);
   const before = warnings().length;
   // Each sends as fast as its socket takes frames (PER_FLOODER in all) and reads nothing the server answers.
   const frame = JSON.stringify({ event: 'list-events' });
@@ -164,7 +167,7 @@ t.test(`${FLOODERS} never-read sockets flooding list-events: closed, /health p99
     `${sent} frames sent; /health p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, ` +
       `max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} probes`,
   );
-  t.ok(p99 < 500, `/health p99 ${p99.toFixed(1)} ms under the flood`);
+  t.ok(p99 < 500 + quiet, `/health p99 ${p99.toFixed(1)} ms under the flood (without it ${quiet.toFixed(1)} ms)`);
   const closed = warnings()
     .slice(before)
     .filter((w) => w.msg === 'WebSocket closed: too many frames');

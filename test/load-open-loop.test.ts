@@ -14,7 +14,8 @@ async function pauseOnce(server: ChildServer, afterMs: number): Promise<number> 
   await sleep(afterMs);
   const stopped = performance.now();
   process.kill(server.pid, 'SIGSTOP');
-  await sleep(PAUSE_MS);
+  // A timer may fire a fraction of a millisecond early against performance.now(): wait out the whole pause.
+  while (performance.now() - stopped < PAUSE_MS) await sleep(PAUSE_MS + 1 - (performance.now() - stopped));
   process.kill(server.pid, 'SIGCONT');
   return performance.now() - stopped;
 }
