@@ -18,13 +18,15 @@ const root = resolve(process.argv[2] ?? join(fileURLToPath(import.meta.url), '..
 const steps = Number(process.argv[3] ?? 100_000);
 const concurrency = Number(process.argv[4] ?? 100);
 
-const from = (path: string) => import(join(root, 'dist/src', path));
-const { loadConfig } = await from('config.js');
+/** A module of the build, at its path there, or at its path before the moves into src/app/ and src/base/. */
+const from = (path: string, before = path) =>
+  import(join(root, 'dist/src', path)).catch(() => import(join(root, 'dist/src', before)));
+const { loadConfig } = await from('app/config.js', 'config.js');
 const { openStore } = await from('store/env.js');
 const { ActorHost } = await from('runtime/actor-host.js');
-const { openRecords } = await from('records.js');
+const { openRecords } = await from('app/records.js', 'records.js');
 const { ussdActorKind } = await from('ussd/actor/session-actor.js');
-const { createLogger } = await from('log.js');
+const { createLogger } = await from('base/log.js', 'log.js');
 
 const dir = mkdtempSync(join(tmpdir(), 'sar-ussd-host-'));
 const config = loadConfig({ DATA_DIR: dir, PIN_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' });

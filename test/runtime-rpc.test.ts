@@ -80,6 +80,28 @@ t.test('failAll rejects every pending call and settles each', async (t) => {
   t.equal(client.pending, 0);
 });
 
+t.test(
+  "a call given its deadline's signal rejects with its reason when it fires; its slot settles on the answer",
+  async (t) => {
+    settled.length = 0;
+    const client = connect(t);
+    const deadline = new AbortController();
+    const reason = new Error('the deadline passed');
+    const calls = [
+      client.call('later', [80], 10_000, policy('first'), undefined, deadline.signal),
+      client.call('later', [80], 10_000, policy('second'), undefined, deadline.signal),
+    ];
+    const other = client.call('later', [80], 10_000, policy('other'));
+    setTimeout(() => deadline.abort(reason), 10);
+    for (const call of calls) await t.rejects(call, reason, 'each call waiting on the signal, with its reason');
+    t.same(settled, [], 'the slots stay counted until the host answers');
+    t.equal(await other, 'late', 'a call on no signal is not touched');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.same(settled.sort(), ['first', 'other', 'second'], 'each settled once its answer came');
+    t.equal(client.pending, 0);
+  },
+);
+
 t.test('deadline signals: one per slice, fired once its last deadline has passed', async (t) => {
   const signals = new DeadlineSignals(20);
   // A deadline's timer keeps no thread alive (whoever waits for the call does): this test waits for it.

@@ -145,6 +145,8 @@ export class NatsActorRouter implements ActorRouter {
 
   send(kind: string, actorId: string, message: unknown, deadline?: CallDeadline, trace?: Context): Promise<unknown> {
     const signal = deadlineOfCall(deadline, this.#timeoutMs);
+    // Owned here: the runtime's call rejects at the deadline itself, so no second wait on it (as #route would).
+    if (this.#leases.owns(this.#partitionOf(actorId))) return this.#local.send(kind, actorId, message, signal, trace);
     const timeoutMs = timeLeft(signal, this.#timeoutMs);
     return untilAborted(this.#route({ op: 'send', kind, actorId, message, timeoutMs }, trace, signal), signal);
   }

@@ -11,7 +11,7 @@ import { batchingEndpoint } from './batching-endpoint.js';
 import { ActorBusyError, CallCancelledError, HostClosingError, HostUnavailableError } from './errors.js';
 import type { ActorEvent, HostApi, HostInit } from './messages.js';
 import type { ActorProtocol, ProtocolShape } from './protocol.js';
-import { abortReason, deadlineOfCall, timeOf, untilAborted } from './deadline-signals.js';
+import { abortReason, deadlineOfCall, timeOf } from './deadline-signals.js';
 import { ActorRef, type Actors, type ActorStream, type CallDeadline } from './router.js';
 import { RpcClient, serve, type ArgsOf, type CallPolicy, type MethodOf, type ResultOf } from './rpc.js';
 import { shardOf } from './shard.js';
@@ -133,13 +133,15 @@ class HostHandle {
 
   /**
    * Mailbox work (send, stream): refused at once when the host's queue is full. Its deadline's time travels in
-   * `args` and the host cancels the work there; the caller stops waiting at the same deadline (ActorRuntime.send).
+   * `args` and the host cancels the work there; given the deadline's `signal`, the call rejects with its reason when
+   * it fires (rpc.ts), the slot counted until the host answers.
    */
   post<M extends 'send' | 'stream'>(
     method: M,
     args: ArgsOf<HostApi, M>,
     timeoutMs: number,
     transfer?: readonly TransferListItem[],
+    signal?: AbortSignal,
   ): Promise<ResultOf<HostApi, M>> {
     const rpc = this.#available();
     if (rpc instanceof Error) return Promise.reject(rpc);
@@ -147,7 +149,7 @@ class HostHandle {
     if (this.#queued >= limit)
       return Promise.reject(new ActorBusyError(`Actor host ${this.index} queue full (${limit} calls)`));
     this.#queued++;
-    return rpc.call(method, args, timeoutMs, this.#mailbox, transfer);
+    return rpc.call(method, args, timeoutMs, this.#mailbox, transfer, signal);
   }
 
   #available(): RpcClient<HostApi> | Error {
@@ -260,7 +262,8 @@ export class ActorRuntime implements Actors {
     const args: ArgsOf<HostApi, 'send'> = carrier
       ? [kind, actorId, message, at, carrier]
       : [kind, actorId, message, at];
-    return untilAborted(host.post('send', args, Math.max(0, at - now)), signal);
+    // The call itself rejects when the signal fires (rpc.ts): no second wait on the signal per call.
+    return host.post('send', args, Math.max(0, at - now), undefined, signal);
   }
 
   /** Reaches an actor outside its mailbox (untyped: use ref()); resolves `undefined` when it is not in memory. */

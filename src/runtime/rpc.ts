@@ -4,9 +4,11 @@
 // and the answer in wire-value objects and went through proxies (about 10% of the main thread per USSD step,
 // plus the garbage). Here a call is one small array, `[id, method, args]`, its answer `[id, 0, value]` or
 // `[id, 1, error]`, with ids numbered per client. Deadlines are the caller's business (they travel as arguments);
-// the client only bounds how long it waits for an answer.
+// the client bounds how long it waits for an answer, and a call given its deadline's signal rejects with the
+// signal's reason when it fires (the answer's slot stays counted until the answer or its grace: `settled`).
 import type { TransferListItem } from 'node:worker_threads';
 import type { Endpoint } from './batching-endpoint.js';
+import { abortReason } from './deadline-signals.js';
 import { fromWire, toWire, type WireError } from './wire-errors.js';
 
 type Call = [id: number, method: string, args: unknown[]];
@@ -63,6 +65,8 @@ interface Pending {
   policy: CallPolicy;
   timeoutMs: number;
   expiresAt: number;
+  /** The caller's signal (its deadline): when it fires the call rejects with its reason. */
+  signal: AbortSignal | undefined;
 }
 
 /**
@@ -73,6 +77,12 @@ export class RpcClient<Api> {
   #nextId = 0;
   readonly #pending = new Map<number, Pending>();
   #sweeper: NodeJS.Timeout | undefined;
+  /**
+   * The signals this client listens to, one listener each: the calls of a deadline's slice share its signal
+   * (deadline-signals.ts), so a call adds no listener, closure or promise of its own; the last one is checked first.
+   */
+  readonly #watched = new WeakSet<AbortSignal>();
+  #lastWatched: AbortSignal | undefined;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -81,15 +91,20 @@ export class RpcClient<Api> {
     endpoint.onMessage((message) => this.#answer(message as Answer));
   }
 
-  /** Calls `method` with `args`; the transferables (a stream's port) move to the other side. */
+  /**
+   * Calls `method` with `args`; the transferables (a stream's port) move to the other side. `signal` (not yet
+   * fired): the call rejects with its reason once it fires, while its answer is still awaited for `settled`.
+   */
   call<M extends MethodOf<Api>>(
     method: M,
     args: ArgsOf<Api, M>,
     timeoutMs: number,
     policy: CallPolicy,
     transfer?: readonly TransferListItem[],
+    signal?: AbortSignal,
   ): Promise<ResultOf<Api, M>> {
     const id = ++this.#nextId;
+    if (signal && signal !== this.#lastWatched) this.#watch(signal);
     return new Promise((resolve, reject) => {
       this.#pending.set(id, {
         resolve: resolve as (value: unknown) => void,
@@ -97,6 +112,7 @@ export class RpcClient<Api> {
         policy,
         timeoutMs,
         expiresAt: Date.now() + timeoutMs + policy.graceMs,
+        signal,
       });
       this.endpoint.postMessage([id, method, args] satisfies Call, transfer);
       this.#sweeper ??= setInterval(() => this.#sweep(), this.sweepMs).unref();
@@ -115,6 +131,20 @@ export class RpcClient<Api> {
       call.policy.settled?.();
       call.reject(error);
     }
+  }
+
+  #watch(signal: AbortSignal): void {
+    this.#lastWatched = signal;
+    if (this.#watched.has(signal)) return;
+    this.#watched.add(signal);
+    signal.addEventListener('abort', () => this.#aborted(signal), { once: true });
+  }
+
+  /** Rejects the calls waiting on `signal` (settling a promise twice is a no-op: their answers change nothing). */
+  #aborted(signal: AbortSignal): void {
+    if (this.#lastWatched === signal) this.#lastWatched = undefined;
+    const reason = abortReason(signal);
+    for (const call of this.#pending.values()) if (call.signal === signal) call.reject(reason);
   }
 
   #answer([id, failed, value]: Answer): void {

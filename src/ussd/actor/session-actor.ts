@@ -28,7 +28,7 @@ import { askOf, countStep, countTimedOut } from './step-outcomes.js';
 import { PinCipher } from './pin-cipher.js';
 import { openHostCatalog } from '../services/host-catalog.js';
 import type { ResumePoints } from '../services/resume-points.js';
-import { underDeadline } from '../services/step-budget.js';
+import { callsDeadline, stepDeps } from '../services/step-budget.js';
 import { countPending, Outbox } from '../outbox/outbox.js';
 import { recordInSession, withOutboxRecord } from './outbox-records.js';
 import type { Context } from '../../telemetry/index.js';
@@ -94,9 +94,10 @@ const services = preparedPerHost(async (host): Promise<UssdServices> => {
 
 /**
  * The actor steps from a copy of its session (as it last wrote it, or as its store holds it: sessions.copy) that
- * another node may have moved on since (one node: never). The copy is trusted only through the write's revision
- * check; a step that would answer without writing, or call an endpoint, confirms it with a read first; a step refused
- * either way is redone once from a fresh read (STALE). Messages that may answer without writing read fresh.
+ * another node may have moved on since (one node: never, and the store says so: sessions.copyCurrent). Where it may,
+ * the copy is trusted only through the write's revision check; a step that would answer without writing, or call an
+ * endpoint, confirms it with a read first; a step refused either way is redone once from a fresh read (STALE); and
+ * messages that may answer without writing read fresh. Where the copy is current, none of that: no second read.
  */
 class UssdActor implements Actor<UssdShape> {
   /** The session as last committed or read, with its revision; undefined when not held (or there is none). */
@@ -168,8 +169,8 @@ class UssdActor implements Actor<UssdShape> {
   }
 
   async #inspect(): Promise<SessionView | null> {
-    // An answer that writes nothing has no revision check to prove a copy current: read.
-    const session = (await this.#load(true))?.value;
+    // An answer that writes nothing has no revision check to prove a copy current: read, unless the store vouches.
+    const session = (await this.#load(!this.services.sessions.copyCurrent))?.value;
     if (!isLive(session, this.services.deps.now())) return null;
     const { state, context, createdAt, updatedAt, expiresAt } = session;
     return { state, context, createdAt, updatedAt, expiresAt };
@@ -182,7 +183,8 @@ class UssdActor implements Actor<UssdShape> {
   async #gatewayEnd({ phoneNumber, end }: GatewayEndMessage, trace?: Context): Promise<GatewayEndOutcome> {
     const { sessions, deps } = this.services;
     for (let attempt = 0; ; attempt++) {
-      const stored = await this.#load(true); // it may answer without writing: read
+      // It may answer without writing: read, unless the copy is current.
+      const stored = await this.#load(attempt > 0 || !sessions.copyCurrent);
       const now = deps.now();
       if (!stored || stored.value.expiresAt <= now) return 'unknown';
       const session = stored.value;
@@ -219,12 +221,13 @@ class UssdActor implements Actor<UssdShape> {
   async #askAnswer(message: AskAnswerMessage, cancelled?: AbortSignal): Promise<string | null> {
     const { turnId, answer, late, customerId, serviceId } = message;
     const { sessions } = this.services;
-    const deps = underDeadline(this.services.deps, cancelled);
+    const deps = stepDeps(this.services.deps, callsDeadline(cancelled, this.services.deps.now()), undefined);
     // Late, the account keeps it too, for the next visit to the ask state: the user may have hung up or dialled
     // again. Whichever shows it first takes it off the account.
     if (late || answer === undefined) await deps.customers.keepAnswer(customerId, serviceId, turnId, answer);
     for (let attempt = 0; answer !== undefined; attempt++) {
-      const stored = await this.#load(true); // it may answer without writing: read
+      // It may answer without writing: read, unless the copy is current.
+      const stored = await this.#load(attempt > 0 || !sessions.copyCurrent);
       if (!stored || !isLive(stored.value, deps.now())) return null;
       const step = await answerAsk(stored.value, deps, turnId, answer, late);
       if (!step) return null;
@@ -245,24 +248,23 @@ class UssdActor implements Actor<UssdShape> {
 
   /** A step from the copy, redone once from a fresh read when the copy proves stale (the class comment). */
   async #dial(dial: DialMessage, cancelled?: AbortSignal, trace?: Context): Promise<string | AskNeeded> {
-    const first = await this.#step(dial, true, cancelled, trace);
+    const first = await this.#step(dial, false, cancelled, trace);
     return first !== STALE
       ? first
-      : ((this.#stored = undefined), this.#step(dial, false, cancelled, trace) as Promise<string | AskNeeded>);
+      : ((this.#stored = undefined), this.#step(dial, true, cancelled, trace) as Promise<string | AskNeeded>);
   }
 
   /**
-   * `deps` for a step on a copy: before an `http` call the session is read, and the step is given up as STALE
+   * The check before an `http` call of a step on a copy: the session is read, and the step is given up as STALE
    * (redone from that read) unless the copy is what is stored, so a step that another node committed meanwhile is
    * replayed from its record and its endpoint never called again.
    */
-  #confirming(deps: MenuDeps, copy: Versioned<UssdSession> | undefined, now: number): MenuDeps {
-    const beforeCall = async () => {
+  #confirming(copy: Versioned<UssdSession> | undefined, now: number): () => Promise<void> {
+    return async () => {
       const fresh = await this.services.sessions.get(this.sessionId);
       const current = copy ? fresh?.revision === copy.revision : fresh === undefined || fresh.value.expiresAt <= now;
       if (!current) throw new StaleCopyError();
     };
-    return { ...deps, beforeCall };
   }
 
   /**
@@ -274,18 +276,22 @@ class UssdActor implements Actor<UssdShape> {
     return before > 0 ? { ...dial, stepsBefore: before } : dial;
   }
 
-  /** One attempt at a step: `held`, on the copy (STALE when it proves stale); else on a fresh read. */
+  /**
+   * One attempt at a step: on the copy, or `fresh`, on a fresh read. On a copy the store does not vouch for (`held`),
+   * STALE when it proves stale; on a current one (one node) the step is final, as on a read.
+   */
   async #step(
     dial: DialMessage,
-    held: boolean,
+    fresh: boolean,
     cancelled: AbortSignal | undefined,
     trace: Context | undefined,
   ): Promise<string | AskNeeded | typeof STALE> {
     const { sessions } = this.services;
+    const held = !fresh && !sessions.copyCurrent;
+    const now = this.services.deps.now();
     // The step's http and query calls take half of what is left of the call's deadline (step-budget.ts).
-    const deps = underDeadline(this.services.deps, cancelled);
-    const now = deps.now();
-    const loading = this.#load(!held);
+    const calls = callsDeadline(cancelled, now);
+    const loading = this.#load(fresh);
     const stored = loading instanceof Promise ? await loading : loading;
     const live = stored && stored.value.expiresAt > now ? stored : undefined;
 
@@ -302,13 +308,10 @@ class UssdActor implements Actor<UssdShape> {
       return SESSION_EXPIRED;
     }
 
+    const deps = stepDeps(this.services.deps, calls, held ? this.#confirming(stored, now) : undefined);
     let step: Awaited<ReturnType<typeof answer>>;
     try {
-      const answering = answer(
-        live?.value,
-        this.#renumbered(dial, live ? undefined : stored?.value),
-        held ? this.#confirming(deps, stored, now) : deps,
-      );
+      const answering = answer(live?.value, this.#renumbered(dial, live ? undefined : stored?.value), deps);
       step = answering instanceof Promise ? await answering : answering;
     } catch (error) {
       if (error instanceof StaleCopyError) return STALE;

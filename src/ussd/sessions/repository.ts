@@ -42,6 +42,11 @@ export interface UssdSessionStore extends UssdSessionRepository {
    */
   copy(sessionId: string): Versioned<UssdSession> | undefined | Promise<Versioned<UssdSession> | undefined>;
   /**
+   * Whether a copy (copy(), or what the actor last wrote) is always what is stored: one node, where the actor is its
+   * session's only writer. Then a step on it is final (never confirmed, never redone) and no message reads fresh.
+   */
+  readonly copyCurrent: boolean;
+  /**
    * The record a step writes over `before`. Where the records are the outbox (a cluster), the notifications of
    * `before` not yet delivered are carried on; one node keeps them apart (the LMDB outbox): `next` as it is.
    */

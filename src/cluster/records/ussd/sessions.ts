@@ -64,6 +64,9 @@ export class JournalUssdSessionRepository implements UssdSessionStore {
     return this.journal.holding(sessionId);
   }
 
+  /** Another node may have written the session since this host's writer last saw it (a partition moved). */
+  readonly copyCurrent = false;
+
   /** The records are the outbox (outbox.ts): a step carries on what earlier steps left undelivered. */
   carried(before: UssdSession | undefined, next: UssdSession): UssdSession {
     return carryOutbox(before, next);

@@ -112,6 +112,9 @@ export class LmdbUssdSessionRepository implements UssdSessionStore, UssdLiveInde
     return this.#read(sessionId);
   }
 
+  /** One node: the actor is its session's only writer (the sweep removes only expired records). */
+  readonly copyCurrent = true;
+
   /** The notifications wait apart, in the LMDB outbox: the record is written as the step made it. */
   carried(_before: UssdSession | undefined, next: UssdSession): UssdSession {
     return next;
