@@ -7,20 +7,17 @@
 // On a shared machine, run two builds AT THE SAME TIME (`node ... A & node ... B; wait`): both see the same load,
 // and the pair's difference is far steadier than that of runs one after the other.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { STEPS } from './ussd.js';
+import { buildRoot, measured, moduleOf, sessionSteps } from './lib/in-process-steps.js';
 
-const root = resolve(process.argv[2] ?? join(fileURLToPath(import.meta.url), '../../..'));
+const root = buildRoot(process.argv);
 const steps = Number(process.argv[3] ?? 100_000);
 const concurrency = Number(process.argv[4] ?? 100);
 
-/** A module of the build, at its path there, or at its path before the moves into src/app/ and src/base/. */
-const from = (path: string, before = path) =>
-  import(join(root, 'dist/src', path)).catch(() => import(join(root, 'dist/src', before)));
+const from = moduleOf(root);
 const { loadConfig } = await from('app/config.js', 'config.js');
 const { openStore } = await from('store/env.js');
 const { ActorHost } = await from('runtime/actor-host.js');
@@ -40,29 +37,10 @@ const host = new ActorHost(
   },
 );
 
-let sessions = 0;
-let done = 0;
-let wrong = 0;
-async function client(budget: number): Promise<void> {
-  while (done < budget) {
-    const sessionId = `host-${process.pid}-${++sessions}`;
-    for (const text of STEPS) {
-      const message = { type: 'dial', sessionId, phoneNumber: '+254700000001', serviceCode: '*123#', text };
-      const screen = await host.send('ussd', sessionId, message, Date.now() + 10_000);
-      if (!/^(CON|END) /.test(screen)) wrong++;
-      done++;
-    }
-  }
-}
-const run = async (budget: number) => {
-  done = 0;
-  await Promise.all(Array.from({ length: concurrency }, () => client(budget)));
-};
-/** This thread's CPU in ms (user + system clock ticks of 10 ms). */
-const threadCpuMs = () => {
-  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
+const { counts, run } = sessionSteps('host', concurrency, (sessionId, text) => {
+  const message = { type: 'dial', sessionId, phoneNumber: '+254700000001', serviceCode: '*123#', text };
+  return host.send('ussd', sessionId, message, Date.now() + 10_000);
+});
 
 await run(steps / 3); // warm-up: JIT, LMDB pages
 let scavenges = 0;
@@ -77,25 +55,19 @@ const gc = new PerformanceObserver((list) => {
   }
 });
 gc.observe({ entryTypes: ['gc'] });
-const thread0 = threadCpuMs();
-const process0 = process.cpuUsage();
-const wall0 = performance.now();
-await run(steps);
-const threadMs = threadCpuMs() - thread0;
-const processCpu = process.cpuUsage(process0);
-const wallMs = performance.now() - wall0;
+const { threadMs, processCpu, wallMs } = await measured(() => run(steps));
 await new Promise((resolve) => setTimeout(resolve, 50)); // the last GC entries
 gc.disconnect();
 console.log(
   JSON.stringify({
     root,
-    steps: done,
-    hostThreadUsPerStep: +((threadMs * 1000) / done).toFixed(2),
-    processUsPerStep: +((processCpu.user + processCpu.system) / done).toFixed(2),
+    steps: counts.done,
+    hostThreadUsPerStep: +((threadMs * 1000) / counts.done).toFixed(2),
+    processUsPerStep: +((processCpu.user + processCpu.system) / counts.done).toFixed(2),
     scavenges,
-    gcMsPer1000Steps: +((gcMs / done) * 1000).toFixed(2),
-    stepsPerSecond: Math.round((done / wallMs) * 1000),
-    wrong,
+    gcMsPer1000Steps: +((gcMs / counts.done) * 1000).toFixed(2),
+    stepsPerSecond: Math.round((counts.done / wallMs) * 1000),
+    wrong: counts.wrong,
   }),
 );
 await host.close(1000);
