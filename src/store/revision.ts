@@ -62,6 +62,18 @@ export function writeIfRevision<T extends object>(
   return revision;
 }
 
+/** writeIfRevision for a caller with nothing else to do on a failed check: throws RevisionConflictError. */
+export function writeAtRevision<T extends object>(
+  db: Database<Stored<T>, string>,
+  key: string,
+  value: T,
+  expected: Revision | undefined,
+): Revision {
+  const revision = writeIfRevision(db, key, value, expected);
+  if (revision === undefined) throw new RevisionConflictError(key, expected);
+  return revision;
+}
+
 /** Enough attempts for every writer of one key to win once under any realistic contention. */
 const MAX_CONFLICT_ATTEMPTS = 100;
 

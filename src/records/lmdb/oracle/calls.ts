@@ -3,13 +3,7 @@
 // per-session index `oracle-call-sessions`, keyed `<userDid>|<sessionId>|<callId>` (`|` occurs in neither a DID
 // nor a session id, and call ids refuse it). A record and its index entry are written in one synced transaction.
 import type { Store } from '../../../store/env.js';
-import {
-  RevisionConflictError,
-  versioned,
-  writeIfRevision,
-  type Revision,
-  type Stored,
-} from '../../../store/revision.js';
+import { versioned, writeAtRevision, type Revision, type Stored } from '../../../store/revision.js';
 import { bySync, type CallRecord, type CallRepository } from '../../../oracle/calls/records.js';
 
 const sessionPrefix = (userDid: string, sessionId: string) => `${userDid}|${sessionId}|`;
@@ -19,8 +13,7 @@ export function openLmdbCalls(store: Store): CallRepository {
   const index = store.db<true>('oracle-call-sessions');
   const write = (call: CallRecord, expected: Revision | undefined): Promise<Revision> =>
     calls.transaction(() => {
-      const revision = writeIfRevision(calls, call.callId, call, expected);
-      if (revision === undefined) throw new RevisionConflictError(call.callId, expected);
+      const revision = writeAtRevision(calls, call.callId, call, expected);
       if (call.sessionId !== undefined)
         index.putSync(`${sessionPrefix(call.userDid, call.sessionId)}${call.callId}`, true);
       return revision;

@@ -2,7 +2,7 @@
 // The streamed turns in flight in the LMDB database `oracle-open-runs`, keyed by session (runs/open-runs.ts).
 import type { Database } from 'lmdb';
 import type { Store } from '../../../store/env.js';
-import { RevisionConflictError, versioned, writeIfRevision, type Stored } from '../../../store/revision.js';
+import { versioned, writeAtRevision, type Stored } from '../../../store/revision.js';
 import type { OpenRun, OpenRunRepository } from '../../../oracle/runs/open-runs.js';
 
 export function openLmdbOpenRuns(store: Store): OpenRunRepository {
@@ -14,8 +14,7 @@ export function openLmdbOpenRuns(store: Store): OpenRunRepository {
       await db.put(run.sessionId, { ...run, revision });
     },
     async claim(run, revision) {
-      const written = await db.transaction(() => writeIfRevision(db, run.sessionId, run, revision));
-      if (written === undefined) throw new RevisionConflictError(run.sessionId, revision);
+      await db.transaction(() => writeAtRevision(db, run.sessionId, run, revision));
     },
     async remove(sessionId, runId) {
       await db.transaction(() => {

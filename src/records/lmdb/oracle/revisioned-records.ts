@@ -4,13 +4,7 @@
 // before revisions existed read as revision 0 and keep their shape. Each check and write is one LMDB
 // transaction: serialised with every other writer of the environment, whatever thread it runs on.
 import type { Database } from 'lmdb';
-import {
-  RevisionConflictError,
-  versioned,
-  writeIfRevision,
-  type Revision,
-  type Stored,
-} from '../../../store/revision.js';
+import { versioned, writeAtRevision, type Revision, type Stored } from '../../../store/revision.js';
 import type { RevisionedRecords } from '../../../oracle/revisions.js';
 
 export function lmdbRevisionedRecords<K, V extends object>(
@@ -18,11 +12,7 @@ export function lmdbRevisionedRecords<K, V extends object>(
   keyOf: (key: K) => string,
 ): RevisionedRecords<K, V> {
   const write = (key: string, value: V, expected: Revision | undefined): Promise<Revision> =>
-    db.transaction(() => {
-      const revision = writeIfRevision(db, key, value, expected);
-      if (revision === undefined) throw new RevisionConflictError(key, expected);
-      return revision;
-    });
+    db.transaction(() => writeAtRevision(db, key, value, expected));
   return {
     get: async (key) => versioned(db.get(keyOf(key))),
     create: (key, value) => write(keyOf(key), value, undefined),

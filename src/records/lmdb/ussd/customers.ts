@@ -5,8 +5,8 @@
 import type { Database } from 'lmdb';
 import type { Store } from '../../../store/env.js';
 import {
-  RevisionConflictError,
   versioned,
+  writeAtRevision,
   writeIfRevision,
   type Revision,
   type Stored,
@@ -45,11 +45,7 @@ export class LmdbCustomerRepository implements CustomerRepository {
   }
 
   async update(record: CustomerRecord, expected: Revision): Promise<Revision> {
-    const revision = await this.#accounts.transaction(() =>
-      writeIfRevision(this.#accounts, record.customerId, record, expected),
-    );
-    if (revision === undefined) throw new RevisionConflictError(record.customerId, expected);
-    return revision;
+    return this.#accounts.transaction(() => writeAtRevision(this.#accounts, record.customerId, record, expected));
   }
 
   async page(after: string | undefined, limit: number): Promise<CustomerPage> {
